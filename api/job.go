@@ -1,0 +1,230 @@
+package api
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Job is a job as submitted over the HTTP API (`PUT /v1/jobs`) and as
+// produced by the job file parser. Pointer fields distinguish "not set" from
+// zero values; the server fills in defaults.
+//
+// Fields that Nomad defines but drover does not implement are kept as raw
+// JSON so that requests from Nomad's clients (which send them, usually as
+// null) decode; the agent rejects or warns about those that are set.
+type Job struct {
+	Region      *string
+	Namespace   *string
+	ID          *string
+	Name        *string
+	Type        *string
+	Priority    *int
+	AllAtOnce   *bool
+	Datacenters []string
+	Constraints []*Constraint
+	TaskGroups  []*TaskGroup
+	Meta        map[string]string
+
+	// Set by the server; ignored on submission.
+	Stop              *bool
+	Status            *string
+	StatusDescription *string
+	Stable            *bool
+	Version           *uint64
+	SubmitTime        *int64
+	CreateIndex       *uint64
+	ModifyIndex       *uint64
+	JobModifyIndex    *uint64
+
+	// Nomad fields drover does not implement (yet).
+	NodePool                 json.RawMessage `json:",omitempty"`
+	Affinities               json.RawMessage `json:",omitempty"`
+	Update                   json.RawMessage `json:",omitempty"`
+	Multiregion              json.RawMessage `json:",omitempty"`
+	Spreads                  json.RawMessage `json:",omitempty"`
+	Periodic                 json.RawMessage `json:",omitempty"`
+	ParameterizedJob         json.RawMessage `json:",omitempty"`
+	Reschedule               json.RawMessage `json:",omitempty"`
+	Migrate                  json.RawMessage `json:",omitempty"`
+	UI                       json.RawMessage `json:",omitempty"`
+	ParentID                 json.RawMessage `json:",omitempty"`
+	Dispatched               json.RawMessage `json:",omitempty"`
+	DispatchIdempotencyToken json.RawMessage `json:",omitempty"`
+	Payload                  json.RawMessage `json:",omitempty"`
+	ConsulNamespace          json.RawMessage `json:",omitempty"`
+	VaultNamespace           json.RawMessage `json:",omitempty"`
+	NomadTokenID             json.RawMessage `json:",omitempty"`
+	VersionTag               json.RawMessage `json:",omitempty"`
+}
+
+// TaskGroup is a group of tasks placed together, Count times.
+type TaskGroup struct {
+	Name          *string
+	Count         *int
+	Constraints   []*Constraint
+	Tasks         []*Task
+	RestartPolicy *RestartPolicy
+	EphemeralDisk *EphemeralDisk
+	Meta          map[string]string
+
+	// Nomad fields drover does not implement (yet).
+	Affinities                json.RawMessage `json:",omitempty"`
+	Spreads                   json.RawMessage `json:",omitempty"`
+	Volumes                   json.RawMessage `json:",omitempty"`
+	Disconnect                json.RawMessage `json:",omitempty"`
+	ReschedulePolicy          json.RawMessage `json:",omitempty"`
+	Update                    json.RawMessage `json:",omitempty"`
+	Migrate                   json.RawMessage `json:",omitempty"`
+	Networks                  json.RawMessage `json:",omitempty"`
+	Services                  json.RawMessage `json:",omitempty"`
+	ShutdownDelay             json.RawMessage `json:",omitempty"`
+	MaxRunDuration            json.RawMessage `json:",omitempty"`
+	StopAfterClientDisconnect json.RawMessage `json:",omitempty"`
+	MaxClientDisconnect       json.RawMessage `json:",omitempty"`
+	Scaling                   json.RawMessage `json:",omitempty"`
+	Consul                    json.RawMessage `json:",omitempty"`
+	PreventRescheduleOnLost   json.RawMessage `json:",omitempty"`
+}
+
+// Task is one unit of work run by a driver.
+type Task struct {
+	Name          string
+	Driver        string
+	User          string
+	Lifecycle     *TaskLifecycle
+	Config        map[string]any
+	Constraints   []*Constraint
+	Env           map[string]string
+	Resources     *Resources
+	RestartPolicy *RestartPolicy
+	Meta          map[string]string
+	KillTimeout   *time.Duration
+	LogConfig     *LogConfig
+	Leader        bool
+	KillSignal    string
+
+	// Nomad fields drover does not implement (yet).
+	Affinities      json.RawMessage `json:",omitempty"`
+	Services        json.RawMessage `json:",omitempty"`
+	Artifacts       json.RawMessage `json:",omitempty"`
+	Vault           json.RawMessage `json:",omitempty"`
+	Consul          json.RawMessage `json:",omitempty"`
+	Templates       json.RawMessage `json:",omitempty"`
+	DispatchPayload json.RawMessage `json:",omitempty"`
+	VolumeMounts    json.RawMessage `json:",omitempty"`
+	CSIPluginConfig json.RawMessage `json:",omitempty"`
+	ShutdownDelay   json.RawMessage `json:",omitempty"`
+	Kind            json.RawMessage `json:",omitempty"`
+	ScalingPolicies json.RawMessage `json:",omitempty"`
+	Secrets         json.RawMessage `json:",omitempty"`
+	Identity        json.RawMessage `json:",omitempty"`
+	Identities      json.RawMessage `json:",omitempty"`
+	Actions         json.RawMessage `json:",omitempty"`
+	Schedule        json.RawMessage `json:",omitempty"`
+}
+
+// TaskLifecycle runs a task before, beside or after the main tasks.
+type TaskLifecycle struct {
+	Hook    string
+	Sidecar bool
+}
+
+// Constraint restricts placement. In job files: attribute, operator, value.
+type Constraint struct {
+	LTarget string
+	RTarget string
+	Operand string
+}
+
+// Resources a task asks for. CPU in MHz, memory in MB.
+type Resources struct {
+	CPU         *int
+	Cores       *int
+	MemoryMB    *int
+	MemoryMaxMB *int
+	DiskMB      *int
+
+	// Nomad fields drover does not implement (yet).
+	Networks  json.RawMessage `json:",omitempty"`
+	Devices   json.RawMessage `json:",omitempty"`
+	NUMA      json.RawMessage `json:",omitempty"`
+	SecretsMB json.RawMessage `json:",omitempty"`
+	IOPS      json.RawMessage `json:",omitempty"`
+}
+
+// RestartPolicy says how a failed task is restarted in place.
+type RestartPolicy struct {
+	Interval        *time.Duration
+	Attempts        *int
+	Delay           *time.Duration
+	Mode            *string
+	RenderTemplates json.RawMessage `json:",omitempty"`
+}
+
+// EphemeralDisk is the group's scratch space.
+type EphemeralDisk struct {
+	Sticky  *bool
+	Migrate *bool
+	SizeMB  *int
+}
+
+// LogConfig bounds a task's log files.
+type LogConfig struct {
+	MaxFiles      *int
+	MaxFileSizeMB *int
+	Enabled       *bool
+	Disabled      *bool `json:",omitempty"`
+}
+
+// JobRegisterRequest is the body of `PUT /v1/jobs`.
+type JobRegisterRequest struct {
+	Job            *Job
+	EnforceIndex   bool   `json:",omitempty"`
+	JobModifyIndex uint64 `json:",omitempty"`
+
+	// Accepted for compatibility with Nomad's clients.
+	Submission        json.RawMessage `json:",omitempty"`
+	PolicyOverride    bool            `json:",omitempty"`
+	PreserveCounts    bool            `json:",omitempty"`
+	PreserveResources bool            `json:",omitempty"`
+	EvalPriority      int             `json:",omitempty"`
+	Region            string          `json:",omitempty"`
+	Namespace         string          `json:",omitempty"`
+	SecretID          string          `json:",omitempty"`
+}
+
+// JobRegisterResponse is the answer to a job registration.
+type JobRegisterResponse struct {
+	EvalID          string
+	EvalCreateIndex uint64
+	JobModifyIndex  uint64
+	Warnings        string
+}
+
+// JobDeregisterResponse is the answer to `DELETE /v1/job/:id`.
+type JobDeregisterResponse struct {
+	EvalID          string
+	EvalCreateIndex uint64
+	JobModifyIndex  uint64
+}
+
+// JobsParseRequest is the body of `POST /v1/jobs/parse`.
+type JobsParseRequest struct {
+	JobHCL       string
+	Canonicalize bool              `json:",omitempty"`
+	Variables    string            `json:",omitempty"`
+	HCLv1        bool              `json:",omitempty"`
+	VarFlags     map[string]string `json:",omitempty"`
+}
+
+// String returns a pointer to s, for building Jobs in code.
+func String(s string) *string { return &s }
+
+// Int returns a pointer to i.
+func Int(i int) *int { return &i }
+
+// Bool returns a pointer to b.
+func Bool(b bool) *bool { return &b }
+
+// Duration returns a pointer to d.
+func Duration(d time.Duration) *time.Duration { return &d }

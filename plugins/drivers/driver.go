@@ -1,0 +1,208 @@
+// Package drivers is the driver plugin SDK: the interface every task driver
+// implements (built-in ones in drivers/, third-party ones as external
+// plugins), and the values that cross it.
+//
+// Where it sits in the data flow: a TaskRunner (client/allocrunner/taskrunner)
+// builds a TaskConfig, calls StartTask, persists the returned TaskHandle so a
+// restarted agent can RecoverTask, and waits on WaitTask for the ExitResult.
+//
+// Drivers are not trusted: the client selects on its own context in every
+// wait, and validates what a driver returns.
+//
+// This package must not import drover's structs: it is the SDK's boundary.
+package drivers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrTaskNotFound is returned for a task ID the driver does not know.
+var ErrTaskNotFound = errors.New("task not found")
+
+// ErrNotSupported is returned by an optional operation the driver lacks.
+var ErrNotSupported = errors.New("operation not supported by this driver")
+
+// DriverPlugin is the interface of a task driver. Every method must be safe
+// for concurrent use. Methods that take a context must return promptly when
+// it is cancelled; the caller also stops waiting when it is.
+type DriverPlugin interface {
+	// Name returns the driver's name as used in job files ("raw_exec").
+	Name() string
+	// Capabilities describes optional features.
+	Capabilities() *Capabilities
+	// Fingerprint streams the driver's health and attributes; the first
+	// value is sent at once, later ones when something changes. The channel
+	// closes when ctx is done.
+	Fingerprint(ctx context.Context) (<-chan *Fingerprint, error)
+	// StartTask starts a task and returns a handle the client persists.
+	StartTask(ctx context.Context, cfg *TaskConfig) (*TaskHandle, error)
+	// RecoverTask re-attaches to a task started before an agent restart.
+	// It returns ErrTaskNotFound-wrapped errors when the task is gone.
+	RecoverTask(ctx context.Context, h *TaskHandle) error
+	// WaitTask returns a channel that receives the task's ExitResult once
+	// and then closes. Cancelling ctx abandons the wait, not the task.
+	WaitTask(ctx context.Context, taskID string) (<-chan *ExitResult, error)
+	// StopTask sends signal (the driver's default when empty), waits up to
+	// timeout for the task to exit, then kills it.
+	StopTask(ctx context.Context, taskID string, timeout time.Duration, signal string) error
+	// DestroyTask releases the task's resources; with force it kills a
+	// running task first, otherwise a running task is an error.
+	DestroyTask(ctx context.Context, taskID string, force bool) error
+	// InspectTask returns the task's current status.
+	InspectTask(ctx context.Context, taskID string) (*TaskStatus, error)
+	// SignalTask sends a signal ("SIGHUP") to the task.
+	SignalTask(ctx context.Context, taskID string, signal string) error
+	// TaskStats streams resource usage every interval until ctx is done.
+	TaskStats(ctx context.Context, taskID string, interval time.Duration) (<-chan *TaskResourceUsage, error)
+	// ExecTask runs a command in the task's context; may return ErrNotSupported.
+	ExecTask(ctx context.Context, taskID string, cmd []string, timeout time.Duration) (*ExecTaskResult, error)
+}
+
+// Capabilities describes what a driver supports.
+type Capabilities struct {
+	SendSignals bool
+	Exec        bool
+	// FSIsolation is "none", "chroot" or "image".
+	FSIsolation string
+}
+
+// Health states of a driver.
+const (
+	HealthStateUndetected = "undetected"
+	HealthStateUnhealthy  = "unhealthy"
+	HealthStateHealthy    = "healthy"
+)
+
+// Fingerprint is a driver's report on itself.
+type Fingerprint struct {
+	Attributes        map[string]string
+	Health            string
+	HealthDescription string
+}
+
+// Task states as drivers report them.
+const (
+	TaskStateUnknown = "unknown"
+	TaskStateRunning = "running"
+	TaskStateExited  = "exited"
+)
+
+// TaskConfig is everything a driver needs to start a task.
+type TaskConfig struct {
+	// ID is unique per invocation: "<alloc id>/<task name>/<invocation id>".
+	ID            string
+	JobName       string
+	JobID         string
+	TaskGroupName string
+	Name          string
+	Namespace     string
+	AllocID       string
+	User          string
+	Env           map[string]string
+	Resources     *Resources
+	// AllocDir is the alloc directory; TaskDir holds the task's paths.
+	AllocDir string
+	TaskDir  TaskDir
+	// StdoutPath and StderrPath are where the driver writes the task's output.
+	StdoutPath string
+	StderrPath string
+	// LogMaxFiles and LogMaxFileSizeMB bound rotated logs, where the driver
+	// writes logs itself (0: not set).
+	LogMaxFiles      int
+	LogMaxFileSizeMB int
+	// KillSignal is the task's kill_signal, used when StopTask gets none.
+	KillSignal string
+	// RawConfig is the task's driver config block as JSON.
+	RawConfig json.RawMessage
+}
+
+// DecodeDriverConfig decodes the task's config block into out, rejecting
+// unknown fields with an error that names them.
+func (c *TaskConfig) DecodeDriverConfig(out any) error {
+	if len(c.RawConfig) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytesReader(c.RawConfig))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(out); err != nil {
+		return fmt.Errorf("task %q: invalid driver config: %w", c.Name, err)
+	}
+	return nil
+}
+
+// TaskDir holds the paths of a task's directory tree.
+type TaskDir struct {
+	Dir        string // <alloc>/<task>
+	LocalDir   string // <alloc>/<task>/local
+	SecretsDir string // <alloc>/<task>/secrets
+	SharedDir  string // <alloc>/alloc
+	LogDir     string // <alloc>/alloc/logs
+}
+
+// Resources are a task's limits.
+type Resources struct {
+	CPUShares   int64 // MHz
+	MemoryMB    int64
+	MemoryMaxMB int64
+}
+
+// TaskHandle is what the client persists to re-attach to a task.
+type TaskHandle struct {
+	// Version lets a driver change DriverState's format.
+	Version int
+	Config  *TaskConfig
+	State   string
+	// DriverState is opaque to the client (e.g. shim address, pid).
+	DriverState []byte
+}
+
+// ExitResult is how a task ended.
+type ExitResult struct {
+	ExitCode  int
+	Signal    int
+	OOMKilled bool
+	// Err is set when the driver could not determine the exit.
+	Err error
+}
+
+// Successful reports whether the task exited 0 without a signal or error.
+func (r *ExitResult) Successful() bool {
+	return r.ExitCode == 0 && r.Signal == 0 && r.Err == nil
+}
+
+// TaskStatus is a task's state as the driver sees it.
+type TaskStatus struct {
+	ID               string
+	Name             string
+	State            string
+	StartedAt        time.Time
+	CompletedAt      time.Time
+	ExitResult       *ExitResult
+	DriverAttributes map[string]string
+}
+
+// TaskResourceUsage is one sample of a task's resource use.
+type TaskResourceUsage struct {
+	Timestamp      int64 // Unix nanoseconds
+	CPUPercent     float64
+	CPUTotalTicks  float64
+	MemoryRSS      uint64
+	MemoryCache    uint64
+	MemorySwap     uint64
+	MemoryMaxUsage uint64
+	Pids           map[string]*TaskResourceUsage `json:",omitempty"`
+}
+
+// ExecTaskResult is the outcome of ExecTask.
+type ExecTaskResult struct {
+	Stdout     []byte
+	Stderr     []byte
+	ExitResult *ExitResult
+}
+
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }

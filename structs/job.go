@@ -1,0 +1,568 @@
+package structs
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+)
+
+// Job types.
+const (
+	JobTypeService = "service"
+	JobTypeBatch   = "batch"
+	JobTypeSystem  = "system"
+)
+
+// Job statuses, derived from the job's allocations and evaluations.
+const (
+	JobStatusPending = "pending"
+	JobStatusRunning = "running"
+	JobStatusDead    = "dead"
+)
+
+// Job defaults and limits.
+const (
+	DefaultNamespace   = "default"
+	DefaultRegion      = "global"
+	JobDefaultPriority = 50
+	JobMinPriority     = 1
+	JobMaxPriority     = 100
+	DefaultKillTimeout = 5 * time.Second
+)
+
+// Job is the unit of work a user submits: a set of task groups to place.
+// A Job read from the state store is read-only; use Copy before changing it.
+type Job struct {
+	Region      string
+	Namespace   string
+	ID          string
+	Name        string
+	Type        string
+	Priority    int
+	AllAtOnce   bool
+	Datacenters []string
+	Constraints []*Constraint
+	TaskGroups  []*TaskGroup
+	Meta        map[string]string
+
+	// Fields set by the server.
+	Stop              bool
+	Status            string
+	StatusDescription string
+	Stable            bool
+	Version           uint64
+	SubmitTime        int64
+	CreateIndex       uint64
+	ModifyIndex       uint64
+	JobModifyIndex    uint64
+}
+
+// TaskGroup is a set of tasks placed together on one node, count times.
+type TaskGroup struct {
+	Name          string
+	Count         int
+	Constraints   []*Constraint
+	Tasks         []*Task
+	RestartPolicy *RestartPolicy
+	EphemeralDisk *EphemeralDisk
+	Meta          map[string]string
+}
+
+// Task is a single process, container or other unit run by a driver.
+type Task struct {
+	Name        string
+	Driver      string
+	User        string
+	Config      map[string]any
+	Env         map[string]string
+	Constraints []*Constraint
+	Resources   *Resources
+	// RestartPolicy is the effective policy: the group's merged with the task's.
+	RestartPolicy *RestartPolicy
+	Meta          map[string]string
+	KillTimeout   time.Duration
+	KillSignal    string
+	Leader        bool
+	Lifecycle     *TaskLifecycle
+	LogConfig     *LogConfig
+}
+
+// Lifecycle hooks of a task.
+const (
+	TaskLifecycleHookPrestart  = "prestart"
+	TaskLifecycleHookPoststart = "poststart"
+	TaskLifecycleHookPoststop  = "poststop"
+)
+
+// TaskLifecycle makes a task run before, beside or after the main tasks.
+type TaskLifecycle struct {
+	Hook    string
+	Sidecar bool
+}
+
+// LogConfig bounds a task's log files.
+type LogConfig struct {
+	MaxFiles      int
+	MaxFileSizeMB int
+	Disabled      bool
+}
+
+// DefaultLogConfig returns Nomad's defaults: 10 files of 10 MB.
+func DefaultLogConfig() *LogConfig { return &LogConfig{MaxFiles: 10, MaxFileSizeMB: 10} }
+
+// Resources a task asks for, or a total of several.
+type Resources struct {
+	CPU         int // MHz
+	Cores       int
+	MemoryMB    int
+	MemoryMaxMB int
+	DiskMB      int
+}
+
+// Defaults for task resources, as in Nomad.
+const (
+	DefaultResourcesCPU      = 100
+	DefaultResourcesMemoryMB = 300
+	MinResourcesCPU          = 1
+	MinResourcesMemoryMB     = 10
+)
+
+// DefaultResources returns the resources of a task that asks for none.
+func DefaultResources() *Resources {
+	return &Resources{CPU: DefaultResourcesCPU, MemoryMB: DefaultResourcesMemoryMB}
+}
+
+// Add adds o to r.
+func (r *Resources) Add(o *Resources) {
+	if o == nil {
+		return
+	}
+	r.CPU += o.CPU
+	r.Cores += o.Cores
+	r.MemoryMB += o.MemoryMB
+	r.MemoryMaxMB += o.MemoryMaxMB
+	r.DiskMB += o.DiskMB
+}
+
+// Copy returns a copy of r.
+func (r *Resources) Copy() *Resources {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	return &c
+}
+
+// Restart policy modes.
+const (
+	RestartPolicyModeFail  = "fail"
+	RestartPolicyModeDelay = "delay"
+)
+
+// RestartPolicy says how a task that exits is restarted on the same node.
+type RestartPolicy struct {
+	Attempts int
+	Interval time.Duration
+	Delay    time.Duration
+	Mode     string
+}
+
+// DefaultRestartPolicy returns Nomad's default restart policy for a job type.
+func DefaultRestartPolicy(jobType string) *RestartPolicy {
+	if jobType == JobTypeBatch {
+		return &RestartPolicy{Attempts: 3, Interval: 24 * time.Hour, Delay: 15 * time.Second, Mode: RestartPolicyModeFail}
+	}
+	return &RestartPolicy{Attempts: 2, Interval: 30 * time.Minute, Delay: 15 * time.Second, Mode: RestartPolicyModeFail}
+}
+
+// Copy returns a copy of p.
+func (p *RestartPolicy) Copy() *RestartPolicy {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	return &c
+}
+
+// EphemeralDisk is the group's scratch space on the node.
+type EphemeralDisk struct {
+	Sticky  bool
+	Migrate bool
+	SizeMB  int
+}
+
+// DefaultEphemeralDisk returns Nomad's default: 300 MB, not sticky.
+func DefaultEphemeralDisk() *EphemeralDisk { return &EphemeralDisk{SizeMB: 300} }
+
+// Constraint operands.
+const (
+	ConstraintEqual           = "="
+	ConstraintNotEqual        = "!="
+	ConstraintRegex           = "regexp"
+	ConstraintVersion         = "version"
+	ConstraintSetContains     = "set_contains"
+	ConstraintAttributeIsSet  = "is_set"
+	ConstraintAttributeNotSet = "is_not_set"
+	ConstraintDistinctHosts   = "distinct_hosts"
+	ConstraintLessThan        = "<"
+	ConstraintLessEqual       = "<="
+	ConstraintGreaterThan     = ">"
+	ConstraintGreaterEqual    = ">="
+)
+
+// Constraint restricts the nodes a job, group or task may be placed on.
+// LTarget and RTarget may hold ${node.*}, ${attr.*} or ${meta.*} references.
+type Constraint struct {
+	LTarget string
+	RTarget string
+	Operand string
+}
+
+// String renders the constraint as it reads in a job file.
+func (c *Constraint) String() string {
+	return fmt.Sprintf("%s %s %s", c.LTarget, c.Operand, c.RTarget)
+}
+
+// LookupTaskGroup returns the named group, or nil.
+func (j *Job) LookupTaskGroup(name string) *TaskGroup {
+	for _, tg := range j.TaskGroups {
+		if tg.Name == name {
+			return tg
+		}
+	}
+	return nil
+}
+
+// LookupTask returns the named task, or nil.
+func (tg *TaskGroup) LookupTask(name string) *Task {
+	for _, t := range tg.Tasks {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// Stopped reports whether the job has been stopped (deregistered without purge).
+func (j *Job) Stopped() bool { return j == nil || j.Stop }
+
+// NamespacedID returns the job's key in the state store.
+func (j *Job) NamespacedID() NamespacedID { return NamespacedID{Namespace: j.Namespace, ID: j.ID} }
+
+// NamespacedID is an object ID qualified by its namespace.
+type NamespacedID struct {
+	Namespace string
+	ID        string
+}
+
+// String renders the ID as "id@namespace".
+func (n NamespacedID) String() string { return n.ID + "@" + n.Namespace }
+
+// Canonicalize fills in defaults for unset fields. It is idempotent.
+func (j *Job) Canonicalize() {
+	if j.Namespace == "" {
+		j.Namespace = DefaultNamespace
+	}
+	if j.Region == "" {
+		j.Region = DefaultRegion
+	}
+	if j.Name == "" {
+		j.Name = j.ID
+	}
+	if j.Type == "" {
+		j.Type = JobTypeService
+	}
+	if j.Priority == 0 {
+		j.Priority = JobDefaultPriority
+	}
+	if len(j.Datacenters) == 0 {
+		j.Datacenters = []string{"*"}
+	}
+	for _, tg := range j.TaskGroups {
+		if tg.RestartPolicy == nil {
+			tg.RestartPolicy = DefaultRestartPolicy(j.Type)
+		}
+		if tg.EphemeralDisk == nil {
+			tg.EphemeralDisk = DefaultEphemeralDisk()
+		}
+		for _, t := range tg.Tasks {
+			if t.Resources == nil {
+				t.Resources = DefaultResources()
+			}
+			if t.RestartPolicy == nil {
+				t.RestartPolicy = tg.RestartPolicy.Copy()
+			}
+			if t.KillTimeout == 0 {
+				t.KillTimeout = DefaultKillTimeout
+			}
+			if t.LogConfig == nil {
+				t.LogConfig = DefaultLogConfig()
+			}
+		}
+	}
+}
+
+// Validate checks a canonicalized job and returns every problem found,
+// joined, each naming the group and task it concerns. The error is KindInvalid.
+func (j *Job) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if j.ID == "" {
+		add("job ID is missing")
+	}
+	switch j.Type {
+	case JobTypeService, JobTypeBatch, JobTypeSystem:
+	default:
+		add("job type %q is invalid: use service, batch or system", j.Type)
+	}
+	if j.Priority < JobMinPriority || j.Priority > JobMaxPriority {
+		add("job priority %d is out of range [%d, %d]", j.Priority, JobMinPriority, JobMaxPriority)
+	}
+	if len(j.TaskGroups) == 0 {
+		add("job has no task groups: add a group block")
+	}
+	groups := map[string]bool{}
+	for i, tg := range j.TaskGroups {
+		name := tg.Name
+		if name == "" {
+			add("group %d has no name", i+1)
+			name = fmt.Sprintf("#%d", i+1)
+		}
+		if groups[name] {
+			add("group %q is defined twice", name)
+		}
+		groups[name] = true
+		if tg.Count < 0 {
+			add("group %q: count %d must not be negative", name, tg.Count)
+		}
+		if rp := tg.RestartPolicy; rp != nil {
+			if err := rp.Validate(); err != nil {
+				add("group %q: %v", name, err)
+			}
+		}
+		if len(tg.Tasks) == 0 {
+			add("group %q has no tasks: add a task block", name)
+		}
+		tasks := map[string]bool{}
+		leaders := 0
+		for k, t := range tg.Tasks {
+			tname := t.Name
+			if tname == "" {
+				add("group %q: task %d has no name", name, k+1)
+				tname = fmt.Sprintf("#%d", k+1)
+			}
+			if tasks[tname] {
+				add("group %q: task %q is defined twice", name, tname)
+			}
+			tasks[tname] = true
+			if t.Leader {
+				leaders++
+			}
+			if t.Driver == "" {
+				add("group %q, task %q: driver is missing", name, tname)
+			}
+			if r := t.Resources; r != nil {
+				if r.CPU < MinResourcesCPU && r.Cores == 0 {
+					add("group %q, task %q: cpu %d is below the minimum of %d MHz", name, tname, r.CPU, MinResourcesCPU)
+				}
+				if r.MemoryMB < MinResourcesMemoryMB {
+					add("group %q, task %q: memory %d MB is below the minimum of %d MB", name, tname, r.MemoryMB, MinResourcesMemoryMB)
+				}
+			}
+			if t.KillTimeout < 0 {
+				add("group %q, task %q: kill_timeout must not be negative", name, tname)
+			}
+			if lc := t.Lifecycle; lc != nil {
+				switch lc.Hook {
+				case TaskLifecycleHookPrestart, TaskLifecycleHookPoststart, TaskLifecycleHookPoststop:
+				default:
+					add("group %q, task %q: lifecycle hook %q is invalid: use prestart, poststart or poststop", name, tname, lc.Hook)
+				}
+			}
+		}
+		if leaders > 1 {
+			add("group %q has %d leader tasks: at most one is allowed", name, leaders)
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return &KindError{Kind: KindInvalid, Msg: errors.Join(errs...).Error()}
+}
+
+// Validate checks the restart policy's values.
+func (p *RestartPolicy) Validate() error {
+	switch p.Mode {
+	case RestartPolicyModeFail, RestartPolicyModeDelay:
+	default:
+		return fmt.Errorf("restart mode %q is invalid: use fail or delay", p.Mode)
+	}
+	if p.Attempts < 0 {
+		return fmt.Errorf("restart attempts %d must not be negative", p.Attempts)
+	}
+	if p.Delay < 0 || p.Interval < 0 {
+		return errors.New("restart delay and interval must not be negative")
+	}
+	if p.Attempts > 0 && p.Interval > 0 && time.Duration(p.Attempts)*p.Delay > p.Interval {
+		return fmt.Errorf("restart: %d attempts with a %s delay do not fit in the %s interval", p.Attempts, p.Delay, p.Interval)
+	}
+	return nil
+}
+
+// Copy returns a deep copy of the job.
+func (j *Job) Copy() *Job {
+	if j == nil {
+		return nil
+	}
+	c := *j
+	c.Datacenters = slices.Clone(j.Datacenters)
+	c.Constraints = copyConstraints(j.Constraints)
+	c.Meta = maps.Clone(j.Meta)
+	c.TaskGroups = make([]*TaskGroup, len(j.TaskGroups))
+	for i, tg := range j.TaskGroups {
+		c.TaskGroups[i] = tg.Copy()
+	}
+	return &c
+}
+
+// Copy returns a deep copy of the group.
+func (tg *TaskGroup) Copy() *TaskGroup {
+	if tg == nil {
+		return nil
+	}
+	c := *tg
+	c.Constraints = copyConstraints(tg.Constraints)
+	c.RestartPolicy = tg.RestartPolicy.Copy()
+	if tg.EphemeralDisk != nil {
+		d := *tg.EphemeralDisk
+		c.EphemeralDisk = &d
+	}
+	c.Meta = maps.Clone(tg.Meta)
+	c.Tasks = make([]*Task, len(tg.Tasks))
+	for i, t := range tg.Tasks {
+		c.Tasks[i] = t.Copy()
+	}
+	return &c
+}
+
+// Copy returns a deep copy of the task. Config values are copied one level
+// deep; nested values are treated as immutable.
+func (t *Task) Copy() *Task {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	c.Config = maps.Clone(t.Config)
+	c.Env = maps.Clone(t.Env)
+	c.Constraints = copyConstraints(t.Constraints)
+	c.Resources = t.Resources.Copy()
+	c.RestartPolicy = t.RestartPolicy.Copy()
+	c.Meta = maps.Clone(t.Meta)
+	if t.Lifecycle != nil {
+		l := *t.Lifecycle
+		c.Lifecycle = &l
+	}
+	if t.LogConfig != nil {
+		l := *t.LogConfig
+		c.LogConfig = &l
+	}
+	return &c
+}
+
+func copyConstraints(cs []*Constraint) []*Constraint {
+	if cs == nil {
+		return nil
+	}
+	out := make([]*Constraint, len(cs))
+	for i, c := range cs {
+		cc := *c
+		out[i] = &cc
+	}
+	return out
+}
+
+// IsPrestart reports whether the task runs in the prestart phase.
+func (t *Task) IsPrestart() bool {
+	return t.Lifecycle != nil && t.Lifecycle.Hook == TaskLifecycleHookPrestart
+}
+
+// IsPoststart reports whether the task runs in the poststart phase.
+func (t *Task) IsPoststart() bool {
+	return t.Lifecycle != nil && t.Lifecycle.Hook == TaskLifecycleHookPoststart
+}
+
+// IsPoststop reports whether the task runs after the main tasks stopped.
+func (t *Task) IsPoststop() bool {
+	return t.Lifecycle != nil && t.Lifecycle.Hook == TaskLifecycleHookPoststop
+}
+
+// IsMain reports whether the task is a main task (no lifecycle hook).
+func (t *Task) IsMain() bool { return t.Lifecycle == nil || t.Lifecycle.Hook == "" }
+
+// IsSidecar reports whether the task keeps running beside the main tasks.
+func (t *Task) IsSidecar() bool { return t.Lifecycle != nil && t.Lifecycle.Sidecar }
+
+// JobListStub is the summary of a job returned by GET /v1/jobs.
+type JobListStub struct {
+	ID                string
+	ParentID          string
+	Name              string
+	Namespace         string
+	Datacenters       []string
+	Type              string
+	Priority          int
+	Periodic          bool
+	ParameterizedJob  bool
+	Stop              bool
+	Status            string
+	StatusDescription string
+	JobSummary        *JobSummary
+	CreateIndex       uint64
+	ModifyIndex       uint64
+	JobModifyIndex    uint64
+	SubmitTime        int64
+	Meta              map[string]string `json:",omitempty"`
+}
+
+// JobSummary counts a job's allocations by client status, per group.
+type JobSummary struct {
+	JobID       string
+	Namespace   string
+	Summary     map[string]TaskGroupSummary
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+// TaskGroupSummary counts one group's allocations by client status.
+type TaskGroupSummary struct {
+	Queued   int
+	Complete int
+	Failed   int
+	Running  int
+	Starting int
+	Lost     int
+	Unknown  int
+}
+
+// Stub returns the list form of the job; summary may be nil.
+func (j *Job) Stub(summary *JobSummary) *JobListStub {
+	return &JobListStub{
+		ID:                j.ID,
+		Name:              j.Name,
+		Namespace:         j.Namespace,
+		Datacenters:       j.Datacenters,
+		Type:              j.Type,
+		Priority:          j.Priority,
+		Stop:              j.Stop,
+		Status:            j.Status,
+		StatusDescription: j.StatusDescription,
+		JobSummary:        summary,
+		CreateIndex:       j.CreateIndex,
+		ModifyIndex:       j.ModifyIndex,
+		JobModifyIndex:    j.JobModifyIndex,
+		SubmitTime:        j.SubmitTime,
+		Meta:              j.Meta,
+	}
+}

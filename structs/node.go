@@ -1,0 +1,194 @@
+package structs
+
+import (
+	"maps"
+	"time"
+)
+
+// Node statuses.
+const (
+	NodeStatusInit         = "initializing"
+	NodeStatusReady        = "ready"
+	NodeStatusDown         = "down"
+	NodeStatusDisconnected = "disconnected"
+)
+
+// Node scheduling eligibility.
+const (
+	NodeSchedulingEligible   = "eligible"
+	NodeSchedulingIneligible = "ineligible"
+)
+
+// Node is a client machine that runs allocations.
+type Node struct {
+	ID                    string
+	SecretID              string `json:"-"`
+	Datacenter            string
+	Name                  string
+	HTTPAddr              string
+	Attributes            map[string]string // fingerprinted: "cpu.arch", "kernel.name", "driver.raw_exec", ...
+	NodeResources         *NodeResources
+	ReservedResources     *NodeReservedResources
+	Meta                  map[string]string
+	NodeClass             string
+	NodePool              string
+	Drain                 bool
+	SchedulingEligibility string
+	Status                string
+	StatusDescription     string
+	StatusUpdatedAt       int64 // Unix seconds
+	Drivers               map[string]*DriverInfo
+	Events                []*NodeEvent
+	CreateIndex           uint64
+	ModifyIndex           uint64
+}
+
+// NodeResources is what a node offers.
+type NodeResources struct {
+	Cpu    NodeCpuResources
+	Memory NodeMemoryResources
+	Disk   NodeDiskResources
+}
+
+// NodeCpuResources is a node's CPU capacity.
+type NodeCpuResources struct {
+	CpuShares     int64 // total MHz
+	TotalCpuCores uint16
+}
+
+// NodeMemoryResources is a node's memory capacity.
+type NodeMemoryResources struct {
+	MemoryMB int64
+}
+
+// NodeDiskResources is a node's disk capacity for alloc dirs.
+type NodeDiskResources struct {
+	DiskMB int64
+}
+
+// NodeReservedResources is what the operator keeps for the system.
+type NodeReservedResources struct {
+	Cpu    NodeReservedCpuResources
+	Memory NodeReservedMemoryResources
+	Disk   NodeReservedDiskResources
+}
+
+// NodeReservedCpuResources is reserved CPU.
+type NodeReservedCpuResources struct {
+	CpuShares uint64
+}
+
+// NodeReservedMemoryResources is reserved memory.
+type NodeReservedMemoryResources struct {
+	MemoryMB uint64
+}
+
+// NodeReservedDiskResources is reserved disk.
+type NodeReservedDiskResources struct {
+	DiskMB uint64
+}
+
+// DriverInfo is a driver's fingerprint on a node.
+type DriverInfo struct {
+	Attributes        map[string]string
+	Detected          bool
+	Healthy           bool
+	HealthDescription string
+	UpdateTime        time.Time
+}
+
+// NodeEvent records something that happened to a node.
+type NodeEvent struct {
+	Message     string
+	Subsystem   string
+	Details     map[string]string
+	Timestamp   time.Time
+	CreateIndex uint64
+}
+
+// Ready reports whether the scheduler may place work on the node.
+func (n *Node) Ready() bool {
+	return n.Status == NodeStatusReady && !n.Drain && n.SchedulingEligibility != NodeSchedulingIneligible
+}
+
+// Copy returns a deep copy of the node.
+func (n *Node) Copy() *Node {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	c.Attributes = maps.Clone(n.Attributes)
+	c.Meta = maps.Clone(n.Meta)
+	if n.NodeResources != nil {
+		r := *n.NodeResources
+		c.NodeResources = &r
+	}
+	if n.ReservedResources != nil {
+		r := *n.ReservedResources
+		c.ReservedResources = &r
+	}
+	if n.Drivers != nil {
+		c.Drivers = make(map[string]*DriverInfo, len(n.Drivers))
+		for k, v := range n.Drivers {
+			d := *v
+			d.Attributes = maps.Clone(v.Attributes)
+			c.Drivers[k] = &d
+		}
+	}
+	c.Events = append([]*NodeEvent(nil), n.Events...)
+	return &c
+}
+
+// NodeListStub is the summary of a node returned by GET /v1/nodes.
+type NodeListStub struct {
+	Address               string
+	ID                    string
+	Attributes            map[string]string `json:",omitempty"`
+	Datacenter            string
+	Name                  string
+	NodeClass             string
+	NodePool              string
+	Version               string
+	Drain                 bool
+	SchedulingEligibility string
+	Status                string
+	StatusDescription     string
+	Drivers               map[string]*DriverInfo
+	NodeResources         *NodeResources         `json:",omitempty"`
+	ReservedResources     *NodeReservedResources `json:",omitempty"`
+	CreateIndex           uint64
+	ModifyIndex           uint64
+}
+
+// Stub returns the list form of the node.
+func (n *Node) Stub() *NodeListStub {
+	addr := n.HTTPAddr
+	if i := lastColon(addr); i >= 0 {
+		addr = addr[:i]
+	}
+	return &NodeListStub{
+		Address:               addr,
+		ID:                    n.ID,
+		Datacenter:            n.Datacenter,
+		Name:                  n.Name,
+		NodeClass:             n.NodeClass,
+		NodePool:              n.NodePool,
+		Version:               n.Attributes["drover.version"],
+		Drain:                 n.Drain,
+		SchedulingEligibility: n.SchedulingEligibility,
+		Status:                n.Status,
+		StatusDescription:     n.StatusDescription,
+		Drivers:               n.Drivers,
+		CreateIndex:           n.CreateIndex,
+		ModifyIndex:           n.ModifyIndex,
+	}
+}
+
+func lastColon(s string) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == ':' {
+			return i
+		}
+	}
+	return -1
+}
