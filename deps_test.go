@@ -1,0 +1,87 @@
+package drover_test
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The dependency boundaries of DESIGN.md, as a test (STYLE rule 15): a change
+// that crosses one fails here, naming the import.
+
+const module = "github.com/drover-io/drover"
+
+type boundary struct {
+	pkg string // package pattern, relative to the module
+	// forbidden import prefixes, relative to the module unless they start
+	// with "std:" (a standard library package).
+	forbidden []string
+	why       string
+}
+
+var boundaries = []boundary{
+	{"structs", []string{"api", "agent", "client", "command", "drivers", "devices", "jobspec", "plugins", "scheduler", "server"},
+		"structs is the bottom of the graph: it imports nothing of drover's"},
+	{"api", []string{"agent", "client", "command", "drivers", "devices", "jobspec", "plugins", "scheduler", "server", "structs"},
+		"api is a standalone client library for third parties"},
+	{"plugins/...", []string{"structs", "agent", "client", "command", "scheduler", "server"},
+		"the plugin SDK must not depend on drover's internals"},
+	{"drivers/...", []string{"agent", "client", "command", "scheduler", "server", "structs"},
+		"drivers speak only the plugin SDK"},
+	{"scheduler", []string{"server", "client", "agent", "command", "std:net", "std:os", "std:net/http"},
+		"the scheduler is pure placement logic: no I/O"},
+	{"client/...", []string{"server", "scheduler", "agent", "command"},
+		"the client and the server never import each other"},
+	{"server/...", []string{"client", "agent", "command", "drivers"},
+		"the client and the server never import each other"},
+	{"jobspec", []string{"server", "client", "agent", "command", "scheduler"},
+		"jobspec turns files into api.Job and nothing else"},
+}
+
+type listedPackage struct {
+	ImportPath string
+	Deps       []string
+	Error      *struct{ Err string }
+}
+
+func TestDependencyBoundaries(t *testing.T) {
+	for _, b := range boundaries {
+		t.Run(b.pkg, func(t *testing.T) {
+			out, err := exec.Command("go", "list", "-e", "-json=ImportPath,Deps,Error", "./"+b.pkg).Output()
+			if err != nil {
+				t.Fatalf("go list ./%s: %v", b.pkg, err)
+			}
+			dec := json.NewDecoder(strings.NewReader(string(out)))
+			n := 0
+			for dec.More() {
+				var p listedPackage
+				if err := dec.Decode(&p); err != nil {
+					t.Fatalf("decode go list output: %v", err)
+				}
+				if p.Error != nil && strings.Contains(p.Error.Err, "matched no packages") {
+					continue
+				}
+				n++
+				for _, dep := range p.Deps {
+					for _, f := range b.forbidden {
+						if violates(dep, f) {
+							t.Errorf("%s imports %s: %s", p.ImportPath, dep, b.why)
+						}
+					}
+				}
+			}
+			if n == 0 {
+				t.Skipf("no packages match ./%s yet", b.pkg)
+			}
+		})
+	}
+}
+
+func violates(dep, forbidden string) bool {
+	if std, ok := strings.CutPrefix(forbidden, "std:"); ok {
+		return dep == std
+	}
+	full := module + "/" + forbidden
+	return dep == full || strings.HasPrefix(dep, full+"/")
+}
