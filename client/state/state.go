@@ -1,0 +1,101 @@
+package state
+
+import (
+	"bytes"
+	"encoding/json"
+	"maps"
+
+	"github.com/drover-io/drover/plugins/drivers"
+	"github.com/drover-io/drover/structs"
+)
+
+// StateDB is the node agent's local, persistent state. Implementations
+// must be safe for concurrent use and must store and return copies.
+type StateDB interface {
+	// GetAllAllocations returns every stored allocation. Allocations that
+	// could not be decoded are returned in errs by ID instead of failing
+	// the whole read.
+	GetAllAllocations() (allocs []*structs.Allocation, errs map[string]error, err error)
+	// PutAllocation stores (creates or replaces) an allocation.
+	PutAllocation(alloc *structs.Allocation) error
+	// DeleteAllocationBucket removes an allocation and all its tasks' state.
+	DeleteAllocationBucket(allocID string) error
+
+	// GetTaskRunnerState returns a task's local state and task state; both
+	// are nil when nothing was stored.
+	GetTaskRunnerState(allocID, taskName string) (*LocalState, *structs.TaskState, error)
+	// PutTaskRunnerLocalState stores a task's local state.
+	PutTaskRunnerLocalState(allocID, taskName string, ls *LocalState) error
+	// PutTaskState stores a task's TaskState.
+	PutTaskState(allocID, taskName string, ts *structs.TaskState) error
+	// DeleteTaskBucket removes one task's state.
+	DeleteTaskBucket(allocID, taskName string) error
+
+	// GetNodeIdentity returns the node's ID and secret; empty strings when
+	// none was stored yet.
+	GetNodeIdentity() (*NodeIdentity, error)
+	// PutNodeIdentity stores the node's ID and secret.
+	PutNodeIdentity(id *NodeIdentity) error
+
+	// Close releases the database. Calls after Close fail.
+	Close() error
+}
+
+// NodeIdentity is the node's ID, generated once, and the secret it uses to
+// authenticate its RPCs.
+type NodeIdentity struct {
+	ID       string
+	SecretID string
+}
+
+// LocalState is a TaskRunner's own persisted state.
+type LocalState struct {
+	// InvocationID identifies the task's current run (a uuid substring).
+	InvocationID string
+	// TaskHandle is the driver's handle of the running task; nil when the
+	// task is not running.
+	TaskHandle *drivers.TaskHandle
+}
+
+// Copy returns a deep copy of the local state.
+func (s *LocalState) Copy() *LocalState {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.TaskHandle = CopyTaskHandle(s.TaskHandle)
+	return &c
+}
+
+// Equal reports whether two local states hold the same values.
+func (s *LocalState) Equal(o *LocalState) bool {
+	if s == nil || o == nil {
+		return s == o
+	}
+	if s.InvocationID != o.InvocationID {
+		return false
+	}
+	a, errA := json.Marshal(s.TaskHandle)
+	b, errB := json.Marshal(o.TaskHandle)
+	return errA == nil && errB == nil && bytes.Equal(a, b)
+}
+
+// CopyTaskHandle returns a deep copy of a driver task handle.
+func CopyTaskHandle(h *drivers.TaskHandle) *drivers.TaskHandle {
+	if h == nil {
+		return nil
+	}
+	c := *h
+	c.DriverState = bytes.Clone(h.DriverState)
+	if h.Config != nil {
+		cfg := *h.Config
+		cfg.Env = maps.Clone(h.Config.Env)
+		cfg.RawConfig = bytes.Clone(h.Config.RawConfig)
+		if h.Config.Resources != nil {
+			r := *h.Config.Resources
+			cfg.Resources = &r
+		}
+		c.Config = &cfg
+	}
+	return &c
+}
