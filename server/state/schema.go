@@ -1,0 +1,76 @@
+package state
+
+import memdb "github.com/hashicorp/go-memdb"
+
+// Table names.
+const (
+	TableIndex      = "index"
+	TableJobs       = "jobs"
+	TableJobSummary = "job_summary"
+	TableAllocs     = "allocs"
+	TableEvals      = "evals"
+	TableNodes      = "nodes"
+)
+
+// indexEntry records the raft index at which a table last changed.
+type indexEntry struct {
+	Key   string
+	Value uint64
+}
+
+func nsIDIndex(idField string) *memdb.IndexSchema {
+	return &memdb.IndexSchema{
+		Name:   "id",
+		Unique: true,
+		Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
+			&memdb.StringFieldIndex{Field: "Namespace"},
+			&memdb.StringFieldIndex{Field: idField},
+		}},
+	}
+}
+
+func jobIndex() *memdb.IndexSchema {
+	return &memdb.IndexSchema{
+		Name: "job",
+		Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
+			&memdb.StringFieldIndex{Field: "Namespace"},
+			&memdb.StringFieldIndex{Field: "JobID"},
+		}},
+	}
+}
+
+func stringIndex(name, field string, unique, allowMissing bool) *memdb.IndexSchema {
+	return &memdb.IndexSchema{
+		Name:         name,
+		Unique:       unique,
+		AllowMissing: allowMissing,
+		Indexer:      &memdb.StringFieldIndex{Field: field},
+	}
+}
+
+func schema() *memdb.DBSchema {
+	return &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{
+		TableIndex: {Name: TableIndex, Indexes: map[string]*memdb.IndexSchema{
+			"id": stringIndex("id", "Key", true, false),
+		}},
+		TableJobs: {Name: TableJobs, Indexes: map[string]*memdb.IndexSchema{
+			"id": nsIDIndex("ID"),
+		}},
+		TableJobSummary: {Name: TableJobSummary, Indexes: map[string]*memdb.IndexSchema{
+			"id": nsIDIndex("JobID"),
+		}},
+		TableAllocs: {Name: TableAllocs, Indexes: map[string]*memdb.IndexSchema{
+			"id":   stringIndex("id", "ID", true, false),
+			"job":  jobIndex(),
+			"node": stringIndex("node", "NodeID", false, true),
+			"eval": stringIndex("eval", "EvalID", false, true),
+		}},
+		TableEvals: {Name: TableEvals, Indexes: map[string]*memdb.IndexSchema{
+			"id":  stringIndex("id", "ID", true, false),
+			"job": jobIndex(),
+		}},
+		TableNodes: {Name: TableNodes, Indexes: map[string]*memdb.IndexSchema{
+			"id": stringIndex("id", "ID", true, false),
+		}},
+	}}
+}

@@ -1,0 +1,104 @@
+package state
+
+import (
+	"fmt"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/drover-io/drover/structs"
+)
+
+// WriteTxn is one atomic write at one raft index. Its methods are the state
+// changes the FSM makes; Batch commits them together, after updating the
+// status and summary of every job they touched.
+type WriteTxn struct {
+	txn     *memdb.Txn
+	index   uint64
+	tables  map[string]bool
+	touched map[structs.NamespacedID]bool
+}
+
+// Index returns the raft index of the write.
+func (w *WriteTxn) Index() uint64 { return w.index }
+
+// Batch runs fn in one write transaction at raft index index and commits it
+// if fn returns nil. Watch sets on anything it changed fire on commit.
+func (s *StateStore) Batch(index uint64, fn func(w *WriteTxn) error) error {
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+	w := &WriteTxn{txn: txn, index: index, tables: map[string]bool{}, touched: map[structs.NamespacedID]bool{}}
+	if err := fn(w); err != nil {
+		return err
+	}
+	if err := w.finish(); err != nil {
+		return err
+	}
+	txn.Commit()
+	return nil
+}
+
+func (w *WriteTxn) markTable(table string) { w.tables[table] = true }
+
+func (w *WriteTxn) touchJob(ns, id string) {
+	w.touched[structs.NamespacedID{Namespace: ns, ID: id}] = true
+}
+
+// finish refreshes the touched jobs' status and summary and bumps the index
+// of every changed table.
+func (w *WriteTxn) finish() error {
+	for key := range w.touched {
+		if err := w.refreshJob(key); err != nil {
+			return err
+		}
+	}
+	for table := range w.tables {
+		if err := w.txn.Insert(TableIndex, &indexEntry{Key: table, Value: w.index}); err != nil {
+			return fmt.Errorf("update index of %s: %w", table, err)
+		}
+	}
+	return nil
+}
+
+// UpsertJob stores job (owned by the store from now on). The caller sets
+// Version and SubmitTime; the store sets the indexes and Status.
+func (s *StateStore) UpsertJob(index uint64, job *structs.Job) error {
+	return s.Batch(index, func(w *WriteTxn) error { return w.UpsertJob(job) })
+}
+
+// DeleteJob removes a job and its summary. Its allocations and evaluations
+// stay until garbage collected.
+func (s *StateStore) DeleteJob(index uint64, namespace, jobID string) error {
+	return s.Batch(index, func(w *WriteTxn) error { return w.DeleteJob(namespace, jobID) })
+}
+
+// UpsertEvals stores evaluations.
+func (s *StateStore) UpsertEvals(index uint64, evals []*structs.Evaluation) error {
+	return s.Batch(index, func(w *WriteTxn) error { return w.UpsertEvals(evals) })
+}
+
+// UpsertAllocs stores allocations as the server sees them (placement,
+// desired status); an existing allocation keeps its client-side fields.
+func (s *StateStore) UpsertAllocs(index uint64, allocs []*structs.Allocation) error {
+	return s.Batch(index, func(w *WriteTxn) error { return w.UpsertAllocs(allocs) })
+}
+
+// UpdateAllocsFromClient applies client updates: only ClientStatus,
+// ClientDescription and TaskStates (and ModifyTime) change.
+func (s *StateStore) UpdateAllocsFromClient(index uint64, updates []*structs.Allocation) error {
+	return s.Batch(index, func(w *WriteTxn) error { return w.UpdateAllocsFromClient(updates) })
+}
+
+// UpsertNode registers or updates a node.
+func (s *StateStore) UpsertNode(index uint64, node *structs.Node) error {
+	return s.Batch(index, func(w *WriteTxn) error { return w.UpsertNode(node) })
+}
+
+// UpdateNodeStatus sets a node's status; updatedAt is Unix seconds.
+func (s *StateStore) UpdateNodeStatus(index uint64, nodeID, status string, updatedAt int64) error {
+	return s.Batch(index, func(w *WriteTxn) error { return w.UpdateNodeStatus(nodeID, status, updatedAt) })
+}
+
+// DeleteNode removes a node.
+func (s *StateStore) DeleteNode(index uint64, nodeID string) error {
+	return s.Batch(index, func(w *WriteTxn) error { return w.DeleteNode(nodeID) })
+}
