@@ -1,0 +1,186 @@
+package api
+
+import (
+	"net/url"
+	"sort"
+	"time"
+)
+
+// Allocation desired and client statuses.
+const (
+	AllocDesiredStatusRun   = "run"
+	AllocDesiredStatusStop  = "stop"
+	AllocDesiredStatusEvict = "evict"
+
+	AllocClientStatusPending  = "pending"
+	AllocClientStatusRunning  = "running"
+	AllocClientStatusComplete = "complete"
+	AllocClientStatusFailed   = "failed"
+	AllocClientStatusLost     = "lost"
+)
+
+// Task states.
+const (
+	TaskStatePending = "pending"
+	TaskStateRunning = "running"
+	TaskStateDead    = "dead"
+)
+
+// Allocations is the allocation endpoints of the API.
+type Allocations struct{ c *Client }
+
+// Allocations returns the allocation endpoints.
+func (c *Client) Allocations() *Allocations { return &Allocations{c: c} }
+
+// Allocation is the placement of one task group instance on one node.
+type Allocation struct {
+	ID                    string
+	Namespace             string
+	EvalID                string
+	Name                  string
+	NodeID                string
+	NodeName              string
+	JobID                 string
+	Job                   *Job
+	TaskGroup             string
+	Resources             *Resources
+	TaskResources         map[string]*Resources
+	AllocatedResources    *AllocatedResources
+	Metrics               *AllocationMetric
+	DesiredStatus         string
+	DesiredDescription    string
+	ClientStatus          string
+	ClientDescription     string
+	TaskStates            map[string]*TaskState
+	PreviousAllocation    string
+	NextAllocation        string
+	PreemptedAllocations  []string
+	PreemptedByAllocation string
+	CreateIndex           uint64
+	ModifyIndex           uint64
+	AllocModifyIndex      uint64
+	CreateTime            int64 // Unix nanoseconds
+	ModifyTime            int64 // Unix nanoseconds
+}
+
+// AllocatedResources is what the scheduler reserved for an allocation.
+type AllocatedResources struct {
+	Tasks  map[string]*AllocatedTaskResources
+	Shared AllocatedSharedResources
+}
+
+// AllocatedTaskResources is what one task was given.
+type AllocatedTaskResources struct {
+	Cpu    AllocatedCpuResources
+	Memory AllocatedMemoryResources
+}
+
+// AllocatedCpuResources is a task's CPU reservation in MHz.
+type AllocatedCpuResources struct {
+	CpuShares int64
+}
+
+// AllocatedMemoryResources is a task's memory reservation in MB.
+type AllocatedMemoryResources struct {
+	MemoryMB    int64
+	MemoryMaxMB int64
+}
+
+// AllocatedSharedResources is what the group's tasks share.
+type AllocatedSharedResources struct {
+	DiskMB int64
+}
+
+// AllocationListStub is the summary of an allocation returned by lists.
+type AllocationListStub struct {
+	ID                    string
+	EvalID                string
+	Name                  string
+	Namespace             string
+	NodeID                string
+	NodeName              string
+	JobID                 string
+	JobType               string
+	JobVersion            uint64
+	TaskGroup             string
+	DesiredStatus         string
+	DesiredDescription    string
+	ClientStatus          string
+	ClientDescription     string
+	TaskStates            map[string]*TaskState
+	FollowupEvalID        string
+	NextAllocation        string
+	PreemptedAllocations  []string
+	PreemptedByAllocation string
+	CreateIndex           uint64
+	ModifyIndex           uint64
+	CreateTime            int64 // Unix nanoseconds
+	ModifyTime            int64 // Unix nanoseconds
+}
+
+// TaskState is the runtime state of one task of an allocation.
+type TaskState struct {
+	State       string
+	Failed      bool
+	Restarts    uint64
+	LastRestart time.Time
+	StartedAt   time.Time
+	FinishedAt  time.Time
+	Events      []*TaskEvent // oldest first
+}
+
+// TaskEvent is one step in a task's life.
+type TaskEvent struct {
+	Type           string
+	Time           int64 // Unix nanoseconds
+	Message        string
+	DisplayMessage string
+	Details        map[string]string
+
+	FailsTask        bool
+	RestartReason    string
+	SetupError       string
+	DriverError      string
+	DriverMessage    string
+	ExitCode         int
+	Signal           int
+	KillTimeout      time.Duration
+	KillError        string
+	KillReason       string
+	StartDelay       int64
+	FailedSibling    string
+	TaskSignalReason string
+	TaskSignal       string
+	GenericSource    string
+	OOMKilled        bool `json:",omitempty"`
+}
+
+// List returns the allocations, oldest first.
+func (a *Allocations) List(q *QueryOptions) ([]*AllocationListStub, *QueryMeta, error) {
+	var resp []*AllocationListStub
+	qm, err := a.c.query("/v1/allocations", &resp, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	sortAllocStubs(resp)
+	return resp, qm, nil
+}
+
+// Info returns one allocation by its full ID.
+func (a *Allocations) Info(allocID string, q *QueryOptions) (*Allocation, *QueryMeta, error) {
+	var resp Allocation
+	qm, err := a.c.query("/v1/allocation/"+url.PathEscape(allocID), &resp, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &resp, qm, nil
+}
+
+func sortAllocStubs(s []*AllocationListStub) {
+	sort.SliceStable(s, func(i, j int) bool {
+		if s[i].CreateIndex != s[j].CreateIndex {
+			return s[i].CreateIndex < s[j].CreateIndex
+		}
+		return s[i].ID < s[j].ID
+	})
+}
