@@ -1,0 +1,181 @@
+package agent
+
+import (
+	"net/http"
+
+	"github.com/drover-io/drover/structs"
+)
+
+// allocList is GET /v1/allocations: []AllocListStub.
+func (s *httpServer) allocList(w http.ResponseWriter, req *http.Request) (any, error) {
+	opts, err := queryOptions(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.backend.AllocList(req.Context(), &structs.AllocListRequest{QueryOptions: opts})
+	if err != nil {
+		return nil, err
+	}
+	setQueryMeta(w, resp.QueryMeta)
+	return nonNil(resp.Allocations), nil
+}
+
+// allocGet is GET /v1/allocation/:id (an ID or a unique prefix): Allocation.
+func (s *httpServer) allocGet(w http.ResponseWriter, req *http.Request) (any, error) {
+	opts, err := queryOptions(req)
+	if err != nil {
+		return nil, err
+	}
+	id := pathParam(req, "id")
+	resp, err := s.backend.AllocGet(req.Context(), &structs.AllocSpecificRequest{AllocID: id, QueryOptions: opts})
+	if err != nil {
+		return nil, err
+	}
+	if resp.Alloc == nil {
+		return nil, structs.NotFound("allocation", id)
+	}
+	setQueryMeta(w, resp.QueryMeta)
+	return resp.Alloc, nil
+}
+
+// evalList is GET /v1/evaluations: []Evaluation.
+func (s *httpServer) evalList(w http.ResponseWriter, req *http.Request) (any, error) {
+	opts, err := queryOptions(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.backend.EvalList(req.Context(), &structs.EvalListRequest{QueryOptions: opts})
+	if err != nil {
+		return nil, err
+	}
+	setQueryMeta(w, resp.QueryMeta)
+	return nonNil(resp.Evaluations), nil
+}
+
+// evalGet is GET /v1/evaluation/:id (an ID or a unique prefix): Evaluation.
+func (s *httpServer) evalGet(w http.ResponseWriter, req *http.Request) (any, error) {
+	opts, err := queryOptions(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.lookupEval(req, pathParam(req, "id"), opts)
+	if err != nil {
+		return nil, err
+	}
+	setQueryMeta(w, resp.QueryMeta)
+	return resp.Eval, nil
+}
+
+func (s *httpServer) lookupEval(req *http.Request, id string, opts structs.QueryOptions) (*structs.SingleEvalResponse, error) {
+	resp, err := s.backend.EvalGet(req.Context(), &structs.EvalSpecificRequest{EvalID: id, QueryOptions: opts})
+	if err != nil {
+		return nil, err
+	}
+	if resp.Eval == nil {
+		return nil, structs.NotFound("evaluation", id)
+	}
+	return resp, nil
+}
+
+// evalAllocations is GET /v1/evaluation/:id/allocations: the
+// []AllocListStub the evaluation placed.
+func (s *httpServer) evalAllocations(w http.ResponseWriter, req *http.Request) (any, error) {
+	opts, err := queryOptions(req)
+	if err != nil {
+		return nil, err
+	}
+	eval, err := s.lookupEval(req, pathParam(req, "id"), structs.QueryOptions{Namespace: opts.Namespace, Region: opts.Region})
+	if err != nil {
+		return nil, err
+	}
+	opts.Namespace = "*"
+	list, err := s.backend.AllocList(req.Context(), &structs.AllocListRequest{QueryOptions: opts})
+	if err != nil {
+		return nil, err
+	}
+	out := []*structs.AllocListStub{}
+	for _, a := range list.Allocations {
+		if a.EvalID == eval.Eval.ID {
+			out = append(out, a)
+		}
+	}
+	setQueryMeta(w, list.QueryMeta)
+	return out, nil
+}
+
+// nodeList is GET /v1/nodes: []NodeListStub.
+func (s *httpServer) nodeList(w http.ResponseWriter, req *http.Request) (any, error) {
+	opts, err := queryOptions(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.backend.NodeList(req.Context(), &structs.NodeListRequest{QueryOptions: opts})
+	if err != nil {
+		return nil, err
+	}
+	setQueryMeta(w, resp.QueryMeta)
+	return nonNil(resp.Nodes), nil
+}
+
+// nodeGet is GET /v1/node/:id (an ID or a unique prefix): Node.
+func (s *httpServer) nodeGet(w http.ResponseWriter, req *http.Request) (any, error) {
+	opts, err := queryOptions(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.lookupNode(req, pathParam(req, "id"), opts)
+	if err != nil {
+		return nil, err
+	}
+	setQueryMeta(w, resp.QueryMeta)
+	return resp.Node, nil
+}
+
+func (s *httpServer) lookupNode(req *http.Request, id string, opts structs.QueryOptions) (*structs.SingleNodeResponse, error) {
+	resp, err := s.backend.NodeGet(req.Context(), &structs.NodeSpecificRequest{NodeID: id, QueryOptions: opts})
+	if err != nil {
+		return nil, err
+	}
+	if resp.Node == nil {
+		return nil, structs.NotFound("node", id)
+	}
+	return resp, nil
+}
+
+// nodeAllocations is GET /v1/node/:id/allocations: the []Allocation placed
+// on the node, in every namespace.
+func (s *httpServer) nodeAllocations(w http.ResponseWriter, req *http.Request) (any, error) {
+	opts, err := queryOptions(req)
+	if err != nil {
+		return nil, err
+	}
+	node, err := s.lookupNode(req, pathParam(req, "id"), structs.QueryOptions{Region: opts.Region})
+	if err != nil {
+		return nil, err
+	}
+	opts.Namespace = "*"
+	list, err := s.backend.AllocList(req.Context(), &structs.AllocListRequest{QueryOptions: opts})
+	if err != nil {
+		return nil, err
+	}
+	out := []*structs.Allocation{}
+	for _, stub := range list.Allocations {
+		if stub.NodeID != node.Node.ID {
+			continue
+		}
+		a, err := s.backend.AllocGet(req.Context(), &structs.AllocSpecificRequest{
+			AllocID: stub.ID, QueryOptions: structs.QueryOptions{Namespace: stub.Namespace, Region: opts.Region},
+		})
+		if err != nil {
+			if structs.KindOf(err) == structs.KindNotFound {
+				continue // removed since the list was read
+			}
+			return nil, err
+		}
+		if a.Alloc != nil {
+			out = append(out, a.Alloc)
+		}
+	}
+	setQueryMeta(w, list.QueryMeta)
+	return out, nil
+}

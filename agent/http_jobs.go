@@ -1,0 +1,276 @@
+package agent
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/drover-io/drover/api"
+	"github.com/drover-io/drover/structs"
+)
+
+// jobList is GET /v1/jobs: []JobListStub.
+func (s *httpServer) jobList(w http.ResponseWriter, req *http.Request) (any, error) {
+	opts, err := queryOptions(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.backend.JobList(req.Context(), &structs.JobListRequest{QueryOptions: opts})
+	if err != nil {
+		return nil, err
+	}
+	setQueryMeta(w, resp.QueryMeta)
+	return nonNil(resp.Jobs), nil
+}
+
+// jobRegister is PUT|POST /v1/jobs and PUT|POST /v1/job/:id: the body is
+// {"Job": {...}}; the answer a JobRegisterResponse. Nothing is written
+// unless the job converts and validates.
+func (s *httpServer) jobRegister(w http.ResponseWriter, req *http.Request) (any, error) {
+	var body api.JobRegisterRequest
+	if err := decodeBody(req, &body); err != nil {
+		return nil, err
+	}
+	if body.Job == nil {
+		return nil, structs.Invalid("request body has no Job: send {\"Job\": {...}}")
+	}
+	if body.Job.ID == nil || *body.Job.ID == "" {
+		return nil, structs.Invalid("job ID is missing")
+	}
+	if id := pathParam(req, "id"); id != "" && id != *body.Job.ID {
+		return nil, structs.Invalid("job ID %q in the body does not match %q in the URL", *body.Job.ID, id)
+	}
+	job, warnings, err := ConvertJob(body.Job)
+	if err != nil {
+		return nil, err
+	}
+	if job.Namespace == "" {
+		job.Namespace = firstNonEmpty(req.URL.Query().Get("namespace"), body.Namespace, structs.DefaultNamespace)
+	}
+	if job.Region == "" {
+		job.Region = firstNonEmpty(req.URL.Query().Get("region"), body.Region)
+	}
+	job.Canonicalize()
+	if err := job.Validate(); err != nil {
+		return nil, err
+	}
+	resp, err := s.backend.JobRegister(req.Context(), &structs.JobRegisterRequest{
+		Job:            job,
+		EnforceIndex:   body.EnforceIndex,
+		JobModifyIndex: body.JobModifyIndex,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if resp.Warnings != "" {
+		warnings = append(warnings, resp.Warnings)
+	}
+	setIndex(w, resp.Index)
+	return &api.JobRegisterResponse{
+		EvalID:          resp.EvalID,
+		EvalCreateIndex: resp.EvalCreateIndex,
+		JobModifyIndex:  resp.JobModifyIndex,
+		Warnings:        formatWarnings(warnings),
+	}, nil
+}
+
+// formatWarnings renders warnings as Nomad's clients print them.
+func formatWarnings(ws []string) string {
+	switch len(ws) {
+	case 0:
+		return ""
+	case 1:
+		return "1 warning:\n\n* " + ws[0]
+	}
+	return fmt.Sprintf("%d warnings:\n\n* %s", len(ws), strings.Join(ws, "\n* "))
+}
+
+// jobGet is GET /v1/job/:id. The ID may be a unique prefix.
+func (s *httpServer) jobGet(w http.ResponseWriter, req *http.Request) (any, error) {
+	opts, err := queryOptions(req)
+	if err != nil {
+		return nil, err
+	}
+	id := pathParam(req, "id")
+	resp, err := s.backend.JobGet(req.Context(), &structs.JobSpecificRequest{JobID: id, QueryOptions: opts})
+	if err != nil && structs.KindOf(err) != structs.KindNotFound {
+		return nil, err
+	}
+	if err != nil || resp.Job == nil {
+		full, err := s.resolveJobPrefix(req, opts, id)
+		if err != nil {
+			return nil, err
+		}
+		opts.MinQueryIndex, opts.MaxQueryTime = 0, 0
+		resp, err = s.backend.JobGet(req.Context(), &structs.JobSpecificRequest{JobID: full, QueryOptions: opts})
+		if err != nil {
+			return nil, err
+		}
+		if resp.Job == nil {
+			return nil, structs.NotFound("job", id)
+		}
+	}
+	setQueryMeta(w, resp.QueryMeta)
+	return resp.Job, nil
+}
+
+// resolveJobPrefix returns the ID of the one job whose ID starts with
+// prefix, without blocking.
+func (s *httpServer) resolveJobPrefix(req *http.Request, opts structs.QueryOptions, prefix string) (string, error) {
+	opts.Prefix = prefix
+	opts.MinQueryIndex, opts.MaxQueryTime = 0, 0
+	list, err := s.backend.JobList(req.Context(), &structs.JobListRequest{QueryOptions: opts})
+	if err != nil {
+		return "", err
+	}
+	switch len(list.Jobs) {
+	case 0:
+		return "", structs.NotFound("job", prefix)
+	case 1:
+		return list.Jobs[0].ID, nil
+	}
+	ids := make([]string, 0, len(list.Jobs))
+	for _, j := range list.Jobs {
+		ids = append(ids, j.ID)
+	}
+	slices.Sort(ids)
+	return "", structs.Invalid("job prefix %q matches %d jobs (%s): give more of the ID", prefix, len(ids), strings.Join(ids, ", "))
+}
+
+// jobDeregister is DELETE /v1/job/:id[?purge=true].
+func (s *httpServer) jobDeregister(w http.ResponseWriter, req *http.Request) (any, error) {
+	purge, err := boolParam(req, "purge")
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.backend.JobDeregister(req.Context(), &structs.JobDeregisterRequest{
+		Namespace: namespaceParam(req),
+		JobID:     pathParam(req, "id"),
+		Purge:     purge,
+	})
+	if err != nil {
+		return nil, err
+	}
+	setIndex(w, resp.Index)
+	return &api.JobDeregisterResponse{
+		EvalID:          resp.EvalID,
+		EvalCreateIndex: resp.EvalCreateIndex,
+		JobModifyIndex:  resp.JobModifyIndex,
+	}, nil
+}
+
+// jobAllocations is GET /v1/job/:id/allocations[?all=true]: []AllocListStub.
+func (s *httpServer) jobAllocations(w http.ResponseWriter, req *http.Request) (any, error) {
+	opts, err := queryOptions(req)
+	if err != nil {
+		return nil, err
+	}
+	all, err := boolParam(req, "all")
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.backend.JobAllocations(req.Context(), &structs.JobSpecificRequest{JobID: pathParam(req, "id"), All: all, QueryOptions: opts})
+	if err != nil {
+		return nil, err
+	}
+	setQueryMeta(w, resp.QueryMeta)
+	return nonNil(resp.Allocations), nil
+}
+
+// jobEvaluations is GET /v1/job/:id/evaluations: []Evaluation.
+func (s *httpServer) jobEvaluations(w http.ResponseWriter, req *http.Request) (any, error) {
+	opts, err := queryOptions(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.backend.JobEvaluations(req.Context(), &structs.JobSpecificRequest{JobID: pathParam(req, "id"), QueryOptions: opts})
+	if err != nil {
+		return nil, err
+	}
+	setQueryMeta(w, resp.QueryMeta)
+	return nonNil(resp.Evaluations), nil
+}
+
+// jobSummary is GET /v1/job/:id/summary: the job's JobSummary, taken from
+// its list entry (or counted from its allocations when the entry has none).
+func (s *httpServer) jobSummary(w http.ResponseWriter, req *http.Request) (any, error) {
+	opts, err := queryOptions(req)
+	if err != nil {
+		return nil, err
+	}
+	id := pathParam(req, "id")
+	opts.Prefix = id
+	list, err := s.backend.JobList(req.Context(), &structs.JobListRequest{QueryOptions: opts})
+	if err != nil {
+		return nil, err
+	}
+	var stub *structs.JobListStub
+	for _, j := range list.Jobs {
+		if j.ID == id && (opts.Namespace == "*" || j.Namespace == opts.Namespace) {
+			stub = j
+			break
+		}
+	}
+	if stub == nil {
+		return nil, structs.NotFound("job", id)
+	}
+	setQueryMeta(w, list.QueryMeta)
+	if stub.JobSummary != nil {
+		return stub.JobSummary, nil
+	}
+	allocs, err := s.backend.JobAllocations(req.Context(), &structs.JobSpecificRequest{
+		JobID: id, All: true, QueryOptions: structs.QueryOptions{Namespace: stub.Namespace},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return summarize(stub, allocs.Allocations), nil
+}
+
+// summarize counts allocations by group and client status.
+func summarize(stub *structs.JobListStub, allocs []*structs.AllocListStub) *structs.JobSummary {
+	sum := &structs.JobSummary{
+		JobID:       stub.ID,
+		Namespace:   stub.Namespace,
+		Summary:     map[string]structs.TaskGroupSummary{},
+		CreateIndex: stub.CreateIndex,
+		ModifyIndex: stub.ModifyIndex,
+	}
+	for _, a := range allocs {
+		tg := sum.Summary[a.TaskGroup]
+		switch a.ClientStatus {
+		case structs.AllocClientStatusPending:
+			tg.Starting++
+		case structs.AllocClientStatusRunning:
+			tg.Running++
+		case structs.AllocClientStatusComplete:
+			tg.Complete++
+		case structs.AllocClientStatusFailed:
+			tg.Failed++
+		case structs.AllocClientStatusLost:
+			tg.Lost++
+		default:
+			tg.Unknown++
+		}
+		sum.Summary[a.TaskGroup] = tg
+	}
+	return sum
+}
+
+// nonNil returns s, or an empty slice so that JSON has [] and not null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
