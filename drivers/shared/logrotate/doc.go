@@ -1,0 +1,22 @@
+// Package logrotate writes a task's output to size-bounded, numbered files
+// and lists them for readers.
+//
+// Where it sits in the data flow: the task shim (drivers/shared/shim) owns a
+// task's stdout and stderr pipes and copies each into a FileRotator, which
+// writes "<dir>/<base>.<n>" (for example "alloc/logs/web.stdout.0"). A later
+// "follow logs" reader uses Files to find the files in order.
+//
+// Rotation rules:
+//   - a file never grows beyond the size limit; when a write would exceed it,
+//     the rotator splits the write at the last line break that fits, so lines
+//     stay whole where possible; a line longer than a whole file is split;
+//   - no byte is dropped: everything Write accepts is in some file, in order;
+//   - at most maxFiles files exist: after a rotation the oldest ones beyond
+//     the limit are deleted;
+//   - a new rotator continues after the files already there: it appends to
+//     the highest-numbered file while that has room, so a restarted writer
+//     neither overwrites nor renumbers anything.
+//
+// A FileRotator writes straight to its file (no buffer), so what Write
+// accepted survives a crash of the writing process.
+package logrotate
