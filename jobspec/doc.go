@@ -1,0 +1,50 @@
+// Package jobspec parses job files, in Nomad's HCL2 job specification
+// format or in the JSON form of Nomad's API, into *api.Job values.
+//
+// It sits at the very start of the data flow: the CLI (`drover job run`)
+// and the HTTP endpoint POST /v1/jobs/parse turn a file into an api.Job
+// here, and the result is then submitted with PUT /v1/jobs, where the
+// server converts it to structs.Job, fills in defaults and validates it.
+// The package does no I/O besides ParseFile reading its file, and starts no
+// goroutines.
+//
+// # Interpolation
+//
+// References that are resolved later, by the scheduler or the client
+// (${attr.kernel.name}, ${node.datacenter}, ${meta.foo}, ${NOMAD_ALLOC_ID},
+// ${env["X"]}), are kept literally as strings: every reference whose root
+// is not `var` or `local` is replaced by its own text in "${...}" before
+// HCL evaluates the expression. `variable` blocks (with type, default and
+// values from ParseRequest's variable file and -var flags), `variables`
+// blocks, `locals` blocks and the usual HCL functions are evaluated at
+// parse time. A string that is a single interpolation of a number or bool
+// ("${local.port}") stays a string.
+//
+// # Features drover does not implement yet
+//
+// Blocks of Nomad features that leave a job's meaning intact when ignored
+// by the current scheduler and client, or that later changes will
+// implement, are decoded into the matching json.RawMessage fields of
+// api.Job, in the JSON shape of Nomad's API: update, reschedule, migrate,
+// spread, affinity, ui (job); network, service (with check, check_restart,
+// identity, weights), volume, scaling, consul, disconnect, shutdown_delay,
+// max_client_disconnect, stop_after_client_disconnect,
+// prevent_reschedule_on_lost (group); artifact, template, volume_mount,
+// vault, consul, identity, service, affinity, shutdown_delay, kind (task);
+// network, device, numa, iops, secrets (resources); render_templates
+// (restart). The agent decides whether to reject or warn about them.
+//
+// Blocks that change what a job is, and would silently run something else
+// if dropped, are errors "X is not supported by drover yet": periodic,
+// parameterized, multiregion (job); dispatch_payload, csi_plugin, scaling,
+// action, schedule, secret (task); connect (service); validation
+// (variable); and the job type "sysbatch".
+//
+// Not supported either: HCL1 job files and `dynamic` blocks.
+//
+// # Errors
+//
+// Every problem is an *Error with the file, line and column where it is,
+// formatted "file:line:col: summary: detail"; several problems are joined
+// with errors.Join. All are the user's to fix (HTTP 400).
+package jobspec

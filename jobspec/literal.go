@@ -1,0 +1,155 @@
+package jobspec
+
+import (
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// keepLiteral returns a copy of expr in which every reference to a variable
+// that the job file does not define (attr.*, node.*, meta.*, env["X"],
+// NOMAD_ALLOC_ID, ...) is replaced by its own source text wrapped in "${}".
+// Those references are resolved later, by the scheduler or by the client,
+// so the parser must hand them on untouched: "${attr.kernel.name}" stays
+// "${attr.kernel.name}", and "/data/${NOMAD_ALLOC_ID}" stays as written.
+//
+// known holds the root names that HCL evaluates itself (var, local).
+// Expression kinds not handled here are returned as they are; evaluating
+// them reports unknown variables as errors, with their position.
+func keepLiteral(expr hclsyntax.Expression, src []byte, known map[string]bool) hclsyntax.Expression {
+	r := rewriter{src: src, known: known}
+	return r.expr(expr)
+}
+
+type rewriter struct {
+	src   []byte
+	known map[string]bool
+	// bound holds the names bound by enclosing for expressions.
+	bound []string
+}
+
+func (r *rewriter) isKnown(name string) bool {
+	if r.known[name] {
+		return true
+	}
+	for _, b := range r.bound {
+		if b == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *rewriter) exprs(in []hclsyntax.Expression) []hclsyntax.Expression {
+	out := make([]hclsyntax.Expression, len(in))
+	for i, e := range in {
+		out[i] = r.expr(e)
+	}
+	return out
+}
+
+func (r *rewriter) expr(expr hclsyntax.Expression) hclsyntax.Expression {
+	switch e := expr.(type) {
+	case nil:
+		return nil
+	case *hclsyntax.ScopeTraversalExpr:
+		if r.isKnown(e.Traversal.RootName()) {
+			return e
+		}
+		return r.literal(e.SrcRange)
+	case *hclsyntax.TemplateExpr:
+		n := *e
+		n.Parts = r.exprs(e.Parts)
+		return &n
+	case *hclsyntax.TemplateWrapExpr:
+		n := *e
+		n.Wrapped = r.expr(e.Wrapped)
+		return &n
+	case *hclsyntax.TemplateJoinExpr:
+		n := *e
+		n.Tuple = r.expr(e.Tuple)
+		return &n
+	case *hclsyntax.TupleConsExpr:
+		n := *e
+		n.Exprs = r.exprs(e.Exprs)
+		return &n
+	case *hclsyntax.ObjectConsExpr:
+		n := *e
+		n.Items = make([]hclsyntax.ObjectConsItem, len(e.Items))
+		for i, it := range e.Items {
+			n.Items[i] = hclsyntax.ObjectConsItem{KeyExpr: r.key(it.KeyExpr), ValueExpr: r.expr(it.ValueExpr)}
+		}
+		return &n
+	case *hclsyntax.ConditionalExpr:
+		n := *e
+		n.Condition = r.expr(e.Condition)
+		n.TrueResult = r.expr(e.TrueResult)
+		n.FalseResult = r.expr(e.FalseResult)
+		return &n
+	case *hclsyntax.FunctionCallExpr:
+		n := *e
+		n.Args = r.exprs(e.Args)
+		return &n
+	case *hclsyntax.ParenthesesExpr:
+		n := *e
+		n.Expression = r.expr(e.Expression)
+		return &n
+	case *hclsyntax.BinaryOpExpr:
+		n := *e
+		n.LHS = r.expr(e.LHS)
+		n.RHS = r.expr(e.RHS)
+		return &n
+	case *hclsyntax.UnaryOpExpr:
+		n := *e
+		n.Val = r.expr(e.Val)
+		return &n
+	case *hclsyntax.IndexExpr:
+		n := *e
+		n.Collection = r.expr(e.Collection)
+		n.Key = r.expr(e.Key)
+		return &n
+	case *hclsyntax.RelativeTraversalExpr:
+		n := *e
+		n.Source = r.expr(e.Source)
+		return &n
+	case *hclsyntax.SplatExpr:
+		n := *e
+		n.Source = r.expr(e.Source)
+		return &n
+	case *hclsyntax.ForExpr:
+		n := *e
+		n.CollExpr = r.expr(e.CollExpr)
+		saved := r.bound
+		r.bound = append(append([]string(nil), saved...), e.KeyVar, e.ValVar)
+		n.KeyExpr = r.expr(e.KeyExpr)
+		n.ValExpr = r.expr(e.ValExpr)
+		n.CondExpr = r.expr(e.CondExpr)
+		r.bound = saved
+		return &n
+	default:
+		return expr
+	}
+}
+
+// key rewrites an object key. A bare name key ({ foo = 1 }) is a literal
+// name, not a variable reference, and is kept as it is.
+func (r *rewriter) key(expr hclsyntax.Expression) hclsyntax.Expression {
+	k, ok := expr.(*hclsyntax.ObjectConsKeyExpr)
+	if !ok {
+		return r.expr(expr)
+	}
+	if !k.ForceNonLiteral {
+		if _, isName := k.Wrapped.(*hclsyntax.ScopeTraversalExpr); isName {
+			return k
+		}
+	}
+	n := *k
+	n.Wrapped = r.expr(k.Wrapped)
+	return &n
+}
+
+// literal is the "${...}" text of the reference at rng.
+func (r *rewriter) literal(rng hcl.Range) hclsyntax.Expression {
+	text := "${" + string(rng.SliceBytes(r.src)) + "}"
+	return &hclsyntax.LiteralValueExpr{Val: cty.StringVal(text), SrcRange: rng}
+}

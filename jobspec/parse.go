@@ -1,0 +1,94 @@
+package jobspec
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/drover-io/drover/api"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Parse parses a job file's content; filename is used in error positions.
+// Content whose filename ends in ".json", or which starts with "{", is read
+// as a JSON job (see parseJSON); anything else as HCL.
+func Parse(filename string, src []byte) (*api.Job, error) {
+	return parse(filename, src, inputs{})
+}
+
+// ParseFile reads and parses a job file.
+func ParseFile(path string) (*api.Job, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read job file: %w", err)
+	}
+	return Parse(path, src)
+}
+
+// ParseRequest handles the body of POST /v1/jobs/parse: it parses
+// req.JobHCL with the variable values of req.Variables (a variable file's
+// content) and req.VarFlags (-var pairs, which win). Canonicalize is
+// ignored: the server fills in defaults when the job is registered. Every
+// error it returns is a problem with the request (HTTP 400).
+func ParseRequest(req *api.JobsParseRequest) (*api.Job, error) {
+	if req == nil || strings.TrimSpace(req.JobHCL) == "" {
+		return nil, &Error{Summary: "Missing job", Detail: "JobHCL is empty; send the job file's content."}
+	}
+	if req.HCLv1 {
+		return nil, &Error{Summary: "HCL1 is not supported", Detail: "drover reads HCL2 job files only; set HCLv1 to false."}
+	}
+	return parse("job.nomad.hcl", []byte(req.JobHCL), inputs{file: req.Variables, flags: req.VarFlags})
+}
+
+// parse is Parse with variable values from outside the file.
+func parse(filename string, src []byte, in inputs) (*api.Job, error) {
+	if isJSON(filename, src) {
+		return parseJSON(filename, src)
+	}
+	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, diagsError(filename, diags)
+	}
+	d := &decoder{
+		src: src,
+		ctx: &hcl.EvalContext{
+			Variables: map[string]cty.Value{"var": cty.EmptyObjectVal, "local": cty.EmptyObjectVal},
+			Functions: functions(),
+		},
+	}
+	c := d.content(file.Body, nil,
+		hcl.BlockHeaderSchema{Type: "job", LabelNames: []string{"id"}},
+		hcl.BlockHeaderSchema{Type: "variable", LabelNames: []string{"name"}},
+		hcl.BlockHeaderSchema{Type: "variables"},
+		hcl.BlockHeaderSchema{Type: "locals"},
+	)
+	d.ctx.Variables["var"] = d.variables(c, in)
+	d.ctx.Variables["local"] = d.locals(c)
+
+	var job *api.Job
+	jobs := blocksOf(c, "job")
+	switch {
+	case len(jobs) == 0:
+		if !d.diags.HasErrors() {
+			d.add(errorAt(hcl.Range{Filename: filename, Start: hcl.InitialPos, End: hcl.InitialPos},
+				"Missing job block", "A job file needs one job \"ID\" { ... } block."))
+		}
+	case len(jobs) > 1:
+		d.errorf(jobs[1].DefRange, "Duplicate job block",
+			"A job file holds exactly one job; another was defined at %s.", jobs[0].DefRange)
+	default:
+		job = d.job(jobs[0])
+	}
+	if err := diagsError(filename, d.diags); err != nil {
+		return nil, err
+	}
+	return job, nil
+}
+
+// isJSON reports whether a job file is JSON rather than HCL.
+func isJSON(filename string, src []byte) bool {
+	return strings.HasSuffix(filename, ".json") || bytes.HasPrefix(bytes.TrimSpace(src), []byte("{"))
+}

@@ -1,0 +1,209 @@
+package jobspec
+
+import (
+	"sort"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/ext/typeexpr"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+)
+
+// inputs are variable values given from outside the job file.
+type inputs struct {
+	// file is the content of a variable file (`name = value` lines).
+	file string
+	// flags are -var name=value pairs; values are parsed according to the
+	// variable's type (a string variable takes the text as it is).
+	flags map[string]string
+}
+
+// declared is one `variable "name" {}` block.
+type declared struct {
+	name  string
+	ty    cty.Type
+	value cty.Value // the default, then overridden by inputs
+	rng   hcl.Range
+}
+
+// variables declares the job file's variables, applies the inputs and
+// returns the value of `var`.
+func (d *decoder) variables(c *hcl.BodyContent, in inputs) cty.Value {
+	decls := map[string]*declared{}
+	declare := func(v *declared) {
+		if prev, dup := decls[v.name]; dup {
+			d.errorf(v.rng, "Duplicate variable", "Variable %q is already declared at %s.", v.name, prev.rng)
+			return
+		}
+		decls[v.name] = v
+	}
+	for _, b := range blocksOf(c, "variable") {
+		declare(d.variableBlock(b))
+	}
+	for _, b := range blocksOf(c, "variables") {
+		attrs, diags := b.Body.JustAttributes()
+		d.add(diags...)
+		for _, at := range sortedHCLAttrs(attrs) {
+			declare(&declared{name: at.Name, ty: cty.DynamicPseudoType, value: d.constant(at.Expr), rng: at.NameRange})
+		}
+	}
+
+	if in.file != "" {
+		d.varFile(in.file, decls)
+	}
+	names := make([]string, 0, len(in.flags))
+	for name := range in.flags {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		v, ok := decls[name]
+		if !ok {
+			d.add(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Undeclared variable",
+				Detail: "A value was given for variable \"" + name + "\", but the job file does not declare it."})
+			continue
+		}
+		v.value = d.flagValue(name, in.flags[name], v.ty)
+	}
+
+	vals := make(map[string]cty.Value, len(decls))
+	for name, v := range decls {
+		if v.value == cty.NilVal {
+			d.errorf(v.rng, "Missing value for variable", "Variable %q has no default; give it one or pass a value (-var %s=...).", name, name)
+			continue
+		}
+		cv, err := convert.Convert(v.value, v.ty)
+		if err != nil {
+			d.errorf(v.rng, "Invalid value for variable", "Variable %q: %v.", name, err)
+			continue
+		}
+		vals[name] = cv
+	}
+	return cty.ObjectVal(vals)
+}
+
+// variableBlock decodes `variable "name" { type, default, description }`.
+func (d *decoder) variableBlock(b *hcl.Block) *declared {
+	c := d.content(b.Body, []string{"type", "default", "description", "sensitive", "nullable"},
+		hcl.BlockHeaderSchema{Type: "validation"})
+	for _, vb := range blocksOf(c, "validation") {
+		d.unsupported(vb)
+	}
+	v := &declared{name: b.Labels[0], ty: cty.DynamicPseudoType, rng: b.DefRange}
+	if at := c.Attributes["type"]; at != nil {
+		ty, diags := typeexpr.TypeConstraint(at.Expr)
+		d.add(diags...)
+		if !diags.HasErrors() {
+			v.ty = ty
+		}
+	}
+	if at := c.Attributes["default"]; at != nil {
+		v.value = d.constant(at.Expr)
+	}
+	d.str(c.Attributes["description"])
+	d.boolean(c.Attributes["sensitive"])
+	d.boolean(c.Attributes["nullable"])
+	return v
+}
+
+// constant evaluates an expression that may not refer to variables.
+func (d *decoder) constant(expr hcl.Expression) cty.Value {
+	v, diags := expr.Value(&hcl.EvalContext{Functions: d.ctx.Functions})
+	d.add(diags...)
+	if diags.HasErrors() {
+		return cty.NilVal
+	}
+	return v
+}
+
+// varFile applies the values of a variable file.
+func (d *decoder) varFile(src string, decls map[string]*declared) {
+	f, diags := hclsyntax.ParseConfig([]byte(src), "variables.hcl", hcl.InitialPos)
+	d.add(diags...)
+	if diags.HasErrors() {
+		return
+	}
+	attrs, diags := f.Body.JustAttributes()
+	d.add(diags...)
+	for _, at := range sortedHCLAttrs(attrs) {
+		v, ok := decls[at.Name]
+		if !ok {
+			d.errorf(at.NameRange, "Undeclared variable", "A value was given for variable %q, but the job file does not declare it.", at.Name)
+			continue
+		}
+		if val := d.constant(at.Expr); val != cty.NilVal {
+			v.value = val
+		}
+	}
+}
+
+// flagValue parses a -var value: the text itself for strings, an HCL
+// expression for other types.
+func (d *decoder) flagValue(name, raw string, ty cty.Type) cty.Value {
+	if ty == cty.String || ty == cty.DynamicPseudoType {
+		return cty.StringVal(raw)
+	}
+	expr, diags := hclsyntax.ParseExpression([]byte(raw), "-var "+name, hcl.InitialPos)
+	d.add(diags...)
+	if diags.HasErrors() {
+		return cty.NilVal
+	}
+	return d.constant(expr)
+}
+
+// locals evaluates every `locals {}` block and returns the value of
+// `local`. Locals may refer to variables and to each other, in any order.
+func (d *decoder) locals(c *hcl.BodyContent) cty.Value {
+	pending := map[string]*hcl.Attribute{}
+	var order []*hcl.Attribute
+	for _, b := range blocksOf(c, "locals") {
+		attrs, diags := b.Body.JustAttributes()
+		d.add(diags...)
+		for _, at := range sortedHCLAttrs(attrs) {
+			if prev, dup := pending[at.Name]; dup {
+				d.errorf(at.NameRange, "Duplicate local value", "Local %q is already defined at %s.", at.Name, prev.NameRange)
+				continue
+			}
+			pending[at.Name] = at
+			order = append(order, at)
+		}
+	}
+	vals := map[string]cty.Value{}
+	for len(pending) > 0 {
+		progress := false
+		for _, at := range order {
+			if pending[at.Name] == nil || !localsReady(at.Expr, pending) {
+				continue
+			}
+			delete(pending, at.Name)
+			progress = true
+			d.ctx.Variables["local"] = cty.ObjectVal(vals)
+			if v := d.eval(at.Expr); v != cty.NilVal {
+				vals[at.Name] = v
+			}
+		}
+		if !progress {
+			for _, at := range order {
+				if pending[at.Name] != nil {
+					d.errorf(at.NameRange, "Circular local value", "Local %q refers to itself through other locals.", at.Name)
+				}
+			}
+			break
+		}
+	}
+	return cty.ObjectVal(vals)
+}
+
+// localsReady reports whether expr refers to no local still pending.
+func localsReady(expr hcl.Expression, pending map[string]*hcl.Attribute) bool {
+	for _, tr := range expr.Variables() {
+		if tr.RootName() != "local" || len(tr) < 2 {
+			continue
+		}
+		if attr, ok := tr[1].(hcl.TraverseAttr); ok && pending[attr.Name] != nil {
+			return false
+		}
+	}
+	return true
+}
