@@ -1,0 +1,80 @@
+package command
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+func runJobRun(m *Meta, args []string) int {
+	fset := m.apiFlagSet("job run", "[options] <file>", `
+Submit a job file: the job is created, or updated if it exists. The file
+is parsed here, so syntax errors are reported with file:line:col before
+anything is sent.
+
+Unless -detach is given, follow the evaluation the submission created:
+print where allocations were placed, or why they could not be, then wait
+until the allocations are running (for batch jobs: finished).
+
+Exit codes: 0 on success, 1 on errors, 2 when some allocations could not be
+placed.`)
+	detach := fset.Bool("detach", false, "Return once the job is submitted, printing the evaluation ID, without following it.")
+	verbose := fset.Bool("verbose", false, "Show full IDs.")
+	timeout := fset.Duration("timeout", 5*time.Minute, "How long to wait for the allocations to start (drover-specific).")
+	if code, done := m.parse(fset, args); done {
+		return code
+	}
+	if fset.NArg() != 1 {
+		return m.usageError(fset, "this command takes one argument: the job file")
+	}
+	path := fset.Arg(0)
+	src, err := m.readFile(path)
+	if err != nil {
+		fmt.Fprintf(m.stderr, "Error reading job file: %v\n", err)
+		return exitError
+	}
+	job, err := m.parseJob(path, src)
+	if err != nil {
+		fmt.Fprintf(m.stderr, "Error parsing job file %s:\n%v\n", path, err)
+		return exitError
+	}
+	c := m.apiClient()
+	if c == nil {
+		return exitError
+	}
+	resp, _, err := c.Jobs().Register(job, nil)
+	if err != nil {
+		return m.fail("submitting job", err)
+	}
+	if w := strings.TrimSpace(resp.Warnings); w != "" {
+		fmt.Fprintf(m.stdout, "Job Warnings:\n%s\n\n", w)
+	}
+	if resp.EvalID == "" {
+		fmt.Fprintln(m.stdout, "Job registration successful (no evaluation was needed)")
+		return exitOK
+	}
+	if *detach {
+		fmt.Fprintf(m.stdout, "Job registration successful\nEvaluation ID: %s\n", resp.EvalID)
+		return exitOK
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	mon := newMonitor(m, c, *verbose)
+	eval, err := mon.watchEval(ctx, resp.EvalID)
+	if err != nil {
+		if ctx.Err() != nil {
+			return mon.timedOut(derefString(job.ID))
+		}
+		return m.fail("monitoring evaluation", err)
+	}
+	code := mon.reportEval(eval)
+	if code == exitError {
+		return code
+	}
+	if waited := mon.waitAllocs(ctx, eval.JobID, eval.Type); waited != exitOK {
+		return waited
+	}
+	return code
+}

@@ -1,0 +1,181 @@
+package command
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Version is drover's version.
+const Version = "0.1.0-dev"
+
+// cliCommand is one command of the CLI.
+type cliCommand struct {
+	// synopsis is the one-line description shown in command lists.
+	synopsis string
+	// run executes the command with its arguments (after its name).
+	run func(m *Meta, args []string) int
+}
+
+// commands returns the CLI's commands by their full name. A name with
+// subcommands ("job") is listed with them; running it alone prints them.
+func commands() map[string]cliCommand {
+	return map[string]cliCommand{
+		"agent":        {"Run a drover agent (server, client, or both)", runAgent},
+		"job":          {"Interact with jobs", nil},
+		"job init":     {"Create an example job file", runJobInit},
+		"job run":      {"Run a new job or update an existing one", runJobRun},
+		"job status":   {"Display the status of jobs", runJobStatus},
+		"job stop":     {"Stop a running job", runJobStop},
+		"job inspect":  {"Show the job as the server stores it (JSON)", runJobInspect},
+		"alloc":        {"Interact with allocations", nil},
+		"alloc status": {"Display the status of an allocation", runAllocStatus},
+		"node":         {"Interact with nodes", nil},
+		"node status":  {"Display the status of nodes", runNodeStatus},
+		"status":       {"Display the status of jobs, or of the job, allocation or node an ID prefix names", runStatus},
+		"version":      {"Print drover's version", runVersion},
+	}
+}
+
+// Run runs the command line args (without the program name) and returns the
+// process exit code: 0 on success, 1 on errors, 2 when `job run` could not
+// place all allocations.
+func Run(args []string, stdout, stderr io.Writer) int {
+	return run(args, newMeta(stdout, stderr, defaultDeps()))
+}
+
+// run is Run with the dependencies given, for tests.
+func run(args []string, m *Meta) int {
+	// Global flags before the command: -address, -namespace, -h, -version.
+	global := flag.NewFlagSet("drover", flag.ContinueOnError)
+	global.SetOutput(io.Discard)
+	global.StringVar(&m.address, "address", m.address, "")
+	global.StringVar(&m.namespace, "namespace", m.namespace, "")
+	showVersion := global.Bool("version", false, "")
+	if err := global.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			printMainHelp(m.stdout)
+			return 0
+		}
+		fmt.Fprintf(m.stderr, "Error: %v\n\n", err)
+		printMainHelp(m.stderr)
+		return 1
+	}
+	if *showVersion {
+		return runVersion(m, nil)
+	}
+	args = global.Args()
+	if len(args) == 0 {
+		printMainHelp(m.stderr)
+		return 1
+	}
+	if args[0] == "help" {
+		if len(args) == 1 {
+			printMainHelp(m.stdout)
+			return 0
+		}
+		// "drover help job run" is "drover job run -h".
+		return run(append(args[1:], "-h"), m)
+	}
+
+	cmds := commands()
+	name := args[0]
+	rest := args[1:]
+	if _, ok := cmds[name]; !ok {
+		fmt.Fprintf(m.stderr, "Error: unknown command %q\n\n", name)
+		printMainHelp(m.stderr)
+		return 1
+	}
+	// Descend into subcommands: "job" "run" -> "job run".
+	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		if _, ok := cmds[name+" "+rest[0]]; ok {
+			name, rest = name+" "+rest[0], rest[1:]
+		}
+	}
+	c := cmds[name]
+	if c.run == nil {
+		return runParent(m, name, rest, cmds)
+	}
+	return c.run(m, rest)
+}
+
+// runParent handles a command that only groups subcommands ("drover job").
+func runParent(m *Meta, name string, args []string, cmds map[string]cliCommand) int {
+	out, code := m.stderr, 1
+	if len(args) > 0 && isHelpFlag(args[0]) {
+		out, code = m.stdout, 0
+	} else if len(args) > 0 {
+		fmt.Fprintf(m.stderr, "Error: unknown command \"%s %s\"\n\n", name, args[0])
+	}
+	fmt.Fprintf(out, "Usage: drover %s <subcommand> [options] [args]\n\n", name)
+	fmt.Fprintf(out, "  %s.\n\nSubcommands:\n", cmds[name].synopsis)
+	printCommandList(out, cmds, name+" ")
+	fmt.Fprintf(out, "\nRun `drover %s <subcommand> -h` for a subcommand's options.\n", name)
+	return code
+}
+
+func isHelpFlag(s string) bool {
+	switch s {
+	case "-h", "-help", "--help", "help":
+		return true
+	}
+	return false
+}
+
+func printMainHelp(w io.Writer) {
+	fmt.Fprint(w, `Usage: drover [-address=<addr>] <command> [options] [args]
+
+  Drover runs and schedules workloads. Its HTTP API and job files are
+  compatible with Nomad's.
+
+Commands:
+`)
+	printCommandList(w, commands(), "")
+	fmt.Fprint(w, `
+Global options (also accepted by every command that talks to an agent):
+  -address=<addr>    The agent's HTTP address (env DROVER_ADDR or NOMAD_ADDR,
+                     default http://127.0.0.1:4646).
+  -namespace=<ns>    The namespace to use (env DROVER_NAMESPACE or NOMAD_NAMESPACE).
+
+Run `+"`drover <command> -h`"+` for a command's options.
+`)
+}
+
+// printCommandList prints the commands whose name starts with prefix and has
+// exactly one more word.
+func printCommandList(w io.Writer, cmds map[string]cliCommand, prefix string) {
+	var names []string
+	for n := range cmds {
+		rest, ok := strings.CutPrefix(n, prefix)
+		if ok && rest != "" && !strings.Contains(rest, " ") {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-14s %s\n", strings.TrimPrefix(n, prefix), cmds[n].synopsis)
+	}
+}
+
+// deps are what the commands call outside the HTTP API; tests replace them.
+type deps struct {
+	runAgent func(args []string, stdout, stderr io.Writer) int
+	parseJob parseJobFunc
+	now      func() time.Time
+	getenv   func(string) string
+	readFile func(string) ([]byte, error)
+}
+
+func defaultDeps() deps {
+	return deps{
+		runAgent: agentRunCommand,
+		parseJob: jobspecParse,
+		now:      time.Now,
+		getenv:   os.Getenv,
+		readFile: os.ReadFile,
+	}
+}
