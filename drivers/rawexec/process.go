@@ -36,6 +36,9 @@ type process struct {
 	pid       int
 	startTime uint64 // /proc starttime, to tell a reused pid apart
 	startedAt time.Time
+	// attached: not our child, so it may be reaped (and its pid reused)
+	// before poll notices; signal checks startTime first.
+	attached bool
 	// done is closed once the process has exited and result is set.
 	done chan struct{}
 
@@ -95,7 +98,7 @@ func attachProcess(pid int, startTime uint64, startedAt time.Time, interval time
 	if pid <= 0 || !alive(pid, startTime) {
 		return nil, fmt.Errorf("process %d: %w", pid, drivers.ErrTaskNotFound)
 	}
-	p := &process{pid: pid, startTime: startTime, startedAt: startedAt, done: make(chan struct{})}
+	p := &process{pid: pid, startTime: startTime, startedAt: startedAt, attached: true, done: make(chan struct{})}
 	go p.poll(interval)
 	return p, nil
 }
@@ -169,10 +172,12 @@ func (p *process) finish(res *drivers.ExitResult) {
 // signal sends sig to the process group.
 func (p *process) signal(sig syscall.Signal) error {
 	// The lock is held across kill(2) on purpose: it orders the signal
-	// before waitChild's reaping, so the pid cannot have been reused.
+	// before waitChild's reaping, so our child's pid cannot have been
+	// reused. (For an attached process a small window remains between the
+	// /proc check and kill.)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.exited {
+	if p.exited || (p.attached && !alive(p.pid, p.startTime)) {
 		return errProcessExited
 	}
 	err := syscall.Kill(-p.pid, sig)
