@@ -1,0 +1,15 @@
+// Package scheduler is Drover's placement logic: given an evaluation and a
+// read-only view of the cluster state, it decides which allocations to stop
+// and where to place new ones, and returns that decision as a Plan.
+//
+// Where it sits in the data flow: a server worker dequeues an evaluation,
+// calls Process with a state snapshot, and hands the Plan to the plan
+// applier, which re-checks it against the latest state and commits it
+// through raft. The package is pure: no goroutines, no I/O, no clock or
+// randomness it does not get from Options; the same inputs give the same
+// plan, which the golden tests in testdata/ rely on.
+//
+// Job types: service and batch share the generic scheduler (reconcile the
+// desired count per group against existing allocations, then bin-pack the
+// missing ones); system jobs get one allocation per eligible node.
+package scheduler

@@ -1,0 +1,178 @@
+package scheduler
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/drover-io/drover/structs"
+)
+
+// fakeState is an in-memory State for tests.
+type fakeState struct {
+	jobs   map[structs.NamespacedID]*structs.Job
+	nodes  []*structs.Node
+	allocs []*structs.Allocation
+}
+
+func newFakeState() *fakeState {
+	return &fakeState{jobs: map[structs.NamespacedID]*structs.Job{}}
+}
+
+func (f *fakeState) JobByID(ns, id string) (*structs.Job, error) {
+	return f.jobs[structs.NamespacedID{Namespace: ns, ID: id}], nil
+}
+
+func (f *fakeState) AllocsByJob(ns, id string) ([]*structs.Allocation, error) {
+	var out []*structs.Allocation
+	for _, a := range f.allocs {
+		if a.Namespace == ns && a.JobID == id {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeState) AllocsByNode(id string) ([]*structs.Allocation, error) {
+	var out []*structs.Allocation
+	for _, a := range f.allocs {
+		if a.NodeID == id {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeState) NodeByID(id string) (*structs.Node, error) {
+	for _, n := range f.nodes {
+		if n.ID == id {
+			return n, nil
+		}
+	}
+	return nil, nil
+}
+
+func (f *fakeState) ReadyNodes() ([]*structs.Node, error) {
+	var out []*structs.Node
+	for _, n := range f.nodes {
+		if n.Ready() {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// testOptions returns Options with a fixed clock and sequential IDs.
+func testOptions() Options {
+	n := 0
+	return Options{
+		Now:   func() time.Time { return time.Unix(1700000000, 0) },
+		NewID: func() string { n++; return fmt.Sprintf("alloc-%d", n) },
+	}
+}
+
+// newNode returns a ready node with the mock driver, 1000 MHz and 1024 MB.
+func newNode(id string) *structs.Node {
+	return &structs.Node{
+		ID: id, Name: id, Datacenter: "dc1", Status: structs.NodeStatusReady,
+		SchedulingEligibility: structs.NodeSchedulingEligible,
+		Attributes:            map[string]string{"kernel.name": "linux"},
+		Meta:                  map[string]string{},
+		NodeResources: &structs.NodeResources{
+			Cpu:    structs.NodeCpuResources{CpuShares: 1000},
+			Memory: structs.NodeMemoryResources{MemoryMB: 1024},
+		},
+		Drivers: map[string]*structs.DriverInfo{"mock": {Detected: true, Healthy: true}},
+	}
+}
+
+// newJob returns a canonical job with one group "web" of count tasks "app"
+// asking for cpu MHz and mem MB, at JobModifyIndex 10.
+func newJob(id, typ string, count, cpu, mem int) *structs.Job {
+	j := &structs.Job{ID: id, Type: typ, TaskGroups: []*structs.TaskGroup{{
+		Name: "web", Count: count,
+		Tasks: []*structs.Task{{Name: "app", Driver: "mock", Resources: &structs.Resources{CPU: cpu, MemoryMB: mem}}},
+	}}}
+	j.Canonicalize()
+	j.JobModifyIndex = 10
+	j.Version = 1
+	return j
+}
+
+// newAlloc returns an allocation of job's group tg at index idx on node.
+func newAlloc(id string, job *structs.Job, tg string, idx int, node, client string) *structs.Allocation {
+	total := &structs.Resources{CPU: 100, MemoryMB: 256}
+	if g := job.LookupTaskGroup(tg); g != nil {
+		total = newAllocResources(job, g).total
+	}
+	return &structs.Allocation{
+		ID: id, Namespace: job.Namespace, JobID: job.ID, Job: job, TaskGroup: tg,
+		Name: structs.AllocName(job.ID, tg, idx), NodeID: node, NodeName: node,
+		Resources: total, DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: client,
+		CreateIndex: uint64(idx + 1),
+	}
+}
+
+func evalFor(job *structs.Job) *structs.Evaluation {
+	return &structs.Evaluation{ID: "eval-1", Namespace: job.Namespace, JobID: job.ID, Type: job.Type,
+		TriggeredBy: structs.EvalTriggerJobRegister, Status: structs.EvalStatusPending}
+}
+
+// renderPlan writes a plan as sorted lines of text.
+func renderPlan(p *Plan) string {
+	var b strings.Builder
+	for _, a := range p.Stops() {
+		fmt.Fprintf(&b, "stop %s %s node=%s: %s\n", a.ID, a.Name, a.NodeID, a.DesiredDescription)
+	}
+	for _, a := range p.Placements() {
+		fmt.Fprintf(&b, "place %s node=%s id=%s cpu=%d mem=%d", a.Name, a.NodeID, a.ID, a.Resources.CPU, a.Resources.MemoryMB)
+		if a.PreviousAllocation != "" {
+			fmt.Fprintf(&b, " prev=%s", a.PreviousAllocation)
+		}
+		if s, ok := a.Metrics.Scores[a.NodeID+".binpack"]; ok {
+			fmt.Fprintf(&b, " score=%.3f", s)
+		}
+		b.WriteString("\n")
+	}
+	groups := make([]string, 0, len(p.FailedTGAllocs))
+	for g := range p.FailedTGAllocs {
+		groups = append(groups, g)
+	}
+	sort.Strings(groups)
+	for _, g := range groups {
+		m := p.FailedTGAllocs[g]
+		fmt.Fprintf(&b, "failed %s queued=%d coalesced=%d evaluated=%d filtered=%d exhausted=%d%s%s\n",
+			g, p.QueuedAllocations[g], m.CoalescedFailures, m.NodesEvaluated, m.NodesFiltered, m.NodesExhausted,
+			renderCounts(" constraint", m.ConstraintFiltered), renderCounts(" dimension", m.DimensionExhausted))
+	}
+	if b.Len() == 0 {
+		return "no-op\n"
+	}
+	return b.String()
+}
+
+func renderCounts(label string, m map[string]int) string {
+	if len(m) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%q:%d", k, m[k])
+	}
+	return label + "{" + strings.Join(parts, " ") + "}"
+}
+
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		panic(fmt.Sprintf("bad number %q", s))
+	}
+	return n
+}

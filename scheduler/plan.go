@@ -1,0 +1,97 @@
+package scheduler
+
+import (
+	"sort"
+
+	"github.com/drover-io/drover/structs"
+)
+
+// Plan is the outcome of processing an evaluation: allocations to stop and
+// allocations to place, by node, plus the placements that failed.
+type Plan struct {
+	// EvalID is the evaluation the plan answers.
+	EvalID string
+	// Job is the job planned for; nil when it was purged.
+	Job *structs.Job
+	// NodeUpdate holds, by node, copies of existing allocations with
+	// DesiredStatus stop and a DesiredDescription saying why.
+	NodeUpdate map[string][]*structs.Allocation
+	// NodeAllocation holds, by node, the new allocations to place.
+	NodeAllocation map[string][]*structs.Allocation
+	// FailedTGAllocs explains, per group, the placements that failed; the
+	// metric's CoalescedFailures counts the failures beyond the first.
+	FailedTGAllocs map[string]*structs.AllocMetric
+	// QueuedAllocations counts, per group, the placements not made.
+	QueuedAllocations map[string]int
+}
+
+func newPlan(eval *structs.Evaluation, job *structs.Job) *Plan {
+	return &Plan{
+		EvalID:            eval.ID,
+		Job:               job,
+		NodeUpdate:        map[string][]*structs.Allocation{},
+		NodeAllocation:    map[string][]*structs.Allocation{},
+		QueuedAllocations: map[string]int{},
+	}
+}
+
+// IsNoOp reports whether the plan neither stops nor places anything.
+func (p *Plan) IsNoOp() bool { return len(p.NodeUpdate) == 0 && len(p.NodeAllocation) == 0 }
+
+// AppendStop adds a stop of alloc to the plan; alloc itself is not changed.
+func (p *Plan) AppendStop(alloc *structs.Allocation, desc string, now int64) {
+	c := alloc.Copy()
+	c.DesiredStatus = structs.AllocDesiredStatusStop
+	c.DesiredDescription = desc
+	c.ModifyTime = now
+	p.NodeUpdate[c.NodeID] = append(p.NodeUpdate[c.NodeID], c)
+}
+
+// AppendAlloc adds a new allocation to the plan.
+func (p *Plan) AppendAlloc(alloc *structs.Allocation) {
+	p.NodeAllocation[alloc.NodeID] = append(p.NodeAllocation[alloc.NodeID], alloc)
+}
+
+// PopNode removes and returns a node's placements (the plan applier uses it
+// to reject a node that no longer fits).
+func (p *Plan) PopNode(nodeID string) []*structs.Allocation {
+	allocs := p.NodeAllocation[nodeID]
+	delete(p.NodeAllocation, nodeID)
+	return allocs
+}
+
+// Stops returns every stop in the plan, ordered by node then allocation ID.
+func (p *Plan) Stops() []*structs.Allocation { return flatten(p.NodeUpdate) }
+
+// Placements returns every placement in the plan, ordered by node then name.
+func (p *Plan) Placements() []*structs.Allocation { return flatten(p.NodeAllocation) }
+
+func flatten(m map[string][]*structs.Allocation) []*structs.Allocation {
+	var out []*structs.Allocation
+	for _, allocs := range m {
+		out = append(out, allocs...)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].NodeID != out[j].NodeID {
+			return out[i].NodeID < out[j].NodeID
+		}
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// failed records a failed placement of group tg explained by metric.
+func (p *Plan) failed(tg string, metric *structs.AllocMetric) {
+	p.QueuedAllocations[tg]++
+	if p.FailedTGAllocs == nil {
+		p.FailedTGAllocs = map[string]*structs.AllocMetric{}
+	}
+	if prev, ok := p.FailedTGAllocs[tg]; ok {
+		prev.CoalescedFailures++
+		return
+	}
+	p.FailedTGAllocs[tg] = metric
+}

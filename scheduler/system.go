@@ -1,0 +1,89 @@
+package scheduler
+
+import (
+	"fmt"
+
+	"github.com/drover-io/drover/structs"
+)
+
+// system reconciles a system job: one allocation of each group on every
+// ready node that is in the job's datacenters and meets its constraints.
+func (r *run) system() error {
+	pool := &structs.AllocMetric{}
+	nodes := r.candidates(pool)
+	ready := map[string]*structs.Node{}
+	for _, n := range nodes {
+		ready[n.ID] = n
+	}
+	for _, tg := range r.job.TaskGroups {
+		// Existing allocations of the group, by node, that stay.
+		kept := map[string]bool{}
+		freed := map[string]*structs.Allocation{}
+		for _, a := range r.allocs {
+			if a.ServerTerminalStatus() {
+				continue
+			}
+			if a.TaskGroup != tg.Name {
+				if r.job.LookupTaskGroup(a.TaskGroup) == nil && tg == r.job.TaskGroups[0] {
+					r.plan.AppendStop(a, descNotNeeded, r.now)
+				}
+				continue
+			}
+			stop, desc, err := r.systemStop(a, tg, ready)
+			if err != nil {
+				return err
+			}
+			switch {
+			case stop:
+				r.plan.AppendStop(a, desc, r.now)
+				freed[a.NodeID] = a
+			case a.ClientTerminalStatus() && (r.oldVersion(a) || a.ClientStatus == structs.AllocClientStatusComplete):
+				freed[a.NodeID] = a
+			case kept[a.NodeID]:
+				r.plan.AppendStop(a, descNotNeeded, r.now)
+			default:
+				kept[a.NodeID] = true
+			}
+		}
+		for _, node := range nodes {
+			if kept[node.ID] {
+				continue
+			}
+			probe := freshMetric(pool)
+			if !r.feasible(node, tg, probe) {
+				continue // not a node for this job: no failure
+			}
+			name := structs.AllocName(r.job.ID, tg.Name, 0)
+			if err := r.place(tg, name, freed[node.ID], []*structs.Node{node}, freshMetric(pool), false); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// systemStop decides whether an existing allocation of a system job must
+// stop, and why.
+func (r *run) systemStop(a *structs.Allocation, tg *structs.TaskGroup, ready map[string]*structs.Node) (bool, string, error) {
+	if a.ClientStatus == structs.AllocClientStatusLost {
+		return true, descLost, nil
+	}
+	if node, ok := ready[a.NodeID]; ok {
+		if !r.feasible(node, tg, &structs.AllocMetric{}) {
+			return true, descNodeGone, nil
+		}
+	} else {
+		node, err := r.state.NodeByID(a.NodeID)
+		if err != nil {
+			return false, "", fmt.Errorf("read node %q: %w", a.NodeID, err)
+		}
+		if node == nil || node.Status == structs.NodeStatusDown || node.Drain ||
+			!inDatacenters(node.Datacenter, r.job.Datacenters) {
+			return true, descNodeGone, nil
+		}
+	}
+	if !a.ClientTerminalStatus() && r.oldVersion(a) {
+		return true, descUpdating, nil
+	}
+	return false, "", nil
+}
