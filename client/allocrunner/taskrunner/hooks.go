@@ -1,0 +1,94 @@
+package taskrunner
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	"github.com/drover-io/drover/client/allocdir"
+	"github.com/drover-io/drover/structs"
+)
+
+// taskHook is what every task hook implements.
+type taskHook interface {
+	// Name identifies the hook in logs and errors.
+	Name() string
+}
+
+// prestartHook runs before each start of the task.
+type prestartHook interface {
+	taskHook
+	Prestart(ctx context.Context, req *PrestartRequest, resp *PrestartResponse) error
+}
+
+// eventEmitter records task events; the TaskRunner implements it for its hooks.
+type eventEmitter interface {
+	EmitEvent(ev *structs.TaskEvent)
+}
+
+// PrestartRequest is what a prestart hook is given.
+type PrestartRequest struct {
+	Alloc    *structs.Allocation
+	Task     *structs.Task
+	AllocDir *allocdir.AllocDir
+	TaskDir  *allocdir.TaskDir
+	// Env is the environment built by earlier hooks; read-only.
+	Env map[string]string
+}
+
+// PrestartResponse is what a prestart hook returns.
+type PrestartResponse struct {
+	// Env entries are merged into the task's environment.
+	Env map[string]string
+	// StdoutPath and StderrPath, when set, are where the task's logs go.
+	StdoutPath string
+	StderrPath string
+	// Done means the hook need not run again before a restart.
+	Done bool
+}
+
+// hookResources is what the prestart hooks produced; it is used to build
+// the driver's TaskConfig. Only the run loop touches it.
+type hookResources struct {
+	env        map[string]string
+	stdoutPath string
+	stderrPath string
+}
+
+// runPrestartHooks runs the prestart hooks in order, skipping those that
+// reported Done on an earlier run.
+func (tr *TaskRunner) runPrestartHooks(ctx context.Context) error {
+	alloc, task := tr.allocAndTask()
+	for _, h := range tr.prestartHooks {
+		if tr.hooksDone[h.Name()] {
+			continue
+		}
+		req := &PrestartRequest{
+			Alloc:    alloc,
+			Task:     task,
+			AllocDir: tr.allocDir,
+			TaskDir:  tr.taskDir,
+			Env:      maps.Clone(tr.resources.env),
+		}
+		var resp PrestartResponse
+		if err := h.Prestart(ctx, req, &resp); err != nil {
+			return fmt.Errorf("prestart hook %q: %w", h.Name(), err)
+		}
+		if resp.Env != nil {
+			if tr.resources.env == nil {
+				tr.resources.env = make(map[string]string, len(resp.Env))
+			}
+			maps.Copy(tr.resources.env, resp.Env)
+		}
+		if resp.StdoutPath != "" {
+			tr.resources.stdoutPath = resp.StdoutPath
+		}
+		if resp.StderrPath != "" {
+			tr.resources.stderrPath = resp.StderrPath
+		}
+		if resp.Done {
+			tr.hooksDone[h.Name()] = true
+		}
+	}
+	return nil
+}

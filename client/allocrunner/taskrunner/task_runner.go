@@ -1,0 +1,483 @@
+package taskrunner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/drover-io/drover/client/allocdir"
+	"github.com/drover-io/drover/client/state"
+	"github.com/drover-io/drover/plugins/drivers"
+	"github.com/drover-io/drover/structs"
+)
+
+// Defaults of the bounds the TaskRunner puts on a driver.
+const (
+	// DefaultKillGrace is how long past a task's kill timeout the runner
+	// waits for the driver to report the task's exit before giving up.
+	DefaultKillGrace = 5 * time.Second
+	// destroyTimeout bounds DestroyTask after a task exited.
+	destroyTimeout = 10 * time.Second
+	// maxTaskEvents is how many events a TaskState keeps (the oldest go).
+	maxTaskEvents = 10
+)
+
+// StateUpdater is told that a task's state changed. The AllocRunner
+// implements it; it must not block.
+type StateUpdater interface {
+	TaskStateUpdated()
+}
+
+// Config configures a TaskRunner.
+type Config struct {
+	Logger *slog.Logger
+	// Alloc is the server-sent allocation; it is never mutated.
+	Alloc *structs.Allocation
+	// Task is the task to run, one of Alloc's job's tasks.
+	Task     *structs.Task
+	AllocDir *allocdir.AllocDir
+	Driver   drivers.DriverPlugin
+	StateDB  state.StateDB
+	// StateUpdater is told of every state change.
+	StateUpdater StateUpdater
+	// Node is the node the task runs on, for its environment.
+	Node *structs.Node
+	// BuildEnv builds the task's environment; nil means BuildEnv.
+	BuildEnv EnvBuilder
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+	// KillGrace overrides DefaultKillGrace when positive.
+	KillGrace time.Duration
+	// RestartJitter, when set, adds a random delay to restart delays.
+	RestartJitter func(time.Duration) time.Duration
+}
+
+// TaskRunner runs one task. Create it with New, optionally Restore its
+// persisted state, then call Run in a goroutine.
+type TaskRunner struct {
+	allocID   string
+	taskName  string
+	logger    *slog.Logger
+	driver    drivers.DriverPlugin
+	stateDB   state.StateDB
+	updater   StateUpdater
+	allocDir  *allocdir.AllocDir
+	taskDir   *allocdir.TaskDir
+	now       func() time.Time
+	killGrace time.Duration
+
+	// Owned by the run loop goroutine.
+	restartTracker *RestartTracker
+	prestartHooks  []prestartHook
+	hooksDone      map[string]bool
+	resources      hookResources
+
+	// shutdownCtx stops the run loop leaving the task running; killCtx,
+	// its child, is cancelled by Kill and so is also done on shutdown.
+	shutdownCtx    context.Context
+	shutdownCancel context.CancelFunc
+	killCtx        context.Context
+	killCancel     context.CancelFunc
+	// restartCh carries operator restart requests to the run loop.
+	restartCh chan struct{}
+	// waitCh is closed when Run returns.
+	waitCh chan struct{}
+
+	// persistMu serializes taking a state snapshot and persisting it, so
+	// that the stored state is never older than an earlier snapshot.
+	persistMu sync.Mutex
+
+	mu         sync.RWMutex // guards the fields below
+	alloc      *structs.Allocation
+	task       *structs.Task
+	state      *structs.TaskState
+	local      *state.LocalState
+	killReason string
+	runClaimed bool
+}
+
+// New returns a TaskRunner for cfg.Task. It starts nothing.
+func New(cfg *Config) (*TaskRunner, error) {
+	switch {
+	case cfg.Alloc == nil || cfg.Alloc.Job == nil:
+		return nil, structs.Invalid("task runner: alloc with its job is required")
+	case cfg.Task == nil:
+		return nil, structs.Invalid("task runner: task is required")
+	case cfg.AllocDir == nil:
+		return nil, structs.Invalid("task runner: alloc dir is required")
+	case cfg.Driver == nil:
+		return nil, structs.Invalid("task runner: task %q: driver %q is not available", cfg.Task.Name, cfg.Task.Driver)
+	case cfg.StateDB == nil:
+		return nil, structs.Invalid("task runner: state db is required")
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	buildEnv := cfg.BuildEnv
+	if buildEnv == nil {
+		buildEnv = BuildEnv
+	}
+	killGrace := cfg.KillGrace
+	if killGrace <= 0 {
+		killGrace = DefaultKillGrace
+	}
+	updater := cfg.StateUpdater
+	if updater == nil {
+		updater = noopUpdater{}
+	}
+	shutdownCtx, shutdownCancel := context.WithCancel(context.Background())
+	killCtx, killCancel := context.WithCancel(shutdownCtx)
+	tr := &TaskRunner{
+		allocID:        cfg.Alloc.ID,
+		taskName:       cfg.Task.Name,
+		logger:         logger.With("alloc_id", cfg.Alloc.ID, "task", cfg.Task.Name, "driver", cfg.Task.Driver),
+		driver:         cfg.Driver,
+		stateDB:        cfg.StateDB,
+		updater:        updater,
+		allocDir:       cfg.AllocDir,
+		taskDir:        cfg.AllocDir.NewTaskDir(cfg.Task.Name),
+		now:            now,
+		killGrace:      killGrace,
+		restartTracker: NewRestartTracker(cfg.Task.RestartPolicy, cfg.Alloc.Job.Type),
+		hooksDone:      make(map[string]bool),
+		shutdownCtx:    shutdownCtx,
+		shutdownCancel: shutdownCancel,
+		killCtx:        killCtx,
+		killCancel:     killCancel,
+		restartCh:      make(chan struct{}, 1),
+		waitCh:         make(chan struct{}),
+		alloc:          cfg.Alloc,
+		task:           cfg.Task,
+		state:          structs.NewTaskState(),
+		local:          &state.LocalState{},
+	}
+	if cfg.RestartJitter != nil {
+		tr.restartTracker.SetJitter(cfg.RestartJitter)
+	}
+	tr.prestartHooks = []prestartHook{
+		&taskDirHook{events: tr},
+		&logsHook{},
+		&envHook{build: buildEnv, node: cfg.Node},
+	}
+	received := structs.NewTaskEvent(structs.TaskReceived)
+	received.Time = now().UnixNano()
+	tr.state.Events = []*structs.TaskEvent{received.PopulateDisplayMessage()}
+	return tr, nil
+}
+
+type noopUpdater struct{}
+
+func (noopUpdater) TaskStateUpdated() {}
+
+// Restore loads the task's persisted state and driver handle. Call it
+// before Run; Run then re-attaches to a task that is still running.
+func (tr *TaskRunner) Restore() error {
+	ls, ts, err := tr.stateDB.GetTaskRunnerState(tr.allocID, tr.taskName)
+	if err != nil {
+		return fmt.Errorf("restore task %q: %w", tr.taskName, err)
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if ts != nil {
+		tr.state = ts
+	}
+	if ls != nil {
+		tr.local = ls
+	}
+	return nil
+}
+
+// Name returns the task's name.
+func (tr *TaskRunner) Name() string { return tr.taskName }
+
+// Task returns the task (from the latest alloc); it must not be mutated.
+func (tr *TaskRunner) Task() *structs.Task {
+	tr.mu.RLock()
+	defer tr.mu.RUnlock()
+	return tr.task
+}
+
+// IsLeader reports whether the task is its group's leader.
+func (tr *TaskRunner) IsLeader() bool { return tr.Task().Leader }
+
+// TaskState returns a copy of the task's state.
+func (tr *TaskRunner) TaskState() *structs.TaskState {
+	tr.mu.RLock()
+	defer tr.mu.RUnlock()
+	return tr.state.Copy()
+}
+
+// WaitCh is closed when Run returns: the task is dead, or the runner was
+// shut down.
+func (tr *TaskRunner) WaitCh() <-chan struct{} { return tr.waitCh }
+
+// Update replaces the runner's allocation with a newer one.
+func (tr *TaskRunner) Update(alloc *structs.Allocation) {
+	var task *structs.Task
+	if alloc.Job != nil {
+		if tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup); tg != nil {
+			task = tg.LookupTask(tr.taskName)
+		}
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.alloc = alloc
+	if task != nil {
+		tr.task = task
+	}
+}
+
+func (tr *TaskRunner) allocAndTask() (*structs.Allocation, *structs.Task) {
+	tr.mu.RLock()
+	defer tr.mu.RUnlock()
+	return tr.alloc, tr.task
+}
+
+// Run runs the task until it is dead or the runner is shut down, then
+// closes WaitCh. Only the first call runs; later ones return at once.
+func (tr *TaskRunner) Run() {
+	tr.mu.Lock()
+	if tr.runClaimed {
+		tr.mu.Unlock()
+		return
+	}
+	tr.runClaimed = true
+	tr.mu.Unlock()
+	defer close(tr.waitCh)
+	tr.run()
+}
+
+// run is the run loop. Each pass: prestart hooks, start, wait, then the
+// restart policy decides; a kill or shutdown is checked at every step.
+func (tr *TaskRunner) run() {
+	if tr.TaskState().State == structs.TaskStateDead {
+		return // restored a finished task
+	}
+	handle := tr.recoverHandle()
+	for {
+		if handle == nil {
+			if tr.shutdownCtx.Err() != nil {
+				return
+			}
+			if tr.killCtx.Err() != nil {
+				tr.killedNotRunning()
+				return
+			}
+			if err := tr.runPrestartHooks(tr.killCtx); err != nil {
+				if tr.stopping() {
+					return
+				}
+				tr.logger.Error("prestart failed", "error", err)
+				tr.updateState(structs.TaskStateDead,
+					structs.NewTaskEvent(structs.TaskSetupFailure).SetSetupError(err).SetFailsTask())
+				return
+			}
+			h, err := tr.startTask()
+			if err != nil {
+				if tr.stopping() {
+					return
+				}
+				recoverable := drivers.IsRecoverable(err)
+				tr.logger.Error("start failed", "error", err, "recoverable", recoverable)
+				ev := structs.NewTaskEvent(structs.TaskDriverFailure).SetDriverError(err)
+				if !recoverable {
+					ev.SetFailsTask()
+				}
+				tr.EmitEvent(ev)
+				if !tr.restartOrStop(tr.restartTracker.OnStartError(tr.now(), recoverable)) {
+					return
+				}
+				continue
+			}
+			handle = h
+		}
+
+		res, out := tr.waitTask(handle)
+		switch out {
+		case outcomeShutdown:
+			return
+		case outcomeKilled:
+			return
+		case outcomeUserRestart:
+			handle = nil
+			tr.updateState(structs.TaskStatePending,
+				structs.NewTaskEvent(structs.TaskRestarting).SetRestartReason("User requested restart"))
+			continue
+		}
+		handle = nil
+		if !tr.restartOrStop(tr.restartTracker.OnExit(tr.now(), res)) {
+			return
+		}
+	}
+}
+
+// stopping reports whether the run loop must stop: on shutdown (leaving
+// state as is) or on kill (recording the kill). It is for errors that may
+// have been caused by the cancelled context.
+func (tr *TaskRunner) stopping() bool {
+	if tr.shutdownCtx.Err() != nil {
+		return true
+	}
+	if tr.killCtx.Err() != nil {
+		tr.killedNotRunning()
+		return true
+	}
+	return false
+}
+
+// restartOrStop applies a restart decision: records Not Restarting and
+// returns false, or records Restarting, waits out the delay and returns
+// true. A kill or shutdown during the delay returns false.
+func (tr *TaskRunner) restartOrStop(d RestartDecision) bool {
+	if !d.Restart {
+		ev := structs.NewTaskEvent(structs.TaskNotRestarting).SetRestartReason(d.Reason)
+		if d.Failed {
+			ev.SetFailsTask()
+		}
+		tr.updateState(structs.TaskStateDead, ev)
+		return false
+	}
+	tr.updateState(structs.TaskStatePending,
+		structs.NewTaskEvent(structs.TaskRestarting).SetRestartReason(d.Reason).SetRestartDelay(d.Delay))
+	timer := time.NewTimer(d.Delay)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-tr.killCtx.Done():
+		if tr.shutdownCtx.Err() == nil {
+			tr.killedNotRunning()
+		}
+		return false
+	}
+}
+
+// killedNotRunning records a kill of a task that was not running.
+func (tr *TaskRunner) killedNotRunning() {
+	tr.updateState(structs.TaskStateDead, structs.NewTaskEvent(structs.TaskKilled))
+}
+
+// recoverHandle re-attaches to a restored task handle; nil when there is
+// none or the task is gone.
+func (tr *TaskRunner) recoverHandle() *drivers.TaskHandle {
+	tr.mu.RLock()
+	h := state.CopyTaskHandle(tr.local.TaskHandle)
+	tr.mu.RUnlock()
+	if h == nil {
+		return nil
+	}
+	if err := tr.driver.RecoverTask(tr.killCtx, h); err != nil {
+		tr.logger.Warn("could not re-attach to task; starting it again", "error", err)
+		tr.EmitEvent(structs.NewTaskEvent(structs.TaskDriverMessage).
+			SetDriverMessage(fmt.Sprintf("Failed to re-attach to task: %v", err)))
+		tr.clearHandle()
+		return nil
+	}
+	tr.logger.Info("re-attached to task")
+	return h
+}
+
+// startTask starts the task with a new invocation ID and persists its handle.
+func (tr *TaskRunner) startTask() (*drivers.TaskHandle, error) {
+	alloc, task := tr.allocAndTask()
+	invocation := structs.GenerateUUID()[:8]
+	cfg, err := tr.buildTaskConfig(alloc, task, invocation)
+	if err != nil {
+		return nil, err
+	}
+	h, err := tr.driver.StartTask(tr.killCtx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("start task %q: %w", task.Name, err)
+	}
+	if h == nil || h.Config == nil || h.Config.ID == "" {
+		return nil, fmt.Errorf("start task %q: driver returned no task handle", task.Name)
+	}
+	ls := &state.LocalState{InvocationID: invocation, TaskHandle: h}
+	tr.mu.Lock()
+	tr.local = ls.Copy()
+	tr.mu.Unlock()
+	if err := tr.stateDB.PutTaskRunnerLocalState(tr.allocID, tr.taskName, ls); err != nil {
+		tr.logger.Error("could not persist task handle", "error", err)
+	}
+	tr.updateState(structs.TaskStateRunning, structs.NewTaskEvent(structs.TaskStarted))
+	return h, nil
+}
+
+// buildTaskConfig builds the driver's TaskConfig for one invocation.
+func (tr *TaskRunner) buildTaskConfig(alloc *structs.Allocation, task *structs.Task, invocation string) (*drivers.TaskConfig, error) {
+	var raw json.RawMessage
+	if task.Config != nil {
+		b, err := json.Marshal(task.Config)
+		if err != nil {
+			return nil, fmt.Errorf("task %q: encode driver config: %w", task.Name, err)
+		}
+		raw = b
+	}
+	cfg := &drivers.TaskConfig{
+		ID:            alloc.ID + "/" + task.Name + "/" + invocation,
+		JobID:         alloc.JobID,
+		TaskGroupName: alloc.TaskGroup,
+		Name:          task.Name,
+		Namespace:     alloc.Namespace,
+		AllocID:       alloc.ID,
+		User:          task.User,
+		Env:           tr.resources.env,
+		Resources:     taskResources(alloc, task),
+		AllocDir:      tr.allocDir.AllocDir,
+		TaskDir: drivers.TaskDir{
+			Dir:        tr.taskDir.Dir,
+			LocalDir:   tr.taskDir.LocalDir,
+			SecretsDir: tr.taskDir.SecretsDir,
+			SharedDir:  tr.taskDir.SharedDir,
+			LogDir:     tr.taskDir.LogDir,
+		},
+		StdoutPath: tr.resources.stdoutPath,
+		StderrPath: tr.resources.stderrPath,
+		KillSignal: task.KillSignal,
+		RawConfig:  raw,
+	}
+	if alloc.Job != nil {
+		cfg.JobName = alloc.Job.Name
+	}
+	if lc := task.LogConfig; lc != nil {
+		cfg.LogMaxFiles = lc.MaxFiles
+		cfg.LogMaxFileSizeMB = lc.MaxFileSizeMB
+	}
+	return cfg, nil
+}
+
+// taskResources returns the task's limits: what the scheduler allocated,
+// or what the task asked for.
+func taskResources(alloc *structs.Allocation, task *structs.Task) *drivers.Resources {
+	if ar := alloc.AllocatedResources; ar != nil {
+		if tr := ar.Tasks[task.Name]; tr != nil {
+			return &drivers.Resources{CPUShares: tr.Cpu.CpuShares, MemoryMB: tr.Memory.MemoryMB, MemoryMaxMB: tr.Memory.MemoryMaxMB}
+		}
+	}
+	if r := task.Resources; r != nil {
+		return &drivers.Resources{CPUShares: int64(r.CPU), MemoryMB: int64(r.MemoryMB), MemoryMaxMB: int64(r.MemoryMaxMB)}
+	}
+	return nil
+}
+
+// clearHandle forgets the task handle, in memory and in the StateDB.
+func (tr *TaskRunner) clearHandle() {
+	tr.mu.Lock()
+	tr.local = &state.LocalState{}
+	tr.mu.Unlock()
+	if err := tr.stateDB.PutTaskRunnerLocalState(tr.allocID, tr.taskName, &state.LocalState{}); err != nil {
+		tr.logger.Error("could not clear task handle", "error", err)
+	}
+}
+
+// errNoExit is recorded when a driver never reports a task's exit.
+var errNoExit = errors.New("driver did not report the task's exit")

@@ -1,0 +1,55 @@
+package taskrunner
+
+import (
+	"github.com/drover-io/drover/structs"
+)
+
+// EmitEvent records an event without changing the task's state.
+func (tr *TaskRunner) EmitEvent(ev *structs.TaskEvent) {
+	tr.updateState("", ev)
+}
+
+// updateState records ev (may be nil) and moves the task to newState
+// ("" keeps the current one), persists the state and notifies the
+// AllocRunner.
+func (tr *TaskRunner) updateState(newState string, ev *structs.TaskEvent) {
+	tr.persistMu.Lock()
+	defer tr.persistMu.Unlock()
+
+	now := tr.now()
+	tr.mu.Lock()
+	st := tr.state.Copy()
+	if ev != nil {
+		ev.PopulateDisplayMessage()
+		st.Events = append(st.Events, ev)
+		if n := len(st.Events); n > maxTaskEvents {
+			st.Events = st.Events[n-maxTaskEvents:]
+		}
+		if ev.FailsTask {
+			st.Failed = true
+		}
+		if ev.Type == structs.TaskRestarting {
+			st.Restarts++
+			st.LastRestart = now
+		}
+	}
+	if newState != "" && newState != st.State {
+		switch newState {
+		case structs.TaskStateRunning:
+			if st.StartedAt.IsZero() {
+				st.StartedAt = now
+			}
+		case structs.TaskStateDead:
+			st.FinishedAt = now
+		}
+		st.State = newState
+	}
+	tr.state = st
+	snapshot := st.Copy()
+	tr.mu.Unlock()
+
+	if err := tr.stateDB.PutTaskState(tr.allocID, tr.taskName, snapshot); err != nil {
+		tr.logger.Error("could not persist task state", "error", err)
+	}
+	tr.updater.TaskStateUpdated()
+}
