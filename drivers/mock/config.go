@@ -6,25 +6,34 @@ import (
 	"time"
 )
 
-// TaskConfig is the mock driver's config block.
+// TaskConfig is the mock driver's config block; see the package doc for
+// what each field does.
 type TaskConfig struct {
-	RunFor               Duration     `json:"run_for"`
-	ExitCode             int          `json:"exit_code"`
-	ExitSignal           int          `json:"exit_signal"`
-	ExitErrMsg           string       `json:"exit_err_msg"`
-	StartErr             string       `json:"start_error"`
-	StartErrRecoverable  bool         `json:"start_error_recoverable"`
-	StartBlockFor        Duration     `json:"start_block_for"`
-	KillAfter            Duration     `json:"kill_after"`
-	SignalErr            string       `json:"signal_error"`
-	StdoutString         string       `json:"stdout_string"`
-	StdoutRepeat         int          `json:"stdout_repeat"`
-	StdoutRepeatDuration Duration     `json:"stdout_repeat_duration"`
-	ExecCommand          *ExecCommand `json:"exec_command"`
-	WaitNeverReturns     bool         `json:"wait_never_returns"`
+	RunFor     Duration `json:"run_for"`      // 0: run until stopped
+	ExitCode   int      `json:"exit_code"`    // when run_for elapses
+	ExitSignal int      `json:"exit_signal"`  // when run_for elapses
+	ExitErrMsg string   `json:"exit_err_msg"` // ExitResult.Err when run_for elapses
+
+	StartErr            string   `json:"start_error"`             // StartTask fails with it
+	StartErrRecoverable bool     `json:"start_error_recoverable"` // as a recoverable error
+	StartBlockFor       Duration `json:"start_block_for"`         // StartTask blocks this long
+
+	KillAfter Duration `json:"kill_after"`   // exit this long after StopTask's signal
+	SignalErr string   `json:"signal_error"` // SignalTask fails with it
+
+	StdoutString         string   `json:"stdout_string"`          // written to StdoutPath at start
+	StdoutRepeat         int      `json:"stdout_repeat"`          // extra writes ...
+	StdoutRepeatDuration Duration `json:"stdout_repeat_duration"` // ... this far apart
+
+	ExecCommand *ExecCommand `json:"exec_command"` // what ExecTask does
+
+	// WaitNeverReturns (drover extension) makes WaitTask's channel never
+	// deliver nor close, to test a misbehaving driver.
+	WaitNeverReturns bool `json:"wait_never_returns"`
 }
 
-// ExecCommand is what ExecTask does for a mock task.
+// ExecCommand is what ExecTask does for a mock task: wait RunFor, then
+// return StdoutString and ExitCode (and ExitErrMsg as ExitResult.Err).
 type ExecCommand struct {
 	RunFor       Duration `json:"run_for"`
 	ExitCode     int      `json:"exit_code"`
