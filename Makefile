@@ -1,0 +1,29 @@
+# Drover's everyday tasks. `make dev` runs a local agent with an example
+# job; `make test` is what CI runs.
+
+GO  ?= go
+BIN := bin/drover
+
+.PHONY: build dev test lint clean
+
+## build: compile the drover binary into bin/drover
+build:
+	$(GO) build -o $(BIN) ./cmd/drover
+
+## dev: build, start `drover agent -dev`, run examples/hello.nomad.hcl, keep the agent running until Ctrl-C
+dev: build
+	./scripts/dev.sh
+
+## test: vet and run every test with the race detector (end-to-end tests included)
+test:
+	$(GO) vet ./... && $(GO) test -race -timeout 25m ./...
+
+## lint: check formatting (gofmt) and vet
+lint:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+## clean: remove build outputs and the dev agent's data
+clean:
+	rm -rf bin dev-data
