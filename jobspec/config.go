@@ -13,9 +13,10 @@ import (
 // a task's driver `config`: every argument becomes its value (string,
 // number, bool, list, map) and every nested block is appended to a list of
 // maps under its type, as drivers expect (`mount { ... }` twice gives
-// "mount": [{...}, {...}]). Labeled nested blocks are rejected: no driver
-// uses them and there is no obvious shape to give them.
-func (d *decoder) freeform(body hcl.Body) map[string]any {
+// "mount": [{...}, {...}]). Labeled nested blocks are rejected unless
+// labels is set (no driver uses them); when it is, `check "cpu" { ... }`
+// gives "check": [{"cpu": {...}}], the shape of scaling policies.
+func (d *decoder) freeform(body hcl.Body, labels bool) map[string]any {
 	out := map[string]any{}
 	sb, ok := body.(*hclsyntax.Body)
 	if !ok {
@@ -38,13 +39,17 @@ func (d *decoder) freeform(body hcl.Body) map[string]any {
 		d.setFree(out, name, attr.Expr)
 	}
 	for _, b := range sb.Blocks {
-		if len(b.Labels) > 0 {
+		if len(b.Labels) > 0 && !labels {
 			d.errorf(b.LabelRanges[0], "Unexpected label",
-				"Blocks inside %q take no labels.", b.Type)
+				"A %s block inside config takes no labels; write %s { ... }.", b.Type, b.Type)
 			continue
 		}
+		var v any = d.freeform(b.Body, labels)
+		for i := len(b.Labels) - 1; i >= 0; i-- {
+			v = map[string]any{b.Labels[i]: v}
+		}
 		list, _ := out[b.Type].([]any)
-		out[b.Type] = append(list, d.freeform(b.Body))
+		out[b.Type] = append(list, v)
 	}
 	return out
 }

@@ -44,8 +44,14 @@ func (d *decoder) constraint(b *hcl.Block) *api.Constraint {
 		opAttr = at
 	}
 	if at := c.Attributes["distinct_hosts"]; at != nil {
-		if v := d.boolean(at); v != nil && *v {
+		v := d.boolean(at)
+		switch {
+		case v != nil && *v:
 			setOp("distinct_hosts", at)
+			con.RTarget = "true"
+		case len(c.Attributes) == 1:
+			// `distinct_hosts = false` alone asks for nothing.
+			return nil
 		}
 	}
 	for _, name := range constraintShorthands {

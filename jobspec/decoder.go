@@ -52,7 +52,7 @@ func (d *decoder) single(c *hcl.BodyContent, typ string) *hcl.Block {
 		}
 		if found != nil {
 			d.errorf(b.DefRange, "Duplicate "+typ+" block",
-				"Only one %s block is allowed here; another was defined at %s.", typ, found.DefRange)
+				"Only one %s block is allowed here; another was defined at %s.", typ, lineCol1(found.DefRange))
 			continue
 		}
 		found = b
@@ -75,7 +75,6 @@ func blocksOf(c *hcl.BodyContent, typ string) []*hcl.Block {
 // It returns cty.NilVal after reporting an error; a null value means the
 // attribute is treated as unset.
 func (d *decoder) eval(expr hcl.Expression) cty.Value {
-	_, quoted := expr.(*hclsyntax.TemplateWrapExpr)
 	if se, ok := expr.(hclsyntax.Expression); ok {
 		expr = keepLiteral(se, d.src, knownRoots(d.ctx))
 	}
@@ -89,12 +88,6 @@ func (d *decoder) eval(expr hcl.Expression) cty.Value {
 		return cty.NilVal
 	}
 	v, _ = v.UnmarkDeep()
-	if quoted && !v.IsNull() && (v.Type() == cty.Number || v.Type() == cty.Bool) {
-		// "${local.port}" is written as a string: keep it one, as users expect.
-		if sv, err := convert.Convert(v, cty.String); err == nil {
-			v = sv
-		}
-	}
 	return v
 }
 
@@ -266,7 +259,7 @@ func (d *decoder) stringMap(c *hcl.BodyContent, name string) map[string]string {
 	switch {
 	case attr != nil && block != nil:
 		d.errorf(block.DefRange, "Duplicate "+name,
-			"%s is set both as an argument at %s and as a block; use one of them.", name, attr.NameRange)
+			"%s is set both as an argument at %s and as a block; use one of them.", name, lineCol1(attr.NameRange))
 		return nil
 	case block != nil:
 		return d.attrsMap(block.Body)

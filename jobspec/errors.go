@@ -64,3 +64,9 @@ func diagsError(filename string, diags hcl.Diagnostics) error {
 func errorAt(r hcl.Range, summary, detail string) *hcl.Diagnostic {
 	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: r.Ptr()}
 }
+
+// lineCol1 is "line N, column M" of the start of r, for messages that point
+// at a second place in the file.
+func lineCol1(r hcl.Range) string {
+	return fmt.Sprintf("line %d, column %d", r.Start.Line, r.Start.Column)
+}

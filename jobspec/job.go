@@ -104,7 +104,7 @@ func (d *decoder) job(b *hcl.Block) *api.Job {
 	for _, gb := range blocksOf(c, "group") {
 		name := gb.Labels[0]
 		if prev, dup := seen[name]; dup {
-			d.errorf(gb.LabelRanges[0], "Duplicate group", "A group named %q is already defined at %s.", name, prev)
+			d.errorf(gb.LabelRanges[0], "Duplicate group", "A group named %q is already defined at %s.", name, lineCol1(prev))
 			continue
 		}
 		seen[name] = gb.DefRange
@@ -161,7 +161,7 @@ func (d *decoder) group(b *hcl.Block) *api.TaskGroup {
 	for _, tb := range blocksOf(c, "task") {
 		name := tb.Labels[0]
 		if prev, dup := seen[name]; dup {
-			d.errorf(tb.LabelRanges[0], "Duplicate task", "A task named %q is already defined in group %q at %s.", name, b.Labels[0], prev)
+			d.errorf(tb.LabelRanges[0], "Duplicate task", "A task named %q is already defined in group %q at %s.", name, b.Labels[0], lineCol1(prev))
 			continue
 		}
 		seen[name] = tb.DefRange

@@ -4,6 +4,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
 )
 
 // keepLiteral returns a copy of expr in which every reference to a variable
@@ -64,7 +65,9 @@ func (r *rewriter) expr(expr hclsyntax.Expression) hclsyntax.Expression {
 	case *hclsyntax.TemplateWrapExpr:
 		n := *e
 		n.Wrapped = r.expr(e.Wrapped)
-		return &n
+		return quotedExpr{&n}
+	case quotedExpr:
+		return e
 	case *hclsyntax.TemplateJoinExpr:
 		n := *e
 		n.Tuple = r.expr(e.Tuple)
@@ -152,4 +155,26 @@ func (r *rewriter) key(expr hclsyntax.Expression) hclsyntax.Expression {
 func (r *rewriter) literal(rng hcl.Range) hclsyntax.Expression {
 	text := "${" + string(rng.SliceBytes(r.src)) + "}"
 	return &hclsyntax.LiteralValueExpr{Val: cty.StringVal(text), SrcRange: rng}
+}
+
+// quotedExpr is a string made of a single interpolation ("${local.port}").
+// HCL gives it the type of the interpolated value; a job file's author
+// wrote a string, so a number or bool becomes its string form. Lists and
+// maps are left as they are ("${var.dcs}" is the list).
+type quotedExpr struct {
+	*hclsyntax.TemplateWrapExpr
+}
+
+// Value evaluates the interpolation and turns a number or bool into a string.
+func (q quotedExpr) Value(ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
+	v, diags := q.TemplateWrapExpr.Value(ctx)
+	if diags.HasErrors() || !v.IsKnown() || v.IsNull() {
+		return v, diags
+	}
+	if ty := v.Type(); ty == cty.Number || ty == cty.Bool {
+		if sv, err := convert.Convert(v, cty.String); err == nil {
+			return sv, diags
+		}
+	}
+	return v, diags
 }

@@ -78,7 +78,7 @@ func parse(filename string, src []byte, in inputs) (*api.Job, error) {
 		}
 	case len(jobs) > 1:
 		d.errorf(jobs[1].DefRange, "Duplicate job block",
-			"A job file holds exactly one job; another was defined at %s.", jobs[0].DefRange)
+			"A job file holds exactly one job; another was defined at %s.", lineCol1(jobs[0].DefRange))
 	default:
 		job = d.job(jobs[0])
 	}

@@ -33,7 +33,7 @@ func (d *decoder) variables(c *hcl.BodyContent, in inputs) cty.Value {
 	decls := map[string]*declared{}
 	declare := func(v *declared) {
 		if prev, dup := decls[v.name]; dup {
-			d.errorf(v.rng, "Duplicate variable", "Variable %q is already declared at %s.", v.name, prev.rng)
+			d.errorf(v.rng, "Duplicate variable", "Variable %q is already declared at %s.", v.name, lineCol1(prev.rng))
 			return
 		}
 		decls[v.name] = v
@@ -162,7 +162,7 @@ func (d *decoder) locals(c *hcl.BodyContent) cty.Value {
 		d.add(diags...)
 		for _, at := range sortedHCLAttrs(attrs) {
 			if prev, dup := pending[at.Name]; dup {
-				d.errorf(at.NameRange, "Duplicate local value", "Local %q is already defined at %s.", at.Name, prev.NameRange)
+				d.errorf(at.NameRange, "Duplicate local value", "Local %q is already defined at %s.", at.Name, lineCol1(prev.NameRange))
 				continue
 			}
 			pending[at.Name] = at

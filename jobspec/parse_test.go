@@ -1,0 +1,131 @@
+package jobspec
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// TestParseGolden parses every testdata/*.hcl and *.json job file and
+// compares the job, as JSON, with its .golden.json file.
+func TestParseGolden(t *testing.T) {
+	var files []string
+	for _, pattern := range []string{"testdata/*.hcl", "testdata/*.nomad.json"} {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	if len(files) == 0 {
+		t.Fatal("no test files in testdata/")
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			job, err := ParseFile(file)
+			if err != nil {
+				t.Fatalf("ParseFile: %v", err)
+			}
+			got := goldenJSON(t, job)
+			golden := goldenPath(file)
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("read golden file (run go test -update to create it): %v", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s differs from %s (run go test -update and review the diff):\n%s", file, golden, got)
+			}
+		})
+	}
+}
+
+// goldenPath is testdata/x.golden.json for testdata/x.hcl or x.nomad.json.
+func goldenPath(file string) string {
+	base := strings.TrimSuffix(strings.TrimSuffix(file, ".hcl"), ".nomad.json")
+	return base + ".golden.json"
+}
+
+// TestParseInvalid checks that each invalid job file fails with an error at
+// the exact position of the problem, naming it.
+func TestParseInvalid(t *testing.T) {
+	tests := []struct {
+		file    string
+		wantPos string // "line:col"
+		wantMsg string
+	}{
+		{"syntax.hcl", "4:3", "Argument or block definition required"},
+		{"unknown_attribute.hcl", "6:5", `An argument named "replicas" is not expected here`},
+		{"unknown_block.hcl", "8:7", `Blocks of type "sidecar_task" are not expected here`},
+		{"bad_duration.hcl", "7:22", `"20 seconds" is not a duration`},
+		{"negative_count.hcl", "3:13", `"count" must not be negative, got -1`},
+		{"missing_driver.hcl", "3:5", `Task "t" needs a driver`},
+		{"empty_driver.hcl", "4:16", `Task "t" needs a driver`},
+		{"unsupported_periodic.hcl", "4:3", `"periodic" is not supported by drover yet`},
+		{"unsupported_parameterized.hcl", "2:3", `"parameterized" is not supported by drover yet`},
+		{"unsupported_connect.hcl", "8:7", `"connect" is not supported by drover yet`},
+		{"no_job.hcl", "1:1", "Missing job block"},
+		{"two_jobs.hcl", "9:1", "Duplicate job block"},
+		{"bad_type.hcl", "2:10", `"cron" is not a job type`},
+		{"sysbatch.hcl", "2:10", "sysbatch jobs are not supported by drover yet"},
+		{"bad_operator.hcl", "4:17", `"~=" is not a constraint operator`},
+		{"bad_regexp.hcl", "5:17", "Invalid regular expression"},
+		{"bad_hook.hcl", "5:16", `"prerun" is not a lifecycle hook`},
+		{"bad_restart_mode.hcl", "5:18", `"retry" is not a restart mode`},
+		{"wrong_type.hcl", "3:13", `Invalid value for "count": a number is required, got string`},
+		{"fractional_count.hcl", "3:13", "A whole number is required, got 1.5"},
+		{"duplicate_task.hcl", "7:10", `A task named "t" is already defined`},
+		{"duplicate_resources.hcl", "10:7", "Duplicate resources block"},
+		{"meta_both_forms.hcl", "4:3", "meta is set both as an argument"},
+		{"unknown_variable.hcl", "5:27", `Unsupported attribute: This object does not have an attribute named "missing"`},
+		{"no_group.hcl", "1:1", `Job "empty" has no group`},
+		{"no_task.hcl", "2:3", `Group "g" has no task`},
+		{"config_label.hcl", "6:15", `A mount block inside config takes no labels`},
+		{"missing_variable_value.hcl", "1:1", `Variable "image" has no default`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			path := filepath.Join("testdata", "invalid", tt.file)
+			job, err := ParseFile(path)
+			if err == nil {
+				t.Fatalf("ParseFile(%s) = %+v, want an error", path, job)
+			}
+			if job != nil {
+				t.Errorf("ParseFile returned a job along with the error")
+			}
+			msg := err.Error()
+			wantPrefix := path + ":" + tt.wantPos + ": "
+			if !strings.HasPrefix(msg, wantPrefix) {
+				t.Errorf("error = %q\nwant it to start with %q", msg, wantPrefix)
+			}
+			if !strings.Contains(msg, tt.wantMsg) {
+				t.Errorf("error = %q\nwant it to contain %q", msg, tt.wantMsg)
+			}
+		})
+	}
+}
+
+// goldenJSON is the indented JSON of v, without HTML escaping so that
+// operators such as ">=" read as written.
+func goldenJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}

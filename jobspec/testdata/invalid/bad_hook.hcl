@@ -1,0 +1,10 @@
+job "x" {
+  group "g" {
+    task "t" {
+      lifecycle {
+        hook = "prerun"
+      }
+      driver = "exec"
+    }
+  }
+}

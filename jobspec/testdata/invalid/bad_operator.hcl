@@ -1,0 +1,12 @@
+job "x" {
+  constraint {
+    attribute = "${attr.kernel.name}"
+    operator  = "~="
+    value     = "linux"
+  }
+  group "g" {
+    task "t" {
+      driver = "exec"
+    }
+  }
+}

@@ -1,0 +1,8 @@
+job "x" {
+  type = "cron"
+  group "g" {
+    task "t" {
+      driver = "exec"
+    }
+  }
+}

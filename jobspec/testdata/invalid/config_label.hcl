@@ -1,0 +1,12 @@
+job "x" {
+  group "g" {
+    task "t" {
+      driver = "docker"
+      config {
+        mount "data" {
+          target = "/data"
+        }
+      }
+    }
+  }
+}

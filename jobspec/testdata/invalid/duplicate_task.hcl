@@ -1,0 +1,11 @@
+job "x" {
+  group "g" {
+    task "t" {
+      driver = "exec"
+    }
+
+    task "t" {
+      driver = "docker"
+    }
+  }
+}

@@ -1,0 +1,7 @@
+job "x" {
+  group "g" {
+    task "t" {
+      driver = ""
+    }
+  }
+}

@@ -1,0 +1,13 @@
+job "x" {
+  meta = { a = "1" }
+
+  meta {
+    b = "2"
+  }
+
+  group "g" {
+    task "t" {
+      driver = "exec"
+    }
+  }
+}

@@ -1,0 +1,9 @@
+job "x" {
+  group "g" {
+    task "t" {
+      config {
+        command = "/bin/true"
+      }
+    }
+  }
+}

@@ -1,0 +1,9 @@
+job "x" {
+  group "g" {
+    count = -1
+
+    task "t" {
+      driver = "exec"
+    }
+  }
+}

@@ -1,0 +1,3 @@
+job "empty" {
+  datacenters = ["dc1"]
+}

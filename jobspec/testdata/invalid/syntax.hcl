@@ -1,0 +1,6 @@
+job "x" {
+  group "g" {
+    count = 1
+  = 3
+  }
+}

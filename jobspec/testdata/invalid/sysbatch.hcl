@@ -1,0 +1,8 @@
+job "x" {
+  type = "sysbatch"
+  group "g" {
+    task "t" {
+      driver = "exec"
+    }
+  }
+}

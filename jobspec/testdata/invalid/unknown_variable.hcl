@@ -1,0 +1,8 @@
+job "x" {
+  group "g" {
+    task "t" {
+      driver = "docker"
+      config { image = var.missing }
+    }
+  }
+}

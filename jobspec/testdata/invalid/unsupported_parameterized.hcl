@@ -1,0 +1,11 @@
+job "x" {
+  parameterized {
+    payload = "required"
+  }
+
+  group "g" {
+    task "t" {
+      driver = "exec"
+    }
+  }
+}

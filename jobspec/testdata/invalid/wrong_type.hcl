@@ -1,0 +1,8 @@
+job "x" {
+  group "g" {
+    count = "three"
+    task "t" {
+      driver = "exec"
+    }
+  }
+}
