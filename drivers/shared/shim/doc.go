@@ -1,0 +1,75 @@
+// Package shim supervises one task process from a small helper process,
+// the shim, so that tasks survive restarts of the agent.
+//
+// Where it sits in the data flow: a driver's StartTask (raw_exec, later
+// exec) calls Start, persists Handle.State() in the TaskHandle's
+// DriverState, and serves WaitTask, StopTask, SignalTask, TaskStats and
+// InspectTask through the Handle. After an agent restart, RecoverTask calls
+// Attach with the persisted State.
+//
+//	agent ── unix socket (JSON lines, versioned) ──▶ shim ──▶ task process group
+//	                                                  │
+//	                                                  ├─▶ <StdoutPath>.<n>, <StderrPath>.<n> (logrotate)
+//	                                                  └─▶ <StateDir>/exit.json, shim.log
+//
+// # The shim process
+//
+// The shim is the drover binary re-executed as "drover shim -state-dir
+// <dir>". The process Start runs only launches a detached copy in a new
+// session (Setsid, stdio on /dev/null) and exits, so the shim is never a
+// child of the agent: killing the agent or its process group does not touch
+// it, and the agent has no child to reap. One shim runs per task.
+//
+// The shim starts the task in its own process group (Setpgid) with stdout
+// and stderr on pipes it copies into log files, then serves status,
+// signal, stats, wait and stop on its socket. Stop is carried out by the
+// shim (signal the group, wait the timeout, SIGKILL the group), so it
+// completes even if the agent dies half-way. When the task's main process
+// exits, the shim SIGKILLs what is left of its process group (nothing may
+// run unsupervised, and leftovers would hold the log pipes open), drains
+// the output, closes the log files, writes the exit to
+// <StateDir>/exit.json atomically (temporary file, fsync, rename), and only
+// then answers waiters; then it exits. A restarted agent learns the exit
+// from that file.
+//
+// If the shim itself dies (it is SIGKILLed, say), the kernel SIGKILLs the
+// task's main process (Pdeathsig). Other processes of the task's group are
+// killed by the next Handle call that finds the shim gone (Attach, Wait,
+// ...), which then returns ErrShimDied: the exit is unknown. Until then they
+// run unsupervised; a cgroup (the exec driver) closes that gap.
+//
+// Signal goes to the task's main process only (as Nomad's raw_exec);
+// Stop goes to the whole group. Stats sums /proc over the group.
+//
+// Memory: the shim runs with GOMAXPROCS=1, GOGC=20 and a 16 MiB soft memory
+// limit, and frees the garbage of package initialisers at once. Being the
+// drover binary, every package's init still runs in it: keep init
+// functions cheap.
+//
+// # Wiring "drover shim"
+//
+// The CLI must hand "drover shim ..." to this package before anything else,
+// e.g. first thing in command.Run:
+//
+//	if code, ok := shim.RunIfShim(args); ok {
+//		return code
+//	}
+//
+// and drivers start shims with
+//
+//	exe, exeArgs, err := shim.Command() // os.Executable(), ["shim"]
+//	h, err := shim.Start(ctx, exe, exeArgs, spec)
+//
+// Tests re-execute the test binary as the shim: in TestMain, when an
+// environment variable is set, os.Exit(shim.Main(os.Args[1:])). Main's
+// arguments must be the tail of os.Args.
+//
+// # Choosing paths
+//
+// StateDir should be one directory per task invocation, owned by the agent
+// (e.g. <data_dir>/client/shims/<alloc id>/<task>-<invocation id>); the
+// driver removes it after the exit was consumed. The socket path must fit a
+// unix address (107 bytes): SocketPathFor uses <StateDir>/shim.sock when it
+// fits and a hashed name in os.TempDir() otherwise; an empty SocketPath in
+// Spec means SocketPathFor(StateDir).
+package shim

@@ -1,0 +1,211 @@
+package shim
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"github.com/drover-io/drover/drivers/shared/logrotate"
+)
+
+// Subcommand is the first argument that makes the drover binary a shim:
+// "drover shim -state-dir <dir>".
+const Subcommand = "shim"
+
+// readyFD is the file descriptor on which a starting shim reports to Start:
+// the intermediate process writes the shim's pid, the shim writes its
+// State or its start error.
+const readyFD = 3
+
+// readyMsg is one line on the ready pipe.
+type readyMsg struct {
+	ShimPID int    `json:"shim_pid,omitempty"`
+	State   *State `json:"state,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// RunIfShim runs the shim when args (the command line without the program
+// name) start with Subcommand, and returns its exit code and true; else it
+// returns 0, false and does nothing. Call it first thing in the CLI's Run.
+func RunIfShim(args []string) (int, bool) {
+	if len(args) == 0 || args[0] != Subcommand {
+		return 0, false
+	}
+	return Main(args[1:]), true
+}
+
+// Main is the shim process's entry point; it returns the process's exit
+// code. args are the arguments after the subcommand and must be the tail of
+// os.Args: the shim re-executes /proc/self/exe with os.Args plus a flag to
+// detach itself.
+//
+// Started by Start (flag -state-dir), Main launches a copy of itself in a
+// new session and returns at once, so the shim is no child of the agent.
+// That copy (flag -detached) reads the spec, serves the socket, runs the
+// task and exits once the task's exit is recorded.
+func Main(args []string) int {
+	fs := flag.NewFlagSet(Subcommand, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	stateDir := fs.String("state-dir", "", "directory holding spec.json")
+	detached := fs.Bool("detached", false, "internal: run as the detached shim")
+	if err := fs.Parse(args); err != nil || *stateDir == "" {
+		fmt.Fprintln(os.Stderr, "usage: drover shim -state-dir <dir> (internal: started by task drivers)")
+		return 2
+	}
+	ready := os.NewFile(readyFD, "ready")
+	if ready == nil {
+		return 2
+	}
+	if !*detached {
+		return launch(ready)
+	}
+	return supervise(*stateDir, ready)
+}
+
+// launch starts the detached shim and reports its pid on ready.
+func launch(ready *os.File) int {
+	defer ready.Close()
+	cmd := exec.Command("/proc/self/exe")
+	cmd.Args = append(append([]string{}, os.Args...), "-detached")
+	cmd.Dir = "/"
+	cmd.ExtraFiles = []*os.File{ready}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		writeReady(ready, readyMsg{Error: fmt.Sprintf("launch shim: %v", err)})
+		return 1
+	}
+	writeReady(ready, readyMsg{ShimPID: cmd.Process.Pid})
+	// Not waited for: this process exits now and the shim is re-parented.
+	_ = cmd.Process.Release()
+	return 0
+}
+
+func writeReady(w io.Writer, m readyMsg) {
+	b, _ := json.Marshal(m)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// tuneRuntime keeps the shim small: one P, frequent GC, a soft memory
+// limit, and the garbage of the binary's package initialisers returned.
+func tuneRuntime() {
+	runtime.GOMAXPROCS(1)
+	debug.SetGCPercent(20)
+	debug.SetMemoryLimit(16 << 20)
+	debug.FreeOSMemory()
+}
+
+// supervise is the detached shim: it runs the task described by
+// <stateDir>/spec.json and exits after recording its exit.
+func supervise(stateDir string, ready *os.File) int {
+	// Pdeathsig follows the thread that forks the task: keep this goroutine
+	// on one thread that lives until the shim exits.
+	runtime.LockOSThread()
+	tuneRuntime()
+	fail := func(err error) int {
+		writeReady(ready, readyMsg{Error: err.Error()})
+		ready.Close()
+		return 1
+	}
+	spec, err := readSpec(stateDir)
+	if err != nil {
+		return fail(err)
+	}
+	logf, err := os.OpenFile(filepath.Join(stateDir, logFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fail(fmt.Errorf("open shim log: %w", err))
+	}
+	defer logf.Close()
+	log := slog.New(slog.NewTextHandler(logf, nil)).With("task_id", spec.ID, "shim_pid", os.Getpid())
+
+	maxSize := int64(spec.MaxFileSizeMB) << 20
+	stdout, err := logrotate.NewFileRotator(filepath.Dir(spec.StdoutPath), filepath.Base(spec.StdoutPath), spec.MaxFiles, maxSize)
+	if err != nil {
+		return fail(fmt.Errorf("task stdout: %w", err))
+	}
+	stderr, err := logrotate.NewFileRotator(filepath.Dir(spec.StderrPath), filepath.Base(spec.StderrPath), spec.MaxFiles, maxSize)
+	if err != nil {
+		stdout.Close()
+		return fail(fmt.Errorf("task stderr: %w", err))
+	}
+	ln, err := listen(spec.SocketPath)
+	if err != nil {
+		stdout.Close()
+		stderr.Close()
+		return fail(err)
+	}
+	sup, err := startTask(spec, log, time.Now)
+	if err != nil {
+		ln.Close()
+		stdout.Close()
+		stderr.Close()
+		log.Error("start task", "error", err)
+		return fail(err)
+	}
+	st := shimState(spec, sup, log)
+	log.Info("task started", "task_pid", sup.pid, "command", spec.Command)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := &server{ln: ln, sup: sup, log: log}
+	serving := make(chan struct{})
+	go func() { defer close(serving); srv.serve(ctx) }()
+	writeReady(ready, readyMsg{State: st})
+	ready.Close()
+
+	_, runErr := sup.run(stdout, stderr)
+
+	// The exit is on disk and published: answer the requests in flight,
+	// then leave. Clients that come later read the exit file.
+	ln.Close()
+	<-serving
+	handled := make(chan struct{})
+	go func() { srv.wg.Wait(); close(handled) }()
+	select {
+	case <-handled:
+	case <-time.After(2 * time.Second):
+		cancel()
+		<-handled
+	}
+	if runErr != nil {
+		log.Error("shim finished with errors", "error", runErr)
+		if sup.exitStatus() == nil {
+			return 1
+		}
+	}
+	return 0
+}
+
+// shimState is the State the agent persists for this shim and task.
+func shimState(spec *Spec, sup *supervisor, log *slog.Logger) *State {
+	st := &State{
+		Version:    StateVersion,
+		ShimPID:    os.Getpid(),
+		TaskPID:    sup.pid,
+		BootID:     bootID(),
+		SocketPath: spec.SocketPath,
+		StateDir:   spec.StateDir,
+		StartedAt:  sup.startedAt,
+	}
+	if self, err := readProcStat(os.Getpid()); err == nil {
+		st.ShimStartTicks = self.startTicks
+	} else {
+		log.Warn("read shim start time", "error", err)
+	}
+	// The task is not reaped before run, so its stat is there.
+	if task, err := readProcStat(sup.pid); err == nil {
+		st.TaskStartTicks = task.startTicks
+	} else {
+		log.Warn("read task start time", "error", err)
+	}
+	return st
+}
