@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"reflect"
+	"strings"
 
 	"github.com/drover-io/drover/api"
 )
@@ -37,7 +39,38 @@ func parseJSON(filename string, src []byte) (*api.Job, error) {
 	if job.Name == nil {
 		job.Name = api.String(*job.ID)
 	}
+	dropNullRaw(reflect.ValueOf(&job))
 	return &job, nil
+}
+
+var rawMessageType = reflect.TypeFor[json.RawMessage]()
+
+// dropNullRaw clears the json.RawMessage fields that hold a JSON null, so
+// that, as with HCL input, a feature that was not set reads as nil (Nomad's
+// clients send every field, most of them null).
+func dropNullRaw(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			dropNullRaw(v.Elem())
+		}
+	case reflect.Slice:
+		if v.Type() == rawMessageType {
+			if string(bytes.TrimSpace(v.Bytes())) == "null" {
+				v.SetBytes(nil)
+			}
+			return
+		}
+		for i := 0; i < v.Len(); i++ {
+			dropNullRaw(v.Index(i))
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				dropNullRaw(v.Field(i))
+			}
+		}
+	}
 }
 
 // offsetError shifts the offset of a JSON error by delta.
@@ -65,7 +98,12 @@ func jsonError(filename string, src []byte, err error) error {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		off = se.Offset
+		// Offset is just after the offending byte; point at that byte,
+		// or at the end when the input stops short.
+		off = se.Offset - 1
+		if off < 0 || strings.Contains(se.Error(), "unexpected end") {
+			off = se.Offset
+		}
 	case errors.As(err, &te):
 		off = te.Offset
 	case errors.Is(err, io.ErrUnexpectedEOF):

@@ -1,6 +1,7 @@
 package jobspec
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/hashicorp/hcl/v2"
@@ -25,6 +26,9 @@ type declared struct {
 	ty    cty.Type
 	value cty.Value // the default, then overridden by inputs
 	rng   hcl.Range
+	// failed: a value was given but was invalid (already reported); the
+	// variable reads as null so that its uses do not report it again.
+	failed bool
 }
 
 // variables declares the job file's variables, applies the inputs and
@@ -64,11 +68,19 @@ func (d *decoder) variables(c *hcl.BodyContent, in inputs) cty.Value {
 				Detail: "A value was given for variable \"" + name + "\", but the job file does not declare it."})
 			continue
 		}
-		v.value = d.flagValue(name, in.flags[name], v.ty)
+		if val := d.flagValue(name, in.flags[name], v.ty); val != cty.NilVal {
+			v.value = val
+		} else {
+			v.failed = true
+		}
 	}
 
 	vals := make(map[string]cty.Value, len(decls))
 	for name, v := range decls {
+		if v.failed {
+			vals[name] = cty.NullVal(v.ty)
+			continue
+		}
 		if v.value == cty.NilVal {
 			d.errorf(v.rng, "Missing value for variable", "Variable %q has no default; give it one or pass a value (-var %s=...).", name, name)
 			continue
@@ -76,6 +88,7 @@ func (d *decoder) variables(c *hcl.BodyContent, in inputs) cty.Value {
 		cv, err := convert.Convert(v.value, v.ty)
 		if err != nil {
 			d.errorf(v.rng, "Invalid value for variable", "Variable %q: %v.", name, err)
+			vals[name] = cty.NullVal(v.ty)
 			continue
 		}
 		vals[name] = cv
@@ -134,6 +147,8 @@ func (d *decoder) varFile(src string, decls map[string]*declared) {
 		}
 		if val := d.constant(at.Expr); val != cty.NilVal {
 			v.value = val
+		} else {
+			v.failed = true
 		}
 	}
 }
@@ -144,12 +159,20 @@ func (d *decoder) flagValue(name, raw string, ty cty.Type) cty.Value {
 	if ty == cty.String || ty == cty.DynamicPseudoType {
 		return cty.StringVal(raw)
 	}
-	expr, diags := hclsyntax.ParseExpression([]byte(raw), "-var "+name, hcl.InitialPos)
-	d.add(diags...)
-	if diags.HasErrors() {
+	bad := func() cty.Value {
+		d.add(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid value for variable",
+			Detail: fmt.Sprintf("-var %s=%s: %q is not a valid %s.", name, raw, raw, ty.FriendlyName())})
 		return cty.NilVal
 	}
-	return d.constant(expr)
+	expr, diags := hclsyntax.ParseExpression([]byte(raw), "-var "+name, hcl.InitialPos)
+	if diags.HasErrors() {
+		return bad()
+	}
+	v, diags := expr.Value(&hcl.EvalContext{Functions: d.ctx.Functions})
+	if diags.HasErrors() {
+		return bad()
+	}
+	return v
 }
 
 // locals evaluates every `locals {}` block and returns the value of
