@@ -139,12 +139,6 @@ func placementFailure(group string, m *api.AllocationMetric, indent string) stri
 			line("No nodes are available in datacenter %q", dc)
 		}
 	}
-	for _, c := range sortedKeys(m.ClassFiltered) {
-		line("Class %q: %d nodes excluded by filter", c, m.ClassFiltered[c])
-	}
-	for _, c := range sortedKeys(m.ConstraintFiltered) {
-		line("Constraint %q: %d nodes excluded by filter", c, m.ConstraintFiltered[c])
-	}
 	if m.NodesExhausted > 0 {
 		line("Resources exhausted on %d nodes", m.NodesExhausted)
 	}
@@ -156,6 +150,12 @@ func placementFailure(group string, m *api.AllocationMetric, indent string) stri
 	}
 	for _, q := range m.QuotaExhausted {
 		line("Quota limit hit %q", q)
+	}
+	for _, c := range sortedKeys(m.ClassFiltered) {
+		line("Class %q: %d nodes excluded by filter", c, m.ClassFiltered[c])
+	}
+	for _, c := range sortedKeys(m.ConstraintFiltered) {
+		line("Constraint %q: %d nodes excluded by filter", c, m.ConstraintFiltered[c])
 	}
 	return b.String()
 }
