@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/drover-io/drover/api"
+	"github.com/drover-io/drover/jobspec"
 )
 
 // parseJobFunc parses a job file's contents; filename is used in messages.
@@ -16,7 +17,7 @@ func agentRunCommand(args []string, stdout, stderr io.Writer) int {
 	return 1
 }
 
-// jobspecParse parses a job file.
+// jobspecParse parses a job file with Nomad's HCL2 job specification.
 func jobspecParse(filename string, src []byte) (*api.Job, error) {
-	return nil, fmt.Errorf("%s: the job file parser is not built into this binary yet", filename)
+	return jobspec.Parse(filename, src)
 }
