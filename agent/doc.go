@@ -9,6 +9,36 @@
 //
 // Files: agent.go wires a dev agent (server + client + drivers in one
 // process); command.go is the `drover agent` command; convert.go turns
-// submitted jobs into domain jobs; http*.go hold the HTTP server, its
-// router, its request helpers and one file of handlers per resource.
+// submitted jobs into domain jobs; http.go holds the HTTP server and its
+// request helpers, http_router.go the router, http_errors.go the one
+// mapping from errors to status codes, and http_*.go the handlers.
+//
+// Endpoints (JSON as Nomad's; errors are plain text with the status code):
+//
+//	GET      /v1/jobs                        []JobListStub (?prefix, ?namespace)
+//	PUT|POST /v1/jobs                        {"Job": {...}} -> JobRegisterResponse
+//	GET|PUT|POST /v1/jobs/parse              JobsParseRequest -> Job
+//	GET      /v1/job/:id                     Job (ID or unique prefix)
+//	PUT|POST /v1/job/:id                     register; the body's job ID must be :id
+//	DELETE   /v1/job/:id[?purge=true]        JobDeregisterResponse
+//	GET      /v1/job/:id/allocations[?all]   []AllocListStub
+//	GET      /v1/job/:id/evaluations         []Evaluation
+//	GET      /v1/job/:id/summary             JobSummary
+//	GET      /v1/allocations                 []AllocListStub
+//	GET      /v1/allocation/:id              Allocation (ID or unique prefix)
+//	GET      /v1/evaluations                 []Evaluation
+//	GET      /v1/evaluation/:id              Evaluation (ID or unique prefix)
+//	GET      /v1/evaluation/:id/allocations  []AllocListStub
+//	GET      /v1/nodes                       []NodeListStub
+//	GET      /v1/node/:id                    Node (ID or unique prefix)
+//	GET      /v1/node/:id/allocations        []Allocation
+//	GET      /v1/status/leader               "127.0.0.1:4647"
+//	GET      /v1/status/peers                ["127.0.0.1:4647"]
+//	GET      /v1/agent/self                  {"config", "member", "stats"}
+//	GET      /v1/agent/health                {"client": {"ok"}, "server": {"ok"}}
+//
+// Every read takes ?index=N&wait=D (a blocking query: it returns once the
+// data's index exceeds N, or after D, at most 10 minutes) and ?pretty, and
+// answers with X-Nomad-Index, X-Nomad-KnownLeader and X-Nomad-LastContact;
+// writes answer with X-Nomad-Index.
 package agent
