@@ -14,6 +14,18 @@ import (
 // Dead, Sibling Task Failed, ...) is recorded at once. Run must have been
 // called (or be called later), or Kill waits for ctx.
 func (tr *TaskRunner) Kill(ctx context.Context, ev *structs.TaskEvent) error {
+	tr.RequestKill(ev)
+	select {
+	case <-tr.waitCh:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("kill task %q: %w", tr.taskName, ctx.Err())
+	}
+}
+
+// RequestKill marks the task to be killed, as Kill does, without waiting.
+// Marking a runner before its Run starts means the task never starts.
+func (tr *TaskRunner) RequestKill(ev *structs.TaskEvent) {
 	tr.mu.Lock()
 	dead := tr.state.State == structs.TaskStateDead
 	if ev != nil && ev.Type == structs.TaskKilling && tr.killReason == "" {
@@ -24,12 +36,6 @@ func (tr *TaskRunner) Kill(ctx context.Context, ev *structs.TaskEvent) error {
 		tr.EmitEvent(ev)
 	}
 	tr.killCancel()
-	select {
-	case <-tr.waitCh:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("kill task %q: %w", tr.taskName, ctx.Err())
-	}
 }
 
 // Restart asks the run loop to stop the running task and start it again

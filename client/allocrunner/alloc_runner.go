@@ -1,0 +1,395 @@
+package allocrunner
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/drover-io/drover/client/allocdir"
+	"github.com/drover-io/drover/client/allocrunner/taskrunner"
+	"github.com/drover-io/drover/client/state"
+	"github.com/drover-io/drover/plugins/drivers"
+	"github.com/drover-io/drover/structs"
+)
+
+// hookTimeout bounds destroy and shutdown hooks, which run after the
+// runner's context is cancelled.
+const hookTimeout = 30 * time.Second
+
+// StateUpdater receives an allocation's client-side state each time it
+// changes: an Allocation holding only ID, NodeID, ClientStatus,
+// ClientDescription and TaskStates. The Client implements it; it must not
+// block.
+type StateUpdater interface {
+	AllocStateUpdated(update *structs.Allocation)
+}
+
+// DriverGetter returns the driver of a given name.
+type DriverGetter func(name string) (drivers.DriverPlugin, error)
+
+// Config configures an AllocRunner.
+type Config struct {
+	Logger *slog.Logger
+	// Alloc is the server-sent allocation; it is never mutated.
+	Alloc *structs.Allocation
+	// AllocDirRoot is the directory under which alloc dirs are built.
+	AllocDirRoot string
+	StateDB      state.StateDB
+	Drivers      DriverGetter
+	StateUpdater StateUpdater
+	// Node is the node the allocation runs on (for task environments).
+	Node *structs.Node
+	// BuildEnv overrides the task environment builder (nil: taskrunner.BuildEnv).
+	BuildEnv taskrunner.EnvBuilder
+	// KillGrace overrides taskrunner.DefaultKillGrace when positive.
+	KillGrace time.Duration
+}
+
+// AllocRunner runs one allocation. Create it with New, optionally Restore,
+// then call Run in a goroutine.
+type AllocRunner struct {
+	id          string
+	logger      *slog.Logger
+	stateDB     state.StateDB
+	updater     StateUpdater
+	allocDir    *allocdir.AllocDir
+	hooks       []runnerHook
+	broadcaster *AllocBroadcaster
+	// tasks and taskOrder are fixed after New.
+	tasks     map[string]*taskrunner.TaskRunner
+	taskOrder []string
+
+	// taskStateCh signals that some task's state changed (buffered 1).
+	taskStateCh chan struct{}
+	// updateCh holds the latest pending server update (buffered 1);
+	// updateMu serializes Update's replace-the-pending-one.
+	updateCh chan *structs.Allocation
+	updateMu sync.Mutex
+
+	// ctx is the lifetime of the update loop; Destroy and Shutdown cancel it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// waitCh is closed when Run returns (or by Destroy/Shutdown if Run never ran).
+	waitCh chan struct{}
+	// updateDone is closed when the update loop (started by Run) returns.
+	updateDone chan struct{}
+	destroyCh  chan struct{}
+	shutdownCh chan struct{}
+	// killWG tracks kills started by the state loop.
+	killWG       sync.WaitGroup
+	destroyOnce  sync.Once
+	shutdownOnce sync.Once
+
+	mu           sync.RWMutex // guards the fields below
+	alloc        *structs.Allocation
+	runClaimed   bool // Run, Destroy or Shutdown took the right to close waitCh
+	runStarted   bool // Run itself is running or ran
+	destroyed    bool
+	shuttingDown bool
+	failure      string          // a prerun failure: the alloc is failed with this description
+	trStarted    map[string]bool // task runners whose Run was started
+	leaderDead   bool
+	sibFailed    bool
+	mainDead     bool
+}
+
+// New returns an AllocRunner and its TaskRunners. It starts nothing.
+func New(cfg *Config) (*AllocRunner, error) {
+	alloc := cfg.Alloc
+	if alloc == nil || alloc.Job == nil {
+		return nil, structs.Invalid("alloc runner: alloc with its job is required")
+	}
+	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
+	if tg == nil {
+		return nil, structs.Invalid("alloc %s: task group %q not found in job %q", alloc.ID, alloc.TaskGroup, alloc.JobID)
+	}
+	if cfg.AllocDirRoot == "" || cfg.StateDB == nil || cfg.Drivers == nil {
+		return nil, structs.Invalid("alloc runner: alloc dir root, state db and drivers are required")
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	logger = logger.With("alloc_id", alloc.ID, "job_id", alloc.JobID)
+	updater := cfg.StateUpdater
+	if updater == nil {
+		updater = noopUpdater{}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ar := &AllocRunner{
+		id:          alloc.ID,
+		logger:      logger,
+		stateDB:     cfg.StateDB,
+		updater:     updater,
+		allocDir:    allocdir.New(cfg.AllocDirRoot, alloc.ID),
+		broadcaster: NewAllocBroadcaster(),
+		tasks:       make(map[string]*taskrunner.TaskRunner, len(tg.Tasks)),
+		taskStateCh: make(chan struct{}, 1),
+		updateCh:    make(chan *structs.Allocation, 1),
+		ctx:         ctx,
+		cancel:      cancel,
+		waitCh:      make(chan struct{}),
+		updateDone:  make(chan struct{}),
+		destroyCh:   make(chan struct{}),
+		shutdownCh:  make(chan struct{}),
+		alloc:       alloc,
+		trStarted:   make(map[string]bool),
+	}
+	ar.hooks = []runnerHook{&allocDirHook{dir: ar.allocDir}}
+	for _, task := range tg.Tasks {
+		driver, err := cfg.Drivers(task.Driver)
+		if err != nil {
+			cancel()
+			return nil, fmt.Errorf("alloc %s: task %q: %w", alloc.ID, task.Name, err)
+		}
+		tr, err := taskrunner.New(&taskrunner.Config{
+			Logger:       logger,
+			Alloc:        alloc,
+			Task:         task,
+			AllocDir:     ar.allocDir,
+			Driver:       driver,
+			StateDB:      cfg.StateDB,
+			StateUpdater: taskNotifier{ar},
+			Node:         cfg.Node,
+			BuildEnv:     cfg.BuildEnv,
+			KillGrace:    cfg.KillGrace,
+		})
+		if err != nil {
+			cancel()
+			return nil, fmt.Errorf("alloc %s: %w", alloc.ID, err)
+		}
+		ar.tasks[task.Name] = tr
+		ar.taskOrder = append(ar.taskOrder, task.Name)
+	}
+	return ar, nil
+}
+
+type noopUpdater struct{}
+
+func (noopUpdater) AllocStateUpdated(*structs.Allocation) {}
+
+// taskNotifier is the TaskRunners' StateUpdater: it wakes the state loop.
+type taskNotifier struct{ ar *AllocRunner }
+
+// TaskStateUpdated signals the state loop without blocking.
+func (n taskNotifier) TaskStateUpdated() {
+	select {
+	case n.ar.taskStateCh <- struct{}{}:
+	default:
+	}
+}
+
+// Restore loads the tasks' persisted state; call it before Run.
+func (ar *AllocRunner) Restore() error {
+	for _, name := range ar.taskOrder {
+		if err := ar.tasks[name].Restore(); err != nil {
+			return fmt.Errorf("restore alloc %s: %w", ar.id, err)
+		}
+	}
+	return nil
+}
+
+// ID returns the allocation's ID.
+func (ar *AllocRunner) ID() string { return ar.id }
+
+// Alloc returns the latest server-sent allocation. It must not be mutated.
+func (ar *AllocRunner) Alloc() *structs.Allocation {
+	ar.mu.RLock()
+	defer ar.mu.RUnlock()
+	return ar.alloc
+}
+
+// AllocDir returns the allocation's directory.
+func (ar *AllocRunner) AllocDir() *allocdir.AllocDir { return ar.allocDir }
+
+// AllocState returns the allocation's runtime state; it takes read locks only.
+func (ar *AllocRunner) AllocState() *State {
+	states := make(map[string]*structs.TaskState, len(ar.tasks))
+	for name, tr := range ar.tasks {
+		states[name] = tr.TaskState()
+	}
+	status, desc := ClientStatus(states)
+	ar.mu.RLock()
+	if ar.failure != "" {
+		status, desc = structs.AllocClientStatusFailed, ar.failure
+	}
+	ar.mu.RUnlock()
+	return &State{ClientStatus: status, ClientDescription: desc, TaskStates: states}
+}
+
+// clientAlloc returns a copy of the allocation with its runtime state.
+func (ar *AllocRunner) clientAlloc() *structs.Allocation {
+	st := ar.AllocState()
+	a := ar.Alloc().Copy()
+	a.ClientStatus = st.ClientStatus
+	a.ClientDescription = st.ClientDescription
+	a.TaskStates = st.TaskStates
+	return a
+}
+
+// Listen returns a listener of the allocation's versions with runtime state.
+func (ar *AllocRunner) Listen() *AllocListener { return ar.broadcaster.Listen() }
+
+// WaitCh is closed when Run returns.
+func (ar *AllocRunner) WaitCh() <-chan struct{} { return ar.waitCh }
+
+// DestroyCh is closed when Destroy has finished.
+func (ar *AllocRunner) DestroyCh() <-chan struct{} { return ar.destroyCh }
+
+// ShutdownCh is closed when Shutdown has finished.
+func (ar *AllocRunner) ShutdownCh() <-chan struct{} { return ar.shutdownCh }
+
+// IsDestroyed reports whether Destroy was called.
+func (ar *AllocRunner) IsDestroyed() bool {
+	ar.mu.RLock()
+	defer ar.mu.RUnlock()
+	return ar.destroyed
+}
+
+// Run runs the allocation until all its tasks are dead (or the runner is
+// shut down), then closes WaitCh. Only the first call runs.
+func (ar *AllocRunner) Run() {
+	ar.mu.Lock()
+	if ar.runClaimed {
+		ar.mu.Unlock()
+		return
+	}
+	ar.runClaimed, ar.runStarted = true, true
+	ar.mu.Unlock()
+	defer close(ar.waitCh)
+
+	go ar.updateLoop()
+	tasksDone, stateDone := make(chan struct{}), make(chan struct{})
+	go ar.stateLoop(tasksDone, stateDone)
+
+	alloc := ar.Alloc()
+	switch {
+	case alloc.ServerTerminalStatus():
+		// Stopped before it ran: the tasks converge to killed at once.
+		ar.killTasks(structs.NewTaskEvent(structs.TaskKilling), false, nil)
+	default:
+		if err := ar.prerun(ar.ctx); err != nil {
+			ar.logger.Error("prerun failed", "error", err)
+			ar.mu.Lock()
+			ar.failure = fmt.Sprintf("prerun failed: %v", err)
+			ar.mu.Unlock()
+			break
+		}
+		ar.runTasks()
+	}
+	ar.waitStartedTasks()
+	close(tasksDone)
+	<-stateDone
+	ar.killWG.Wait()
+	ar.waitStartedTasks()
+	if !ar.isShuttingDown() {
+		ar.postrun(ar.ctx)
+	}
+}
+
+// runTasks runs the lifecycle phases: prestart tasks (the non-sidecar ones
+// to completion), then main and poststart tasks until the main tasks are
+// dead, then poststop tasks.
+func (ar *AllocRunner) runTasks() {
+	var prestart, main, poststop []*taskrunner.TaskRunner
+	for _, name := range ar.taskOrder {
+		tr := ar.tasks[name]
+		switch t := tr.Task(); {
+		case t.IsPrestart():
+			prestart = append(prestart, tr)
+		case t.IsPoststop():
+			poststop = append(poststop, tr)
+		default:
+			main = append(main, tr)
+		}
+	}
+	for _, tr := range prestart {
+		ar.startTaskRunner(tr)
+	}
+	for _, tr := range prestart {
+		if !tr.Task().IsSidecar() {
+			<-tr.WaitCh()
+		}
+	}
+	ar.checkTasks()
+	if ar.isShuttingDown() {
+		return
+	}
+	for _, tr := range main {
+		ar.startTaskRunner(tr)
+	}
+	for _, tr := range append(prestart, main...) {
+		<-tr.WaitCh()
+	}
+	if ar.isShuttingDown() {
+		return
+	}
+	for _, tr := range poststop {
+		ar.startTaskRunner(tr)
+	}
+	for _, tr := range poststop {
+		<-tr.WaitCh()
+	}
+}
+
+// startTaskRunner runs tr in a goroutine, once. The goroutine ends when
+// tr's WaitCh closes, which Run (or a kill) waits for.
+func (ar *AllocRunner) startTaskRunner(tr *taskrunner.TaskRunner) {
+	ar.mu.Lock()
+	started := ar.trStarted[tr.Name()]
+	ar.trStarted[tr.Name()] = true
+	ar.mu.Unlock()
+	if !started {
+		go tr.Run()
+	}
+}
+
+// waitStartedTasks waits for every started TaskRunner to return.
+func (ar *AllocRunner) waitStartedTasks() {
+	for _, name := range ar.taskOrder {
+		ar.mu.RLock()
+		started := ar.trStarted[name]
+		ar.mu.RUnlock()
+		if started {
+			<-ar.tasks[name].WaitCh()
+		}
+	}
+}
+
+func (ar *AllocRunner) isShuttingDown() bool {
+	ar.mu.RLock()
+	defer ar.mu.RUnlock()
+	return ar.shuttingDown
+}
+
+// stateLoop publishes the alloc's state on every task state change and
+// applies the group's rules, until tasksDone is closed; then it publishes
+// the final state and closes done.
+func (ar *AllocRunner) stateLoop(tasksDone <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	for {
+		select {
+		case <-ar.taskStateCh:
+			ar.checkTasks()
+			ar.publish()
+		case <-tasksDone:
+			ar.publish()
+			return
+		}
+	}
+}
+
+// publish sends the runtime state to the Client and the alloc to listeners.
+func (ar *AllocRunner) publish() {
+	ca := ar.clientAlloc()
+	ar.updater.AllocStateUpdated(&structs.Allocation{
+		ID:                ca.ID,
+		NodeID:            ca.NodeID,
+		ClientStatus:      ca.ClientStatus,
+		ClientDescription: ca.ClientDescription,
+		TaskStates:        ca.TaskStates,
+	})
+	ar.broadcaster.Send(ca)
+}

@@ -1,0 +1,19 @@
+// Package allocrunner runs one allocation on the node: it builds the alloc
+// directory, runs one TaskRunner per task (prestart tasks first, then the
+// main tasks, then poststop tasks), applies the group's rules between
+// tasks (a dead leader or a failed task kills the others), and reports the
+// allocation's runtime state.
+//
+// Where it sits in the data flow: client.Client creates an AllocRunner for
+// each allocation the servers assign to the node, calls Run in a goroutine
+// and passes later versions of the allocation to Update. TaskRunners report
+// state changes to their AllocRunner, which derives the alloc's client
+// status and reports it to the Client (StateUpdater), which batches it to
+// the servers.
+//
+// Alloc returns the immutable server-sent allocation; AllocState returns the
+// runtime state (client status, task states). Updates are serialized by a
+// buffered channel and one goroutine, where only the latest pending update
+// matters. Shutdown leaves tasks running; Destroy kills them and removes
+// the alloc directory, and works even if Run was never called.
+package allocrunner

@@ -1,0 +1,124 @@
+package allocrunner
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/drover-io/drover/client/allocrunner/taskrunner"
+	"github.com/drover-io/drover/structs"
+)
+
+// Update hands a new server-sent version of the allocation to the runner.
+// It never blocks on the runner: a pending, unprocessed version is
+// replaced, since only the latest matters. Updates are processed once Run
+// has been called.
+func (ar *AllocRunner) Update(alloc *structs.Allocation) {
+	ar.updateMu.Lock()
+	defer ar.updateMu.Unlock()
+	select {
+	case <-ar.updateCh:
+	default:
+	}
+	// updateMu makes this the only sender, so there is room now.
+	ar.updateCh <- alloc
+}
+
+// updateLoop applies updates one at a time until the runner is destroyed
+// or shut down.
+func (ar *AllocRunner) updateLoop() {
+	defer close(ar.updateDone)
+	for {
+		select {
+		case alloc := <-ar.updateCh:
+			ar.handleUpdate(alloc)
+		case <-ar.ctx.Done():
+			return
+		}
+	}
+}
+
+// handleUpdate applies one update: a stop or evict kills the tasks (and
+// runs no update hooks); anything else runs the update hooks and passes
+// the alloc to the TaskRunners.
+func (ar *AllocRunner) handleUpdate(alloc *structs.Allocation) {
+	ar.mu.Lock()
+	if alloc.AllocModifyIndex < ar.alloc.AllocModifyIndex {
+		ar.mu.Unlock()
+		ar.logger.Debug("ignoring stale alloc update", "index", alloc.AllocModifyIndex)
+		return
+	}
+	ar.alloc = alloc
+	ar.mu.Unlock()
+	if err := ar.stateDB.PutAllocation(alloc); err != nil {
+		ar.logger.Error("could not persist alloc", "error", err)
+	}
+	for _, tr := range ar.tasks {
+		tr.Update(alloc)
+	}
+	if alloc.ServerTerminalStatus() {
+		ar.logger.Info("alloc stopped by the server: killing tasks", "desired_status", alloc.DesiredStatus)
+		ar.killTasks(structs.NewTaskEvent(structs.TaskKilling), false, nil)
+		ar.publish()
+		return
+	}
+	ar.update(ar.ctx, alloc)
+	ar.publish()
+}
+
+// RestartTask restarts one running task, outside its restart policy.
+func (ar *AllocRunner) RestartTask(ctx context.Context, task string, ev *structs.TaskEvent) error {
+	tr, ok := ar.tasks[task]
+	if !ok {
+		return structs.NotFound("task", task)
+	}
+	return tr.Restart(ctx, ev)
+}
+
+// RestartAll restarts every running task.
+func (ar *AllocRunner) RestartAll(ctx context.Context, ev *structs.TaskEvent) error {
+	var errs []error
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, tr := range ar.tasks {
+		if tr.TaskState().State != structs.TaskStateRunning {
+			continue
+		}
+		wg.Add(1)
+		go func(tr *taskrunner.TaskRunner) {
+			defer wg.Done()
+			if err := tr.Restart(ctx, ev); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}(tr)
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return fmt.Errorf("restart alloc %s: %v", ar.id, errs)
+	}
+	return nil
+}
+
+// SignalTask sends a signal to one task, or to every running task when
+// task is "".
+func (ar *AllocRunner) SignalTask(ctx context.Context, task, signal string) error {
+	if task != "" {
+		tr, ok := ar.tasks[task]
+		if !ok {
+			return structs.NotFound("task", task)
+		}
+		return tr.Signal(ctx, signal)
+	}
+	for _, name := range ar.taskOrder {
+		tr := ar.tasks[name]
+		if tr.TaskState().State != structs.TaskStateRunning {
+			continue
+		}
+		if err := tr.Signal(ctx, signal); err != nil {
+			return err
+		}
+	}
+	return nil
+}
