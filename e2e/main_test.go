@@ -1,0 +1,256 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/drover-io/drover/api"
+)
+
+// droverBin is the binary under test, built once by TestMain; buildErr says
+// why it could not be built.
+var (
+	droverBin string
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "drover-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: temp dir:", err)
+		os.Exit(1)
+	}
+	droverBin, buildErr = buildDrover(dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// buildDrover builds ./cmd/drover into dir, with -race when the tests run
+// with it (set DROVER_E2E_NORACE=1 to build without).
+func buildDrover(dir string) (string, error) {
+	bin := filepath.Join(dir, "drover")
+	args := []string{"build", "-o", bin}
+	if raceEnabled && os.Getenv("DROVER_E2E_NORACE") == "" {
+		args = append(args, "-race")
+	}
+	args = append(args, "github.com/drover-io/drover/cmd/drover")
+	cmd := exec.Command("go", args...)
+	cmd.Dir = ".."
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return bin, nil
+}
+
+// requireBinary skips the test when the binary could not be built.
+func requireBinary(t *testing.T) {
+	t.Helper()
+	if buildErr != nil {
+		t.Skipf("the drover binary could not be built, so there is nothing to test end to end: %v", buildErr)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the writes of a subprocess's
+// copier goroutines and the reads of the test.
+type syncBuffer struct {
+	mu  sync.Mutex // guards the field below
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// agent is a running `drover agent -dev` subprocess.
+type agent struct {
+	addr   string
+	cmd    *exec.Cmd
+	output *syncBuffer
+	exited chan struct{} // closed when the process has exited
+	err    error         // the process's exit status, set before exited closes
+}
+
+// startAgent starts a dev agent on a free port with its own data directory,
+// waits until it knows its leader, and stops it with SIGINT when the test
+// ends, failing the test if it does not exit.
+func startAgent(t *testing.T) *agent {
+	t.Helper()
+	requireBinary(t)
+	port := freePort(t)
+	a := &agent{
+		addr:   "http://127.0.0.1:" + strconv.Itoa(port),
+		output: &syncBuffer{},
+		exited: make(chan struct{}),
+	}
+	a.cmd = exec.Command(droverBin, "agent", "-dev",
+		"-bind", "127.0.0.1", "-http-port", strconv.Itoa(port),
+		"-data-dir", t.TempDir(), "-log-level", "debug")
+	a.cmd.Stdout = a.output
+	a.cmd.Stderr = a.output
+	a.cmd.Env = append(os.Environ(), "DROVER_ADDR=", "NOMAD_ADDR=")
+	if err := a.cmd.Start(); err != nil {
+		t.Fatalf("start agent: %v", err)
+	}
+	go func() {
+		a.err = a.cmd.Wait()
+		close(a.exited)
+	}()
+	t.Cleanup(func() { a.stop(t) })
+
+	waitFor(t, 60*time.Second, "the agent to elect a leader", func() (bool, string) {
+		select {
+		case <-a.exited:
+			t.Fatalf("the agent exited while starting (%v); its output:\n%s", a.err, a.output)
+		default:
+		}
+		leader, err := a.client(t).Status().Leader()
+		if err != nil {
+			return false, err.Error()
+		}
+		return leader != "", "no leader yet"
+	})
+	waitFor(t, 60*time.Second, "the agent's client node to be ready", func() (bool, string) {
+		nodes, _, err := a.client(t).Nodes().List(nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, n := range nodes {
+			if n.Status == api.NodeStatusReady {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d nodes, none ready", len(nodes))
+	})
+	return a
+}
+
+// stop sends SIGINT and fails the test if the agent does not exit in time.
+func (a *agent) stop(t *testing.T) {
+	select {
+	case <-a.exited:
+		if !t.Failed() {
+			t.Errorf("the agent exited before the test ended (%v); its output:\n%s", a.err, a.output)
+		}
+		return
+	default:
+	}
+	if err := a.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Errorf("interrupt agent: %v", err)
+	}
+	select {
+	case <-a.exited:
+		if a.err != nil {
+			t.Errorf("the agent exited with %v after SIGINT; its output:\n%s", a.err, a.output)
+		}
+	case <-time.After(45 * time.Second):
+		_ = a.cmd.Process.Kill()
+		<-a.exited
+		t.Errorf("the agent did not exit within 45s of SIGINT; its output:\n%s", a.output)
+	}
+	if t.Failed() {
+		t.Logf("agent output:\n%s", a.output)
+	}
+}
+
+// client returns a drover API client for the agent.
+func (a *agent) client(t *testing.T) *api.Client {
+	t.Helper()
+	c, err := api.NewClient(&api.Config{Address: a.addr, HTTPClient: &http.Client{Timeout: 30 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// cliResult is the outcome of one CLI run.
+type cliResult struct {
+	code           int
+	stdout, stderr string
+}
+
+func (r cliResult) String() string {
+	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+}
+
+// cli runs the drover CLI against the agent.
+func (a *agent) cli(t *testing.T, args ...string) cliResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, droverBin, args...)
+	cmd.Env = append(os.Environ(), "DROVER_ADDR="+a.addr, "NOMAD_ADDR=")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run drover %v: %v", args, err)
+	}
+	return cliResult{code, stdout.String(), stderr.String()}
+}
+
+// freePort returns a TCP port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// waitFor polls cond until it reports true, failing the test after timeout
+// with cond's last explanation.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ok, why := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s: %s", timeout, what, why)
+		}
+		<-tick.C
+	}
+}
+
+// writeFile writes content to name in a fresh temp dir and returns its path.
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
