@@ -64,7 +64,8 @@ func call(ctx context.Context, socket string, req request) (*response, error) {
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
 	defer stop()
 	var resp response
-	if err := json.NewEncoder(conn).Encode(req); err == nil {
+	err = json.NewEncoder(conn).Encode(req)
+	if err == nil {
 		err = json.NewDecoder(conn).Decode(&resp)
 	}
 	if err != nil {

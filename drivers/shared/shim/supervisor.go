@@ -188,8 +188,6 @@ func exitFromState(ps *os.ProcessState, at time.Time) *ExitStatus {
 	return &ExitStatus{ExitCode: ws.ExitStatus(), ExitedAt: at}
 }
 
-
-
 // signal sends sig to the task's main process only, as a user's
 // "alloc signal" expects.
 func (s *supervisor) signal(sig syscall.Signal) error {
