@@ -1,0 +1,112 @@
+package server
+
+import (
+	"context"
+	"strings"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/drover-io/drover/server/state"
+	"github.com/drover-io/drover/structs"
+)
+
+// AllocList lists allocations, filtered by namespace ("*" for all) and ID
+// prefix.
+func (s *Server) AllocList(ctx context.Context, req *structs.AllocListRequest) (*structs.AllocListResponse, error) {
+	resp := &structs.AllocListResponse{}
+	ns := namespaceOf(&req.QueryOptions)
+	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		allocs, err := st.AllocsByIDPrefix(ws, req.Prefix)
+		if err != nil {
+			return 0, err
+		}
+		resp.Allocations = make([]*structs.AllocListStub, 0, len(allocs))
+		for _, a := range allocs {
+			if inNamespace(ns, a.Namespace) {
+				resp.Allocations = append(resp.Allocations, a.Stub())
+			}
+		}
+		return st.Index(state.TableAllocs), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// AllocGet returns one allocation by ID or unique ID prefix.
+func (s *Server) AllocGet(ctx context.Context, req *structs.AllocSpecificRequest) (*structs.SingleAllocResponse, error) {
+	resp := &structs.SingleAllocResponse{}
+	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		index := st.Index(state.TableAllocs)
+		exact, err := st.AllocByID(ws, req.AllocID)
+		if err != nil {
+			return index, err
+		}
+		var matches []*structs.Allocation
+		if exact == nil && req.AllocID != "" {
+			if matches, err = st.AllocsByIDPrefix(ws, prefixOf(req.AllocID)); err != nil {
+				return index, err
+			}
+		}
+		a, err := resolveID("alloc", req.AllocID, exact, exact != nil, matches, func(a *structs.Allocation) string { return a.ID })
+		resp.Alloc = a
+		return index, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// EvalList lists evaluations, filtered by namespace ("*" for all) and ID
+// prefix.
+func (s *Server) EvalList(ctx context.Context, req *structs.EvalListRequest) (*structs.EvalListResponse, error) {
+	resp := &structs.EvalListResponse{}
+	ns := namespaceOf(&req.QueryOptions)
+	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		evals, err := st.EvalsByIDPrefix(ws, req.Prefix)
+		if err != nil {
+			return 0, err
+		}
+		resp.Evaluations = make([]*structs.Evaluation, 0, len(evals))
+		for _, e := range evals {
+			if inNamespace(ns, e.Namespace) {
+				resp.Evaluations = append(resp.Evaluations, e)
+			}
+		}
+		return st.Index(state.TableEvals), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// EvalGet returns one evaluation by ID or unique ID prefix.
+func (s *Server) EvalGet(ctx context.Context, req *structs.EvalSpecificRequest) (*structs.SingleEvalResponse, error) {
+	resp := &structs.SingleEvalResponse{}
+	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		index := st.Index(state.TableEvals)
+		exact, err := st.EvalByID(ws, req.EvalID)
+		if err != nil {
+			return index, err
+		}
+		var matches []*structs.Evaluation
+		if exact == nil && req.EvalID != "" {
+			if matches, err = st.EvalsByIDPrefix(ws, prefixOf(req.EvalID)); err != nil {
+				return index, err
+			}
+		}
+		e, err := resolveID("evaluation", req.EvalID, exact, exact != nil, matches, func(e *structs.Evaluation) string { return e.ID })
+		resp.Eval = e
+		return index, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// prefixOf lower-cases an ID prefix typed by a user (IDs are lower-case).
+func prefixOf(id string) string { return strings.ToLower(id) }

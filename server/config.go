@@ -1,0 +1,91 @@
+package server
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Defaults of Config.
+const (
+	DefaultHeartbeatTTL = 10 * time.Second
+	DefaultNumWorkers   = 1
+	DefaultRegion       = "global"
+	DefaultDatacenter   = "dc1"
+)
+
+// Config configures a Server. The zero value (plus a NodeName) runs a
+// single in-memory server as in dev mode.
+type Config struct {
+	// Logger receives the server's logs; nil discards them.
+	Logger *slog.Logger
+	// NodeName names this server; it is also its raft ID and, with the
+	// in-memory transport, its raft address.
+	NodeName   string
+	Region     string
+	Datacenter string
+	// HeartbeatTTL is how long a client may stay silent before its node is
+	// marked down.
+	HeartbeatTTL time.Duration
+	// NumWorkers is the number of evaluation workers.
+	NumWorkers int
+	// Clock drives heartbeat timers and timestamps; nil uses the wall clock.
+	Clock Clock
+
+	// Raft storage and transport. Nil values use in-memory ones (dev
+	// mode); a persistent agent sets a bbolt log store and file snapshots.
+	LogStore      raft.LogStore
+	StableStore   raft.StableStore
+	SnapshotStore raft.SnapshotStore
+	Transport     raft.Transport
+	// RaftConfig overrides the raft configuration; nil uses fast dev
+	// timeouts suited to a single server.
+	RaftConfig *raft.Config
+}
+
+// Clock is the server's source of time.
+type Clock interface {
+	Now() time.Time
+	// AfterFunc calls f in its own goroutine after d.
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// Timer is a stoppable timer made by a Clock.
+type Timer interface {
+	Stop() bool
+	Reset(d time.Duration) bool
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+func (realClock) AfterFunc(d time.Duration, f func()) Timer {
+	return time.AfterFunc(d, f)
+}
+
+func (c *Config) withDefaults() Config {
+	out := *c
+	if out.Logger == nil {
+		out.Logger = slog.New(slog.DiscardHandler)
+	}
+	if out.NodeName == "" {
+		out.NodeName = "server-1"
+	}
+	if out.Region == "" {
+		out.Region = DefaultRegion
+	}
+	if out.Datacenter == "" {
+		out.Datacenter = DefaultDatacenter
+	}
+	if out.HeartbeatTTL <= 0 {
+		out.HeartbeatTTL = DefaultHeartbeatTTL
+	}
+	if out.NumWorkers <= 0 {
+		out.NumWorkers = DefaultNumWorkers
+	}
+	if out.Clock == nil {
+		out.Clock = realClock{}
+	}
+	return out
+}

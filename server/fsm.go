@@ -1,0 +1,308 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-msgpack/v2/codec"
+	"github.com/hashicorp/raft"
+
+	"github.com/drover-io/drover/server/state"
+	"github.com/drover-io/drover/structs"
+)
+
+// fsmObserver is told what the FSM applied, so that the leader can feed its
+// eval broker and blocked-eval tracker. Calls happen on raft's FSM
+// goroutine after the state commit and must not block.
+type fsmObserver interface {
+	// evalsUpserted reports evaluations written at index.
+	evalsUpserted(evals []*structs.Evaluation)
+	// capacityChanged reports that node capacity may have grown at index:
+	// a node became ready, or allocations stopped or finished.
+	capacityChanged(index uint64)
+}
+
+// FSM is the raft state machine: it decodes committed log entries and
+// applies them to the state store.
+type FSM struct {
+	logger   *slog.Logger
+	handle   *codec.MsgpackHandle
+	state    atomic.Pointer[state.StateStore]
+	observer fsmObserver // may be nil
+}
+
+var _ raft.FSM = (*FSM)(nil)
+
+// NewFSM returns an FSM over an empty state store. observer may be nil.
+func NewFSM(logger *slog.Logger, observer fsmObserver) (*FSM, error) {
+	st, err := state.NewStateStore()
+	if err != nil {
+		return nil, err
+	}
+	f := &FSM{logger: logger, handle: newMsgpackHandle(), observer: observer}
+	f.state.Store(st)
+	return f, nil
+}
+
+// State returns the current state store. It changes when a snapshot is
+// restored; the old one's AbandonCh is closed then.
+func (f *FSM) State() *state.StateStore { return f.state.Load() }
+
+// Apply applies one committed entry. It returns nil or an error.
+func (f *FSM) Apply(l *raft.Log) any {
+	if l.Type != raft.LogCommand || len(l.Data) == 0 {
+		return nil
+	}
+	t := MessageType(l.Data[0])
+	if err := f.apply(t, l.Data[1:], l.Index); err != nil {
+		f.logger.Error("apply raft entry", "type", t.String(), "index", l.Index, "error", err)
+		return err
+	}
+	return nil
+}
+
+func (f *FSM) apply(t MessageType, body []byte, index uint64) error {
+	st := f.State()
+	var evals []*structs.Evaluation
+	capacity := false
+	var err error
+	switch t {
+	case JobRegisterRequestType:
+		var cmd JobRegisterCommand
+		if err := decodeBody(f.handle, body, &cmd); err != nil {
+			return fmt.Errorf("decode %s: %w", t, err)
+		}
+		cmd.Eval.JobModifyIndex = index
+		evals = []*structs.Evaluation{cmd.Eval}
+		err = st.Batch(index, func(w *state.WriteTxn) error {
+			if err := w.UpsertJob(cmd.Job); err != nil {
+				return err
+			}
+			return w.UpsertEvals(evals)
+		})
+	case JobDeregisterRequestType:
+		var cmd JobDeregisterCommand
+		if err := decodeBody(f.handle, body, &cmd); err != nil {
+			return fmt.Errorf("decode %s: %w", t, err)
+		}
+		cmd.Eval.JobModifyIndex = index
+		evals = []*structs.Evaluation{cmd.Eval}
+		err = st.Batch(index, func(w *state.WriteTxn) error {
+			if cmd.Purge {
+				if err := w.DeleteJob(cmd.Namespace, cmd.JobID); err != nil {
+					return err
+				}
+			} else if err := w.UpsertJob(cmd.Job); err != nil {
+				return err
+			}
+			return w.UpsertEvals(evals)
+		})
+	case EvalUpdateRequestType:
+		var cmd EvalUpdateCommand
+		if err := decodeBody(f.handle, body, &cmd); err != nil {
+			return fmt.Errorf("decode %s: %w", t, err)
+		}
+		evals = cmd.Evals
+		err = st.UpsertEvals(index, evals)
+	case ApplyPlanResultsRequestType:
+		var cmd PlanResultCommand
+		if err := decodeBody(f.handle, body, &cmd); err != nil {
+			return fmt.Errorf("decode %s: %w", t, err)
+		}
+		evals = cmd.Evals
+		for _, a := range cmd.Allocs {
+			if a.ServerTerminalStatus() {
+				capacity = true
+			}
+		}
+		err = st.Batch(index, func(w *state.WriteTxn) error {
+			if err := w.UpsertAllocs(cmd.Allocs); err != nil {
+				return err
+			}
+			return w.UpsertEvals(evals)
+		})
+	case NodeRegisterRequestType:
+		var cmd NodeRegisterCommand
+		if err := decodeBody(f.handle, body, &cmd); err != nil {
+			return fmt.Errorf("decode %s: %w", t, err)
+		}
+		evals = cmd.Evals
+		capacity = cmd.Node.Status == structs.NodeStatusReady
+		err = st.Batch(index, func(w *state.WriteTxn) error {
+			if err := w.UpsertNode(cmd.Node); err != nil {
+				return err
+			}
+			return w.UpsertEvals(evals)
+		})
+	case NodeUpdateStatusRequestType:
+		var cmd NodeStatusCommand
+		if err := decodeBody(f.handle, body, &cmd); err != nil {
+			return fmt.Errorf("decode %s: %w", t, err)
+		}
+		evals = cmd.Evals
+		capacity = cmd.Status == structs.NodeStatusReady
+		err = st.Batch(index, func(w *state.WriteTxn) error {
+			if err := w.UpdateNodeStatus(cmd.NodeID, cmd.Status, cmd.UpdatedAt); err != nil {
+				return err
+			}
+			if err := w.UpdateAllocsFromClient(cmd.LostAllocs); err != nil {
+				return err
+			}
+			return w.UpsertEvals(evals)
+		})
+	case NodeDeregisterRequestType:
+		var cmd NodeDeregisterCommand
+		if err := decodeBody(f.handle, body, &cmd); err != nil {
+			return fmt.Errorf("decode %s: %w", t, err)
+		}
+		err = st.DeleteNode(index, cmd.NodeID)
+	case AllocClientUpdateRequestType:
+		var cmd AllocClientUpdateCommand
+		if err := decodeBody(f.handle, body, &cmd); err != nil {
+			return fmt.Errorf("decode %s: %w", t, err)
+		}
+		evals = cmd.Evals
+		for _, a := range cmd.Allocs {
+			if a.ClientTerminalStatus() {
+				capacity = true
+			}
+		}
+		err = st.Batch(index, func(w *state.WriteTxn) error {
+			if err := w.UpdateAllocsFromClient(cmd.Allocs); err != nil {
+				return err
+			}
+			return w.UpsertEvals(evals)
+		})
+	default:
+		return fmt.Errorf("unknown raft message type %d", uint8(t))
+	}
+	if err != nil {
+		return fmt.Errorf("apply %s: %w", t, err)
+	}
+	if f.observer != nil {
+		if len(evals) > 0 {
+			f.observer.evalsUpserted(evals)
+		}
+		if capacity {
+			f.observer.capacityChanged(index)
+		}
+	}
+	return nil
+}
+
+// snapshotData is the content of an FSM snapshot.
+type snapshotData struct {
+	Version   int
+	Indexes   map[string]uint64
+	Jobs      []*structs.Job
+	Summaries []*structs.JobSummary
+	Allocs    []*structs.Allocation
+	Evals     []*structs.Evaluation
+	Nodes     []*structs.Node
+}
+
+const snapshotVersion = 1
+
+// Snapshot returns a point-in-time snapshot of the state; raft persists it
+// concurrently with later Applies.
+func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
+	return &fsmSnapshot{snap: f.State().Snapshot(), handle: f.handle}, nil
+}
+
+// Restore replaces the state with a persisted snapshot.
+func (f *FSM) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	var data snapshotData
+	if err := codec.NewDecoder(rc, f.handle).Decode(&data); err != nil {
+		return fmt.Errorf("decode snapshot: %w", err)
+	}
+	if data.Version != snapshotVersion {
+		return fmt.Errorf("snapshot version %d is not supported (want %d)", data.Version, snapshotVersion)
+	}
+	st, err := state.NewStateStore()
+	if err != nil {
+		return err
+	}
+	err = st.Restore(func(r *state.Restorer) error {
+		for _, j := range data.Jobs {
+			if err := r.Job(j); err != nil {
+				return err
+			}
+		}
+		for _, s := range data.Summaries {
+			if err := r.JobSummary(s); err != nil {
+				return err
+			}
+		}
+		for _, a := range data.Allocs {
+			if err := r.Alloc(a); err != nil {
+				return err
+			}
+		}
+		for _, e := range data.Evals {
+			if err := r.Eval(e); err != nil {
+				return err
+			}
+		}
+		for _, n := range data.Nodes {
+			if err := r.Node(n); err != nil {
+				return err
+			}
+		}
+		for table, idx := range data.Indexes {
+			if err := r.Index(table, idx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("restore snapshot: %w", err)
+	}
+	old := f.state.Swap(st)
+	old.Abandon()
+	return nil
+}
+
+type fsmSnapshot struct {
+	snap   *state.StateSnapshot
+	handle *codec.MsgpackHandle
+}
+
+// Persist writes the snapshot to sink.
+func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	if err := s.write(sink); err != nil {
+		_ = sink.Cancel()
+		return fmt.Errorf("persist snapshot: %w", err)
+	}
+	return sink.Close()
+}
+
+func (s *fsmSnapshot) write(w io.Writer) error {
+	data := snapshotData{Version: snapshotVersion}
+	var err error
+	if data.Indexes, err = s.snap.Indexes(); err != nil {
+		return err
+	}
+	if data.Jobs, err = s.snap.Jobs(nil); err != nil {
+		return err
+	}
+	if data.Summaries, err = s.snap.JobSummaries(nil); err != nil {
+		return err
+	}
+	if data.Allocs, err = s.snap.Allocs(nil); err != nil {
+		return err
+	}
+	if data.Evals, err = s.snap.Evals(nil); err != nil {
+		return err
+	}
+	if data.Nodes, err = s.snap.Nodes(nil); err != nil {
+		return err
+	}
+	return codec.NewEncoder(w, s.handle).Encode(&data)
+}
+
+// Release is a no-op: the snapshot holds no resources.
+func (s *fsmSnapshot) Release() {}

@@ -1,0 +1,171 @@
+package server
+
+import (
+	"fmt"
+	"sync"
+
+	"time"
+
+	"github.com/drover-io/drover/structs"
+)
+
+// heartbeats keeps one TTL timer per node. A timer that fires records its
+// node as expired; the server's expiry loop then marks the node down.
+type heartbeats struct {
+	clock   Clock
+	ttl     time.Duration
+	notifyC chan struct{} // signalled (non-blocking) when expired grows
+
+	mu      sync.Mutex // guards the fields below
+	timers  map[string]Timer
+	expired map[string]bool
+}
+
+func newHeartbeats(clock Clock, ttl time.Duration) *heartbeats {
+	return &heartbeats{
+		clock: clock, ttl: ttl, notifyC: make(chan struct{}, 1),
+		timers: map[string]Timer{}, expired: map[string]bool{},
+	}
+}
+
+// Reset (re)starts a node's timer: it has just been heard from.
+func (h *heartbeats) Reset(nodeID string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.expired, nodeID)
+	if t, ok := h.timers[nodeID]; ok {
+		t.Reset(h.ttl)
+		return
+	}
+	h.timers[nodeID] = h.clock.AfterFunc(h.ttl, func() { h.fire(nodeID) })
+}
+
+// Clear stops a node's timer (it is down or gone).
+func (h *heartbeats) Clear(nodeID string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if t, ok := h.timers[nodeID]; ok {
+		t.Stop()
+		delete(h.timers, nodeID)
+	}
+	delete(h.expired, nodeID)
+}
+
+func (h *heartbeats) fire(nodeID string) {
+	h.mu.Lock()
+	if _, ok := h.timers[nodeID]; !ok {
+		h.mu.Unlock()
+		return
+	}
+	delete(h.timers, nodeID)
+	h.expired[nodeID] = true
+	h.mu.Unlock()
+	select {
+	case h.notifyC <- struct{}{}:
+	default:
+	}
+}
+
+// takeExpired returns and forgets the nodes whose timers fired.
+func (h *heartbeats) takeExpired() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]string, 0, len(h.expired))
+	for id := range h.expired {
+		out = append(out, id)
+	}
+	h.expired = map[string]bool{}
+	return out
+}
+
+// StopAll stops every timer.
+func (h *heartbeats) StopAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for id, t := range h.timers {
+		t.Stop()
+		delete(h.timers, id)
+	}
+	h.expired = map[string]bool{}
+}
+
+// Len returns the number of running timers.
+func (h *heartbeats) Len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.timers)
+}
+
+// runHeartbeatExpiry marks nodes down when their heartbeat timers fire.
+func (s *Server) runHeartbeatExpiry() {
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-s.heartbeats.notifyC:
+		}
+		for _, id := range s.heartbeats.takeExpired() {
+			if !s.leader() {
+				continue
+			}
+			if err := s.expireHeartbeat(id); err != nil {
+				s.logger.Error("mark node down after missed heartbeat", "node_id", id, "error", err)
+			}
+		}
+	}
+}
+
+// expireHeartbeat marks a silent node down.
+func (s *Server) expireHeartbeat(nodeID string) error {
+	node, err := s.fsm.State().NodeByID(nil, nodeID)
+	if err != nil {
+		return err
+	}
+	if node == nil || node.Status == structs.NodeStatusDown {
+		return nil
+	}
+	s.logger.Warn("node missed its heartbeat: marking it down", "node_id", nodeID)
+	_, _, err = s.setNodeStatus(node, structs.NodeStatusDown)
+	return err
+}
+
+// setNodeStatus changes a node's status through raft. Going down marks its
+// allocations lost; any change creates evaluations for the jobs it affects.
+func (s *Server) setNodeStatus(node *structs.Node, status string) (uint64, []string, error) {
+	now := s.clock.Now()
+	cmd := &NodeStatusCommand{NodeID: node.ID, Status: status, UpdatedAt: now.Unix()}
+	st := s.fsm.State()
+	if status == structs.NodeStatusDown {
+		allocs, err := st.AllocsByNode(nil, node.ID)
+		if err != nil {
+			return 0, nil, fmt.Errorf("read allocs of node %q: %w", node.ID, err)
+		}
+		for _, a := range allocs {
+			if a.ClientTerminalStatus() {
+				continue
+			}
+			cmd.LostAllocs = append(cmd.LostAllocs, &structs.Allocation{
+				ID: a.ID, NodeID: a.NodeID, ClientStatus: structs.AllocClientStatusLost,
+				ClientDescription: "alloc is lost since its node is down",
+				TaskStates:        a.TaskStates, ModifyTime: now.UnixNano(),
+			})
+		}
+	}
+	evals, err := s.nodeEvals(node.ID, now)
+	if err != nil {
+		return 0, nil, err
+	}
+	cmd.Evals = evals
+	index, _, err := s.raftApply(NodeUpdateStatusRequestType, cmd)
+	if err != nil {
+		return 0, nil, err
+	}
+	if status == structs.NodeStatusDown {
+		s.heartbeats.Clear(node.ID)
+	}
+	ids := make([]string, len(evals))
+	for i, e := range evals {
+		ids[i] = e.ID
+	}
+	return index, ids, nil
+}

@@ -1,0 +1,283 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	memdb "github.com/hashicorp/go-memdb"
+	"github.com/hashicorp/go-msgpack/v2/codec"
+
+	"github.com/drover-io/drover/server/state"
+	"github.com/drover-io/drover/structs"
+)
+
+// JobRegister validates and stores a job with a registration evaluation,
+// atomically. The job's Version goes up when its specification changed; an
+// unchanged job is not rewritten (its allocations stay current) but still
+// gets an evaluation. With EnforceIndex, the registration only succeeds if
+// the job's JobModifyIndex equals req.JobModifyIndex (0: the job must not
+// exist); otherwise it is a KindConflict error.
+func (s *Server) JobRegister(ctx context.Context, req *structs.JobRegisterRequest) (*structs.JobRegisterResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if req == nil || req.Job == nil {
+		return nil, structs.Invalid("missing job")
+	}
+	job := req.Job.Copy()
+	job.Canonicalize()
+	if err := job.Validate(); err != nil {
+		return nil, err
+	}
+	existing, err := s.fsm.State().JobByID(nil, job.Namespace, job.ID)
+	if err != nil {
+		return nil, fmt.Errorf("read job %q: %w", job.ID, err)
+	}
+	if req.EnforceIndex {
+		switch {
+		case req.JobModifyIndex == 0 && existing != nil:
+			return nil, structs.NewError(structs.KindConflict, "enforcing job modify index 0: job %q already exists", job.ID)
+		case req.JobModifyIndex != 0 && existing == nil:
+			return nil, structs.NewError(structs.KindConflict, "enforcing job modify index %d: job %q does not exist", req.JobModifyIndex, job.ID)
+		case req.JobModifyIndex != 0 && existing.JobModifyIndex != req.JobModifyIndex:
+			return nil, structs.NewError(structs.KindConflict, "enforcing job modify index %d: job %q exists with conflicting job modify index %d",
+				req.JobModifyIndex, job.ID, existing.JobModifyIndex)
+		}
+	}
+	now := s.clock.Now().UnixNano()
+	eval := &structs.Evaluation{
+		ID:          structs.GenerateUUID(),
+		Namespace:   job.Namespace,
+		Priority:    job.Priority,
+		Type:        job.Type,
+		TriggeredBy: structs.EvalTriggerJobRegister,
+		JobID:       job.ID,
+		Status:      structs.EvalStatusPending,
+		CreateTime:  now,
+		ModifyTime:  now,
+	}
+	resp := &structs.JobRegisterResponse{EvalID: eval.ID}
+	if existing != nil {
+		changed, err := s.specChanged(existing, job)
+		if err != nil {
+			return nil, err
+		}
+		if !changed {
+			eval.JobModifyIndex = existing.JobModifyIndex
+			index, _, err := s.raftApply(EvalUpdateRequestType, &EvalUpdateCommand{Evals: []*structs.Evaluation{eval}})
+			if err != nil {
+				return nil, err
+			}
+			resp.EvalCreateIndex, resp.JobModifyIndex, resp.Index = index, existing.JobModifyIndex, index
+			return resp, nil
+		}
+		job.Version = existing.Version + 1
+	}
+	job.SubmitTime = now
+	job.Status, job.StatusDescription = "", ""
+	index, _, err := s.raftApply(JobRegisterRequestType, &JobRegisterCommand{Job: job, Eval: eval})
+	if err != nil {
+		return nil, err
+	}
+	resp.EvalCreateIndex, resp.JobModifyIndex, resp.Index = index, index, index
+	return resp, nil
+}
+
+// specChanged reports whether a submitted job differs from the stored one
+// in anything the user controls. Both are compared in their raft encoding
+// so that values that went through it (driver config) compare equal.
+func (s *Server) specChanged(existing, job *structs.Job) (bool, error) {
+	norm := func(j *structs.Job) ([]byte, error) {
+		c := j.Copy()
+		c.Status, c.StatusDescription, c.Stable = "", "", false
+		c.Version, c.SubmitTime = 0, 0
+		c.CreateIndex, c.ModifyIndex, c.JobModifyIndex = 0, 0, 0
+		var buf bytes.Buffer
+		if err := codec.NewEncoder(&buf, s.fsm.handle).Encode(c); err != nil {
+			return nil, fmt.Errorf("encode job %q: %w", j.ID, err)
+		}
+		return buf.Bytes(), nil
+	}
+	a, err := norm(existing)
+	if err != nil {
+		return false, err
+	}
+	// Round-trip the submitted job so that its values take stored types.
+	var rt structs.Job
+	b, err := norm(job)
+	if err != nil {
+		return false, err
+	}
+	if err := decodeBody(s.fsm.handle, b, &rt); err != nil {
+		return false, fmt.Errorf("decode job %q: %w", job.ID, err)
+	}
+	if b, err = norm(&rt); err != nil {
+		return false, err
+	}
+	return !bytes.Equal(a, b), nil
+}
+
+// JobDeregister stops a job (Stop=true, a new version) or, with Purge,
+// deletes it; either way an evaluation stops its allocations.
+func (s *Server) JobDeregister(ctx context.Context, req *structs.JobDeregisterRequest) (*structs.JobDeregisterResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if req == nil || req.JobID == "" {
+		return nil, structs.Invalid("missing job ID")
+	}
+	ns := req.Namespace
+	if ns == "" {
+		ns = structs.DefaultNamespace
+	}
+	existing, err := s.fsm.State().JobByID(nil, ns, req.JobID)
+	if err != nil {
+		return nil, fmt.Errorf("read job %q: %w", req.JobID, err)
+	}
+	if existing == nil {
+		return nil, structs.NotFound("job", req.JobID)
+	}
+	now := s.clock.Now().UnixNano()
+	eval := &structs.Evaluation{
+		ID:          structs.GenerateUUID(),
+		Namespace:   ns,
+		Priority:    existing.Priority,
+		Type:        existing.Type,
+		TriggeredBy: structs.EvalTriggerJobDeregister,
+		JobID:       req.JobID,
+		Status:      structs.EvalStatusPending,
+		CreateTime:  now,
+		ModifyTime:  now,
+	}
+	cmd := &JobDeregisterCommand{Namespace: ns, JobID: req.JobID, Purge: req.Purge, Eval: eval}
+	if !req.Purge {
+		stopped := existing.Copy()
+		stopped.Stop = true
+		if !existing.Stop {
+			stopped.Version = existing.Version + 1
+		}
+		stopped.SubmitTime = now
+		cmd.Job = stopped
+	}
+	index, _, err := s.raftApply(JobDeregisterRequestType, cmd)
+	if err != nil {
+		return nil, err
+	}
+	return &structs.JobDeregisterResponse{
+		EvalID: eval.ID, EvalCreateIndex: index, JobModifyIndex: index,
+		WriteMeta: structs.WriteMeta{Index: index},
+	}, nil
+}
+
+// JobGet returns one job by exact ID; an unknown job is KindNotFound.
+func (s *Server) JobGet(ctx context.Context, req *structs.JobSpecificRequest) (*structs.SingleJobResponse, error) {
+	resp := &structs.SingleJobResponse{}
+	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		index := st.Index(state.TableJobs)
+		j, err := st.JobByID(ws, namespaceOf(&req.QueryOptions), req.JobID)
+		if err != nil {
+			return index, err
+		}
+		resp.Job = j
+		if j == nil {
+			return index, structs.NotFound("job", req.JobID)
+		}
+		return index, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// JobList lists jobs with their summaries, filtered by namespace ("*" for
+// all) and ID prefix.
+func (s *Server) JobList(ctx context.Context, req *structs.JobListRequest) (*structs.JobListResponse, error) {
+	resp := &structs.JobListResponse{}
+	ns := namespaceOf(&req.QueryOptions)
+	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		var jobs []*structs.Job
+		var err error
+		if ns == "*" {
+			jobs, err = st.Jobs(ws)
+		} else {
+			jobs, err = st.JobsByIDPrefix(ws, ns, req.Prefix)
+		}
+		if err != nil {
+			return 0, err
+		}
+		sums, err := st.JobSummaries(ws)
+		if err != nil {
+			return 0, err
+		}
+		byJob := make(map[structs.NamespacedID]*structs.JobSummary, len(sums))
+		for _, sum := range sums {
+			byJob[structs.NamespacedID{Namespace: sum.Namespace, ID: sum.JobID}] = sum
+		}
+		resp.Jobs = make([]*structs.JobListStub, 0, len(jobs))
+		for _, j := range jobs {
+			if ns == "*" && req.Prefix != "" && !hasPrefix(j.ID, req.Prefix) {
+				continue
+			}
+			resp.Jobs = append(resp.Jobs, j.Stub(byJob[j.NamespacedID()]))
+		}
+		return st.MaxIndex(state.TableJobs, state.TableJobSummary), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// JobAllocations lists a job's allocations. Without All, allocations of an
+// earlier job registered under the same ID (since purged) are left out.
+func (s *Server) JobAllocations(ctx context.Context, req *structs.JobSpecificRequest) (*structs.JobAllocationsResponse, error) {
+	resp := &structs.JobAllocationsResponse{}
+	ns := namespaceOf(&req.QueryOptions)
+	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		allocs, err := st.AllocsByJob(ws, ns, req.JobID)
+		if err != nil {
+			return 0, err
+		}
+		job, err := st.JobByID(ws, ns, req.JobID)
+		if err != nil {
+			return 0, err
+		}
+		resp.Allocations = make([]*structs.AllocListStub, 0, len(allocs))
+		for _, a := range allocs {
+			if !req.All && job != nil && a.Job != nil && a.Job.CreateIndex != job.CreateIndex {
+				continue
+			}
+			resp.Allocations = append(resp.Allocations, a.Stub())
+		}
+		return st.MaxIndex(state.TableAllocs, state.TableJobs), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// JobEvaluations lists a job's evaluations.
+func (s *Server) JobEvaluations(ctx context.Context, req *structs.JobSpecificRequest) (*structs.JobEvaluationsResponse, error) {
+	resp := &structs.JobEvaluationsResponse{}
+	ns := namespaceOf(&req.QueryOptions)
+	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		evals, err := st.EvalsByJob(ws, ns, req.JobID)
+		if err != nil {
+			return 0, err
+		}
+		resp.Evaluations = evals
+		if resp.Evaluations == nil {
+			resp.Evaluations = []*structs.Evaluation{}
+		}
+		return st.Index(state.TableEvals), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }

@@ -1,0 +1,340 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/drover-io/drover/server/state"
+	"github.com/drover-io/drover/structs"
+)
+
+// NodeRegister registers or re-registers a client node. A node that
+// becomes ready gets evaluations for the system jobs and the jobs with
+// allocations on it; its heartbeat timer starts.
+func (s *Server) NodeRegister(ctx context.Context, req *structs.NodeRegisterRequest) (*structs.NodeUpdateResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if req == nil || req.Node == nil {
+		return nil, structs.Invalid("missing node")
+	}
+	if req.Node.ID == "" {
+		return nil, structs.Invalid("missing node ID")
+	}
+	node := req.Node.Copy()
+	if node.Datacenter == "" {
+		node.Datacenter = s.config.Datacenter
+	}
+	if node.Name == "" {
+		node.Name = node.ID
+	}
+	if node.NodePool == "" {
+		node.NodePool = "default"
+	}
+	if node.Status == "" {
+		node.Status = structs.NodeStatusInit
+	}
+	switch node.Status {
+	case structs.NodeStatusInit, structs.NodeStatusReady, structs.NodeStatusDown:
+	default:
+		return nil, structs.Invalid("node status %q is invalid: use initializing, ready or down", node.Status)
+	}
+	now := s.clock.Now()
+	node.StatusUpdatedAt = now.Unix()
+
+	existing, err := s.fsm.State().NodeByID(nil, node.ID)
+	if err != nil {
+		return nil, fmt.Errorf("read node %q: %w", node.ID, err)
+	}
+	if existing != nil && existing.SecretID != "" && existing.SecretID != node.SecretID {
+		return nil, structs.Invalid("node %q is registered with another secret ID", node.ID)
+	}
+	var evals []*structs.Evaluation
+	if existing == nil || existing.Status != node.Status {
+		if evals, err = s.nodeEvals(node.ID, now); err != nil {
+			return nil, err
+		}
+	}
+	index, _, err := s.raftApply(NodeRegisterRequestType, &NodeRegisterCommand{Node: node, Evals: evals})
+	if err != nil {
+		return nil, err
+	}
+	if node.Status == structs.NodeStatusDown {
+		s.heartbeats.Clear(node.ID)
+	} else {
+		s.heartbeats.Reset(node.ID)
+	}
+	return &structs.NodeUpdateResponse{
+		HeartbeatTTL: s.config.HeartbeatTTL,
+		EvalIDs:      evalIDs(evals),
+		WriteMeta:    structs.WriteMeta{Index: index},
+	}, nil
+}
+
+// NodeUpdateStatus is a client's heartbeat. It resets the node's TTL timer
+// and, when Status differs from the stored one (an empty Status keeps it),
+// changes it, creating evaluations for the affected jobs.
+func (s *Server) NodeUpdateStatus(ctx context.Context, req *structs.NodeUpdateStatusRequest) (*structs.NodeUpdateResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if req == nil || req.NodeID == "" {
+		return nil, structs.Invalid("missing node ID")
+	}
+	node, err := s.authNode(req.NodeID, req.SecretID)
+	if err != nil {
+		return nil, err
+	}
+	resp := &structs.NodeUpdateResponse{HeartbeatTTL: s.config.HeartbeatTTL}
+	status := req.Status
+	switch status {
+	case "", structs.NodeStatusInit, structs.NodeStatusReady, structs.NodeStatusDown:
+	default:
+		return nil, structs.Invalid("node status %q is invalid: use initializing, ready or down", status)
+	}
+	if status != "" && status != node.Status {
+		index, ids, err := s.setNodeStatus(node, status)
+		if err != nil {
+			return nil, err
+		}
+		resp.Index, resp.EvalIDs = index, ids
+	} else {
+		resp.Index = max(s.fsm.State().Index(state.TableNodes), 1)
+	}
+	if status == structs.NodeStatusDown {
+		s.heartbeats.Clear(node.ID)
+	} else {
+		s.heartbeats.Reset(node.ID)
+	}
+	return resp, nil
+}
+
+// NodeGetClientAllocs returns the allocations a node should run, as alloc
+// ID -> AllocModifyIndex. It blocks until they change past MinQueryIndex.
+func (s *Server) NodeGetClientAllocs(ctx context.Context, req *structs.NodeSpecificRequest) (*structs.NodeClientAllocsResponse, error) {
+	if req == nil || req.NodeID == "" {
+		return nil, structs.Invalid("missing node ID")
+	}
+	if _, err := s.authNode(req.NodeID, req.SecretID); err != nil {
+		return nil, err
+	}
+	resp := &structs.NodeClientAllocsResponse{}
+	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		allocs, err := st.AllocsByNode(ws, req.NodeID)
+		if err != nil {
+			return 0, err
+		}
+		m := make(map[string]uint64, len(allocs))
+		var index uint64
+		for _, a := range allocs {
+			m[a.ID] = a.AllocModifyIndex
+			index = max(index, a.ModifyIndex)
+		}
+		if index == 0 {
+			index = st.Index(state.TableAllocs)
+		}
+		resp.Allocs = m
+		return index, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// AllocGetAllocs returns full allocations by ID (unknown IDs are skipped),
+// in the order asked. It blocks until the allocations table passes
+// MinQueryIndex.
+func (s *Server) AllocGetAllocs(ctx context.Context, req *structs.AllocsGetRequest) (*structs.AllocsGetResponse, error) {
+	if req == nil {
+		return nil, structs.Invalid("missing request")
+	}
+	resp := &structs.AllocsGetResponse{}
+	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		resp.Allocs = make([]*structs.Allocation, 0, len(req.AllocIDs))
+		for _, id := range req.AllocIDs {
+			a, err := st.AllocByID(ws, id)
+			if err != nil {
+				return 0, err
+			}
+			if a != nil {
+				resp.Allocs = append(resp.Allocs, a)
+			}
+		}
+		return st.Index(state.TableAllocs), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// NodeUpdateAlloc applies a client's allocation updates: client status,
+// description and task states. Allocations not on the node are ignored.
+func (s *Server) NodeUpdateAlloc(ctx context.Context, req *structs.AllocUpdateRequest) (*structs.GenericResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if req == nil || req.NodeID == "" {
+		return nil, structs.Invalid("missing node ID")
+	}
+	if _, err := s.authNode(req.NodeID, req.SecretID); err != nil {
+		return nil, err
+	}
+	st := s.fsm.State()
+	now := s.clock.Now().UnixNano()
+	var updates []*structs.Allocation
+	for _, u := range req.Alloc {
+		if u == nil {
+			continue
+		}
+		existing, err := st.AllocByID(nil, u.ID)
+		if err != nil {
+			return nil, fmt.Errorf("read alloc %q: %w", u.ID, err)
+		}
+		if existing == nil || existing.NodeID != req.NodeID {
+			continue
+		}
+		updates = append(updates, &structs.Allocation{
+			ID: u.ID, NodeID: req.NodeID, ClientStatus: u.ClientStatus,
+			ClientDescription: u.ClientDescription, TaskStates: u.TaskStates, ModifyTime: now,
+		})
+	}
+	if len(updates) == 0 {
+		return &structs.GenericResponse{WriteMeta: structs.WriteMeta{Index: max(st.Index(state.TableAllocs), 1)}}, nil
+	}
+	index, _, err := s.raftApply(AllocClientUpdateRequestType, &AllocClientUpdateCommand{Allocs: updates})
+	if err != nil {
+		return nil, err
+	}
+	return &structs.GenericResponse{WriteMeta: structs.WriteMeta{Index: index}}, nil
+}
+
+// NodeList lists nodes, filtered by ID prefix.
+func (s *Server) NodeList(ctx context.Context, req *structs.NodeListRequest) (*structs.NodeListResponse, error) {
+	resp := &structs.NodeListResponse{}
+	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		nodes, err := st.NodesByIDPrefix(ws, req.Prefix)
+		if err != nil {
+			return 0, err
+		}
+		resp.Nodes = make([]*structs.NodeListStub, 0, len(nodes))
+		for _, n := range nodes {
+			resp.Nodes = append(resp.Nodes, n.Stub())
+		}
+		return st.Index(state.TableNodes), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// NodeGet returns one node by ID or unique ID prefix.
+func (s *Server) NodeGet(ctx context.Context, req *structs.NodeSpecificRequest) (*structs.SingleNodeResponse, error) {
+	resp := &structs.SingleNodeResponse{}
+	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		index := st.Index(state.TableNodes)
+		exact, err := st.NodeByID(ws, req.NodeID)
+		if err != nil {
+			return index, err
+		}
+		var matches []*structs.Node
+		if exact == nil && req.NodeID != "" {
+			if matches, err = st.NodesByIDPrefix(ws, req.NodeID); err != nil {
+				return index, err
+			}
+		}
+		n, err := resolveID("node", req.NodeID, exact, exact != nil, matches, func(n *structs.Node) string { return n.ID })
+		resp.Node = n
+		return index, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// authNode returns a registered node, checking its secret when both sides
+// have one.
+func (s *Server) authNode(nodeID, secretID string) (*structs.Node, error) {
+	node, err := s.fsm.State().NodeByID(nil, nodeID)
+	if err != nil {
+		return nil, fmt.Errorf("read node %q: %w", nodeID, err)
+	}
+	if node == nil {
+		return nil, structs.NotFound("node", nodeID)
+	}
+	if node.SecretID != "" && secretID != "" && node.SecretID != secretID {
+		return nil, structs.Invalid("node %q: secret ID does not match", nodeID)
+	}
+	return node, nil
+}
+
+// nodeEvals returns node-update evaluations for the jobs a node's change
+// affects: those with allocations on it and every system job.
+func (s *Server) nodeEvals(nodeID string, now time.Time) ([]*structs.Evaluation, error) {
+	st := s.fsm.State()
+	jobs := map[structs.NamespacedID]*structs.Job{}
+	allocs, err := st.AllocsByNode(nil, nodeID)
+	if err != nil {
+		return nil, fmt.Errorf("read allocs of node %q: %w", nodeID, err)
+	}
+	for _, a := range allocs {
+		key := structs.NamespacedID{Namespace: a.Namespace, ID: a.JobID}
+		if _, ok := jobs[key]; ok {
+			continue
+		}
+		j, err := st.JobByID(nil, a.Namespace, a.JobID)
+		if err != nil {
+			return nil, fmt.Errorf("read job %q: %w", a.JobID, err)
+		}
+		if j != nil {
+			jobs[key] = j
+		}
+	}
+	all, err := st.Jobs(nil)
+	if err != nil {
+		return nil, fmt.Errorf("read jobs: %w", err)
+	}
+	for _, j := range all {
+		if j.Type == structs.JobTypeSystem && !j.Stop {
+			jobs[j.NamespacedID()] = j
+		}
+	}
+	keys := make([]structs.NamespacedID, 0, len(jobs))
+	for k := range jobs {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, k int) bool { return keys[i].String() < keys[k].String() })
+	evals := make([]*structs.Evaluation, 0, len(keys))
+	for _, k := range keys {
+		j := jobs[k]
+		evals = append(evals, &structs.Evaluation{
+			ID:             structs.GenerateUUID(),
+			Namespace:      j.Namespace,
+			Priority:       j.Priority,
+			Type:           j.Type,
+			TriggeredBy:    structs.EvalTriggerNodeUpdate,
+			JobID:          j.ID,
+			JobModifyIndex: j.JobModifyIndex,
+			NodeID:         nodeID,
+			Status:         structs.EvalStatusPending,
+			CreateTime:     now.UnixNano(),
+			ModifyTime:     now.UnixNano(),
+		})
+	}
+	return evals, nil
+}
+
+func evalIDs(evals []*structs.Evaluation) []string {
+	ids := make([]string, len(evals))
+	for i, e := range evals {
+		ids[i] = e.ID
+	}
+	return ids
+}

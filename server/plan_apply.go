@@ -1,0 +1,121 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/drover-io/drover/scheduler"
+	"github.com/drover-io/drover/server/state"
+	"github.com/drover-io/drover/structs"
+)
+
+// pendingPlan is a plan submitted to the plan applier with the evaluation
+// updates to commit along with it when it is accepted whole.
+type pendingPlan struct {
+	plan   *scheduler.Plan
+	evals  []*structs.Evaluation
+	respCh chan planResult // buffered: the applier never blocks on it
+}
+
+// planResult tells the worker what was committed.
+type planResult struct {
+	// Index is the raft index of the commit, 0 when nothing was written.
+	Index uint64
+	// Rejected is true when some placements did not fit the latest state:
+	// the accepted part was committed without the evaluation updates and
+	// the worker must schedule again on a fresher snapshot.
+	Rejected bool
+	Err      error
+}
+
+// submitPlan hands a plan to the plan applier and waits for its result.
+func (s *Server) submitPlan(ctx context.Context, p *pendingPlan) planResult {
+	p.respCh = make(chan planResult, 1)
+	select {
+	case s.planQueue <- p:
+	case <-ctx.Done():
+		return planResult{Err: ctx.Err()}
+	}
+	select {
+	case r := <-p.respCh:
+		return r
+	case <-ctx.Done():
+		return planResult{Err: ctx.Err()}
+	}
+}
+
+// runPlanApplier applies submitted plans one at a time, so that each is
+// checked against the state every earlier plan produced.
+func (s *Server) runPlanApplier() {
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case p := <-s.planQueue:
+			p.respCh <- s.applyPlan(p)
+		}
+	}
+}
+
+// applyPlan re-checks each node's placements against the latest state,
+// drops the nodes that no longer fit, and commits the rest.
+func (s *Server) applyPlan(p *pendingPlan) planResult {
+	st := s.fsm.State().Snapshot()
+	plan := p.plan
+	var allocs []*structs.Allocation
+	allocs = append(allocs, plan.Stops()...)
+	rejected := false
+	for nodeID, placed := range plan.NodeAllocation {
+		ok, err := s.nodeFits(st, nodeID, plan)
+		if err != nil {
+			return planResult{Err: err}
+		}
+		if !ok {
+			rejected = true
+			s.logger.Debug("plan rejected on node: capacity changed", "node_id", nodeID, "eval_id", plan.EvalID)
+			continue
+		}
+		allocs = append(allocs, placed...)
+	}
+	cmd := &PlanResultCommand{Allocs: allocs}
+	if !rejected {
+		cmd.Evals = p.evals
+	}
+	if len(cmd.Allocs) == 0 && len(cmd.Evals) == 0 {
+		return planResult{Rejected: rejected}
+	}
+	index, _, err := s.raftApply(ApplyPlanResultsRequestType, cmd)
+	if err != nil {
+		return planResult{Err: fmt.Errorf("commit plan of eval %q: %w", plan.EvalID, err)}
+	}
+	return planResult{Index: index, Rejected: rejected}
+}
+
+// nodeFits reports whether the plan's placements on a node fit with what
+// the latest state holds there.
+func (s *Server) nodeFits(st *state.StateSnapshot, nodeID string, plan *scheduler.Plan) (bool, error) {
+	node, err := st.NodeByID(nil, nodeID)
+	if err != nil {
+		return false, fmt.Errorf("read node %q: %w", nodeID, err)
+	}
+	if node == nil || !node.Ready() {
+		return false, nil
+	}
+	existing, err := st.AllocsByNode(nil, nodeID)
+	if err != nil {
+		return false, fmt.Errorf("read allocs of node %q: %w", nodeID, err)
+	}
+	stopped := map[string]bool{}
+	for _, a := range plan.NodeUpdate[nodeID] {
+		stopped[a.ID] = true
+	}
+	var proposed []*structs.Allocation
+	for _, a := range existing {
+		if !a.TerminalStatus() && !stopped[a.ID] {
+			proposed = append(proposed, a)
+		}
+	}
+	proposed = append(proposed, plan.NodeAllocation[nodeID]...)
+	fit, _, _ := scheduler.AllocsFit(node, proposed)
+	return fit, nil
+}

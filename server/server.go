@@ -1,0 +1,290 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/drover-io/drover/server/state"
+	"github.com/drover-io/drover/structs"
+)
+
+// leaderWait bounds how long NewServer waits for leadership.
+const leaderWait = 10 * time.Second
+
+// Server is a Drover server: raft, state, eval broker, workers, plan
+// applier and heartbeat timers. Its methods are safe for concurrent use.
+type Server struct {
+	config Config
+	logger *slog.Logger
+	clock  Clock
+
+	fsm           *FSM
+	raft          *raft.Raft
+	raftTransport raft.Transport
+	ownTransport  bool
+	leaderCh      chan bool // raft's leadership notifications
+
+	broker     *evalBroker
+	blocked    *blockedEvals
+	heartbeats *heartbeats
+	planQueue  chan *pendingPlan
+
+	ctx          context.Context // cancelled by Shutdown; stops every goroutine below
+	cancel       context.CancelFunc
+	wg           sync.WaitGroup
+	shutdownOnce sync.Once
+	shutdownErr  error
+	established  chan struct{} // closed once leadership was first established
+
+	leaderMu sync.Mutex // guards isLeader
+	isLeader bool
+}
+
+// NewServer starts a server: raft (bootstrapped as a single voter when its
+// stores are empty), the leader monitor, the eval workers, the plan applier
+// and the heartbeat loop. It returns once this server leads the cluster.
+func NewServer(cfg *Config) (*Server, error) {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	c := cfg.withDefaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		config:      c,
+		logger:      c.Logger.With("server", c.NodeName),
+		clock:       c.Clock,
+		leaderCh:    make(chan bool, 16),
+		planQueue:   make(chan *pendingPlan),
+		ctx:         ctx,
+		cancel:      cancel,
+		established: make(chan struct{}),
+	}
+	s.broker = newEvalBroker()
+	s.blocked = newBlockedEvals(s.broker.Enqueue)
+	s.heartbeats = newHeartbeats(c.Clock, c.HeartbeatTTL)
+	fsm, err := NewFSM(s.logger, s)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	s.fsm = fsm
+	s.ownTransport = c.Transport == nil
+	if err := s.setupRaftWithNotify(); err != nil {
+		cancel()
+		return nil, err
+	}
+
+	s.wg.Add(3 + c.NumWorkers)
+	go func() { defer s.wg.Done(); s.monitorLeadership() }()
+	go func() { defer s.wg.Done(); s.runPlanApplier() }()
+	go func() { defer s.wg.Done(); s.runHeartbeatExpiry() }()
+	for i := range c.NumWorkers {
+		go func() { defer s.wg.Done(); s.runWorker(i) }()
+	}
+
+	wctx, wcancel := context.WithTimeout(ctx, leaderWait)
+	defer wcancel()
+	select {
+	case <-s.established:
+		return s, nil
+	case <-wctx.Done():
+		_ = s.Shutdown()
+		return nil, structs.NewError(structs.KindUnavailable, "server did not become leader within %s", leaderWait)
+	}
+}
+
+// setupRaftWithNotify starts raft with leadership notifications on leaderCh.
+func (s *Server) setupRaftWithNotify() error {
+	var rc raft.Config
+	if s.config.RaftConfig != nil {
+		rc = *s.config.RaftConfig
+	} else {
+		rc = *raft.DefaultConfig()
+		rc.HeartbeatTimeout = 200 * time.Millisecond
+		rc.ElectionTimeout = 200 * time.Millisecond
+		rc.LeaderLeaseTimeout = 100 * time.Millisecond
+		rc.CommitTimeout = 5 * time.Millisecond
+	}
+	rc.NotifyCh = s.leaderCh
+	s.config.RaftConfig = &rc
+	return s.setupRaft()
+}
+
+// Shutdown stops every goroutine the server started and raft. It is
+// idempotent.
+func (s *Server) Shutdown() error {
+	s.shutdownOnce.Do(func() {
+		s.cancel()
+		s.heartbeats.StopAll()
+		if s.raft != nil {
+			if err := s.raft.Shutdown().Error(); err != nil {
+				s.shutdownErr = fmt.Errorf("shut down raft: %w", err)
+			}
+		}
+		s.wg.Wait()
+		if c, ok := s.raftTransport.(io.Closer); ok && s.ownTransport {
+			_ = c.Close()
+		}
+		s.broker.SetEnabled(false)
+		s.blocked.SetEnabled(false)
+	})
+	return s.shutdownErr
+}
+
+// Leader returns the raft address of the leader, "" when there is none.
+func (s *Server) Leader() string {
+	addr, _ := s.raft.LeaderWithID()
+	return string(addr)
+}
+
+// Peers returns the raft addresses of the cluster's servers.
+func (s *Server) Peers() []string {
+	f := s.raft.GetConfiguration()
+	if f.Error() != nil {
+		return nil
+	}
+	var out []string
+	for _, srv := range f.Configuration().Servers {
+		out = append(out, string(srv.Address))
+	}
+	return out
+}
+
+// Stats returns operational counters: raft state and indexes, broker and
+// blocked-eval counts, number of nodes and jobs.
+func (s *Server) Stats() map[string]string {
+	st := s.fsm.State()
+	bs := s.broker.Stats()
+	out := map[string]string{
+		"node_name":        s.config.NodeName,
+		"region":           s.config.Region,
+		"datacenter":       s.config.Datacenter,
+		"leader":           strconv.FormatBool(s.leader()),
+		"leader_addr":      s.Leader(),
+		"raft_state":       s.raft.State().String(),
+		"raft_last_index":  strconv.FormatUint(s.raft.LastIndex(), 10),
+		"raft_applied":     strconv.FormatUint(s.raft.AppliedIndex(), 10),
+		"state_index":      strconv.FormatUint(st.LatestIndex(), 10),
+		"broker_ready":     strconv.Itoa(bs.Ready),
+		"broker_waiting":   strconv.Itoa(bs.Waiting),
+		"broker_in_flight": strconv.Itoa(bs.InFlight),
+		"blocked_evals":    strconv.Itoa(s.blocked.Len()),
+		"num_workers":      strconv.Itoa(s.config.NumWorkers),
+		"heartbeat_timers": strconv.Itoa(s.heartbeats.Len()),
+	}
+	if nodes, err := st.Nodes(nil); err == nil {
+		out["nodes"] = strconv.Itoa(len(nodes))
+	}
+	if jobs, err := st.Jobs(nil); err == nil {
+		out["jobs"] = strconv.Itoa(len(jobs))
+	}
+	return out
+}
+
+// State returns the server's current state store, for tests and the agent.
+// Objects read from it are read-only; it changes when raft restores a
+// snapshot.
+func (s *Server) State() *state.StateStore { return s.fsm.State() }
+
+func (s *Server) leader() bool {
+	s.leaderMu.Lock()
+	defer s.leaderMu.Unlock()
+	return s.isLeader
+}
+
+// monitorLeadership enables the leader's duties when raft elects this
+// server and disables them when it loses leadership.
+func (s *Server) monitorLeadership() {
+	if s.raft.State() == raft.Leader {
+		s.establishLeadership()
+	}
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case isLeader := <-s.leaderCh:
+			if isLeader {
+				s.establishLeadership()
+			} else {
+				s.revokeLeadership()
+			}
+		}
+	}
+}
+
+func (s *Server) establishLeadership() {
+	if s.leader() {
+		return
+	}
+	if err := s.raft.Barrier(raftApplyTimeout).Error(); err != nil {
+		s.logger.Error("raft barrier on leadership", "error", err)
+		return
+	}
+	s.broker.SetEnabled(true)
+	s.blocked.SetEnabled(true)
+	st := s.fsm.State()
+	evals, err := st.Evals(nil)
+	if err != nil {
+		s.logger.Error("restore evaluations", "error", err)
+	}
+	for _, e := range evals {
+		switch e.Status {
+		case structs.EvalStatusPending:
+			s.broker.Enqueue(e)
+		case structs.EvalStatusBlocked:
+			s.blocked.Block(e)
+		}
+	}
+	nodes, err := st.Nodes(nil)
+	if err != nil {
+		s.logger.Error("restore heartbeat timers", "error", err)
+	}
+	for _, n := range nodes {
+		if n.Status != structs.NodeStatusDown {
+			s.heartbeats.Reset(n.ID)
+		}
+	}
+	s.leaderMu.Lock()
+	s.isLeader = true
+	s.leaderMu.Unlock()
+	select {
+	case <-s.established:
+	default:
+		close(s.established)
+	}
+	s.logger.Info("established leadership")
+}
+
+func (s *Server) revokeLeadership() {
+	s.leaderMu.Lock()
+	s.isLeader = false
+	s.leaderMu.Unlock()
+	s.broker.SetEnabled(false)
+	s.blocked.SetEnabled(false)
+	s.heartbeats.StopAll()
+	s.logger.Info("lost leadership")
+}
+
+// evalsUpserted feeds the broker and the blocked tracker (fsmObserver).
+func (s *Server) evalsUpserted(evals []*structs.Evaluation) {
+	for _, e := range evals {
+		switch {
+		case e.Status == structs.EvalStatusPending:
+			s.broker.Enqueue(e)
+		case e.Status == structs.EvalStatusBlocked:
+			s.blocked.Block(e)
+		case e.TerminalStatus():
+			s.blocked.Untrack(e.ID)
+		}
+	}
+}
+
+// capacityChanged re-enqueues blocked evaluations (fsmObserver).
+func (s *Server) capacityChanged(index uint64) { s.blocked.Unblock(index) }
