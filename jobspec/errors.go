@@ -3,6 +3,7 @@ package jobspec
 import (
 	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -35,7 +36,7 @@ func (e *Error) Error() string {
 
 // diagsError turns the error diagnostics of a parse into one error (nil when
 // there are none). Each diagnostic becomes an *Error; several are joined
-// with errors.Join, in the order they were found.
+// with errors.Join, in source order.
 func diagsError(filename string, diags hcl.Diagnostics) error {
 	var errs []error
 	for _, d := range diags {
@@ -50,6 +51,14 @@ func diagsError(filename string, diags hcl.Diagnostics) error {
 		}
 		errs = append(errs, e)
 	}
+	// Report in source order: decoding finds problems block by block.
+	sort.SliceStable(errs, func(i, j int) bool {
+		a, b := errs[i].(*Error), errs[j].(*Error)
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Column < b.Column
+	})
 	switch len(errs) {
 	case 0:
 		return nil

@@ -3,6 +3,7 @@ package jobspec
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -128,4 +129,52 @@ func goldenJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// TestParseReportsEveryError checks that one parse reports all the problems
+// it finds, each as an *Error with its own position, in source order.
+func TestParseReportsEveryError(t *testing.T) {
+	src := `job "x" {
+  group "g" {
+    count = -2
+    task "a" {
+      driver       = "exec"
+      kill_timeout = "soon"
+    }
+    task "b" {
+      bogus = 1
+    }
+  }
+}
+`
+	_, err := Parse("multi.hcl", []byte(src))
+	if err == nil {
+		t.Fatal("Parse succeeded, want errors")
+	}
+	want := []string{
+		"multi.hcl:3:13: Invalid value for \"count\"",
+		"multi.hcl:6:22: Invalid duration for \"kill_timeout\"",
+		"multi.hcl:8:5: Missing driver",
+		"multi.hcl:9:7: Unsupported argument",
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("got %d errors, want %d:\n%v", len(lines), len(want), err)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("error %d = %q, want prefix %q", i, lines[i], w)
+		}
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.Line != 3 || e.Column != 13 {
+		t.Errorf("errors.As(*Error) = %+v, want the first error at 3:13", e)
+	}
+}
+
+func TestParseFileMissing(t *testing.T) {
+	_, err := ParseFile(filepath.Join(t.TempDir(), "nope.nomad.hcl"))
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ParseFile error = %v, want one wrapping os.ErrNotExist", err)
+	}
 }
