@@ -1,0 +1,172 @@
+package state
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/drover-io/drover/structs"
+)
+
+// The bbolt state file's layout, schema version 2 (the current one):
+//
+//	meta/                      bucket
+//	  version                  ASCII decimal schema version, "2"
+//	allocations/               bucket
+//	  <alloc ID>/              bucket, one per allocation
+//	    alloc                  JSON structs.Allocation
+//	    task-<task name>/      bucket, one per task
+//	      local_state          JSON LocalState
+//	      task_state           JSON structs.TaskState
+//	node/                      bucket
+//	  identity                 JSON NodeIdentity
+//
+// meta/version is where every schema version, past and future, keeps its
+// number, so that any drover can tell which layout a file has. Values are
+// JSON (debuggable with any bbolt browser); a nil pointer is stored as
+// JSON null and a nil slice or map as null, an empty one as [] or {}, so
+// "unset" and "zero" survive a round trip. Version 1 is described in
+// upgrade.go.
+const (
+	// SchemaVersion is the state file schema version this drover writes.
+	SchemaVersion = 2
+
+	stateDirName  = "client"
+	stateFileName = "state.db"
+)
+
+var (
+	metaBucket        = []byte("meta")
+	versionKey        = []byte("version")
+	allocationsBucket = []byte("allocations")
+	allocKey          = []byte("alloc")
+	taskBucketPrefix  = "task-"
+	localStateKey     = []byte("local_state")
+	taskStateKey      = []byte("task_state")
+	nodeBucket        = []byte("node")
+	identityKey       = []byte("identity")
+)
+
+// taskBucketName is the name of a task's bucket inside its alloc bucket.
+func taskBucketName(taskName string) []byte {
+	return []byte(taskBucketPrefix + taskName)
+}
+
+// readVersion returns the file's schema version; 0 when the file holds no
+// buckets at all (a new file). A file with buckets but no version, or a
+// version that is not a number, is corrupt.
+func readVersion(tx *bolt.Tx) (int, error) {
+	meta := tx.Bucket(metaBucket)
+	if meta == nil {
+		empty := true
+		err := tx.ForEach(func([]byte, *bolt.Bucket) error {
+			empty = false
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
+		if empty {
+			return 0, nil
+		}
+		return 0, errors.New("it has data but no meta/version: not a drover state file")
+	}
+	raw := meta.Get(versionKey)
+	if raw == nil {
+		return 0, errors.New("meta bucket has no version")
+	}
+	v, err := strconv.ParseUint(string(raw), 10, 31)
+	if err != nil || v == 0 {
+		return 0, fmt.Errorf("schema version %q is not a positive number", raw)
+	}
+	return int(v), nil
+}
+
+// initSchema creates the current layout in an empty file.
+func initSchema(tx *bolt.Tx) error {
+	for _, name := range [][]byte{metaBucket, allocationsBucket, nodeBucket} {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return fmt.Errorf("create bucket %q: %w", name, err)
+		}
+	}
+	return tx.Bucket(metaBucket).Put(versionKey, []byte(strconv.Itoa(SchemaVersion)))
+}
+
+// checkSchema verifies that a current-version file has its top-level
+// buckets; their absence means the file is damaged.
+func checkSchema(tx *bolt.Tx) error {
+	for _, name := range [][]byte{allocationsBucket, nodeBucket} {
+		if tx.Bucket(name) == nil {
+			return fmt.Errorf("bucket %q is missing", name)
+		}
+	}
+	return nil
+}
+
+// encodeValue encodes a stored value.
+func encodeValue(v any) ([]byte, error) {
+	if ls, ok := v.(*LocalState); ok {
+		v = normalizeLocalState(ls)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode %T: %w", v, err)
+	}
+	return b, nil
+}
+
+// decodeValue decodes a stored value into out. Numbers in untyped values
+// (a task's driver config) keep their exact text; trailing data is an
+// error.
+func decodeValue(data []byte, out any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(out); err != nil {
+		return fmt.Errorf("decode %T: %w", out, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("decode %T: trailing data after the value", out)
+	}
+	return nil
+}
+
+// decodeLocalState decodes a LocalState, restoring a nil RawConfig that
+// JSON can only carry as the literal null.
+func decodeLocalState(data []byte) (*LocalState, error) {
+	var ls *LocalState
+	if err := decodeValue(data, &ls); err != nil {
+		return nil, err
+	}
+	if ls != nil && ls.TaskHandle != nil && ls.TaskHandle.Config != nil &&
+		bytes.Equal(ls.TaskHandle.Config.RawConfig, []byte("null")) {
+		ls.TaskHandle.Config.RawConfig = nil
+	}
+	return ls, nil
+}
+
+// normalizeLocalState returns ls, or a copy of it whose empty (non-nil)
+// RawConfig is nil: an empty document is not JSON and means "no config".
+func normalizeLocalState(ls *LocalState) *LocalState {
+	if ls == nil || ls.TaskHandle == nil || ls.TaskHandle.Config == nil {
+		return ls
+	}
+	if raw := ls.TaskHandle.Config.RawConfig; raw == nil || len(raw) > 0 {
+		return ls
+	}
+	c := ls.Copy()
+	c.TaskHandle.Config.RawConfig = nil
+	return c
+}
+
+func decodeTaskState(data []byte) (*structs.TaskState, error) {
+	var ts *structs.TaskState
+	if err := decodeValue(data, &ts); err != nil {
+		return nil, err
+	}
+	return ts, nil
+}
