@@ -52,7 +52,7 @@ func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation
 			}
 			// A batch alloc that completed is done; a failed one waits for
 			// rescheduling, which is not implemented yet.
-		case r.oldVersion(a):
+		case r.oldVersion(a) && r.destructive(a):
 			r.plan.AppendStop(a, descUpdating, r.now)
 			freed[idx] = a
 			continue
@@ -68,13 +68,18 @@ func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation
 	}
 
 	// Too many: stop the highest indexes first.
-	if excess := len(keptOrder) - tg.Count; excess > 0 {
-		sort.Slice(keptOrder, func(i, j int) bool { return keptOrder[i].Index() > keptOrder[j].Index() })
-		for _, a := range keptOrder[:excess] {
-			if !a.ClientTerminalStatus() {
-				r.plan.AppendStop(a, descNotNeeded, r.now)
-			}
-			delete(kept, a.Index())
+	sort.Slice(keptOrder, func(i, j int) bool { return keptOrder[i].Index() > keptOrder[j].Index() })
+	excess := max(len(keptOrder)-tg.Count, 0)
+	for _, a := range keptOrder[:excess] {
+		if !a.ClientTerminalStatus() {
+			r.plan.AppendStop(a, descNotNeeded, r.now)
+		}
+		delete(kept, a.Index())
+	}
+	// The rest move to the current job version where they run.
+	for _, a := range keptOrder[excess:] {
+		if !a.ClientTerminalStatus() && r.oldVersion(a) {
+			r.updateInPlace(a)
 		}
 	}
 

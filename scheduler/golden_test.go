@@ -74,7 +74,7 @@ func renderScript(header string, cases []*scriptCase) string {
 //	         [purged=true] [driver=D]
 //	group <name> [count=N] [cpu=N] [mem=N]      (replaces the default group)
 //	constraint job|group|task <ltarget> <op> [rtarget]
-//	alloc <id> node=<n> [group=G] [index=N] [client=S] [desired=S] [version=N]
+//	alloc <id> node=<n> [group=G] [index=N] [client=S] [desired=S] [version=N [changed=true]]
 //	other <id> node=<n> [cpu=N] [mem=N]        (an allocation of another job)
 //	eval [trigger=T]
 func runScript(input []string) (string, error) {
@@ -212,6 +212,11 @@ func runScript(input []string) (string, error) {
 			if v, ok := kv["version"]; ok {
 				aj = job.Copy()
 				aj.JobModifyIndex = uint64(atoi(v))
+				if kv["changed"] == "true" {
+					for _, g := range aj.TaskGroups {
+						g.Tasks[0].Env = map[string]string{"OLD": "1"}
+					}
+				}
 			}
 			a := newAlloc(f[1], aj, group, idx, kv["node"], client)
 			if v, ok := kv["desired"]; ok {

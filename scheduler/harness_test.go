@@ -127,6 +127,10 @@ func renderPlan(p *Plan) string {
 		fmt.Fprintf(&b, "stop %s %s node=%s: %s\n", a.ID, a.Name, a.NodeID, a.DesiredDescription)
 	}
 	for _, a := range p.Placements() {
+		if a.CreateIndex != 0 {
+			fmt.Fprintf(&b, "update %s %s node=%s\n", a.ID, a.Name, a.NodeID)
+			continue
+		}
 		fmt.Fprintf(&b, "place %s node=%s id=%s cpu=%d mem=%d", a.Name, a.NodeID, a.ID, a.Resources.CPU, a.Resources.MemoryMB)
 		if a.PreviousAllocation != "" {
 			fmt.Fprintf(&b, " prev=%s", a.PreviousAllocation)

@@ -16,7 +16,9 @@ type Plan struct {
 	// NodeUpdate holds, by node, copies of existing allocations with
 	// DesiredStatus stop and a DesiredDescription saying why.
 	NodeUpdate map[string][]*structs.Allocation
-	// NodeAllocation holds, by node, the new allocations to place.
+	// NodeAllocation holds, by node, the allocations to place: new ones,
+	// and in-place updates of existing ones (same ID, CreateIndex set) that
+	// move them to the current job version without a restart elsewhere.
 	NodeAllocation map[string][]*structs.Allocation
 	// FailedTGAllocs explains, per group, the placements that failed; the
 	// metric's CoalescedFailures counts the failures beyond the first.

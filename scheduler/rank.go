@@ -14,8 +14,11 @@ func (r *run) proposed(nodeID string) ([]*structs.Allocation, error) {
 	if err != nil {
 		return nil, err
 	}
-	stopped := map[string]bool{}
+	stopped := map[string]bool{} // or replaced by an in-place update
 	for _, a := range r.plan.NodeUpdate[nodeID] {
+		stopped[a.ID] = true
+	}
+	for _, a := range r.plan.NodeAllocation[nodeID] {
 		stopped[a.ID] = true
 	}
 	var out []*structs.Allocation

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 	"time"
 
@@ -128,6 +129,34 @@ func (r *run) stopAll() {
 // oldVersion reports whether a was placed for an earlier version of the job.
 func (r *run) oldVersion(a *structs.Allocation) bool {
 	return a.Job == nil || a.Job.JobModifyIndex != r.job.JobModifyIndex
+}
+
+// destructive reports whether moving a to the current job version needs a
+// new allocation: its group's tasks, constraints or resources changed (a
+// count change alone does not), or the job's datacenters or constraints did.
+func (r *run) destructive(a *structs.Allocation) bool {
+	if a.Job == nil {
+		return true
+	}
+	og, ng := a.Job.LookupTaskGroup(a.TaskGroup), r.job.LookupTaskGroup(a.TaskGroup)
+	if og == nil || ng == nil {
+		return true
+	}
+	og, ng = og.Copy(), ng.Copy()
+	og.Count, ng.Count = 0, 0
+	return !reflect.DeepEqual(og, ng) ||
+		!reflect.DeepEqual(a.Job.Datacenters, r.job.Datacenters) ||
+		!reflect.DeepEqual(a.Job.Constraints, r.job.Constraints)
+}
+
+// updateInPlace adds to the plan a copy of a that runs the current job
+// version on the same node.
+func (r *run) updateInPlace(a *structs.Allocation) {
+	c := a.Copy()
+	c.Job = r.job
+	c.EvalID = r.eval.ID
+	c.ModifyTime = r.now
+	r.plan.AppendAlloc(c)
 }
 
 // candidates returns the ready nodes in the job's datacenters and fills the

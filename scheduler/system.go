@@ -43,6 +43,9 @@ func (r *run) system() error {
 				r.plan.AppendStop(a, descNotNeeded, r.now)
 			default:
 				kept[a.NodeID] = true
+				if !a.ClientTerminalStatus() && r.oldVersion(a) {
+					r.updateInPlace(a)
+				}
 			}
 		}
 		for _, node := range nodes {
@@ -82,7 +85,7 @@ func (r *run) systemStop(a *structs.Allocation, tg *structs.TaskGroup, ready map
 			return true, descNodeGone, nil
 		}
 	}
-	if !a.ClientTerminalStatus() && r.oldVersion(a) {
+	if !a.ClientTerminalStatus() && r.oldVersion(a) && r.destructive(a) {
 		return true, descUpdating, nil
 	}
 	return false, "", nil

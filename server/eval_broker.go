@@ -17,7 +17,7 @@ type evalBroker struct {
 
 	mu       sync.Mutex // guards the fields below
 	enabled  bool
-	ready    []*structs.Evaluation                        // their job has nothing else out
+	ready    []*structs.Evaluation                          // their job has nothing else out
 	waiting  map[structs.NamespacedID][]*structs.Evaluation // behind a ready or in-flight eval of their job
 	busy     map[structs.NamespacedID]bool                  // job has an eval ready or in flight
 	inflight map[string]structs.NamespacedID                // eval ID -> job

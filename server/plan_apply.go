@@ -105,8 +105,11 @@ func (s *Server) nodeFits(st *state.StateSnapshot, nodeID string, plan *schedule
 	if err != nil {
 		return false, fmt.Errorf("read allocs of node %q: %w", nodeID, err)
 	}
-	stopped := map[string]bool{}
+	stopped := map[string]bool{} // or replaced by an in-place update
 	for _, a := range plan.NodeUpdate[nodeID] {
+		stopped[a.ID] = true
+	}
+	for _, a := range plan.NodeAllocation[nodeID] {
 		stopped[a.ID] = true
 	}
 	var proposed []*structs.Allocation
