@@ -201,6 +201,10 @@ func (d *decoder) duration(attr *hcl.Attribute) *time.Duration {
 			"%q is not a duration; use a number with a unit, such as \"30s\" or \"1h30m\".", v.AsString())
 		return nil
 	}
+	if dur < 0 {
+		d.errorf(attr.Expr.Range(), "Invalid duration for \""+attr.Name+"\"", "%q must not be negative.", v.AsString())
+		return nil
+	}
 	return &dur
 }
 

@@ -70,6 +70,7 @@ func TestParseInvalid(t *testing.T) {
 		{"unknown_attribute.hcl", "6:5", `An argument named "replicas" is not expected here`},
 		{"unknown_block.hcl", "8:7", `Blocks of type "sidecar_task" are not expected here`},
 		{"bad_duration.hcl", "7:22", `"20 seconds" is not a duration`},
+		{"negative_duration.hcl", "4:15", `"-5s" must not be negative`},
 		{"negative_count.hcl", "3:13", `"count" must not be negative, got -1`},
 		{"missing_driver.hcl", "3:5", `Task "t" needs a driver`},
 		{"empty_driver.hcl", "4:16", `Task "t" needs a driver`},

@@ -1,0 +1,10 @@
+job "x" {
+  group "g" {
+    restart {
+      delay = "-5s"
+    }
+    task "t" {
+      driver = "exec"
+    }
+  }
+}
