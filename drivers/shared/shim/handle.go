@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,9 +34,8 @@ const defaultStartTimeout = 30 * time.Second
 // retryInterval is how long Wait pauses when a live shim does not answer.
 const retryInterval = 100 * time.Millisecond
 
-// Handle talks to one shim. It holds no connection: every call dials the
-// socket, so a Handle needs no closing and survives shim restarts of its
-// own connections. It is safe for concurrent use.
+// Handle talks to one shim. It holds no connection (every call dials the
+// socket), so it needs no closing. It is safe for concurrent use.
 type Handle struct {
 	st State
 
@@ -73,6 +73,10 @@ func Start(ctx context.Context, exe string, exeArgs []string, spec *Spec) (*Hand
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, defaultStartTimeout)
 		defer cancel()
+	}
+	if c, err := net.DialTimeout("unix", spec.SocketPath, time.Second); err == nil {
+		c.Close()
+		return nil, fmt.Errorf("start shim: a shim already serves %s: use a new state dir per task invocation", spec.SocketPath)
 	}
 	if err := os.MkdirAll(spec.StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create shim state dir: %w", err)

@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	}
 	// Shims started by the tests re-execute this binary.
 	os.Setenv(envMode, "shim")
+	// A -race binary sleeps a second at exit by default; the launcher of
+	// every shim exits.
+	os.Setenv("GORACE", "atexit_sleep_ms=0")
 	goleak.VerifyTestMain(m)
 }
 

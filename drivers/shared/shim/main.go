@@ -178,9 +178,7 @@ func supervise(stateDir string, ready *os.File) int {
 	}
 	if runErr != nil {
 		log.Error("shim finished with errors", "error", runErr)
-		if sup.exitStatus() == nil {
-			return 1
-		}
+		return 1
 	}
 	return 0
 }

@@ -418,3 +418,32 @@ func TestIdleShimRSS(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestEscapedProcessDoesNotHoldTheExit(t *testing.T) {
+	// A process that left the task's group (setsid) keeps stdout open; the
+	// shim gives up draining after drainTimeout and records the exit.
+	spec := testSpec(t, `setsid sleep 100 & echo "escaped $!"; exit 4`)
+	h := startShim(t, spec)
+	waitForLog(t, spec.StdoutPath, "escaped ")
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(logText(t, spec.StdoutPath), "escaped ")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	e, err := h.Wait(ctxT(t))
+	if err != nil || e.ExitCode != 4 {
+		t.Fatalf("Wait = %+v, %v; want exit 4", e, err)
+	}
+}
+
+func TestSecondShimOnTheSameStateDirIsRefused(t *testing.T) {
+	spec := testSpec(t, `exec sleep 100`)
+	h := startShim(t, spec)
+	exe, _ := os.Executable()
+	if _, err := Start(ctxT(t), exe, nil, spec); err == nil || !strings.Contains(err.Error(), "already serves") {
+		t.Errorf("second Start = %v, want refusal", err)
+	}
+	if err := h.Stop(ctxT(t), "KILL", 0); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -116,8 +116,8 @@ func startTask(spec *Spec, log *slog.Logger, now func() time.Time) (*supervisor,
 
 // run copies the task's output to stdout and stderr, waits for the task,
 // kills what is left of its group, drains the output, closes the writers,
-// records the exit on disk and then publishes it. It returns the recorded
-// exit or the error that prevented recording it.
+// records the exit on disk and then publishes it to waiters (also when
+// recording failed). It returns the exit and what went wrong on the way.
 func (s *supervisor) run(stdout, stderr io.WriteCloser) (*ExitStatus, error) {
 	var copiers sync.WaitGroup
 	copyOut := func(dst io.Writer, src *os.File, name string) {
@@ -160,9 +160,10 @@ func (s *supervisor) run(stdout, stderr io.WriteCloser) (*ExitStatus, error) {
 
 	exit.Version = exitFileVersion
 	if err := writeExit(s.spec.StateDir, exit); err != nil {
+		// Clients still get the exit from the socket; a restarted agent
+		// will see ErrShimDied.
 		errs = append(errs, err)
 		s.log.Error("record exit", "error", err)
-		return nil, errors.Join(errs...)
 	}
 	s.mu.Lock()
 	s.exit = exit
