@@ -67,7 +67,7 @@ type counter struct {
 }
 
 func (c *counter) TaskStateUpdated() { c.mu.Lock(); c.n++; c.mu.Unlock() }
-func (c *counter) count() int       { c.mu.Lock(); defer c.mu.Unlock(); return c.n }
+func (c *counter) count() int        { c.mu.Lock(); defer c.mu.Unlock(); return c.n }
 
 type harness struct {
 	tr     *TaskRunner

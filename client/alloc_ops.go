@@ -1,0 +1,62 @@
+package client
+
+import (
+	"context"
+
+	"github.com/drover-io/drover/client/allocrunner"
+	"github.com/drover-io/drover/structs"
+)
+
+// allocRunner returns the runner of an allocation, or a NotFound error.
+func (c *Client) allocRunner(allocID string) (*allocrunner.AllocRunner, error) {
+	c.allocMu.RLock()
+	defer c.allocMu.RUnlock()
+	ar, ok := c.allocs[allocID]
+	if !ok {
+		return nil, structs.NotFound("allocation", allocID)
+	}
+	return ar, nil
+}
+
+// AllocState returns the runtime state of an allocation running on this
+// node; the error is KindNotFound for an unknown allocation.
+func (c *Client) AllocState(allocID string) (*allocrunner.State, error) {
+	ar, err := c.allocRunner(allocID)
+	if err != nil {
+		return nil, err
+	}
+	return ar.AllocState(), nil
+}
+
+// AllocDir returns the directory of an allocation running on this node.
+func (c *Client) AllocDir(allocID string) (string, error) {
+	ar, err := c.allocRunner(allocID)
+	if err != nil {
+		return "", err
+	}
+	return ar.AllocDir().AllocDir, nil
+}
+
+// RestartAlloc restarts one task of an allocation, or all its running
+// tasks when allTasks is set or task is empty.
+func (c *Client) RestartAlloc(ctx context.Context, allocID, task string, allTasks bool) error {
+	ar, err := c.allocRunner(allocID)
+	if err != nil {
+		return err
+	}
+	ev := structs.NewTaskEvent(structs.TaskRestartSignal).SetRestartReason("User requested restart")
+	if allTasks || task == "" {
+		return ar.RestartAll(ctx, ev)
+	}
+	return ar.RestartTask(ctx, task, ev)
+}
+
+// SignalAlloc sends a signal to one task of an allocation, or to all its
+// running tasks when task is empty.
+func (c *Client) SignalAlloc(ctx context.Context, allocID, task, signal string) error {
+	ar, err := c.allocRunner(allocID)
+	if err != nil {
+		return err
+	}
+	return ar.SignalTask(ctx, task, signal)
+}

@@ -1,0 +1,359 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/drover-io/drover/client/allocrunner"
+	"github.com/drover-io/drover/client/state"
+	"github.com/drover-io/drover/plugins/drivers"
+	"github.com/drover-io/drover/structs"
+)
+
+// Timing defaults.
+const (
+	defaultUpdateInterval     = 200 * time.Millisecond
+	defaultRetryBase          = 500 * time.Millisecond
+	defaultRetryMax           = 30 * time.Second
+	defaultHeartbeatTTL       = 10 * time.Second
+	defaultFingerprintTimeout = 5 * time.Second
+	finalFlushTimeout         = 2 * time.Second
+)
+
+// Client is the node agent. Create it with New, then Start; Shutdown stops it.
+type Client struct {
+	logger  *slog.Logger
+	rpc     RPC
+	drivers map[string]drivers.DriverPlugin
+	stateDB state.StateDB
+	region  string
+	devMode bool
+	root    string
+
+	// Timing knobs; tests shorten them before Start.
+	now            func() time.Time
+	jitter         func(max time.Duration) time.Duration
+	updateInterval time.Duration
+	retryBase      time.Duration
+	retryMax       time.Duration
+	watchWait      time.Duration
+
+	// ctx stops the client's loops; wg waits for them and for background
+	// destroys of removed allocations.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	// registered is closed after the first successful registration.
+	registered     chan struct{}
+	registerOnce   sync.Once
+	startOnce      sync.Once
+	shutdownOnce   sync.Once
+	shutdownClosed chan struct{}
+
+	nodeMu sync.RWMutex // guards the field below
+	node   *structs.Node
+
+	allocMu sync.RWMutex // guards the fields below
+	allocs  map[string]*allocrunner.AllocRunner
+	// known is the AllocModifyIndex last applied per alloc ID.
+	known map[string]uint64
+
+	updatesMu sync.Mutex // guards the field below
+	pending   map[string]*structs.Allocation
+
+	statsMu       sync.Mutex // guards the fields below
+	heartbeatTTL  time.Duration
+	lastHeartbeat time.Time
+	allocIndex    uint64
+}
+
+// New fingerprints the node, loads the node identity and the allocations
+// of an earlier run from the StateDB, and returns a Client. It starts
+// nothing: no goroutine, no RPC.
+func New(cfg *Config) (*Client, error) {
+	if cfg == nil || cfg.RPC == nil {
+		return nil, structs.Invalid("client: an RPC to the servers is required")
+	}
+	if cfg.AllocDir == "" {
+		return nil, structs.Invalid("client: alloc_dir is required")
+	}
+	if err := os.MkdirAll(cfg.AllocDir, 0o755); err != nil {
+		return nil, fmt.Errorf("client: create alloc dir: %w", err)
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	db := cfg.StateDB
+	if db == nil {
+		db = state.NewMemDB()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Client{
+		logger:         logger,
+		rpc:            cfg.RPC,
+		drivers:        maps.Clone(cfg.Drivers),
+		stateDB:        db,
+		region:         cfg.Region,
+		devMode:        cfg.DevMode,
+		root:           cfg.AllocDir,
+		now:            time.Now,
+		jitter:         randomJitter,
+		updateInterval: defaultUpdateInterval,
+		retryBase:      defaultRetryBase,
+		retryMax:       defaultRetryMax,
+		watchWait:      structs.DefaultBlockingWait,
+		ctx:            ctx,
+		cancel:         cancel,
+		registered:     make(chan struct{}),
+		shutdownClosed: make(chan struct{}),
+		allocs:         make(map[string]*allocrunner.AllocRunner),
+		known:          make(map[string]uint64),
+		pending:        make(map[string]*structs.Allocation),
+	}
+	node, err := c.buildNode(cfg)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	c.node = node
+	c.logger = logger.With("node_id", node.ID)
+	if err := c.restoreAllocs(); err != nil {
+		cancel()
+		return nil, err
+	}
+	return c, nil
+}
+
+// randomJitter returns a random duration in [0, max).
+func randomJitter(max time.Duration) time.Duration {
+	if max <= 0 {
+		return 0
+	}
+	return time.Duration(rand.Int64N(int64(max)))
+}
+
+// buildNode fingerprints the host and drivers and loads (or creates) the
+// node identity.
+func (c *Client) buildNode(cfg *Config) (*structs.Node, error) {
+	id, err := c.stateDB.GetNodeIdentity()
+	if err != nil {
+		return nil, fmt.Errorf("client: read node identity: %w", err)
+	}
+	if id.ID == "" {
+		id = &state.NodeIdentity{ID: structs.GenerateUUID(), SecretID: structs.GenerateUUID()}
+		if err := c.stateDB.PutNodeIdentity(id); err != nil {
+			return nil, fmt.Errorf("client: save node identity: %w", err)
+		}
+	}
+	version := cfg.Version
+	if version == "" {
+		version = Version
+	}
+	host := fingerprintHost(gatherHostSources(cfg.AllocDir, version))
+	node := &structs.Node{
+		ID:                    id.ID,
+		SecretID:              id.SecretID,
+		Datacenter:            cfg.Datacenter,
+		Name:                  cfg.NodeName,
+		HTTPAddr:              cfg.HTTPAddr,
+		Attributes:            host.Attributes,
+		NodeResources:         &host.Resources,
+		ReservedResources:     cfg.Reserved,
+		Meta:                  maps.Clone(cfg.Meta),
+		NodeClass:             cfg.NodeClass,
+		NodePool:              cfg.NodePool,
+		SchedulingEligibility: structs.NodeSchedulingEligible,
+		Status:                structs.NodeStatusInit,
+		Drivers:               make(map[string]*structs.DriverInfo),
+	}
+	if node.Datacenter == "" {
+		node.Datacenter = "dc1"
+	}
+	if node.Name == "" {
+		node.Name = host.Attributes["unique.hostname"]
+	}
+	if node.NodePool == "" {
+		node.NodePool = "default"
+	}
+	if node.Meta == nil {
+		node.Meta = map[string]string{}
+	}
+	if node.ReservedResources == nil {
+		node.ReservedResources = &structs.NodeReservedResources{}
+	}
+	names := make([]string, 0, len(c.drivers))
+	for name := range c.drivers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		ctx, cancel := context.WithTimeout(context.Background(), defaultFingerprintTimeout)
+		fp, err := fingerprintDriver(ctx, c.drivers[name])
+		cancel()
+		if err != nil {
+			c.logger.Warn("driver fingerprint failed", "driver", name, "error", err)
+		}
+		info, attrs := driverInfo(name, fp, c.now())
+		node.Drivers[name] = info
+		maps.Copy(node.Attributes, attrs)
+	}
+	return node, nil
+}
+
+// restoreAllocs creates AllocRunners for the allocations of an earlier run.
+func (c *Client) restoreAllocs() error {
+	allocs, errs, err := c.stateDB.GetAllAllocations()
+	if err != nil {
+		return fmt.Errorf("client: restore allocations: %w", err)
+	}
+	for id, err := range errs {
+		c.logger.Error("could not restore allocation", "alloc_id", id, "error", err)
+	}
+	for _, alloc := range allocs {
+		ar, err := c.newAllocRunner(alloc)
+		if err != nil {
+			c.logger.Error("could not restore allocation", "alloc_id", alloc.ID, "error", err)
+			continue
+		}
+		if err := ar.Restore(); err != nil {
+			c.logger.Error("could not restore allocation", "alloc_id", alloc.ID, "error", err)
+			continue
+		}
+		c.allocs[alloc.ID] = ar
+		c.known[alloc.ID] = alloc.AllocModifyIndex
+	}
+	return nil
+}
+
+func (c *Client) newAllocRunner(alloc *structs.Allocation) (*allocrunner.AllocRunner, error) {
+	return allocrunner.New(&allocrunner.Config{
+		Logger:       c.logger,
+		Alloc:        alloc,
+		AllocDirRoot: c.root,
+		StateDB:      c.stateDB,
+		Drivers:      c.driver,
+		StateUpdater: allocUpdater{c},
+		Node:         c.Node(),
+	})
+}
+
+// driver returns the named driver.
+func (c *Client) driver(name string) (drivers.DriverPlugin, error) {
+	d, ok := c.drivers[name]
+	if !ok {
+		return nil, structs.NotFound("driver", name)
+	}
+	return d, nil
+}
+
+// Start registers the node (retrying in the background), and starts the
+// heartbeat, the allocation watch, the update batching, and the restored
+// AllocRunners. It returns at once.
+func (c *Client) Start() error {
+	started := false
+	c.startOnce.Do(func() { started = true })
+	if !started {
+		return structs.NewError(structs.KindConflict, "client already started")
+	}
+	if c.ctx.Err() != nil {
+		return structs.NewError(structs.KindUnavailable, "client is shut down")
+	}
+	c.allocMu.RLock()
+	for _, ar := range c.allocs {
+		go ar.Run()
+	}
+	c.allocMu.RUnlock()
+	c.wg.Add(3)
+	go c.heartbeatLoop()
+	go c.watchAllocations()
+	go c.syncLoop()
+	return nil
+}
+
+// Shutdown stops the client's loops, then stops every AllocRunner in
+// parallel: in dev mode it destroys them (killing their tasks), otherwise
+// it leaves tasks running for the next agent. It sends the last updates,
+// closes the StateDB, and is idempotent.
+func (c *Client) Shutdown() error {
+	var err error
+	c.shutdownOnce.Do(func() {
+		c.cancel()
+		c.wg.Wait()
+		c.allocMu.RLock()
+		ars := make([]*allocrunner.AllocRunner, 0, len(c.allocs))
+		for _, ar := range c.allocs {
+			ars = append(ars, ar)
+		}
+		c.allocMu.RUnlock()
+		var wg sync.WaitGroup
+		for _, ar := range ars {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if c.devMode {
+					ar.Destroy()
+				} else {
+					ar.Shutdown()
+				}
+			}()
+		}
+		wg.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), finalFlushTimeout)
+		c.flushUpdates(ctx)
+		cancel()
+		err = c.stateDB.Close()
+		close(c.shutdownClosed)
+	})
+	<-c.shutdownClosed
+	return err
+}
+
+// NodeID returns the node's ID.
+func (c *Client) NodeID() string {
+	c.nodeMu.RLock()
+	defer c.nodeMu.RUnlock()
+	return c.node.ID
+}
+
+// Node returns a copy of the node as last fingerprinted.
+func (c *Client) Node() *structs.Node {
+	c.nodeMu.RLock()
+	defer c.nodeMu.RUnlock()
+	return c.node.Copy()
+}
+
+func (c *Client) secretID() string {
+	c.nodeMu.RLock()
+	defer c.nodeMu.RUnlock()
+	return c.node.SecretID
+}
+
+// Stats returns the client's counters, as `drover agent-info` shows them.
+func (c *Client) Stats() map[string]string {
+	c.allocMu.RLock()
+	n := len(c.allocs)
+	c.allocMu.RUnlock()
+	c.statsMu.Lock()
+	defer c.statsMu.Unlock()
+	last := "never"
+	if !c.lastHeartbeat.IsZero() {
+		last = c.now().Sub(c.lastHeartbeat).Round(time.Millisecond).String()
+	}
+	return map[string]string{
+		"node_id":         c.NodeID(),
+		"known_servers":   "1",
+		"num_allocations": strconv.Itoa(n),
+		"heartbeat_ttl":   c.heartbeatTTL.String(),
+		"last_heartbeat":  last,
+		"alloc_index":     strconv.FormatUint(c.allocIndex, 10),
+	}
+}

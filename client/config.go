@@ -1,0 +1,52 @@
+package client
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/drover-io/drover/client/state"
+	"github.com/drover-io/drover/plugins/drivers"
+	"github.com/drover-io/drover/structs"
+)
+
+// Version is the agent version reported as the node's drover.version
+// attribute when Config.Version is empty.
+const Version = "0.1.0-dev"
+
+// RPC is what the client needs from the servers. *server.Server satisfies
+// it in process; a network client satisfies it remotely.
+type RPC interface {
+	NodeRegister(ctx context.Context, req *structs.NodeRegisterRequest) (*structs.NodeUpdateResponse, error)
+	NodeUpdateStatus(ctx context.Context, req *structs.NodeUpdateStatusRequest) (*structs.NodeUpdateResponse, error)
+	NodeGetClientAllocs(ctx context.Context, req *structs.NodeSpecificRequest) (*structs.NodeClientAllocsResponse, error)
+	AllocGetAllocs(ctx context.Context, req *structs.AllocsGetRequest) (*structs.AllocsGetResponse, error)
+	NodeUpdateAlloc(ctx context.Context, req *structs.AllocUpdateRequest) (*structs.GenericResponse, error)
+}
+
+// Config configures a Client.
+type Config struct {
+	Logger *slog.Logger
+	RPC    RPC
+	// Drivers are the task drivers, by name ("raw_exec", "mock_driver").
+	Drivers map[string]drivers.DriverPlugin
+	// StateDB holds the local state; nil means a new in-memory one. The
+	// Client closes it on Shutdown.
+	StateDB state.StateDB
+	// AllocDir is the root of the alloc directories (required).
+	AllocDir string
+
+	Region     string
+	Datacenter string // default "dc1"
+	NodeName   string // default the hostname
+	NodeClass  string
+	NodePool   string // default "default"
+	Meta       map[string]string
+	// HTTPAddr is the agent's HTTP address ("127.0.0.1:4646").
+	HTTPAddr string
+	Reserved *structs.NodeReservedResources
+	// Version is reported as drover.version; default Version.
+	Version string
+	// DevMode makes Shutdown destroy allocations (killing tasks) instead
+	// of leaving them running.
+	DevMode bool
+}

@@ -1,0 +1,16 @@
+// Package client is Drover's node agent: it fingerprints the node,
+// registers it with the servers and heartbeats, watches the allocations the
+// servers assign to it, runs each in an AllocRunner, and sends their
+// client-side state back to the servers in batches.
+//
+// Where it sits in the data flow: the agent (agent/) builds a Config with
+// an RPC (in process, *server.Server) and the drivers, calls New and
+// Start. A blocking query on NodeGetClientAllocs tells the client which
+// allocations changed; it fetches those with AllocGetAllocs, diffs them into
+// added / updated / removed, and hands them to AllocRunners without ever
+// waiting on one. AllocRunners report state changes, which are coalesced
+// per allocation and sent with NodeUpdateAlloc every 200 ms.
+//
+// Local state (node identity, allocations, task handles) lives in a
+// client/state.StateDB so that a restarted agent re-attaches to its tasks.
+package client
