@@ -94,6 +94,12 @@ func TestParseInvalid(t *testing.T) {
 		{"no_group.hcl", "1:1", `Job "empty" has no group`},
 		{"no_task.hcl", "2:3", `Group "g" has no task`},
 		{"config_label.hcl", "6:15", `A mount block inside config takes no labels`},
+		{"service_unknown_attribute.hcl", "7:9", `An argument named "every" is not expected here`},
+		{"conflicting_operators.hcl", "5:5", `"version" sets the operator to "version", but it is already "regexp"`},
+		{"duplicate_group.hcl", "7:9", `A group named "g" is already defined at line 2, column 3`},
+		{"missing_hook.hcl", "5:7", "A lifecycle block needs hook"},
+		{"template_bad_splay.hcl", "7:17", `"often" is not a duration`},
+		{"circular_locals.hcl", "2:3", `Local "a" refers to itself`},
 		{"missing_variable_value.hcl", "1:1", `Variable "image" has no default`},
 	}
 	for _, tt := range tests {

@@ -5,6 +5,11 @@ job "constraints" {
     distinct_hosts = true
   }
 
+  # Asks for nothing: no constraint results.
+  constraint {
+    distinct_hosts = false
+  }
+
   constraint {
     operator = "distinct_hosts"
     value    = "true"

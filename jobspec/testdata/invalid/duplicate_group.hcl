@@ -1,0 +1,12 @@
+job "x" {
+  group "g" {
+    task "t" {
+      driver = "exec"
+    }
+  }
+  group "g" {
+    task "t" {
+      driver = "exec"
+    }
+  }
+}

@@ -1,0 +1,10 @@
+job "x" {
+  group "g" {
+    task "t" {
+      driver = "exec"
+      lifecycle {
+        sidecar = true
+      }
+    }
+  }
+}

@@ -1,0 +1,11 @@
+job "x" {
+  group "g" {
+    task "t" {
+      driver = "exec"
+      template {
+        data  = "x"
+        splay = "often"
+      }
+    }
+  }
+}
