@@ -88,6 +88,7 @@ type AllocRunner struct {
 	runStarted   bool // Run itself is running or ran
 	destroyed    bool
 	shuttingDown bool
+	stopping     bool            // stopped by the server or destroyed: the group rules no longer apply
 	failure      string          // a prerun failure: the alloc is failed with this description
 	trStarted    map[string]bool // task runners whose Run was started
 	leaderDead   bool
@@ -268,6 +269,7 @@ func (ar *AllocRunner) Run() {
 	switch {
 	case alloc.ServerTerminalStatus():
 		// Stopped before it ran: the tasks converge to killed at once.
+		ar.setStopping()
 		ar.killTasks(structs.NewTaskEvent(structs.TaskKilling), false, nil)
 	default:
 		if err := ar.prerun(ar.ctx); err != nil {
@@ -356,6 +358,13 @@ func (ar *AllocRunner) waitStartedTasks() {
 			<-ar.tasks[name].WaitCh()
 		}
 	}
+}
+
+// setStopping records that every task is being killed on purpose.
+func (ar *AllocRunner) setStopping() {
+	ar.mu.Lock()
+	ar.stopping = true
+	ar.mu.Unlock()
 }
 
 func (ar *AllocRunner) isShuttingDown() bool {

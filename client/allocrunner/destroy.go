@@ -15,6 +15,7 @@ func (ar *AllocRunner) Destroy() {
 	ar.destroyOnce.Do(func() {
 		ar.mu.Lock()
 		ar.destroyed = true
+		ar.stopping = true
 		claimed := ar.runClaimed
 		ar.runClaimed = true
 		ar.mu.Unlock()

@@ -85,7 +85,7 @@ func (ar *AllocRunner) checkTasks() {
 	}
 
 	ar.mu.Lock()
-	if ar.destroyed || ar.shuttingDown {
+	if ar.stopping || ar.shuttingDown {
 		ar.mu.Unlock()
 		return
 	}
