@@ -10,13 +10,13 @@ import (
 )
 
 // freeform decodes a block whose content the parser does not know, such as
-// a task's driver `config`: every argument becomes its value (string,
-// number, bool, list, map) and every nested block is appended to a list of
-// maps under its type, as drivers expect (`mount { ... }` twice gives
-// "mount": [{...}, {...}]). Labeled nested blocks are rejected unless
-// labels is set (no driver uses them); when it is, `check "cpu" { ... }`
-// gives "check": [{"cpu": {...}}], the shape of scaling policies.
-func (d *decoder) freeform(body hcl.Body, labels bool) map[string]any {
+// a task's driver `config` or a scaling `policy`: every argument becomes its
+// value (string, number, bool, list, map) and every nested block is
+// appended to a list of maps under its type, the shape Nomad's drivers
+// expect: `mount { ... }` twice gives "mount": [{...}, {...}]. A label
+// nests one more level of the same shape: `check "cpu" { ... }` gives
+// "check": [{"cpu": [{...}]}].
+func (d *decoder) freeform(body hcl.Body) map[string]any {
 	out := map[string]any{}
 	sb, ok := body.(*hclsyntax.Body)
 	if !ok {
@@ -39,14 +39,9 @@ func (d *decoder) freeform(body hcl.Body, labels bool) map[string]any {
 		d.setFree(out, name, attr.Expr)
 	}
 	for _, b := range sb.Blocks {
-		if len(b.Labels) > 0 && !labels {
-			d.errorf(b.LabelRanges[0], "Unexpected label",
-				"A %s block inside config takes no labels; write %s { ... }.", b.Type, b.Type)
-			continue
-		}
-		var v any = d.freeform(b.Body, labels)
+		var v any = d.freeform(b.Body)
 		for i := len(b.Labels) - 1; i >= 0; i-- {
-			v = map[string]any{b.Labels[i]: v}
+			v = map[string]any{b.Labels[i]: []any{v}}
 		}
 		list, _ := out[b.Type].([]any)
 		out[b.Type] = append(list, v)

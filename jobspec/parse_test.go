@@ -93,7 +93,6 @@ func TestParseInvalid(t *testing.T) {
 		{"unknown_variable.hcl", "5:27", `Unsupported attribute: This object does not have an attribute named "missing"`},
 		{"no_group.hcl", "1:1", `Job "empty" has no group`},
 		{"no_task.hcl", "2:3", `Group "g" has no task`},
-		{"config_label.hcl", "6:15", `A mount block inside config takes no labels`},
 		{"service_unknown_attribute.hcl", "7:9", `An argument named "every" is not expected here`},
 		{"conflicting_operators.hcl", "5:5", `"version" sets the operator to "version", but it is already "regexp"`},
 		{"duplicate_group.hcl", "7:9", `A group named "g" is already defined at line 2, column 3`},

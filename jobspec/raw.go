@@ -43,8 +43,7 @@ type rawBlock struct {
 	spec  *rawSpec
 	// strMap: the body is `k = "v"` arguments, a map of strings.
 	strMap bool
-	// freeform: the body is arbitrary, decoded as a driver config is,
-	// nested blocks with labels allowed.
+	// freeform: the body is arbitrary, decoded as a driver config is.
 	freeform bool
 	// constraint: the body is a constraint block.
 	constraint bool
@@ -115,7 +114,7 @@ func (d *decoder) addRawBlock(obj map[string]any, b *hcl.Block, bs rawBlock) {
 	case bs.strMap:
 		val = d.attrsMap(b.Body)
 	case bs.freeform:
-		val = d.freeform(b.Body, true)
+		val = d.freeform(b.Body)
 	default:
 		o := d.rawObject(b.Body, bs.spec)
 		if bs.label != "" && len(b.Labels) > 0 {

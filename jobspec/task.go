@@ -54,7 +54,7 @@ func (d *decoder) task(b *hcl.Block) *api.Task {
 	}
 	t.User = d.strVal(c.Attributes["user"])
 	if cb := d.single(c, "config"); cb != nil {
-		t.Config = d.freeform(cb.Body, false)
+		t.Config = d.freeform(cb.Body)
 	}
 	t.Env = d.stringMap(c, "env")
 	t.Meta = d.stringMap(c, "meta")
