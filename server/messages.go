@@ -107,6 +107,8 @@ type AllocClientUpdateCommand struct {
 // newMsgpackHandle returns the codec handle of raft entries and snapshots.
 func newMsgpackHandle() *codec.MsgpackHandle {
 	h := &codec.MsgpackHandle{}
+	// Only "codec" tags: json:"-" fields (a node's SecretID) must survive.
+	h.TypeInfos = codec.NewTypeInfos([]string{"codec"})
 	h.MapType = reflect.TypeOf(map[string]any(nil))
 	h.RawToString = true
 	h.Canonical = true
