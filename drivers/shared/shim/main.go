@@ -62,8 +62,9 @@ func Main(args []string) int {
 		fmt.Fprintln(os.Stderr, "usage: drover shim -state-dir <dir> (internal: started by task drivers)")
 		return 2
 	}
-	ready := os.NewFile(readyFD, "ready")
+	ready := readyPipe()
 	if ready == nil {
+		fmt.Fprintln(os.Stderr, "drover shim: no ready pipe on fd 3; shims are started by task drivers (shim.Start)")
 		return 2
 	}
 	if !*detached {
@@ -88,6 +89,17 @@ func launch(ready *os.File) int {
 	// Not waited for: this process exits now and the shim is re-parented.
 	_ = cmd.Process.Release()
 	return 0
+}
+
+// readyPipe returns the ready pipe Start passes as fd 3, or nil when fd 3
+// is not a pipe (the shim was not started by Start, and fd 3 may belong to
+// the Go runtime).
+func readyPipe() *os.File {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(readyFD, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
+		return nil
+	}
+	return os.NewFile(readyFD, "ready")
 }
 
 func writeReady(w io.Writer, m readyMsg) {

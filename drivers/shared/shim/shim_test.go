@@ -447,3 +447,28 @@ func TestSecondShimOnTheSameStateDirIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestTaskRunsAsUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("running a task as another user needs root")
+	}
+	spec := testSpec(t, `id -u`)
+	spec.User = "nobody"
+	spec.Dir = "/" // the test's temp dir is private to root
+	h := startShim(t, spec)
+	if e, err := h.Wait(ctxT(t)); err != nil || e.ExitCode != 0 {
+		t.Fatalf("Wait = %+v, %v", e, err)
+	}
+	if got := strings.TrimSpace(logText(t, spec.StdoutPath)); got == "0" || got == "" {
+		t.Errorf("task ran as uid %q, want nobody's", got)
+	}
+}
+
+func TestMainUsage(t *testing.T) {
+	if code := Main(nil); code != 2 {
+		t.Errorf("Main without flags = %d, want 2", code)
+	}
+	if _, ok := RunIfShim([]string{"agent", "-dev"}); ok {
+		t.Error("RunIfShim ran for another command")
+	}
+}
