@@ -99,7 +99,8 @@ func (c *Client) watchAllocations() {
 		}
 		failures = 0
 		c.applyAllocs(diff, fetched)
-		index = resp.Index
+		// Never 0: a MinQueryIndex of 0 does not block, and would spin.
+		index = max(resp.Index, 1)
 		c.statsMu.Lock()
 		c.allocIndex = index
 		c.statsMu.Unlock()

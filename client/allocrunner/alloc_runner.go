@@ -78,7 +78,10 @@ type AllocRunner struct {
 	destroyCh  chan struct{}
 	shutdownCh chan struct{}
 	// killWG tracks kills started by the state loop.
-	killWG       sync.WaitGroup
+	killWG sync.WaitGroup
+	// publishMu orders publications: a state computed earlier is never
+	// sent after one computed later.
+	publishMu    sync.Mutex
 	destroyOnce  sync.Once
 	shutdownOnce sync.Once
 
@@ -270,7 +273,7 @@ func (ar *AllocRunner) Run() {
 	case alloc.ServerTerminalStatus():
 		// Stopped before it ran: the tasks converge to killed at once.
 		ar.setStopping()
-		ar.killTasks(structs.NewTaskEvent(structs.TaskKilling), false, nil)
+		ar.killTasks(structs.NewTaskEvent(structs.TaskKilling), true, nil)
 	default:
 		if err := ar.prerun(ar.ctx); err != nil {
 			ar.logger.Error("prerun failed", "error", err)
@@ -392,6 +395,8 @@ func (ar *AllocRunner) stateLoop(tasksDone <-chan struct{}, done chan<- struct{}
 
 // publish sends the runtime state to the Client and the alloc to listeners.
 func (ar *AllocRunner) publish() {
+	ar.publishMu.Lock()
+	defer ar.publishMu.Unlock()
 	ca := ar.clientAlloc()
 	ar.updater.AllocStateUpdated(&structs.Allocation{
 		ID:                ca.ID,

@@ -371,7 +371,9 @@ func TestAllocRunnerShutdownLeavesTasksRunning(t *testing.T) {
 }
 
 func TestAllocRunnerStoppedBeforeRun(t *testing.T) {
-	alloc := testAlloc(structs.JobTypeService, mockTask("a", map[string]any{}))
+	post := mockTask("post", map[string]any{})
+	post.Lifecycle = &structs.TaskLifecycle{Hook: structs.TaskLifecycleHookPoststop}
+	alloc := testAlloc(structs.JobTypeService, mockTask("a", map[string]any{}), post)
 	alloc.DesiredStatus = structs.AllocDesiredStatusStop
 	h := newHarness(t, alloc)
 	go h.ar.Run()
