@@ -243,3 +243,20 @@ func TestInvalidLimitsAndClosed(t *testing.T) {
 		t.Error("Write after Close: want an error")
 	}
 }
+
+func BenchmarkFileRotatorWrite(b *testing.B) {
+	r, err := NewFileRotator(b.TempDir(), "out", 3, 1<<20)
+	if err != nil {
+		b.Fatal(err)
+	}
+	line := []byte(strings.Repeat("x", 99) + "\n")
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		if _, err := r.Write(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := r.Close(); err != nil {
+		b.Fatal(err)
+	}
+}

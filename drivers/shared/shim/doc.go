@@ -30,7 +30,12 @@
 // the output, closes the log files, writes the exit to
 // <StateDir>/exit.json atomically (temporary file, fsync, rename), and only
 // then answers waiters; then it exits. A restarted agent learns the exit
-// from that file.
+// from that file. (Should writing the file fail, connected waiters still
+// get the exit; a later Attach then reports ErrShimDied.)
+//
+// The shim must not be killed with the agent: under systemd, run the agent
+// with KillMode=process (as Nomad's docs advise), or shims die with every
+// agent restart and their tasks with them.
 //
 // If the shim itself dies (it is SIGKILLed, say), the kernel SIGKILLs the
 // task's main process (Pdeathsig). Other processes of the task's group are

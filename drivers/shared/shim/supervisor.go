@@ -217,14 +217,15 @@ func (s *supervisor) signalGroup(sig syscall.Signal) {
 // stop with a shorter timeout escalates sooner. It does not wait.
 func (s *supervisor) stop(sig syscall.Signal, timeout time.Duration) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	// Checked under mu, with the timer added under it too: run sets gone
+	// before it waits for the timers, so none is added after that.
 	if s.gone {
-		s.mu.Unlock()
 		return
 	}
 	s.stopping = true
-	s.mu.Unlock()
 	s.log.Info("stopping task", "signal", sig.String(), "timeout", timeout)
-	s.signalGroup(sig)
+	_ = syscall.Kill(-s.pid, sig)
 	s.wg.Go(func() {
 		t := time.NewTimer(timeout)
 		defer t.Stop()
