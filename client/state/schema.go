@@ -127,10 +127,10 @@ func decodeValue(data []byte, out any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(out); err != nil {
-		return fmt.Errorf("decode %T: %w", out, err)
+		return fmt.Errorf("undecodable value: %w", err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return fmt.Errorf("decode %T: trailing data after the value", out)
+		return errors.New("undecodable value: trailing data after the JSON value")
 	}
 	return nil
 }
