@@ -1,0 +1,35 @@
+package allocdir
+
+import (
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestImportsOnlyStdlib guards the boundary: drivers and both runners use
+// allocdir, so it must import nothing of drover's (that would invite cycles).
+func TestImportsOnlyStdlib(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(fset, f, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range af.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			if first, _, _ := strings.Cut(path, "/"); strings.Contains(first, ".") {
+				t.Errorf("%s imports %s: allocdir may import only the standard library", f, path)
+			}
+		}
+	}
+}
