@@ -1,0 +1,101 @@
+package server
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/drover-io/drover/structs"
+)
+
+func ev(id, job string) *structs.Evaluation {
+	return &structs.Evaluation{ID: id, Namespace: "default", JobID: job, Status: structs.EvalStatusPending}
+}
+
+func dequeueNow(t *testing.T, b *evalBroker) *structs.Evaluation {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	e, err := b.Dequeue(ctx)
+	if err != nil {
+		t.Fatalf("dequeue: %v", err)
+	}
+	return e
+}
+
+func assertEmpty(t *testing.T, b *evalBroker) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if e, err := b.Dequeue(ctx); err == nil {
+		t.Fatalf("dequeued %s, want nothing", e.ID)
+	}
+}
+
+func TestEvalBrokerSerializesPerJob(t *testing.T) {
+	b := newEvalBroker()
+	b.SetEnabled(true)
+	b.Enqueue(ev("a1", "a"))
+	b.Enqueue(ev("a2", "a"))
+	b.Enqueue(ev("b1", "b"))
+	b.Enqueue(ev("a1", "a")) // duplicate: ignored
+
+	if e := dequeueNow(t, b); e.ID != "a1" {
+		t.Fatalf("first = %s", e.ID)
+	}
+	if e := dequeueNow(t, b); e.ID != "b1" {
+		t.Fatalf("second = %s (a2 must wait for a1)", e.ID)
+	}
+	assertEmpty(t, b)
+	b.Ack("a1")
+	if e := dequeueNow(t, b); e.ID != "a2" {
+		t.Fatalf("third = %s", e.ID)
+	}
+	if s := b.Stats(); s.InFlight != 2 || s.Ready != 0 {
+		t.Fatalf("stats = %+v", s)
+	}
+	// Re-enqueued while in flight: handed out again after the ack.
+	b.Enqueue(ev("b1", "b"))
+	assertEmpty(t, b)
+	b.Ack("b1")
+	if e := dequeueNow(t, b); e.ID != "b1" {
+		t.Fatalf("requeued = %s", e.ID)
+	}
+}
+
+func TestEvalBrokerDisabled(t *testing.T) {
+	b := newEvalBroker()
+	b.Enqueue(ev("x", "a"))
+	assertEmpty(t, b)
+	b.SetEnabled(true)
+	b.Enqueue(ev("y", "a"))
+	b.SetEnabled(false)
+	b.SetEnabled(true)
+	assertEmpty(t, b)
+}
+
+func TestBlockedEvals(t *testing.T) {
+	var got []string
+	bl := newBlockedEvals(func(e *structs.Evaluation) { got = append(got, e.ID) })
+	bl.Block(&structs.Evaluation{ID: "ignored"}) // disabled
+	bl.SetEnabled(true)
+	bl.Block(&structs.Evaluation{ID: "b1", SnapshotIndex: 10})
+	bl.Block(&structs.Evaluation{ID: "b2", SnapshotIndex: 10})
+	bl.Untrack("b2")
+	if bl.Len() != 1 || len(got) != 0 {
+		t.Fatalf("len %d, enqueued %v", bl.Len(), got)
+	}
+	bl.Unblock(20)
+	if len(got) != 1 || got[0] != "b1" || bl.Len() != 0 {
+		t.Fatalf("after unblock: %v, len %d", got, bl.Len())
+	}
+	// Computed before the last capacity change: enqueued at once.
+	bl.Block(&structs.Evaluation{ID: "b3", SnapshotIndex: 15})
+	if len(got) != 2 || got[1] != "b3" {
+		t.Fatalf("missed unblock not caught: %v", got)
+	}
+	bl.Block(&structs.Evaluation{ID: "b4", SnapshotIndex: 25})
+	if bl.Len() != 1 {
+		t.Fatalf("len = %d", bl.Len())
+	}
+}
