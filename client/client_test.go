@@ -286,3 +286,21 @@ func TestFlushUpdatesCoalesces(t *testing.T) {
 	}
 	_ = c.Shutdown()
 }
+
+func TestClientReportsAllocItCannotRun(t *testing.T) {
+	tc := newTestClient(t, nil, nil, nil, false)
+	if err := tc.c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "registration", func() bool { r, _ := tc.srv.counts(); return r >= 1 })
+	alloc := testJobAlloc(tc.c.NodeID(), nil)
+	alloc.Job.TaskGroups[0].Tasks[0].Driver = "no_such_driver"
+	tc.srv.putAlloc(alloc)
+	waitFor(t, "failed on the server", func() bool { return tc.srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusFailed })
+	if desc := tc.srv.alloc(alloc.ID).ClientDescription; desc == "" {
+		t.Errorf("no description for the failure")
+	}
+	if err := tc.c.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -414,3 +414,22 @@ func TestAllocRunnerLifecycle(t *testing.T) {
 	}
 	h.ar.Destroy()
 }
+
+func TestAllocRunnerPrerunFailure(t *testing.T) {
+	alloc := testAlloc(structs.JobTypeService, mockTask("a", map[string]any{}))
+	h := newHarness(t, alloc)
+	// A file where the alloc dir should be makes the alloc dir hook fail.
+	if err := os.WriteFile(h.ar.AllocDir().AllocDir, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	go h.ar.Run()
+	waitClosed(t, "run", h.ar.WaitCh())
+	st := h.ar.AllocState()
+	if st.ClientStatus != structs.AllocClientStatusFailed || st.ClientDescription == "" {
+		t.Errorf("status = %s (%s)", st.ClientStatus, st.ClientDescription)
+	}
+	if last := h.rec.last(); last == nil || last.ClientStatus != structs.AllocClientStatusFailed {
+		t.Errorf("failure not reported: %+v", last)
+	}
+	h.ar.Destroy()
+}
