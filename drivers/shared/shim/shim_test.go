@@ -472,3 +472,34 @@ func TestMainUsage(t *testing.T) {
 		t.Error("RunIfShim ran for another command")
 	}
 }
+
+func TestCleanup(t *testing.T) {
+	spec := testSpec(t, `exec sleep 100`)
+	h := startShim(t, spec)
+	if err := h.Cleanup(); err == nil {
+		t.Error("Cleanup of a running shim succeeded")
+	}
+	if err := h.Stop(ctxT(t), "KILL", 0); err != nil {
+		t.Fatal(err)
+	}
+	e, err := h.Wait(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := e.ExitResult(); r.ExitCode != 137 || r.Signal != 9 || r.Successful() {
+		t.Errorf("ExitResult = %+v", r)
+	}
+	st := h.State()
+	eventually(t, 10*time.Second, "shim to exit", func() bool {
+		return !processAlive(st.ShimPID, st.ShimStartTicks, st.BootID)
+	})
+	if err := h.Cleanup(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(spec.StateDir); !os.IsNotExist(err) {
+		t.Errorf("state dir still there: %v", err)
+	}
+	if got, err := h.Wait(ctxT(t)); err != nil || got.ExitCode != 137 {
+		t.Errorf("Wait after Cleanup = %+v, %v; want the known exit", got, err)
+	}
+}
