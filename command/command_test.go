@@ -473,3 +473,11 @@ func TestNodeStatus(t *testing.T) {
 	}
 	golden(t, "node_status", r.stdout)
 }
+
+func TestAgentHelpIsTheAgents(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := Run([]string{"agent", "-h"}, &stdout, &stderr)
+	if code != 0 || !strings.Contains(stdout.String(), "Usage: drover agent") || !strings.Contains(stdout.String(), "-dev") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+}

@@ -1,9 +1,9 @@
 package command
 
 import (
-	"fmt"
 	"io"
 
+	"github.com/drover-io/drover/agent"
 	"github.com/drover-io/drover/api"
 	"github.com/drover-io/drover/jobspec"
 )
@@ -11,10 +11,10 @@ import (
 // parseJobFunc parses a job file's contents; filename is used in messages.
 type parseJobFunc func(filename string, src []byte) (*api.Job, error)
 
-// agentRunCommand runs `drover agent`.
+// agentRunCommand runs `drover agent`: the agent package owns its flags,
+// its help and its lifecycle.
 func agentRunCommand(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "Error: the agent is not built into this binary yet")
-	return 1
+	return agent.RunCommand(args, stdout, stderr)
 }
 
 // jobspecParse parses a job file with Nomad's HCL2 job specification.
