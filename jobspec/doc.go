@@ -40,7 +40,14 @@
 // action, schedule, secret (task); connect (service); validation
 // (variable); and the job type "sysbatch".
 //
-// Not supported either: HCL1 job files and `dynamic` blocks.
+// A task's driver `config` (and a scaling `policy`) is free-form: values
+// keep their types, and nested blocks become lists of maps under their
+// type (`mount { ... }` -> "mount": [{...}]), one more level per label.
+//
+// Not supported either: HCL1 job files, job files in HCL's JSON syntax
+// (JSON is read as Nomad's API form), `dynamic` blocks, variable
+// `validation` blocks, and the deprecated job arguments vault_token and
+// consul_token.
 //
 // # Errors
 //
