@@ -74,7 +74,8 @@ func Start(ctx context.Context, exe string, exeArgs []string, spec *Spec) (*Hand
 		ctx, cancel = context.WithTimeout(ctx, defaultStartTimeout)
 		defer cancel()
 	}
-	if c, err := net.DialTimeout("unix", spec.SocketPath, time.Second); err == nil {
+	probe := net.Dialer{Timeout: time.Second}
+	if c, err := probe.DialContext(ctx, "unix", spec.SocketPath); err == nil {
 		c.Close()
 		return nil, fmt.Errorf("start shim: a shim already serves %s: use a new state dir per task invocation", spec.SocketPath)
 	}
@@ -130,7 +131,7 @@ func Start(ctx context.Context, exe string, exeArgs []string, spec *Spec) (*Hand
 		}
 		switch {
 		case m.Error != "":
-			return nil, fmt.Errorf("start task: %s", m.Error)
+			return nil, fmt.Errorf("shim: %s", m.Error)
 		case m.ShimPID > 0:
 			shimPID = m.ShimPID
 		case m.State != nil:
