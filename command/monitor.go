@@ -76,6 +76,9 @@ func (mon *monitor) watchEval(ctx context.Context, evalID string) (*api.Evaluati
 			return nil, err
 		}
 		for _, a := range allocs {
+			if a.DesiredStatus != "" && a.DesiredStatus != api.AllocDesiredStatusRun {
+				continue // stopped by this evaluation, not placed by it
+			}
 			if _, ok := mon.allocs[a.ID]; !ok {
 				mon.allocs[a.ID] = a
 				mon.allocOrder = append(mon.allocOrder, a.ID)
