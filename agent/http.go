@@ -20,8 +20,7 @@ import (
 const maxBodyBytes = 10 << 20
 
 // Backend is what the HTTP API needs from a server: its RPC methods (reads
-// are blocking queries) and the cluster's status. *server.Server implements
-// it.
+// are blocking queries). *server.Server implements it.
 type Backend interface {
 	JobRegister(context.Context, *structs.JobRegisterRequest) (*structs.JobRegisterResponse, error)
 	JobDeregister(context.Context, *structs.JobDeregisterRequest) (*structs.JobDeregisterResponse, error)
@@ -35,8 +34,6 @@ type Backend interface {
 	EvalGet(context.Context, *structs.EvalSpecificRequest) (*structs.SingleEvalResponse, error)
 	NodeList(context.Context, *structs.NodeListRequest) (*structs.NodeListResponse, error)
 	NodeGet(context.Context, *structs.NodeSpecificRequest) (*structs.SingleNodeResponse, error)
-	Leader() string
-	Peers() []string
 }
 
 // agentInfo is what the agent endpoints report about the agent itself.
@@ -45,6 +42,10 @@ type agentInfo interface {
 	self() *agentSelf
 	// health returns the body of GET /v1/agent/health and whether all is well.
 	health() (*agentHealthResponse, bool)
+	// leader returns the leader's RPC address, "" when there is none.
+	leader() string
+	// peers returns the servers' RPC addresses.
+	peers() []string
 }
 
 // jobParser turns a job file into a submitted job (jobspec.ParseRequest).

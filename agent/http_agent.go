@@ -38,12 +38,12 @@ type agentHealth struct {
 // statusLeader is GET /v1/status/leader: the leader's RPC address as a
 // JSON string.
 func (s *httpServer) statusLeader(_ http.ResponseWriter, _ *http.Request) (any, error) {
-	return s.backend.Leader(), nil
+	return s.info.leader(), nil
 }
 
 // statusPeers is GET /v1/status/peers: the servers' RPC addresses.
 func (s *httpServer) statusPeers(_ http.ResponseWriter, _ *http.Request) (any, error) {
-	return nonNil(s.backend.Peers()), nil
+	return nonNil(s.info.peers()), nil
 }
 
 // agentSelf is GET /v1/agent/self.

@@ -113,10 +113,10 @@ func (f *fakeBackend) NodeGet(_ context.Context, r *structs.NodeSpecificRequest)
 	return &structs.SingleNodeResponse{}, f.record(r.QueryOptions)
 }
 
-func (f *fakeBackend) Leader() string  { return "127.0.0.1:4647" }
-func (f *fakeBackend) Peers() []string { return []string{"127.0.0.1:4647"} }
-
 type fakeInfo struct{}
+
+func (fakeInfo) leader() string  { return "127.0.0.1:4647" }
+func (fakeInfo) peers() []string { return []string{"127.0.0.1:4647"} }
 
 func (fakeInfo) self() *agentSelf { return &agentSelf{Config: map[string]any{"Region": "global"}} }
 func (fakeInfo) health() (*agentHealthResponse, bool) {
