@@ -281,6 +281,9 @@ func (tr *TaskRunner) run() {
 					structs.NewTaskEvent(structs.TaskSetupFailure).SetSetupError(err).SetFailsTask())
 				return
 			}
+			if tr.stopping() {
+				return // killed during the hooks: never start
+			}
 			h, err := tr.startTask()
 			if err != nil {
 				if tr.stopping() {
