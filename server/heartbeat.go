@@ -163,9 +163,5 @@ func (s *Server) setNodeStatus(node *structs.Node, status string) (uint64, []str
 	if status == structs.NodeStatusDown {
 		s.heartbeats.Clear(node.ID)
 	}
-	ids := make([]string, len(evals))
-	for i, e := range evals {
-		ids[i] = e.ID
-	}
-	return index, ids, nil
+	return index, evalIDs(evals), nil
 }
