@@ -297,6 +297,32 @@ func jobVersions(jobs []*structs.JobListStub) string {
 	return b.String()
 }
 
+// TestAgentAmbiguousAllocPrefix places 17 allocations: two of them share
+// their first hex digit, so that digit is an ambiguous prefix.
+func TestAgentAmbiguousAllocPrefix(t *testing.T) {
+	ta := startDevAgent(t)
+	body := strings.NewReplacer(`"Count": 1`, `"Count": 17`, `"CPU": 100, "MemoryMB": 32`, `"CPU": 10, "MemoryMB": 10`).Replace(mockJobBody("many", "1"))
+	ta.must("PUT", "/v1/jobs", body, nil)
+	var allocs []*structs.AllocListStub
+	waitFor(t, 15*time.Second, "17 allocs", func() bool {
+		ta.must("GET", "/v1/job/many/allocations", "", &allocs)
+		return len(allocs) == 17
+	})
+	seen := map[byte]bool{}
+	var prefix string
+	for _, a := range allocs {
+		if seen[a.ID[0]] {
+			prefix = a.ID[:1]
+			break
+		}
+		seen[a.ID[0]] = true
+	}
+	code, _, b := ta.do("GET", "/v1/allocation/"+prefix, "")
+	if code != http.StatusBadRequest || !strings.Contains(string(b), "matched multiple") {
+		t.Fatalf("GET /v1/allocation/%s = %d %q, want 400 naming the matches", prefix, code, b)
+	}
+}
+
 func TestAgentJobsParse(t *testing.T) {
 	ta := startDevAgent(t)
 	good := `{"JobHCL": "job \"p\" {\n  group \"g\" {\n    task \"t\" {\n      driver = \"mock_driver\"\n    }\n  }\n}\n"}`
