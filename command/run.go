@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/drover-io/drover/drivers/shared/shim"
 )
 
 // Version is drover's version.
@@ -45,6 +47,10 @@ func commands() map[string]cliCommand {
 // process exit code: 0 on success, 1 on errors, 2 when `job run` could not
 // place all allocations.
 func Run(args []string, stdout, stderr io.Writer) int {
+	// "drover shim" is a task shim started by a driver, not a CLI command.
+	if code, ok := shim.RunIfShim(args); ok {
+		return code
+	}
 	return run(args, newMeta(stdout, stderr, defaultDeps()))
 }
 
