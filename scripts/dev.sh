@@ -21,7 +21,6 @@ agent_pid=""
 tail_pid=""
 cleanup() {
   trap - EXIT INT TERM
-  if [ -n "$tail_pid" ]; then kill "$tail_pid" 2>/dev/null || true; fi
   if [ -n "$agent_pid" ] && kill -0 "$agent_pid" 2>/dev/null; then
     echo "==> Stopping the agent (pid $agent_pid)"
     kill -INT "$agent_pid" 2>/dev/null || true
@@ -32,11 +31,16 @@ cleanup() {
     kill -KILL "$agent_pid" 2>/dev/null || true
     wait "$agent_pid" 2>/dev/null || true
   fi
+  if [ -n "$tail_pid" ]; then kill "$tail_pid" 2>/dev/null || true; fi
 }
 trap cleanup EXIT INT TERM
 
 echo "==> Starting drover agent -dev on $DROVER_ADDR (log: $log)"
-"$bin" agent -dev -http-port "$port" -data-dir "$data_dir" >"$log" 2>&1 &
+# The agent gets its own session so that Ctrl-C reaches only this script,
+# whose trap then stops the agent once, gracefully.
+launcher=()
+if command -v setsid >/dev/null 2>&1; then launcher=(setsid); fi
+"${launcher[@]}" "$bin" agent -dev -http-port "$port" -data-dir "$data_dir" >"$log" 2>&1 &
 agent_pid=$!
 
 # Wait until the agent answers and knows its leader.
