@@ -49,22 +49,6 @@ func parseScript(t *testing.T, text string) []*scriptCase {
 	return cases
 }
 
-// renderScript writes cases back with their new outputs, keeping the input
-// (comments preceding a case are not kept: put them in the first line's
-// preceding block of the file header).
-func renderScript(header string, cases []*scriptCase) string {
-	var b strings.Builder
-	b.WriteString(header)
-	for _, c := range cases {
-		b.WriteString("\n")
-		for _, l := range c.input {
-			b.WriteString(l + "\n")
-		}
-		b.WriteString("----\n" + c.output)
-	}
-	return b.String()
-}
-
 // runScript builds the state a case describes and processes its eval.
 //
 //	node <id> [cpu=N] [mem=N] [dc=D] [class=C] [status=S] [drain=true]

@@ -89,6 +89,15 @@ func (h *heartbeats) StopAll() {
 	h.expired = map[string]bool{}
 }
 
+// Active reports whether a node's timer runs: it was heard from within
+// the TTL.
+func (h *heartbeats) Active(nodeID string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.timers[nodeID]
+	return ok
+}
+
 // Len returns the number of running timers.
 func (h *heartbeats) Len() int {
 	h.mu.Lock()
@@ -105,8 +114,8 @@ func (s *Server) runHeartbeatExpiry() {
 		case <-s.heartbeats.notifyC:
 		}
 		for _, id := range s.heartbeats.takeExpired() {
-			if !s.leader() {
-				continue
+			if !s.leader() || s.heartbeats.Active(id) {
+				continue // not our duty, or heard from since the timer fired
 			}
 			if err := s.expireHeartbeat(id); err != nil {
 				s.logger.Error("mark node down after missed heartbeat", "node_id", id, "error", err)

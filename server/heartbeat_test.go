@@ -85,7 +85,7 @@ func TestHeartbeatTimers(t *testing.T) {
 	default:
 		t.Fatal("expiry not signalled")
 	}
-	if h.Len() != 1 {
+	if h.Len() != 1 || !h.Active("a") || h.Active("b") {
 		t.Fatalf("timers = %d", h.Len())
 	}
 	clock.Advance(5 * time.Second)
