@@ -329,7 +329,7 @@ func TestJobRunFailedAllocExits1(t *testing.T) {
 		TaskStates: map[string]*api.TaskState{"greeter": {State: "dead", Failed: true, Events: []*api.TaskEvent{
 			{Type: "Received", DisplayMessage: "Task received by client"},
 			{Type: "Driver Failure", FailsTask: true, DisplayMessage: `failed to start: exec: "nope": not found`},
-			{Type: "Not Restarting", DisplayMessage: "Error was unrecoverable"},
+			{Type: "Not Restarting", FailsTask: true, DisplayMessage: "Error was unrecoverable"},
 		}}}}
 	f := runJobFixture(t,
 		&api.Evaluation{ID: evalID, JobID: "hello", Type: "service", Status: "complete"},

@@ -254,10 +254,18 @@ func allocFailureText(a *api.AllocationListStub, verbose bool) string {
 	return b.String()
 }
 
-// lastMeaningfulEvent returns the newest event that failed the task, or
-// the newest event.
+// lastMeaningfulEvent returns the event that explains a task's failure:
+// the newest that failed the task or ended it (a driver or setup failure, a
+// non-zero exit), passing over the restart bookkeeping that follows it
+// ("Not Restarting"); the newest event when none does.
 func lastMeaningfulEvent(evs []*api.TaskEvent) *api.TaskEvent {
 	for i := len(evs) - 1; i >= 0; i-- {
+		switch evs[i].Type {
+		case "Not Restarting", "Restarting", "Killing", "Killed":
+			continue
+		case "Terminated", "Driver Failure", "Setup Failure", "Task hook failed":
+			return evs[i]
+		}
 		if evs[i].FailsTask {
 			return evs[i]
 		}
