@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Prepares what drivers/docker's tests need: a running Docker daemon and the
+# local test image drover-test/busybox:latest, built without a registry.
+# Idempotent: installs docker.io only when dockerd is missing, starts
+# dockerd only when its socket does not answer, builds the image only when
+# it is missing. The daemon runs with --bridge=none and --iptables=false, so
+# containers use network_mode "none" (the driver's default) or "host".
+# Without root (or when the daemon cannot start) it warns and exits 0: the
+# docker driver's tests then skip with the reason.
+set -uo pipefail
+
+IMAGE=drover-test/busybox:latest
+SOCK=/var/run/docker.sock
+LOG=${DOCKERD_LOG:-/tmp/dockerd.log}
+
+warn() { echo "docker.sh: $*" >&2; }
+
+if [ "$(id -u)" != 0 ]; then
+	warn "not root: not installing or starting dockerd; docker driver tests will skip"
+	exit 0
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+need=()
+command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
+command -v curl >/dev/null 2>&1 || need+=(curl)
+# The image needs a static busybox: Debian's busybox-static puts it at /bin/busybox.
+dpkg -s busybox-static >/dev/null 2>&1 || need+=(busybox-static)
+if [ ${#need[@]} -gt 0 ]; then
+	echo "docker.sh: installing ${need[*]}"
+	apt-get update -qq && apt-get install -y -qq "${need[@]}" >/dev/null || warn "apt-get install ${need[*]} failed"
+fi
+
+ping_daemon() {
+	curl -fsS --max-time 2 --unix-socket "$SOCK" http://docker/_ping >/dev/null 2>&1
+}
+
+if ! ping_daemon; then
+	if ! command -v dockerd >/dev/null 2>&1; then
+		warn "dockerd not installed; docker driver tests will skip"
+		exit 0
+	fi
+	echo "docker.sh: starting dockerd (log: $LOG)"
+	# setsid: the daemon outlives this script and is not in its process group.
+	setsid dockerd --iptables=false --bridge=none >"$LOG" 2>&1 < /dev/null &
+	for _ in $(seq 1 60); do
+		ping_daemon && break
+		sleep 0.5
+	done
+	if ! ping_daemon; then
+		warn "dockerd did not answer on $SOCK within 30s; last log lines:"
+		tail -n 20 "$LOG" >&2
+		exit 0
+	fi
+fi
+
+# The image is built with the API over the socket (curl), not the docker
+# CLI, which docker.io ships but another install may lack.
+if curl -fsS --unix-socket "$SOCK" "http://docker/images/${IMAGE}/json" >/dev/null 2>&1; then
+	echo "docker.sh: dockerd running, image $IMAGE present"
+	exit 0
+fi
+bb=/bin/busybox
+if ! [ -x "$bb" ]; then
+	warn "no /bin/busybox (busybox-static); cannot build $IMAGE"
+	exit 0
+fi
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+mkdir -p "$root/bin" "$root/tmp" "$root/etc" "$root/proc" "$root/sys" "$root/dev"
+cp "$bb" "$root/bin/busybox"
+for app in $("$bb" --list); do
+	[ "$app" = busybox ] || ln -sf busybox "$root/bin/$app"
+done
+echo 'root:x:0:0:root:/root:/bin/sh' >"$root/etc/passwd"
+echo 'nobody:x:65534:65534:nobody:/:/bin/false' >>"$root/etc/passwd"
+echo 'root:x:0:' >"$root/etc/group"
+echo 'nogroup:x:65534:' >>"$root/etc/group"
+repo=${IMAGE%:*}
+tag=${IMAGE##*:}
+if tar -C "$root" -c . | curl -fsS --unix-socket "$SOCK" -X POST \
+	-H 'Content-Type: application/x-tar' --data-binary @- \
+	"http://docker/images/create?fromSrc=-&repo=${repo}&tag=${tag}" >/dev/null; then
+	echo "docker.sh: built $IMAGE"
+else
+	warn "importing $IMAGE failed"
+fi
+exit 0
