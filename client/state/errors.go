@@ -20,8 +20,9 @@ var (
 	ErrSchemaTooNew = errors.New("state file schema is newer than supported")
 )
 
-// MoveAsideFlag is the agent flag that moves an unusable state file aside.
-const MoveAsideFlag = "-state-move-aside"
+// MoveAsideFlag is the name (without its dash) of the `drover agent` flag
+// that moves an unusable state file aside with MoveAside.
+const MoveAsideFlag = "state-move-aside"
 
 // fileError is an error about the state file: its text is complete, and it
 // wraps both its kind (ErrLocked, ...) and its cause.
@@ -39,19 +40,24 @@ func lockedError(path string, cause error) error {
 		"state file %s is locked by another process: is another drover agent running with the same data_dir?", path)}
 }
 
+// moveAsideAdvice ends the corrupt and too-new errors.
+func moveAsideAdvice() string {
+	return "move the file aside with `drover agent -" + MoveAsideFlag + "` plus the agent's usual " +
+		"-config/-data-dir flags (the agent then starts with empty local state and cannot " +
+		"re-attach to tasks left running)"
+}
+
 func corruptError(path string, cause error) error {
 	return &fileError{kind: ErrCorrupt, cause: cause, msg: fmt.Sprintf(
-		"state file %s is corrupt: %v; it was left untouched: restore it from a backup, "+
-			"or move it aside with `drover agent %s` (the agent then starts with empty local "+
-			"state and cannot re-attach to tasks left running)", path, cause, MoveAsideFlag)}
+		"state file %s is corrupt: %v; it was left untouched: restore it from a backup, or %s",
+		path, cause, moveAsideAdvice())}
 }
 
 func tooNewError(path string, version int) error {
 	return &fileError{kind: ErrSchemaTooNew, msg: fmt.Sprintf(
 		"state file %s has schema version %d, newer than version %d supported by this drover: "+
-			"downgrade is not supported: upgrade drover, or move the file aside with "+
-			"`drover agent %s` (the agent then starts with empty local state and cannot "+
-			"re-attach to tasks left running)", path, version, SchemaVersion, MoveAsideFlag)}
+			"downgrade is not supported: upgrade drover, or %s",
+		path, version, SchemaVersion, moveAsideAdvice())}
 }
 
 // classifyOpenError turns an error from opening a bbolt file into one of
