@@ -54,14 +54,6 @@ func (p *Plan) AppendAlloc(alloc *structs.Allocation) {
 	p.NodeAllocation[alloc.NodeID] = append(p.NodeAllocation[alloc.NodeID], alloc)
 }
 
-// PopNode removes and returns a node's placements (the plan applier uses it
-// to reject a node that no longer fits).
-func (p *Plan) PopNode(nodeID string) []*structs.Allocation {
-	allocs := p.NodeAllocation[nodeID]
-	delete(p.NodeAllocation, nodeID)
-	return allocs
-}
-
 // Stops returns every stop in the plan, ordered by node then allocation ID.
 func (p *Plan) Stops() []*structs.Allocation { return flatten(p.NodeUpdate) }
 

@@ -94,6 +94,14 @@ func TestJobs(t *testing.T) {
 	if sum, _ := s.JobSummaryByID(nil, "default", "web"); sum == nil || len(sum.Summary) != 1 {
 		t.Fatalf("summary = %+v", sum)
 	}
+	ws = memdb.NewWatchSet()
+	if sums, err := s.JobSummaries(ws); err != nil || len(sums) != 3 {
+		t.Fatalf("summaries = %d, %v", len(sums), err)
+	}
+	_ = s.UpsertAllocs(20, []*structs.Allocation{testAlloc("x", j, "n1", 0)})
+	if !fired(ws) {
+		t.Fatal("watch on summaries did not fire when an alloc changed counts")
+	}
 
 	ws = memdb.NewWatchSet()
 	_, _ = s.JobByID(ws, "default", "web")

@@ -18,9 +18,6 @@ type WriteTxn struct {
 	touched map[structs.NamespacedID]bool
 }
 
-// Index returns the raft index of the write.
-func (w *WriteTxn) Index() uint64 { return w.index }
-
 // Batch runs fn in one write transaction at raft index index and commits it
 // if fn returns nil. Watch sets on anything it changed fire on commit.
 func (s *StateStore) Batch(index uint64, fn func(w *WriteTxn) error) error {
