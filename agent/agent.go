@@ -370,6 +370,9 @@ func (a *Agent) peers() []string {
 	return []string{a.rpcAddr()}
 }
 
+// region implements agentInfo.
+func (a *Agent) region() string { return a.cfg.Region }
+
 // health implements agentInfo: GET /v1/agent/health.
 func (a *Agent) health() (*agentHealthResponse, bool) {
 	out := &agentHealthResponse{}

@@ -24,6 +24,9 @@
 //	GET      /v1/job/:id/allocations[?all]   []AllocListStub
 //	GET      /v1/job/:id/evaluations         []Evaluation
 //	GET      /v1/job/:id/summary             JobSummary
+//	GET      /v1/job/:id/versions            {"Versions": [Job]} (the current version only)
+//	GET      /v1/job/:id/deployment          null (no deployments yet)
+//	GET      /v1/job/:id/deployments         []
 //	GET      /v1/allocations                 []AllocListStub
 //	GET      /v1/allocation/:id              Allocation (ID or unique prefix)
 //	GET      /v1/evaluations                 []Evaluation
@@ -34,6 +37,7 @@
 //	GET      /v1/node/:id/allocations        []Allocation
 //	GET      /v1/status/leader               "127.0.0.1:4647"
 //	GET      /v1/status/peers                ["127.0.0.1:4647"]
+//	GET      /v1/regions                     ["global"]
 //	GET      /v1/agent/self                  {"config", "member", "stats"}
 //	GET      /v1/agent/health                {"client": {"ok"}, "server": {"ok"}}
 //

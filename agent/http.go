@@ -46,6 +46,8 @@ type agentInfo interface {
 	leader() string
 	// peers returns the servers' RPC addresses.
 	peers() []string
+	// region returns the agent's region.
+	region() string
 }
 
 // jobParser turns a job file into a submitted job (jobspec.ParseRequest).
@@ -129,6 +131,9 @@ func (s *httpServer) handler() http.Handler {
 	get("/v1/job/:id/allocations", s.jobAllocations)
 	get("/v1/job/:id/evaluations", s.jobEvaluations)
 	get("/v1/job/:id/summary", s.jobSummary)
+	get("/v1/job/:id/versions", s.jobVersions)
+	get("/v1/job/:id/deployment", s.jobDeployment)
+	get("/v1/job/:id/deployments", s.jobDeployments)
 
 	get("/v1/allocations", s.allocList)
 	get("/v1/allocation/:id", s.allocGet)
@@ -141,6 +146,7 @@ func (s *httpServer) handler() http.Handler {
 
 	get("/v1/status/leader", s.statusLeader)
 	get("/v1/status/peers", s.statusPeers)
+	get("/v1/regions", s.regions)
 	get("/v1/agent/self", s.agentSelf)
 	get("/v1/agent/health", s.agentHealth)
 	return rt

@@ -46,6 +46,12 @@ func (s *httpServer) statusPeers(_ http.ResponseWriter, _ *http.Request) (any, e
 	return nonNil(s.info.peers()), nil
 }
 
+// regions is GET /v1/regions: the regions known, which for a drover agent
+// is its own.
+func (s *httpServer) regions(_ http.ResponseWriter, _ *http.Request) (any, error) {
+	return []string{s.info.region()}, nil
+}
+
 // agentSelf is GET /v1/agent/self.
 func (s *httpServer) agentSelf(_ http.ResponseWriter, _ *http.Request) (any, error) {
 	return s.info.self(), nil

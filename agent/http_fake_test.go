@@ -117,6 +117,7 @@ type fakeInfo struct{}
 
 func (fakeInfo) leader() string  { return "127.0.0.1:4647" }
 func (fakeInfo) peers() []string { return []string{"127.0.0.1:4647"} }
+func (fakeInfo) region() string  { return "global" }
 
 func (fakeInfo) self() *agentSelf { return &agentSelf{Config: map[string]any{"Region": "global"}} }
 func (fakeInfo) health() (*agentHealthResponse, bool) {
@@ -186,6 +187,11 @@ func TestHTTPRequests(t *testing.T) {
 		{name: "bad purge", method: "DELETE", path: "/v1/job/web?purge=maybe", wantCode: 400, wantBody: `purge="maybe" is invalid`},
 		{name: "deregister", method: "DELETE", path: "/v1/job/web?purge=true", wantCode: 200, wantBody: `"EvalID":"eval-2"`, wantHeader: map[string]string{"X-Nomad-Index": "9"}},
 		{name: "summary", method: "GET", path: "/v1/job/web/summary", wantCode: 200, wantBody: `"Summary":{"g":{"Queued":0,"Complete":0,"Failed":1,"Running":1`},
+		{name: "versions", method: "GET", path: "/v1/job/web/versions", wantCode: 200, wantBody: `{"Versions":[{"Region":"","Namespace":"default","ID":"web"`},
+		{name: "no deployment", method: "GET", path: "/v1/job/web/deployment", wantCode: 200, wantBody: `null`},
+		{name: "no deployments", method: "GET", path: "/v1/job/web/deployments", wantCode: 200, wantBody: `[]`},
+		{name: "deployment of unknown job", method: "GET", path: "/v1/job/zzz/deployment", wantCode: 404, wantBody: `job "zzz" not found`},
+		{name: "regions", method: "GET", path: "/v1/regions", wantCode: 200, wantBody: `["global"]`},
 		{name: "empty list is []", method: "GET", path: "/v1/evaluations", wantCode: 200, wantBody: `[]`},
 		{name: "leader", method: "GET", path: "/v1/status/leader", wantCode: 200, wantBody: `"127.0.0.1:4647"`},
 		{name: "peers", method: "GET", path: "/v1/status/peers", wantCode: 200, wantBody: `["127.0.0.1:4647"]`},

@@ -92,6 +92,15 @@ func TestNomadClientCompat(t *testing.T) {
 	if sum, _, err := c.Jobs().Summary("compat", nil); err != nil || sum.Summary["g"].Running != 1 {
 		t.Fatalf("Jobs().Summary = %+v, %v", sum, err)
 	}
+	if d, _, err := c.Jobs().LatestDeployment("compat", nil); err != nil || d != nil {
+		t.Fatalf("Jobs().LatestDeployment = %+v, %v; want none", d, err)
+	}
+	if vs, _, _, err := c.Jobs().Versions("compat", false, nil); err != nil || len(vs) != 1 {
+		t.Fatalf("Jobs().Versions = %+v, %v", vs, err)
+	}
+	if rs, err := c.Regions().List(); err != nil || len(rs) != 1 || rs[0] != "global" {
+		t.Fatalf("Regions().List = %q, %v", rs, err)
+	}
 	nodes, _, err := c.Nodes().List(nil)
 	if err != nil || len(nodes) != 1 || nodes[0].ID != ta.agent.NodeID() {
 		t.Fatalf("Nodes().List = %+v, %v", nodes, err)
