@@ -35,8 +35,8 @@ type FSM struct {
 
 var _ raft.FSM = (*FSM)(nil)
 
-// NewFSM returns an FSM over an empty state store. observer may be nil.
-func NewFSM(logger *slog.Logger, observer fsmObserver) (*FSM, error) {
+// newFSM returns an FSM over an empty state store. observer may be nil.
+func newFSM(logger *slog.Logger, observer fsmObserver) (*FSM, error) {
 	st, err := state.NewStateStore()
 	if err != nil {
 		return nil, err

@@ -76,7 +76,7 @@ func fsmScenario(t *testing.T, f *FSM) {
 
 func TestFSMApply(t *testing.T) {
 	rec := &recorder{}
-	f, err := NewFSM(slog.New(slog.DiscardHandler), rec)
+	f, err := newFSM(slog.New(slog.DiscardHandler), rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestFSMApply(t *testing.T) {
 }
 
 func TestFSMSnapshotRestore(t *testing.T) {
-	f, err := NewFSM(slog.New(slog.DiscardHandler), nil)
+	f, err := newFSM(slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestFSMSnapshotRestore(t *testing.T) {
 	}
 	snap.Release()
 
-	fresh, err := NewFSM(slog.New(slog.DiscardHandler), nil)
+	fresh, err := newFSM(slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

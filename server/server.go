@@ -69,7 +69,7 @@ func NewServer(cfg *Config) (*Server, error) {
 	s.broker = newEvalBroker()
 	s.blocked = newBlockedEvals(s.broker.Enqueue)
 	s.heartbeats = newHeartbeats(c.Clock, c.HeartbeatTTL)
-	fsm, err := NewFSM(s.logger, s)
+	fsm, err := newFSM(s.logger, s)
 	if err != nil {
 		cancel()
 		return nil, err
