@@ -33,7 +33,9 @@ type RestartDecision struct {
 // run loop owns it.
 type RestartTracker struct {
 	policy structs.RestartPolicy
-	batch  bool
+	// successEnds: a successful exit ends the task instead of counting
+	// against the policy.
+	successEnds bool
 	// jitter, when set, returns the extra delay added to policy.Delay.
 	jitter func(time.Duration) time.Duration
 
@@ -45,10 +47,23 @@ type RestartTracker struct {
 // default). jobType decides whether a successful exit needs a restart
 // (service, system) or ends the task (batch).
 func NewRestartTracker(policy *structs.RestartPolicy, jobType string) *RestartTracker {
+	return NewTaskRestartTracker(policy, jobType, nil)
+}
+
+// NewTaskRestartTracker is NewRestartTracker for a task with lifecycle lc
+// (nil: a main task). A successful exit ends a batch task and every
+// non-sidecar lifecycle task (prestart, poststart, poststop), whatever the
+// job type; sidecars and the main tasks of service and system jobs are
+// restarted.
+func NewTaskRestartTracker(policy *structs.RestartPolicy, jobType string, lc *structs.TaskLifecycle) *RestartTracker {
 	if policy == nil {
 		policy = structs.DefaultRestartPolicy(jobType)
 	}
-	return &RestartTracker{policy: *policy, batch: jobType == structs.JobTypeBatch}
+	successEnds := jobType == structs.JobTypeBatch
+	if lc != nil && lc.Hook != "" {
+		successEnds = !lc.Sidecar || lc.Hook == structs.TaskLifecycleHookPoststop
+	}
+	return &RestartTracker{policy: *policy, successEnds: successEnds}
 }
 
 // SetJitter sets a function returning extra delay for a base delay, to
@@ -60,7 +75,7 @@ func (r *RestartTracker) Count() int { return r.count }
 
 // OnExit decides after the task exited with res at now.
 func (r *RestartTracker) OnExit(now time.Time, res *drivers.ExitResult) RestartDecision {
-	if r.batch && res != nil && res.Successful() {
+	if r.successEnds && res != nil && res.Successful() {
 		return RestartDecision{Reason: ReasonBatchSucceeded}
 	}
 	return r.failure(now)

@@ -147,7 +147,7 @@ func New(cfg *Config) (*TaskRunner, error) {
 		taskDir:        cfg.AllocDir.NewTaskDir(cfg.Task.Name),
 		now:            now,
 		killGrace:      killGrace,
-		restartTracker: NewRestartTracker(cfg.Task.RestartPolicy, cfg.Alloc.Job.Type),
+		restartTracker: NewTaskRestartTracker(cfg.Task.RestartPolicy, cfg.Alloc.Job.Type, cfg.Task.Lifecycle),
 		hooksDone:      make(map[string]bool),
 		shutdownCtx:    shutdownCtx,
 		shutdownCancel: shutdownCancel,

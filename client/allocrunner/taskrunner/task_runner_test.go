@@ -132,6 +132,7 @@ func TestTaskRunnerEventSequences(t *testing.T) {
 		jobType  string
 		config   map[string]any
 		policy   *structs.RestartPolicy
+		lc       *structs.TaskLifecycle
 		kill     bool // kill once the task is running
 		timeout  time.Duration
 		want     []string
@@ -175,6 +176,40 @@ func TestTaskRunnerEventSequences(t *testing.T) {
 					t.Errorf("Terminated = %q", e.DisplayMessage)
 				}
 			},
+		},
+		{
+			name: "service prestart task exit 0 is done", jobType: structs.JobTypeService,
+			config: map[string]any{"run_for": "5ms"}, policy: attempts1,
+			lc:   &structs.TaskLifecycle{Hook: structs.TaskLifecycleHookPrestart},
+			want: []string{"Received", "Task Setup", "Started", "Terminated", "Not Restarting"},
+		},
+		{
+			name: "service poststart task exit 0 is done", jobType: structs.JobTypeService,
+			config: map[string]any{"run_for": "5ms"}, policy: attempts1,
+			lc:   &structs.TaskLifecycle{Hook: structs.TaskLifecycleHookPoststart},
+			want: []string{"Received", "Task Setup", "Started", "Terminated", "Not Restarting"},
+		},
+		{
+			name: "service poststop task exit 0 is done", jobType: structs.JobTypeService,
+			config: map[string]any{"run_for": "5ms"}, policy: attempts1,
+			lc:   &structs.TaskLifecycle{Hook: structs.TaskLifecycleHookPoststop},
+			want: []string{"Received", "Task Setup", "Started", "Terminated", "Not Restarting"},
+		},
+		{
+			name: "service prestart sidecar exit 0 restarts", jobType: structs.JobTypeService,
+			config: map[string]any{"run_for": "5ms"}, policy: attempts1,
+			lc:       &structs.TaskLifecycle{Hook: structs.TaskLifecycleHookPrestart, Sidecar: true},
+			want:     []string{"Received", "Task Setup", "Started", "Terminated", "Restarting", "Started", "Terminated", "Not Restarting"},
+			failed:   true,
+			restarts: 1,
+		},
+		{
+			name: "batch prestart task exit 1 restarts then fails", jobType: structs.JobTypeBatch,
+			config: map[string]any{"run_for": "5ms", "exit_code": 1}, policy: attempts1,
+			lc:       &structs.TaskLifecycle{Hook: structs.TaskLifecycleHookPrestart},
+			want:     []string{"Received", "Task Setup", "Started", "Terminated", "Restarting", "Started", "Terminated", "Not Restarting"},
+			failed:   true,
+			restarts: 1,
 		},
 		{
 			name: "stop while running", jobType: structs.JobTypeService,
@@ -235,7 +270,7 @@ func TestTaskRunnerEventSequences(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			task := &structs.Task{Config: tc.config, RestartPolicy: tc.policy, KillTimeout: tc.timeout}
+			task := &structs.Task{Config: tc.config, RestartPolicy: tc.policy, KillTimeout: tc.timeout, Lifecycle: tc.lc}
 			h := newHarness(t, testAlloc(tc.jobType, task), nil, nil)
 			go h.tr.Run()
 			if tc.kill {
