@@ -23,17 +23,20 @@ type Config struct {
 	Address string
 	// Namespace is used by requests whose options name none.
 	Namespace string
+	// SecretID is sent as X-Nomad-Token when set.
+	SecretID string
 	// HTTPClient sends the requests; http.DefaultClient's settings when nil.
 	HTTPClient *http.Client
 }
 
 // DefaultConfig returns a Config whose address comes from DROVER_ADDR, then
 // NOMAD_ADDR, then DefaultAddress; its namespace from DROVER_NAMESPACE or
-// NOMAD_NAMESPACE.
+// NOMAD_NAMESPACE; its secret ID from DROVER_TOKEN or NOMAD_TOKEN.
 func DefaultConfig() *Config {
 	return &Config{
 		Address:   firstEnv(DefaultAddress, "DROVER_ADDR", "NOMAD_ADDR"),
 		Namespace: firstEnv("", "DROVER_NAMESPACE", "NOMAD_NAMESPACE"),
+		SecretID:  firstEnv("", "DROVER_TOKEN", "NOMAD_TOKEN"),
 	}
 }
 
@@ -50,6 +53,7 @@ func firstEnv(def string, names ...string) string {
 type Client struct {
 	base      *url.URL
 	namespace string
+	secretID  string
 	http      *http.Client
 	ctx       context.Context
 }
@@ -81,7 +85,7 @@ func NewClient(cfg *Config) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	return &Client{base: u, namespace: cfg.Namespace, http: hc, ctx: context.Background()}, nil
+	return &Client{base: u, namespace: cfg.Namespace, secretID: cfg.SecretID, http: hc, ctx: context.Background()}, nil
 }
 
 // Address returns the agent's base URL.
@@ -242,8 +246,8 @@ func (c *Client) do(method, endpoint string, params url.Values, in, out any) (*h
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
-	if tok := firstEnv("", "DROVER_TOKEN", "NOMAD_TOKEN"); tok != "" {
-		req.Header.Set("X-Nomad-Token", tok)
+	if c.secretID != "" {
+		req.Header.Set("X-Nomad-Token", c.secretID)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -406,3 +406,22 @@ func TestAllocationDecodesNomadShapes(t *testing.T) {
 		t.Errorf("got %+v", a)
 	}
 }
+
+func TestSecretIDSentAsToken(t *testing.T) {
+	var got string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Get("X-Nomad-Token")
+		_, _ = io.WriteString(w, `""`)
+	}))
+	defer srv.Close()
+	c, err := NewClient(&Config{Address: srv.URL, SecretID: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Status().Leader(); err != nil {
+		t.Fatal(err)
+	}
+	if got != "s3cret" {
+		t.Errorf("X-Nomad-Token = %q", got)
+	}
+}

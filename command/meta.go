@@ -118,7 +118,11 @@ func (m *Meta) client() (*api.Client, error) {
 			ns = m.getenv(k)
 		}
 	}
-	c, err := api.NewClient(&api.Config{Address: m.addressSetting(), Namespace: ns})
+	token := m.getenv("DROVER_TOKEN")
+	if token == "" {
+		token = m.getenv("NOMAD_TOKEN")
+	}
+	c, err := api.NewClient(&api.Config{Address: m.addressSetting(), Namespace: ns, SecretID: token})
 	if err != nil {
 		return nil, fmt.Errorf("%w (set -address or DROVER_ADDR to the agent's address, e.g. http://127.0.0.1:4646)", err)
 	}
