@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -63,6 +64,10 @@ type AllocRunner struct {
 
 	// taskStateCh signals that some task's state changed (buffered 1).
 	taskStateCh chan struct{}
+	// changeCh is closed and replaced on every task state change (and on
+	// shutdown), for runTasks to wait for a condition on the tasks.
+	changeMu sync.Mutex
+	changeCh chan struct{}
 	// updateCh holds the latest pending server update (buffered 1);
 	// updateMu serializes Update's replace-the-pending-one.
 	updateCh chan *structs.Allocation
@@ -131,6 +136,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 		broadcaster: NewAllocBroadcaster(),
 		tasks:       make(map[string]*taskrunner.TaskRunner, len(tg.Tasks)),
 		taskStateCh: make(chan struct{}, 1),
+		changeCh:    make(chan struct{}),
 		updateCh:    make(chan *structs.Allocation, 1),
 		ctx:         ctx,
 		cancel:      cancel,
@@ -177,12 +183,28 @@ func (noopUpdater) AllocStateUpdated(*structs.Allocation) {}
 // taskNotifier is the TaskRunners' StateUpdater: it wakes the state loop.
 type taskNotifier struct{ ar *AllocRunner }
 
-// TaskStateUpdated signals the state loop without blocking.
+// TaskStateUpdated signals the state loop and runTasks without blocking.
 func (n taskNotifier) TaskStateUpdated() {
 	select {
 	case n.ar.taskStateCh <- struct{}{}:
 	default:
 	}
+	n.ar.notifyChange()
+}
+
+// changed returns a channel closed at the next task state change.
+func (ar *AllocRunner) changed() <-chan struct{} {
+	ar.changeMu.Lock()
+	defer ar.changeMu.Unlock()
+	return ar.changeCh
+}
+
+// notifyChange wakes every waiter of changed.
+func (ar *AllocRunner) notifyChange() {
+	ar.changeMu.Lock()
+	defer ar.changeMu.Unlock()
+	close(ar.changeCh)
+	ar.changeCh = make(chan struct{})
 }
 
 // Restore loads the tasks' persisted state; call it before Run.
@@ -295,15 +317,18 @@ func (ar *AllocRunner) Run() {
 }
 
 // runTasks runs the lifecycle phases: prestart tasks (the non-sidecar ones
-// to completion), then main and poststart tasks until the main tasks are
-// dead, then poststop tasks.
+// to completion), then the main tasks, then, once the main tasks have
+// started, the poststart tasks, until the main tasks are dead; then
+// poststop tasks.
 func (ar *AllocRunner) runTasks() {
-	var prestart, main, poststop []*taskrunner.TaskRunner
+	var prestart, main, poststart, poststop []*taskrunner.TaskRunner
 	for _, name := range ar.taskOrder {
 		tr := ar.tasks[name]
 		switch t := tr.Task(); {
 		case t.IsPrestart():
 			prestart = append(prestart, tr)
+		case t.IsPoststart():
+			poststart = append(poststart, tr)
 		case t.IsPoststop():
 			poststop = append(poststop, tr)
 		default:
@@ -325,7 +350,14 @@ func (ar *AllocRunner) runTasks() {
 	for _, tr := range main {
 		ar.startTaskRunner(tr)
 	}
-	for _, tr := range append(prestart, main...) {
+	ar.waitStarted(main)
+	if ar.isShuttingDown() {
+		return
+	}
+	for _, tr := range poststart {
+		ar.startTaskRunner(tr)
+	}
+	for _, tr := range slices.Concat(prestart, main, poststart) {
 		<-tr.WaitCh()
 	}
 	if ar.isShuttingDown() {
@@ -337,6 +369,32 @@ func (ar *AllocRunner) runTasks() {
 	for _, tr := range poststop {
 		<-tr.WaitCh()
 	}
+}
+
+// waitStarted waits until every task of trs has started once or its
+// runner has returned (the task is dead or the runner shut down).
+func (ar *AllocRunner) waitStarted(trs []*taskrunner.TaskRunner) {
+	for {
+		changed := ar.changed()
+		if allStarted(trs) {
+			return
+		}
+		<-changed
+	}
+}
+
+func allStarted(trs []*taskrunner.TaskRunner) bool {
+	for _, tr := range trs {
+		select {
+		case <-tr.WaitCh():
+			continue
+		default:
+		}
+		if st := tr.TaskState(); st.State == structs.TaskStatePending && st.StartedAt.IsZero() {
+			return false
+		}
+	}
+	return true
 }
 
 // startTaskRunner runs tr in a goroutine, once. The goroutine ends when

@@ -61,6 +61,7 @@ func (ar *AllocRunner) Shutdown() {
 			}()
 		}
 		wg.Wait()
+		ar.notifyChange() // wakes runTasks if it waits for tasks to start
 		if claimed {
 			<-ar.waitCh
 		} else {

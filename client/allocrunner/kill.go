@@ -8,21 +8,26 @@ import (
 	"github.com/drover-io/drover/structs"
 )
 
-// killTasks kills the allocation's tasks: the leader first, then the rest
-// in parallel. ev is the reason given to each task (nil: a plain kill);
-// poststop tasks are included only with includePoststop; only, when not
-// nil, restricts the kill to the tasks it accepts. Task runners not yet
-// started are marked and started, so they converge to killed at once.
+// killTasks kills the allocation's tasks: the leader first, then the
+// other tasks in parallel, then the sidecars in parallel, so that a
+// sidecar (a proxy, a log shipper) outlives the tasks it serves. ev is the
+// reason given to each task (nil: a plain kill); poststop tasks are
+// included only with includePoststop; only, when not nil, restricts the
+// kill to the tasks it accepts. Task runners not yet started are marked
+// and started, so they converge to killed at once.
 func (ar *AllocRunner) killTasks(ev *structs.TaskEvent, includePoststop bool, only func(*taskrunner.TaskRunner) bool) {
-	var leaders, others []*taskrunner.TaskRunner
+	var leaders, others, sidecars []*taskrunner.TaskRunner
 	for _, name := range ar.taskOrder {
 		tr := ar.tasks[name]
 		if (!includePoststop && tr.Task().IsPoststop()) || (only != nil && !only(tr)) {
 			continue
 		}
-		if tr.IsLeader() {
+		switch {
+		case tr.IsLeader():
 			leaders = append(leaders, tr)
-		} else {
+		case tr.Task().IsSidecar():
+			sidecars = append(sidecars, tr)
+		default:
 			others = append(others, tr)
 		}
 	}
@@ -41,15 +46,17 @@ func (ar *AllocRunner) killTasks(ev *structs.TaskEvent, includePoststop bool, on
 	for _, tr := range leaders {
 		kill(tr)
 	}
-	var wg sync.WaitGroup
-	for _, tr := range others {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			kill(tr)
-		}()
+	for _, group := range [][]*taskrunner.TaskRunner{others, sidecars} {
+		var wg sync.WaitGroup
+		for _, tr := range group {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				kill(tr)
+			}()
+		}
+		wg.Wait()
 	}
-	wg.Wait()
 }
 
 // checkTasks applies the group's rules once: a dead leader kills the other
