@@ -184,6 +184,7 @@ func (a *Agent) setupDev() error {
 		Datacenter: a.cfg.Datacenter,
 		NodeName:   a.cfg.NodeName,
 		HTTPAddr:   a.httpAddr,
+		Version:    Version,
 		DevMode:    true,
 	})
 	if err != nil {

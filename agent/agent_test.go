@@ -255,7 +255,7 @@ func TestAgentRejectsBadInput(t *testing.T) {
 		wantBody                 string
 	}{
 		{"malformed JSON", "PUT", "/v1/jobs", `{"Job": {"ID": "x",`, 400, "request body"},
-		{"unknown field", "PUT", "/v1/jobs", `{"Job": {"ID": "x", "TaskGroups": [{"Name": "g", "Cuont": 2}]}}`, 400, `unknown field "Cuont"`},
+		{"unknown field", "PUT", "/v1/jobs", `{"Job": {"ID": "x", "TaskGroups": [{"Name": "g", "Cuont": 2}]}}`, 400, `unknown field Job.TaskGroups[0].Cuont`},
 		{"negative count", "PUT", "/v1/jobs", strings.Replace(mockJobBody("x", "1"), `"Count": 1`, `"Count": -2`, 1), 400, "count -2 must not be negative"},
 		{"missing driver", "PUT", "/v1/jobs", strings.Replace(mockJobBody("x", "1"), `"Driver": "mock_driver",`, "", 1), 400, "driver is missing"},
 		{"unsupported feature", "PUT", "/v1/jobs", strings.Replace(mockJobBody("x", "1"), `"Type"`, `"Periodic": {"Spec": "@hourly"}, "Type"`, 1), 400, "Periodic (periodic block) is not supported by drover yet"},

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +10,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/drover-io/drover/api"
@@ -156,14 +160,17 @@ func (s *httpServer) handler() http.Handler {
 // the result as JSON or the error as plain text.
 func (s *httpServer) wrap(e endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		start := time.Now()
 		req.Body = http.MaxBytesReader(w, req.Body, maxBodyBytes)
 		out, err := e(w, req)
 		if err != nil {
-			s.logger.Debug("http request failed", "method", req.Method, "path", req.URL.Path, "code", statusCode(err), "error", err)
+			s.logger.Debug("http request failed", "method", req.Method, "path", req.URL.Path,
+				"code", statusCode(err), "error", err, "duration", time.Since(start))
 			writeError(w, req, err)
 			return
 		}
 		writeJSON(w, req, out)
+		s.logger.Debug("http request", "method", req.Method, "path", req.URL.Path, "duration", time.Since(start))
 	})
 }
 
@@ -199,33 +206,127 @@ func isPretty(req *http.Request) bool {
 	return err != nil || p
 }
 
-// decodeBody decodes the JSON request body into out. Unknown fields, a
-// missing body and trailing data are errors that name the problem.
+// decodeBody decodes the JSON request body into out. Unknown fields (named
+// with their path, such as Job.TaskGroups[0].Cuont), a missing body and
+// trailing data are errors that name the problem.
 func decodeBody(req *http.Request, out any) error {
-	dec := json.NewDecoder(req.Body)
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return err // *http.MaxBytesError when too large
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(out); err != nil {
-		var mbe *http.MaxBytesError
 		var se *json.SyntaxError
 		switch {
-		case errors.As(err, &mbe):
-			return err
 		case errors.Is(err, io.EOF):
 			return structs.Invalid("request body is empty: send a JSON object")
 		case errors.As(err, &se):
 			return structs.Invalid("request body is not valid JSON: %v (at byte %d)", err, se.Offset)
+		case strings.HasPrefix(err.Error(), "json: unknown field"):
+			if path := unknownField(body, reflect.TypeOf(out)); path != "" {
+				return structs.Invalid("request body: unknown field %s: check its spelling and case", path)
+			}
+			return structs.Invalid("request body: %v", err)
 		default:
 			return structs.Invalid("request body: %v", err)
 		}
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return err
-		}
 		return structs.Invalid("request body has data after the JSON object")
 	}
 	return nil
+}
+
+// unknownField returns the path of the first field of the JSON document
+// that type t does not have ("Job.TaskGroups[0].Cuont"), or "".
+func unknownField(doc []byte, t reflect.Type) string {
+	var v any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		return ""
+	}
+	return findUnknown(v, t, "")
+}
+
+func findUnknown(v any, t reflect.Type, path string) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		switch t.Kind() {
+		case reflect.Struct:
+			if t == reflect.TypeFor[json.RawMessage]() {
+				return ""
+			}
+			for _, key := range sortedKeys(x) {
+				f, ok := jsonField(t, key)
+				name := key
+				if path != "" {
+					name = path + "." + key
+				}
+				if !ok {
+					return name
+				}
+				if p := findUnknown(x[key], f.Type, name); p != "" {
+					return p
+				}
+			}
+		case reflect.Map:
+			for _, key := range sortedKeys(x) {
+				if p := findUnknown(x[key], t.Elem(), fmt.Sprintf("%s[%q]", path, key)); p != "" {
+					return p
+				}
+			}
+		}
+	case []any:
+		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			for i, e := range x {
+				if p := findUnknown(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); p != "" {
+					return p
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// jsonField finds the struct field that encoding/json decodes key into:
+// an exact name match, else a case-insensitive one.
+func jsonField(t reflect.Type, key string) (reflect.StructField, bool) {
+	var fold reflect.StructField
+	found := false
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name := f.Name
+		if tag := f.Tag.Get("json"); tag != "" {
+			if tag == "-" {
+				continue
+			}
+			if n, _, _ := strings.Cut(tag, ","); n != "" {
+				name = n
+			}
+		}
+		if name == key {
+			return f, true
+		}
+		if !found && strings.EqualFold(name, key) {
+			fold, found = f, true
+		}
+	}
+	return fold, found
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // queryOptions reads the common read parameters: namespace ("default"
