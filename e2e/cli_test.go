@@ -71,6 +71,14 @@ func TestRawExecRunStopEvents(t *testing.T) {
 		t.Errorf("job status does not list the allocation:\n%s", r)
 	}
 
+	r = a.cli(t, "job", "inspect", "sleeper")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "{\n    \"Job\": {") || !strings.Contains(r.stdout, `"Driver": "raw_exec"`) {
+		t.Errorf("job inspect:\n%s", r)
+	}
+	if r := a.cli(t, "status", alloc.ID[:8]); r.code != 0 || !strings.Contains(r.stdout, `Task "sleep" is "running"`) {
+		t.Errorf("status <alloc prefix> does not show the allocation:\n%s", r)
+	}
+
 	if r := a.cli(t, "job", "stop", "sleeper"); r.code != 0 {
 		t.Fatalf("job stop:\n%s", r)
 	}
@@ -176,5 +184,13 @@ func TestRunMalformedJobChangesNothing(t *testing.T) {
 	}
 	if r := a.cli(t, "job", "status"); r.code != 0 || r.stdout != "No running jobs\n" {
 		t.Errorf("job status:\n%s", r)
+	}
+	r = a.cli(t, "node", "status")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "ID ") || !strings.Contains(r.stdout, "ready") {
+		t.Errorf("node status:\n%s", r)
+	}
+	nodeID := strings.Fields(strings.Split(r.stdout, "\n")[1])[0]
+	if r := a.cli(t, "node", "status", nodeID); r.code != 0 || !regexp.MustCompile(`raw_exec +true +true`).MatchString(r.stdout) {
+		t.Errorf("node status %s does not show a healthy raw_exec driver:\n%s", nodeID, r)
 	}
 }
