@@ -99,9 +99,10 @@ type Agent struct {
 	shutdown bool
 }
 
-// NewAgent builds an agent from cfg: in dev mode it creates the server and
-// the client (with raw_exec and mock_driver). Start starts it. Empty string
-// fields of cfg get their defaults; HTTPPort 0 means a free port.
+// NewAgent builds an agent from cfg: in dev mode it binds the HTTP port and
+// creates the server and the client (with raw_exec and mock_driver). Start
+// starts it; Shutdown releases it, whether or not it was started. Empty
+// string fields of cfg get their defaults; HTTPPort 0 means a free port.
 func NewAgent(cfg *Config, logger *slog.Logger) (*Agent, error) {
 	if cfg == nil {
 		cfg = DefaultConfig()

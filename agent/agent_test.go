@@ -374,3 +374,22 @@ func TestNewAgentRequiresDevMode(t *testing.T) {
 		t.Fatalf("NewAgent without dev mode: %v", err)
 	}
 }
+
+func TestAgentShutdownWithoutStart(t *testing.T) {
+	a, err := NewAgent(&Config{DevMode: true, HTTPPort: 0}, nil)
+	if err != nil {
+		t.Fatalf("NewAgent: %v", err)
+	}
+	if a.HTTPAddr() == "" || strings.HasSuffix(a.HTTPAddr(), ":0") {
+		t.Errorf("HTTPAddr = %q, want the picked port", a.HTTPAddr())
+	}
+	if err := a.Shutdown(); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if err := a.Shutdown(); err != nil {
+		t.Fatalf("second Shutdown: %v", err)
+	}
+	if err := a.Start(); err == nil {
+		t.Fatal("Start after Shutdown succeeded")
+	}
+}
