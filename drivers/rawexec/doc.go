@@ -1,20 +1,39 @@
 // Package rawexec is the raw_exec task driver: it runs the task's command
-// as a plain process on the host, with no isolation, in its own process
-// group so that stopping the task signals everything it started.
+// as a plain process on the host, with no isolation, supervised by a task
+// shim (drivers/shared/shim) so that the task survives restarts of the
+// agent.
 //
 // Where it sits in the data flow: the client's driver manager offers it as
-// "raw_exec"; a TaskRunner calls it through drivers.DriverPlugin, persists
-// the returned handle (pid and process start time) and, after an agent
-// restart, re-attaches with RecoverTask.
+// "raw_exec"; a TaskRunner calls it through drivers.DriverPlugin and
+// persists the returned TaskHandle, whose DriverState is the shim's State
+// (state.go). After an agent restart, RecoverTask re-attaches to the shim
+// with shim.Attach: a task still running is supervised again (same pid), a
+// task that exited meanwhile reports the exit the shim recorded, and a shim
+// that died without recording one yields an error wrapping both
+// drivers.ErrTaskNotFound and shim.ErrShimDied, so the client starts the
+// task again under its restart policy.
+//
+//	TaskRunner ─▶ Driver ─▶ shim.Start / shim.Attach ─▶ shim process ─▶ task
 //
 // Config block:
 //
 //	command  the program to run (required); a bare name is looked up in the
-//	         task's PATH, a relative path is taken from the task directory
+//	         task's PATH, then in the task directory; a relative path is
+//	         taken from the task directory
 //	args     its arguments
 //
 // Both may reference the task's environment (${NOMAD_TASK_DIR}, ${PORT}).
 //
-// Process supervision (process.go, procfs.go) is kept apart from the
-// plugin methods so that it can move into a per-task shim process.
+// Paths (paths.go): the task's output goes to "<LogDir>/<task>.stdout.<n>"
+// and ".stderr.<n>", rotated by the shim within the task's logs block
+// (LogMaxFiles, LogMaxFileSizeMB). The client passes StdoutPath as the
+// first file ("<task>.stdout.0"); the driver strips the ".0" to get the
+// rotation's base name. Each invocation's shim keeps its spec, exit record
+// and log in "<AllocDir>/.shims/<task>-<invocation id>" (mode 0700, outside
+// every task's directory); DestroyTask removes it, and it goes with the
+// alloc directory in any case.
+//
+// Signals: SignalTask reaches the task's main process; StopTask signals
+// the whole process group and kills it after the timeout. The stop is
+// carried out by the shim, so it completes even if the agent dies.
 package rawexec

@@ -2,63 +2,82 @@ package rawexec
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
+	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/drover-io/drover/drivers/shared/shim"
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
 // Name is raw_exec's name in job files.
 const Name = "raw_exec"
 
-// handleVersion is the version of the DriverState format.
-const handleVersion = 1
+// defaultStopSignal is StopTask's signal when neither the call nor the
+// task's kill_signal names one.
+const defaultStopSignal = "SIGINT"
 
-// defaultPollInterval is how often a re-attached process is checked.
-const defaultPollInterval = 100 * time.Millisecond
+// Bounds of DestroyTask's wait for a shim to exit after its task did, so
+// that its state dir can be removed.
+const (
+	shimExitTimeout = 5 * time.Second
+	shimExitPoll    = 20 * time.Millisecond
+)
 
 var _ drivers.DriverPlugin = (*Driver)(nil)
 
 // Driver is the raw_exec task driver.
 type Driver struct {
-	logger       *slog.Logger
-	pollInterval time.Duration
+	logger *slog.Logger
+	// shimCommand returns the executable and leading arguments that start
+	// a shim (shim.Command unless WithShimCommand).
+	shimCommand func() (string, []string, error)
 	// mhz is the host CPU clock for TaskStats, read once.
 	mhz func() float64
 
-	mu    sync.Mutex // guards the fields below
+	mu    sync.Mutex // guards the field below
 	tasks map[string]*task
 }
 
-// task is one task the driver supervises.
+// task is one task the driver supervises through its shim.
 type task struct {
-	cfg  *drivers.TaskConfig
-	proc *process
+	cfg *drivers.TaskConfig
+	h   *shim.Handle
 }
 
-// driverState is raw_exec's DriverState: enough to find the process again.
-type driverState struct {
-	Pid       int       `json:"pid"`
-	StartTime uint64    `json:"start_time"` // /proc starttime, clock ticks after boot
-	StartedAt time.Time `json:"started_at"`
+// Option configures a Driver.
+type Option func(*Driver)
+
+// WithShimCommand makes the driver start shims as `exe args... -state-dir
+// <dir>` instead of `<this executable> shim -state-dir <dir>`; tests pass
+// the test binary, whose TestMain runs shim.RunIfShim.
+func WithShimCommand(exe string, args []string) Option {
+	args = append([]string(nil), args...)
+	return func(d *Driver) {
+		d.shimCommand = func() (string, []string, error) { return exe, args, nil }
+	}
 }
 
 // New returns a raw_exec driver.
-func New(logger *slog.Logger) *Driver {
+func New(logger *slog.Logger, opts ...Option) *Driver {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Driver{
-		logger:       logger.With("driver", Name),
-		pollInterval: defaultPollInterval,
-		mhz:          sync.OnceValue(cpuMHz),
-		tasks:        make(map[string]*task),
+	d := &Driver{
+		logger:      logger.With("driver", Name),
+		shimCommand: shim.Command,
+		mhz:         sync.OnceValue(cpuMHz),
+		tasks:       make(map[string]*task),
 	}
+	for _, o := range opts {
+		o(d)
+	}
+	return d
 }
 
 // Name returns "raw_exec".
@@ -85,16 +104,17 @@ func (d *Driver) Fingerprint(ctx context.Context) (<-chan *drivers.Fingerprint, 
 	return ch, nil
 }
 
-// StartTask starts the task's command.
+// StartTask starts the task's command under a new shim and returns a
+// handle whose DriverState locates the shim.
 func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) {
 	if cfg == nil || cfg.ID == "" {
 		return nil, errors.New("start task: missing task config or ID")
 	}
-	conf, err := decodeConfig(cfg)
+	spec, err := d.shimSpec(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("start task %q: %w", cfg.Name, err)
 	}
-	path, err := resolveCommand(conf.Command, cfg.TaskDir.Dir, cfg.Env)
+	exe, exeArgs, err := d.shimCommand()
 	if err != nil {
 		return nil, fmt.Errorf("start task %q: %w", cfg.Name, err)
 	}
@@ -108,31 +128,28 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	d.tasks[cfg.ID] = nil
 	d.mu.Unlock()
 
-	proc, err := startProcess(&processSpec{
-		Path:       path,
-		Args:       conf.Args,
-		Env:        taskEnv(cfg.Env),
-		Dir:        cfg.TaskDir.Dir,
-		StdoutPath: cfg.StdoutPath,
-		StderrPath: cfg.StderrPath,
-		User:       cfg.User,
-	})
+	h, err := shim.Start(ctx, exe, exeArgs, spec)
+	var state []byte
+	if err == nil {
+		state, err = encodeDriverState(h.State())
+		if err != nil {
+			// Not reachable with a State; do not leave the task running.
+			_ = h.Stop(ctx, "SIGKILL", 0)
+		}
+	}
 	d.mu.Lock()
 	if err != nil {
 		delete(d.tasks, cfg.ID)
 	} else {
-		d.tasks[cfg.ID] = &task{cfg: cfg, proc: proc}
+		d.tasks[cfg.ID] = &task{cfg: cfg, h: h}
 	}
 	d.mu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("start task %q: %w", cfg.Name, err)
 	}
-	d.logger.Debug("task started", "alloc_id", cfg.AllocID, "task", cfg.Name, "pid", proc.pid)
-
-	state, err := json.Marshal(driverState{Pid: proc.pid, StartTime: proc.startTime, StartedAt: proc.startedAt})
-	if err != nil {
-		return nil, fmt.Errorf("start task %q: encode driver state: %w", cfg.Name, err)
-	}
+	st := h.State()
+	d.logger.Debug("task started", "alloc_id", cfg.AllocID, "task", cfg.Name,
+		"pid", st.TaskPID, "shim_pid", st.ShimPID)
 	return &drivers.TaskHandle{
 		Version:     handleVersion,
 		Config:      cfg,
@@ -141,33 +158,104 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	}, nil
 }
 
-// RecoverTask re-attaches to the process in the handle if it still runs.
-func (d *Driver) RecoverTask(ctx context.Context, h *drivers.TaskHandle) error {
-	if h == nil || h.Config == nil {
+// shimSpec builds the shim's spec for cfg: the resolved command with
+// interpolated args, the task's env, dir and user, the rotated log paths
+// and the invocation's state dir.
+func (d *Driver) shimSpec(cfg *drivers.TaskConfig) (*shim.Spec, error) {
+	conf, err := decodeConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	path, err := resolveCommand(conf.Command, cfg.TaskDir.Dir, cfg.Env)
+	if err != nil {
+		return nil, err
+	}
+	stdout, stderr, err := logBases(cfg)
+	if err != nil {
+		return nil, err
+	}
+	stateDir, err := shimStateDir(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &shim.Spec{
+		ID:            cfg.ID,
+		Command:       path,
+		Args:          conf.Args,
+		Env:           taskEnv(cfg.Env),
+		Dir:           cfg.TaskDir.Dir,
+		User:          cfg.User,
+		StdoutPath:    stdout,
+		StderrPath:    stderr,
+		MaxFiles:      max(cfg.LogMaxFiles, 0),
+		MaxFileSizeMB: max(cfg.LogMaxFileSizeMB, 0),
+		StateDir:      stateDir,
+		SocketPath:    shim.SocketPathFor(stateDir),
+	}, nil
+}
+
+// RecoverTask re-attaches to the task's shim after an agent restart. A
+// task that exited meanwhile is recovered too: WaitTask returns the exit
+// the shim recorded. When the shim died without recording the exit, the
+// task's leftovers are killed, the shim's state removed, and the error
+// wraps drivers.ErrTaskNotFound and shim.ErrShimDied.
+func (d *Driver) RecoverTask(ctx context.Context, th *drivers.TaskHandle) error {
+	if th == nil || th.Config == nil || th.Config.ID == "" {
 		return errors.New("recover task: handle without config")
 	}
-	var st driverState
-	if err := json.Unmarshal(h.DriverState, &st); err != nil {
-		return fmt.Errorf("recover task %q: decode driver state: %w", h.Config.Name, err)
-	}
+	cfg := th.Config
 	d.mu.Lock()
-	t, known := d.tasks[h.Config.ID]
+	t, known := d.tasks[cfg.ID]
 	d.mu.Unlock()
 	if known && t != nil {
 		return nil // still supervised by this driver
 	}
-	proc, err := attachProcess(st.Pid, st.StartTime, st.StartedAt, d.pollInterval)
+	st, err := decodeDriverState(th)
 	if err != nil {
-		return fmt.Errorf("recover task %q: %w", h.Config.Name, err)
+		return fmt.Errorf("recover task %q: %w", cfg.Name, err)
+	}
+	h, err := shim.Attach(ctx, st)
+	if errors.Is(err, shim.ErrShimDied) {
+		d.removeShimState(cfg, st)
+		return fmt.Errorf("recover task %q: %w: %w", cfg.Name, drivers.ErrTaskNotFound, err)
+	}
+	if err != nil {
+		return fmt.Errorf("recover task %q: %w", cfg.Name, err)
 	}
 	d.mu.Lock()
-	d.tasks[h.Config.ID] = &task{cfg: h.Config, proc: proc}
-	d.mu.Unlock()
+	defer d.mu.Unlock()
+	if t := d.tasks[cfg.ID]; t != nil {
+		return nil // recovered concurrently
+	}
+	d.tasks[cfg.ID] = &task{cfg: cfg, h: h}
+	d.logger.Debug("task recovered", "alloc_id", cfg.AllocID, "task", cfg.Name,
+		"pid", st.TaskPID, "shim_pid", st.ShimPID)
 	return nil
 }
 
+// removeShimState removes the socket and state dir of a shim that Attach
+// found dead (ErrShimDied): no handle exists to clean them up later.
+// Only the paths this driver would have chosen for cfg are removed.
+func (d *Driver) removeShimState(cfg *drivers.TaskConfig, st *shim.State) {
+	if dir, err := shimStateDir(cfg); err != nil || dir != st.StateDir || st.SocketPath != shim.SocketPathFor(dir) {
+		d.logger.Warn("not removing shim state at unexpected paths", "alloc_id", cfg.AllocID,
+			"task", cfg.Name, "state_dir", st.StateDir, "socket", st.SocketPath)
+		return
+	}
+	err := os.Remove(st.SocketPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		err = nil
+	}
+	if err := errors.Join(err, os.RemoveAll(st.StateDir)); err != nil {
+		d.logger.Warn("could not remove the state of a dead shim", "alloc_id", cfg.AllocID,
+			"task", cfg.Name, "error", err)
+	}
+}
+
 // WaitTask returns a channel that receives the task's ExitResult once and
-// closes; if ctx is done first it closes without a value.
+// closes; if ctx is done first it closes without a value. When the shim
+// died without recording the exit, the result's Err wraps
+// shim.ErrShimDied.
 func (d *Driver) WaitTask(ctx context.Context, taskID string) (<-chan *drivers.ExitResult, error) {
 	t, err := d.task(taskID)
 	if err != nil {
@@ -176,28 +264,33 @@ func (d *Driver) WaitTask(ctx context.Context, taskID string) (<-chan *drivers.E
 	ch := make(chan *drivers.ExitResult, 1)
 	go func() {
 		defer close(ch)
-		select {
-		case <-t.proc.done:
-			ch <- t.proc.exitResult()
-		case <-ctx.Done():
+		e, err := t.h.Wait(ctx)
+		switch {
+		case err == nil:
+			ch <- e.ExitResult()
+		case ctx.Err() != nil:
+			// Abandoned: no value.
+		default:
+			ch <- &drivers.ExitResult{Err: fmt.Errorf("task %q: %w", t.cfg.Name, err)}
 		}
 	}()
 	return ch, nil
 }
 
-// StopTask sends signal (the task's kill_signal, then SIGINT, by default)
-// to the task's process group, waits up to timeout, then kills the group.
-// It is a no-op for a task that has exited.
+// StopTask has the shim send signal (else the task's kill_signal, else
+// SIGINT) to the task's process group and SIGKILL the group after timeout.
+// It returns once the task no longer runs; it is a no-op for a task that
+// has exited.
 func (d *Driver) StopTask(ctx context.Context, taskID string, timeout time.Duration, signal string) error {
 	t, err := d.task(taskID)
 	if err != nil {
 		return fmt.Errorf("stop task: %w", err)
 	}
-	sig, err := stopSignal(signal, t.cfg.KillSignal)
-	if err != nil {
+	sig := stopSignal(signal, t.cfg.KillSignal)
+	if _, err := drivers.ParseSignal(sig); err != nil {
 		return fmt.Errorf("stop task %q: %w", t.cfg.Name, err)
 	}
-	if err := t.proc.stop(ctx, sig, timeout); err != nil {
+	if err := t.h.Stop(ctx, sig, timeout); err != nil {
 		return fmt.Errorf("stop task %q: %w", t.cfg.Name, err)
 	}
 	return nil
@@ -205,33 +298,38 @@ func (d *Driver) StopTask(ctx context.Context, taskID string, timeout time.Durat
 
 // stopSignal picks StopTask's signal: the given one, the task's
 // kill_signal, then SIGINT.
-func stopSignal(signal, killSignal string) (syscall.Signal, error) {
-	if signal == "" {
-		signal = killSignal
+func stopSignal(signal, killSignal string) string {
+	switch {
+	case signal != "":
+		return signal
+	case killSignal != "":
+		return killSignal
 	}
-	if signal == "" {
-		return syscall.SIGINT, nil
-	}
-	return drivers.ParseSignal(signal)
+	return defaultStopSignal
 }
 
-// DestroyTask forgets the task; with force it kills a running task first,
-// otherwise a running task is an error. What the task left in its process
-// group is killed.
+// DestroyTask forgets the task and removes its shim's state; with force it
+// kills a running task first, otherwise a running task is an error.
 func (d *Driver) DestroyTask(ctx context.Context, taskID string, force bool) error {
 	t, err := d.task(taskID)
 	if err != nil {
 		return fmt.Errorf("destroy task: %w", err)
 	}
-	if !t.proc.exitedYet() {
+	s, err := t.h.Status(ctx)
+	switch {
+	case errors.Is(err, shim.ErrShimDied):
+		// Gone, and its leftovers killed: nothing runs.
+	case err != nil:
+		return fmt.Errorf("destroy task %q: %w", t.cfg.Name, err)
+	case s.Exit == nil:
 		if !force {
 			return fmt.Errorf("destroy task %q: still running; stop it first or destroy with force", t.cfg.Name)
 		}
-		if err := t.proc.stop(ctx, syscall.SIGKILL, 0); err != nil {
+		if err := t.h.Stop(ctx, "SIGKILL", 0); err != nil {
 			return fmt.Errorf("destroy task %q: %w", t.cfg.Name, err)
 		}
 	}
-	t.proc.killGroup()
+	d.cleanup(ctx, t)
 	d.mu.Lock()
 	if d.tasks[taskID] == t {
 		delete(d.tasks, taskID)
@@ -240,39 +338,71 @@ func (d *Driver) DestroyTask(ctx context.Context, taskID string, force bool) err
 	return nil
 }
 
-// InspectTask returns the task's status.
+// cleanup removes the shim's state dir once the shim has exited, which it
+// does right after its task's exit is recorded. A shim that takes longer
+// than shimExitTimeout leaves its dir to the alloc dir's removal.
+func (d *Driver) cleanup(ctx context.Context, t *task) {
+	ctx, cancel := context.WithTimeout(ctx, shimExitTimeout)
+	defer cancel()
+	tick := time.NewTicker(shimExitPoll)
+	defer tick.Stop()
+	for {
+		err := t.h.Cleanup()
+		if err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			d.logger.Warn("could not remove the shim's state", "alloc_id", t.cfg.AllocID,
+				"task", t.cfg.Name, "error", err)
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// InspectTask returns the task's status. A task whose shim died without
+// recording its exit is reported exited, with an ExitResult whose Err
+// wraps shim.ErrShimDied.
 func (d *Driver) InspectTask(ctx context.Context, taskID string) (*drivers.TaskStatus, error) {
 	t, err := d.task(taskID)
 	if err != nil {
 		return nil, fmt.Errorf("inspect task: %w", err)
 	}
-	st := &drivers.TaskStatus{
-		ID:               taskID,
-		Name:             t.cfg.Name,
-		State:            drivers.TaskStateRunning,
-		StartedAt:        t.proc.startedAt,
-		DriverAttributes: map[string]string{"pid": fmt.Sprint(t.proc.pid)},
+	st := t.h.State()
+	status := &drivers.TaskStatus{
+		ID:        taskID,
+		Name:      t.cfg.Name,
+		State:     drivers.TaskStateRunning,
+		StartedAt: st.StartedAt,
+		DriverAttributes: map[string]string{
+			"pid":      strconv.Itoa(st.TaskPID),
+			"shim_pid": strconv.Itoa(st.ShimPID),
+		},
 	}
-	if res := t.proc.exitResult(); res != nil {
-		st.State = drivers.TaskStateExited
-		st.ExitResult = res
-		st.CompletedAt = t.proc.exitTime()
+	s, err := t.h.Status(ctx)
+	switch {
+	case errors.Is(err, shim.ErrShimDied):
+		status.State = drivers.TaskStateExited
+		status.ExitResult = &drivers.ExitResult{Err: fmt.Errorf("task %q: %w", t.cfg.Name, err)}
+	case err != nil:
+		return nil, fmt.Errorf("inspect task %q: %w", t.cfg.Name, err)
+	case s.Exit != nil:
+		status.State = drivers.TaskStateExited
+		status.ExitResult = s.Exit.ExitResult()
+		status.CompletedAt = s.Exit.ExitedAt
 	}
-	return st, nil
+	return status, nil
 }
 
-// SignalTask sends signal ("SIGHUP", "HUP" or a number) to the task's
-// process group.
+// SignalTask sends signal ("SIGHUP", "HUP" or a number) to the task's main
+// process. It fails once the task has exited.
 func (d *Driver) SignalTask(ctx context.Context, taskID string, signal string) error {
 	t, err := d.task(taskID)
 	if err != nil {
 		return fmt.Errorf("signal task: %w", err)
 	}
-	sig, err := drivers.ParseSignal(signal)
-	if err != nil {
-		return fmt.Errorf("signal task %q: %w", t.cfg.Name, err)
-	}
-	if err := t.proc.signal(sig); err != nil {
+	if err := t.h.Signal(ctx, signal); err != nil {
 		return fmt.Errorf("signal task %q: %w", t.cfg.Name, err)
 	}
 	return nil

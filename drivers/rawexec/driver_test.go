@@ -1,24 +1,50 @@
 package rawexec
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/drover-io/drover/drivers/shared/logrotate"
+	"github.com/drover-io/drover/drivers/shared/shim"
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// The driver under test starts shims as "<test binary> shim ...".
+	if code, ok := shim.RunIfShim(os.Args[1:]); ok {
+		os.Exit(code)
+	}
+	// A -race binary sleeps a second at exit by default; every shim's
+	// launcher is one that exits.
+	os.Setenv("GORACE", "atexit_sleep_ms=0")
+	goleak.VerifyTestMain(m)
+}
 
-// harness starts tasks and force-destroys them when the test ends.
+// newDriver returns a driver whose shims are this test binary.
+func newDriver(t *testing.T) *Driver {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(nil, WithShimCommand(exe, []string{shim.Subcommand}))
+}
+
+// harness starts tasks and, when the test ends, force-destroys them with
+// its current driver (tests that simulate an agent restart replace d) and
+// checks that neither the task nor its shim still runs.
 type harness struct {
 	t *testing.T
 	d *Driver
@@ -26,12 +52,11 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{t: t, d: New(nil)}
-	h.d.pollInterval = 10 * time.Millisecond
-	return h
+	return &harness{t: t, d: newDriver(t)}
 }
 
-// config returns a task config running command args in a fresh task dir.
+// config returns a task config running command args in a fresh alloc dir,
+// with the paths the client passes.
 func (h *harness) config(id, command string, args ...string) *drivers.TaskConfig {
 	h.t.Helper()
 	alloc := h.t.TempDir()
@@ -66,13 +91,51 @@ func (h *harness) start(cfg *drivers.TaskConfig) *drivers.TaskHandle {
 	if err != nil {
 		h.t.Fatalf("StartTask: %v", err)
 	}
+	st := shimState(h.t, th)
 	h.t.Cleanup(func() {
-		err := h.d.DestroyTask(context.Background(), cfg.ID, true)
-		if err != nil && !errors.Is(err, drivers.ErrTaskNotFound) {
-			h.t.Errorf("DestroyTask: %v", err)
+		if h.d != nil {
+			err := h.d.DestroyTask(context.Background(), cfg.ID, true)
+			if err != nil && !errors.Is(err, drivers.ErrTaskNotFound) {
+				h.t.Errorf("DestroyTask: %v", err)
+			}
 		}
+		eventually(h.t, "task and shim gone", func() bool {
+			return !running(st.TaskPID, st.TaskStartTicks) && !running(st.ShimPID, st.ShimStartTicks)
+		})
 	})
 	return th
+}
+
+// shimState decodes the shim's State from a handle.
+func shimState(t *testing.T, th *drivers.TaskHandle) *shim.State {
+	t.Helper()
+	st, err := decodeDriverState(th)
+	if err != nil {
+		t.Fatalf("driver state: %v", err)
+	}
+	if st.TaskPID <= 0 || st.ShimPID <= 0 || st.TaskStartTicks == 0 || st.ShimStartTicks == 0 {
+		t.Fatalf("incomplete shim state %+v", st)
+	}
+	return st
+}
+
+// running reports whether pid is a live (not zombie) process that started
+// at startTicks (field 22 of /proc/<pid>/stat; 0 matches any).
+func running(pid int, startTicks uint64) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return false
+	}
+	f := strings.Fields(string(b[i+1:])) // f[0] is field 3
+	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
+		return false
+	}
+	ticks, _ := strconv.ParseUint(f[22-3], 10, 64)
+	return startTicks == 0 || ticks == startTicks
 }
 
 func (h *harness) wait(id string) *drivers.ExitResult {
@@ -115,7 +178,7 @@ func fileContains(path, s string) func() bool {
 }
 
 func TestDriver_Basics(t *testing.T) {
-	d := New(nil)
+	d := newDriver(t)
 	if d.Name() != "raw_exec" {
 		t.Fatalf("Name = %q", d.Name())
 	}
@@ -226,10 +289,7 @@ func TestDriver_StopKillsGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.wait("t1")
-	eventually(t, "child gone", func() bool {
-		st, err := readProcStat(child)
-		return err != nil || st.State == 'Z'
-	})
+	eventually(t, "child gone", func() bool { return !running(child, 0) })
 }
 
 func TestDriver_Output(t *testing.T) {
@@ -251,6 +311,69 @@ func TestDriver_Output(t *testing.T) {
 		if string(b) != want {
 			t.Fatalf("%s = %q, want %q", filepath.Base(path), b, want)
 		}
+	}
+}
+
+// TestDriver_LogRotation: a task writing fast fills several files; none
+// exceeds the limit and nothing is lost or reordered.
+func TestDriver_LogRotation(t *testing.T) {
+	const lines = 400000 // about 2.7 MB per stream: three files of 1 MiB
+	var want strings.Builder
+	for i := 1; i <= lines; i++ {
+		fmt.Fprintf(&want, "%d\n", i)
+	}
+	cases := []struct {
+		name     string
+		maxFiles int
+		want     []int // file indexes left
+	}{
+		{"all kept", 10, []int{0, 1, 2}},
+		{"oldest deleted", 2, []int{1, 2}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			n := strconv.Itoa(lines)
+			cfg := h.config("t1", "/bin/sh", "-c", "seq 1 "+n+" & seq 1 "+n+" >&2; wait")
+			cfg.LogMaxFiles, cfg.LogMaxFileSizeMB = tc.maxFiles, 1
+			h.start(cfg)
+			if res := h.wait("t1"); !res.Successful() {
+				t.Fatalf("result = %+v", res)
+			}
+			for _, stream := range []string{"web.stdout", "web.stderr"} {
+				files, err := logrotate.Files(cfg.TaskDir.LogDir, stream)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []int
+				var all []byte
+				for _, f := range files {
+					b, err := os.ReadFile(f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(b) > 1<<20 {
+						t.Fatalf("%s: %d bytes, over the 1 MiB limit", filepath.Base(f), len(b))
+					}
+					i, _ := strconv.Atoi(f[strings.LastIndexByte(f, '.')+1:])
+					got = append(got, i)
+					all = append(all, b...)
+				}
+				if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+					t.Fatalf("%s files %v, want %v", stream, got, tc.want)
+				}
+				full := want.String()
+				if tc.maxFiles >= 3 && string(all) != full {
+					t.Fatalf("%s: %d bytes, want %d: lines lost or reordered", stream, len(all), len(full))
+				}
+				// With files deleted, what is left is the end of the output.
+				// (A line may straddle two files: the shim copies the pipe
+				// in chunks, and the rotator fills a file that ends mid-line.)
+				if !strings.HasSuffix(full, string(all)) || len(all) <= len(full)/2 {
+					t.Fatalf("%s: the kept files (%d bytes) are not the end of the output", stream, len(all))
+				}
+			}
+		})
 	}
 }
 
@@ -365,24 +488,37 @@ func TestDriver_SignalTask(t *testing.T) {
 	}
 }
 
+// TestDriver_RecoverTask simulates an agent restart: a new driver
+// re-attaches to the running task from its handle alone.
 func TestDriver_RecoverTask(t *testing.T) {
 	h := newHarness(t)
 	th := h.start(h.config("t1", "sleep", "30"))
+	st := shimState(t, th)
 
 	// The same driver still holds it.
 	if err := h.d.RecoverTask(context.Background(), th); err != nil {
 		t.Fatalf("RecoverTask on the same driver: %v", err)
 	}
 
-	// A new driver (as after an agent restart) re-attaches by pid.
-	d2 := New(nil)
-	d2.pollInterval = 10 * time.Millisecond
+	// A waiter of the old driver, connected before the restart.
+	oldCtx, cancelOld := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancelOld()
+	oldWait, err := h.d.WaitTask(oldCtx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	d2 := newDriver(t)
 	if err := d2.RecoverTask(context.Background(), th); err != nil {
 		t.Fatalf("RecoverTask: %v", err)
 	}
-	st, err := d2.InspectTask(context.Background(), "t1")
-	if err != nil || st.State != drivers.TaskStateRunning {
-		t.Fatalf("status = %+v, %v", st, err)
+	h.d = d2
+	status, err := d2.InspectTask(context.Background(), "t1")
+	if err != nil || status.State != drivers.TaskStateRunning {
+		t.Fatalf("status = %+v, %v", status, err)
+	}
+	if got := status.DriverAttributes["pid"]; got != strconv.Itoa(st.TaskPID) || !running(st.TaskPID, st.TaskStartTicks) {
+		t.Fatalf("re-attached pid %s, started pid %d", got, st.TaskPID)
 	}
 	if err := d2.SignalTask(context.Background(), "t1", "SIGCONT"); err != nil {
 		t.Fatalf("SignalTask on a re-attached task: %v", err)
@@ -390,54 +526,178 @@ func TestDriver_RecoverTask(t *testing.T) {
 	if err := d2.StopTask(context.Background(), "t1", 10*time.Second, ""); err != nil {
 		t.Fatalf("StopTask: %v", err)
 	}
-	if res := waitResult(t, d2, "t1"); res.Err == nil {
-		t.Fatalf("re-attached result = %+v, want an unknown exit", res)
+	want := drivers.ExitResult{ExitCode: 130, Signal: 2}
+	if res := waitResult(t, d2, "t1"); *res != want {
+		t.Fatalf("re-attached result = %+v, want %+v", res, want)
 	}
-	if res := h.wait("t1"); res.Signal != 2 {
-		t.Fatalf("original driver result = %+v, want SIGINT", res)
+	if res := <-oldWait; res == nil || *res != want {
+		t.Fatalf("old driver's result = %+v, want %+v", res, want)
 	}
 	if err := d2.DestroyTask(context.Background(), "t1", false); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := os.Stat(st.StateDir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("shim state dir left behind: %v", err)
+	}
 
-	// The process is gone now.
-	if err := New(nil).RecoverTask(context.Background(), th); !errors.Is(err, drivers.ErrTaskNotFound) {
-		t.Fatalf("RecoverTask of an exited task: %v", err)
+	// Destroyed: nothing to re-attach to.
+	err = newDriver(t).RecoverTask(context.Background(), th)
+	if !errors.Is(err, drivers.ErrTaskNotFound) {
+		t.Fatalf("RecoverTask of a destroyed task: %v", err)
 	}
 }
 
-func TestDriver_RecoverTaskMismatch(t *testing.T) {
+// TestDriver_RecoverExitedTask: the task exits while no driver is
+// attached; the next driver learns its real exit code.
+func TestDriver_RecoverExitedTask(t *testing.T) {
 	h := newHarness(t)
-	th := h.start(h.config("t1", "sleep", "30"))
-	var st driverState
-	if err := json.Unmarshal(th.DriverState, &st); err != nil {
+	cfg := h.config("t1", "/bin/sh", "-c", "echo ready; while [ ! -e go ]; do sleep 0.01; done; echo bye; exit 5")
+	th := h.start(cfg)
+	st := shimState(t, th)
+	eventually(t, "ready", fileContains(cfg.StdoutPath, "ready"))
+
+	// The agent is down: release the task and wait for task and shim to go.
+	h.d = nil
+	if err := os.WriteFile(filepath.Join(cfg.TaskDir.Dir, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st.StartTime++ // the pid now names "another" process
-	bad := *th
-	bad.DriverState, _ = json.Marshal(st)
-	if err := New(nil).RecoverTask(context.Background(), &bad); !errors.Is(err, drivers.ErrTaskNotFound) {
-		t.Fatalf("err = %v, want ErrTaskNotFound", err)
+	eventually(t, "task and shim exit", func() bool {
+		return !running(st.TaskPID, st.TaskStartTicks) && !running(st.ShimPID, st.ShimStartTicks)
+	})
+
+	h.d = newDriver(t)
+	if err := h.d.RecoverTask(context.Background(), th); err != nil {
+		t.Fatalf("RecoverTask: %v", err)
 	}
+	if res := h.wait("t1"); *res != (drivers.ExitResult{ExitCode: 5}) {
+		t.Fatalf("result = %+v, want exit 5", res)
+	}
+	status, err := h.d.InspectTask(context.Background(), "t1")
+	if err != nil || status.State != drivers.TaskStateExited || status.ExitResult.ExitCode != 5 || status.CompletedAt.IsZero() {
+		t.Fatalf("status = %+v, %v", status, err)
+	}
+	if err := h.d.SignalTask(context.Background(), "t1", "SIGHUP"); err == nil {
+		t.Fatal("signalled an exited task")
+	}
+	if err := h.d.StopTask(context.Background(), "t1", time.Second, ""); err != nil {
+		t.Fatalf("StopTask of an exited task: %v", err)
+	}
+	if b, _ := os.ReadFile(cfg.StdoutPath); string(b) != "ready\nbye\n" {
+		t.Fatalf("stdout = %q", b)
+	}
+	if err := h.d.DestroyTask(context.Background(), "t1", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(st.StateDir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("shim state dir left behind: %v", err)
+	}
+}
+
+// TestDriver_ShimKilled: a shim SIGKILLed takes its task with it, and
+// neither the driver holding it nor a new one pretends to know the exit.
+func TestDriver_ShimKilled(t *testing.T) {
+	h := newHarness(t)
+	cfg := h.config("t1", "/bin/sh", "-c", "sleep 30 & echo child=$!; exec sleep 30")
+	th := h.start(cfg)
+	st := shimState(t, th)
+	eventually(t, "child pid", fileContains(cfg.StdoutPath, "child="))
+	b, _ := os.ReadFile(cfg.StdoutPath)
+	child, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(string(b), "child=")))
+	if err != nil {
+		t.Fatalf("parse child pid from %q: %v", b, err)
+	}
+
+	if err := syscall.Kill(st.ShimPID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "shim gone", func() bool { return !running(st.ShimPID, st.ShimStartTicks) })
+
+	// The driver that held it.
+	res := h.wait("t1")
+	if res.Err == nil || !errors.Is(res.Err, shim.ErrShimDied) || !strings.Contains(res.Err.Error(), "shim exited without recording the task's exit") {
+		t.Fatalf("result = %+v, want ErrShimDied", res)
+	}
+	eventually(t, "task and its child killed", func() bool {
+		return !running(st.TaskPID, st.TaskStartTicks) && !running(child, 0)
+	})
+	status, err := h.d.InspectTask(context.Background(), "t1")
+	if err != nil || status.State != drivers.TaskStateExited || !errors.Is(status.ExitResult.Err, shim.ErrShimDied) {
+		t.Fatalf("status = %+v, %v", status, err)
+	}
+
+	// A new driver, as after an agent restart.
+	err = newDriver(t).RecoverTask(context.Background(), th)
+	if !errors.Is(err, drivers.ErrTaskNotFound) || !errors.Is(err, shim.ErrShimDied) {
+		t.Fatalf("RecoverTask = %v, want ErrTaskNotFound and ErrShimDied", err)
+	}
+	if _, err := os.Stat(st.StateDir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("dead shim's state dir left behind: %v", err)
+	}
+}
+
+func TestDriver_RecoverTaskBadHandle(t *testing.T) {
+	h := newHarness(t)
+	th := h.start(h.config("t1", "sleep", "30"))
+	st := shimState(t, th)
+
+	withState := func(mut func(*driverState)) *drivers.TaskHandle {
+		c := *st
+		ds := driverState{Version: handleVersion, Shim: &c}
+		mut(&ds)
+		bad := *th
+		bad.DriverState, _ = json.Marshal(ds)
+		return &bad
+	}
+	oldVersion := *th
+	oldVersion.Version = 1
 	junk := *th
 	junk.DriverState = []byte("junk")
-	if err := New(nil).RecoverTask(context.Background(), &junk); err == nil {
-		t.Fatal("junk driver state accepted")
+	noConfig := *th
+	noConfig.Config = nil
+
+	cases := []struct {
+		name     string
+		th       *drivers.TaskHandle
+		notFound bool
+	}{
+		{"old handle version", &oldVersion, true},
+		{"old state version", withState(func(ds *driverState) { ds.Version = 1 }), true},
+		{"junk", &junk, false},
+		{"no shim state", withState(func(ds *driverState) { ds.Shim = nil }), false},
+		{"another task pid", withState(func(ds *driverState) { ds.Shim.TaskPID++ }), false},
+		{"no config", &noConfig, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := newDriver(t).RecoverTask(context.Background(), tc.th)
+			if err == nil || errors.Is(err, drivers.ErrTaskNotFound) != tc.notFound {
+				t.Fatalf("err = %v, want an error (not found: %v)", err, tc.notFound)
+			}
+		})
+	}
+	if !running(st.TaskPID, st.TaskStartTicks) {
+		t.Fatal("a failed recovery hurt the task")
 	}
 }
 
 func TestDriver_RecoverKilledTask(t *testing.T) {
 	h := newHarness(t)
 	th := h.start(h.config("t1", "sleep", "30"))
-	d2 := New(nil)
-	d2.pollInterval = 10 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	oldWait, err := h.d.WaitTask(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2 := newDriver(t)
 	if err := d2.RecoverTask(context.Background(), th); err != nil {
 		t.Fatal(err)
 	}
+	h.d = d2
 	if err := d2.DestroyTask(context.Background(), "t1", true); err != nil {
 		t.Fatal(err)
 	}
-	if res := h.wait("t1"); res.Signal != 9 || res.ExitCode != 137 {
+	if res := <-oldWait; res == nil || res.Signal != 9 || res.ExitCode != 137 {
 		t.Fatalf("result = %+v", res)
 	}
 }
@@ -445,18 +705,18 @@ func TestDriver_RecoverKilledTask(t *testing.T) {
 func TestDriver_DestroyTask(t *testing.T) {
 	h := newHarness(t)
 	th := h.start(h.config("t1", "sleep", "30"))
-	var st driverState
-	if err := json.Unmarshal(th.DriverState, &st); err != nil {
-		t.Fatal(err)
-	}
+	st := shimState(t, th)
 	if err := h.d.DestroyTask(context.Background(), "t1", false); err == nil {
 		t.Fatal("destroyed a running task without force")
 	}
 	if err := h.d.DestroyTask(context.Background(), "t1", true); err != nil {
 		t.Fatal(err)
 	}
-	if alive(st.Pid, st.StartTime) {
+	if running(st.TaskPID, st.TaskStartTicks) {
 		t.Fatal("process survived a forced destroy")
+	}
+	if _, err := os.Stat(st.StateDir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("shim state dir left behind: %v", err)
 	}
 	if _, err := h.d.InspectTask(context.Background(), "t1"); !errors.Is(err, drivers.ErrTaskNotFound) {
 		t.Fatalf("destroyed task still known: %v", err)
@@ -468,23 +728,25 @@ func TestDriver_DestroyTask(t *testing.T) {
 
 func TestDriver_TaskStats(t *testing.T) {
 	h := newHarness(t)
-	th := h.start(h.config("t1", "sleep", "30"))
-	var st driverState
-	if err := json.Unmarshal(th.DriverState, &st); err != nil {
-		t.Fatal(err)
-	}
+	h.start(h.config("t1", "/bin/sh", "-c", "sleep 30 & exec sleep 30"))
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	ch, err := h.d.TaskStats(ctx, "t1", 20*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var last int64
 	for i := 0; i < 2; i++ {
 		s := <-ch
-		if s == nil || s.Timestamp == 0 || s.MemoryRSS == 0 || s.Pids[strconv.Itoa(st.Pid)] == nil {
+		if s == nil || s.Timestamp <= last || s.MemoryRSS == 0 || s.CPUPercent < 0 {
 			t.Fatalf("sample %d = %+v", i, s)
 		}
+		last = s.Timestamp
 	}
-	cancel()
+	// The stream ends when the task exits.
+	if err := h.d.StopTask(context.Background(), "t1", time.Second, "SIGKILL"); err != nil {
+		t.Fatal(err)
+	}
 	for range ch {
 	}
 	if _, err := h.d.TaskStats(context.Background(), "t1", 0); err == nil {

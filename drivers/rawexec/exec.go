@@ -5,7 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"os/user"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -60,4 +63,53 @@ func (d *Driver) ExecTask(ctx context.Context, taskID string, cmd []string, time
 		Stderr:     stderr.Bytes(),
 		ExitResult: exitResult(c.ProcessState, err),
 	}, nil
+}
+
+// exitResult turns a wait status into an ExitResult; a process killed by a
+// signal reports ExitCode 128+signal as a shell would.
+func exitResult(state *os.ProcessState, waitErr error) *drivers.ExitResult {
+	if state == nil {
+		return &drivers.ExitResult{Err: fmt.Errorf("wait: %w", waitErr)}
+	}
+	ws, ok := state.Sys().(syscall.WaitStatus)
+	if !ok {
+		return &drivers.ExitResult{ExitCode: state.ExitCode()}
+	}
+	if ws.Signaled() {
+		sig := int(ws.Signal())
+		return &drivers.ExitResult{ExitCode: 128 + sig, Signal: sig}
+	}
+	return &drivers.ExitResult{ExitCode: ws.ExitStatus()}
+}
+
+// credential returns the credential to run as name; nil for "" (the
+// agent's own user).
+func credential(name string) (*syscall.Credential, error) {
+	if name == "" {
+		return nil, nil
+	}
+	if os.Geteuid() != 0 {
+		return nil, fmt.Errorf("running as user %q needs the agent to run as root; remove \"user\" from the task or run the agent as root", name)
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("look up task user: %w", err)
+	}
+	uid, err := strconv.ParseUint(u.Uid, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("user %q: invalid uid %q", name, u.Uid)
+	}
+	gid, err := strconv.ParseUint(u.Gid, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("user %q: invalid gid %q", name, u.Gid)
+	}
+	cred := &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	if ids, err := u.GroupIds(); err == nil {
+		for _, id := range ids {
+			if g, err := strconv.ParseUint(id, 10, 32); err == nil {
+				cred.Groups = append(cred.Groups, uint32(g))
+			}
+		}
+	}
+	return cred, nil
 }

@@ -1,18 +1,24 @@
 package rawexec
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/drover-io/drover/drivers/shared/shim"
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
-// TaskStats samples the CPU and memory use of the task's process group
-// every interval (the first sample at once) until ctx is done or the task
-// exits. CPUPercent is of one core; CPUTotalTicks is the MHz used (percent
-// of the host's clock); MemoryRSS is the sum over the group.
+// TaskStats asks the task's shim for the CPU and memory use of the task's
+// process group every interval (the first sample at once) until ctx is
+// done or the task exits. CPUPercent is of one core; CPUTotalTicks is the
+// MHz used (CPUPercent of the host's clock); MemoryRSS is the sum over the
+// group. Samples are of the whole group: Pids is not filled in.
 func (d *Driver) TaskStats(ctx context.Context, taskID string, interval time.Duration) (<-chan *drivers.TaskResourceUsage, error) {
 	t, err := d.task(taskID)
 	if err != nil {
@@ -22,7 +28,7 @@ func (d *Driver) TaskStats(ctx context.Context, taskID string, interval time.Dur
 		return nil, fmt.Errorf("task stats %q: interval must be positive", t.cfg.Name)
 	}
 	ch := make(chan *drivers.TaskResourceUsage)
-	s := &sampler{pgid: t.proc.pid, mhz: d.mhz(), prev: make(map[int]cpuSample)}
+	mhz := d.mhz()
 	go func() {
 		defer close(ch)
 		timer := time.NewTimer(0)
@@ -31,57 +37,54 @@ func (d *Driver) TaskStats(ctx context.Context, taskID string, interval time.Dur
 			select {
 			case <-ctx.Done():
 				return
-			case <-t.proc.done:
+			case <-timer.C:
+			}
+			u, err := t.h.Stats(ctx)
+			switch {
+			case errors.Is(err, shim.ErrTaskExited), errors.Is(err, shim.ErrShimDied), ctx.Err() != nil:
 				return
-			case now := <-timer.C:
+			case err != nil:
+				// A shim busy or briefly unreachable: skip this sample.
+				d.logger.Debug("task stats", "alloc_id", t.cfg.AllocID, "task", t.cfg.Name, "error", err)
+			default:
 				select {
-				case ch <- s.sample(now):
+				case ch <- resourceUsage(u, mhz):
 				case <-ctx.Done():
 					return
 				}
-				timer.Reset(interval)
 			}
+			timer.Reset(interval)
 		}
 	}()
 	return ch, nil
 }
 
-// cpuSample is a process's CPU time at an instant.
-type cpuSample struct {
-	at    time.Time
-	ticks uint64
-}
-
-// sampler computes usage of a process group from successive /proc reads.
-// It is owned by one TaskStats goroutine.
-type sampler struct {
-	pgid int
-	mhz  float64
-	prev map[int]cpuSample
-}
-
-func (s *sampler) sample(now time.Time) *drivers.TaskResourceUsage {
-	total := &drivers.TaskResourceUsage{Timestamp: now.UnixNano(), Pids: make(map[string]*drivers.TaskResourceUsage)}
-	seen := make(map[int]cpuSample)
-	for _, pid := range groupMembers(s.pgid) {
-		st, err := readProcStat(pid)
-		if err != nil {
-			continue // exited since listed
-		}
-		rss, _ := readRSS(pid) // 0 when unreadable
-		cur := cpuSample{at: now, ticks: st.Utime + st.Stime}
-		seen[pid] = cur
-		u := &drivers.TaskResourceUsage{Timestamp: total.Timestamp, MemoryRSS: rss}
-		if prev, ok := s.prev[pid]; ok && cur.at.After(prev.at) && cur.ticks >= prev.ticks {
-			cpuSecs := float64(cur.ticks-prev.ticks) / clockTicks
-			u.CPUPercent = cpuSecs / cur.at.Sub(prev.at).Seconds() * 100
-			u.CPUTotalTicks = u.CPUPercent / 100 * s.mhz
-		}
-		total.CPUPercent += u.CPUPercent
-		total.CPUTotalTicks += u.CPUTotalTicks
-		total.MemoryRSS += u.MemoryRSS
-		total.Pids[strconv.Itoa(pid)] = u
+// resourceUsage converts a shim sample; mhz is the host's CPU clock.
+func resourceUsage(u *shim.Usage, mhz float64) *drivers.TaskResourceUsage {
+	return &drivers.TaskResourceUsage{
+		Timestamp:     u.Timestamp.UnixNano(),
+		CPUPercent:    u.CPUPercent,
+		CPUTotalTicks: u.CPUPercent / 100 * mhz,
+		MemoryRSS:     u.RSSBytes,
 	}
-	s.prev = seen
-	return total
+}
+
+// cpuMHz returns the first CPU's clock in MHz from /proc/cpuinfo, or 0.
+func cpuMHz() float64 {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(k) == "cpu MHz" {
+			mhz, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err == nil {
+				return mhz
+			}
+		}
+	}
+	return 0
 }
