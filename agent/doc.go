@@ -9,9 +9,10 @@
 //
 // Files: agent.go wires a dev agent (server + client + drivers in one
 // process); command.go is the `drover agent` command; convert.go turns
-// submitted jobs into domain jobs; http.go holds the HTTP server and its
-// request helpers, http_router.go the router, http_errors.go the one
-// mapping from errors to status codes, and http_*.go the handlers.
+// submitted jobs into domain jobs; http.go holds the HTTP server and the
+// writing of responses, http_request.go the reading of bodies and query
+// parameters, http_router.go the router, http_errors.go the one mapping
+// from errors to status codes, and the other http_*.go the handlers.
 //
 // Endpoints (JSON as Nomad's; errors are plain text with the status code):
 //
