@@ -166,6 +166,7 @@ func TestHTTPRequests(t *testing.T) {
 		{name: "unknown field", method: "PUT", path: "/v1/jobs", body: `{"Job": {"ID": "web", "Cuont": 3}}`, wantCode: 400, wantBody: `unknown field Job.Cuont`},
 		{name: "nested unknown field", method: "PUT", path: "/v1/jobs", body: `{"job": {"ID": "web", "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t", "Config": {"anything": 1}, "Resources": {"CPU": 1, "Memroy": 3}}]}]}}`, wantCode: 400, wantBody: `unknown field job.TaskGroups[0].Tasks[0].Resources.Memroy`},
 		{name: "unknown top-level field", method: "PUT", path: "/v1/jobs", body: `{"Jobb": {}}`, wantCode: 400, wantBody: `unknown field Jobb`},
+		{name: "wildcard namespace", method: "PUT", path: "/v1/jobs?namespace=*", body: validJobBody, wantCode: 400, wantBody: `namespace "*" means all namespaces`},
 		{name: "no job", method: "PUT", path: "/v1/jobs", body: `{}`, wantCode: 400, wantBody: "request body has no Job"},
 		{name: "negative count", method: "PUT", path: "/v1/jobs", body: `{"Job": {"ID": "web", "TaskGroups": [{"Name": "g", "Count": -1, "Tasks": [{"Name": "t", "Driver": "mock_driver"}]}]}}`, wantCode: 400, wantBody: `group "g": count -1 must not be negative`},
 		{name: "missing driver", method: "PUT", path: "/v1/jobs", body: `{"Job": {"ID": "web", "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t"}]}]}}`, wantCode: 400, wantBody: `task "t": driver is missing`},

@@ -48,6 +48,9 @@ func (s *httpServer) jobRegister(w http.ResponseWriter, req *http.Request) (any,
 	if job.Namespace == "" {
 		job.Namespace = firstNonEmpty(req.URL.Query().Get("namespace"), body.Namespace, structs.DefaultNamespace)
 	}
+	if job.Namespace == "*" {
+		return nil, structs.Invalid("namespace \"*\" means all namespaces and is valid only for reads: register the job in one namespace")
+	}
 	if job.Region == "" {
 		job.Region = firstNonEmpty(req.URL.Query().Get("region"), body.Region)
 	}
