@@ -1,0 +1,48 @@
+// Package isolation starts a command isolated from the host the way the
+// exec driver runs tasks, and manages the cgroup that bounds it. It knows
+// nothing of drivers or supervision: who waits on the process (the exec
+// driver today, the shim later) is the caller's business.
+//
+// Where it sits in the data flow: the exec driver's StartTask builds a Spec
+// (command, environment, root directory and its mounts, user) and a
+// CgroupConfig from the task's config and resources, creates the cgroup
+// with NewCgroup, and calls Start. Start re-executes the drover binary in
+// "isolation init" mode in new pid, mount, ipc and uts namespaces (and a
+// network namespace when asked), places it in the cgroup before it runs
+// anything of the task's, and hands it the Spec through a pipe. The init
+// stage (InitMain) builds the task's root inside its mount namespace (bind
+// mounts, /proc, a minimal /dev), pivots or chroots into it, drops to the
+// task's user and execve's the task's command: the task itself is PID 1 of
+// its pid namespace and no drover process stays behind.
+//
+// The parent keeps a State (pid, process start time, cgroup paths) that it
+// can serialise and later use to find the process and cgroup again.
+//
+// # Wiring the init stage
+//
+// The CLI must hand "drover isolation-init" to this package before anything
+// else, e.g. first thing in command.Run:
+//
+//	if len(args) > 0 && args[0] == isolation.InitArg {
+//		return isolation.InitMain(args[1:])
+//	}
+//
+// Tests re-execute the test binary instead: in TestMain, when os.Args[1] is
+// InitArg, os.Exit(InitMain(os.Args[2:])); and pass that binary as the
+// InitCommand.
+//
+// # PID 1 and signals
+//
+// Because the task is PID 1 of its namespace, the kernel drops every signal
+// sent to it for which it has not installed a handler (SIGKILL and SIGSTOP
+// from the host excepted). A task that does not handle SIGINT or SIGTERM
+// therefore ignores them; stopping it ends with SIGKILL after the timeout.
+// The same holds for every container runtime that runs the task as PID 1.
+//
+// # Cgroups
+//
+// DetectCgroups reads /proc/self/mountinfo: the unified (v2) hierarchy is
+// used when it has the memory, cpu and pids controllers, else the v1
+// hierarchies. A task's cgroup is <controller root>/<parent>/<name> under
+// every controller it uses ("drover/<alloc id>.<task>").
+package isolation

@@ -1,0 +1,133 @@
+package isolation
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// Fds of the init stage's pipes (Start's ExtraFiles).
+const (
+	specFD = 3
+	errFD  = 4
+)
+
+// defaultPath is the PATH a command is looked up in when Env has none.
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// InitMain is the init stage, run as "drover isolation-init" by Start in
+// the task's new namespaces. It reads the Spec from fd 3 (which the parent
+// sends once the process is in its cgroup), builds the task's root, drops
+// privileges and execve's the command, so it returns only on failure: it
+// then writes the reason to fd 4 and returns the exit code to use. args
+// are ignored.
+func InitMain(args []string) int {
+	errPipe := os.NewFile(errFD, "isolation-status")
+	fail := func(err error) int {
+		if errPipe != nil {
+			fmt.Fprintf(errPipe, "%v", err)
+		}
+		return 127
+	}
+	specPipe := os.NewFile(specFD, "isolation-spec")
+	if specPipe == nil || errPipe == nil {
+		fmt.Fprintln(os.Stderr, "isolation-init is started by drover to run a task; it is not meant to be run by hand")
+		return 2
+	}
+	var spec Spec
+	err := json.NewDecoder(specPipe).Decode(&spec)
+	specPipe.Close()
+	if err != nil {
+		return fail(fmt.Errorf("init stage: read spec: %w", err))
+	}
+	if err := spec.validate(); err != nil {
+		return fail(fmt.Errorf("init stage: %w", err))
+	}
+	if err := setupRoot(&spec); err != nil {
+		return fail(fmt.Errorf("init stage: set up the task's root: %w", err))
+	}
+	if spec.Hostname != "" {
+		if err := syscall.Sethostname([]byte(spec.Hostname)); err != nil {
+			return fail(fmt.Errorf("init stage: set hostname: %w", err))
+		}
+	}
+	if err := enterRoot(&spec); err != nil {
+		return fail(fmt.Errorf("init stage: enter the task's root: %w", err))
+	}
+	if err := dropPrivileges(spec.UID, spec.GID, spec.Groups); err != nil {
+		return fail(fmt.Errorf("init stage: %w", err))
+	}
+	dir := spec.Dir
+	if dir == "" {
+		dir = "/"
+	}
+	if err := os.Chdir(dir); err != nil {
+		return fail(fmt.Errorf("init stage: working directory %s: %w", dir, err))
+	}
+	path, err := lookPath(spec.Path, spec.Env)
+	if err != nil {
+		return fail(fmt.Errorf("init stage: %w", err))
+	}
+	syscall.CloseOnExec(errFD)
+	argv := append([]string{spec.Path}, spec.Args...)
+	err = syscall.Exec(path, argv, spec.Env)
+	return fail(fmt.Errorf("init stage: exec %s: %w", path, err))
+}
+
+// dropPrivileges switches to uid and gid (for every thread: the syscall
+// package does so since Go 1.16).
+func dropPrivileges(uid, gid uint32, groups []uint32) error {
+	gs := make([]int, 0, len(groups))
+	for _, g := range groups {
+		gs = append(gs, int(g))
+	}
+	if err := syscall.Setgroups(gs); err != nil {
+		return fmt.Errorf("set groups: %w", err)
+	}
+	if err := syscall.Setresgid(int(gid), int(gid), int(gid)); err != nil {
+		return fmt.Errorf("set gid %d: %w", gid, err)
+	}
+	if err := syscall.Setresuid(int(uid), int(uid), int(uid)); err != nil {
+		return fmt.Errorf("set uid %d: %w", uid, err)
+	}
+	return nil
+}
+
+// lookPath finds command inside the (entered) root: a path with a slash as
+// is, a bare name in env's PATH.
+func lookPath(command string, env []string) (string, error) {
+	if strings.Contains(command, "/") {
+		return command, executable(command)
+	}
+	path := defaultPath
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, command)
+		if executable(p) == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("command %q not found in the task's PATH (%s) inside its root", command, path)
+}
+
+func executable(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("command %s: %w", path, err)
+	}
+	if fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
+		return fmt.Errorf("command %s: %w", path, errors.New("not an executable file"))
+	}
+	return nil
+}

@@ -1,0 +1,17 @@
+package isolation
+
+import (
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain runs the test binary as the init stage when Start re-executes
+// it with InitArg, and checks for leaked goroutines otherwise.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == InitArg {
+		os.Exit(InitMain(os.Args[2:]))
+	}
+	goleak.VerifyTestMain(m)
+}

@@ -1,0 +1,129 @@
+package isolation
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+)
+
+// Spec is what the init stage sets up and runs. It travels to the init
+// stage as JSON through a pipe.
+type Spec struct {
+	// Path is the command to run, seen from inside the root: an absolute
+	// path, a path relative to Dir, or a name looked up in Env's PATH.
+	Path string `json:"path"`
+	// Args are its arguments, without argv[0].
+	Args []string `json:"args,omitempty"`
+	// Env is its complete environment ("KEY=value").
+	Env []string `json:"env,omitempty"`
+	// Dir is its working directory inside the root; empty is "/".
+	Dir string `json:"dir,omitempty"`
+
+	// RootDir is the host directory that becomes the task's "/". Mount
+	// points for Mounts, /proc and /dev are created in it.
+	RootDir string `json:"root_dir"`
+	// Mounts are bind mounts into RootDir, made inside the task's mount
+	// namespace only. A source that is a symlink is recreated as the same
+	// symlink instead (so /bin -> usr/bin stays a link); a source that
+	// does not exist is skipped when Optional.
+	Mounts []Mount `json:"mounts,omitempty"`
+	// NoPivot uses chroot(2) instead of pivot_root(2). pivot_root detaches
+	// the host's mounts from the task entirely; chroot works where
+	// pivot_root cannot (a root on a ramfs).
+	NoPivot bool `json:"no_pivot,omitempty"`
+
+	// UID and GID the command runs as, with supplementary Groups.
+	UID    uint32   `json:"uid"`
+	GID    uint32   `json:"gid"`
+	Groups []uint32 `json:"groups,omitempty"`
+
+	// Hostname is set in the task's uts namespace when not empty.
+	Hostname string `json:"hostname,omitempty"`
+	// NetworkIsolation puts the task in a new network namespace (only a
+	// loopback device, down); by default it shares the host's network.
+	NetworkIsolation bool `json:"network_isolation,omitempty"`
+}
+
+// Mount is a bind mount of a host path into the task's root.
+type Mount struct {
+	// Source is the host path.
+	Source string `json:"source"`
+	// Target is the path inside the root.
+	Target string `json:"target"`
+	// ReadOnly remounts the bind read-only.
+	ReadOnly bool `json:"read_only,omitempty"`
+	// Optional skips a Source that does not exist.
+	Optional bool `json:"optional,omitempty"`
+}
+
+// DefaultChrootEnv maps the host paths a task's root gets by default to
+// their place inside it, as Nomad's chroot_env default.
+func DefaultChrootEnv() map[string]string {
+	return map[string]string{
+		"/bin":            "/bin",
+		"/etc":            "/etc",
+		"/lib":            "/lib",
+		"/lib32":          "/lib32",
+		"/lib64":          "/lib64",
+		"/sbin":           "/sbin",
+		"/usr":            "/usr",
+		"/run/resolvconf": "/run/resolvconf",
+	}
+}
+
+// ChrootMounts turns a chroot_env map (host path -> path in the root) into
+// read-only, optional mounts sorted by target, so that a parent is
+// mounted before what lies below it.
+func ChrootMounts(env map[string]string) []Mount {
+	out := make([]Mount, 0, len(env))
+	for src, dst := range env {
+		if dst == "" {
+			dst = src
+		}
+		out = append(out, Mount{Source: src, Target: dst, ReadOnly: true, Optional: true})
+	}
+	sortMounts(out)
+	return out
+}
+
+// sortMounts orders mounts by target depth then name.
+func sortMounts(m []Mount) {
+	slices.SortFunc(m, func(a, b Mount) int {
+		if c := cmp.Compare(depth(a.Target), depth(b.Target)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Target, b.Target)
+	})
+}
+
+func depth(p string) int {
+	n := 0
+	for _, c := range filepath.Clean(p) {
+		if c == '/' {
+			n++
+		}
+	}
+	return n
+}
+
+// validate checks the spec before anything is started.
+func (s *Spec) validate() error {
+	var errs []error
+	if s.Path == "" {
+		errs = append(errs, errors.New("no command"))
+	}
+	if s.RootDir == "" || !filepath.IsAbs(s.RootDir) {
+		errs = append(errs, fmt.Errorf("root directory %q must be an absolute path", s.RootDir))
+	}
+	for _, m := range s.Mounts {
+		if !filepath.IsAbs(m.Source) || !filepath.IsAbs(m.Target) {
+			errs = append(errs, fmt.Errorf("mount %s -> %s: both paths must be absolute", m.Source, m.Target))
+		}
+		if filepath.Clean(m.Target) == "/" {
+			errs = append(errs, fmt.Errorf("mount %s: cannot mount over the root", m.Source))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,134 @@
+package isolation
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// needIsolation skips unless the test can create namespaces and cgroups.
+func needIsolation(t *testing.T) *CgroupLayout {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("isolation needs root")
+	}
+	layout, err := DetectCgroups()
+	if err != nil {
+		t.Skipf("no usable cgroups: %v", err)
+	}
+	return layout
+}
+
+// testInit is the test binary as the init stage (see TestMain).
+func testInit(t *testing.T) InitCommand {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return InitCommand{Path: exe, Args: []string{InitArg}}
+}
+
+// taskRoot makes a root directory for a task, as a task dir would be.
+func taskRoot(t *testing.T) string {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "task")
+	for _, d := range []string{"", "local", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(filepath.Join(root, "tmp"), 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	// t.TempDir is 0700; the task's user must reach its root.
+	for d := root; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+		_ = os.Chmod(d, 0o755)
+	}
+	return root
+}
+
+// runIsolated runs script with sh in an isolated root as nobody and
+// returns its output and wait status.
+func runIsolated(t *testing.T, layout *CgroupLayout, res Resources, script string) (string, syscall.WaitStatus, *Cgroup) {
+	t.Helper()
+	root := taskRoot(t)
+	uid, gid, groups, err := LookupUser(DefaultUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cg, err := NewCgroup(layout, CgroupConfig{Parent: "drover-test", Name: fmt.Sprintf("%s.%d", strings.ReplaceAll(t.Name(), "/", "_"), time.Now().UnixNano()), Resources: res})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := cg.Destroy(ctx); err != nil {
+			t.Errorf("destroy cgroup: %v", err)
+		}
+	})
+	out, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	spec := &Spec{
+		Path:    "/bin/sh",
+		Args:    []string{"-c", script},
+		Env:     []string{"PATH=/usr/bin:/bin"},
+		RootDir: root,
+		Mounts:  ChrootMounts(DefaultChrootEnv()),
+		UID:     uid, GID: gid, Groups: groups,
+		Hostname: "task",
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := Start(ctx, testInit(t), spec, cg, out, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, _ := p.Wait()
+	b, err := os.ReadFile(out.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b), state.Sys().(syscall.WaitStatus), cg
+}
+
+func TestStartIsolates(t *testing.T) {
+	layout := needIsolation(t)
+	cases := []struct {
+		name   string
+		script string
+		want   string
+	}{
+		{"pid 1", `echo $$`, "1\n"},
+		{"proc self stat", `read pid rest < /proc/self/stat; echo $pid`, "1\n"},
+		// sh, ls and grep: none of the host's processes.
+		{"only own processes", `cat /proc/1/comm; ls /proc | grep -cE '^[0-9]+$'`, "sh\n3\n"},
+		{"nobody", `id -u; id -g`, "65534\n65534\n"},
+		{"no host root", `test -e /root/. && echo visible || echo hidden`, "hidden\n"},
+		{"hostname", `cat /proc/sys/kernel/hostname`, "task\n"},
+		{"dev null", `echo hi > /dev/null && head -c 4 /dev/zero | wc -c`, "4\n"},
+		{"read-only usr", `touch /usr/x 2>/dev/null && echo writable || echo ro`, "ro\n"},
+		{"writable tmp", `echo x > /tmp/f && cat /tmp/f`, "x\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, ws, _ := runIsolated(t, layout, Resources{MemoryBytes: 64 << 20}, tc.script)
+			if ws.ExitStatus() != 0 || ws.Signaled() {
+				t.Fatalf("exit %v, output %q", ws, out)
+			}
+			if tc.want != "" && out != tc.want {
+				t.Fatalf("output %q, want %q", out, tc.want)
+			}
+			t.Logf("output %q", out)
+		})
+	}
+}
