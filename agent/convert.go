@@ -190,14 +190,13 @@ func (c *converter) job(in *api.Job) *structs.Job {
 }
 
 func (c *converter) group(in *api.TaskGroup, jobType string) *structs.TaskGroup {
+	where := fmt.Sprintf("group %q", deref(in.Name))
 	out := &structs.TaskGroup{
 		Name:        deref(in.Name),
 		Count:       defaultGroupCount,
-		Constraints: nil,
+		Constraints: c.constraints(where, in.Constraints),
 		Meta:        maps.Clone(in.Meta),
 	}
-	where := fmt.Sprintf("group %q", out.Name)
-	out.Constraints = c.constraints(where, in.Constraints)
 	if in.Count != nil {
 		out.Count = *in.Count
 	}
