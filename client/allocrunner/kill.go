@@ -2,6 +2,7 @@ package allocrunner
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/drover-io/drover/client/allocrunner/taskrunner"
@@ -31,13 +32,25 @@ func (ar *AllocRunner) killTasks(ev *structs.TaskEvent, includePoststop bool, on
 			others = append(others, tr)
 		}
 	}
-	kill := func(tr *taskrunner.TaskRunner) {
-		var e *structs.TaskEvent
-		if ev != nil {
-			c := *ev
-			e = &c
+	reason := func() *structs.TaskEvent {
+		if ev == nil {
+			return nil
 		}
-		tr.RequestKill(e)
+		c := *ev
+		return &c
+	}
+	// Runners not started yet are marked at once, under ar.mu so that
+	// runTasks cannot start one meanwhile: none of them starts while the
+	// others are being killed in order.
+	ar.mu.Lock()
+	for _, tr := range slices.Concat(leaders, others, sidecars) {
+		if !ar.trStarted[tr.Name()] {
+			tr.RequestKill(reason())
+		}
+	}
+	ar.mu.Unlock()
+	kill := func(tr *taskrunner.TaskRunner) {
+		tr.RequestKill(reason())
 		ar.startTaskRunner(tr)
 		if err := tr.Kill(context.Background(), nil); err != nil {
 			ar.logger.Warn("kill task failed", "task", tr.Name(), "error", err)
