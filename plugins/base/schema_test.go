@@ -1,0 +1,120 @@
+package base
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func testSchema() *Schema {
+	return &Schema{Fields: []*Field{
+		{Name: "enabled", Type: TypeBool, Default: json.RawMessage(`true`)},
+		{Name: "image", Type: TypeString, Required: true},
+		{Name: "count", Type: TypeInt},
+		{Name: "ratio", Type: TypeFloat},
+		{Name: "gc", Type: TypeDuration, Default: json.RawMessage(`"5m"`)},
+		{Name: "volumes", Type: TypeStringList},
+		{Name: "labels", Type: TypeStringMap},
+	}}
+}
+
+func TestSchema_Validate(t *testing.T) {
+	cases := []struct {
+		name    string
+		raw     string
+		want    string   // JSON result when valid
+		wantErr []string // substrings of the error
+	}{
+		{"defaults filled", `{"image":"x"}`, `{"enabled":true,"gc":"5m","image":"x"}`, nil},
+		{"all fields", `{"image":"x","enabled":false,"count":3,"ratio":0.5,"gc":"1s","volumes":["a"],"labels":{"k":"v"}}`,
+			`{"count":3,"enabled":false,"gc":"1s","image":"x","labels":{"k":"v"},"ratio":0.5,"volumes":["a"]}`, nil},
+		{"missing required", `{}`, "", []string{`plugin "docker": config field "image": required field is missing`}},
+		{"empty block", ``, "", []string{`field "image": required`}},
+		{"unknown field", `{"image":"x","imagee":"y"}`, "", []string{`config field "imagee": unknown field; known fields: count, enabled`}},
+		{"wrong types", `{"image":1,"enabled":"yes","count":1.5,"gc":"soon","volumes":"a","labels":{"k":1}}`, "", []string{
+			`field "image": want string, got 1`, `field "enabled": want bool`, `field "count": want int`,
+			`field "gc": invalid duration "soon"`, `field "volumes": want list(string)`, `field "labels": want map(string)`}},
+		{"null", `{"image":null}`, "", []string{`field "image": want string, got null`}},
+		{"not an object", `[1]`, "", []string{`plugin "docker": config: must be an object`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := testSchema().Validate("docker", json.RawMessage(tc.raw))
+			if tc.wantErr == nil {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				if string(got) != tc.want {
+					t.Fatalf("Validate = %s, want %s", got, tc.want)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate = %s, want an error", got)
+			}
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Plugin != "docker" {
+				t.Fatalf("error %v is not a *ConfigError for docker", err)
+			}
+			for _, w := range tc.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestSchema_Check(t *testing.T) {
+	cases := []struct {
+		name    string
+		fields  []*Field
+		wantErr string
+	}{
+		{"valid", testSchema().Fields, ""},
+		{"no name", []*Field{{Type: TypeString}}, "missing name"},
+		{"duplicate", []*Field{{Name: "a", Type: TypeString}, {Name: "a", Type: TypeInt}}, `"a": declared twice`},
+		{"unknown type", []*Field{{Name: "a", Type: "list(int)"}}, `unknown type "list(int)"`},
+		{"bad default", []*Field{{Name: "a", Type: TypeInt, Default: json.RawMessage(`"x"`)}}, `"a": default: want int`},
+		{"required with default", []*Field{{Name: "a", Type: TypeInt, Required: true, Default: json.RawMessage(`1`)}}, "take no default"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := (&Schema{Fields: tc.fields}).Check()
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Check: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("Check = %v, want error containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestSchema_NilAcceptsObjects(t *testing.T) {
+	var s *Schema
+	got, err := s.Validate("p", json.RawMessage(`{"a":1}`))
+	if err != nil || string(got) != `{"a":1}` {
+		t.Fatalf("Validate = %s, %v", got, err)
+	}
+}
+
+func TestConfig_DecodePluginConfig(t *testing.T) {
+	type conf struct {
+		Image string `json:"image"`
+	}
+	var c conf
+	if err := (&Config{PluginConfig: json.RawMessage(`{"image":"x"}`)}).DecodePluginConfig(&c); err != nil || c.Image != "x" {
+		t.Fatalf("decode = %+v, %v", c, err)
+	}
+	if err := (&Config{PluginConfig: json.RawMessage(`{"imag":"x"}`)}).DecodePluginConfig(&c); err == nil {
+		t.Fatal("unknown field accepted")
+	}
+	if err := (*Config)(nil).DecodePluginConfig(&c); err != nil {
+		t.Fatal(err)
+	}
+}
