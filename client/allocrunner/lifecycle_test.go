@@ -1,6 +1,8 @@
 package allocrunner
 
 import (
+	"context"
+	"slices"
 	"testing"
 
 	"github.com/drover-io/drover/structs"
@@ -116,6 +118,121 @@ func TestAllocRunnerStopBeforePoststart(t *testing.T) {
 	st := h.ar.AllocState()
 	if got := types(st.TaskStates["announce"]); len(got) != 2 || got[1] != structs.TaskKilled {
 		t.Errorf("poststart events = %q, want Received, Killed", got)
+	}
+	h.ar.Destroy()
+}
+
+// Operator actions: restart one task or all running tasks, signal one or
+// all running tasks; unknown tasks are NotFound, tasks not running a
+// Conflict.
+func TestAllocRunnerOperatorActions(t *testing.T) {
+	pre := withLifecycle(mockTask("init", map[string]any{"run_for": "1ms"}), structs.TaskLifecycleHookPrestart, false)
+	alloc := testAlloc(structs.JobTypeService, pre, mockTask("a", map[string]any{}), mockTask("b", map[string]any{}))
+	h := newHarness(t, alloc)
+	ctx := context.Background()
+	if err := h.ar.RestartTask(ctx, "a", nil); structs.KindOf(err) != structs.KindConflict {
+		t.Errorf("RestartTask before Run = %v, want a conflict", err)
+	}
+	go h.ar.Run()
+	allRunning(t, h.ar, "a", "b")
+	if err := h.ar.RestartTask(ctx, "nope", nil); structs.KindOf(err) != structs.KindNotFound {
+		t.Errorf("RestartTask(unknown) = %v", err)
+	}
+	if err := h.ar.RestartTask(ctx, "init", nil); structs.KindOf(err) != structs.KindConflict {
+		t.Errorf("RestartTask(dead task) = %v, want a conflict", err)
+	}
+	if err := h.ar.RestartTask(ctx, "a", nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a restarted", func() bool {
+		ts := h.ar.AllocState().TaskStates["a"]
+		return ts.Restarts == 1 && ts.State == structs.TaskStateRunning
+	})
+	ev := structs.NewTaskEvent(structs.TaskRestartSignal).SetRestartReason("User requested restart")
+	if err := h.ar.RestartAll(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "all restarted", func() bool {
+		st := h.ar.AllocState()
+		return st.TaskStates["a"].Restarts == 2 && st.TaskStates["b"].Restarts == 1 &&
+			st.TaskStates["a"].State == structs.TaskStateRunning && st.TaskStates["b"].State == structs.TaskStateRunning
+	})
+	if st := h.ar.AllocState().TaskStates["init"]; st.Restarts != 0 {
+		t.Errorf("RestartAll restarted a dead prestart task")
+	}
+	for _, name := range []string{"a", "b"} {
+		got := types(h.ar.AllocState().TaskStates[name])
+		want := []string{"Restart Signaled", "Killing", "Terminated", "Restarting", "Started"}
+		if len(got) < len(want) || !slices.Equal(got[len(got)-len(want):], want) {
+			t.Errorf("%s events = %q, want them to end with %q", name, got, want)
+		}
+	}
+
+	if err := h.ar.SignalTask(ctx, "a", "SIGUSR1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.ar.SignalTask(ctx, "", "SIGHUP"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.ar.SignalTask(ctx, "init", "SIGHUP"); structs.KindOf(err) != structs.KindConflict {
+		t.Errorf("SignalTask(dead task) = %v, want a conflict", err)
+	}
+	for name, want := range map[string][]string{"a": {"SIGUSR1", "SIGHUP"}, "b": {"SIGHUP"}} {
+		if got := h.driver.ReceivedSignals(taskID(t, h, name)); !slices.Equal(got, want) {
+			t.Errorf("%s received %q, want %q", name, got, want)
+		}
+	}
+	h.ar.Destroy()
+}
+
+// taskID returns the driver's ID of a running task.
+func taskID(t *testing.T, h *harness, task string) string {
+	t.Helper()
+	ls, _, err := h.db.GetTaskRunnerState(h.ar.ID(), task)
+	if err != nil || ls == nil || ls.TaskHandle == nil {
+		t.Fatalf("no task handle for %s: %v", task, err)
+	}
+	return ls.TaskHandle.Config.ID
+}
+
+// When the main tasks finish on their own, sidecars are killed after them
+// (Main Tasks Dead) and poststop tasks start after every other task is dead.
+func TestAllocRunnerLifecycleOrder(t *testing.T) {
+	pre := withLifecycle(mockTask("init", map[string]any{"run_for": "5ms"}), structs.TaskLifecycleHookPrestart, false)
+	side := withLifecycle(mockTask("sidecar", map[string]any{"kill_after": "10ms"}), structs.TaskLifecycleHookPrestart, true)
+	postSide := withLifecycle(mockTask("poststart-sidecar", map[string]any{}), structs.TaskLifecycleHookPoststart, true)
+	post := withLifecycle(mockTask("cleanup", map[string]any{"run_for": "5ms"}), structs.TaskLifecycleHookPoststop, false)
+	main1 := mockTask("main1", map[string]any{"run_for": "20ms"})
+	main2 := mockTask("main2", map[string]any{"run_for": "30ms"})
+	h := newHarness(t, testAlloc(structs.JobTypeBatch, post, main1, postSide, side, main2, pre))
+	go h.ar.Run()
+	waitClosed(t, "run", h.ar.WaitCh())
+	st := h.ar.AllocState()
+	ts := func(task, typ string) int64 { return eventTime(t, st.TaskStates[task], typ) }
+
+	initDone := ts("init", structs.TaskTerminated)
+	for _, m := range []string{"main1", "main2"} {
+		if ts(m, structs.TaskStarted) < initDone {
+			t.Errorf("%s started before the prestart task finished", m)
+		}
+		if ts(m, structs.TaskStarted) < ts("sidecar", structs.TaskStarted) {
+			t.Errorf("%s started before the prestart sidecar", m)
+		}
+		if ts("poststart-sidecar", structs.TaskStarted) < ts(m, structs.TaskStarted) {
+			t.Errorf("poststart task started before %s", m)
+		}
+	}
+	mainsDead := max(ts("main1", structs.TaskNotRestarting), ts("main2", structs.TaskNotRestarting))
+	for _, s := range []string{"sidecar", "poststart-sidecar"} {
+		if ts(s, structs.TaskMainDead) < mainsDead || ts(s, structs.TaskKilling) < mainsDead {
+			t.Errorf("%s killed before the main tasks were dead", s)
+		}
+		if ts("cleanup", structs.TaskStarted) < ts(s, structs.TaskKilled) {
+			t.Errorf("poststop task started before %s was dead", s)
+		}
+	}
+	if st.ClientStatus != structs.AllocClientStatusComplete {
+		t.Errorf("status = %s (%s)", st.ClientStatus, st.ClientDescription)
 	}
 	h.ar.Destroy()
 }

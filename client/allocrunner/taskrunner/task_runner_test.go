@@ -505,3 +505,18 @@ func TestTaskRunnerEnvAndLogPaths(t *testing.T) {
 		t.Errorf("ID = %q", cfg.ID)
 	}
 }
+
+// The runner owns its events: the event a caller passes (one event may be
+// given to every task of an alloc) is copied, never modified nor kept.
+func TestTaskRunnerCopiesCallerEvents(t *testing.T) {
+	h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}}), nil, nil)
+	ev := structs.NewTaskEvent(structs.TaskRestartSignal).SetRestartReason("User requested restart")
+	h.tr.EmitEvent(ev)
+	if ev.DisplayMessage != "" {
+		t.Errorf("caller's event was modified: %q", ev.DisplayMessage)
+	}
+	ev.RestartReason = "changed later"
+	if got := findEvent(h.tr.TaskState(), structs.TaskRestartSignal); got.RestartReason != "User requested restart" {
+		t.Errorf("stored event follows the caller's changes: %q", got.RestartReason)
+	}
+}

@@ -9,10 +9,11 @@ func (tr *TaskRunner) EmitEvent(ev *structs.TaskEvent) {
 	tr.updateState("", ev)
 }
 
-// updateState records ev (may be nil) and moves the task to newState
-// ("" keeps the current one), persists the state and notifies the
-// AllocRunner.
+// updateState records a copy of ev (may be nil) and moves the task to
+// newState ("" keeps the current one), persists the state and notifies
+// the AllocRunner. ev itself is left untouched: callers may share it.
 func (tr *TaskRunner) updateState(newState string, ev *structs.TaskEvent) {
+	ev = ev.Copy()
 	tr.persistMu.Lock()
 	defer tr.persistMu.Unlock()
 
