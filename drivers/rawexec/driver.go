@@ -223,11 +223,12 @@ func (d *Driver) RecoverTask(ctx context.Context, th *drivers.TaskHandle) error 
 		return fmt.Errorf("recover task %q: %w", cfg.Name, err)
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if t := d.tasks[cfg.ID]; t != nil {
+		d.mu.Unlock()
 		return nil // recovered concurrently
 	}
 	d.tasks[cfg.ID] = &task{cfg: cfg, h: h}
+	d.mu.Unlock()
 	d.logger.Debug("task recovered", "alloc_id", cfg.AllocID, "task", cfg.Name,
 		"pid", st.TaskPID, "shim_pid", st.ShimPID)
 	return nil
