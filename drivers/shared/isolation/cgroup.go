@@ -413,6 +413,7 @@ func SharesToWeight(shares int64) int64 {
 	shares = min(max(shares, 2), 262144)
 	return 1 + ((shares-2)*9999)/262142
 }
+
 // isBusy reports whether rmdir failed because the cgroup still has
 // processes (or, on a fake tree, files).
 func isBusy(err error) bool {
