@@ -66,7 +66,8 @@ func (tr *TaskRunner) Signal(ctx context.Context, sig string) error {
 		return structs.NewError(structs.KindConflict, "task %q is not running", tr.taskName)
 	}
 	tr.EmitEvent(structs.NewTaskEvent(structs.TaskSignaling).SetTaskSignal(sig).SetTaskSignalReason("signal requested by operator"))
-	if err := tr.driver.SignalTask(ctx, h.Config.ID, sig); err != nil {
+	err := untrusted(ctx, "signal task", func(ctx context.Context) error { return tr.driver.SignalTask(ctx, h.Config.ID, sig) })
+	if err != nil {
 		return fmt.Errorf("signal task %q: %w", tr.taskName, err)
 	}
 	return nil

@@ -87,3 +87,33 @@ func TestRestartTrackerJitter(t *testing.T) {
 		t.Errorf("delay = %v", got.Delay)
 	}
 }
+
+// A task without a restart policy gets Nomad's default for its job type:
+// service 2 attempts in 30m, batch 3 in 24h, both 15s apart, mode fail.
+func TestRestartTrackerDefaults(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	fail := &drivers.ExitResult{ExitCode: 1}
+	tests := []struct {
+		jobType  string
+		attempts int
+		exceeded string
+	}{
+		{structs.JobTypeService, 2, `Exceeded allowed attempts 2 in interval 30m0s and mode is "fail"`},
+		{structs.JobTypeBatch, 3, `Exceeded allowed attempts 3 in interval 24h0m0s and mode is "fail"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.jobType, func(t *testing.T) {
+			rt := NewTaskRestartTracker(nil, tc.jobType, nil)
+			for i := range tc.attempts {
+				d := rt.OnExit(t0.Add(time.Duration(i)*time.Minute), fail)
+				if !d.Restart || d.Delay != 15*time.Second || d.Reason != ReasonWithinPolicy {
+					t.Fatalf("failure %d: %+v", i+1, d)
+				}
+			}
+			d := rt.OnExit(t0.Add(time.Hour/2-time.Second), fail)
+			if d.Restart || !d.Failed || d.Reason != tc.exceeded {
+				t.Errorf("failure %d: %+v, want fail: %s", tc.attempts+1, d, tc.exceeded)
+			}
+		})
+	}
+}

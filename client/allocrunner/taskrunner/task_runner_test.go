@@ -2,6 +2,7 @@ package taskrunner
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -518,5 +519,114 @@ func TestTaskRunnerCopiesCallerEvents(t *testing.T) {
 	ev.RestartReason = "changed later"
 	if got := findEvent(h.tr.TaskState(), structs.TaskRestartSignal); got.RestartReason != "User requested restart" {
 		t.Errorf("stored event follows the caller's changes: %q", got.RestartReason)
+	}
+}
+
+// startRecorder is a mock driver that records the task IDs it starts.
+type startRecorder struct {
+	*mock.Driver
+	mu  sync.Mutex
+	ids []string
+}
+
+func (d *startRecorder) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) {
+	d.mu.Lock()
+	d.ids = append(d.ids, cfg.ID)
+	d.mu.Unlock()
+	return d.Driver.StartTask(ctx, cfg)
+}
+
+func (d *startRecorder) started() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.ids)
+}
+
+// Every start gets a new random invocation ID (a UUID's first 8 hex
+// digits), never a restart count: IDs of two runs of the same task differ
+// even across runners.
+func TestTaskRunnerInvocationIDsAreRandom(t *testing.T) {
+	mockDriver := mock.New(nil)
+	defer mockDriver.Shutdown()
+	rec := &startRecorder{Driver: mockDriver}
+	policy := &structs.RestartPolicy{Attempts: 4, Interval: time.Hour, Delay: time.Millisecond, Mode: structs.RestartPolicyModeFail}
+	alloc := testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{"run_for": "1ms", "exit_code": 1}, RestartPolicy: policy})
+	var ids []string
+	for range 2 { // two runners of the same alloc and task
+		dir := allocdir.New(t.TempDir(), alloc.ID)
+		if err := dir.Build(); err != nil {
+			t.Fatal(err)
+		}
+		tr, err := New(&Config{Alloc: alloc, Task: alloc.Job.TaskGroups[0].Tasks[0], AllocDir: dir, Driver: rec, StateDB: state.NewMemDB()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.Run()
+		if st := tr.TaskState(); st.Restarts != 4 {
+			t.Fatalf("restarts = %d", st.Restarts)
+		}
+	}
+	ids = rec.started()
+	if len(ids) != 10 {
+		t.Fatalf("started %d times, want 10", len(ids))
+	}
+	seen := map[string]bool{}
+	prefix := alloc.ID + "/web/"
+	for i, id := range ids {
+		inv, ok := strings.CutPrefix(id, prefix)
+		if !ok || len(inv) != 8 || strings.Trim(inv, "0123456789abcdef") != "" {
+			t.Errorf("task ID %q: want %s<8 hex digits>", id, prefix)
+		}
+		if inv == fmt.Sprint(i%5) || seen[inv] {
+			t.Errorf("invocation %d = %q: not random (seen before: %v)", i, inv, seen[inv])
+		}
+		seen[inv] = true
+	}
+}
+
+// hangingStop is a mock driver whose StopTask ignores its context and
+// blocks until release is closed: a misbehaving plugin.
+type hangingStop struct {
+	*mock.Driver
+	release chan struct{}
+}
+
+func (d *hangingStop) StopTask(ctx context.Context, id string, timeout time.Duration, sig string) error {
+	<-d.release
+	return d.Driver.StopTask(ctx, id, timeout, sig)
+}
+
+// A driver whose StopTask never returns cannot hang a kill: the runner
+// gives up after the kill timeout and grace, records the failure and
+// force-destroys the task.
+func TestTaskRunnerKillWithHangingStopTask(t *testing.T) {
+	mockDriver := mock.New(nil)
+	defer mockDriver.Shutdown()
+	driver := &hangingStop{Driver: mockDriver, release: make(chan struct{})}
+	defer close(driver.release) // lets the abandoned call return before the leak check
+	alloc := testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}, KillTimeout: 20 * time.Millisecond})
+	dir := allocdir.New(t.TempDir(), alloc.ID)
+	if err := dir.Build(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := New(&Config{Alloc: alloc, Task: alloc.Job.TaskGroups[0].Tasks[0], AllocDir: dir, Driver: driver,
+		StateDB: state.NewMemDB(), KillGrace: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go tr.Run()
+	waitFor(t, "running", func() bool { return tr.TaskState().State == structs.TaskStateRunning })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := tr.Kill(ctx, nil); err != nil {
+		t.Fatalf("Kill hung on the driver: %v", err)
+	}
+	st := tr.TaskState()
+	want := []string{"Received", "Task Setup", "Started", "Killing", "Terminated", "Killed"}
+	if got := eventTypes(st); !slices.Equal(got, want) {
+		t.Errorf("events = %q, want %q", got, want)
+	}
+	if e := findEvent(st, "Killed"); e.KillError == "" {
+		t.Errorf("Killed without the kill error")
 	}
 }

@@ -80,7 +80,9 @@ func (tr *TaskRunner) stopTask(id string, exitCh <-chan *drivers.ExitResult, rea
 
 	ctx, cancel := context.WithTimeout(tr.shutdownCtx, timeout+tr.killGrace)
 	defer cancel()
-	stopErr = tr.driver.StopTask(ctx, id, timeout, task.KillSignal)
+	stopErr = untrusted(ctx, "stop task", func(ctx context.Context) error {
+		return tr.driver.StopTask(ctx, id, timeout, task.KillSignal)
+	})
 	if stopErr != nil {
 		tr.logger.Warn("stop task failed", "error", stopErr)
 	}
@@ -116,7 +118,8 @@ func (tr *TaskRunner) taskEnded(id string, res *drivers.ExitResult) {
 
 	ctx, cancel := context.WithTimeout(tr.shutdownCtx, destroyTimeout)
 	defer cancel()
-	if err := tr.driver.DestroyTask(ctx, id, true); err != nil && !errors.Is(err, drivers.ErrTaskNotFound) {
+	err := untrusted(ctx, "destroy task", func(ctx context.Context) error { return tr.driver.DestroyTask(ctx, id, true) })
+	if err != nil && !errors.Is(err, drivers.ErrTaskNotFound) {
 		tr.logger.Warn("destroy task failed", "error", err)
 	}
 	tr.clearHandle()
