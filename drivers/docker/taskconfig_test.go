@@ -1,0 +1,209 @@
+package docker
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drover-io/drover/plugins/drivers"
+)
+
+func specConfig(raw string) *drivers.TaskConfig {
+	return &drivers.TaskConfig{
+		ID:       "a1/web/1",
+		Name:     "web",
+		AllocID:  "a1",
+		JobName:  "example",
+		JobID:    "example",
+		AllocDir: "/data/a1",
+		TaskDir: drivers.TaskDir{
+			Dir:        "/data/a1/web",
+			LocalDir:   "/data/a1/web/local",
+			SecretsDir: "/data/a1/web/secrets",
+			SharedDir:  "/data/a1/alloc",
+		},
+		Env:       map[string]string{"NOMAD_ALLOC_ID": "a1", "NOMAD_TASK_DIR": "/data/a1/web/local", "FOO": "bar"},
+		Resources: &drivers.Resources{CPUShares: 500, MemoryMB: 256},
+		RawConfig: json.RawMessage(raw),
+	}
+}
+
+func TestBuildSpec(t *testing.T) {
+	disabled := false
+	cases := []struct {
+		name    string
+		raw     string
+		plugin  *Config
+		res     *drivers.Resources
+		check   func(t *testing.T, s *containerSpec)
+		wantErr string
+	}{
+		{
+			name: "defaults",
+			raw:  `{"image":"busybox","command":"sh","args":["-c","echo ${NOMAD_ALLOC_ID} ${NOMAD_TASK_DIR}"]}`,
+			check: func(t *testing.T, s *containerSpec) {
+				if !slices.Equal(s.Cmd, []string{"sh", "-c", "echo a1 /local"}) {
+					t.Errorf("Cmd = %q", s.Cmd)
+				}
+				if s.HostConfig.NetworkMode != "none" {
+					t.Errorf("NetworkMode = %q", s.HostConfig.NetworkMode)
+				}
+				wantBinds := []string{"/data/a1/alloc:/alloc", "/data/a1/web/local:/local", "/data/a1/web/secrets:/secrets"}
+				if !slices.Equal(s.HostConfig.Binds, wantBinds) {
+					t.Errorf("Binds = %q", s.HostConfig.Binds)
+				}
+				if !slices.Contains(s.Env, "NOMAD_TASK_DIR=/local") || !slices.Contains(s.Env, "FOO=bar") || !slices.Contains(s.Env, "NOMAD_ALLOC_DIR=/alloc") {
+					t.Errorf("Env = %q", s.Env)
+				}
+				if s.HostConfig.Memory != 256<<20 || s.HostConfig.MemorySwap != 256<<20 || s.HostConfig.MemoryReservation != 0 || s.HostConfig.CPUShares != 500 {
+					t.Errorf("resources = %+v", s.HostConfig)
+				}
+				for k, v := range map[string]string{LabelAllocID: "a1", labelNomadAllocID: "a1", labelNomadTaskName: "web", labelNomadJobName: "example", labelTaskID: "a1/web/1"} {
+					if s.Labels[k] != v {
+						t.Errorf("label %s = %q, want %q", k, s.Labels[k], v)
+					}
+				}
+			},
+		},
+		{
+			name: "memory_max is the limit, memory the reservation",
+			raw:  `{"image":"busybox"}`,
+			res:  &drivers.Resources{CPUShares: 1, MemoryMB: 64, MemoryMaxMB: 128},
+			check: func(t *testing.T, s *containerSpec) {
+				hc := s.HostConfig
+				if hc.Memory != 128<<20 || hc.MemoryReservation != 64<<20 || hc.CPUShares != 2 {
+					t.Errorf("resources = %+v", hc)
+				}
+			},
+		},
+		{
+			name: "args alone replace CMD; entrypoint, work_dir, labels block, host network",
+			raw:  `{"image":"busybox","args":["x"],"entrypoint":["/bin/sh","-c"],"work_dir":"/tmp","network_mode":"host","labels":[{"team":"a"},{"app":"b"}]}`,
+			check: func(t *testing.T, s *containerSpec) {
+				if !slices.Equal(s.Cmd, []string{"x"}) || !slices.Equal(s.Entrypoint, []string{"/bin/sh", "-c"}) || s.WorkingDir != "/tmp" {
+					t.Errorf("spec = %+v", s)
+				}
+				if s.HostConfig.NetworkMode != "host" || s.Labels["team"] != "a" || s.Labels["app"] != "b" {
+					t.Errorf("network %q labels %v", s.HostConfig.NetworkMode, s.Labels)
+				}
+			},
+		},
+		{
+			name: "user labels cannot override the driver's",
+			raw:  `{"image":"busybox","labels":{"io.drover.alloc_id":"other"}}`,
+			check: func(t *testing.T, s *containerSpec) {
+				if s.Labels[LabelAllocID] != "a1" {
+					t.Errorf("alloc label = %q", s.Labels[LabelAllocID])
+				}
+			},
+		},
+		{
+			name: "volumes and mounts",
+			raw:  `{"image":"busybox","volumes":["/srv:/srv:ro","local/data:/data"],"mount":[{"type":"tmpfs","target":"/scratch","tmpfs_options":[{"size":1048576}]},{"type":"bind","source":"/etc/hosts","target":"/h","readonly":true}]}`,
+			check: func(t *testing.T, s *containerSpec) {
+				binds := s.HostConfig.Binds[3:]
+				if !slices.Equal(binds, []string{"/srv:/srv:ro", "/data/a1/web/local/data:/data"}) {
+					t.Errorf("Binds = %q", binds)
+				}
+				m := s.HostConfig.Mounts
+				if len(m) != 2 || m[0].Type != "tmpfs" || m[0].TmpfsOptions.SizeBytes != 1<<20 || m[1].Source != "/etc/hosts" || !m[1].ReadOnly {
+					t.Errorf("Mounts = %+v", m)
+				}
+			},
+		},
+		{name: "missing image", raw: `{"command":"sh"}`, wantErr: `missing "image"`},
+		{name: "unknown field", raw: `{"image":"busybox","port_map":[]}`, wantErr: "port_map"},
+		{name: "privileged not allowed", raw: `{"image":"busybox","privileged":true}`, wantErr: "allow_privileged"},
+		{
+			name: "privileged allowed", raw: `{"image":"busybox","privileged":true}`, plugin: &Config{AllowPrivileged: true},
+			check: func(t *testing.T, s *containerSpec) {
+				if !s.HostConfig.Privileged {
+					t.Error("not privileged")
+				}
+			},
+		},
+		{name: "bad volume", raw: `{"image":"busybox","volumes":["/srv"]}`, wantErr: "host_path:container_path"},
+		{name: "relative container path", raw: `{"image":"busybox","volumes":["/srv:srv"]}`, wantErr: "must be absolute"},
+		{name: "absolute volume with volumes disabled", raw: `{"image":"busybox","volumes":["/srv:/srv"]}`, plugin: &Config{Volumes: VolumesConfig{Enabled: &disabled}}, wantErr: "volumes { enabled = false }"},
+		{name: "escaping volume with volumes disabled", raw: `{"image":"busybox","volumes":["../../etc:/etc2"]}`, plugin: &Config{Volumes: VolumesConfig{Enabled: &disabled}}, wantErr: "leaves the task directory"},
+		{
+			name: "relative volume with volumes disabled", raw: `{"image":"busybox","volumes":["local:/l"]}`, plugin: &Config{Volumes: VolumesConfig{Enabled: &disabled}},
+			check: func(t *testing.T, s *containerSpec) {
+				if s.HostConfig.Binds[3] != "/data/a1/web/local:/l" {
+					t.Errorf("Binds = %q", s.HostConfig.Binds)
+				}
+			},
+		},
+		{name: "volume mount type", raw: `{"image":"busybox","mount":[{"type":"volume","target":"/v","source":"x"}]}`, wantErr: `mount type "volume" is not supported`},
+		{name: "tmpfs with source", raw: `{"image":"busybox","mount":[{"type":"tmpfs","target":"/v","source":"x"}]}`, wantErr: "no source"},
+		{name: "bind without source", raw: `{"image":"busybox","mount":[{"type":"bind","target":"/v"}]}`, wantErr: "without a source"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := specConfig(tc.raw)
+			if tc.res != nil {
+				cfg.Resources = tc.res
+			}
+			plugin := DefaultConfig()
+			if tc.plugin != nil {
+				plugin = tc.plugin
+				plugin.setDefaults()
+			}
+			env := containerEnv(cfg.Env)
+			conf, err := decodeTaskConfig(cfg, env)
+			var spec *containerSpec
+			if err == nil {
+				spec, err = buildSpec(cfg, conf, env, plugin)
+			}
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, spec)
+		})
+	}
+}
+
+func TestContainerName(t *testing.T) {
+	cases := map[string]string{
+		"web":      "web-a1",
+		"my task!": "my_task_-a1",
+		"-x":       "_x-a1",
+	}
+	for task, want := range cases {
+		if got := containerName(task, "a1"); got != want {
+			t.Errorf("containerName(%q) = %q, want %q", task, got, want)
+		}
+	}
+}
+
+func TestParseConfig(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "")
+	c, err := ParseConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Endpoint != DefaultEndpoint || !c.volumesEnabled() || c.AllowPrivileged || c.DefaultNetworkMode != "none" {
+		t.Fatalf("defaults = %+v", c)
+	}
+	c, err = ParseConfig([]byte(`{"allow_privileged":true,"volumes":[{"enabled":false}],"pull_timeout":"1m","default_network_mode":"bridge"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.AllowPrivileged || c.volumesEnabled() || time.Duration(c.PullTimeout) != time.Minute || c.DefaultNetworkMode != "bridge" {
+		t.Fatalf("parsed = %+v", c)
+	}
+	if _, err := ParseConfig([]byte(`{"volume":{}}`)); err == nil || !strings.Contains(err.Error(), "volume") {
+		t.Fatalf("unknown field: err = %v", err)
+	}
+	if _, err := ParseConfig([]byte(`{"pull_timeout":"soon"}`)); err == nil {
+		t.Fatal("bad duration accepted")
+	}
+}
