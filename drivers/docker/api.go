@@ -43,7 +43,6 @@ type hostConfig struct {
 	MemorySwap        int64     `json:"MemorySwap,omitempty"`
 	CPUShares         int64     `json:"CpuShares,omitempty"`
 	LogConfig         logConfig `json:"LogConfig"`
-	Init              *bool     `json:"Init,omitempty"`
 }
 
 // mount is one entry of HostConfig.Mounts.

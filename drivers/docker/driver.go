@@ -212,6 +212,9 @@ func (d *Driver) RecoverTask(ctx context.Context, h *drivers.TaskHandle) error {
 	if h == nil || h.Config == nil {
 		return errors.New("recover task: handle without config")
 	}
+	if h.Version != handleVersion {
+		return fmt.Errorf("recover task %q: driver state version %d, want %d", h.Config.Name, h.Version, handleVersion)
+	}
 	var st driverState
 	if err := json.Unmarshal(h.DriverState, &st); err != nil {
 		return fmt.Errorf("recover task %q: decode driver state: %w", h.Config.Name, err)

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/drover-io/drover/drivers/shared/logrotate"
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
@@ -228,19 +230,24 @@ func TestDriver_FingerprintHealthy(t *testing.T) {
 
 func TestDriver_Exit(t *testing.T) {
 	cases := []struct {
-		name       string
-		script     string
-		want       drivers.ExitResult
-		out, errs  string
-		wantStdout bool
+		name      string
+		script    string
+		want      drivers.ExitResult
+		out, errs string
+		memoryMB  int64
 	}{
-		{"exit 0 with output", "echo hello; echo oops >&2", drivers.ExitResult{}, "hello\n", "oops\n", true},
-		{"exit 3", "exit 3", drivers.ExitResult{ExitCode: 3}, "", "", false},
+		{"exit 0 with output", "echo hello; echo oops >&2", drivers.ExitResult{}, "hello\n", "oops\n", 0},
+		{"exit 3", "exit 3", drivers.ExitResult{ExitCode: 3}, "", "", 0},
+		// tail buffers a "line" of /dev/zero until the limit kills it.
+		{"OOM killed", "tail /dev/zero", drivers.ExitResult{ExitCode: 137, OOMKilled: true}, "", "", 16},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, nil)
 			cfg := h.config(shell(tc.script))
+			if tc.memoryMB > 0 {
+				cfg.Resources.MemoryMB = tc.memoryMB
+			}
 			th := h.start(cfg)
 			if th.State != drivers.TaskStateRunning || th.Version != handleVersion {
 				t.Fatalf("handle = %+v", th)
@@ -554,5 +561,36 @@ func TestDriver_LeftoverContainerReplaced(t *testing.T) {
 		if info, err := h2.d.client.inspectContainer(context.Background(), id); err == nil && info.Config.Labels[LabelAllocID] == cfg.AllocID && id != containerIDOf(t, th) {
 			t.Fatalf("leftover container %s not replaced", shortID(id))
 		}
+	}
+}
+
+func TestDriver_LogRotation(t *testing.T) {
+	h := newHarness(t, nil)
+	// About 2.5 MB of 100-byte lines into 1 MB files, at most 2 kept.
+	cfg := h.config(shell("yes 123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789 | head -n 25000"))
+	cfg.LogMaxFiles = 2
+	cfg.LogMaxFileSizeMB = 1
+	h.start(cfg)
+	if res := h.wait(cfg.ID); !res.Successful() {
+		t.Fatalf("result = %+v", res)
+	}
+	files, err := logrotate.Files(filepath.Dir(cfg.StdoutPath), "web.stdout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(filepath.Dir(cfg.StdoutPath), "web.stdout.1"), filepath.Join(filepath.Dir(cfg.StdoutPath), "web.stdout.2")}
+	if !slices.Equal(files, want) {
+		t.Fatalf("log files = %q, want %q", files, want)
+	}
+	var total int
+	for _, f := range files {
+		b := readFile(t, f)
+		if len(b) > 1<<20 || len(b)%100 != 0 {
+			t.Errorf("%s has %d bytes: over the limit or a split line", f, len(b))
+		}
+		total += len(b)
+	}
+	if total != 2500000-(1<<20)/100*100 {
+		t.Errorf("kept %d bytes of output", total)
 	}
 }

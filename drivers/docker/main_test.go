@@ -28,6 +28,9 @@ var dockerSkip string
 
 func TestMain(m *testing.M) {
 	dockerSkip = probeDocker()
+	if dockerSkip != "" {
+		fmt.Fprintln(os.Stderr, "drivers/docker: integration tests skip:", dockerSkip)
+	}
 	code := m.Run()
 	if dockerSkip == "" {
 		if err := removeLeftovers(); err != nil {

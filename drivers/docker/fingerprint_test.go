@@ -1,0 +1,62 @@
+package docker
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/drover-io/drover/plugins/drivers"
+)
+
+// TestFingerprintChanges checks that a fingerprint is sent again when the
+// daemon's health changes, and only then.
+func TestFingerprintChanges(t *testing.T) {
+	var down atomic.Bool
+	var calls atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("/version", func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		if down.Load() {
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte(`{"message":"daemon is shutting down"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"Version":"20.10.24","ApiVersion":"1.41","MinAPIVersion":"1.12","Os":"linux"}`))
+	})
+	d, err := New(nil, &Config{Endpoint: fakeDaemon(t, mux), FingerprintPeriod: Duration(10 * time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Shutdown()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := d.Fingerprint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := <-ch
+	if fp.Health != drivers.HealthStateHealthy || fp.Attributes["driver.docker.version"] != "20.10.24" || fp.Attributes["driver.docker.api_version"] != "1.41" {
+		t.Fatalf("first fingerprint = %+v", fp)
+	}
+	// Unchanged health sends nothing while the daemon is polled.
+	before := calls.Load()
+	eventually(t, "three more polls", func() bool { return calls.Load() >= before+3 })
+	select {
+	case fp := <-ch:
+		t.Fatalf("unchanged fingerprint sent again: %+v", fp)
+	default:
+	}
+	down.Store(true)
+	if fp := <-ch; fp.Health != drivers.HealthStateUndetected || fp.HealthDescription == "" {
+		t.Fatalf("fingerprint after the daemon failed = %+v", fp)
+	}
+	down.Store(false)
+	if fp := <-ch; fp.Health != drivers.HealthStateHealthy {
+		t.Fatalf("fingerprint after recovery = %+v", fp)
+	}
+	cancel()
+	for range ch {
+	}
+}
