@@ -29,10 +29,16 @@ func (c *Client) AllocState(allocID string) (*allocrunner.State, error) {
 }
 
 // AllocDir returns the directory of an allocation running on this node.
+// It is KindNotFound for an unknown allocation and for one whose directory
+// was garbage collected.
 func (c *Client) AllocDir(allocID string) (string, error) {
 	ar, err := c.allocRunner(allocID)
 	if err != nil {
 		return "", err
+	}
+	if ar.IsDestroyed() {
+		return "", structs.NewError(structs.KindNotFound,
+			"allocation %s was garbage collected on this node: its files are gone", allocID)
 	}
 	return ar.AllocDir().AllocDir, nil
 }

@@ -131,6 +131,11 @@ func (c *Client) applyAllocs(diff allocDiff, fetched []*structs.Allocation) {
 			continue
 		}
 		c.known[alloc.ID] = alloc.AllocModifyIndex
+		if alloc.ClientTerminalStatus() {
+			// Finished here before (its runner was garbage collected, or
+			// the local state lost): never run it again.
+			continue
+		}
 		ar, err := c.addAlloc(alloc)
 		if err != nil {
 			c.logger.Error("could not run allocation", "alloc_id", alloc.ID, "error", err)

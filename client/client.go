@@ -69,6 +69,8 @@ type Client struct {
 	updatesMu sync.Mutex // guards the field below
 	pending   map[string]*structs.Allocation
 
+	gc gcState // garbage collection settings, fixed after New
+
 	statsMu       sync.Mutex // guards the fields below
 	heartbeatTTL  time.Duration
 	lastHeartbeat time.Time
@@ -118,6 +120,7 @@ func New(cfg *Config) (*Client, error) {
 		allocs:         make(map[string]*allocrunner.AllocRunner),
 		known:          make(map[string]uint64),
 		pending:        make(map[string]*structs.Allocation),
+		gc:             newGCState(cfg.GC),
 	}
 	node, err := c.buildNode(cfg)
 	if err != nil {
@@ -272,10 +275,11 @@ func (c *Client) Start() error {
 		go ar.Run()
 	}
 	c.allocMu.RUnlock()
-	c.wg.Add(3)
+	c.wg.Add(4)
 	go c.heartbeatLoop()
 	go c.watchAllocations()
 	go c.syncLoop()
+	go c.gcLoop()
 	return nil
 }
 

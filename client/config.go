@@ -49,4 +49,7 @@ type Config struct {
 	// DevMode makes Shutdown destroy allocations (killing tasks) instead
 	// of leaving them running.
 	DevMode bool
+	// GC configures the garbage collection of terminal allocations; zero
+	// fields get the defaults.
+	GC GCConfig
 }
