@@ -123,6 +123,11 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	d.mu.Unlock()
 
 	t, err := d.startContainer(ctx, cfg, spec)
+	if err == nil {
+		// Started before it is published, so that no other call sees a
+		// task whose goroutines are not running yet.
+		t.run(d.ctx, d.client, d.taskLogger(cfg), time.Time{})
+	}
 	d.mu.Lock()
 	if err != nil {
 		delete(d.tasks, cfg.ID)
@@ -133,7 +138,6 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	if err != nil {
 		return nil, fmt.Errorf("start task %q: %w", cfg.Name, err)
 	}
-	t.run(d.ctx, d.client, d.taskLogger(cfg), time.Time{})
 	d.taskLogger(cfg).Debug("container started", "container_id", shortID(t.containerID), "image", conf.Image)
 
 	state, err := json.Marshal(driverState{ContainerID: t.containerID, Image: conf.Image})
@@ -223,35 +227,43 @@ func (d *Driver) RecoverTask(ctx context.Context, h *drivers.TaskHandle) error {
 		return fmt.Errorf("recover task %q: driver state has no container ID", h.Config.Name)
 	}
 	d.mu.Lock()
-	_, known := d.tasks[h.Config.ID]
-	d.mu.Unlock()
-	if known {
-		return nil // still watched by this driver
+	if _, known := d.tasks[h.Config.ID]; known {
+		d.mu.Unlock()
+		return nil // still watched by this driver, or being recovered
 	}
+	d.tasks[h.Config.ID] = nil // reserve the ID while recovering
+	d.mu.Unlock()
+
+	t, err := d.attach(ctx, h.Config, &st)
+	d.mu.Lock()
+	if err != nil {
+		delete(d.tasks, h.Config.ID)
+	} else {
+		d.tasks[h.Config.ID] = t
+	}
+	d.mu.Unlock()
+	return err
+}
+
+// attach finds a recovered task's container and starts watching it.
+func (d *Driver) attach(ctx context.Context, cfg *drivers.TaskConfig, st *driverState) (*task, error) {
 	info, err := d.client.inspectContainer(ctx, st.ContainerID)
 	if isNotFound(err) {
-		return fmt.Errorf("recover task %q: container %s is gone: %w", h.Config.Name, shortID(st.ContainerID), drivers.ErrTaskNotFound)
+		return nil, fmt.Errorf("recover task %q: container %s is gone: %w", cfg.Name, shortID(st.ContainerID), drivers.ErrTaskNotFound)
 	}
 	if err != nil {
-		return fmt.Errorf("recover task %q: inspect container %s: %w", h.Config.Name, shortID(st.ContainerID), err)
+		return nil, fmt.Errorf("recover task %q: inspect container %s: %w", cfg.Name, shortID(st.ContainerID), err)
 	}
 	t := &task{
-		cfg:         h.Config,
+		cfg:         cfg,
 		containerID: info.ID,
 		image:       st.Image,
 		startedAt:   info.State.StartedAt,
 		done:        make(chan struct{}),
 		logsDone:    make(chan struct{}),
 	}
-	d.mu.Lock()
-	if _, raced := d.tasks[h.Config.ID]; raced {
-		d.mu.Unlock()
-		return nil
-	}
-	d.tasks[h.Config.ID] = t
-	d.mu.Unlock()
-	t.run(d.ctx, d.client, d.taskLogger(h.Config), logsResumeTime(h.Config))
-	return nil
+	t.run(d.ctx, d.client, d.taskLogger(cfg), logsResumeTime(cfg))
+	return t, nil
 }
 
 // WaitTask returns a channel that receives the task's ExitResult once and
