@@ -1,0 +1,64 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/drover-io/drover/structs"
+)
+
+// allocStopDesc is the DesiredDescription of an allocation an operator
+// stopped.
+const allocStopDesc = "alloc stopped by operator request"
+
+// AllocStop stops an allocation on an operator's request: in one raft
+// entry it marks the allocation's desired status stop (the client kills its
+// tasks) and stores an evaluation of its job, which places a replacement
+// as the job's count requires. Stopping an allocation the server already
+// stopped only creates the evaluation. An unknown allocation is
+// KindNotFound.
+func (s *Server) AllocStop(ctx context.Context, req *structs.AllocStopRequest) (*structs.AllocStopResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if req == nil || req.AllocID == "" {
+		return nil, structs.Invalid("missing allocation ID")
+	}
+	alloc, err := s.fsm.State().AllocByID(nil, req.AllocID)
+	if err != nil {
+		return nil, fmt.Errorf("read allocation %q: %w", req.AllocID, err)
+	}
+	if alloc == nil {
+		return nil, structs.NotFound("allocation", req.AllocID)
+	}
+	now := s.clock.Now().UnixNano()
+	eval := &structs.Evaluation{
+		ID:          structs.GenerateUUID(),
+		Namespace:   alloc.Namespace,
+		TriggeredBy: structs.EvalTriggerAllocStop,
+		JobID:       alloc.JobID,
+		Status:      structs.EvalStatusPending,
+		CreateTime:  now,
+		ModifyTime:  now,
+	}
+	if alloc.Job != nil {
+		eval.Priority = alloc.Job.Priority
+		eval.Type = alloc.Job.Type
+	}
+	if job, err := s.fsm.State().JobByID(nil, alloc.Namespace, alloc.JobID); err == nil && job != nil {
+		eval.Priority, eval.Type = job.Priority, job.Type
+	}
+	cmd := &PlanResultCommand{Evals: []*structs.Evaluation{eval}}
+	if !alloc.ServerTerminalStatus() {
+		stopped := alloc.Copy()
+		stopped.DesiredStatus = structs.AllocDesiredStatusStop
+		stopped.DesiredDescription = allocStopDesc
+		stopped.ModifyTime = now
+		cmd.Allocs = []*structs.Allocation{stopped}
+	}
+	index, _, err := s.raftApply(ApplyPlanResultsRequestType, cmd)
+	if err != nil {
+		return nil, err
+	}
+	return &structs.AllocStopResponse{EvalID: eval.ID, WriteMeta: structs.WriteMeta{Index: index}}, nil
+}
