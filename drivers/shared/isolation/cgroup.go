@@ -111,8 +111,9 @@ func (c *Cgroup) filesystem() cgroupFS {
 }
 
 // NewCgroup creates the task's cgroup described by cfg in layout and sets
-// its limits. An existing cgroup of the same name (left by an earlier run)
-// is reused.
+// its limits. A cgroup of the same name left by an earlier run is killed
+// and removed first, so that the new one starts with fresh counters (an
+// old OOM kill must not be blamed on the new process).
 func NewCgroup(layout *CgroupLayout, cfg CgroupConfig) (*Cgroup, error) {
 	return newCgroup(layout, cfg, realFS{})
 }
@@ -128,16 +129,28 @@ func newCgroup(layout *CgroupLayout, cfg CgroupConfig, fsys cgroupFS) (*Cgroup, 
 		return nil, fmt.Errorf("create cgroup: name: %w", err)
 	}
 	cg := &Cgroup{Version: layout.Version, fs: fsys}
-	var err error
 	switch layout.Version {
 	case CgroupV2:
 		cg.Path = filepath.Join(layout.Root, cfg.Parent, cfg.Name)
-		err = cg.createV2(layout.Root, cfg)
 	case CgroupV1:
 		cg.Paths = make(map[string]string)
-		err = cg.createV1(layout, cfg)
+		for ctrl, root := range layout.Controllers {
+			cg.Paths[ctrl] = filepath.Join(root, cfg.Parent, cfg.Name)
+		}
 	default:
 		return nil, fmt.Errorf("create cgroup: unknown cgroup version %d", layout.Version)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), staleRemoveTimeout)
+	err := cg.Destroy(ctx)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("create cgroup %s/%s: remove the one left by an earlier run: %w", cfg.Parent, cfg.Name, err)
+	}
+	if cg.Version == CgroupV2 {
+		err = cg.createV2(layout.Root, cfg)
+	} else {
+		cg.Paths = make(map[string]string)
+		err = cg.createV1(layout, cfg)
 	}
 	if err != nil {
 		_ = cg.remove(context.Background()) // best effort: the error says what failed
@@ -319,6 +332,9 @@ func (c *Cgroup) remove(ctx context.Context) error {
 
 // pollInterval is how often poll checks its condition.
 const pollInterval = 10 * time.Millisecond
+
+// staleRemoveTimeout bounds the removal of a cgroup left by an earlier run.
+const staleRemoveTimeout = 10 * time.Second
 
 // freezeTimeout bounds the wait for a cgroup to freeze before killing.
 const freezeTimeout = time.Second

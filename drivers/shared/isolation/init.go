@@ -23,9 +23,12 @@ const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
 // the task's new namespaces. It reads the Spec from fd 3 (which the parent
 // sends once the process is in its cgroup), builds the task's root, drops
 // privileges and execve's the command, so it returns only on failure: it
-// then writes the reason to fd 4 and returns the exit code to use. args
-// are ignored.
+// then writes the reason to fd 4 and returns the exit code to use. With
+// args ["probe"] it only checks that it is PID 1 (see Probe).
 func InitMain(args []string) int {
+	if len(args) > 0 && args[0] == probeArg {
+		return probeMain()
+	}
 	errPipe := os.NewFile(errFD, "isolation-status")
 	fail := func(err error) int {
 		if errPipe != nil {

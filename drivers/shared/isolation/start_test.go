@@ -132,3 +132,13 @@ func TestStartIsolates(t *testing.T) {
 		})
 	}
 }
+
+func TestProbe(t *testing.T) {
+	needIsolation(t)
+	if err := Probe(context.Background(), testInit(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := Probe(context.Background(), InitCommand{Path: "/nonexistent/drover"}); err == nil {
+		t.Fatal("Probe with a missing init binary succeeded")
+	}
+}

@@ -1,0 +1,19 @@
+package exec
+
+import (
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/drover-io/drover/drivers/shared/isolation"
+)
+
+// TestMain runs the test binary as the isolation init stage when the
+// driver re-executes it, and checks for leaked goroutines otherwise.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == isolation.InitArg {
+		os.Exit(isolation.InitMain(os.Args[2:]))
+	}
+	goleak.VerifyTestMain(m)
+}
