@@ -45,6 +45,8 @@ type Allocation struct {
 	ClientStatus          string
 	ClientDescription     string
 	TaskStates            map[string]*TaskState
+	DeploymentID          string
+	DeploymentStatus      *AllocDeploymentStatus
 	PreviousAllocation    string
 	NextAllocation        string
 	PreemptedAllocations  []string
@@ -64,8 +66,9 @@ type AllocatedResources struct {
 
 // AllocatedTaskResources is what one task was given.
 type AllocatedTaskResources struct {
-	Cpu    AllocatedCpuResources
-	Memory AllocatedMemoryResources
+	Cpu     AllocatedCpuResources
+	Memory  AllocatedMemoryResources
+	Devices []*AllocatedDeviceResource
 }
 
 // AllocatedCpuResources is a task's CPU reservation.
@@ -165,6 +168,14 @@ func (a *Allocation) Copy() *Allocation {
 		ar.Tasks = make(map[string]*AllocatedTaskResources, len(a.AllocatedResources.Tasks))
 		for k, v := range a.AllocatedResources.Tasks {
 			t := *v
+			if v.Devices != nil {
+				t.Devices = make([]*AllocatedDeviceResource, len(v.Devices))
+				for i, d := range v.Devices {
+					dc := *d
+					dc.DeviceIDs = slices.Clone(d.DeviceIDs)
+					t.Devices[i] = &dc
+				}
+			}
 			ar.Tasks[k] = &t
 		}
 		c.AllocatedResources = &ar
@@ -180,6 +191,7 @@ func (a *Allocation) Copy() *Allocation {
 		}
 	}
 	c.PreemptedAllocations = slices.Clone(a.PreemptedAllocations)
+	c.DeploymentStatus = a.DeploymentStatus.Copy()
 	return &c
 }
 
@@ -200,6 +212,7 @@ type AllocListStub struct {
 	ClientStatus          string
 	ClientDescription     string
 	TaskStates            map[string]*TaskState
+	DeploymentStatus      *AllocDeploymentStatus
 	FollowupEvalID        string
 	NextAllocation        string
 	PreemptedAllocations  []string
@@ -226,6 +239,7 @@ func (a *Allocation) Stub() *AllocListStub {
 		ClientStatus:          a.ClientStatus,
 		ClientDescription:     a.ClientDescription,
 		TaskStates:            a.TaskStates,
+		DeploymentStatus:      a.DeploymentStatus,
 		NextAllocation:        a.NextAllocation,
 		PreemptedAllocations:  a.PreemptedAllocations,
 		PreemptedByAllocation: a.PreemptedByAllocation,

@@ -46,6 +46,8 @@ type Job struct {
 	Constraints []*Constraint
 	TaskGroups  []*TaskGroup
 	Meta        map[string]string
+	// Update is the job-level update strategy; groups inherit it.
+	Update *UpdateStrategy
 
 	// Fields set by the server.
 	Stop              bool
@@ -68,6 +70,8 @@ type TaskGroup struct {
 	RestartPolicy *RestartPolicy
 	EphemeralDisk *EphemeralDisk
 	Meta          map[string]string
+	// Update is the group's update strategy (nil: replace all at once).
+	Update *UpdateStrategy
 }
 
 // Task is a single process, container or other unit run by a driver.
@@ -119,6 +123,7 @@ type Resources struct {
 	MemoryMB    int
 	MemoryMaxMB int
 	DiskMB      int
+	Devices     []*RequestedDevice
 }
 
 // Defaults for task resources, as in Nomad.
@@ -152,6 +157,12 @@ func (r *Resources) Copy() *Resources {
 		return nil
 	}
 	c := *r
+	if r.Devices != nil {
+		c.Devices = make([]*RequestedDevice, len(r.Devices))
+		for i, d := range r.Devices {
+			c.Devices[i] = d.Copy()
+		}
+	}
 	return &c
 }
 
@@ -420,6 +431,7 @@ func (j *Job) Copy() *Job {
 	c.Datacenters = slices.Clone(j.Datacenters)
 	c.Constraints = copyConstraints(j.Constraints)
 	c.Meta = maps.Clone(j.Meta)
+	c.Update = j.Update.Copy()
 	c.TaskGroups = make([]*TaskGroup, len(j.TaskGroups))
 	for i, tg := range j.TaskGroups {
 		c.TaskGroups[i] = tg.Copy()
@@ -440,6 +452,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 		c.EphemeralDisk = &d
 	}
 	c.Meta = maps.Clone(tg.Meta)
+	c.Update = tg.Update.Copy()
 	c.Tasks = make([]*Task, len(tg.Tasks))
 	for i, t := range tg.Tasks {
 		c.Tasks[i] = t.Copy()

@@ -30,7 +30,7 @@ func TestJobCanonicalizeDefaults(t *testing.T) {
 	if task.KillTimeout != DefaultKillTimeout {
 		t.Errorf("kill timeout = %s, want %s", task.KillTimeout, DefaultKillTimeout)
 	}
-	if *task.Resources != *DefaultResources() {
+	if r := task.Resources; r.CPU != DefaultResourcesCPU || r.MemoryMB != DefaultResourcesMemoryMB {
 		t.Errorf("resources = %+v, want defaults", task.Resources)
 	}
 	if *task.RestartPolicy != *DefaultRestartPolicy(JobTypeService) {

@@ -45,9 +45,10 @@ type Node struct {
 
 // NodeResources is what a node offers.
 type NodeResources struct {
-	Cpu    NodeCpuResources
-	Memory NodeMemoryResources
-	Disk   NodeDiskResources
+	Cpu     NodeCpuResources
+	Memory  NodeMemoryResources
+	Disk    NodeDiskResources
+	Devices []*NodeDeviceResource
 }
 
 // NodeCpuResources is a node's CPU capacity.
@@ -121,6 +122,12 @@ func (n *Node) Copy() *Node {
 	c.Meta = maps.Clone(n.Meta)
 	if n.NodeResources != nil {
 		r := *n.NodeResources
+		if n.NodeResources.Devices != nil {
+			r.Devices = make([]*NodeDeviceResource, len(n.NodeResources.Devices))
+			for i, d := range n.NodeResources.Devices {
+				r.Devices[i] = d.Copy()
+			}
+		}
 		c.NodeResources = &r
 	}
 	if n.ReservedResources != nil {

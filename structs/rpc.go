@@ -213,7 +213,7 @@ type AllocsGetResponse struct {
 }
 
 // AllocUpdateRequest carries client-side changes: each Allocation holds only
-// ID, NodeID, ClientStatus, ClientDescription and TaskStates.
+// ID, NodeID, ClientStatus, ClientDescription, TaskStates and DeploymentStatus.
 type AllocUpdateRequest struct {
 	NodeID   string
 	SecretID string
