@@ -369,9 +369,49 @@ func TestFingerprint(t *testing.T) {
 	}
 }
 
-func TestExecTaskNotSupported(t *testing.T) {
-	d := New(nil)
-	if _, err := d.ExecTask(context.Background(), "x", []string{"true"}, time.Second); !errors.Is(err, drivers.ErrNotSupported) && !errors.Is(err, drivers.ErrTaskNotFound) {
-		t.Fatalf("ExecTask: %v", err)
+func TestExecTask(t *testing.T) {
+	h := newHarness(t)
+	cfg := h.sh(`echo ready > /local/ready; exec sleep 1000`)
+	h.start(cfg)
+	eventually(t, "task ready", func() bool {
+		_, err := os.Stat(cfg.TaskDir.LocalDir + "/ready")
+		return err == nil
+	})
+	cases := []struct {
+		name     string
+		cmd      []string
+		timeout  time.Duration
+		wantOut  string
+		wantExit drivers.ExitResult
+		wantErr  string
+	}{
+		{
+			name:    "inside the task",
+			cmd:     []string{"sh", "-c", `cat /local/ready; id -u; cat /proc/1/comm; echo $NOMAD_TASK_DIR; echo oops >&2; exit 3`},
+			wantOut: "ready\n65534\nsleep\n/local\n", wantExit: drivers.ExitResult{ExitCode: 3},
+		},
+		{name: "timeout kills it", cmd: []string{"sleep", "1000"}, timeout: 200 * time.Millisecond, wantErr: "deadline exceeded"},
+		{name: "missing command", cmd: []string{"no-such-command"}, wantErr: "not found"},
+		{name: "empty command", cmd: nil, wantErr: "empty command"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := h.d.ExecTask(context.Background(), cfg.ID, tc.cmd, tc.timeout)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("ExecTask err = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(res.Stdout) != tc.wantOut || *res.ExitResult != tc.wantExit || string(res.Stderr) != "oops\n" {
+				t.Fatalf("ExecTask = stdout %q stderr %q exit %+v; want %q, %+v", res.Stdout, res.Stderr, res.ExitResult, tc.wantOut, tc.wantExit)
+			}
+		})
+	}
+	if _, err := h.d.ExecTask(context.Background(), "nope", []string{"true"}, 0); !errors.Is(err, drivers.ErrTaskNotFound) {
+		t.Fatalf("ExecTask of an unknown task: %v", err)
 	}
 }

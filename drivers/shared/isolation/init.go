@@ -24,7 +24,8 @@ const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
 // sends once the process is in its cgroup), builds the task's root, drops
 // privileges and execve's the command, so it returns only on failure: it
 // then writes the reason to fd 4 and returns the exit code to use. With
-// args ["probe"] it only checks that it is PID 1 (see Probe).
+// args ["enter"] it runs a command inside a running task instead (see
+// Enter); with ["probe"] it only checks that it is PID 1 (see Probe).
 func InitMain(args []string) int {
 	if len(args) > 0 && args[0] == probeArg {
 		return probeMain()
@@ -40,6 +41,9 @@ func InitMain(args []string) int {
 	if specPipe == nil || errPipe == nil {
 		fmt.Fprintln(os.Stderr, "isolation-init is started by drover to run a task; it is not meant to be run by hand")
 		return 2
+	}
+	if len(args) > 0 && args[0] == enterArg {
+		return enterMain(specPipe, errPipe)
 	}
 	var spec Spec
 	err := json.NewDecoder(specPipe).Decode(&spec)

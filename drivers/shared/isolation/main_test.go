@@ -13,5 +13,8 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == InitArg {
 		os.Exit(InitMain(os.Args[2:]))
 	}
+	// A -race binary sleeps a second at exit by default; the init stage
+	// probe is one that exits.
+	os.Setenv("GORACE", "atexit_sleep_ms=0")
 	goleak.VerifyTestMain(m)
 }

@@ -25,6 +25,10 @@ func Probe(ctx context.Context, init InitCommand) error {
 	cmd := exec.CommandContext(ctx, init.Path, args...)
 	cmd.Dir = "/"
 	cmd.Env = []string{}
+	if v, ok := os.LookupEnv("GORACE"); ok {
+		// Lets tests built with -race skip the race runtime's exit delay.
+		cmd.Env = append(cmd.Env, "GORACE="+v)
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{

@@ -65,59 +65,71 @@ func Start(ctx context.Context, init InitCommand, spec *Spec, cg *Cgroup, stdout
 	if cg == nil {
 		return nil, errors.New("isolated start: no cgroup")
 	}
-	specR, specW, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("isolated start: %w", err)
-	}
-	defer specW.Close()
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		specR.Close()
-		return nil, fmt.Errorf("isolated start: %w", err)
-	}
-	defer errR.Close()
-
 	cmd := exec.Command(init.Path, init.Args...)
-	cmd.Dir = "/"
-	cmd.Env = []string{}
 	if stdout != nil {
 		cmd.Stdout = stdout
 	}
 	if stderr != nil {
 		cmd.Stderr = stderr
 	}
-	cmd.ExtraFiles = []*os.File{specR, errW} // fds 3 and 4
-	attr := &syscall.SysProcAttr{
+	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setsid:     true,
 		Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
 	}
 	if spec.NetworkIsolation {
-		attr.Cloneflags |= syscall.CLONE_NEWNET
+		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNET
 	}
+	start, err := launch(ctx, cmd, cg, spec)
+	if err != nil {
+		return nil, fmt.Errorf("isolated start: %w", err)
+	}
+	return &Process{State: State{Pid: cmd.Process.Pid, StartTime: start, Cgroup: cg}, cmd: cmd}, nil
+}
+
+// launch starts cmd (the init stage, in whatever namespaces its
+// SysProcAttr asks for), places it in cg, sends it payload on fd 3 and
+// waits until it has execve'd the command, or reports why it could not on
+// fd 4. It returns the process's start time. On error nothing of it is
+// left running.
+func launch(ctx context.Context, cmd *exec.Cmd, cg *Cgroup, payload any) (uint64, error) {
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		return 0, err
+	}
+	defer specW.Close()
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		specR.Close()
+		return 0, err
+	}
+	defer errR.Close()
+
+	cmd.Dir = "/"
+	cmd.Env = []string{}
+	cmd.ExtraFiles = []*os.File{specR, errW} // fds 3 and 4
 	// On v2 the kernel creates the process inside the cgroup; on v1 it is
-	// moved there while the init stage waits for the spec.
+	// moved there while the init stage waits for its payload.
 	if cg.Version == CgroupV2 {
 		dir, err := cg.openDir()
 		if err != nil {
 			specR.Close()
 			errW.Close()
-			return nil, fmt.Errorf("isolated start: open cgroup: %w", err)
+			return 0, fmt.Errorf("open cgroup: %w", err)
 		}
 		defer dir.Close()
-		attr.UseCgroupFD = true
-		attr.CgroupFD = int(dir.Fd())
+		cmd.SysProcAttr.UseCgroupFD = true
+		cmd.SysProcAttr.CgroupFD = int(dir.Fd())
 	}
-	cmd.SysProcAttr = attr
 	err = cmd.Start()
 	specR.Close()
 	errW.Close()
 	if err != nil {
-		return nil, fmt.Errorf("isolated start: start init stage: %w", err)
+		return 0, fmt.Errorf("start init stage: %w", err)
 	}
-	abort := func(err error) (*Process, error) {
-		_ = cmd.Process.Kill() // it is ours and has not run the task
+	abort := func(err error) (uint64, error) {
+		_ = cmd.Process.Kill() // it is ours and has not run the command
 		_ = cmd.Wait()
-		return nil, fmt.Errorf("isolated start: %w", err)
+		return 0, err
 	}
 	if cg.Version == CgroupV1 {
 		if err := cg.Apply(cmd.Process.Pid); err != nil {
@@ -128,7 +140,7 @@ func Start(ctx context.Context, init InitCommand, spec *Spec, cg *Cgroup, stdout
 	if err != nil {
 		return abort(err)
 	}
-	if err := json.NewEncoder(specW).Encode(spec); err != nil && !errors.Is(err, syscall.EPIPE) {
+	if err := json.NewEncoder(specW).Encode(payload); err != nil && !errors.Is(err, syscall.EPIPE) {
 		return abort(fmt.Errorf("send spec to init stage: %w", err))
 	}
 	specW.Close()
@@ -151,14 +163,14 @@ func Start(ctx context.Context, init InitCommand, spec *Spec, cg *Cgroup, stdout
 		_ = cmd.Process.Kill()
 		<-done
 		_ = cmd.Wait()
-		return nil, fmt.Errorf("isolated start: %w", ctx.Err())
+		return 0, ctx.Err()
 	}
 	if res.err != nil {
 		return abort(fmt.Errorf("read init stage status: %w", res.err))
 	}
 	if len(res.msg) > 0 {
 		_ = cmd.Wait()
-		return nil, fmt.Errorf("isolated start: %s", strings.TrimSpace(string(res.msg)))
+		return 0, errors.New(strings.TrimSpace(string(res.msg)))
 	}
-	return &Process{State: State{Pid: cmd.Process.Pid, StartTime: start, Cgroup: cg}, cmd: cmd}, nil
+	return start, nil
 }

@@ -142,3 +142,63 @@ func TestProbe(t *testing.T) {
 		t.Fatal("Probe with a missing init binary succeeded")
 	}
 }
+
+func TestEnter(t *testing.T) {
+	layout := needIsolation(t)
+	root := taskRoot(t)
+	uid, gid, groups, err := LookupUser(DefaultUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cg, err := NewCgroup(layout, CgroupConfig{Parent: "drover-test", Name: fmt.Sprintf("enter.%d", time.Now().UnixNano())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	defer func() {
+		if err := cg.Destroy(ctx); err != nil {
+			t.Errorf("destroy cgroup: %v", err)
+		}
+	}()
+	spec := &Spec{
+		Path: "/bin/sh", Args: []string{"-c", "echo marker > /tmp/m; exec sleep 1000"},
+		Env: []string{"PATH=/usr/bin:/bin"}, RootDir: root, Mounts: ChrootMounts(DefaultChrootEnv()),
+		UID: uid, GID: gid, Groups: groups, Hostname: "entered",
+	}
+	p, err := Start(ctx, testInit(t), spec, cg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan struct{})
+	go func() {
+		defer close(waited)
+		_, _ = p.Wait()
+	}()
+	defer func() { <-waited }()
+	defer func() { _ = cg.Kill(ctx) }()
+
+	var out, errOut strings.Builder
+	script := `until test -e /tmp/m; do sleep 0.01; done; cat /tmp/m; hostname; id -u; cat /proc/1/comm; test -e /root/. && echo visible || echo hidden; grep -q drover-test /proc/self/cgroup && echo in-cgroup; exit 7`
+	ps, err := Enter(ctx, testInit(t), p.State, &EnterSpec{
+		Path: "sh", Args: []string{"-c", script}, Env: []string{"PATH=/usr/bin:/bin"},
+		UID: uid, GID: gid, Groups: groups,
+	}, &out, &errOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps.ExitCode() != 7 {
+		t.Fatalf("exit %v, stderr %q", ps, errOut.String())
+	}
+	if want := "marker\nentered\n65534\nsleep\nhidden\nin-cgroup\n"; out.String() != want {
+		t.Fatalf("output %q, want %q (stderr %q)", out.String(), want, errOut.String())
+	}
+	pids, err := cg.Pids()
+	if err != nil || len(pids) != 1 {
+		t.Fatalf("cgroup has %v (%v) after the command exited, want the task only", pids, err)
+	}
+
+	if _, err := Enter(ctx, testInit(t), p.State, &EnterSpec{Path: "no-such-cmd", UID: uid, GID: gid}, &out, &errOut); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("Enter with a missing command: %v", err)
+	}
+}

@@ -1,0 +1,169 @@
+package isolation
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// enterArg makes InitMain enter a running task instead of starting one.
+const enterArg = "enter"
+
+// EnterSpec is a command to run inside a running isolated task.
+type EnterSpec struct {
+	// Path, Args, Env and Dir are as in Spec: Path is seen from inside the
+	// task's root.
+	Path string   `json:"path"`
+	Args []string `json:"args,omitempty"`
+	Env  []string `json:"env,omitempty"`
+	Dir  string   `json:"dir,omitempty"`
+	// UID, GID and Groups the command runs as.
+	UID    uint32   `json:"uid"`
+	GID    uint32   `json:"gid"`
+	Groups []uint32 `json:"groups,omitempty"`
+
+	// Root is the task's root as the host sees it ("/proc/<pid>/root");
+	// Enter fills it in.
+	Root string `json:"root"`
+}
+
+// namespaces joined by Enter with setns(2), in this order. The mount
+// namespace cannot be joined by a multi-threaded (Go) process: the command
+// gets the task's root through /proc/<pid>/root instead, which reaches
+// the task's mounts.
+var enterNamespaces = []struct {
+	name string
+	flag int
+}{
+	{"ipc", unix.CLONE_NEWIPC},
+	{"uts", unix.CLONE_NEWUTS},
+	{"net", unix.CLONE_NEWNET},
+	{"pid", unix.CLONE_NEWPID},
+}
+
+// Enter runs spec inside the running task st — its pid, ipc, uts and
+// network namespaces, its root and its cgroup — as the init stage does for
+// the task itself, and waits for it to exit. Cancelling ctx kills the
+// command. Its output goes to stdout and stderr.
+func Enter(ctx context.Context, init InitCommand, st State, spec *EnterSpec, stdout, stderr io.Writer) (*os.ProcessState, error) {
+	if spec == nil || spec.Path == "" {
+		return nil, errors.New("enter task: no command")
+	}
+	if st.Cgroup == nil || !Alive(st.Pid, st.StartTime) {
+		return nil, fmt.Errorf("enter task: process %d: %w", st.Pid, os.ErrNotExist)
+	}
+	type result struct {
+		ps  *os.ProcessState
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// setns changes this thread only, and the child is forked from it.
+		// The thread is never unlocked, so it ends with this goroutine
+		// instead of going back to the scheduler in the task's namespaces.
+		runtime.LockOSThread()
+		ps, err := enterFromThisThread(ctx, init, st, spec, stdout, stderr)
+		done <- result{ps, err}
+	}()
+	r := <-done
+	if r.err != nil {
+		return nil, fmt.Errorf("enter task: %w", r.err)
+	}
+	return r.ps, nil
+}
+
+func enterFromThisThread(ctx context.Context, init InitCommand, st State, spec *EnterSpec, stdout, stderr io.Writer) (*os.ProcessState, error) {
+	var fds []*os.File
+	defer func() {
+		for _, f := range fds {
+			f.Close()
+		}
+	}()
+	for _, ns := range enterNamespaces {
+		f, err := os.Open("/proc/" + strconv.Itoa(st.Pid) + "/ns/" + ns.name)
+		if err != nil {
+			return nil, fmt.Errorf("open %s namespace: %w", ns.name, err)
+		}
+		fds = append(fds, f)
+	}
+	// The namespaces are pinned by the open files: check that they are
+	// still the task's (its pid was not reused meanwhile).
+	if !Alive(st.Pid, st.StartTime) {
+		return nil, fmt.Errorf("process %d: %w", st.Pid, os.ErrNotExist)
+	}
+	for i, ns := range enterNamespaces {
+		if err := unix.Setns(int(fds[i].Fd()), ns.flag); err != nil {
+			return nil, fmt.Errorf("join %s namespace: %w", ns.name, err)
+		}
+	}
+	s := *spec
+	s.Root = "/proc/" + strconv.Itoa(st.Pid) + "/root"
+
+	cmd := exec.Command(init.Path, append(append([]string(nil), init.Args...), enterArg)...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if _, err := launch(ctx, cmd, st.Cgroup, &s); err != nil {
+		return nil, err
+	}
+	waited := make(chan struct{})
+	defer close(waited)
+	go func() {
+		select {
+		case <-ctx.Done():
+			_ = cmd.Process.Kill() // ours until Wait returns
+		case <-waited:
+		}
+	}()
+	err := cmd.Wait()
+	if cmd.ProcessState == nil {
+		return nil, err
+	}
+	return cmd.ProcessState, nil
+}
+
+// enterMain is InitMain's enter mode: it reads an EnterSpec, chroots into
+// the task's root, drops privileges and execve's the command.
+func enterMain(specPipe, errPipe *os.File) int {
+	fail := func(err error) int {
+		fmt.Fprintf(errPipe, "%v", err)
+		return 127
+	}
+	var spec EnterSpec
+	err := json.NewDecoder(specPipe).Decode(&spec)
+	specPipe.Close()
+	if err != nil {
+		return fail(fmt.Errorf("enter stage: read spec: %w", err))
+	}
+	if err := os.Chdir(spec.Root); err != nil {
+		return fail(fmt.Errorf("enter stage: task root: %w", err))
+	}
+	if err := unix.Chroot("."); err != nil {
+		return fail(fmt.Errorf("enter stage: chroot: %w", err))
+	}
+	if err := dropPrivileges(spec.UID, spec.GID, spec.Groups); err != nil {
+		return fail(fmt.Errorf("enter stage: %w", err))
+	}
+	dir := spec.Dir
+	if dir == "" {
+		dir = "/"
+	}
+	if err := os.Chdir(dir); err != nil {
+		return fail(fmt.Errorf("enter stage: working directory %s: %w", dir, err))
+	}
+	path, err := lookPath(spec.Path, spec.Env)
+	if err != nil {
+		return fail(fmt.Errorf("enter stage: %w", err))
+	}
+	syscall.CloseOnExec(errFD)
+	err = syscall.Exec(path, append([]string{spec.Path}, spec.Args...), spec.Env)
+	return fail(fmt.Errorf("enter stage: exec %s: %w", path, err))
+}
