@@ -21,8 +21,8 @@ type captured struct {
 }
 
 func (h *captureHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h *captureHandler) WithAttrs([]slog.Attr) slog.Handler        { return h }
-func (h *captureHandler) WithGroup(string) slog.Handler             { return h }
+func (h *captureHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *captureHandler) WithGroup(string) slog.Handler            { return h }
 func (h *captureHandler) Handle(_ context.Context, r slog.Record) error {
 	c := captured{level: r.Level, msg: r.Message, attrs: map[string]any{}}
 	r.Attrs(func(a slog.Attr) bool {
