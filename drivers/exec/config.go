@@ -31,6 +31,9 @@ type Options struct {
 	NoPivot bool
 	// CgroupParent is the cgroup task cgroups are created under ("drover").
 	CgroupParent string
+	// Capabilities tasks may hold; nil means
+	// isolation.DefaultCapabilities. The rest leave the bounding set.
+	Capabilities []string
 	// PidsLimit bounds each task's processes and threads; 0 is no limit.
 	PidsLimit int64
 }

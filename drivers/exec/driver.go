@@ -238,9 +238,11 @@ func (d *Driver) start(ctx context.Context, cfg *drivers.TaskConfig, conf *TaskC
 		RootDir: cfg.TaskDir.Dir,
 		Mounts:  mounts(cfg, d.opts.ChrootEnv),
 		NoPivot: d.opts.NoPivot,
-		UID:     uid,
-		GID:     gid,
-		Groups:  groups,
+		// Capabilities: nil is the default set.
+		Capabilities: d.opts.Capabilities,
+		UID:          uid,
+		GID:          gid,
+		Groups:       groups,
 	}
 	p, err := isolation.Start(ctx, initCmd, spec, cg, stdout, stderr)
 	if err != nil {

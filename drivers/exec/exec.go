@@ -54,6 +54,8 @@ func (d *Driver) ExecTask(ctx context.Context, taskID string, cmd []string, time
 		UID:    uid,
 		GID:    gid,
 		Groups: groups,
+		// The task's own capabilities, no more.
+		Capabilities: d.opts.Capabilities,
 	}, &stdout, &stderr)
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("exec task %q: %w", t.cfg.Name, ctx.Err())

@@ -30,6 +30,8 @@ type EnterSpec struct {
 	UID    uint32   `json:"uid"`
 	GID    uint32   `json:"gid"`
 	Groups []uint32 `json:"groups,omitempty"`
+	// Capabilities as in Spec; give the task's.
+	Capabilities []string `json:"capabilities,omitempty"`
 
 	// Root is the task's root as the host sees it ("/proc/<pid>/root");
 	// Enter fills it in.
@@ -148,6 +150,14 @@ func enterMain(specPipe, errPipe *os.File) int {
 	}
 	if err := unix.Chroot("."); err != nil {
 		return fail(fmt.Errorf("enter stage: chroot: %w", err))
+	}
+	runtime.LockOSThread()
+	caps := spec.Capabilities
+	if caps == nil {
+		caps = DefaultCapabilities()
+	}
+	if err := dropCapabilities(caps); err != nil {
+		return fail(fmt.Errorf("enter stage: %w", err))
 	}
 	if err := dropPrivileges(spec.UID, spec.GID, spec.Groups); err != nil {
 		return fail(fmt.Errorf("enter stage: %w", err))

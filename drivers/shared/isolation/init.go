@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 )
@@ -64,6 +65,15 @@ func InitMain(args []string) int {
 	}
 	if err := enterRoot(&spec); err != nil {
 		return fail(fmt.Errorf("init stage: enter the task's root: %w", err))
+	}
+	// The bounding set is per thread: drop on this one and execve from it.
+	runtime.LockOSThread()
+	caps := spec.Capabilities
+	if caps == nil {
+		caps = DefaultCapabilities()
+	}
+	if err := dropCapabilities(caps); err != nil {
+		return fail(fmt.Errorf("init stage: %w", err))
 	}
 	if err := dropPrivileges(spec.UID, spec.GID, spec.Groups); err != nil {
 		return fail(fmt.Errorf("init stage: %w", err))

@@ -39,6 +39,10 @@ type Spec struct {
 	GID    uint32   `json:"gid"`
 	Groups []uint32 `json:"groups,omitempty"`
 
+	// Capabilities the task may hold (see DefaultCapabilities, which nil
+	// means); all others are dropped from its bounding set.
+	Capabilities []string `json:"capabilities,omitempty"`
+
 	// Hostname is set in the task's uts namespace when not empty.
 	Hostname string `json:"hostname,omitempty"`
 	// NetworkIsolation puts the task in a new network namespace (only a
@@ -116,6 +120,9 @@ func (s *Spec) validate() error {
 	}
 	if s.RootDir == "" || !filepath.IsAbs(s.RootDir) {
 		errs = append(errs, fmt.Errorf("root directory %q must be an absolute path", s.RootDir))
+	}
+	if _, err := ParseCapabilities(s.Capabilities); err != nil {
+		errs = append(errs, err)
 	}
 	for _, m := range s.Mounts {
 		if !filepath.IsAbs(m.Source) || !filepath.IsAbs(m.Target) {

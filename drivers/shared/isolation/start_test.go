@@ -110,8 +110,8 @@ func TestStartIsolates(t *testing.T) {
 	}{
 		{"pid 1", `echo $$`, "1\n"},
 		{"proc self stat", `read pid rest < /proc/self/stat; echo $pid`, "1\n"},
-		// sh, ls and grep: none of the host's processes.
-		{"only own processes", `cat /proc/1/comm; ls /proc | grep -cE '^[0-9]+$'`, "sh\n3\n"},
+		// The shell expands the glob itself: it is the only process.
+		{"only own processes", `cat /proc/1/comm; set -- /proc/[0-9]*; echo $#`, "sh\n1\n"},
 		{"nobody", `id -u; id -g`, "65534\n65534\n"},
 		{"no host root", `test -e /root/. && echo visible || echo hidden`, "hidden\n"},
 		{"hostname", `cat /proc/sys/kernel/hostname`, "task\n"},
@@ -201,4 +201,64 @@ func TestEnter(t *testing.T) {
 	if _, err := Enter(ctx, testInit(t), p.State, &EnterSpec{Path: "no-such-cmd", UID: uid, GID: gid}, &out, &errOut); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Fatalf("Enter with a missing command: %v", err)
 	}
+}
+
+func TestCapabilitiesDropped(t *testing.T) {
+	layout := needIsolation(t)
+	cases := []struct {
+		name string
+		caps []string
+		want string // CapBnd of the task
+	}{
+		{"default", nil, capMask(t, DefaultCapabilities())},
+		{"only kill", []string{"KILL"}, capMask(t, []string{"kill"})},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root := taskRoot(t)
+			cg, err := NewCgroup(layout, CgroupConfig{Parent: "drover-test", Name: fmt.Sprintf("caps.%d", time.Now().UnixNano())})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			defer cg.Destroy(ctx) //nolint:errcheck // best effort in a test
+			out, err := os.Create(filepath.Join(t.TempDir(), "out"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Close()
+			// Root in the task, to see that even root lacks the others.
+			p, err := Start(ctx, testInit(t), &Spec{
+				Path: "/bin/sh", Args: []string{"-c", "grep CapBnd /proc/self/status; grep CapEff /proc/self/status"},
+				RootDir: root, Mounts: ChrootMounts(DefaultChrootEnv()), Capabilities: tc.caps,
+			}, cg, out, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(out.Name())
+			for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				_, v, _ := strings.Cut(line, ":")
+				if got := strings.TrimSpace(v); got != tc.want {
+					t.Errorf("%s, want %s", line, tc.want)
+				}
+			}
+		})
+	}
+	if _, err := ParseCapabilities([]string{"cap_net_raw", "NET_ADMIN", "bogus"}); err == nil {
+		t.Fatal("ParseCapabilities accepted bogus")
+	}
+}
+
+// capMask returns the /proc status hex mask of caps.
+func capMask(t *testing.T, caps []string) string {
+	t.Helper()
+	var m uint64
+	for _, c := range caps {
+		m |= 1 << capabilityNumbers[c]
+	}
+	return fmt.Sprintf("%016x", m)
 }
