@@ -55,7 +55,7 @@ func taskRoot(t *testing.T) string {
 
 // runIsolated runs script with sh in an isolated root as nobody and
 // returns its output and wait status.
-func runIsolated(t *testing.T, layout *CgroupLayout, res Resources, script string) (string, syscall.WaitStatus, *Cgroup) {
+func runIsolated(t *testing.T, layout *CgroupLayout, res Resources, script string, mutate ...func(*Spec)) (string, syscall.WaitStatus, *Cgroup) {
 	t.Helper()
 	root := taskRoot(t)
 	uid, gid, groups, err := LookupUser(DefaultUser)
@@ -87,6 +87,9 @@ func runIsolated(t *testing.T, layout *CgroupLayout, res Resources, script strin
 		UID:     uid, GID: gid, Groups: groups,
 		Hostname: "task",
 	}
+	for _, m := range mutate {
+		m(spec)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	p, err := Start(ctx, testInit(t), spec, cg, out, out)
@@ -107,21 +110,46 @@ func TestStartIsolates(t *testing.T) {
 		name   string
 		script string
 		want   string
+		mutate func(*Spec)
 	}{
-		{"pid 1", `echo $$`, "1\n"},
-		{"proc self stat", `read pid rest < /proc/self/stat; echo $pid`, "1\n"},
+		{"pid 1", `echo $$`, "1\n", nil},
+		{"proc self stat", `read pid rest < /proc/self/stat; echo $pid`, "1\n", nil},
 		// The shell expands the glob itself: it is the only process.
-		{"only own processes", `cat /proc/1/comm; set -- /proc/[0-9]*; echo $#`, "sh\n1\n"},
-		{"nobody", `id -u; id -g`, "65534\n65534\n"},
-		{"no host root", `test -e /root/. && echo visible || echo hidden`, "hidden\n"},
-		{"hostname", `cat /proc/sys/kernel/hostname`, "task\n"},
-		{"dev null", `echo hi > /dev/null && head -c 4 /dev/zero | wc -c`, "4\n"},
-		{"read-only usr", `touch /usr/x 2>/dev/null && echo writable || echo ro`, "ro\n"},
-		{"writable tmp", `echo x > /tmp/f && cat /tmp/f`, "x\n"},
+		{"only own processes", `cat /proc/1/comm; set -- /proc/[0-9]*; echo $#`, "sh\n1\n", nil},
+		{"nobody", `id -u; id -g`, "65534\n65534\n", nil},
+		{"no host root", `test -e /root/. && echo visible || echo hidden`, "hidden\n", nil},
+		{"hostname", `cat /proc/sys/kernel/hostname`, "task\n", nil},
+		{"dev null", `echo hi > /dev/null && head -c 4 /dev/zero | wc -c`, "4\n", nil},
+		{"read-only usr", `touch /usr/x 2>/dev/null && echo writable || echo ro`, "ro\n", nil},
+		{"writable tmp", `echo x > /tmp/f && cat /tmp/f`, "x\n", nil},
+		{"host network by default", `grep -c : /proc/net/dev`, hostInterfaces(t), nil},
+		{
+			name: "own network namespace", script: `grep : /proc/net/dev | cut -d: -f1 | tr -d ' '`, want: "lo\n",
+			mutate: func(s *Spec) { s.NetworkIsolation = true },
+		},
+		{
+			name: "chroot without pivot_root", script: `echo $$; test -e /root/. && echo visible || echo hidden`, want: "1\nhidden\n",
+			mutate: func(s *Spec) { s.NoPivot = true },
+		},
+		{
+			name: "extra mount and symlinked chroot entry", script: `cat /data/x; readlink /bin`, want: "shared\nusr/bin\n",
+			mutate: func(s *Spec) {
+				dir := t.TempDir()
+				if err := os.WriteFile(filepath.Join(dir, "x"), []byte("shared\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				_ = os.Chmod(dir, 0o755)
+				s.Mounts = append(s.Mounts, Mount{Source: dir, Target: "/data"})
+			},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			out, ws, _ := runIsolated(t, layout, Resources{MemoryBytes: 64 << 20}, tc.script)
+			var mutate []func(*Spec)
+			if tc.mutate != nil {
+				mutate = append(mutate, tc.mutate)
+			}
+			out, ws, _ := runIsolated(t, layout, Resources{MemoryBytes: 64 << 20}, tc.script, mutate...)
 			if ws.ExitStatus() != 0 || ws.Signaled() {
 				t.Fatalf("exit %v, output %q", ws, out)
 			}
@@ -261,4 +289,15 @@ func capMask(t *testing.T, caps []string) string {
 		m |= 1 << capabilityNumbers[c]
 	}
 	return fmt.Sprintf("%016x", m)
+}
+
+// hostInterfaces returns how many network interfaces the host has, as a
+// line of output.
+func hostInterfaces(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/net/dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%d\n", strings.Count(string(b), ":"))
 }
