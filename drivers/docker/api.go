@@ -233,10 +233,18 @@ func (c *client) removeContainer(ctx context.Context, id string, force bool) err
 }
 
 // containerLogs returns the container's multiplexed stdout and stderr
-// stream from since (zero: from the start), following new output until the
-// container stops when follow is set.
-func (c *client) containerLogs(ctx context.Context, id string, since time.Time, follow bool) (io.ReadCloser, error) {
-	q := url.Values{"stdout": {"1"}, "stderr": {"1"}, "follow": {strconv.FormatBool(follow)}}
+// stream from since (zero: from the start; a message logged at since
+// itself is included), following new output until the container stops
+// when follow is set. With timestamps each frame, one logged message,
+// starts with the time the daemon logged it (RFC 3339, nanoseconds) and a
+// space.
+func (c *client) containerLogs(ctx context.Context, id string, since time.Time, follow, timestamps bool) (io.ReadCloser, error) {
+	q := url.Values{
+		"stdout":     {"1"},
+		"stderr":     {"1"},
+		"follow":     {strconv.FormatBool(follow)},
+		"timestamps": {strconv.FormatBool(timestamps)},
+	}
 	if !since.IsZero() {
 		q.Set("since", fmt.Sprintf("%d.%09d", since.Unix(), since.Nanosecond()))
 	}

@@ -16,15 +16,16 @@ const (
 )
 
 // maxFrame bounds a frame's size so that a corrupt header cannot make the
-// demuxer allocate without limit.
+// reader allocate without limit.
 const maxFrame = 64 << 20
 
-// demux copies the Engine API's multiplexed stream (used for a container
-// without a TTY by logs, attach and exec) from r into stdout and stderr
-// until r ends. Each frame is an 8-byte header, [kind, 0, 0, 0, size as
-// big-endian uint32], followed by size bytes of kind's output. A frame of
-// the system kind is returned as an error.
-func demux(stdout, stderr io.Writer, r io.Reader) error {
+// readFrames reads the Engine API's multiplexed stream (used for a
+// container without a TTY by logs, attach and exec) until r ends, calling
+// fn with each frame's stream kind and payload (valid only during the
+// call). Each frame is an 8-byte header, [kind, 0, 0, 0, size as
+// big-endian uint32], followed by size bytes. A frame of the system kind
+// is returned as an error.
+func readFrames(r io.Reader, fn func(kind byte, p []byte) error) error {
 	var hdr [8]byte
 	buf := make([]byte, 32<<10)
 	for {
@@ -38,20 +39,9 @@ func demux(stdout, stderr io.Writer, r io.Reader) error {
 		if size > maxFrame {
 			return fmt.Errorf("stream frame of %d bytes exceeds the %d limit", size, maxFrame)
 		}
-		var w io.Writer
-		switch hdr[0] {
-		case streamStdin, streamStdout:
-			w = stdout
-		case streamStderr:
-			w = stderr
-		case streamSystem:
-			msg := make([]byte, size)
-			if _, err := io.ReadFull(r, msg); err != nil {
-				return fmt.Errorf("read stream error frame: %w", err)
-			}
-			return fmt.Errorf("docker stream error: %s", msg)
-		default:
-			return fmt.Errorf("unknown stream kind %d in frame header", hdr[0])
+		kind := hdr[0]
+		if kind > streamSystem {
+			return fmt.Errorf("unknown stream kind %d in frame header", kind)
 		}
 		if size > len(buf) {
 			buf = make([]byte, size)
@@ -59,8 +49,26 @@ func demux(stdout, stderr io.Writer, r io.Reader) error {
 		if _, err := io.ReadFull(r, buf[:size]); err != nil {
 			return fmt.Errorf("read stream frame: %w", err)
 		}
-		if _, err := w.Write(buf[:size]); err != nil {
-			return fmt.Errorf("write stream frame: %w", err)
+		if kind == streamSystem {
+			return fmt.Errorf("docker stream error: %s", buf[:size])
+		}
+		if err := fn(kind, buf[:size]); err != nil {
+			return err
 		}
 	}
+}
+
+// demux copies a multiplexed stream's stdout (and stdin) frames to stdout
+// and its stderr frames to stderr.
+func demux(stdout, stderr io.Writer, r io.Reader) error {
+	return readFrames(r, func(kind byte, p []byte) error {
+		w := stdout
+		if kind == streamStderr {
+			w = stderr
+		}
+		if _, err := w.Write(p); err != nil {
+			return fmt.Errorf("write stream frame: %w", err)
+		}
+		return nil
+	})
 }

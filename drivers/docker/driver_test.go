@@ -445,7 +445,7 @@ func TestDriver_RecoverTask(t *testing.T) {
 	}
 	// Wait until the container printed "after", as seen by the daemon.
 	eventually(t, "after in docker logs", func() bool {
-		body, err := h.d.client.containerLogs(context.Background(), containerIDOf(t, th), time.Time{}, false)
+		body, err := h.d.client.containerLogs(context.Background(), containerIDOf(t, th), time.Time{}, false, false)
 		if err != nil {
 			return false
 		}
@@ -580,6 +580,9 @@ func TestDriver_LogRotation(t *testing.T) {
 	}
 	want := []string{filepath.Join(filepath.Dir(cfg.StdoutPath), "web.stdout.1"), filepath.Join(filepath.Dir(cfg.StdoutPath), "web.stdout.2")}
 	if !slices.Equal(files, want) {
+		for _, f := range files {
+			t.Logf("%s: %d bytes", f, len(readFile(t, f)))
+		}
 		t.Fatalf("log files = %q, want %q", files, want)
 	}
 	var total int

@@ -1,13 +1,14 @@
 package docker
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/drover-io/drover/drivers/shared/logrotate"
@@ -21,8 +22,13 @@ const (
 )
 
 // streamLogs copies the container's output into the task's rotating log
-// files until the container stops. A broken stream is re-opened from the
-// time of the last copied output.
+// files until the container stops and its output is copied, starting with
+// what the daemon logged at or after since.
+//
+// Messages come with the daemon's timestamps, so that the copy can resume
+// exactly where it stopped: after a broken stream, and after a follow
+// stream that ended when the container stopped (Docker 20.10 can end one
+// before its last messages; a final, non-following read fetches them).
 func (t *task) streamLogs(ctx context.Context, c *client, logger *slog.Logger, since time.Time) {
 	stdout, err := openLog(t.cfg.StdoutPath, t.cfg)
 	if err != nil {
@@ -34,34 +40,97 @@ func (t *task) streamLogs(ctx context.Context, c *client, logger *slog.Logger, s
 	}
 	defer closeLog(stdout)
 	defer closeLog(stderr)
-	out := &stampWriter{w: writerOrDiscard(stdout)}
-	errw := &stampWriter{w: writerOrDiscard(stderr)}
+	lc := &logCopier{stdout: writerOrDiscard(stdout), stderr: writerOrDiscard(stderr), last: since}
+
+	follow := true
 	for {
-		body, err := c.containerLogs(ctx, t.containerID, since, true)
+		body, err := c.containerLogs(ctx, t.containerID, lc.last, follow, true)
 		if err == nil {
-			err = demux(out, errw, body)
+			err = readFrames(body, lc.frame)
 			body.Close()
 		}
+		lc.resume()
 		switch {
 		case ctx.Err() != nil:
 			return
-		case err == nil:
-			return // the container stopped and its output is copied
 		case isNotFound(err):
 			return // the container is gone
+		case err == nil && !follow:
+			return // the final read after the container stopped
+		case err == nil:
+			// The follow stream ended: the container stopped (or the
+			// daemon restarted with it running).
+			info, ierr := c.inspectContainer(ctx, t.containerID)
+			if isNotFound(ierr) {
+				return
+			}
+			if ierr == nil && !info.State.Running {
+				follow = false
+				continue
+			}
+			if !sleepCtx(ctx, retryDelay) {
+				return
+			}
+			continue
 		}
 		logger.Warn("container log stream broke; reopening", "container_id", shortID(t.containerID), "error", err)
-		last := out.lastWrite()
-		if e := errw.lastWrite(); e.After(last) {
-			last = e
-		}
-		if !last.IsZero() {
-			since = last
-		}
 		if !sleepCtx(ctx, retryDelay) {
 			return
 		}
 	}
+}
+
+// logCopier writes timestamped log frames to the task's files, remembering
+// the newest timestamp and how many messages carried it, so that a read
+// resumed from that timestamp (which includes it) skips those.
+type logCopier struct {
+	stdout, stderr io.Writer
+	// last is the newest timestamp copied; atLast counts the messages
+	// copied with it; skip counts those still to skip in this read.
+	last   time.Time
+	atLast int
+	skip   int
+}
+
+// frame copies one message, "<timestamp> <text>".
+func (lc *logCopier) frame(kind byte, p []byte) error {
+	w := lc.stdout
+	if kind == streamStderr {
+		w = lc.stderr
+	}
+	ts, text, ok := splitTimestamp(p)
+	if ok {
+		switch {
+		case ts.Equal(lc.last) && lc.skip > 0:
+			lc.skip--
+			return nil // copied before this read
+		case ts.Equal(lc.last):
+			lc.atLast++
+		case ts.After(lc.last):
+			lc.last, lc.atLast = ts, 1
+		}
+	}
+	if _, err := w.Write(text); err != nil {
+		return fmt.Errorf("write log: %w", err)
+	}
+	return nil
+}
+
+// resume prepares for a read from lc.last.
+func (lc *logCopier) resume() { lc.skip = lc.atLast }
+
+// splitTimestamp splits a message into the daemon's timestamp and the
+// text; ok is false (text is p) when p does not start with one.
+func splitTimestamp(p []byte) (ts time.Time, text []byte, ok bool) {
+	i := bytes.IndexByte(p, ' ')
+	if i <= 0 {
+		return time.Time{}, p, false
+	}
+	ts, err := time.Parse(time.RFC3339Nano, string(p[:i]))
+	if err != nil {
+		return time.Time{}, p, false
+	}
+	return ts, p[i+1:], true
 }
 
 // openLog opens a rotator for a driver log path such as
@@ -97,31 +166,10 @@ func writerOrDiscard(r *logrotate.FileRotator) io.Writer {
 	return r
 }
 
-// stampWriter records when it last wrote, to resume a broken log stream.
-type stampWriter struct {
-	w    io.Writer
-	mu   sync.Mutex // guards the field below
-	last time.Time
-}
-
-func (s *stampWriter) Write(p []byte) (int, error) {
-	n, err := s.w.Write(p)
-	s.mu.Lock()
-	s.last = time.Now()
-	s.mu.Unlock()
-	return n, err
-}
-
-func (s *stampWriter) lastWrite() time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.last
-}
-
 // logsResumeTime returns where a recovered task's log copy resumes: the
-// newest modification time of its log files, as every line copied before
-// was logged by the daemon before that. Zero (everything) when there are
-// no files.
+// newest modification time of its log files, as every message copied
+// before was logged by the daemon before that. Zero (everything) when
+// there are no files.
 func logsResumeTime(cfg *drivers.TaskConfig) time.Time {
 	var newest time.Time
 	for _, p := range []string{cfg.StdoutPath, cfg.StderrPath} {
