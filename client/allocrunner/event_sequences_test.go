@@ -135,6 +135,22 @@ func TestAllocRunnerEventSequences(t *testing.T) {
 			},
 		},
 		{
+			name: "prestart task fails: main tasks never start, the alloc fails", jobType: structs.JobTypeService,
+			tasks: []*structs.Task{
+				task("init", map[string]any{"run_for": "5ms", "exit_code": 1}, func(tk *structs.Task) {
+					tk.Lifecycle = &structs.TaskLifecycle{Hook: structs.TaskLifecycleHookPrestart}
+				}),
+				task("web", map[string]any{}, nil),
+				task("web2", map[string]any{}, nil),
+			},
+			want: map[string][]string{
+				"init": slices.Concat(started, []string{"Terminated", "Not Restarting"}),
+				"web":  {"Received", "Sibling Task Failed", "Killed"},
+				"web2": {"Received", "Sibling Task Failed", "Killed"},
+			},
+			status: structs.AllocClientStatusFailed,
+		},
+		{
 			name: "stop while running", jobType: structs.JobTypeService,
 			tasks: []*structs.Task{task("web", map[string]any{}, nil)},
 			act: func(t *testing.T, h *harness) {

@@ -17,7 +17,22 @@ import (
 // kill to the tasks it accepts. Task runners not yet started are marked
 // and started, so they converge to killed at once.
 func (ar *AllocRunner) killTasks(ev *structs.TaskEvent, includePoststop bool, only func(*taskrunner.TaskRunner) bool) {
-	var leaders, others, sidecars []*taskrunner.TaskRunner
+	p := ar.planKill(ev, includePoststop, only)
+	ar.mu.Lock()
+	p.markUnstarted(ar)
+	ar.mu.Unlock()
+	p.run(ar)
+}
+
+// killPlan is a kill decided by planKill and carried out by run.
+type killPlan struct {
+	ev                        *structs.TaskEvent
+	leaders, others, sidecars []*taskrunner.TaskRunner
+}
+
+// planKill picks the tasks to kill (see killTasks).
+func (ar *AllocRunner) planKill(ev *structs.TaskEvent, includePoststop bool, only func(*taskrunner.TaskRunner) bool) *killPlan {
+	p := &killPlan{ev: ev}
 	for _, name := range ar.taskOrder {
 		tr := ar.tasks[name]
 		if (!includePoststop && tr.Task().IsPoststop()) || (only != nil && !only(tr)) {
@@ -25,41 +40,49 @@ func (ar *AllocRunner) killTasks(ev *structs.TaskEvent, includePoststop bool, on
 		}
 		switch {
 		case tr.IsLeader():
-			leaders = append(leaders, tr)
+			p.leaders = append(p.leaders, tr)
 		case tr.Task().IsSidecar():
-			sidecars = append(sidecars, tr)
+			p.sidecars = append(p.sidecars, tr)
 		default:
-			others = append(others, tr)
+			p.others = append(p.others, tr)
 		}
 	}
-	reason := func() *structs.TaskEvent {
-		if ev == nil {
-			return nil
-		}
-		c := *ev
-		return &c
-	}
-	// Runners not started yet are marked at once, under ar.mu so that
-	// runTasks cannot start one meanwhile: none of them starts while the
-	// others are being killed in order.
-	ar.mu.Lock()
-	for _, tr := range slices.Concat(leaders, others, sidecars) {
+	return p
+}
+
+// markUnstarted marks the planned tasks whose runner has not started yet.
+// ar.mu must be held, so that runTasks cannot start one meanwhile: once
+// it returns, none of them will ever start.
+func (p *killPlan) markUnstarted(ar *AllocRunner) {
+	for _, tr := range slices.Concat(p.leaders, p.others, p.sidecars) {
 		if !ar.trStarted[tr.Name()] {
-			tr.RequestKill(reason())
+			tr.RequestKill(p.reason())
 		}
 	}
-	ar.mu.Unlock()
+}
+
+// reason returns a copy of the kill's reason event, one per task.
+func (p *killPlan) reason() *structs.TaskEvent {
+	if p.ev == nil {
+		return nil
+	}
+	c := *p.ev
+	return &c
+}
+
+// run kills the planned tasks in order and waits until they are dead.
+func (p *killPlan) run(ar *AllocRunner) {
 	kill := func(tr *taskrunner.TaskRunner) {
-		tr.RequestKill(reason())
+		tr.RequestKill(p.reason())
 		ar.startTaskRunner(tr)
 		if err := tr.Kill(context.Background(), nil); err != nil {
 			ar.logger.Warn("kill task failed", "task", tr.Name(), "error", err)
 		}
 	}
-	for _, tr := range leaders {
+	for _, tr := range p.leaders {
 		kill(tr)
 	}
-	for _, group := range [][]*taskrunner.TaskRunner{others, sidecars} {
+	for _, group := range [][]*taskrunner.TaskRunner{p.others, p.sidecars} {
 		var wg sync.WaitGroup
 		for _, tr := range group {
 			wg.Add(1)
@@ -104,6 +127,12 @@ func (ar *AllocRunner) checkTasks() {
 		}
 	}
 
+	notDead := func(tr *taskrunner.TaskRunner) bool { return states[tr.Name()].State != structs.TaskStateDead }
+
+	// Deciding and marking the tasks not started yet happen under one lock:
+	// a concurrent checkTasks (runTasks and the state loop both call it)
+	// returns only once the kill is planned, so runTasks never starts a
+	// task that is to be killed.
 	ar.mu.Lock()
 	if ar.stopping || ar.shuttingDown {
 		ar.mu.Unlock()
@@ -115,26 +144,28 @@ func (ar *AllocRunner) checkTasks() {
 	ar.sibFailed = ar.sibFailed || failed != ""
 	fireMain := anyMain && mainsDead && !ar.mainDead
 	ar.mainDead = ar.mainDead || (anyMain && mainsDead)
-	ar.mu.Unlock()
-
-	notDead := func(tr *taskrunner.TaskRunner) bool { return states[tr.Name()].State != structs.TaskStateDead }
+	var p *killPlan
 	switch {
 	case fireFailed:
 		ar.logger.Info("task failed: killing its siblings", "task", failed)
-		ar.goKill(structs.NewTaskEvent(structs.TaskSiblingFailed).SetFailedSibling(failed), notDead)
+		p = ar.planKill(structs.NewTaskEvent(structs.TaskSiblingFailed).SetFailedSibling(failed), false, notDead)
 	case fireLeader:
 		ar.logger.Info("leader task dead: killing the other tasks")
-		ar.goKill(structs.NewTaskEvent(structs.TaskLeaderDead), notDead)
+		p = ar.planKill(structs.NewTaskEvent(structs.TaskLeaderDead), false, notDead)
 	case fireMain:
 		sidecars := func(tr *taskrunner.TaskRunner) bool { return tr.Task().IsSidecar() && notDead(tr) }
-		ar.goKill(structs.NewTaskEvent(structs.TaskMainDead), sidecars)
+		p = ar.planKill(structs.NewTaskEvent(structs.TaskMainDead), false, sidecars)
 	}
-}
+	if p != nil {
+		p.markUnstarted(ar)
+		ar.killWG.Add(1)
+	}
+	ar.mu.Unlock()
 
-func (ar *AllocRunner) goKill(ev *structs.TaskEvent, only func(*taskrunner.TaskRunner) bool) {
-	ar.killWG.Add(1)
-	go func() {
-		defer ar.killWG.Done()
-		ar.killTasks(ev, false, only)
-	}()
+	if p != nil {
+		go func() {
+			defer ar.killWG.Done()
+			p.run(ar)
+		}()
+	}
 }
