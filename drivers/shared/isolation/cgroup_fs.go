@@ -33,6 +33,6 @@ func (realFS) WriteFile(path string, data []byte) error {
 
 // Mkdir creates a cgroup.
 func (realFS) Mkdir(path string) error { return os.Mkdir(path, 0o755) }
+
 // Rmdir removes an empty cgroup.
 func (realFS) Rmdir(path string) error { return os.Remove(path) }
-
