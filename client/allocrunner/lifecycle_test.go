@@ -3,6 +3,7 @@ package allocrunner
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/drover-io/drover/structs"
@@ -233,6 +234,24 @@ func TestAllocRunnerLifecycleOrder(t *testing.T) {
 	}
 	if st.ClientStatus != structs.AllocClientStatusComplete {
 		t.Errorf("status = %s (%s)", st.ClientStatus, st.ClientDescription)
+	}
+	h.ar.Destroy()
+}
+
+// Signalling every task goes on past a task whose driver fails and
+// returns that failure.
+func TestAllocRunnerSignalAllContinuesPastErrors(t *testing.T) {
+	alloc := testAlloc(structs.JobTypeService,
+		mockTask("bad", map[string]any{"signal_error": "refused"}), mockTask("good", map[string]any{}))
+	h := newHarness(t, alloc)
+	go h.ar.Run()
+	allRunning(t, h.ar, "bad", "good")
+	err := h.ar.SignalTask(context.Background(), "", "SIGHUP")
+	if err == nil || !strings.Contains(err.Error(), "refused") || !strings.Contains(err.Error(), `"bad"`) {
+		t.Errorf("SignalTask(all) = %v, want the bad task's error", err)
+	}
+	if got := h.driver.ReceivedSignals(taskID(t, h, "good")); !slices.Equal(got, []string{"SIGHUP"}) {
+		t.Errorf("good received %q", got)
 	}
 	h.ar.Destroy()
 }

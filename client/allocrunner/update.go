@@ -2,6 +2,7 @@ package allocrunner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -103,7 +104,8 @@ func (ar *AllocRunner) RestartAll(ctx context.Context, ev *structs.TaskEvent) er
 }
 
 // SignalTask sends a signal to one task, or to every running task when
-// task is "".
+// task is "": a failure for one task does not stop the others, and the
+// failures are returned together.
 func (ar *AllocRunner) SignalTask(ctx context.Context, task, signal string) error {
 	if task != "" {
 		tr, ok := ar.tasks[task]
@@ -112,14 +114,15 @@ func (ar *AllocRunner) SignalTask(ctx context.Context, task, signal string) erro
 		}
 		return tr.Signal(ctx, signal)
 	}
+	var errs []error
 	for _, name := range ar.taskOrder {
 		tr := ar.tasks[name]
 		if tr.TaskState().State != structs.TaskStateRunning {
 			continue
 		}
 		if err := tr.Signal(ctx, signal); err != nil {
-			return err
+			errs = append(errs, err)
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
