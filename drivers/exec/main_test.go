@@ -12,8 +12,8 @@ import (
 // TestMain runs the test binary as the isolation init stage when the
 // driver re-executes it, and checks for leaked goroutines otherwise.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == isolation.InitArg {
-		os.Exit(isolation.InitMain(os.Args[2:]))
+	if code, ok := isolation.RunIfInit(os.Args[1:]); ok {
+		os.Exit(code)
 	}
 	// A -race binary sleeps a second at exit by default; the init stage
 	// probe is one that exits.

@@ -23,13 +23,18 @@
 // The CLI must hand "drover isolation-init" to this package before anything
 // else, e.g. first thing in command.Run:
 //
-//	if len(args) > 0 && args[0] == isolation.InitArg {
-//		return isolation.InitMain(args[1:])
+//	if code, ok := isolation.RunIfInit(args); ok {
+//		return code
 //	}
 //
-// Tests re-execute the test binary instead: in TestMain, when os.Args[1] is
-// InitArg, os.Exit(InitMain(os.Args[2:])); and pass that binary as the
-// InitCommand.
+// Tests re-execute the test binary instead: in TestMain,
+//
+//	if code, ok := isolation.RunIfInit(os.Args[1:]); ok {
+//		os.Exit(code)
+//	}
+//
+// and pass that binary as the InitCommand (the exec driver's
+// WithInitCommand).
 //
 // # PID 1 and signals
 //

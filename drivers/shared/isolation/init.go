@@ -20,6 +20,17 @@ const (
 // defaultPath is the PATH a command is looked up in when Env has none.
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
+// RunIfInit runs the init stage when args (the command line without the
+// program name) start with InitArg, and returns its exit code and true;
+// else it returns 0, false and does nothing. Call it first thing in the
+// CLI's Run.
+func RunIfInit(args []string) (int, bool) {
+	if len(args) == 0 || args[0] != InitArg {
+		return 0, false
+	}
+	return InitMain(args[1:]), true
+}
+
 // InitMain is the init stage, run as "drover isolation-init" by Start in
 // the task's new namespaces. It reads the Spec from fd 3 (which the parent
 // sends once the process is in its cgroup), builds the task's root, drops

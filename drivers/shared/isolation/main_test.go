@@ -10,8 +10,8 @@ import (
 // TestMain runs the test binary as the init stage when Start re-executes
 // it with InitArg, and checks for leaked goroutines otherwise.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == InitArg {
-		os.Exit(InitMain(os.Args[2:]))
+	if code, ok := RunIfInit(os.Args[1:]); ok {
+		os.Exit(code)
 	}
 	// A -race binary sleeps a second at exit by default; the init stage
 	// probe is one that exits.
