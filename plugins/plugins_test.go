@@ -36,11 +36,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	pluginDir = dir
-	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "mock_driver"), "./testdata/mockplugin").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "build the test plugin: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
+	for name, pkg := range map[string]string{"mock_driver": "./testdata/mockplugin", "raw_exec": "./testdata/rawexecplugin"} {
+		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "build the test plugin %s: %v\n%s", pkg, err, out)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -55,9 +57,16 @@ func TestMain(m *testing.M) {
 
 func launch(t *testing.T) *plugins.Instance {
 	t.Helper()
+	return launchPlugin(t, "mock_driver")
+}
+
+// launchPlugin launches the plugin binary name from the plugin dir and
+// kills it when the test ends.
+func launchPlugin(t *testing.T, name string) *plugins.Instance {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	inst, err := plugins.Launch(ctx, filepath.Join(pluginDir, "mock_driver"), nil, testLogger(t))
+	inst, err := plugins.Launch(ctx, filepath.Join(pluginDir, name), nil, testLogger(t))
 	if err != nil {
 		t.Fatalf("Launch: %v", err)
 	}
