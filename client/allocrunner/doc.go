@@ -1,8 +1,11 @@
 // Package allocrunner runs one allocation on the node: it builds the alloc
 // directory, runs one TaskRunner per task (prestart tasks first, then the
-// main tasks, then poststop tasks), applies the group's rules between
-// tasks (a dead leader or a failed task kills the others), and reports the
-// allocation's runtime state.
+// main tasks, then, once those started, poststart tasks; poststop tasks
+// after all others are dead), applies the group's rules between tasks (a
+// dead leader or a failed task kills the others; sidecars are killed when
+// the main tasks are dead), and reports the allocation's runtime state.
+// Every kill takes the leader first, then the other tasks in parallel,
+// then the sidecars.
 //
 // Where it sits in the data flow: client.Client creates an AllocRunner for
 // each allocation the servers assign to the node, calls Run in a goroutine

@@ -630,3 +630,42 @@ func TestTaskRunnerKillWithHangingStopTask(t *testing.T) {
 		t.Errorf("Killed without the kill error")
 	}
 }
+
+// oomDriver is a mock driver whose tasks end as the kernel's OOM killer
+// would end them.
+type oomDriver struct{ *mock.Driver }
+
+func (d oomDriver) WaitTask(ctx context.Context, id string) (<-chan *drivers.ExitResult, error) {
+	ch := make(chan *drivers.ExitResult, 1)
+	ch <- &drivers.ExitResult{ExitCode: 137, Signal: 9, OOMKilled: true}
+	close(ch)
+	return ch, nil
+}
+
+// Terminated carries the exit code, the signal and the OOM kill.
+func TestTaskRunnerTerminatedOOM(t *testing.T) {
+	mockDriver := mock.New(nil)
+	defer mockDriver.Shutdown()
+	alloc := testAlloc(structs.JobTypeBatch, &structs.Task{Config: map[string]any{}})
+	dir := allocdir.New(t.TempDir(), alloc.ID)
+	if err := dir.Build(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := New(&Config{Alloc: alloc, Task: alloc.Job.TaskGroups[0].Tasks[0], AllocDir: dir, Driver: oomDriver{mockDriver}, StateDB: state.NewMemDB()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Run()
+	st := tr.TaskState()
+	want := []string{"Received", "Task Setup", "Started", "Terminated", "Not Restarting"}
+	if got := eventTypes(st); !slices.Equal(got, want) {
+		t.Fatalf("events = %q, want %q", got, want)
+	}
+	e := findEvent(st, "Terminated")
+	if !e.OOMKilled || e.ExitCode != 137 || e.Signal != 9 || e.DisplayMessage != "Exit Code: 137, Signal: 9, OOM Killed" {
+		t.Errorf("Terminated = %+v", e)
+	}
+	if !st.Failed {
+		t.Errorf("an OOM-killed batch task is not failed")
+	}
+}
