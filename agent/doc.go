@@ -41,6 +41,24 @@
 //	GET      /v1/regions                     ["global"]
 //	GET      /v1/agent/self                  {"config", "member", "stats"}
 //	GET      /v1/agent/health                {"client": {"ok"}, "server": {"ok"}}
+//	PUT|POST /v1/allocation/:id/stop         {"EvalID", "Index"}: stop it; an eval places a replacement
+//	PUT|POST /v1/client/allocation/:id/restart  {"TaskName", "AllTasks"} -> {"Index"}
+//	PUT|POST /v1/client/allocation/:id/signal   {"Signal" (default SIGKILL), "Task"} -> {"Index"}
+//	GET|PUT  /v1/client/allocation/:id/gc    collect one terminal allocation
+//	GET      /v1/client/fs/logs/:id          ?task&type=stdout|stderr&follow&offset&origin=start|end&plain:
+//	                                         StreamFrame JSON objects {"File","Offset","Data"} (raw bytes with plain)
+//	GET      /v1/client/fs/ls/:id?path=      []AllocFileInfo
+//	GET      /v1/client/fs/stat/:id?path=    AllocFileInfo
+//	GET      /v1/client/fs/cat/:id?path=     the file's bytes
+//	GET      /v1/client/fs/readat/:id?path=&offset=&limit=  limit bytes from offset (0: to the end)
+//	GET|PUT  /v1/client/gc[?node_id]         collect every terminal allocation now -> {"Collected": [IDs]}
+//	PUT|POST /v1/system/gc                   the same as /v1/client/gc on this agent
+//
+// The /v1/client endpoints act on this agent's client (http_client_ops.go,
+// http_fs.go, http_logs.go): an allocation on another node is a 400 that
+// names the node, as forwarding between agents is not supported yet. File
+// paths are confined to the allocation directory: ".." out of it, or a
+// symlink pointing outside it, is a 403.
 //
 // Every read takes ?index=N&wait=D (a blocking query: it returns once the
 // data's index exceeds N, or after D, at most 10 minutes) and ?pretty, and
