@@ -26,14 +26,17 @@ func (r *run) generic() error {
 			return err
 		}
 	}
+	r.finishDeployment()
 	return nil
 }
 
 func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation) error {
 	batch := r.job.Type == structs.JobTypeBatch
+	du := r.plan.desired(tg.Name)
 	kept := map[int]*structs.Allocation{}
 	freed := map[int]*structs.Allocation{} // replaced allocations, by index
 	var keptOrder []*structs.Allocation
+	var destructive []*structs.Allocation // running an old version that must be replaced
 	for _, a := range allocs {
 		idx := a.Index()
 		switch {
@@ -53,13 +56,14 @@ func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation
 			// A batch alloc that completed is done; a failed one waits for
 			// rescheduling, which is not implemented yet.
 		case r.oldVersion(a) && r.destructive(a):
-			r.plan.AppendStop(a, descUpdating, r.now)
-			freed[idx] = a
-			continue
+			if _, dup := kept[idx]; !dup && idx >= 0 {
+				destructive = append(destructive, a)
+			}
 		}
 		if _, dup := kept[idx]; dup || idx < 0 {
 			if !a.ClientTerminalStatus() {
 				r.plan.AppendStop(a, descNotNeeded, r.now)
+				du.Stop++
 			}
 			continue
 		}
@@ -73,13 +77,44 @@ func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation
 	for _, a := range keptOrder[:excess] {
 		if !a.ClientTerminalStatus() {
 			r.plan.AppendStop(a, descNotNeeded, r.now)
+			du.Stop++
 		}
 		delete(kept, a.Index())
 	}
+	stillKept := func(a *structs.Allocation) bool { return kept[a.Index()] == a }
+	destructive = slicesFilter(destructive, stillKept)
+	sort.Slice(destructive, func(i, j int) bool { return destructive[i].Index() < destructive[j].Index() })
+
+	// Destructive updates: all at once, or MaxParallel at a time under a
+	// deployment whose next batch waits for the previous one's health.
+	replace := destructive
+	var dep *structs.Deployment
+	if r.rolling(tg) {
+		var state *structs.DeploymentState
+		dep, state = r.deploymentFor(tg, len(destructive) > 0)
+		if dep != nil {
+			replace = r.rollingBatch(tg, dep, state, allocs, destructive)
+		}
+	}
+	replacing := map[*structs.Allocation]bool{}
+	for _, a := range replace {
+		replacing[a] = true
+		r.plan.AppendStop(a, descUpdating, r.now)
+		freed[a.Index()] = a
+		delete(kept, a.Index())
+		du.DestructiveUpdate++
+	}
 	// The rest move to the current job version where they run.
 	for _, a := range keptOrder[excess:] {
-		if !a.ClientTerminalStatus() && r.oldVersion(a) {
+		switch {
+		case replacing[a]:
+		case a.ClientTerminalStatus():
+			du.Ignore++
+		case r.oldVersion(a) && !r.destructive(a):
 			r.updateInPlace(a)
+			du.InPlaceUpdate++
+		default:
+			du.Ignore++
 		}
 	}
 
@@ -94,11 +129,30 @@ func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation
 			continue
 		}
 		missing--
-		if err := r.place(tg, structs.AllocName(r.job.ID, tg.Name, idx), freed[idx], nodes, freshMetric(pool), true); err != nil {
+		prev := freed[idx]
+		if prev == nil || !replacing[prev] {
+			du.Place++
+		}
+		deploymentID := ""
+		if dep != nil && prev != nil && replacing[prev] {
+			deploymentID = dep.ID
+		}
+		if err := r.place(tg, structs.AllocName(r.job.ID, tg.Name, idx), prev, deploymentID, nodes, freshMetric(pool), true); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// slicesFilter returns the elements of s for which keep is true.
+func slicesFilter[T any](s []T, keep func(T) bool) []T {
+	var out []T
+	for _, v := range s {
+		if keep(v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // freshMetric returns a metric carrying only the pool counts of m.

@@ -59,14 +59,23 @@ func parseScript(t *testing.T, text string) []*scriptCase {
 //	group <name> [count=N] [cpu=N] [mem=N]      (replaces the default group)
 //	constraint job|group|task <ltarget> <op> [rtarget]
 //	alloc <id> node=<n> [group=G] [index=N] [client=S] [desired=S] [version=N [changed=true]]
-//	other <id> node=<n> [cpu=N] [mem=N]        (an allocation of another job)
+//	other <id> node=<n> [cpu=N] [mem=N] [priority=N] (an allocation of another job)
+//	config preempt=service,batch,system|none    (scheduler configuration)
+//	update [max_parallel=N] [auto_revert=true]  (the last group's update block)
+//	deployment <id> [status=S] [version=N]      (the job's latest deployment, for version N)
+//	annotations                                  (also print the per-group counts)
 //	eval [trigger=T]
+//
+// job also takes [priority=N] [meta.K=V]; alloc also takes [dep=ID]
+// [healthy=true|false] [inplace=true] (with version=N: only the count
+// differs) and [meta.K=V] (the old version's job meta).
 func runScript(input []string) (string, error) {
 	st := newFakeState()
 	var job *structs.Job
 	purged := false
 	customGroups := false
 	eval := &structs.Evaluation{ID: "eval-1", TriggeredBy: structs.EvalTriggerJobRegister, Status: structs.EvalStatusPending}
+	annotations := false
 	for _, line := range input {
 		f := strings.Fields(line)
 		kv := map[string]string{}
@@ -146,6 +155,17 @@ func runScript(input []string) (string, error) {
 			if v, ok := kv["driver"]; ok {
 				job.TaskGroups[0].Tasks[0].Driver = v
 			}
+			if v, ok := kv["priority"]; ok {
+				job.Priority = atoi(v)
+			}
+			for k, v := range kv {
+				if mk, ok := strings.CutPrefix(k, "meta."); ok {
+					if job.Meta == nil {
+						job.Meta = map[string]string{}
+					}
+					job.Meta[mk] = v
+				}
+			}
 			job.Stop = kv["stop"] == "true"
 			purged = kv["purged"] == "true"
 		case "group":
@@ -201,8 +221,24 @@ func runScript(input []string) (string, error) {
 						g.Tasks[0].Env = map[string]string{"OLD": "1"}
 					}
 				}
+				if kv["inplace"] == "true" {
+					for _, g := range aj.TaskGroups {
+						g.Count++
+					}
+					aj.Priority = 30
+				}
+				for k, v := range kv {
+					if mk, ok := strings.CutPrefix(k, "meta."); ok {
+						aj.Meta = map[string]string{mk: v}
+					}
+				}
 			}
 			a := newAlloc(f[1], aj, group, idx, kv["node"], client)
+			a.DeploymentID = kv["dep"]
+			if v, ok := kv["healthy"]; ok {
+				h := v == "true"
+				a.DeploymentStatus = &structs.AllocDeploymentStatus{Healthy: &h}
+			}
 			if v, ok := kv["desired"]; ok {
 				a.DesiredStatus = v
 			}
@@ -217,7 +253,46 @@ func runScript(input []string) (string, error) {
 			if v, ok := kv["mem"]; ok {
 				a.Resources.MemoryMB = atoi(v)
 			}
+			if v, ok := kv["priority"]; ok {
+				oj.Priority = atoi(v)
+			}
+			a.CreateIndex = uint64(len(st.allocs) + 1)
 			st.allocs = append(st.allocs, a)
+		case "config":
+			st.config = &structs.SchedulerConfiguration{}
+			for _, t := range strings.Split(kv["preempt"], ",") {
+				switch t {
+				case "service":
+					st.config.PreemptionConfig.ServiceSchedulerEnabled = true
+				case "batch":
+					st.config.PreemptionConfig.BatchSchedulerEnabled = true
+				case "system":
+					st.config.PreemptionConfig.SystemSchedulerEnabled = true
+				}
+			}
+		case "update":
+			u := structs.DefaultUpdateStrategy()
+			if v, ok := kv["max_parallel"]; ok {
+				u.MaxParallel = atoi(v)
+			}
+			u.AutoRevert = kv["auto_revert"] == "true"
+			job.TaskGroups[len(job.TaskGroups)-1].Update = u
+		case "deployment":
+			d := &structs.Deployment{ID: f[1], Namespace: job.Namespace, JobID: job.ID,
+				JobSpecModifyIndex: job.JobModifyIndex, Status: structs.DeploymentStatusRunning, StatusDescription: DescDeploymentRunning,
+				CreateIndex: uint64(len(st.deployments) + 1), TaskGroups: map[string]*structs.DeploymentState{}}
+			if v, ok := kv["status"]; ok {
+				d.Status = v
+			}
+			if v, ok := kv["version"]; ok {
+				d.JobSpecModifyIndex = uint64(atoi(v))
+			}
+			for _, g := range job.TaskGroups {
+				d.TaskGroups[g.Name] = &structs.DeploymentState{DesiredTotal: g.Count}
+			}
+			st.deployments = append(st.deployments, d)
+		case "annotations":
+			annotations = true
 		case "eval":
 			if v, ok := kv["trigger"]; ok {
 				eval.TriggeredBy = v
@@ -237,7 +312,11 @@ func runScript(input []string) (string, error) {
 	if err != nil {
 		return "error: " + err.Error() + "\n", nil
 	}
-	return renderPlan(plan), nil
+	out := renderPlan(plan)
+	if annotations {
+		out += renderAnnotations(plan)
+	}
+	return out, nil
 }
 
 // TestScripts runs the traces in testdata/*.txt. Run with -rewrite to

@@ -12,9 +12,23 @@ import (
 
 // fakeState is an in-memory State for tests.
 type fakeState struct {
-	jobs   map[structs.NamespacedID]*structs.Job
-	nodes  []*structs.Node
-	allocs []*structs.Allocation
+	jobs        map[structs.NamespacedID]*structs.Job
+	nodes       []*structs.Node
+	allocs      []*structs.Allocation
+	config      *structs.SchedulerConfiguration
+	deployments []*structs.Deployment
+}
+
+func (f *fakeState) SchedulerConfig() (*structs.SchedulerConfiguration, error) { return f.config, nil }
+
+func (f *fakeState) LatestDeployment(ns, jobID string) (*structs.Deployment, error) {
+	var out *structs.Deployment
+	for _, d := range f.deployments {
+		if d.Namespace == ns && d.JobID == jobID && (out == nil || d.CreateIndex > out.CreateIndex) {
+			out = d
+		}
+	}
+	return out, nil
 }
 
 func newFakeState() *fakeState {
@@ -66,10 +80,11 @@ func (f *fakeState) ReadyNodes() ([]*structs.Node, error) {
 
 // testOptions returns Options with a fixed clock and sequential IDs.
 func testOptions() Options {
-	n := 0
+	n, d := 0, 0
 	return Options{
-		Now:   func() time.Time { return time.Unix(1700000000, 0) },
-		NewID: func() string { n++; return fmt.Sprintf("alloc-%d", n) },
+		Now:             func() time.Time { return time.Unix(1700000000, 0) },
+		NewID:           func() string { n++; return fmt.Sprintf("alloc-%d", n) },
+		NewDeploymentID: func() string { d++; return fmt.Sprintf("dep-%d", d) },
 	}
 }
 
@@ -126,6 +141,9 @@ func renderPlan(p *Plan) string {
 	for _, a := range p.Stops() {
 		fmt.Fprintf(&b, "stop %s %s node=%s: %s\n", a.ID, a.Name, a.NodeID, a.DesiredDescription)
 	}
+	for _, a := range p.Preemptions() {
+		fmt.Fprintf(&b, "evict %s %s node=%s by=%s: %s\n", a.ID, a.Name, a.NodeID, a.PreemptedByAllocation, a.DesiredDescription)
+	}
 	for _, a := range p.Placements() {
 		if a.CreateIndex != 0 {
 			fmt.Fprintf(&b, "update %s %s node=%s\n", a.ID, a.Name, a.NodeID)
@@ -134,6 +152,12 @@ func renderPlan(p *Plan) string {
 		fmt.Fprintf(&b, "place %s node=%s id=%s cpu=%d mem=%d", a.Name, a.NodeID, a.ID, a.Resources.CPU, a.Resources.MemoryMB)
 		if a.PreviousAllocation != "" {
 			fmt.Fprintf(&b, " prev=%s", a.PreviousAllocation)
+		}
+		if a.DeploymentID != "" {
+			fmt.Fprintf(&b, " deployment=%s", a.DeploymentID)
+		}
+		if len(a.PreemptedAllocations) > 0 {
+			fmt.Fprintf(&b, " preempted=%s", strings.Join(a.PreemptedAllocations, ","))
 		}
 		if s, ok := a.Metrics.Scores[a.NodeID+".binpack"]; ok {
 			fmt.Fprintf(&b, " score=%.3f", s)
@@ -151,10 +175,38 @@ func renderPlan(p *Plan) string {
 			g, p.QueuedAllocations[g], m.CoalescedFailures, m.NodesEvaluated, m.NodesFiltered, m.NodesExhausted,
 			renderCounts(" constraint", m.ConstraintFiltered), renderCounts(" dimension", m.DimensionExhausted))
 	}
+	for _, d := range p.Deployments {
+		fmt.Fprintf(&b, "deployment %s %s: %s", d.ID, d.Status, d.StatusDescription)
+		for _, g := range sortedGroups(d.TaskGroups) {
+			s := d.TaskGroups[g]
+			fmt.Fprintf(&b, " [%s desired=%d placed=%d healthy=%d unhealthy=%d]", g, s.DesiredTotal, s.PlacedAllocs, s.HealthyAllocs, s.UnhealthyAllocs)
+		}
+		b.WriteString("\n")
+	}
 	if b.Len() == 0 {
 		return "no-op\n"
 	}
 	return b.String()
+}
+
+// renderAnnotations writes the plan's per-group counts, one line a group.
+func renderAnnotations(p *Plan) string {
+	var b strings.Builder
+	for _, g := range sortedGroups(p.Annotations.DesiredTGUpdates) {
+		u := p.Annotations.DesiredTGUpdates[g]
+		fmt.Fprintf(&b, "desired %s: ignore=%d place=%d stop=%d inplace=%d destructive=%d preemptions=%d\n",
+			g, u.Ignore, u.Place, u.Stop, u.InPlaceUpdate, u.DestructiveUpdate, u.Preemptions)
+	}
+	return b.String()
+}
+
+func sortedGroups[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func renderCounts(label string, m map[string]int) string {

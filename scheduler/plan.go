@@ -25,6 +25,15 @@ type Plan struct {
 	FailedTGAllocs map[string]*structs.AllocMetric
 	// QueuedAllocations counts, per group, the placements not made.
 	QueuedAllocations map[string]int
+	// NodePreemptions holds, by node, copies of allocations of lower
+	// priority jobs evicted to make room for the plan's placements
+	// (DesiredStatus evict, PreemptedByAllocation set).
+	NodePreemptions map[string][]*structs.Allocation
+	// Deployments are the deployments to create or update: the job's
+	// current rolling update, and earlier ones it cancels.
+	Deployments []*structs.Deployment
+	// Annotations count, per group, what the plan does.
+	Annotations *structs.PlanAnnotations
 }
 
 func newPlan(eval *structs.Evaluation, job *structs.Job) *Plan {
@@ -33,12 +42,42 @@ func newPlan(eval *structs.Evaluation, job *structs.Job) *Plan {
 		Job:               job,
 		NodeUpdate:        map[string][]*structs.Allocation{},
 		NodeAllocation:    map[string][]*structs.Allocation{},
+		NodePreemptions:   map[string][]*structs.Allocation{},
 		QueuedAllocations: map[string]int{},
+		Annotations:       &structs.PlanAnnotations{DesiredTGUpdates: map[string]*structs.DesiredUpdates{}},
 	}
 }
 
+// desired returns the annotation counts of group tg, creating them.
+func (p *Plan) desired(tg string) *structs.DesiredUpdates {
+	d, ok := p.Annotations.DesiredTGUpdates[tg]
+	if !ok {
+		d = &structs.DesiredUpdates{}
+		p.Annotations.DesiredTGUpdates[tg] = d
+	}
+	return d
+}
+
+// AppendPreemption adds the eviction of alloc, preempted by the new
+// allocation byID, to the plan; alloc itself is not changed.
+func (p *Plan) AppendPreemption(alloc *structs.Allocation, byID string, now int64) {
+	c := alloc.Copy()
+	c.DesiredStatus = structs.AllocDesiredStatusEvict
+	c.DesiredDescription = "Preempted by alloc " + byID
+	c.PreemptedByAllocation = byID
+	c.ModifyTime = now
+	p.NodePreemptions[c.NodeID] = append(p.NodePreemptions[c.NodeID], c)
+	p.Annotations.PreemptedAllocs = append(p.Annotations.PreemptedAllocs, c.Stub())
+}
+
+// Preemptions returns every preemption in the plan, ordered by node then
+// allocation name.
+func (p *Plan) Preemptions() []*structs.Allocation { return flatten(p.NodePreemptions) }
+
 // IsNoOp reports whether the plan neither stops nor places anything.
-func (p *Plan) IsNoOp() bool { return len(p.NodeUpdate) == 0 && len(p.NodeAllocation) == 0 }
+func (p *Plan) IsNoOp() bool {
+	return len(p.NodeUpdate) == 0 && len(p.NodeAllocation) == 0 && len(p.NodePreemptions) == 0 && len(p.Deployments) == 0
+}
 
 // AppendStop adds a stop of alloc to the plan; alloc itself is not changed.
 func (p *Plan) AppendStop(alloc *structs.Allocation, desc string, now int64) {

@@ -21,6 +21,9 @@ func (r *run) proposed(nodeID string) ([]*structs.Allocation, error) {
 	for _, a := range r.plan.NodeAllocation[nodeID] {
 		stopped[a.ID] = true
 	}
+	for _, a := range r.plan.NodePreemptions[nodeID] {
+		stopped[a.ID] = true
+	}
 	var out []*structs.Allocation
 	for _, a := range existing {
 		if !a.TerminalStatus() && !stopped[a.ID] {

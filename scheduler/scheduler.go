@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"fmt"
-	"reflect"
 	"sort"
 	"time"
 
@@ -25,6 +24,8 @@ type Options struct {
 	Now func() time.Time
 	// NewID returns a new allocation ID.
 	NewID func() string
+	// NewDeploymentID returns a new deployment ID; nil uses NewID.
+	NewDeploymentID func() string
 }
 
 // Process processes eval against state with default Options.
@@ -40,6 +41,9 @@ func (o Options) Process(state State, eval *structs.Evaluation) (*Plan, error) {
 	}
 	if o.NewID == nil {
 		o.NewID = structs.GenerateUUID
+	}
+	if o.NewDeploymentID == nil {
+		o.NewDeploymentID = o.NewID
 	}
 	job, err := state.JobByID(eval.Namespace, eval.JobID)
 	if err != nil {
@@ -57,16 +61,25 @@ func (o Options) Process(state State, eval *structs.Evaluation) (*Plan, error) {
 	nodes = append([]*structs.Node(nil), nodes...)
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].ID < nodes[j].ID })
 
+	cfg, err := state.SchedulerConfig()
+	if err != nil {
+		return nil, fmt.Errorf("read scheduler configuration: %w", err)
+	}
+	if cfg == nil {
+		cfg = structs.DefaultSchedulerConfiguration()
+	}
 	r := &run{
-		state:   state,
-		eval:    eval,
-		job:     job,
-		allocs:  allocs,
-		nodes:   nodes,
-		plan:    newPlan(eval, job),
-		now:     o.Now().UnixNano(),
-		newID:   o.NewID,
-		checker: newConstraintChecker(),
+		state:           state,
+		eval:            eval,
+		job:             job,
+		allocs:          allocs,
+		nodes:           nodes,
+		plan:            newPlan(eval, job),
+		now:             o.Now().UnixNano(),
+		newID:           o.NewID,
+		newDeploymentID: o.NewDeploymentID,
+		checker:         newConstraintChecker(),
+		config:          cfg,
 	}
 	if job != nil {
 		for _, tg := range job.TaskGroups {
@@ -86,6 +99,9 @@ func (o Options) Process(state State, eval *structs.Evaluation) (*Plan, error) {
 	} else {
 		err = r.generic()
 	}
+	if err == nil {
+		err = r.err
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +119,16 @@ type run struct {
 	now     int64
 	newID   func() string
 	checker *constraintChecker
+
+	newDeploymentID func() string
+	config          *structs.SchedulerConfiguration
+	deps            deploymentRun
+	// err is the first state read error met where returning one is awkward.
+	err error
 }
+
+// nowTime returns the run's clock reading as a time.
+func (r *run) nowTime() time.Time { return time.Unix(0, r.now) }
 
 // sortAllocs orders allocations oldest first, so that choices among them
 // are deterministic.
@@ -132,8 +157,7 @@ func (r *run) oldVersion(a *structs.Allocation) bool {
 }
 
 // destructive reports whether moving a to the current job version needs a
-// new allocation: its group's tasks, constraints or resources changed (a
-// count change alone does not), or the job's datacenters or constraints did.
+// new allocation (see tasksUpdated and jobUpdated).
 func (r *run) destructive(a *structs.Allocation) bool {
 	if a.Job == nil {
 		return true
@@ -142,11 +166,7 @@ func (r *run) destructive(a *structs.Allocation) bool {
 	if og == nil || ng == nil {
 		return true
 	}
-	og, ng = og.Copy(), ng.Copy()
-	og.Count, ng.Count = 0, 0
-	return !reflect.DeepEqual(og, ng) ||
-		!reflect.DeepEqual(a.Job.Datacenters, r.job.Datacenters) ||
-		!reflect.DeepEqual(a.Job.Constraints, r.job.Constraints)
+	return jobUpdated(a.Job, r.job) || tasksUpdated(og, ng)
 }
 
 // updateInPlace adds to the plan a copy of a that runs the current job
@@ -180,7 +200,13 @@ func (r *run) candidates(metric *structs.AllocMetric) []*structs.Node {
 // place tries to place one allocation of tg named name on the best of
 // nodes, recording a failure in the plan when none fits. With coalesce, a
 // group that already failed fails again without trying: nothing changed.
-func (r *run) place(tg *structs.TaskGroup, name string, prev *structs.Allocation, nodes []*structs.Node, metric *structs.AllocMetric, coalesce bool) error {
+//
+// When no node fits and the scheduler configuration lets the job's type
+// preempt, allocations of jobs at least PreemptionPriorityDelta lower in
+// priority are evicted from the feasible node where that disrupts least
+// (see preempt.go). deploymentID tags a replacement made by a rolling
+// update.
+func (r *run) place(tg *structs.TaskGroup, name string, prev *structs.Allocation, deploymentID string, nodes []*structs.Node, metric *structs.AllocMetric, coalesce bool) error {
 	if f, ok := r.plan.FailedTGAllocs[tg.Name]; ok && coalesce {
 		r.plan.failed(tg.Name, f)
 		return nil
@@ -189,6 +215,7 @@ func (r *run) place(tg *structs.TaskGroup, name string, prev *structs.Allocation
 	scope := distinctHostsScope(r.job, tg)
 	var best *structs.Node
 	var bestScore float64
+	var exhausted []*structs.Node // feasible, but full
 	for _, node := range nodes {
 		metric.NodesEvaluated++
 		if !r.feasible(node, tg, metric) {
@@ -208,6 +235,7 @@ func (r *run) place(tg *structs.TaskGroup, name string, prev *structs.Allocation
 		}
 		fit, dim, score := AllocsFit(node, append(allocs, &structs.Allocation{Resources: ask.total}))
 		if !fit {
+			exhausted = append(exhausted, node)
 			metric.NodesExhausted++
 			if metric.DimensionExhausted == nil {
 				metric.DimensionExhausted = map[string]int{}
@@ -225,6 +253,14 @@ func (r *run) place(tg *structs.TaskGroup, name string, prev *structs.Allocation
 			best, bestScore = node, score
 		}
 	}
+	var preempt []*structs.Allocation
+	if best == nil && len(exhausted) > 0 && r.config.PreemptionEnabled(r.job.Type) {
+		var err error
+		best, preempt, bestScore, err = r.choosePreemption(exhausted, ask.total)
+		if err != nil {
+			return err
+		}
+	}
 	if best == nil {
 		r.plan.failed(tg.Name, metric)
 		return nil
@@ -232,6 +268,7 @@ func (r *run) place(tg *structs.TaskGroup, name string, prev *structs.Allocation
 	metric.Scores = map[string]float64{best.ID + ".binpack": bestScore}
 	a := &structs.Allocation{
 		ID:                 r.newID(),
+		DeploymentID:       deploymentID,
 		Namespace:          r.job.Namespace,
 		EvalID:             r.eval.ID,
 		Name:               name,
@@ -251,6 +288,11 @@ func (r *run) place(tg *structs.TaskGroup, name string, prev *structs.Allocation
 	}
 	if prev != nil {
 		a.PreviousAllocation = prev.ID
+	}
+	for _, p := range preempt {
+		a.PreemptedAllocations = append(a.PreemptedAllocations, p.ID)
+		r.plan.AppendPreemption(p, a.ID, r.now)
+		r.plan.desired(tg.Name).Preemptions++
 	}
 	r.plan.AppendAlloc(a)
 	return nil

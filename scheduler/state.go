@@ -16,4 +16,9 @@ type State interface {
 	// ReadyNodes returns the nodes that may receive work: status ready,
 	// eligible and not draining.
 	ReadyNodes() ([]*structs.Node, error)
+	// SchedulerConfig returns the cluster's scheduler configuration; nil
+	// means the defaults.
+	SchedulerConfig() (*structs.SchedulerConfiguration, error)
+	// LatestDeployment returns the job's most recent deployment, or nil.
+	LatestDeployment(namespace, jobID string) (*structs.Deployment, error)
 }

@@ -33,18 +33,28 @@ func (r *run) system() error {
 			if err != nil {
 				return err
 			}
+			du := r.plan.desired(tg.Name)
 			switch {
+			case stop && desc == descUpdating:
+				r.plan.AppendStop(a, desc, r.now)
+				freed[a.NodeID] = a
+				du.DestructiveUpdate++
 			case stop:
 				r.plan.AppendStop(a, desc, r.now)
 				freed[a.NodeID] = a
+				du.Stop++
 			case a.ClientTerminalStatus() && (r.oldVersion(a) || a.ClientStatus == structs.AllocClientStatusComplete):
 				freed[a.NodeID] = a
 			case kept[a.NodeID]:
 				r.plan.AppendStop(a, descNotNeeded, r.now)
+				du.Stop++
 			default:
 				kept[a.NodeID] = true
 				if !a.ClientTerminalStatus() && r.oldVersion(a) {
 					r.updateInPlace(a)
+					du.InPlaceUpdate++
+				} else {
+					du.Ignore++
 				}
 			}
 		}
@@ -57,7 +67,10 @@ func (r *run) system() error {
 				continue // not a node for this job: no failure
 			}
 			name := structs.AllocName(r.job.ID, tg.Name, 0)
-			if err := r.place(tg, name, freed[node.ID], []*structs.Node{node}, freshMetric(pool), false); err != nil {
+			if prev := freed[node.ID]; prev == nil || prev.DesiredDescription != descUpdating {
+				r.plan.desired(tg.Name).Place++
+			}
+			if err := r.place(tg, name, freed[node.ID], "", []*structs.Node{node}, freshMetric(pool), false); err != nil {
 				return err
 			}
 		}

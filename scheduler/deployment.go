@@ -1,0 +1,149 @@
+package scheduler
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/drover-io/drover/structs"
+)
+
+// Deployment status descriptions.
+const (
+	DescDeploymentRunning    = "Deployment is running"
+	DescDeploymentSuccessful = "Deployment completed successfully"
+	DescDeploymentFailed     = "Failed due to unhealthy allocations"
+	DescDeploymentCancelled  = "Cancelled due to newer version of job"
+)
+
+// deploymentRun is the deployment work of one Process call.
+type deploymentRun struct {
+	loaded   bool
+	latest   *structs.Deployment // as read from the state
+	current  *structs.Deployment // the current version's, copied; nil when none
+	original *structs.Deployment // current as read, nil when created here
+	pending  bool                // some group still has allocations to replace or await
+}
+
+// rolling reports whether destructive updates of tg go in batches.
+func (r *run) rolling(tg *structs.TaskGroup) bool {
+	return r.job.Type == structs.JobTypeService && tg.Update.Rolling()
+}
+
+// deploymentFor returns the deployment of the current job version and
+// tg's state in it, creating them when needed (tg has destructive updates
+// to make). An active deployment of an earlier version is cancelled.
+func (r *run) deploymentFor(tg *structs.TaskGroup, needed bool) (*structs.Deployment, *structs.DeploymentState) {
+	d := &r.deps
+	if !d.loaded {
+		d.loaded = true
+		latest, err := r.state.LatestDeployment(r.job.Namespace, r.job.ID)
+		if err != nil {
+			r.err = fmt.Errorf("read deployment of job %q: %w", r.job.ID, err)
+			return nil, nil
+		}
+		d.latest = latest
+		switch {
+		case latest == nil:
+		case latest.JobSpecModifyIndex == r.job.JobModifyIndex && latest.JobCreateIndex == r.job.CreateIndex:
+			d.current, d.original = latest.Copy(), latest
+		case latest.Active():
+			c := latest.Copy()
+			c.Status, c.StatusDescription = structs.DeploymentStatusCancelled, DescDeploymentCancelled
+			r.plan.Deployments = append(r.plan.Deployments, c)
+		}
+	}
+	if d.current == nil {
+		if !needed {
+			return nil, nil
+		}
+		d.current = &structs.Deployment{
+			ID:                 r.newDeploymentID(),
+			Namespace:          r.job.Namespace,
+			JobID:              r.job.ID,
+			JobVersion:         r.job.Version,
+			JobModifyIndex:     r.job.ModifyIndex,
+			JobSpecModifyIndex: r.job.JobModifyIndex,
+			JobCreateIndex:     r.job.CreateIndex,
+			TaskGroups:         map[string]*structs.DeploymentState{},
+			Status:             structs.DeploymentStatusRunning,
+			StatusDescription:  DescDeploymentRunning,
+		}
+	}
+	st, ok := d.current.TaskGroups[tg.Name]
+	if !ok {
+		if !needed || !d.current.Active() {
+			return nil, nil
+		}
+		st = &structs.DeploymentState{
+			AutoRevert:       tg.Update.AutoRevert,
+			AutoPromote:      tg.Update.AutoPromote,
+			ProgressDeadline: tg.Update.ProgressDeadline,
+			DesiredTotal:     tg.Count,
+		}
+		if tg.Update.ProgressDeadline > 0 {
+			st.RequireProgressBy = r.nowTime().Add(tg.Update.ProgressDeadline)
+		}
+		if d.current.TaskGroups == nil {
+			d.current.TaskGroups = map[string]*structs.DeploymentState{}
+		}
+		d.current.TaskGroups[tg.Name] = st
+	}
+	return d.current, st
+}
+
+// rollingBatch counts the health of the deployment's allocations of tg
+// and returns the old allocations to replace now: at most MaxParallel
+// minus those placed and not yet healthy. An unhealthy allocation fails
+// the deployment, which then replaces nothing more.
+func (r *run) rollingBatch(tg *structs.TaskGroup, dep *structs.Deployment, st *structs.DeploymentState, allocs, destructive []*structs.Allocation) []*structs.Allocation {
+	placed, healthy, unhealthy, inflight := 0, 0, 0, 0
+	for _, a := range allocs {
+		if a.DeploymentID != dep.ID {
+			continue
+		}
+		placed++
+		switch {
+		case a.DeploymentStatus.IsHealthy():
+			healthy++
+		case a.DeploymentStatus.IsUnhealthy(),
+			a.ClientStatus == structs.AllocClientStatusFailed,
+			a.ClientStatus == structs.AllocClientStatusLost:
+			unhealthy++
+		case !a.TerminalStatus():
+			inflight++
+		}
+	}
+	st.PlacedAllocs, st.HealthyAllocs, st.UnhealthyAllocs = placed, healthy, unhealthy
+	st.DesiredTotal = tg.Count
+	if unhealthy > 0 && dep.Active() {
+		dep.Status, dep.StatusDescription = structs.DeploymentStatusFailed, DescDeploymentFailed
+	}
+	if !dep.Active() {
+		return nil
+	}
+	limit := min(tg.Update.MaxParallel-inflight, len(destructive))
+	if limit < 0 {
+		limit = 0
+	}
+	batch := destructive[:limit]
+	st.PlacedAllocs += len(batch)
+	if len(destructive) > 0 || inflight > 0 {
+		r.deps.pending = true
+	}
+	return batch
+}
+
+// finishDeployment marks the current deployment successful when nothing
+// is left to replace or await, and adds it to the plan when it changed.
+func (r *run) finishDeployment() {
+	d := &r.deps
+	if d.current == nil {
+		return
+	}
+	if d.current.Active() && !d.pending && len(d.current.TaskGroups) > 0 {
+		d.current.Status, d.current.StatusDescription = structs.DeploymentStatusSuccessful, DescDeploymentSuccessful
+	}
+	if d.original == nil || !reflect.DeepEqual(d.original, d.current) {
+		r.plan.Deployments = append(r.plan.Deployments, d.current)
+	}
+}

@@ -1,0 +1,134 @@
+package structs
+
+// Request and response types of job versions, plans, deployments and the
+// scheduler configuration.
+
+// DesiredUpdates counts what the scheduler would do, or did, to one group's
+// allocations (Nomad's plan annotations).
+type DesiredUpdates struct {
+	Ignore            uint64
+	Place             uint64
+	Migrate           uint64
+	Stop              uint64
+	InPlaceUpdate     uint64
+	DestructiveUpdate uint64
+	Canary            uint64
+	Preemptions       uint64
+}
+
+// PlanAnnotations explain a plan: per group counts, and the allocations
+// that placements would preempt.
+type PlanAnnotations struct {
+	DesiredTGUpdates map[string]*DesiredUpdates
+	PreemptedAllocs  []*AllocListStub
+}
+
+// JobPlanRequest dry-runs the scheduler for a job without committing
+// anything; with Diff the response holds the difference from the current
+// version.
+type JobPlanRequest struct {
+	Job  *Job
+	Diff bool
+}
+
+// JobPlanResponse is what a job plan would do.
+type JobPlanResponse struct {
+	// JobModifyIndex is the current job's JobModifyIndex (0 when it does
+	// not exist): pass it to `job run -check-index`.
+	JobModifyIndex uint64
+	Annotations    *PlanAnnotations
+	FailedTGAllocs map[string]*AllocMetric
+	Diff           *JobDiff
+	Warnings       string
+	WriteMeta
+}
+
+// JobVersionsRequest lists the kept versions of a job, newest first.
+type JobVersionsRequest struct {
+	JobID string
+	Diffs bool
+	QueryOptions
+}
+
+// JobVersionsResponse holds the versions, newest first, and with Diffs
+// the difference of each from the next older one (Diffs[i] goes from
+// Versions[i+1] to Versions[i]).
+type JobVersionsResponse struct {
+	Versions []*Job
+	Diffs    []*JobDiff
+	QueryMeta
+}
+
+// JobRevertRequest re-registers a kept version of a job as its newest
+// version. With EnforcePriorVersion, the job's current version must equal
+// it.
+type JobRevertRequest struct {
+	Namespace           string
+	JobID               string
+	JobVersion          uint64
+	EnforcePriorVersion *uint64
+}
+
+// DeploymentListRequest lists deployments (all, or one job's with JobID).
+type DeploymentListRequest struct {
+	JobID string
+	QueryOptions
+}
+
+// DeploymentListResponse returns deployments, newest first.
+type DeploymentListResponse struct {
+	Deployments []*Deployment
+	QueryMeta
+}
+
+// DeploymentSpecificRequest reads one deployment, by ID or unique prefix,
+// or with JobID the latest deployment of a job.
+type DeploymentSpecificRequest struct {
+	DeploymentID string
+	JobID        string
+	QueryOptions
+}
+
+// SingleDeploymentResponse returns one deployment; nil when none.
+type SingleDeploymentResponse struct {
+	Deployment *Deployment
+	QueryMeta
+}
+
+// SchedulerConfigRequest reads the scheduler configuration.
+type SchedulerConfigRequest struct {
+	QueryOptions
+}
+
+// SchedulerConfigResponse returns the scheduler configuration.
+type SchedulerConfigResponse struct {
+	SchedulerConfig *SchedulerConfiguration
+	QueryMeta
+}
+
+// SchedulerSetConfigRequest sets the scheduler configuration; with CAS it
+// is set only if the current ModifyIndex equals Config.ModifyIndex.
+type SchedulerSetConfigRequest struct {
+	Config SchedulerConfiguration
+	CAS    bool
+}
+
+// SchedulerSetConfigResponse says whether the configuration was written.
+type SchedulerSetConfigResponse struct {
+	Updated bool
+	WriteMeta
+}
+
+// Evaluation triggers of deployments.
+const (
+	EvalTriggerDeploymentWatcher = "deployment-watcher"
+	EvalTriggerRollingUpdate     = "rolling-update"
+	EvalTriggerJobRevert         = "job-revert"
+)
+
+// JobTrackedVersions is how many versions of a job the server keeps.
+const JobTrackedVersions = 6
+
+// PreemptionPriorityDelta is how much lower than the preempting job's
+// priority a job's must be for its allocations to be preempted (Nomad's).
+const PreemptionPriorityDelta = 10
