@@ -64,8 +64,16 @@
 //
 // Stopping sends the kill_signal (SIGTERM by default, as `docker stop`),
 // waits the kill timeout, then sends SIGKILL; an exit code above 128 after
-// a stop is reported as death by signal (code - 128). A recovered task's
-// log copy resumes from its log files' last modification time, so lines
-// are not copied twice; lines logged in the instant between the daemon
-// receiving them and the old agent writing them can be lost.
+// a stop is reported as death by signal (code - 128).
+//
+// # Logs
+//
+// The container logs to Docker's json-file driver (bounded to 3 x 20 MB);
+// the driver follows the logs endpoint with timestamps and writes each
+// message to the task's rotating files. After each message it records the
+// daemon's timestamp in <task dir>/.docker-logs.pos (not visible in the
+// container), so a recovered task's copy resumes exactly after the last
+// copied message; without that file it resumes from the log files'
+// modification time (a line may then be copied twice). An exit is
+// reported once the output is copied (waiting at most 5s).
 package docker

@@ -126,7 +126,7 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	if err == nil {
 		// Started before it is published, so that no other call sees a
 		// task whose goroutines are not running yet.
-		t.run(d.ctx, d.client, d.taskLogger(cfg), time.Time{})
+		t.run(d.ctx, d.client, d.taskLogger(cfg), logStart{})
 	}
 	d.mu.Lock()
 	if err != nil {
@@ -262,7 +262,7 @@ func (d *Driver) attach(ctx context.Context, cfg *drivers.TaskConfig, st *driver
 		done:        make(chan struct{}),
 		logsDone:    make(chan struct{}),
 	}
-	t.run(d.ctx, d.client, d.taskLogger(cfg), logsResumeTime(cfg))
+	t.run(d.ctx, d.client, d.taskLogger(cfg), recoveredLogStart(cfg, info.ID))
 	return t, nil
 }
 

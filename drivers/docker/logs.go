@@ -21,15 +21,23 @@ const (
 	defaultLogMaxSizeMB = 10
 )
 
+// logStart is where a log copy starts: the messages logged at or after
+// last, less the first atLast of those logged exactly at last (copied
+// before).
+type logStart struct {
+	last   time.Time
+	atLast int
+}
+
 // streamLogs copies the container's output into the task's rotating log
-// files until the container stops and its output is copied, starting with
-// what the daemon logged at or after since.
+// files until the container stops and its output is copied, starting at
+// since.
 //
 // Messages come with the daemon's timestamps, so that the copy can resume
 // exactly where it stopped: after a broken stream, and after a follow
 // stream that ended when the container stopped (Docker 20.10 can end one
 // before its last messages; a final, non-following read fetches them).
-func (t *task) streamLogs(ctx context.Context, c *client, logger *slog.Logger, since time.Time) {
+func (t *task) streamLogs(ctx context.Context, c *client, logger *slog.Logger, since logStart) {
 	stdout, err := openLog(t.cfg.StdoutPath, t.cfg)
 	if err != nil {
 		logger.Error("cannot open stdout log; discarding output", "error", err)
@@ -40,7 +48,12 @@ func (t *task) streamLogs(ctx context.Context, c *client, logger *slog.Logger, s
 	}
 	defer closeLog(stdout)
 	defer closeLog(stderr)
-	lc := &logCopier{stdout: writerOrDiscard(stdout), stderr: writerOrDiscard(stderr), last: since}
+	lc := &logCopier{stdout: writerOrDiscard(stdout), stderr: writerOrDiscard(stderr), last: since.last, atLast: since.atLast}
+	lc.resume()
+	if lc.pos, err = openLogPosition(t.cfg.TaskDir.Dir, t.containerID); err != nil {
+		logger.Warn("cannot record the log position; a restarted agent may copy some output twice", "error", err)
+	}
+	defer lc.pos.close()
 
 	follow := true
 	for {
@@ -85,6 +98,7 @@ func (t *task) streamLogs(ctx context.Context, c *client, logger *slog.Logger, s
 // resumed from that timestamp (which includes it) skips those.
 type logCopier struct {
 	stdout, stderr io.Writer
+	pos            *logPosition // nil: not recorded
 	// last is the newest timestamp copied; atLast counts the messages
 	// copied with it; skip counts those still to skip in this read.
 	last   time.Time
@@ -112,6 +126,11 @@ func (lc *logCopier) frame(kind byte, p []byte) error {
 	}
 	if _, err := w.Write(text); err != nil {
 		return fmt.Errorf("write log: %w", err)
+	}
+	if ok {
+		// A failure here costs duplicates after an agent restart, not
+		// output: the copy goes on.
+		_ = lc.pos.save(lc.last, lc.atLast)
 	}
 	return nil
 }
@@ -166,11 +185,15 @@ func writerOrDiscard(r *logrotate.FileRotator) io.Writer {
 	return r
 }
 
-// logsResumeTime returns where a recovered task's log copy resumes: the
-// newest modification time of its log files, as every message copied
-// before was logged by the daemon before that. Zero (everything) when
-// there are no files.
-func logsResumeTime(cfg *drivers.TaskConfig) time.Time {
+// recoveredLogStart returns where a recovered task's log copy resumes:
+// the position the previous copy recorded or, without one, the newest
+// modification time of the task's log files (every message copied before
+// was logged by the daemon before that, give or take the file system's
+// clock granularity). Zero (everything) when there is neither.
+func recoveredLogStart(cfg *drivers.TaskConfig, containerID string) logStart {
+	if last, atLast, ok := readLogPosition(cfg.TaskDir.Dir, containerID); ok {
+		return logStart{last: last, atLast: atLast}
+	}
 	var newest time.Time
 	for _, p := range []string{cfg.StdoutPath, cfg.StderrPath} {
 		if p == "" {
@@ -185,5 +208,5 @@ func logsResumeTime(cfg *drivers.TaskConfig) time.Time {
 			newest = fi.ModTime()
 		}
 	}
-	return newest
+	return logStart{last: newest}
 }

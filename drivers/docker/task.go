@@ -66,7 +66,7 @@ func (t *task) exited() bool {
 }
 
 // run starts the task's goroutines; logsSince is where log copying starts.
-func (t *task) run(ctx context.Context, c *client, logger *slog.Logger, logsSince time.Time) {
+func (t *task) run(ctx context.Context, c *client, logger *slog.Logger, logsSince logStart) {
 	ctx, t.cancel = context.WithCancel(ctx)
 	t.wg.Add(2)
 	go func() {
