@@ -20,6 +20,8 @@ type MemDB struct {
 	allocs map[string]*structs.Allocation
 	tasks  map[string]map[string]*taskEntry // alloc ID -> task name
 	node   *NodeIdentity
+	// plugins holds driver plugin states by plugin name.
+	plugins map[string][]byte
 }
 
 type taskEntry struct {

@@ -25,6 +25,9 @@ import (
 //	      task_state           JSON structs.TaskState
 //	node/                      bucket
 //	  identity                 JSON NodeIdentity
+//	driver_plugins/            bucket, created by the first put (files
+//	                           written before it existed lack it)
+//	  <plugin name>            the plugin's state, opaque JSON
 //
 // meta/version is where every schema version, past and future, keeps its
 // number, so that any drover can tell which layout a file has. Values are
@@ -50,6 +53,7 @@ var (
 	taskStateKey      = []byte("task_state")
 	nodeBucket        = []byte("node")
 	identityKey       = []byte("identity")
+	driverPluginsBkt  = []byte("driver_plugins")
 )
 
 // taskBucketName is the name of a task's bucket inside its alloc bucket.

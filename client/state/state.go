@@ -37,6 +37,17 @@ type StateDB interface {
 	// PutNodeIdentity stores the node's ID and secret.
 	PutNodeIdentity(id *NodeIdentity) error
 
+	// GetDriverPluginStates returns the persisted state of every external
+	// driver plugin (its re-attach config, opaque JSON) by plugin name;
+	// an empty map when none was stored.
+	GetDriverPluginStates() (map[string][]byte, error)
+	// PutDriverPluginState stores (creates or replaces) a driver plugin's
+	// state.
+	PutDriverPluginState(name string, data []byte) error
+	// DeleteDriverPluginState removes a driver plugin's state; removing
+	// one that is absent is not an error.
+	DeleteDriverPluginState(name string) error
+
 	// Close releases the database. Calls after Close fail.
 	Close() error
 }

@@ -53,6 +53,7 @@ func TestStateDBConformance(t *testing.T) {
 		{"invalid input", testInvalidInput},
 		{"concurrent writers", testConcurrentWriters},
 		{"use after close fails", testUseAfterClose},
+		{"driver plugin states", testDriverPluginStates},
 	}
 	for _, impl := range stateDBImpls() {
 		t.Run(impl.name, func(t *testing.T) {
@@ -458,6 +459,9 @@ func testUseAfterClose(t *testing.T, db StateDB) {
 		"DeleteTaskBucket":        func() error { return db.DeleteTaskBucket("a1", "web") },
 		"GetNodeIdentity":         func() error { _, err := db.GetNodeIdentity(); return err },
 		"PutNodeIdentity":         func() error { return db.PutNodeIdentity(&NodeIdentity{ID: "n"}) },
+		"GetDriverPluginStates":   func() error { _, err := db.GetDriverPluginStates(); return err },
+		"PutDriverPluginState":    func() error { return db.PutDriverPluginState("p", []byte(`{}`)) },
+		"DeleteDriverPluginState": func() error { return db.DeleteDriverPluginState("p") },
 	}
 	for name, call := range calls {
 		if err := call(); !errors.Is(err, ErrClosed) {
