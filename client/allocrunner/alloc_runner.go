@@ -21,8 +21,8 @@ const hookTimeout = 30 * time.Second
 
 // StateUpdater receives an allocation's client-side state each time it
 // changes: an Allocation holding only ID, NodeID, ClientStatus,
-// ClientDescription and TaskStates. The Client implements it; it must not
-// block.
+// ClientDescription, TaskStates and DeploymentStatus. The Client implements
+// it; it must not block.
 type StateUpdater interface {
 	AllocStateUpdated(update *structs.Allocation)
 }
@@ -46,6 +46,14 @@ type Config struct {
 	BuildEnv taskrunner.EnvBuilder
 	// KillGrace overrides taskrunner.DefaultKillGrace when positive.
 	KillGrace time.Duration
+	// PrevAllocWatcher waits for the allocation this one replaces and
+	// migrates its data; nil when it replaces nothing.
+	PrevAllocWatcher PrevAllocWatcher
+	// PreemptedAllocWatcher waits for the allocations this one preempts;
+	// nil when it preempts nothing.
+	PreemptedAllocWatcher PrevAllocWatcher
+	// Clock drives deployment health tracking; nil uses the real clock.
+	Clock Clock
 }
 
 // AllocRunner runs one allocation. Create it with New, optionally Restore,
@@ -76,6 +84,11 @@ type AllocRunner struct {
 	// ctx is the lifetime of the update loop; Destroy and Shutdown cancel it.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// prerunCtx bounds the prerun hooks (waiting for a previous alloc may
+	// take long): it is cancelled as soon as the alloc is stopped,
+	// destroyed or shut down.
+	prerunCtx    context.Context
+	prerunCancel context.CancelFunc
 	// waitCh is closed when Run returns (or by Destroy/Shutdown if Run never ran).
 	waitCh chan struct{}
 	// updateDone is closed when the update loop (started by Run) returns.
@@ -102,6 +115,12 @@ type AllocRunner struct {
 	leaderDead   bool
 	sibFailed    bool
 	mainDead     bool
+	// prerunDesc describes what the pending alloc waits for ("waiting for
+	// previous alloc to terminate"); "" when nothing.
+	prerunDesc string
+	// deployStatus is the client's deployment health verdict; nil until
+	// the health hook decides.
+	deployStatus *structs.AllocDeploymentStatus
 }
 
 // New returns an AllocRunner and its TaskRunners. It starts nothing.
@@ -127,27 +146,38 @@ func New(cfg *Config) (*AllocRunner, error) {
 		updater = noopUpdater{}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	prerunCtx, prerunCancel := context.WithCancel(ctx)
 	ar := &AllocRunner{
-		id:          alloc.ID,
-		logger:      logger,
-		stateDB:     cfg.StateDB,
-		updater:     updater,
-		allocDir:    allocdir.New(cfg.AllocDirRoot, alloc.ID),
-		broadcaster: NewAllocBroadcaster(),
-		tasks:       make(map[string]*taskrunner.TaskRunner, len(tg.Tasks)),
-		taskStateCh: make(chan struct{}, 1),
-		changeCh:    make(chan struct{}),
-		updateCh:    make(chan *structs.Allocation, 1),
-		ctx:         ctx,
-		cancel:      cancel,
-		waitCh:      make(chan struct{}),
-		updateDone:  make(chan struct{}),
-		destroyCh:   make(chan struct{}),
-		shutdownCh:  make(chan struct{}),
-		alloc:       alloc,
-		trStarted:   make(map[string]bool),
+		id:           alloc.ID,
+		logger:       logger,
+		stateDB:      cfg.StateDB,
+		updater:      updater,
+		allocDir:     allocdir.New(cfg.AllocDirRoot, alloc.ID),
+		broadcaster:  NewAllocBroadcaster(),
+		tasks:        make(map[string]*taskrunner.TaskRunner, len(tg.Tasks)),
+		taskStateCh:  make(chan struct{}, 1),
+		changeCh:     make(chan struct{}),
+		updateCh:     make(chan *structs.Allocation, 1),
+		ctx:          ctx,
+		cancel:       cancel,
+		prerunCtx:    prerunCtx,
+		prerunCancel: prerunCancel,
+		waitCh:       make(chan struct{}),
+		updateDone:   make(chan struct{}),
+		destroyCh:    make(chan struct{}),
+		shutdownCh:   make(chan struct{}),
+		alloc:        alloc,
+		trStarted:    make(map[string]bool),
 	}
-	ar.hooks = []runnerHook{&allocDirHook{dir: ar.allocDir}}
+	clock := cfg.Clock
+	if clock == nil {
+		clock = realClock{}
+	}
+	ar.hooks = []runnerHook{
+		&allocDirHook{dir: ar.allocDir},
+		newAllocWatcherHook(ar, cfg.PrevAllocWatcher, cfg.PreemptedAllocWatcher),
+		newHealthHook(ar, clock),
+	}
 	for _, task := range tg.Tasks {
 		driver, err := cfg.Drivers(task.Driver)
 		if err != nil {
@@ -240,9 +270,12 @@ func (ar *AllocRunner) AllocState() *State {
 	ar.mu.RLock()
 	if ar.failure != "" {
 		status, desc = structs.AllocClientStatusFailed, ar.failure
+	} else if ar.prerunDesc != "" && status == structs.AllocClientStatusPending {
+		desc = ar.prerunDesc
 	}
+	deploy := ar.deployStatus.Copy()
 	ar.mu.RUnlock()
-	return &State{ClientStatus: status, ClientDescription: desc, TaskStates: states}
+	return &State{ClientStatus: status, ClientDescription: desc, TaskStates: states, DeploymentStatus: deploy}
 }
 
 // clientAlloc returns a copy of the allocation with its runtime state.
@@ -252,6 +285,9 @@ func (ar *AllocRunner) clientAlloc() *structs.Allocation {
 	a.ClientStatus = st.ClientStatus
 	a.ClientDescription = st.ClientDescription
 	a.TaskStates = st.TaskStates
+	if st.DeploymentStatus != nil {
+		a.DeploymentStatus = st.DeploymentStatus
+	}
 	return a
 }
 
@@ -297,7 +333,13 @@ func (ar *AllocRunner) Run() {
 		ar.setStopping()
 		ar.killTasks(structs.NewTaskEvent(structs.TaskKilling), true, nil)
 	default:
-		if err := ar.prerun(ar.ctx); err != nil {
+		if err := ar.prerun(ar.prerunCtx); err != nil {
+			if ar.prerunCtx.Err() != nil {
+				// Stopped, destroyed or shut down while waiting: the
+				// stop path converges the tasks; nothing failed.
+				ar.logger.Info("prerun interrupted", "error", err)
+				break
+			}
 			ar.logger.Error("prerun failed", "error", err)
 			ar.mu.Lock()
 			ar.failure = fmt.Sprintf("prerun failed: %v", err)
@@ -426,6 +468,7 @@ func (ar *AllocRunner) setStopping() {
 	ar.mu.Lock()
 	ar.stopping = true
 	ar.mu.Unlock()
+	ar.prerunCancel()
 }
 
 func (ar *AllocRunner) isShuttingDown() bool {
@@ -462,6 +505,7 @@ func (ar *AllocRunner) publish() {
 		ClientStatus:      ca.ClientStatus,
 		ClientDescription: ca.ClientDescription,
 		TaskStates:        ca.TaskStates,
+		DeploymentStatus:  ca.DeploymentStatus,
 	})
 	ar.broadcaster.Send(ca)
 }

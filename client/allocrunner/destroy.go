@@ -19,6 +19,7 @@ func (ar *AllocRunner) Destroy() {
 		claimed := ar.runClaimed
 		ar.runClaimed = true
 		ar.mu.Unlock()
+		ar.prerunCancel()
 
 		// Kill even if Run never ran: that starts the marked runners, which
 		// converge to killed at once (or re-attach and kill restored tasks).
@@ -51,6 +52,7 @@ func (ar *AllocRunner) Shutdown() {
 		claimed := ar.runClaimed
 		ar.runClaimed = true
 		ar.mu.Unlock()
+		ar.prerunCancel()
 
 		var wg sync.WaitGroup
 		for _, tr := range ar.tasks {

@@ -10,6 +10,9 @@ type State struct {
 	ClientDescription string
 	// TaskStates are copies, by task name.
 	TaskStates map[string]*structs.TaskState
+	// DeploymentStatus is the client's health verdict during a deployment;
+	// nil until it decides (and for allocs not in a deployment).
+	DeploymentStatus *structs.AllocDeploymentStatus
 }
 
 // Client status descriptions.

@@ -25,6 +25,12 @@ func (ar *AllocRunner) Update(alloc *structs.Allocation) {
 	ar.updateCh <- alloc
 }
 
+// ApplyUpdate applies a new server-sent version synchronously, returning
+// once it is applied (for a stop: once the tasks are killed). The Client
+// uses Update; ApplyUpdate exists for tests and benchmarks that compare
+// with a serialized update path. Do not mix it with Update on one runner.
+func (ar *AllocRunner) ApplyUpdate(alloc *structs.Allocation) { ar.handleUpdate(alloc) }
+
 // updateLoop applies updates one at a time until the runner is destroyed
 // or shut down.
 func (ar *AllocRunner) updateLoop() {

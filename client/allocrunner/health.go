@@ -1,0 +1,97 @@
+package allocrunner
+
+import (
+	"time"
+
+	"github.com/drover-io/drover/structs"
+)
+
+// healthTracker decides an allocation's deployment health from its task
+// states: healthy once every tracked task has run for minHealthy without a
+// restart; unhealthy when a task fails, restarts or dies, or when the
+// deadline passes first. It is pure: the caller feeds it the time.
+type healthTracker struct {
+	start      time.Time
+	minHealthy time.Duration
+	deadline   time.Duration // 0: none
+	// tracked are the tasks that must be running: main tasks and sidecars.
+	tracked []string
+	// finite are prestart and poststart tasks that run to completion: they
+	// only count when they fail.
+	finite []string
+}
+
+// healthVerdict is the outcome of one check.
+type healthVerdict int
+
+const (
+	healthPending healthVerdict = iota
+	healthHealthy
+	healthUnhealthy
+)
+
+// newHealthTracker returns a tracker for the group's tasks and update
+// strategy, started at start; nil when the strategy asks for no tracking.
+func newHealthTracker(tg *structs.TaskGroup, u *structs.UpdateStrategy, start time.Time) *healthTracker {
+	if tg == nil || u == nil || u.HealthCheck == structs.UpdateStrategyHealthCheckManual {
+		return nil
+	}
+	t := &healthTracker{start: start, minHealthy: u.MinHealthyTime, deadline: u.HealthyDeadline}
+	for _, task := range tg.Tasks {
+		switch {
+		case task.IsPoststop():
+		case task.IsMain(), task.IsSidecar():
+			t.tracked = append(t.tracked, task.Name)
+		default:
+			t.finite = append(t.finite, task.Name)
+		}
+	}
+	return t
+}
+
+// check returns the verdict at now and, while pending, when to check
+// again if no task changes meanwhile (zero: only on a task change).
+func (t *healthTracker) check(now time.Time, states map[string]*structs.TaskState) (healthVerdict, time.Time) {
+	for _, name := range t.finite {
+		if st := states[name]; st != nil && st.Failed {
+			return healthUnhealthy, time.Time{}
+		}
+	}
+	var deadlineAt time.Time
+	if t.deadline > 0 {
+		deadlineAt = t.start.Add(t.deadline)
+		if !now.Before(deadlineAt) {
+			return healthUnhealthy, time.Time{}
+		}
+	}
+	allRunning := len(t.tracked) > 0
+	var since time.Time
+	for _, name := range t.tracked {
+		st := states[name]
+		if st == nil {
+			allRunning = false
+			continue
+		}
+		if st.Failed || st.Restarts > 0 || st.State == structs.TaskStateDead {
+			return healthUnhealthy, time.Time{}
+		}
+		if st.State != structs.TaskStateRunning || st.StartedAt.IsZero() {
+			allRunning = false
+			continue
+		}
+		if st.StartedAt.After(since) {
+			since = st.StartedAt
+		}
+	}
+	if !allRunning {
+		return healthPending, deadlineAt
+	}
+	healthyAt := since.Add(t.minHealthy)
+	if !now.Before(healthyAt) {
+		return healthHealthy, time.Time{}
+	}
+	if !deadlineAt.IsZero() && deadlineAt.Before(healthyAt) {
+		return healthPending, deadlineAt
+	}
+	return healthPending, healthyAt
+}

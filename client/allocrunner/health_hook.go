@@ -1,0 +1,167 @@
+package allocrunner
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/drover-io/drover/structs"
+)
+
+var (
+	_ prerunHook   = (*healthHook)(nil)
+	_ updateHook   = (*healthHook)(nil)
+	_ postrunHook  = (*healthHook)(nil)
+	_ destroyHook  = (*healthHook)(nil)
+	_ shutdownHook = (*healthHook)(nil)
+)
+
+// healthHook tracks the deployment health of an allocation that is part
+// of a deployment (DeploymentID set) whose group has an update strategy,
+// and records the verdict in the runner's state (AllocState's
+// DeploymentStatus), which the Client sends to the servers. It watches
+// the task states through the runner's alloc broadcaster, in one
+// goroutine it owns, started by Prerun (or an Update into a new
+// deployment) and stopped by Postrun, Destroy and Shutdown.
+type healthHook struct {
+	ar    *AllocRunner
+	clock Clock
+
+	mu         sync.Mutex // guards the fields below
+	deployment string     // the deployment being tracked
+	cancel     context.CancelFunc
+	done       chan struct{}
+}
+
+func newHealthHook(ar *AllocRunner, clock Clock) *healthHook {
+	return &healthHook{ar: ar, clock: clock}
+}
+
+// Name returns "alloc_health".
+func (*healthHook) Name() string { return "alloc_health" }
+
+// Prerun starts tracking when the allocation is in a deployment.
+func (h *healthHook) Prerun(ctx context.Context, req *PrerunRequest, resp *PrerunResponse) error {
+	h.restart(req.Alloc)
+	return nil
+}
+
+// Update restarts tracking when the allocation moved to another deployment.
+func (h *healthHook) Update(ctx context.Context, req *UpdateRequest, resp *UpdateResponse) error {
+	h.mu.Lock()
+	same := h.deployment == req.Alloc.DeploymentID
+	h.mu.Unlock()
+	if !same {
+		h.ar.setDeploymentStatus(nil)
+		h.restart(req.Alloc)
+	}
+	return nil
+}
+
+// Postrun stops tracking.
+func (h *healthHook) Postrun(context.Context, *PostrunRequest, *PostrunResponse) error {
+	h.stop()
+	return nil
+}
+
+// Destroy stops tracking.
+func (h *healthHook) Destroy(context.Context, *DestroyRequest, *DestroyResponse) error {
+	h.stop()
+	return nil
+}
+
+// Shutdown stops tracking.
+func (h *healthHook) Shutdown(context.Context, *ShutdownRequest, *ShutdownResponse) error {
+	h.stop()
+	return nil
+}
+
+// updateStrategy returns the group's update strategy, or the job's.
+func updateStrategy(alloc *structs.Allocation) (*structs.TaskGroup, *structs.UpdateStrategy) {
+	if alloc.Job == nil {
+		return nil, nil
+	}
+	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
+	if tg == nil {
+		return nil, nil
+	}
+	if tg.Update != nil {
+		return tg, tg.Update
+	}
+	return tg, alloc.Job.Update
+}
+
+// restart stops any tracking and starts tracking alloc's deployment.
+func (h *healthHook) restart(alloc *structs.Allocation) {
+	h.stop()
+	if alloc.DeploymentID == "" {
+		return
+	}
+	tg, u := updateStrategy(alloc)
+	tracker := newHealthTracker(tg, u, h.clock.Now())
+	if tracker == nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	h.mu.Lock()
+	h.deployment, h.cancel, h.done = alloc.DeploymentID, cancel, done
+	h.mu.Unlock()
+	go func() {
+		defer close(done)
+		h.track(ctx, tracker, alloc)
+	}()
+}
+
+// stop stops the tracking goroutine, if any, and waits for it.
+func (h *healthHook) stop() {
+	h.mu.Lock()
+	cancel, done := h.cancel, h.done
+	h.cancel, h.done, h.deployment = nil, nil, ""
+	h.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+}
+
+// track checks the health on every published version of the allocation
+// and when the tracker asks, until it decides or ctx is done.
+func (h *healthHook) track(ctx context.Context, t *healthTracker, alloc *structs.Allocation) {
+	l := h.ar.Listen()
+	defer l.Close()
+	states := h.ar.AllocState().TaskStates
+	logger := h.ar.logger.With("deployment_id", alloc.DeploymentID)
+	for {
+		verdict, next := t.check(h.clock.Now(), states)
+		if verdict != healthPending {
+			healthy := verdict == healthHealthy
+			canary := alloc.DeploymentStatus != nil && alloc.DeploymentStatus.Canary
+			logger.Info("alloc deployment health decided", "healthy", healthy)
+			h.ar.setDeploymentStatus(&structs.AllocDeploymentStatus{Healthy: &healthy, Timestamp: h.clock.Now(), Canary: canary})
+			return
+		}
+		var timer <-chan time.Time
+		if !next.IsZero() {
+			timer = h.clock.After(next.Sub(h.clock.Now()))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case a, ok := <-l.Ch():
+			if !ok {
+				return
+			}
+			states = a.TaskStates
+		case <-timer:
+		}
+	}
+}
+
+// setDeploymentStatus records the deployment health verdict and publishes it.
+func (ar *AllocRunner) setDeploymentStatus(s *structs.AllocDeploymentStatus) {
+	ar.mu.Lock()
+	ar.deployStatus = s
+	ar.mu.Unlock()
+	ar.publish()
+}
