@@ -20,6 +20,10 @@ const Name = "docker"
 // handleVersion is the version of the DriverState format.
 const handleVersion = 1
 
+// destroyWaitTimeout bounds how long DestroyTask waits for a killed
+// container's exit to be recorded before removing it.
+const destroyWaitTimeout = 10 * time.Second
+
 var _ drivers.DriverPlugin = (*Driver)(nil)
 
 // Driver is the docker task driver. Create it with New and call Shutdown
@@ -339,7 +343,19 @@ func (d *Driver) DestroyTask(ctx context.Context, taskID string, force bool) err
 				return fmt.Errorf("destroy task %q: %w", t.cfg.Name, errStillRunning)
 			}
 		}
+		// Kill it and let the watcher record the exit, so that waiters
+		// get a result, before the container goes.
 		t.markStopSignalled()
+		if err := d.client.killContainer(ctx, t.containerID, strconv.Itoa(int(syscall.SIGKILL))); err != nil && !isNotFound(err) {
+			return fmt.Errorf("destroy task %q: kill: %w", t.cfg.Name, err)
+		}
+		timer := time.NewTimer(destroyWaitTimeout)
+		select {
+		case <-t.done:
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		timer.Stop()
 	}
 	if err := d.client.removeContainer(ctx, t.containerID, true); err != nil {
 		return fmt.Errorf("destroy task %q: remove container %s: %w", t.cfg.Name, shortID(t.containerID), err)

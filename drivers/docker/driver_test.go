@@ -501,8 +501,17 @@ func TestDriver_DestroyTask(t *testing.T) {
 	if err := h.d.DestroyTask(context.Background(), cfg.ID, false); err == nil || !strings.Contains(err.Error(), "still running") {
 		t.Fatalf("DestroyTask of a running task without force = %v", err)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	waitCh, err := h.d.WaitTask(ctx, cfg.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := h.d.DestroyTask(context.Background(), cfg.ID, true); err != nil {
 		t.Fatalf("DestroyTask: %v", err)
+	}
+	if res := <-waitCh; res == nil || *res != (drivers.ExitResult{ExitCode: 137, Signal: 9}) {
+		t.Fatalf("waiter got %+v, want a SIGKILL exit", res)
 	}
 	if _, err := h.d.client.inspectContainer(context.Background(), containerIDOf(t, th)); !isNotFound(err) {
 		t.Fatalf("container still there: %v", err)
