@@ -73,31 +73,25 @@ type logConfig struct {
 	Config map[string]string `json:"Config,omitempty"`
 }
 
-// containerJSON is the part of GET /containers/{id}/json the driver uses.
+// containerJSON is the part of GET /containers/{id}/json the driver (and
+// its tests) use.
 type containerJSON struct {
 	ID    string `json:"Id"`
 	Name  string `json:"Name"`
-	Image string `json:"Image"`
 	State struct {
-		Status     string    `json:"Status"`
 		Running    bool      `json:"Running"`
 		OOMKilled  bool      `json:"OOMKilled"`
-		Pid        int       `json:"Pid"`
-		ExitCode   int       `json:"ExitCode"`
-		Error      string    `json:"Error"`
 		StartedAt  time.Time `json:"StartedAt"`
 		FinishedAt time.Time `json:"FinishedAt"`
 	} `json:"State"`
 	Config struct {
 		Labels map[string]string `json:"Labels"`
-		Env    []string          `json:"Env"`
 	} `json:"Config"`
 	HostConfig struct {
 		Memory            int64  `json:"Memory"`
 		MemoryReservation int64  `json:"MemoryReservation"`
 		CPUShares         int64  `json:"CpuShares"`
 		NetworkMode       string `json:"NetworkMode"`
-		Privileged        bool   `json:"Privileged"`
 	} `json:"HostConfig"`
 }
 

@@ -47,6 +47,10 @@ func statusOf(err error) int {
 	return 0
 }
 
+// errUnsupportedAPI marks a daemon whose API versions this client cannot
+// speak.
+var errUnsupportedAPI = errors.New("unsupported Docker API version")
+
 func isNotFound(err error) bool    { return statusOf(err) == http.StatusNotFound }
 func isConflict(err error) bool    { return statusOf(err) == http.StatusConflict }
 func isNotModified(err error) bool { return statusOf(err) == http.StatusNotModified }
@@ -142,10 +146,10 @@ func negotiate(server, serverMin string) (string, error) {
 		ver = server
 	}
 	if compareVersions(ver, minAPIVersion) < 0 {
-		return "", fmt.Errorf("docker: daemon API version %s is older than the oldest supported, %s", server, minAPIVersion)
+		return "", fmt.Errorf("docker: daemon API version %s is older than the oldest supported, %s: %w", server, minAPIVersion, errUnsupportedAPI)
 	}
 	if serverMin != "" && compareVersions(ver, serverMin) < 0 {
-		return "", fmt.Errorf("docker: daemon requires API version %s or newer; this driver speaks up to %s", serverMin, maxAPIVersion)
+		return "", fmt.Errorf("docker: daemon requires API version %s or newer; this driver speaks up to %s: %w", serverMin, maxAPIVersion, errUnsupportedAPI)
 	}
 	return ver, nil
 }

@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strconv"
@@ -51,6 +52,13 @@ func (d *Driver) fingerprint(ctx context.Context) *drivers.Fingerprint {
 	ctx, cancel := context.WithTimeout(ctx, fingerprintTimeout)
 	defer cancel()
 	v, err := d.client.serverVersion(ctx)
+	if errors.Is(err, errUnsupportedAPI) {
+		return &drivers.Fingerprint{
+			Health:            drivers.HealthStateUnhealthy,
+			HealthDescription: fmt.Sprintf("Docker daemon at %s is not supported: %v", d.config.Endpoint, err),
+			Attributes:        map[string]string{},
+		}
+	}
 	if err != nil {
 		return &drivers.Fingerprint{
 			Health:            drivers.HealthStateUndetected,

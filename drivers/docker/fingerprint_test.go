@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,7 +14,7 @@ import (
 // TestFingerprintChanges checks that a fingerprint is sent again when the
 // daemon's health changes, and only then.
 func TestFingerprintChanges(t *testing.T) {
-	var down atomic.Bool
+	var down, tooNew atomic.Bool
 	var calls atomic.Int64
 	mux := http.NewServeMux()
 	mux.HandleFunc("/version", func(w http.ResponseWriter, r *http.Request) {
@@ -21,6 +22,10 @@ func TestFingerprintChanges(t *testing.T) {
 		if down.Load() {
 			w.WriteHeader(http.StatusInternalServerError)
 			_, _ = w.Write([]byte(`{"message":"daemon is shutting down"}`))
+			return
+		}
+		if tooNew.Load() {
+			_, _ = w.Write([]byte(`{"Version":"29.0.0","ApiVersion":"1.52","MinAPIVersion":"1.50","Os":"linux"}`))
 			return
 		}
 		_, _ = w.Write([]byte(`{"Version":"20.10.24","ApiVersion":"1.41","MinAPIVersion":"1.12","Os":"linux"}`))
@@ -53,6 +58,11 @@ func TestFingerprintChanges(t *testing.T) {
 		t.Fatalf("fingerprint after the daemon failed = %+v", fp)
 	}
 	down.Store(false)
+	tooNew.Store(true)
+	if fp := <-ch; fp.Health != drivers.HealthStateUnhealthy || !strings.Contains(fp.HealthDescription, "requires API version 1.50") {
+		t.Fatalf("fingerprint of a daemon too new = %+v", fp)
+	}
+	tooNew.Store(false)
 	if fp := <-ch; fp.Health != drivers.HealthStateHealthy {
 		t.Fatalf("fingerprint after recovery = %+v", fp)
 	}
