@@ -58,6 +58,7 @@ func (c *Client) flushUpdates(ctx context.Context) {
 			ClientStatus:      a.ClientStatus,
 			ClientDescription: a.ClientDescription,
 			TaskStates:        a.TaskStates,
+			DeploymentStatus:  a.DeploymentStatus,
 		})
 	}
 	slices.SortFunc(list, func(a, b *structs.Allocation) int { return strings.Compare(a.ID, b.ID) })

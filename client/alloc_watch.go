@@ -127,7 +127,11 @@ func (c *Client) applyAllocs(diff allocDiff, fetched []*structs.Allocation) {
 		}
 		if ar, ok := c.allocs[alloc.ID]; ok {
 			c.known[alloc.ID] = alloc.AllocModifyIndex
-			ar.Update(alloc)
+			if c.serialUpdates {
+				ar.ApplyUpdate(alloc)
+			} else {
+				ar.Update(alloc)
+			}
 			continue
 		}
 		c.known[alloc.ID] = alloc.AllocModifyIndex

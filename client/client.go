@@ -32,6 +32,7 @@ const (
 type Client struct {
 	logger  *slog.Logger
 	rpc     RPC
+	nodes   NodeLookup // nil: no cross-node data migration
 	drivers map[string]drivers.DriverPlugin
 	stateDB state.StateDB
 	region  string
@@ -70,6 +71,9 @@ type Client struct {
 	pending   map[string]*structs.Allocation
 
 	gc gcState // garbage collection settings, fixed after New
+	// serialUpdates applies server updates synchronously, one by one
+	// (tests and benchmarks compare it with the per-alloc update loops).
+	serialUpdates bool
 
 	statsMu       sync.Mutex // guards the fields below
 	heartbeatTTL  time.Duration
@@ -121,6 +125,10 @@ func New(cfg *Config) (*Client, error) {
 		known:          make(map[string]uint64),
 		pending:        make(map[string]*structs.Allocation),
 		gc:             newGCState(cfg.GC),
+		nodes:          cfg.NodeLookup,
+	}
+	if c.nodes == nil {
+		c.nodes, _ = cfg.RPC.(NodeLookup)
 	}
 	node, err := c.buildNode(cfg)
 	if err != nil {
@@ -237,7 +245,10 @@ func (c *Client) restoreAllocs() error {
 	return nil
 }
 
+// newAllocRunner creates the runner of alloc, with the watchers of the
+// allocations it replaces; c.allocs must be locked (or not yet shared).
 func (c *Client) newAllocRunner(alloc *structs.Allocation) (*allocrunner.AllocRunner, error) {
+	prev, preempted := c.watchers(alloc)
 	return allocrunner.New(&allocrunner.Config{
 		Logger:       c.logger,
 		Alloc:        alloc,
@@ -246,6 +257,9 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation) (*allocrunner.AllocRu
 		Drivers:      c.driver,
 		StateUpdater: allocUpdater{c},
 		Node:         c.Node(),
+
+		PrevAllocWatcher:      prev,
+		PreemptedAllocWatcher: preempted,
 	})
 }
 

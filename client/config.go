@@ -52,4 +52,8 @@ type Config struct {
 	// GC configures the garbage collection of terminal allocations; zero
 	// fields get the defaults.
 	GC GCConfig
+	// NodeLookup finds the node a previous allocation ran on, to migrate
+	// its data (sticky, migrate ephemeral disks); nil uses RPC when it
+	// implements NodeLookup, and otherwise no data crosses nodes.
+	NodeLookup NodeLookup
 }

@@ -60,6 +60,13 @@ func (*allocWatcherHook) Name() string { return "alloc_watcher" }
 // Prerun waits for the preempted allocations, then for the previous one,
 // then migrates its data.
 func (h *allocWatcherHook) Prerun(ctx context.Context, req *PrerunRequest, resp *PrerunResponse) error {
+	if isNoop(h.preempted) && isNoop(h.prev) {
+		return nil
+	}
+	if h.ar.tasksRanBefore() {
+		// Restored after an agent restart: it waited (and migrated) then.
+		return nil
+	}
 	defer h.ar.setPrerunDesc("")
 	if !isNoop(h.preempted) {
 		n := len(req.Alloc.PreemptedAllocations)
@@ -85,6 +92,17 @@ func (h *allocWatcherHook) Prerun(ctx context.Context, req *PrerunRequest, resp 
 	}
 	h.ar.logger.Info("previous alloc terminated; starting tasks", "previous_alloc", prev)
 	return nil
+}
+
+// tasksRanBefore reports whether any task has started before (its state
+// was restored).
+func (ar *AllocRunner) tasksRanBefore() bool {
+	for _, tr := range ar.tasks {
+		if st := tr.TaskState(); !st.StartedAt.IsZero() || st.State != structs.TaskStatePending {
+			return true
+		}
+	}
+	return false
 }
 
 // setPrerunDesc sets the description of the pending allocation and

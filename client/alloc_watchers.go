@@ -1,0 +1,78 @@
+package client
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/drover-io/drover/client/allocrunner"
+	"github.com/drover-io/drover/client/allocwatcher"
+	"github.com/drover-io/drover/structs"
+)
+
+// NodeLookup reads a node from the servers; the Client uses it to find the
+// HTTP address of the node a previous allocation ran on, to migrate its
+// data. *server.Server implements it.
+type NodeLookup interface {
+	NodeGet(ctx context.Context, req *structs.NodeSpecificRequest) (*structs.SingleNodeResponse, error)
+}
+
+// watchers returns the watchers of alloc's previous and preempted
+// allocations. c.allocs must be locked by the caller (or not yet shared).
+func (c *Client) watchers(alloc *structs.Allocation) (prev, preempted allocrunner.PrevAllocWatcher) {
+	if alloc.PreviousAllocation == "" && len(alloc.PreemptedAllocations) == 0 {
+		return nil, nil
+	}
+	cfg := allocwatcher.Config{
+		Alloc:   alloc,
+		Servers: serverLookup{c},
+		NodeID:  c.NodeID(),
+		Logger:  c.logger,
+	}
+	if ar, ok := c.allocs[alloc.PreviousAllocation]; ok {
+		cfg.PreviousRunner = ar.WatchedRunner()
+	}
+	if n := len(alloc.PreemptedAllocations); n > 0 {
+		cfg.PreemptedRunners = make(map[string]allocwatcher.AllocRunnerMeta, n)
+		for _, id := range alloc.PreemptedAllocations {
+			if ar, ok := c.allocs[id]; ok {
+				cfg.PreemptedRunners[id] = ar.WatchedRunner()
+			}
+		}
+	}
+	return allocwatcher.NewAllocWatcher(cfg), allocwatcher.NewPreemptedAllocWatcher(cfg)
+}
+
+// serverLookup implements allocwatcher.ServerLookup with the client's RPC.
+type serverLookup struct{ c *Client }
+
+// AllocByID is a blocking query for one allocation.
+func (s serverLookup) AllocByID(ctx context.Context, allocID string, minIndex uint64) (*structs.Allocation, uint64, error) {
+	resp, err := s.c.rpc.AllocGetAllocs(ctx, &structs.AllocsGetRequest{
+		AllocIDs:     []string{allocID},
+		QueryOptions: structs.QueryOptions{Region: s.c.region, MinQueryIndex: minIndex, MaxQueryTime: s.c.watchWait},
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("look up alloc %s: %w", allocID, err)
+	}
+	for _, a := range resp.Allocs {
+		if a != nil && a.ID == allocID {
+			return a, resp.Index, nil
+		}
+	}
+	return nil, resp.Index, nil
+}
+
+// NodeHTTPAddr returns a node's HTTP address.
+func (s serverLookup) NodeHTTPAddr(ctx context.Context, nodeID string) (string, error) {
+	if s.c.nodes == nil {
+		return "", structs.NewError(structs.KindUnavailable, "the client has no way to look up nodes on the servers")
+	}
+	resp, err := s.c.nodes.NodeGet(ctx, &structs.NodeSpecificRequest{NodeID: nodeID, QueryOptions: structs.QueryOptions{Region: s.c.region}})
+	if err != nil {
+		return "", fmt.Errorf("look up node %s: %w", nodeID, err)
+	}
+	if resp.Node == nil || resp.Node.HTTPAddr == "" {
+		return "", structs.NewError(structs.KindNotFound, "node %s has no HTTP address", nodeID)
+	}
+	return resp.Node.HTTPAddr, nil
+}
