@@ -1,0 +1,99 @@
+package agent
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drover-io/drover/structs"
+)
+
+// TestDevAgentAllocOps drives restart, signal (with a driver that refuses
+// signals), stop and GC through a dev agent's HTTP API.
+func TestDevAgentAllocOps(t *testing.T) {
+	ta := startDevAgent(t)
+	body := `{"Job": {"ID": "ops", "Type": "service",
+		"TaskGroups": [{"Name": "g", "Count": 1, "Tasks": [{"Name": "t", "Driver": "mock_driver",
+		"Config": {"signal_error": "mock refuses signals", "stdout_string": "hello from t\n"},
+		"Resources": {"CPU": 100, "MemoryMB": 32}}]}]}}`
+	ta.must("PUT", "/v1/jobs", body, nil)
+	var allocs []*structs.AllocListStub
+	waitFor(t, 15*time.Second, "the alloc to run", func() bool {
+		ta.must("GET", "/v1/job/ops/allocations", "", &allocs)
+		return len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning
+	})
+	id := allocs[0].ID
+
+	events := func() []string {
+		var a structs.Allocation
+		ta.must("GET", "/v1/allocation/"+id, "", &a)
+		var out []string
+		if ts := a.TaskStates["t"]; ts != nil {
+			for _, e := range ts.Events {
+				out = append(out, e.Type)
+			}
+		}
+		return out
+	}
+	has := func(evs []string, typ string) bool {
+		for _, e := range evs {
+			if e == typ {
+				return true
+			}
+		}
+		return false
+	}
+
+	// A driver's signal error is a 500 with its message, and the task
+	// records the Signaling event.
+	code, _, msg := ta.do("PUT", "/v1/client/allocation/"+id[:8]+"/signal", `{"Signal": "SIGHUP", "Task": "t"}`)
+	if code != 500 || !strings.Contains(string(msg), "mock refuses signals") {
+		t.Errorf("signal = %d %s, want 500 with the driver's message", code, msg)
+	}
+	waitFor(t, 10*time.Second, "the Signaling event", func() bool { return has(events(), structs.TaskSignaling) })
+
+	ta.must("PUT", "/v1/client/allocation/"+id+"/restart", `{"TaskName": "t"}`, nil)
+	waitFor(t, 10*time.Second, "the restart", func() bool { return has(events(), structs.TaskRestartSignal) })
+
+	if code, _, msg := ta.do("PUT", "/v1/client/allocation/nope/restart", ""); code != 404 {
+		t.Errorf("restart of an unknown alloc = %d %s", code, msg)
+	}
+
+	// The mock task's stdout, through the logs endpoint.
+	waitFor(t, 10*time.Second, "the task's stdout", func() bool {
+		code, _, b := ta.do("GET", "/v1/client/fs/logs/"+id+"?task=t&type=stdout&plain=true", "")
+		return code == 200 && strings.Contains(string(b), "hello from t")
+	})
+
+	// Nothing terminal yet: GC leaves the running alloc alone.
+	var gc struct{ Collected []string }
+	ta.must("PUT", "/v1/system/gc", "", &gc)
+	if len(gc.Collected) != 0 {
+		t.Fatalf("gc of a running alloc: %v", gc.Collected)
+	}
+
+	var stop struct {
+		EvalID string
+		Index  uint64
+	}
+	ta.must("PUT", "/v1/allocation/"+id[:8]+"/stop", "", &stop)
+	if stop.EvalID == "" {
+		t.Fatalf("stop = %+v", stop)
+	}
+	waitFor(t, 15*time.Second, "a replacement and the stopped alloc complete", func() bool {
+		ta.must("GET", "/v1/job/ops/allocations", "", &allocs)
+		var done, running bool
+		for _, a := range allocs {
+			done = done || (a.ID == id && a.ClientStatus == structs.AllocClientStatusComplete)
+			running = running || (a.ID != id && a.ClientStatus == structs.AllocClientStatusRunning)
+		}
+		return done && running
+	})
+	ta.must("PUT", "/v1/client/gc", "", &gc)
+	if len(gc.Collected) != 1 || gc.Collected[0] != id {
+		t.Fatalf("gc collected %v, want [%s]", gc.Collected, id)
+	}
+	if code, _, msg := ta.do("GET", "/v1/client/fs/ls/"+id, ""); code != 404 || !strings.Contains(string(msg), "garbage collected") {
+		t.Errorf("ls of a collected alloc = %d %s", code, msg)
+	}
+}
