@@ -56,23 +56,25 @@ func (f *FSM) Apply(l *raft.Log) any {
 		return nil
 	}
 	t := MessageType(l.Data[0])
-	if err := f.apply(t, l.Data[1:], l.Index); err != nil {
+	resp, err := f.apply(t, l.Data[1:], l.Index)
+	if err != nil {
 		f.logger.Error("apply raft entry", "type", t.String(), "index", l.Index, "error", err)
 		return err
 	}
-	return nil
+	return resp
 }
 
-func (f *FSM) apply(t MessageType, body []byte, index uint64) error {
+// apply applies one command; resp is what the command answers besides
+// success (SchedulerConfigRequestType: whether the CAS write happened).
+func (f *FSM) apply(t MessageType, body []byte, index uint64) (resp any, err error) {
 	st := f.State()
 	var evals []*structs.Evaluation
 	capacity := false
-	var err error
 	switch t {
 	case JobRegisterRequestType:
 		var cmd JobRegisterCommand
 		if err := decodeBody(f.handle, body, &cmd); err != nil {
-			return fmt.Errorf("decode %s: %w", t, err)
+			return nil, fmt.Errorf("decode %s: %w", t, err)
 		}
 		cmd.Eval.JobModifyIndex = index
 		evals = []*structs.Evaluation{cmd.Eval}
@@ -85,7 +87,7 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64) error {
 	case JobDeregisterRequestType:
 		var cmd JobDeregisterCommand
 		if err := decodeBody(f.handle, body, &cmd); err != nil {
-			return fmt.Errorf("decode %s: %w", t, err)
+			return nil, fmt.Errorf("decode %s: %w", t, err)
 		}
 		cmd.Eval.JobModifyIndex = index
 		evals = []*structs.Evaluation{cmd.Eval}
@@ -102,14 +104,14 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64) error {
 	case EvalUpdateRequestType:
 		var cmd EvalUpdateCommand
 		if err := decodeBody(f.handle, body, &cmd); err != nil {
-			return fmt.Errorf("decode %s: %w", t, err)
+			return nil, fmt.Errorf("decode %s: %w", t, err)
 		}
 		evals = cmd.Evals
 		err = st.UpsertEvals(index, evals)
 	case ApplyPlanResultsRequestType:
 		var cmd PlanResultCommand
 		if err := decodeBody(f.handle, body, &cmd); err != nil {
-			return fmt.Errorf("decode %s: %w", t, err)
+			return nil, fmt.Errorf("decode %s: %w", t, err)
 		}
 		evals = cmd.Evals
 		for _, a := range cmd.Allocs {
@@ -121,12 +123,17 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64) error {
 			if err := w.UpsertAllocs(cmd.Allocs); err != nil {
 				return err
 			}
+			for _, d := range cmd.Deployments {
+				if err := w.UpsertDeployment(d); err != nil {
+					return err
+				}
+			}
 			return w.UpsertEvals(evals)
 		})
 	case NodeRegisterRequestType:
 		var cmd NodeRegisterCommand
 		if err := decodeBody(f.handle, body, &cmd); err != nil {
-			return fmt.Errorf("decode %s: %w", t, err)
+			return nil, fmt.Errorf("decode %s: %w", t, err)
 		}
 		evals = cmd.Evals
 		capacity = cmd.Node.Status == structs.NodeStatusReady
@@ -139,7 +146,7 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64) error {
 	case NodeUpdateStatusRequestType:
 		var cmd NodeStatusCommand
 		if err := decodeBody(f.handle, body, &cmd); err != nil {
-			return fmt.Errorf("decode %s: %w", t, err)
+			return nil, fmt.Errorf("decode %s: %w", t, err)
 		}
 		evals = cmd.Evals
 		capacity = cmd.Status == structs.NodeStatusReady
@@ -155,13 +162,13 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64) error {
 	case NodeDeregisterRequestType:
 		var cmd NodeDeregisterCommand
 		if err := decodeBody(f.handle, body, &cmd); err != nil {
-			return fmt.Errorf("decode %s: %w", t, err)
+			return nil, fmt.Errorf("decode %s: %w", t, err)
 		}
 		err = st.DeleteNode(index, cmd.NodeID)
 	case AllocClientUpdateRequestType:
 		var cmd AllocClientUpdateCommand
 		if err := decodeBody(f.handle, body, &cmd); err != nil {
-			return fmt.Errorf("decode %s: %w", t, err)
+			return nil, fmt.Errorf("decode %s: %w", t, err)
 		}
 		evals = cmd.Evals
 		for _, a := range cmd.Allocs {
@@ -175,11 +182,25 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64) error {
 			}
 			return w.UpsertEvals(evals)
 		})
+	case SchedulerConfigRequestType:
+		var cmd SchedulerConfigCommand
+		if err := decodeBody(f.handle, body, &cmd); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", t, err)
+		}
+		updated := false
+		err = st.Batch(index, func(w *state.WriteTxn) error {
+			var err error
+			updated, err = w.SetSchedulerConfig(&cmd.Config, cmd.CAS)
+			return err
+		})
+		resp = updated
+		// Preemption may have been switched on: blocked evals may now fit.
+		capacity = updated
 	default:
-		return fmt.Errorf("unknown raft message type %d", uint8(t))
+		return nil, fmt.Errorf("unknown raft message type %d", uint8(t))
 	}
 	if err != nil {
-		return fmt.Errorf("apply %s: %w", t, err)
+		return nil, fmt.Errorf("apply %s: %w", t, err)
 	}
 	if f.observer != nil {
 		if len(evals) > 0 {
@@ -189,7 +210,7 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64) error {
 			f.observer.capacityChanged(index)
 		}
 	}
-	return nil
+	return resp, nil
 }
 
 // snapshotData is the content of an FSM snapshot.
@@ -201,6 +222,11 @@ type snapshotData struct {
 	Allocs    []*structs.Allocation
 	Evals     []*structs.Evaluation
 	Nodes     []*structs.Node
+	// Added with job versions, deployments and the scheduler configuration;
+	// absent from older snapshots, which decode with them empty.
+	JobVersions     []*structs.Job
+	Deployments     []*structs.Deployment
+	SchedulerConfig *structs.SchedulerConfiguration
 }
 
 const snapshotVersion = 1
@@ -248,6 +274,21 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		}
 		for _, n := range data.Nodes {
 			if err := r.Node(n); err != nil {
+				return err
+			}
+		}
+		for _, j := range data.JobVersions {
+			if err := r.JobVersion(j); err != nil {
+				return err
+			}
+		}
+		for _, d := range data.Deployments {
+			if err := r.Deployment(d); err != nil {
+				return err
+			}
+		}
+		if data.SchedulerConfig != nil {
+			if err := r.SchedulerConfig(data.SchedulerConfig); err != nil {
 				return err
 			}
 		}
@@ -299,6 +340,15 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 		return err
 	}
 	if data.Nodes, err = s.snap.Nodes(nil); err != nil {
+		return err
+	}
+	if data.JobVersions, err = s.snap.AllJobVersions(nil); err != nil {
+		return err
+	}
+	if data.Deployments, err = s.snap.Deployments(nil); err != nil {
+		return err
+	}
+	if data.SchedulerConfig, err = s.snap.SchedulerConfig(nil); err != nil {
 		return err
 	}
 	return codec.NewEncoder(w, s.handle).Encode(&data)

@@ -23,6 +23,7 @@ const (
 	NodeUpdateStatusRequestType
 	NodeDeregisterRequestType
 	AllocClientUpdateRequestType
+	SchedulerConfigRequestType
 )
 
 // String names the message type for logs.
@@ -44,6 +45,8 @@ func (t MessageType) String() string {
 		return "node-deregister"
 	case AllocClientUpdateRequestType:
 		return "alloc-client-update"
+	case SchedulerConfigRequestType:
+		return "scheduler-config"
 	}
 	return fmt.Sprintf("message-type-%d", uint8(t))
 }
@@ -75,6 +78,16 @@ type EvalUpdateCommand struct {
 type PlanResultCommand struct {
 	Allocs []*structs.Allocation
 	Evals  []*structs.Evaluation
+	// Deployments created or changed by the plan; one turning successful
+	// marks its job version stable.
+	Deployments []*structs.Deployment
+}
+
+// SchedulerConfigCommand sets the scheduler configuration; with CAS only
+// if its ModifyIndex is the stored one's.
+type SchedulerConfigCommand struct {
+	Config structs.SchedulerConfiguration
+	CAS    bool
 }
 
 // NodeRegisterCommand stores a node and the evaluations its change needs.

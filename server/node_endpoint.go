@@ -201,13 +201,18 @@ func (s *Server) NodeUpdateAlloc(ctx context.Context, req *structs.AllocUpdateRe
 		}
 		updates = append(updates, &structs.Allocation{
 			ID: u.ID, NodeID: req.NodeID, ClientStatus: u.ClientStatus,
-			ClientDescription: u.ClientDescription, TaskStates: u.TaskStates, ModifyTime: now,
+			ClientDescription: u.ClientDescription, TaskStates: u.TaskStates,
+			DeploymentStatus: u.DeploymentStatus.Copy(), ModifyTime: now,
 		})
 	}
 	if len(updates) == 0 {
 		return &structs.GenericResponse{WriteMeta: structs.WriteMeta{Index: max(st.Index(state.TableAllocs), 1)}}, nil
 	}
-	index, _, err := s.raftApply(AllocClientUpdateRequestType, &AllocClientUpdateCommand{Allocs: updates})
+	evals, err := s.healthEvals(st, updates) // deployment_watcher.go
+	if err != nil {
+		return nil, err
+	}
+	index, _, err := s.raftApply(AllocClientUpdateRequestType, &AllocClientUpdateCommand{Allocs: updates, Evals: evals})
 	if err != nil {
 		return nil, err
 	}

@@ -65,6 +65,7 @@ func (s *Server) applyPlan(p *pendingPlan) planResult {
 	var allocs []*structs.Allocation
 	allocs = append(allocs, plan.Stops()...)
 	rejected := false
+	var preempted []*structs.Allocation
 	for nodeID, placed := range plan.NodeAllocation {
 		ok, err := s.nodeFits(st, nodeID, plan)
 		if err != nil {
@@ -76,12 +77,16 @@ func (s *Server) applyPlan(p *pendingPlan) planResult {
 			continue
 		}
 		allocs = append(allocs, placed...)
+		// Evictions are committed only with the placements that need them.
+		preempted = append(preempted, plan.NodePreemptions[nodeID]...)
 	}
-	cmd := &PlanResultCommand{Allocs: allocs}
+	allocs = append(allocs, preempted...)
+	cmd := &PlanResultCommand{Allocs: allocs, Deployments: plan.Deployments}
 	if !rejected {
 		cmd.Evals = p.evals
 	}
-	if len(cmd.Allocs) == 0 && len(cmd.Evals) == 0 {
+	cmd.Evals = append(cmd.Evals, s.preemptionEvals(st, preempted)...)
+	if len(cmd.Allocs) == 0 && len(cmd.Evals) == 0 && len(cmd.Deployments) == 0 {
 		return planResult{Rejected: rejected}
 	}
 	index, _, err := s.raftApply(ApplyPlanResultsRequestType, cmd)
@@ -112,6 +117,9 @@ func (s *Server) nodeFits(st *state.StateSnapshot, nodeID string, plan *schedule
 	for _, a := range plan.NodeAllocation[nodeID] {
 		stopped[a.ID] = true
 	}
+	for _, a := range plan.NodePreemptions[nodeID] {
+		stopped[a.ID] = true
+	}
 	var proposed []*structs.Allocation
 	for _, a := range existing {
 		if !a.TerminalStatus() && !stopped[a.ID] {
@@ -121,4 +129,37 @@ func (s *Server) nodeFits(st *state.StateSnapshot, nodeID string, plan *schedule
 	proposed = append(proposed, plan.NodeAllocation[nodeID]...)
 	fit, _, _ := scheduler.AllocsFit(node, proposed)
 	return fit, nil
+}
+
+// preemptionEvals returns one evaluation per job that lost allocations to
+// preemption, so that its scheduler replaces them where they fit (or
+// blocks until they do).
+func (s *Server) preemptionEvals(st *state.StateSnapshot, preempted []*structs.Allocation) []*structs.Evaluation {
+	now := s.clock.Now().UnixNano()
+	seen := map[structs.NamespacedID]bool{}
+	var out []*structs.Evaluation
+	for _, a := range preempted {
+		key := structs.NamespacedID{Namespace: a.Namespace, ID: a.JobID}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		job, err := st.JobByID(nil, a.Namespace, a.JobID)
+		if err != nil || job == nil {
+			continue
+		}
+		out = append(out, &structs.Evaluation{
+			ID:             structs.GenerateUUID(),
+			Namespace:      a.Namespace,
+			Priority:       job.Priority,
+			Type:           job.Type,
+			TriggeredBy:    structs.EvalTriggerPreemption,
+			JobID:          a.JobID,
+			JobModifyIndex: job.JobModifyIndex,
+			Status:         structs.EvalStatusPending,
+			CreateTime:     now,
+			ModifyTime:     now,
+		})
+	}
+	return out
 }

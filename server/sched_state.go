@@ -42,3 +42,11 @@ func (s schedState) ReadyNodes() ([]*structs.Node, error) {
 	}
 	return out, nil
 }
+
+func (s schedState) SchedulerConfig() (*structs.SchedulerConfiguration, error) {
+	return s.snap.SchedulerConfig(nil)
+}
+
+func (s schedState) LatestDeployment(namespace, jobID string) (*structs.Deployment, error) {
+	return s.snap.LatestDeploymentByJob(nil, namespace, jobID)
+}

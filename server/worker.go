@@ -51,9 +51,19 @@ func (s *Server) processEval(eval *structs.Evaluation) error {
 		if err != nil {
 			return err
 		}
+		failed, target, err := revertTarget(snap, plan)
+		if err != nil {
+			return err
+		}
+		if target != nil {
+			failed.StatusDescription += fmt.Sprintf(" - rolling back to job version %d", target.Version)
+		}
 		res := s.submitPlan(s.ctx, &pendingPlan{plan: plan, evals: evals})
 		if res.Err != nil {
 			return res.Err
+		}
+		if target != nil && res.Index != 0 {
+			s.autoRevert(failed, target)
 		}
 		if !res.Rejected {
 			return nil

@@ -285,27 +285,11 @@ func diffTasks(name string, old, new *Task) *TaskDiff {
 	case DiffTypeDeleted:
 		d.Annotations = []string{AnnotationForcesDestroy}
 	case DiffTypeEdited:
-		// Only task meta changes are applied in place (see the scheduler's
-		// tasksUpdated); anything else replaces the allocation.
-		if onlyMeta(d) {
-			d.Annotations = []string{AnnotationForcesInplaceUpdate}
-		} else {
-			d.Annotations = []string{AnnotationForcesDestructiveUpdate}
-		}
+		// Every task change is destructive (meta reaches the task's
+		// environment); see the scheduler's tasksUpdated.
+		d.Annotations = []string{AnnotationForcesDestructiveUpdate}
 	}
 	return d
-}
-
-func onlyMeta(d *TaskDiff) bool {
-	if len(d.Objects) > 0 {
-		return false
-	}
-	for _, f := range d.Fields {
-		if len(f.Name) < 5 || f.Name[:5] != "Meta[" {
-			return false
-		}
-	}
-	return true
 }
 
 func diffType(hasOld, hasNew bool) string {

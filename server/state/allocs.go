@@ -73,6 +73,7 @@ func (w *WriteTxn) UpsertAllocs(allocs []*structs.Allocation) error {
 			a.ClientStatus = existing.ClientStatus
 			a.ClientDescription = existing.ClientDescription
 			a.TaskStates = existing.TaskStates
+			a.DeploymentStatus = existing.DeploymentStatus
 		}
 		a.ModifyIndex = w.index
 		a.AllocModifyIndex = w.index
@@ -103,6 +104,10 @@ func (w *WriteTxn) UpdateAllocsFromClient(updates []*structs.Allocation) error {
 		c.ClientStatus = u.ClientStatus
 		c.ClientDescription = u.ClientDescription
 		c.TaskStates = u.TaskStates
+		if u.DeploymentStatus != nil {
+			c.DeploymentStatus = u.DeploymentStatus.Copy()
+			c.DeploymentStatus.ModifyIndex = w.index
+		}
 		c.ModifyIndex = w.index
 		if u.ModifyTime != 0 {
 			c.ModifyTime = u.ModifyTime

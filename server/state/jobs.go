@@ -63,7 +63,7 @@ func (w *WriteTxn) UpsertJob(job *structs.Job) error {
 	}
 	w.markTable(TableJobs)
 	w.touchJob(job.Namespace, job.ID)
-	return nil
+	return w.upsertJobVersion(job)
 }
 
 // DeleteJob removes a job and its summary; see StateStore.DeleteJob.
@@ -79,6 +79,9 @@ func (w *WriteTxn) DeleteJob(namespace, jobID string) error {
 		return fmt.Errorf("delete job %q: %w", jobID, err)
 	}
 	w.markTable(TableJobs)
+	if err := w.deleteJobVersions(namespace, jobID); err != nil {
+		return err
+	}
 	sum, err := w.txn.First(TableJobSummary, "id", namespace, jobID)
 	if err != nil {
 		return fmt.Errorf("delete summary of job %q: %w", jobID, err)

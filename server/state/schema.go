@@ -10,6 +10,9 @@ const (
 	TableAllocs     = "allocs"
 	TableEvals      = "evals"
 	TableNodes      = "nodes"
+	TableJobVersion = "job_version"
+	TableDeployment = "deployment"
+	TableSchedConf  = "scheduler_config"
 )
 
 // indexEntry records the raft index at which a table last changed.
@@ -71,6 +74,26 @@ func schema() *memdb.DBSchema {
 		}},
 		TableNodes: {Name: TableNodes, Indexes: map[string]*memdb.IndexSchema{
 			"id": stringIndex("id", "ID", true, false),
+		}},
+		TableJobVersion: {Name: TableJobVersion, Indexes: map[string]*memdb.IndexSchema{
+			"id": {
+				Name:   "id",
+				Unique: true,
+				Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
+					&memdb.StringFieldIndex{Field: "Namespace"},
+					&memdb.StringFieldIndex{Field: "ID"},
+					&memdb.UintFieldIndex{Field: "Version"},
+				}},
+			},
+		}},
+		TableDeployment: {Name: TableDeployment, Indexes: map[string]*memdb.IndexSchema{
+			"id":  stringIndex("id", "ID", true, false),
+			"job": jobIndex(),
+		}},
+		TableSchedConf: {Name: TableSchedConf, Indexes: map[string]*memdb.IndexSchema{
+			"id": {Name: "id", Unique: true, Indexer: &memdb.ConditionalIndex{
+				Conditional: func(any) (bool, error) { return true, nil },
+			}},
 		}},
 	}}
 }

@@ -1,0 +1,82 @@
+package server
+
+import (
+	"context"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/drover-io/drover/server/state"
+	"github.com/drover-io/drover/structs"
+)
+
+// DeploymentList lists deployments newest first: a job's with JobID, else
+// all of the namespace ("*": every namespace) whose ID starts with Prefix.
+func (s *Server) DeploymentList(ctx context.Context, req *structs.DeploymentListRequest) (*structs.DeploymentListResponse, error) {
+	resp := &structs.DeploymentListResponse{}
+	ns := namespaceOf(&req.QueryOptions)
+	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		var ds []*structs.Deployment
+		var err error
+		if req.JobID != "" {
+			ds, err = st.DeploymentsByJob(ws, ns, req.JobID)
+		} else {
+			ds, err = st.Deployments(ws)
+		}
+		if err != nil {
+			return 0, err
+		}
+		resp.Deployments = make([]*structs.Deployment, 0, len(ds))
+		for _, d := range ds {
+			if (ns == "*" || d.Namespace == ns) && hasPrefix(d.ID, req.Prefix) {
+				resp.Deployments = append(resp.Deployments, d)
+			}
+		}
+		return st.Index(state.TableDeployment), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// DeploymentGet returns one deployment by ID or unique ID prefix, or with
+// JobID the job's latest (nil when it never had one). An unknown ID is
+// KindNotFound.
+func (s *Server) DeploymentGet(ctx context.Context, req *structs.DeploymentSpecificRequest) (*structs.SingleDeploymentResponse, error) {
+	resp := &structs.SingleDeploymentResponse{}
+	ns := namespaceOf(&req.QueryOptions)
+	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		index := st.Index(state.TableDeployment)
+		if req.JobID != "" {
+			d, err := st.LatestDeploymentByJob(ws, ns, req.JobID)
+			resp.Deployment = d
+			return index, err
+		}
+		d, err := st.DeploymentByID(ws, req.DeploymentID)
+		if err != nil {
+			return index, err
+		}
+		if d == nil && req.DeploymentID != "" {
+			matches, err := st.DeploymentsByIDPrefix(ws, req.DeploymentID)
+			if err != nil {
+				return index, err
+			}
+			switch len(matches) {
+			case 1:
+				d = matches[0]
+			case 0:
+			default:
+				return index, structs.Invalid("deployment prefix %q matches %d deployments: give more of the ID", req.DeploymentID, len(matches))
+			}
+		}
+		resp.Deployment = d
+		if d == nil {
+			return index, structs.NotFound("deployment", req.DeploymentID)
+		}
+		return index, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
