@@ -11,6 +11,13 @@
 // waiting on one. AllocRunners report state changes, which are coalesced
 // per allocation and sent with NodeUpdateAlloc every 200 ms.
 //
+// Terminal allocations are garbage collected (gc.go): a pure selection
+// (selectGC) picks the oldest terminal ones while the node holds more than
+// GCConfig.MaxAllocs allocations or the alloc dir's filesystem is above its
+// disk or inode threshold; a loop runs it every GCConfig.Interval, and
+// CollectAllGarbage (`drover system gc`) removes every terminal one now.
+// Running and pending allocations are never collected.
+//
 // Local state (node identity, allocations, task handles) lives in a
 // client/state.StateDB so that a restarted agent re-attaches to its tasks.
 package client
