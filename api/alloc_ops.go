@@ -58,10 +58,15 @@ func (a *Allocations) Signal(alloc *Allocation, q *QueryOptions, task, signal st
 }
 
 // Stop stops the allocation; the servers place a replacement as its job
-// requires. The response names the evaluation that does it.
+// requires. The response names the evaluation that does it. Of q, the
+// namespace and the "no_shuffle" parameter are sent.
 func (a *Allocations) Stop(alloc *Allocation, q *QueryOptions) (*AllocStopResponse, error) {
 	var resp AllocStopResponse
-	wm, err := a.c.write(http.MethodPut, "/v1/allocation/"+url.PathEscape(alloc.ID)+"/stop", nil, &resp, writeOpts(q))
+	endpoint := "/v1/allocation/" + url.PathEscape(alloc.ID) + "/stop"
+	if q != nil && q.Params["no_shuffle"] != "" {
+		endpoint += "?no_shuffle=" + url.QueryEscape(q.Params["no_shuffle"])
+	}
+	wm, err := a.c.write(http.MethodPut, endpoint, nil, &resp, writeOpts(q))
 	if err != nil {
 		return nil, err
 	}
