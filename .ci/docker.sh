@@ -5,8 +5,8 @@
 # dockerd only when its socket does not answer, builds the image only when
 # it is missing. The daemon runs with --bridge=none and --iptables=false, so
 # containers use network_mode "none" (the driver's default) or "host".
-# Without root (or when the daemon cannot start) it warns and exits 0: the
-# docker driver's tests then skip with the reason.
+# Without root (or when the daemon cannot start) it warns and exits 0, so the
+# docker driver's tests skip with the reason; under CI=true it fails instead.
 set -uo pipefail
 
 IMAGE=drover-test/busybox:latest
@@ -14,10 +14,20 @@ SOCK=/var/run/docker.sock
 LOG=${DOCKERD_LOG:-/tmp/dockerd.log}
 
 warn() { echo "docker.sh: $*" >&2; }
+# give_up ends the script after a warning: outside CI the docker tests then
+# skip with the reason; in CI (CI=true) every capability must be present, so
+# it fails the run instead.
+give_up() {
+	if [ "${CI:-}" = true ]; then
+		echo "docker.sh: CI needs a working Docker engine; failing" >&2
+		exit 1
+	fi
+	exit 0
+}
 
 if [ "$(id -u)" != 0 ]; then
 	warn "not root: not installing or starting dockerd; docker driver tests will skip"
-	exit 0
+	give_up
 fi
 
 export DEBIAN_FRONTEND=noninteractive
@@ -38,7 +48,7 @@ ping_daemon() {
 if ! ping_daemon; then
 	if ! command -v dockerd >/dev/null 2>&1; then
 		warn "dockerd not installed; docker driver tests will skip"
-		exit 0
+		give_up
 	fi
 	echo "docker.sh: starting dockerd (log: $LOG)"
 	# setsid: the daemon outlives this script and is not in its process group.
@@ -50,7 +60,7 @@ if ! ping_daemon; then
 	if ! ping_daemon; then
 		warn "dockerd did not answer on $SOCK within 30s; last log lines:"
 		tail -n 20 "$LOG" >&2
-		exit 0
+		give_up
 	fi
 fi
 
@@ -63,7 +73,7 @@ fi
 bb=/bin/busybox
 if ! [ -x "$bb" ]; then
 	warn "no /bin/busybox (busybox-static); cannot build $IMAGE"
-	exit 0
+	give_up
 fi
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
@@ -84,5 +94,6 @@ if tar -C "$root" -c . | curl -fsS --unix-socket "$SOCK" -X POST \
 	echo "docker.sh: built $IMAGE"
 else
 	warn "importing $IMAGE failed"
+	give_up
 fi
 exit 0
