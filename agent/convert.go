@@ -159,7 +159,6 @@ func (c *converter) job(in *api.Job) *structs.Job {
 	}
 	c.checkUnimplemented("job",
 		unimplemented{"Affinities", "affinity block", in.Affinities, ignored},
-		unimplemented{"Update", "update block", in.Update, ignored},
 		unimplemented{"Multiregion", "multiregion block", in.Multiregion, rejected},
 		unimplemented{"Spreads", "spread block", in.Spreads, ignored},
 		unimplemented{"Periodic", "periodic block", in.Periodic, rejected},
@@ -186,6 +185,7 @@ func (c *converter) job(in *api.Job) *structs.Job {
 		}
 		out.TaskGroups = append(out.TaskGroups, c.group(tg, jobType))
 	}
+	c.updateStrategies(in, out, jobType) // convert_update.go
 	return out
 }
 
@@ -211,7 +211,6 @@ func (c *converter) group(in *api.TaskGroup, jobType string) *structs.TaskGroup 
 		unimplemented{"Volumes", "volume block", in.Volumes, rejected},
 		unimplemented{"Disconnect", "disconnect block", in.Disconnect, ignored},
 		unimplemented{"ReschedulePolicy", "reschedule block", in.ReschedulePolicy, ignored},
-		unimplemented{"Update", "update block", in.Update, ignored},
 		unimplemented{"Migrate", "migrate block", in.Migrate, ignored},
 		unimplemented{"Networks", "network block", in.Networks, ignored},
 		unimplemented{"Services", "service block", in.Services, ignored},

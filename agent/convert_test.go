@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -145,7 +146,6 @@ func TestConvertJob(t *testing.T) {
 		{
 			name: "null and zero unimplemented fields are accepted silently",
 			in: minimalJob(func(j *api.Job) {
-				j.Update = json.RawMessage("null")
 				j.Spreads = json.RawMessage("[]")
 				j.Migrate = json.RawMessage("{}")
 				j.Dispatched = json.RawMessage("false")
@@ -159,12 +159,10 @@ func TestConvertJob(t *testing.T) {
 		{
 			name: "harmless unimplemented fields warn",
 			in: minimalJob(func(j *api.Job) {
-				j.Update = json.RawMessage(`{"MaxParallel": 2}`)
 				j.TaskGroups[0].Services = json.RawMessage(`[{"Name": "web"}]`)
 				j.TaskGroups[0].Tasks[0].ShutdownDelay = json.RawMessage("5000000000")
 			}),
 			warn: []string{
-				"job: Update (update block) is not supported by drover yet and was ignored",
 				`group "g": Services (service block)`,
 				`group "g", task "t": ShutdownDelay (shutdown_delay)`,
 			},
@@ -303,9 +301,9 @@ func TestNomadJobDecodes(t *testing.T) {
 	eq(t, "memory", got.TaskGroups[0].Tasks[0].Resources.MemoryMB, 64)
 }
 
-func eq[T comparable](t *testing.T, what string, got, want T) {
+func eq[T any](t *testing.T, what string, got, want T) {
 	t.Helper()
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("%s = %+v, want %+v", what, got, want)
 	}
 }

@@ -24,6 +24,8 @@ type Job struct {
 	Constraints []*Constraint
 	TaskGroups  []*TaskGroup
 	Meta        map[string]string
+	// Update is the job-level update strategy; groups inherit it.
+	Update *UpdateStrategy `json:",omitempty"`
 
 	// Set by the server; ignored on submission.
 	Stop              *bool
@@ -39,7 +41,6 @@ type Job struct {
 	// Nomad fields drover does not implement (yet).
 	NodePool                 json.RawMessage `json:",omitempty"`
 	Affinities               json.RawMessage `json:",omitempty"`
-	Update                   json.RawMessage `json:",omitempty"`
 	Multiregion              json.RawMessage `json:",omitempty"`
 	Spreads                  json.RawMessage `json:",omitempty"`
 	Periodic                 json.RawMessage `json:",omitempty"`
@@ -66,6 +67,8 @@ type TaskGroup struct {
 	RestartPolicy *RestartPolicy
 	EphemeralDisk *EphemeralDisk
 	Meta          map[string]string
+	// Update overrides the job's update strategy for this group.
+	Update *UpdateStrategy `json:",omitempty"`
 
 	// Nomad fields drover does not implement (yet).
 	Affinities                json.RawMessage `json:",omitempty"`
@@ -73,7 +76,6 @@ type TaskGroup struct {
 	Volumes                   json.RawMessage `json:",omitempty"`
 	Disconnect                json.RawMessage `json:",omitempty"`
 	ReschedulePolicy          json.RawMessage `json:",omitempty"`
-	Update                    json.RawMessage `json:",omitempty"`
 	Migrate                   json.RawMessage `json:",omitempty"`
 	Networks                  json.RawMessage `json:",omitempty"`
 	Services                  json.RawMessage `json:",omitempty"`
@@ -121,6 +123,20 @@ type Task struct {
 	Identities      json.RawMessage `json:",omitempty"`
 	Actions         json.RawMessage `json:",omitempty"`
 	Schedule        json.RawMessage `json:",omitempty"`
+}
+
+// UpdateStrategy says how a service job's allocations are replaced when
+// the job changes (the update block). Unset fields take Nomad's defaults.
+type UpdateStrategy struct {
+	Stagger          *time.Duration `json:",omitempty"`
+	MaxParallel      *int           `json:",omitempty"`
+	HealthCheck      *string        `json:",omitempty"`
+	MinHealthyTime   *time.Duration `json:",omitempty"`
+	HealthyDeadline  *time.Duration `json:",omitempty"`
+	ProgressDeadline *time.Duration `json:",omitempty"`
+	Canary           *int           `json:",omitempty"`
+	AutoRevert       *bool          `json:",omitempty"`
+	AutoPromote      *bool          `json:",omitempty"`
 }
 
 // TaskLifecycle runs a task before, beside or after the main tasks.

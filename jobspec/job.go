@@ -55,8 +55,9 @@ var jobTypes = map[string]string{
 // job decodes a `job "ID" { ... }` block.
 func (d *decoder) job(b *hcl.Block) *api.Job {
 	job := &api.Job{ID: api.String(b.Labels[0])}
+	var update json.RawMessage
 	raw := []rawField{
-		{"update", &job.Update, rawBlock{key: "v", spec: updateSpec}},
+		{"update", &update, rawBlock{key: "v", spec: updateSpec}},
 		{"reschedule", &job.Reschedule, rawBlock{key: "v", spec: rescheduleSpec}},
 		{"migrate", &job.Migrate, rawBlock{key: "v", spec: migrateSpec}},
 		{"spread", &job.Spreads, rawBlock{key: "v", many: true, spec: spreadSpec}},
@@ -99,6 +100,7 @@ func (d *decoder) job(b *hcl.Block) *api.Job {
 	job.Meta = d.stringMap(c, "meta")
 	job.Constraints = d.constraints(c)
 	d.decodeRawFields(c, raw)
+	job.Update = decodeUpdate(update)
 
 	seen := map[string]hcl.Range{}
 	for _, gb := range blocksOf(c, "group") {
@@ -119,8 +121,9 @@ func (d *decoder) job(b *hcl.Block) *api.Job {
 // group decodes a `group "NAME" { ... }` block.
 func (d *decoder) group(b *hcl.Block) *api.TaskGroup {
 	g := &api.TaskGroup{Name: api.String(b.Labels[0])}
+	var update json.RawMessage
 	raw := []rawField{
-		{"update", &g.Update, rawBlock{key: "v", spec: updateSpec}},
+		{"update", &update, rawBlock{key: "v", spec: updateSpec}},
 		{"reschedule", &g.ReschedulePolicy, rawBlock{key: "v", spec: rescheduleSpec}},
 		{"migrate", &g.Migrate, rawBlock{key: "v", spec: migrateSpec}},
 		{"spread", &g.Spreads, rawBlock{key: "v", many: true, spec: spreadSpec}},
@@ -156,6 +159,7 @@ func (d *decoder) group(b *hcl.Block) *api.TaskGroup {
 	g.StopAfterClientDisconnect = d.rawArg(c, "stop_after_client_disconnect", rawDuration)
 	g.PreventRescheduleOnLost = d.rawArg(c, "prevent_reschedule_on_lost", rawBool)
 	d.decodeRawFields(c, raw)
+	g.Update = decodeUpdate(update)
 
 	seen := map[string]hcl.Range{}
 	for _, tb := range blocksOf(c, "task") {
@@ -197,4 +201,19 @@ func (d *decoder) ephemeralDisk(b *hcl.Block) *api.EphemeralDisk {
 		Sticky:  d.boolean(c.Attributes["sticky"]),
 		Migrate: d.boolean(c.Attributes["migrate"]),
 	}
+}
+
+// decodeUpdate turns the JSON the update block decoded to (Nomad's API
+// shape, see updateSpec) into the typed strategy; nil when there is none.
+func decodeUpdate(raw json.RawMessage) *api.UpdateStrategy {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var u api.UpdateStrategy
+	if err := json.Unmarshal(raw, &u); err != nil {
+		// Unreachable: rawObject built raw from updateSpec's typed
+		// arguments, and reported any argument it could not decode.
+		return nil
+	}
+	return &u
 }
