@@ -1,0 +1,179 @@
+package rpcclient
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-msgpack/v2/codec"
+	"go.uber.org/goleak"
+
+	"github.com/drover-io/drover/structs"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakeServer answers every RPC with reply(method) and counts calls.
+type fakeServer struct {
+	*httptest.Server
+	calls atomic.Int32
+}
+
+func newFakeServer(t *testing.T, reply func(w http.ResponseWriter, r *http.Request)) *fakeServer {
+	t.Helper()
+	f := &fakeServer{}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.calls.Add(1)
+		reply(w, r)
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+func (f *fakeServer) addr() string { return strings.TrimPrefix(f.URL, "http://") }
+
+func writeMsgpack(w http.ResponseWriter, code int, v any) {
+	var buf bytes.Buffer
+	_ = codec.NewEncoder(&buf, newCodec()).Encode(v)
+	w.Header().Set("Content-Type", contentType)
+	w.WriteHeader(code)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// deadAddr returns an address nothing listens on.
+func deadAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return addr
+}
+
+func newTestClient(t *testing.T, servers ...string) *Client {
+	t.Helper()
+	c, err := New(&Config{Servers: servers, RetryBase: time.Millisecond, RetryMax: 2 * time.Millisecond, Rounds: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func TestFailoverToALiveServer(t *testing.T) {
+	live := newFakeServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/rpc/v1/NodeRegister" || r.Method != http.MethodPost {
+			writeMsgpack(w, http.StatusNotFound, wireError{Kind: "not found", Message: r.URL.Path})
+			return
+		}
+		var req structs.NodeRegisterRequest
+		if err := codec.NewDecoder(r.Body, newCodec()).Decode(&req); err != nil || req.Node.SecretID != "s3cret" {
+			writeMsgpack(w, http.StatusBadRequest, wireError{Kind: "invalid", Message: "bad body"})
+			return
+		}
+		writeMsgpack(w, http.StatusOK, &structs.NodeUpdateResponse{HeartbeatTTL: 7 * time.Second})
+	})
+	c := newTestClient(t, deadAddr(t), live.addr())
+	resp, err := c.NodeRegister(context.Background(), &structs.NodeRegisterRequest{Node: &structs.Node{ID: "n1", SecretID: "s3cret"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.HeartbeatTTL != 7*time.Second {
+		t.Fatalf("HeartbeatTTL = %v", resp.HeartbeatTTL)
+	}
+	if got := c.Servers()[0]; got != live.addr() {
+		t.Fatalf("preferred server = %s, want the live one %s", got, live.addr())
+	}
+}
+
+func TestErrorKinds(t *testing.T) {
+	tests := []struct {
+		name      string
+		code      int
+		body      any
+		wantKind  structs.ErrorKind
+		wantCalls int32 // per server, with 2 rounds
+	}{
+		{"not found is final", http.StatusNotFound, wireError{Kind: "not found", Message: `node "x" not found`}, structs.KindNotFound, 1},
+		{"invalid is final", http.StatusBadRequest, wireError{Kind: "invalid", Message: "bad"}, structs.KindInvalid, 1},
+		{"internal is final", http.StatusInternalServerError, wireError{Kind: "internal", Message: "boom"}, structs.KindInternal, 1},
+		{"unavailable is retried", http.StatusServiceUnavailable, wireError{Kind: "unavailable", Message: "no leader"}, structs.KindUnavailable, 2},
+		{"foreign answer is retried", http.StatusBadGateway, "proxy says no", structs.KindUnavailable, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newFakeServer(t, func(w http.ResponseWriter, r *http.Request) {
+				if s, ok := tc.body.(string); ok {
+					w.WriteHeader(tc.code)
+					_, _ = w.Write([]byte(s))
+					return
+				}
+				writeMsgpack(w, tc.code, tc.body)
+			})
+			c := newTestClient(t, srv.addr())
+			_, err := c.NodeUpdateStatus(context.Background(), &structs.NodeUpdateStatusRequest{NodeID: "x"})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if k := structs.KindOf(err); k != tc.wantKind {
+				t.Fatalf("kind = %v (%v), want %v", k, err, tc.wantKind)
+			}
+			if n := srv.calls.Load(); n != tc.wantCalls {
+				t.Fatalf("calls = %d, want %d", n, tc.wantCalls)
+			}
+		})
+	}
+}
+
+func TestBlockingCallCancelled(t *testing.T) {
+	serverSawCancel := make(chan struct{})
+	entered := make(chan struct{})
+	srv := newFakeServer(t, func(w http.ResponseWriter, r *http.Request) {
+		// The server notices a closed connection once the body is read.
+		_, _ = io.Copy(io.Discard, r.Body)
+		close(entered)
+		<-r.Context().Done()
+		close(serverSawCancel)
+	})
+	c := newTestClient(t, srv.addr())
+	ctx, cancel := context.WithCancel(context.Background())
+	errCh := make(chan error, 1)
+	go func() {
+		_, err := c.NodeGetClientAllocs(ctx, &structs.NodeSpecificRequest{
+			NodeID: "n1", QueryOptions: structs.QueryOptions{MinQueryIndex: 5, MaxQueryTime: time.Minute}})
+		errCh <- err
+	}()
+	<-entered
+	cancel()
+	select {
+	case err := <-errCh:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("call did not return after cancel")
+	}
+	select {
+	case <-serverSawCancel:
+	case <-time.After(10 * time.Second):
+		t.Fatal("server's request context was not cancelled")
+	}
+}
+
+func TestNewNeedsServers(t *testing.T) {
+	for _, servers := range [][]string{nil, {""}, {"  "}} {
+		if _, err := New(&Config{Servers: servers}); structs.KindOf(err) != structs.KindInvalid {
+			t.Fatalf("New(%q) = %v, want an invalid error", servers, err)
+		}
+	}
+}
