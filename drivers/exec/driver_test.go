@@ -289,7 +289,7 @@ func TestStartErrors(t *testing.T) {
 		{
 			name:    "unknown user",
 			mutate:  func(c *drivers.TaskConfig) { c.User = "no-such-user-x" },
-			opts:    []Option{WithOptions(Options{AllowUser: true, CgroupParent: "drover-test"})},
+			opts:    []Option{WithOptions(Options{AllowUser: true, CgroupParent: testCgroupParent})},
 			wantErr: "no-such-user-x",
 		},
 	}
@@ -317,7 +317,7 @@ func TestStartErrors(t *testing.T) {
 }
 
 func TestAllowedUser(t *testing.T) {
-	h := newHarness(t, WithOptions(Options{AllowUser: true, CgroupParent: "drover-test"}))
+	h := newHarness(t, WithOptions(Options{AllowUser: true, CgroupParent: testCgroupParent}))
 	uid, _, _, err := isolation.LookupUser("daemon")
 	if err != nil {
 		t.Skipf("no daemon user: %v", err)
@@ -342,7 +342,7 @@ func TestFingerprint(t *testing.T) {
 		wantDesc   string
 	}{
 		{"healthy", newDriver(t), drivers.HealthStateHealthy, "healthy"},
-		{"broken init stage", New(nil, WithOptions(Options{CgroupParent: "drover-test"}), WithInitCommand("/nonexistent/drover", nil)),
+		{"broken init stage", New(nil, WithOptions(Options{CgroupParent: testCgroupParent}), WithInitCommand("/nonexistent/drover", nil)),
 			drivers.HealthStateUnhealthy, "namespaces do not work"},
 	}
 	for _, tc := range cases {

@@ -34,7 +34,7 @@ func newDriver(t *testing.T, opts ...Option) *Driver {
 		t.Fatal(err)
 	}
 	all := append([]Option{
-		WithOptions(Options{CgroupParent: "drover-test"}),
+		WithOptions(Options{CgroupParent: testCgroupParent}),
 		WithInitCommand(exe, []string{isolation.InitArg}),
 	}, opts...)
 	return New(nil, all...)

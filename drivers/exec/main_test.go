@@ -1,7 +1,9 @@
 package exec
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -9,8 +11,12 @@ import (
 	"github.com/drover-io/drover/drivers/shared/isolation"
 )
 
+// testCgroupParent is the cgroup the tests' tasks run under.
+const testCgroupParent = "drover-test-exec"
+
 // TestMain runs the test binary as the isolation init stage when the
-// driver re-executes it, and checks for leaked goroutines otherwise.
+// driver re-executes it, and otherwise runs the tests, removes the (empty)
+// test parent cgroup and checks for leaked goroutines.
 func TestMain(m *testing.M) {
 	if code, ok := isolation.RunIfInit(os.Args[1:]); ok {
 		os.Exit(code)
@@ -18,5 +24,24 @@ func TestMain(m *testing.M) {
 	// A -race binary sleeps a second at exit by default; the init stage
 	// probe is one that exits.
 	os.Setenv("GORACE", "atexit_sleep_ms=0")
-	goleak.VerifyTestMain(m)
+	code := m.Run()
+	if layout, err := isolation.DetectCgroups(); err == nil {
+		dirs := []string{filepath.Join(layout.Root, testCgroupParent)}
+		if layout.Version == isolation.CgroupV1 {
+			dirs = dirs[:0]
+			for _, root := range layout.Controllers {
+				dirs = append(dirs, filepath.Join(root, testCgroupParent))
+			}
+		}
+		for _, d := range dirs {
+			_ = os.Remove(d) // fails harmlessly if not empty or absent
+		}
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }

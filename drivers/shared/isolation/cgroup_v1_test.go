@@ -24,7 +24,7 @@ func needV1(t *testing.T) *CgroupLayout {
 func TestCgroupV1Lifecycle(t *testing.T) {
 	layout := needV1(t)
 	name := fmt.Sprintf("lifecycle.%d", time.Now().UnixNano())
-	cg, err := NewCgroup(layout, CgroupConfig{Parent: "drover-test", Name: name, Resources: Resources{
+	cg, err := NewCgroup(layout, CgroupConfig{Parent: testParent, Name: name, Resources: Resources{
 		MemoryBytes: 32 << 20, MemoryMaxBytes: 64 << 20, CPUShares: 500, PidsMax: 50,
 	}})
 	if err != nil {
@@ -67,18 +67,23 @@ func TestCgroupV1Lifecycle(t *testing.T) {
 	if _, err := gate.Write([]byte("go\n")); err != nil {
 		t.Fatal(err)
 	}
+	// Once head has written the file and sleep runs: two processes and the
+	// file's memory.
+	var st *Stats
 	err = poll(ctx, func() (bool, error) {
-		st, err := cg.Stats()
-		return err == nil && st.Pids >= 2 && st.MemoryUsage >= 8<<20, err
+		pids, err := cg.Pids()
+		if err != nil {
+			return false, err
+		}
+		if st, err = cg.Stats(); err != nil {
+			return false, err
+		}
+		return len(pids) == 2 && st.Pids >= 2 && st.MemoryUsage >= 8<<20, nil
 	})
 	if err != nil {
-		t.Fatalf("stats never showed the processes: %v", err)
+		t.Fatalf("stats never showed the processes: %v (last %+v)", err, st)
 	}
-	st, _ := cg.Stats()
 	t.Logf("stats %+v", *st)
-	if pids, err := cg.Pids(); err != nil || len(pids) < 2 {
-		t.Fatalf("Pids = %v, %v", pids, err)
-	}
 	if oom, err := cg.OOMKilled(); err != nil || oom {
 		t.Fatalf("OOMKilled = %v, %v", oom, err)
 	}
@@ -104,7 +109,7 @@ func TestCgroupV1Cpuset(t *testing.T) {
 	if layout.Controllers["cpuset"] == "" {
 		t.Skip("no cpuset controller")
 	}
-	cg, err := NewCgroup(layout, CgroupConfig{Parent: "drover-test", Name: fmt.Sprintf("cpuset.%d", time.Now().UnixNano()), Resources: Resources{Cpuset: "0"}})
+	cg, err := NewCgroup(layout, CgroupConfig{Parent: testParent, Name: fmt.Sprintf("cpuset.%d", time.Now().UnixNano()), Resources: Resources{Cpuset: "0"}})
 	if err != nil {
 		t.Fatal(err)
 	}

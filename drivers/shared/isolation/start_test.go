@@ -62,7 +62,7 @@ func runIsolated(t *testing.T, layout *CgroupLayout, res Resources, script strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	cg, err := NewCgroup(layout, CgroupConfig{Parent: "drover-test", Name: fmt.Sprintf("%s.%d", strings.ReplaceAll(t.Name(), "/", "_"), time.Now().UnixNano()), Resources: res})
+	cg, err := NewCgroup(layout, CgroupConfig{Parent: testParent, Name: fmt.Sprintf("%s.%d", strings.ReplaceAll(t.Name(), "/", "_"), time.Now().UnixNano()), Resources: res})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestEnter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cg, err := NewCgroup(layout, CgroupConfig{Parent: "drover-test", Name: fmt.Sprintf("enter.%d", time.Now().UnixNano())})
+	cg, err := NewCgroup(layout, CgroupConfig{Parent: testParent, Name: fmt.Sprintf("enter.%d", time.Now().UnixNano())})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestCapabilitiesDropped(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			root := taskRoot(t)
-			cg, err := NewCgroup(layout, CgroupConfig{Parent: "drover-test", Name: fmt.Sprintf("caps.%d", time.Now().UnixNano())})
+			cg, err := NewCgroup(layout, CgroupConfig{Parent: testParent, Name: fmt.Sprintf("caps.%d", time.Now().UnixNano())})
 			if err != nil {
 				t.Fatal(err)
 			}
