@@ -149,6 +149,7 @@ func (s *httpServer) handler() http.Handler {
 	get("/v1/agent/self", s.agentSelf)
 	get("/v1/agent/health", s.agentHealth)
 	s.registerClientRoutes(rt) // http_client_ops.go
+	s.registerSnapshotRoute(rt) // http_snapshot.go
 	return rt
 }
 
