@@ -216,6 +216,29 @@ func TestStatsAndDestroy(t *testing.T) {
 	}
 }
 
+func TestStatsCPU(t *testing.T) {
+	h := newHarness(t)
+	cfg := h.sh(`while :; do :; done`)
+	h.start(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() {
+		cancel()
+		_ = h.d.StopTask(context.Background(), cfg.ID, 0, "SIGKILL")
+	}()
+	ch, err := h.d.TaskStats(ctx, cfg.ID, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := <-ch
+	second := <-ch
+	if first == nil || second == nil || second.CPUPercent <= 0 || second.CPUPercent > 250 {
+		t.Fatalf("samples %+v then %+v, want a busy CPU in the second", first, second)
+	}
+	cancel()
+	for range ch {
+	}
+}
+
 func mapValues(m map[string]string) []string {
 	out := make([]string, 0, len(m))
 	for _, v := range m {

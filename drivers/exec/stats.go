@@ -59,10 +59,10 @@ func (d *Driver) TaskStats(ctx context.Context, taskID string, interval time.Dur
 // sampler turns successive cgroup readings into usage. It is owned by one
 // TaskStats goroutine.
 type sampler struct {
-	cg      *isolation.Cgroup
-	mhz     float64
-	prevAt  time.Time
-	prevCPU uint64
+	cg     *isolation.Cgroup
+	mhz    float64
+	prevAt time.Time
+	prev   *isolation.Stats
 }
 
 func (s *sampler) sample(now time.Time) (*drivers.TaskResourceUsage, error) {
@@ -81,11 +81,9 @@ func (s *sampler) sample(now time.Time) (*drivers.TaskResourceUsage, error) {
 		// Kernels that do not split anonymous memory out: report usage.
 		u.MemoryRSS = st.MemoryUsage
 	}
-	if !s.prevAt.IsZero() && now.After(s.prevAt) && st.CPUUsageNanos >= s.prevCPU {
-		u.CPUPercent = float64(st.CPUUsageNanos-s.prevCPU) / float64(now.Sub(s.prevAt).Nanoseconds()) * 100
-		u.CPUTotalTicks = u.CPUPercent / 100 * s.mhz
-	}
-	s.prevAt, s.prevCPU = now, st.CPUUsageNanos
+	u.CPUPercent = isolation.CPUPercent(s.prev, st, now.Sub(s.prevAt))
+	u.CPUTotalTicks = u.CPUPercent / 100 * s.mhz
+	s.prevAt, s.prev = now, st
 	return u, nil
 }
 

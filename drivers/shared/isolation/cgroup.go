@@ -390,6 +390,16 @@ func (r Resources) hardAndSoftMemory() (hard, soft int64) {
 	return hard, soft
 }
 
+// CPUPercent returns the CPU use between two readings elapsed apart, in
+// percent of one core (200 is two cores busy); 0 when it cannot tell (no
+// previous reading, no time passed, or a counter that went back).
+func CPUPercent(prev, cur *Stats, elapsed time.Duration) float64 {
+	if prev == nil || cur == nil || elapsed <= 0 || cur.CPUUsageNanos < prev.CPUUsageNanos {
+		return 0
+	}
+	return float64(cur.CPUUsageNanos-prev.CPUUsageNanos) / float64(elapsed.Nanoseconds()) * 100
+}
+
 // SharesToWeight converts v1 cpu.shares (2..262144) to v2 cpu.weight
 // (1..10000) linearly, as container runtimes do.
 func SharesToWeight(shares int64) int64 {

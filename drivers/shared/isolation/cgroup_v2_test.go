@@ -189,3 +189,24 @@ func TestSharesToWeight(t *testing.T) {
 		}
 	}
 }
+
+func TestCPUPercent(t *testing.T) {
+	cases := []struct {
+		name      string
+		prev, cur *Stats
+		elapsed   time.Duration
+		want      float64
+	}{
+		{"one core busy", &Stats{CPUUsageNanos: 1e9}, &Stats{CPUUsageNanos: 2e9}, time.Second, 100},
+		{"two cores busy", &Stats{CPUUsageNanos: 0}, &Stats{CPUUsageNanos: 1e9}, 500 * time.Millisecond, 200},
+		{"idle", &Stats{CPUUsageNanos: 5}, &Stats{CPUUsageNanos: 5}, time.Second, 0},
+		{"no previous reading", nil, &Stats{CPUUsageNanos: 5}, time.Second, 0},
+		{"counter went back", &Stats{CPUUsageNanos: 9}, &Stats{CPUUsageNanos: 5}, time.Second, 0},
+		{"no time passed", &Stats{}, &Stats{CPUUsageNanos: 5}, 0, 0},
+	}
+	for _, tc := range cases {
+		if got := CPUPercent(tc.prev, tc.cur, tc.elapsed); got != tc.want {
+			t.Errorf("%s: CPUPercent = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
