@@ -22,7 +22,11 @@ type Config struct {
 	Logger *slog.Logger
 	// NodeName names this server; it is also its raft ID and, with the
 	// in-memory transport, its raft address.
-	NodeName   string
+	NodeName string
+	// RaftID is the server's raft ID; empty uses NodeName. A persistent
+	// agent sets a stable ID kept under its data_dir, so that a renamed
+	// host still finds itself in the raft configuration.
+	RaftID     string
 	Region     string
 	Datacenter string
 	// HeartbeatTTL is how long a client may stay silent before its node is

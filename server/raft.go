@@ -22,6 +22,9 @@ func (s *Server) setupRaft() error {
 	cfg := s.config
 	rc := cfg.RaftConfig // a copy made by setupRaftWithNotify
 	rc.LocalID = raft.ServerID(cfg.NodeName)
+	if cfg.RaftID != "" {
+		rc.LocalID = raft.ServerID(cfg.RaftID)
+	}
 	rc.Logger = hclog.FromStandardLogger(slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelInfo),
 		&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn})
 
