@@ -31,6 +31,13 @@
 // StopTask sends the signal to every process of the task's cgroup;
 // SignalTask to the main process only.
 //
+// ExecTask runs a command inside the running task (isolation.Enter): in its
+// pid, ipc, uts and network namespaces, its root and cgroup, as its user.
+//
+// The task's stdout and stderr go straight to the files the client names
+// (StdoutPath, StderrPath), without rotation: log rotation comes with the
+// shim.
+//
 // Supervision (process.go) is kept apart from the plugin methods so that it
 // can move into the per-task shim (drivers/shared/shim).
 package exec

@@ -15,6 +15,16 @@
 // task's user and execve's the task's command: the task itself is PID 1 of
 // its pid namespace and no drover process stays behind.
 //
+// Enter runs another command inside a running task (the exec driver's
+// ExecTask): it joins the task's pid, ipc, uts and network namespaces with
+// setns(2) on a locked thread, starts the init stage in "enter" mode from
+// it, which joins the task's cgroup, chroots into /proc/<pid>/root (a Go
+// process cannot join a mount namespace), drops privileges and execve's.
+//
+// Capabilities outside DefaultCapabilities (or Spec.Capabilities) are
+// dropped from the bounding set, so even a task running as root cannot
+// mount, load modules or trace the host.
+//
 // The parent keeps a State (pid, process start time, cgroup paths) that it
 // can serialise and later use to find the process and cgroup again.
 //
