@@ -1,0 +1,229 @@
+package drivermanager
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/drover-io/drover/client/state"
+	"github.com/drover-io/drover/plugins/drivers"
+)
+
+// rawExecTask returns a raw_exec task config running sleep in a fresh
+// alloc dir.
+func rawExecTask(t *testing.T, id string) *drivers.TaskConfig {
+	t.Helper()
+	alloc := t.TempDir()
+	td := drivers.TaskDir{
+		Dir:      filepath.Join(alloc, "web"),
+		LocalDir: filepath.Join(alloc, "web", "local"),
+		LogDir:   filepath.Join(alloc, "alloc", "logs"),
+	}
+	for _, dir := range []string{td.LocalDir, td.LogDir} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &drivers.TaskConfig{
+		ID: id, Name: "web", AllocID: "a1", AllocDir: alloc, TaskDir: td,
+		StdoutPath: filepath.Join(td.LogDir, "web.stdout.0"),
+		StderrPath: filepath.Join(td.LogDir, "web.stderr.0"),
+		RawConfig:  json.RawMessage(`{"command":"sleep","args":["1000"]}`),
+	}
+}
+
+// fakeAfter is an injected clock whose timers fire at once and record the
+// delays asked for.
+type fakeAfter struct {
+	mu     sync.Mutex // guards the field below
+	delays []time.Duration
+}
+
+func (f *fakeAfter) after(d time.Duration) <-chan time.Time {
+	f.mu.Lock()
+	f.delays = append(f.delays, d)
+	f.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	ch <- time.Now()
+	return ch
+}
+
+func (f *fakeAfter) asked() []time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]time.Duration(nil), f.delays...)
+}
+
+func pluginPid(m *Manager, name string) int {
+	m.mu.RLock()
+	md := m.drivers[name]
+	m.mu.RUnlock()
+	return md.current().ext.ReattachConfig().Pid
+}
+
+// stopTask stops and destroys a task, so no shim outlives the test.
+func stopTask(t *testing.T, d drivers.DriverPlugin, id string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := d.DestroyTask(ctx, id, true); err != nil && !errors.Is(err, drivers.ErrTaskNotFound) {
+		t.Errorf("DestroyTask: %v", err)
+	}
+}
+
+func TestManager_ExternalPluginFromPluginDir(t *testing.T) {
+	m, rec := startManager(t, Config{PluginDir: pluginDir(t, "mock_driver"), KillOnShutdown: true})
+	info := rec.last("mock_driver")
+	if info == nil || !info.Healthy || info.Attributes["driver.mock_driver"] != "1" {
+		t.Fatalf("external mock driver info = %+v", info)
+	}
+	d, err := m.Dispense("mock_driver")
+	if err != nil {
+		t.Fatalf("Dispense: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cfg := &drivers.TaskConfig{ID: "a1/web/1", Name: "web", AllocID: "a1", RawConfig: json.RawMessage(`{"run_for":"50ms","exit_code":7}`)}
+	if _, err := d.StartTask(ctx, cfg); err != nil {
+		t.Fatalf("StartTask: %v", err)
+	}
+	ch, err := d.WaitTask(ctx, cfg.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := <-ch; res == nil || res.ExitCode != 7 {
+		t.Fatalf("exit = %+v, want code 7", res)
+	}
+}
+
+func TestManager_ExternalPluginBadConfig(t *testing.T) {
+	m := New(Config{
+		PluginDir:     pluginDir(t, "mock_driver"),
+		PluginConfigs: map[string]json.RawMessage{"mock_driver": json.RawMessage(`{"colour":"red"}`)},
+	})
+	defer m.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := m.Start(ctx)
+	if err == nil || !strings.Contains(err.Error(), `plugin "mock_driver": config field "colour"`) {
+		t.Fatalf("Start = %v, want an error naming plugin and field", err)
+	}
+}
+
+// TestManager_PluginCrashRestart: SIGKILL the raw_exec plugin; the driver
+// turns unhealthy, the plugin is relaunched after the backoff, and the
+// task it ran is recovered: the wait opened before the crash goes on and
+// ends with the task's real exit once it is stopped.
+func TestManager_PluginCrashRestart(t *testing.T) {
+	clock := &fakeAfter{}
+	m, rec := startManager(t, Config{
+		PluginDir: pluginDir(t, "raw_exec"), KillOnShutdown: true,
+		After: clock.after, RestartBase: 3 * time.Second, ExitPollInterval: 20 * time.Millisecond,
+	})
+	d, err := m.Dispense("raw_exec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cfg := rawExecTask(t, "a1/web/1")
+	if _, err := d.StartTask(ctx, cfg); err != nil {
+		t.Fatalf("StartTask: %v", err)
+	}
+	defer stopTask(t, d, cfg.ID)
+	waitCh, err := d.WaitTask(ctx, cfg.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	firstPid := pluginPid(m, "raw_exec")
+	if err := syscall.Kill(firstPid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the driver reported unhealthy", func() bool {
+		for _, info := range rec.all("raw_exec") {
+			if !info.Healthy && strings.HasPrefix(info.HealthDescription, "plugin exited: restarting in 3s") {
+				return true
+			}
+		}
+		return false
+	})
+	eventually(t, "the driver healthy again", func() bool {
+		info := rec.last("raw_exec")
+		return info.Healthy && pluginPid(m, "raw_exec") != firstPid
+	})
+	if got := clock.asked(); len(got) != 1 || got[0] != 3*time.Second {
+		t.Fatalf("backoff delays = %v, want [3s]", got)
+	}
+
+	st, err := d.InspectTask(ctx, cfg.ID)
+	if err != nil || st.State != drivers.TaskStateRunning {
+		t.Fatalf("task after the restart = %+v, %v; want running", st, err)
+	}
+	select {
+	case res := <-waitCh:
+		t.Fatalf("the wait ended with the plugin's crash: %+v", res)
+	default:
+	}
+	if err := d.StopTask(ctx, cfg.ID, 5*time.Second, "SIGTERM"); err != nil {
+		t.Fatalf("StopTask: %v", err)
+	}
+	select {
+	case res := <-waitCh:
+		if res == nil || res.Signal != int(syscall.SIGTERM) {
+			t.Fatalf("exit = %+v, want signal SIGTERM", res)
+		}
+	case <-ctx.Done():
+		t.Fatal("no exit after StopTask")
+	}
+}
+
+// TestManager_ReattachAfterAgentRestart: a new Manager with the same state
+// re-attaches to the plugin process the first one left running, without
+// launching another, and recovers the task there.
+func TestManager_ReattachAfterAgentRestart(t *testing.T) {
+	db := state.NewMemDB()
+	dir := pluginDir(t, "raw_exec")
+	first := New(Config{PluginDir: dir, State: db})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := first.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pid := pluginPid(first, "raw_exec")
+	d1, err := first.Dispense("raw_exec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := rawExecTask(t, "a1/web/1")
+	h, err := d1.StartTask(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Shutdown() // the agent stops; the plugin keeps running
+	defer first.drivers["raw_exec"].current().ext.Kill()
+
+	second, _ := startManager(t, Config{PluginDir: dir, State: db, KillOnShutdown: true})
+	if got := pluginPid(second, "raw_exec"); got != pid {
+		t.Fatalf("plugin pid after restart = %d, want the re-attached %d", got, pid)
+	}
+	d2, err := second.Dispense("raw_exec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopTask(t, d2, cfg.ID)
+	if err := d2.RecoverTask(ctx, h); err != nil {
+		t.Fatalf("RecoverTask: %v", err)
+	}
+	st, err := d2.InspectTask(ctx, cfg.ID)
+	if err != nil || st.State != drivers.TaskStateRunning {
+		t.Fatalf("task = %+v, %v; want running", st, err)
+	}
+}
