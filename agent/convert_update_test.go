@@ -36,9 +36,12 @@ func TestConvertUpdateStrategy(t *testing.T) {
 			group: &structs.UpdateStrategy{Stagger: def.Stagger, MaxParallel: 0, HealthCheck: "checks", MinHealthyTime: time.Second, HealthyDeadline: def.HealthyDeadline, ProgressDeadline: def.ProgressDeadline},
 		},
 		{
-			name:   "batch jobs ignore it",
-			mutate: func(j *api.Job) { j.Type = api.String("batch"); j.Update = &api.UpdateStrategy{MaxParallel: api.Int(2)} },
-			warn:   "applies to service jobs only",
+			name: "batch jobs ignore it",
+			mutate: func(j *api.Job) {
+				j.Type = api.String("batch")
+				j.Update = &api.UpdateStrategy{MaxParallel: api.Int(2)}
+			},
+			warn: "applies to service jobs only",
 		},
 		{
 			name:   "canary warns",

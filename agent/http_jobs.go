@@ -296,38 +296,3 @@ func (s *httpServer) jobExact(w http.ResponseWriter, req *http.Request) (*struct
 	setQueryMeta(w, resp.QueryMeta)
 	return resp.Job, nil
 }
-
-// jobVersions is GET /v1/job/:id/versions. Drover keeps only the current
-// version of a job, so the list has one entry and no diffs.
-func (s *httpServer) jobVersions(w http.ResponseWriter, req *http.Request) (any, error) {
-	job, err := s.jobExact(w, req)
-	if err != nil {
-		return nil, err
-	}
-	return &jobVersionsResponse{Versions: []*structs.Job{job}}, nil
-}
-
-// jobVersionsResponse is the body of GET /v1/job/:id/versions.
-type jobVersionsResponse struct {
-	Versions []*structs.Job
-	Diffs    []any
-}
-
-// jobDeployment is GET /v1/job/:id/deployment. Drover has no deployments
-// (update blocks are ignored), so the latest one is null, which is what
-// Nomad answers for a job that never had one.
-func (s *httpServer) jobDeployment(w http.ResponseWriter, req *http.Request) (any, error) {
-	if _, err := s.jobExact(w, req); err != nil {
-		return nil, err
-	}
-	return nil, nil
-}
-
-// jobDeployments is GET /v1/job/:id/deployments: always [] (see
-// jobDeployment).
-func (s *httpServer) jobDeployments(w http.ResponseWriter, req *http.Request) (any, error) {
-	if _, err := s.jobExact(w, req); err != nil {
-		return nil, err
-	}
-	return []any{}, nil
-}
