@@ -148,8 +148,8 @@ func (s *httpServer) handler() http.Handler {
 	get("/v1/regions", s.regions)
 	get("/v1/agent/self", s.agentSelf)
 	get("/v1/agent/health", s.agentHealth)
-	s.registerUpdateRoutes(rt) // http_updates.go
-	s.registerClientRoutes(rt) // http_client_ops.go
+	s.registerUpdateRoutes(rt)  // http_updates.go
+	s.registerClientRoutes(rt)  // http_client_ops.go
 	s.registerSnapshotRoute(rt) // http_snapshot.go
 	return rt
 }
