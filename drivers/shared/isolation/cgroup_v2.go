@@ -27,7 +27,14 @@ func (c *Cgroup) createV2(root string, cfg CgroupConfig) error {
 			}
 			b.WriteString("+" + ctrl)
 		}
-		return writeString(fsys, filepath.Join(dir, "cgroup.subtree_control"), b.String())
+		err := writeString(fsys, filepath.Join(dir, "cgroup.subtree_control"), b.String())
+		if errors.Is(err, syscall.EBUSY) {
+			// cgroup v2 has no controllers in a cgroup that holds
+			// processes itself (typical inside a container whose
+			// processes sit in its root cgroup).
+			return fmt.Errorf("%w: %s holds processes, so it cannot hand controllers to child cgroups; run the agent in a child cgroup of it", err, dir)
+		}
+		return err
 	}
 	// The root and the parent hand the controllers down to their children.
 	if err := enable(root); err != nil {
