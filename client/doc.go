@@ -18,6 +18,15 @@
 // CollectAllGarbage (`drover system gc`) removes every terminal one now.
 // Running and pending allocations are never collected.
 //
+// An allocation that replaces another (PreviousAllocation) or preempts
+// others (PreemptedAllocations) gets watchers from client/allocwatcher
+// (alloc_watchers.go): local ones over the runners this client holds,
+// remote ones over the servers (AllocGetAllocs as a blocking query, and
+// NodeLookup for the previous node's HTTP address, from which
+// SnapshotAlloc's tar.gz of the data is fetched when the disk is sticky
+// and migrate). Deployment health (DeploymentStatus) travels with the
+// batched updates.
+//
 // Local state (node identity, allocations, task handles) lives in a
 // client/state.StateDB so that a restarted agent re-attaches to its tasks.
 package client

@@ -14,8 +14,17 @@
 // status and reports it to the Client (StateUpdater), which batches it to
 // the servers.
 //
+// Alloc hooks run in order: alloc_dir builds the directory; alloc_watcher
+// (given allocwatcher's watchers by the Client) keeps the allocation pending
+// until the allocations it preempts and the one it replaces have
+// terminated, then migrates the previous one's data; alloc_health tracks
+// deployment health (healthy after min_healthy_time of every task running
+// without restarts, unhealthy on a failure, restart or healthy_deadline)
+// with a pure tracker and an injected Clock, and reports it in AllocState's
+// DeploymentStatus.
+//
 // Alloc returns the immutable server-sent allocation; AllocState returns the
-// runtime state (client status, task states). Updates are serialized by a
+// runtime state (client status, task states, deployment health). Updates are serialized by a
 // buffered channel and one goroutine, where only the latest pending update
 // matters. Shutdown leaves tasks running; Destroy kills them and removes
 // the alloc directory, and works even if Run was never called.
