@@ -46,6 +46,8 @@ type Driver struct {
 	mhz func() float64
 	// fingerprintInterval is how often Fingerprint checks the host again.
 	fingerprintInterval time.Duration
+	// geteuid is os.Geteuid; tests fake it.
+	geteuid func() int
 
 	mu    sync.Mutex // guards the field below
 	tasks map[string]*task
@@ -106,6 +108,7 @@ func New(logger *slog.Logger, opts ...Option) *Driver {
 		layout:              isolation.DetectCgroups,
 		mhz:                 sync.OnceValue(cpuMHz),
 		fingerprintInterval: defaultFingerprintInterval,
+		geteuid:             os.Geteuid,
 		tasks:               make(map[string]*task),
 	}
 	for _, o := range opts {

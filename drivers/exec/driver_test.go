@@ -438,3 +438,48 @@ func TestExecTask(t *testing.T) {
 		t.Fatalf("ExecTask of an unknown task: %v", err)
 	}
 }
+
+func TestFingerprintUnhealthyHost(t *testing.T) {
+	cases := []struct {
+		name       string
+		fake       func(*Driver)
+		wantHealth string
+		wantDesc   string
+	}{
+		{
+			name:       "not root",
+			fake:       func(d *Driver) { d.geteuid = func() int { return 1000 } },
+			wantHealth: drivers.HealthStateUndetected,
+			wantDesc:   "needs the agent to run as root (it runs as uid 1000)",
+		},
+		{
+			name: "no cgroups",
+			fake: func(d *Driver) {
+				d.geteuid = func() int { return 0 }
+				d.layout = func() (*isolation.CgroupLayout, error) {
+					return nil, errors.New("no usable cgroups: v1 lacks the memory controller(s)")
+				}
+			},
+			wantHealth: drivers.HealthStateUnhealthy,
+			wantDesc:   "exec driver: no usable cgroups: v1 lacks the memory controller(s)",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := New(nil)
+			tc.fake(d)
+			ctx, cancel := context.WithCancel(context.Background())
+			ch, err := d.Fingerprint(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fp := <-ch
+			cancel()
+			for range ch {
+			}
+			if fp.Health != tc.wantHealth || fp.HealthDescription != tc.wantDesc || fp.Attributes["driver.exec"] != "" {
+				t.Fatalf("fingerprint %+v, want %s %q without attributes", fp, tc.wantHealth, tc.wantDesc)
+			}
+		})
+	}
+}

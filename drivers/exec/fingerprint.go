@@ -54,7 +54,7 @@ func (d *Driver) Fingerprint(ctx context.Context) (<-chan *drivers.Fingerprint, 
 
 // check examines the host once.
 func (d *Driver) check(ctx context.Context) *drivers.Fingerprint {
-	if uid := os.Geteuid(); uid != 0 {
+	if uid := d.geteuid(); uid != 0 {
 		return &drivers.Fingerprint{
 			Health:            drivers.HealthStateUndetected,
 			HealthDescription: fmt.Sprintf("the exec driver needs the agent to run as root (it runs as uid %d)", uid),
