@@ -450,7 +450,7 @@ func TestFingerprintUnhealthyHost(t *testing.T) {
 			name:       "not root",
 			fake:       func(d *Driver) { d.geteuid = func() int { return 1000 } },
 			wantHealth: drivers.HealthStateUndetected,
-			wantDesc:   "needs the agent to run as root (it runs as uid 1000)",
+			wantDesc:   "the exec driver needs the agent to run as root (it runs as uid 1000)",
 		},
 		{
 			name: "no cgroups",
