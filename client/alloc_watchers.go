@@ -3,11 +3,16 @@ package client
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/drover-io/drover/client/allocrunner"
 	"github.com/drover-io/drover/client/allocwatcher"
 	"github.com/drover-io/drover/structs"
 )
+
+// remoteAllocWait bounds one blocking query of a remote watcher: below the
+// network RPC client's per-call timeout, so a long wait is not an error.
+const remoteAllocWait = 10 * time.Second
 
 // NodeLookup reads a node from the servers; the Client uses it to find the
 // HTTP address of the node a previous allocation ran on, to migrate its
@@ -49,7 +54,7 @@ type serverLookup struct{ c *Client }
 func (s serverLookup) AllocByID(ctx context.Context, allocID string, minIndex uint64) (*structs.Allocation, uint64, error) {
 	resp, err := s.c.rpc.AllocGetAllocs(ctx, &structs.AllocsGetRequest{
 		AllocIDs:     []string{allocID},
-		QueryOptions: structs.QueryOptions{Region: s.c.region, MinQueryIndex: minIndex, MaxQueryTime: s.c.watchWait},
+		QueryOptions: structs.QueryOptions{Region: s.c.region, MinQueryIndex: minIndex, MaxQueryTime: min(s.c.watchWait, remoteAllocWait)},
 	})
 	if err != nil {
 		return nil, 0, fmt.Errorf("look up alloc %s: %w", allocID, err)
