@@ -42,18 +42,16 @@ func InitMain(args []string) int {
 	if len(args) > 0 && args[0] == probeArg {
 		return probeMain()
 	}
-	errPipe := os.NewFile(errFD, "isolation-status")
-	fail := func(err error) int {
-		if errPipe != nil {
-			fmt.Fprintf(errPipe, "%v", err)
-		}
-		return 127
-	}
-	specPipe := os.NewFile(specFD, "isolation-spec")
-	if specPipe == nil || errPipe == nil {
+	if !isPipe(specFD) || !isPipe(errFD) {
 		fmt.Fprintln(os.Stderr, "isolation-init is started by drover to run a task; it is not meant to be run by hand")
 		return 2
 	}
+	errPipe := os.NewFile(errFD, "isolation-status")
+	fail := func(err error) int {
+		fmt.Fprintf(errPipe, "%v", err)
+		return 127
+	}
+	specPipe := os.NewFile(specFD, "isolation-spec")
 	if len(args) > 0 && args[0] == enterArg {
 		return enterMain(specPipe, errPipe)
 	}
@@ -158,4 +156,10 @@ func executable(path string) error {
 		return fmt.Errorf("command %s: %w", path, errors.New("not an executable file"))
 	}
 	return nil
+}
+
+// isPipe reports whether fd is an open pipe.
+func isPipe(fd int) bool {
+	var st syscall.Stat_t
+	return syscall.Fstat(fd, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFIFO
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -300,4 +301,16 @@ func hostInterfaces(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return fmt.Sprintf("%d\n", strings.Count(string(b), ":"))
+}
+
+func TestInitMainByHand(t *testing.T) {
+	if code, ok := RunIfInit([]string{"version"}); ok || code != 0 {
+		t.Fatalf("RunIfInit(version) = %d, %v; want 0, false", code, ok)
+	}
+	// Run by hand (no pipes on fds 3 and 4), the init stage refuses.
+	cmd := exec.Command(testInit(t).Path, InitArg)
+	out, err := cmd.CombinedOutput()
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "not meant to be run by hand") {
+		t.Fatalf("init stage by hand: %v, %q", err, out)
+	}
 }
