@@ -1,0 +1,166 @@
+package grpcdevice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/drover-io/drover/plugins/base"
+	"github.com/drover-io/drover/plugins/device"
+	"github.com/drover-io/drover/plugins/device/proto"
+)
+
+// Client is a device plugin in another process, reached over gRPC. It
+// implements device.DevicePlugin.
+//
+// When the plugin goes away, calls fail with errors wrapping
+// device.ErrPluginUnavailable, and Fingerprint and Stats send one value whose
+// Error says so, then close.
+type Client struct {
+	rpc proto.DeviceClient
+}
+
+var _ device.DevicePlugin = (*Client)(nil)
+
+// NewClient returns a Client calling the device plugin served on conn.
+func NewClient(conn grpc.ClientConnInterface) *Client {
+	return &Client{rpc: proto.NewDeviceClient(conn)}
+}
+
+// PluginInfo describes the plugin.
+func (c *Client) PluginInfo(ctx context.Context) (*base.PluginInfo, error) {
+	resp, err := c.rpc.PluginInfo(ctx, &proto.PluginInfoRequest{})
+	if err != nil {
+		return nil, fromStatus("plugin info", err)
+	}
+	return pluginInfoFromProto(resp), nil
+}
+
+// ConfigSchema describes the plugin's config block.
+func (c *Client) ConfigSchema(ctx context.Context) (*base.Schema, error) {
+	resp, err := c.rpc.ConfigSchema(ctx, &proto.ConfigSchemaRequest{})
+	if err != nil {
+		return nil, fromStatus("config schema", err)
+	}
+	return schemaFromProto(resp), nil
+}
+
+// SetConfig configures the plugin.
+func (c *Client) SetConfig(ctx context.Context, cfg *base.Config) error {
+	_, err := c.rpc.SetConfig(ctx, configToProto(cfg))
+	return fromStatus("set config", err)
+}
+
+// Fingerprint streams the plugin's device groups until ctx is done.
+func (c *Client) Fingerprint(ctx context.Context) (<-chan *device.FingerprintResponse, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	stream, err := openStream(ctx, "fingerprint", func(ctx context.Context) (grpc.ServerStreamingClient[proto.FingerprintResponse], error) {
+		return c.rpc.Fingerprint(ctx, &proto.FingerprintRequest{})
+	})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	ch := make(chan *device.FingerprintResponse)
+	go func() {
+		defer cancel()
+		defer close(ch)
+		err := pump(ctx, stream, ch, func(r *proto.FingerprintResponse) *device.FingerprintResponse {
+			if fp := fingerprintFromProto(r.GetFingerprint()); fp != nil {
+				return fp
+			}
+			return &device.FingerprintResponse{}
+		})
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		select {
+		case ch <- &device.FingerprintResponse{Error: fromStatus("fingerprint", err)}:
+		case <-ctx.Done():
+		}
+	}()
+	return ch, nil
+}
+
+// Reserve reserves devices for a task.
+func (c *Client) Reserve(ctx context.Context, deviceIDs []string) (*device.ContainerReservation, error) {
+	resp, err := c.rpc.Reserve(ctx, &proto.ReserveRequest{DeviceIds: deviceIDs})
+	if err != nil {
+		return nil, fromStatus("reserve", err)
+	}
+	r := reservationFromProto(resp.GetReservation())
+	if r == nil {
+		return nil, errors.New("reserve: device plugin returned no reservation")
+	}
+	return r, nil
+}
+
+// Stats streams the devices' statistics until ctx is done.
+func (c *Client) Stats(ctx context.Context, interval time.Duration) (<-chan *device.StatsResponse, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	stream, err := openStream(ctx, "stats", func(ctx context.Context) (grpc.ServerStreamingClient[proto.StatsResponse], error) {
+		return c.rpc.Stats(ctx, &proto.StatsRequest{IntervalNanos: int64(interval)})
+	})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	ch := make(chan *device.StatsResponse)
+	go func() {
+		defer cancel()
+		defer close(ch)
+		err := pump(ctx, stream, ch, func(r *proto.StatsResponse) *device.StatsResponse {
+			if st := statsFromProto(r.GetStats()); st != nil {
+				return st
+			}
+			return &device.StatsResponse{}
+		})
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		select {
+		case ch <- &device.StatsResponse{Error: fromStatus("stats", err)}:
+		case <-ctx.Done():
+		}
+	}()
+	return ch, nil
+}
+
+// openStream opens a server stream and reads its acknowledgement, so that
+// the plugin's refusal is returned here.
+func openStream[R any](ctx context.Context, op string, open func(context.Context) (grpc.ServerStreamingClient[R], error)) (grpc.ServerStreamingClient[R], error) {
+	stream, err := open(ctx)
+	if err != nil {
+		return nil, fromStatus(op, err)
+	}
+	if _, err := stream.Recv(); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: device plugin ended the stream before accepting it", op)
+		}
+		return nil, fromStatus(op, err)
+	}
+	return stream, nil
+}
+
+// pump sends each value of the stream, converted by conv, to ch until the
+// stream ends or ctx is done. It returns the stream's error, nil at its end.
+func pump[R, T any](ctx context.Context, stream grpc.ServerStreamingClient[R], ch chan<- T, conv func(*R) T) error {
+	for {
+		resp, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		select {
+		case ch <- conv(resp):
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
