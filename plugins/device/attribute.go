@@ -148,9 +148,9 @@ var units = map[string]struct {
 	"B/s": {"byterate", 1}, "KB/s": {"byterate", 1e3}, "MB/s": {"byterate", 1e6},
 	"GB/s": {"byterate", 1e9}, "KiB/s": {"byterate", 1 << 10}, "MiB/s": {"byterate", 1 << 20},
 	"GiB/s": {"byterate", 1 << 30},
-	"Hz": {"hertz", 1}, "KHz": {"hertz", 1e3}, "kHz": {"hertz", 1e3}, "MHz": {"hertz", 1e6},
+	"Hz":    {"hertz", 1}, "KHz": {"hertz", 1e3}, "kHz": {"hertz", 1e3}, "MHz": {"hertz", 1e6},
 	"GHz": {"hertz", 1e9},
-	"mW": {"watt", 1e-3}, "W": {"watt", 1}, "kW": {"watt", 1e3},
+	"mW":  {"watt", 1e-3}, "W": {"watt", 1}, "kW": {"watt", 1e3},
 	"C": {"celsius", 1},
 	"%": {"percent", 1},
 }
