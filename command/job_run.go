@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strings"
 	"time"
@@ -22,6 +23,7 @@ placed.`)
 	detach := fset.Bool("detach", false, "Return once the job is submitted, printing the evaluation ID, without following it.")
 	verbose := fset.Bool("verbose", false, "Show full IDs.")
 	timeout := fset.Duration("timeout", 5*time.Minute, "How long to wait for the allocations to start (drover-specific).")
+	checkIndex := fset.Uint64("check-index", 0, "Register only if the job's modify index is this one (0: only if the job does not exist yet); `drover job plan` prints it.")
 	if code, done := m.parse(fset, args); done {
 		return code
 	}
@@ -43,7 +45,9 @@ placed.`)
 	if c == nil {
 		return exitError
 	}
-	resp, _, err := c.Jobs().Register(job, nil)
+	enforce := false
+	fset.Visit(func(f *flag.Flag) { enforce = enforce || f.Name == "check-index" })
+	resp, _, err := c.Jobs().RegisterOpts(job, enforce, *checkIndex, nil)
 	if err != nil {
 		return m.fail("submitting job", err)
 	}

@@ -27,26 +27,33 @@ type cliCommand struct {
 // subcommands ("job") is listed with them; running it alone prints them.
 func commands() map[string]cliCommand {
 	return map[string]cliCommand{
-		"agent":         {"Run a drover agent (server, client, or both)", runAgent},
-		"job":           {"Interact with jobs", nil},
-		"job init":      {"Create an example job file", runJobInit},
-		"job run":       {"Run a new job or update an existing one", runJobRun},
-		"job status":    {"Display the status of jobs", runJobStatus},
-		"job stop":      {"Stop a running job", runJobStop},
-		"job inspect":   {"Show the job as the server stores it (JSON)", runJobInspect},
-		"alloc":         {"Interact with allocations", nil},
-		"alloc status":  {"Display the status of an allocation", runAllocStatus},
-		"alloc logs":    {"Print or follow the logs of a task of an allocation", runAllocLogs},
-		"alloc fs":      {"List or print the files of an allocation's directory", runAllocFS},
-		"alloc restart": {"Restart the tasks of a running allocation in place", runAllocRestart},
-		"alloc signal":  {"Send a signal to the tasks of an allocation", runAllocSignal},
-		"alloc stop":    {"Stop an allocation; the scheduler replaces it", runAllocStop},
-		"system":        {"Interact with the system API", nil},
-		"system gc":     {"Garbage collect terminal allocations now", runSystemGC},
-		"node":          {"Interact with nodes", nil},
-		"node status":   {"Display the status of nodes", runNodeStatus},
-		"status":        {"Display the status of jobs, or of the job, allocation or node an ID prefix names", runStatus},
-		"version":       {"Print drover's version", runVersion},
+		"agent":                         {"Run a drover agent (server, client, or both)", runAgent},
+		"job":                           {"Interact with jobs", nil},
+		"job init":                      {"Create an example job file", runJobInit},
+		"job run":                       {"Run a new job or update an existing one", runJobRun},
+		"job status":                    {"Display the status of jobs", runJobStatus},
+		"job stop":                      {"Stop a running job", runJobStop},
+		"job inspect":                   {"Show the job as the server stores it (JSON)", runJobInspect},
+		"job plan":                      {"Show what running a job file would change (dry run)", runJobPlan},
+		"job history":                   {"List the kept versions of a job", runJobHistory},
+		"job revert":                    {"Revert a job to an earlier version", runJobRevert},
+		"operator":                      {"Cluster operator commands", nil},
+		"operator scheduler":            {"Read or change the scheduler configuration", nil},
+		"operator scheduler get-config": {"Show the scheduler configuration", runOperatorSchedulerGetConfig},
+		"operator scheduler set-config": {"Change the scheduler configuration (preemption per job type)", runOperatorSchedulerSetConfig},
+		"alloc":                         {"Interact with allocations", nil},
+		"alloc status":                  {"Display the status of an allocation", runAllocStatus},
+		"alloc logs":                    {"Print or follow the logs of a task of an allocation", runAllocLogs},
+		"alloc fs":                      {"List or print the files of an allocation's directory", runAllocFS},
+		"alloc restart":                 {"Restart the tasks of a running allocation in place", runAllocRestart},
+		"alloc signal":                  {"Send a signal to the tasks of an allocation", runAllocSignal},
+		"alloc stop":                    {"Stop an allocation; the scheduler replaces it", runAllocStop},
+		"system":                        {"Interact with the system API", nil},
+		"system gc":                     {"Garbage collect terminal allocations now", runSystemGC},
+		"node":                          {"Interact with nodes", nil},
+		"node status":                   {"Display the status of nodes", runNodeStatus},
+		"status":                        {"Display the status of jobs, or of the job, allocation or node an ID prefix names", runStatus},
+		"version":                       {"Print drover's version", runVersion},
 	}
 }
 
@@ -103,11 +110,13 @@ func run(args []string, m *Meta) int {
 		printMainHelp(m.stderr)
 		return 1
 	}
-	// Descend into subcommands: "job" "run" -> "job run".
-	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
-		if _, ok := cmds[name+" "+rest[0]]; ok {
-			name, rest = name+" "+rest[0], rest[1:]
+	// Descend into subcommands: "job" "run" -> "job run", and further
+	// ("operator scheduler get-config").
+	for len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		if _, ok := cmds[name+" "+rest[0]]; !ok {
+			break
 		}
+		name, rest = name+" "+rest[0], rest[1:]
 	}
 	c := cmds[name]
 	if c.run == nil {
