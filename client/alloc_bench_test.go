@@ -153,6 +153,7 @@ func benchClient(b *testing.B, n int) (*Client, *mock.Driver, []*structs.Allocat
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { _ = c.Shutdown() }) // idempotent; stops the driver manager
 	var allocs []*structs.Allocation
 	var diff allocDiff
 	for i := range n {

@@ -7,25 +7,23 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
-	"sort"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/drover-io/drover/client/allocrunner"
+	"github.com/drover-io/drover/client/drivermanager"
 	"github.com/drover-io/drover/client/state"
-	"github.com/drover-io/drover/plugins/drivers"
 	"github.com/drover-io/drover/structs"
 )
 
 // Timing defaults.
 const (
-	defaultUpdateInterval     = 200 * time.Millisecond
-	defaultRetryBase          = 500 * time.Millisecond
-	defaultRetryMax           = 30 * time.Second
-	defaultHeartbeatTTL       = 10 * time.Second
-	defaultFingerprintTimeout = 5 * time.Second
-	finalFlushTimeout         = 2 * time.Second
+	defaultUpdateInterval = 200 * time.Millisecond
+	defaultRetryBase      = 500 * time.Millisecond
+	defaultRetryMax       = 30 * time.Second
+	defaultHeartbeatTTL   = 10 * time.Second
+	finalFlushTimeout     = 2 * time.Second
 )
 
 // Client is the node agent. Create it with New, then Start; Shutdown stops it.
@@ -33,7 +31,7 @@ type Client struct {
 	logger  *slog.Logger
 	rpc     RPC
 	nodes   NodeLookup // nil: no cross-node data migration
-	drivers map[string]drivers.DriverPlugin
+	drivers *drivermanager.Manager
 	stateDB state.StateDB
 	region  string
 	devMode bool
@@ -53,8 +51,10 @@ type Client struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	// registered is closed after the first successful registration.
-	registered     chan struct{}
-	registerOnce   sync.Once
+	registered   chan struct{}
+	registerOnce sync.Once
+	// nodeChanged signals nodeUpdateLoop that a driver's health changed.
+	nodeChanged    chan struct{}
 	startOnce      sync.Once
 	shutdownOnce   sync.Once
 	shutdownClosed chan struct{}
@@ -81,9 +81,12 @@ type Client struct {
 	allocIndex    uint64
 }
 
-// New fingerprints the node, loads the node identity and the allocations
-// of an earlier run from the StateDB, and returns a Client. It starts
-// nothing: no goroutine, no RPC.
+// New fingerprints the node, starts the driver manager (launching the
+// driver plugins and taking their first fingerprints), loads the node
+// identity and the allocations of an earlier run from the StateDB, and
+// returns a Client. It sends no RPC; only the driver manager runs until
+// Start. An invalid plugin config fails New with an error naming the
+// plugin and the field.
 func New(cfg *Config) (*Client, error) {
 	if cfg == nil || cfg.RPC == nil {
 		return nil, structs.Invalid("client: an RPC to the servers is required")
@@ -106,7 +109,6 @@ func New(cfg *Config) (*Client, error) {
 	c := &Client{
 		logger:         logger,
 		rpc:            cfg.RPC,
-		drivers:        maps.Clone(cfg.Drivers),
 		stateDB:        db,
 		region:         cfg.Region,
 		devMode:        cfg.DevMode,
@@ -120,6 +122,7 @@ func New(cfg *Config) (*Client, error) {
 		ctx:            ctx,
 		cancel:         cancel,
 		registered:     make(chan struct{}),
+		nodeChanged:    make(chan struct{}, 1),
 		shutdownClosed: make(chan struct{}),
 		allocs:         make(map[string]*allocrunner.AllocRunner),
 		known:          make(map[string]uint64),
@@ -137,7 +140,14 @@ func New(cfg *Config) (*Client, error) {
 	}
 	c.node = node
 	c.logger = logger.With("node_id", node.ID)
+	c.drivers = c.newDriverManager(cfg)
+	if err := c.startDrivers(); err != nil {
+		c.drivers.Shutdown()
+		cancel()
+		return nil, fmt.Errorf("client: start drivers: %w", err)
+	}
 	if err := c.restoreAllocs(); err != nil {
+		c.drivers.Shutdown()
 		cancel()
 		return nil, err
 	}
@@ -152,8 +162,8 @@ func randomJitter(max time.Duration) time.Duration {
 	return time.Duration(rand.Int64N(int64(max)))
 }
 
-// buildNode fingerprints the host and drivers and loads (or creates) the
-// node identity.
+// buildNode fingerprints the host and loads (or creates) the node
+// identity; the driver manager adds the drivers.
 func (c *Client) buildNode(cfg *Config) (*structs.Node, error) {
 	id, err := c.stateDB.GetNodeIdentity()
 	if err != nil {
@@ -201,22 +211,6 @@ func (c *Client) buildNode(cfg *Config) (*structs.Node, error) {
 	if node.ReservedResources == nil {
 		node.ReservedResources = &structs.NodeReservedResources{}
 	}
-	names := make([]string, 0, len(c.drivers))
-	for name := range c.drivers {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		ctx, cancel := context.WithTimeout(context.Background(), defaultFingerprintTimeout)
-		fp, err := fingerprintDriver(ctx, c.drivers[name])
-		cancel()
-		if err != nil {
-			c.logger.Warn("driver fingerprint failed", "driver", name, "error", err)
-		}
-		info, attrs := driverInfo(name, fp, c.now())
-		node.Drivers[name] = info
-		maps.Copy(node.Attributes, attrs)
-	}
 	return node, nil
 }
 
@@ -263,15 +257,6 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation) (*allocrunner.AllocRu
 	})
 }
 
-// driver returns the named driver.
-func (c *Client) driver(name string) (drivers.DriverPlugin, error) {
-	d, ok := c.drivers[name]
-	if !ok {
-		return nil, structs.NotFound("driver", name)
-	}
-	return d, nil
-}
-
 // Start registers the node (retrying in the background), and starts the
 // heartbeat, the allocation watch, the update batching, and the restored
 // AllocRunners. It returns at once.
@@ -289,8 +274,9 @@ func (c *Client) Start() error {
 		go ar.Run()
 	}
 	c.allocMu.RUnlock()
-	c.wg.Add(4)
+	c.wg.Add(5)
 	go c.heartbeatLoop()
+	go c.nodeUpdateLoop()
 	go c.watchAllocations()
 	go c.syncLoop()
 	go c.gcLoop()
@@ -325,6 +311,8 @@ func (c *Client) Shutdown() error {
 			}()
 		}
 		wg.Wait()
+		// After the tasks: in dev mode this kills the plugin processes.
+		c.drivers.Shutdown()
 		ctx, cancel := context.WithTimeout(context.Background(), finalFlushTimeout)
 		c.flushUpdates(ctx)
 		cancel()

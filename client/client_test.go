@@ -59,6 +59,9 @@ func newTestClient(t *testing.T, srv *fakeServer, driver *mock.Driver, db *state
 	if err != nil {
 		t.Fatal(err)
 	}
+	// New starts the driver manager: stop it even if the test never
+	// starts or shuts down the client (Shutdown is idempotent).
+	t.Cleanup(func() { _ = c.Shutdown() })
 	c.updateInterval = 10 * time.Millisecond
 	c.retryBase = 5 * time.Millisecond
 	c.retryMax = 20 * time.Millisecond

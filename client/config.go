@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/drover-io/drover/client/drivermanager"
 	"github.com/drover-io/drover/client/state"
 	"github.com/drover-io/drover/plugins/drivers"
 	"github.com/drover-io/drover/structs"
@@ -27,7 +28,14 @@ type RPC interface {
 type Config struct {
 	Logger *slog.Logger
 	RPC    RPC
-	// Drivers are the task drivers, by name ("raw_exec", "mock_driver").
+	// DriverManager configures the drivers: the built-in catalog, the
+	// plugin configs and plugin_dir. The client sets its Logger, State,
+	// UpdateNode and KillOnShutdown (DevMode). Nil: only Drivers.
+	DriverManager *drivermanager.Config
+	// Drivers are driver instances by name ("mock_driver"), added to the
+	// DriverManager's built-in drivers.
+	//
+	// Deprecated: use DriverManager.BuiltIn; kept for tests and embedders.
 	Drivers map[string]drivers.DriverPlugin
 	// StateDB holds the local state; nil means a new in-memory one. The
 	// Client closes it on Shutdown.

@@ -2,14 +2,10 @@ package client
 
 import (
 	"bufio"
-	"context"
 	"io"
-	"maps"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/drover-io/drover/plugins/drivers"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -168,49 +164,4 @@ func parseOSRelease(r io.Reader) (name, version string) {
 		}
 	}
 	return name, version
-}
-
-// driverInfo turns a driver's fingerprint into the node's DriverInfo and
-// the attributes it adds ("driver.<name>" when detected, plus the
-// driver's own). A nil fingerprint means the driver did not answer.
-func driverInfo(name string, fp *drivers.Fingerprint, now time.Time) (*structs.DriverInfo, map[string]string) {
-	if fp == nil {
-		return &structs.DriverInfo{HealthDescription: "driver did not fingerprint", UpdateTime: now}, nil
-	}
-	info := &structs.DriverInfo{
-		Attributes:        maps.Clone(fp.Attributes),
-		Detected:          fp.Health != "" && fp.Health != drivers.HealthStateUndetected,
-		Healthy:           fp.Health == drivers.HealthStateHealthy,
-		HealthDescription: fp.HealthDescription,
-		UpdateTime:        now,
-	}
-	if !info.Detected {
-		return info, nil
-	}
-	attrs := maps.Clone(fp.Attributes)
-	if attrs == nil {
-		attrs = map[string]string{}
-	}
-	attrs["driver."+name] = "1"
-	return info, attrs
-}
-
-// fingerprintDriver takes the first fingerprint a driver sends, waiting at
-// most until ctx is done.
-func fingerprintDriver(ctx context.Context, d drivers.DriverPlugin) (*drivers.Fingerprint, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	ch, err := d.Fingerprint(ctx)
-	if err != nil {
-		return nil, err
-	}
-	select {
-	case fp, ok := <-ch:
-		if !ok {
-			return nil, context.Canceled
-		}
-		return fp, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
 }

@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/drover-io/drover/plugins/drivers"
 )
 
 func TestFingerprintHost(t *testing.T) {
@@ -56,32 +54,6 @@ func TestFingerprintHost(t *testing.T) {
 			}
 			if fp.Resources.Cpu.CpuShares != tc.wantMHz || fp.Resources.Cpu.TotalCpuCores != tc.wantCores || fp.Resources.Memory.MemoryMB != tc.wantMemMB {
 				t.Errorf("resources = %+v", fp.Resources)
-			}
-		})
-	}
-}
-
-func TestDriverInfo(t *testing.T) {
-	now := time.Unix(100, 0)
-	tests := []struct {
-		name              string
-		fp                *drivers.Fingerprint
-		detected, healthy bool
-		attr              bool
-	}{
-		{"healthy", &drivers.Fingerprint{Health: drivers.HealthStateHealthy, Attributes: map[string]string{"driver.x.version": "1"}}, true, true, true},
-		{"unhealthy is detected", &drivers.Fingerprint{Health: drivers.HealthStateUnhealthy, HealthDescription: "broken"}, true, false, true},
-		{"undetected", &drivers.Fingerprint{Health: drivers.HealthStateUndetected}, false, false, false},
-		{"no answer", nil, false, false, false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			info, attrs := driverInfo("x", tc.fp, now)
-			if info.Detected != tc.detected || info.Healthy != tc.healthy || !info.UpdateTime.Equal(now) {
-				t.Errorf("info = %+v", info)
-			}
-			if (attrs["driver.x"] == "1") != tc.attr {
-				t.Errorf("attrs = %v", attrs)
 			}
 		})
 	}
