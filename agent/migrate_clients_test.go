@@ -1,0 +1,149 @@
+package agent
+
+import (
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/drover-io/drover/client"
+	"github.com/drover-io/drover/drivers/mock"
+	"github.com/drover-io/drover/plugins/drivers"
+	"github.com/drover-io/drover/server"
+	"github.com/drover-io/drover/structs"
+)
+
+var _ client.NodeLookup = (*server.Server)(nil)
+
+// TestStickyMigrateBetweenTwoClients runs one in-process server and two
+// clients, each with its agent's snapshot endpoint on its own HTTP
+// address. A sticky, migrating job placed on node-a is moved to node-b by
+// a constraint change: node-b's replacement waits (through the servers)
+// for node-a's alloc to stop, fetches its data from node-a's endpoint and
+// finds the file it wrote.
+func TestStickyMigrateBetweenTwoClients(t *testing.T) {
+	srv, err := server.NewServer(&server.Config{NodeName: "s1.global"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	driver := mock.New(nil)
+	t.Cleanup(driver.Shutdown)
+
+	clients := map[string]*client.Client{}
+	for _, name := range []string{"node-a", "node-b"} {
+		hs := &httpServer{info: clientInfo{}, logger: slog.New(slog.DiscardHandler)}
+		rt := &router{}
+		hs.registerSnapshotRoute(rt)
+		ts := httptest.NewServer(rt)
+		cl, err := client.New(&client.Config{
+			RPC:      srv,
+			Drivers:  map[string]drivers.DriverPlugin{mock.Name: driver},
+			AllocDir: t.TempDir(),
+			NodeName: name,
+			HTTPAddr: ts.Listener.Addr().String(),
+			DevMode:  true,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs.info = clientInfo{nc: cl}
+		if err := cl.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = cl.Shutdown()
+			ts.Close()
+		})
+		clients[name] = cl
+	}
+	ctx := context.Background()
+	waitFor(t, 15*time.Second, "two ready nodes", func() bool {
+		resp, err := srv.NodeList(ctx, &structs.NodeListRequest{})
+		if err != nil {
+			return false
+		}
+		ready := 0
+		for _, n := range resp.Nodes {
+			if n.Status == structs.NodeStatusReady {
+				ready++
+			}
+		}
+		return ready == 2
+	})
+
+	job := func(node string) *structs.Job {
+		return &structs.Job{
+			ID: "sticky", Name: "sticky", Type: structs.JobTypeService, Datacenters: []string{"dc1"},
+			TaskGroups: []*structs.TaskGroup{{
+				Name: "g", Count: 1,
+				EphemeralDisk: &structs.EphemeralDisk{Sticky: true, Migrate: true, SizeMB: 10},
+				Constraints:   []*structs.Constraint{{LTarget: "${node.unique.name}", RTarget: node, Operand: "="}},
+				Tasks: []*structs.Task{{Name: "t", Driver: mock.Name, Config: map[string]any{"kill_after": "10ms"},
+					Resources: &structs.Resources{CPU: 20, MemoryMB: 16}}},
+			}},
+		}
+	}
+	running := func(nodeID string) *structs.Allocation {
+		var found *structs.Allocation
+		waitFor(t, 20*time.Second, "an alloc running on "+nodeID, func() bool {
+			resp, err := srv.JobAllocations(ctx, &structs.JobSpecificRequest{JobID: "sticky"})
+			if err != nil {
+				return false
+			}
+			for _, a := range resp.Allocations {
+				if a.NodeID == nodeID && a.ClientStatus == structs.AllocClientStatusRunning {
+					full, err := srv.AllocGet(ctx, &structs.AllocSpecificRequest{AllocID: a.ID})
+					if err == nil && full.Alloc != nil {
+						found = full.Alloc
+						return true
+					}
+				}
+			}
+			return false
+		})
+		return found
+	}
+
+	if _, err := srv.JobRegister(ctx, &structs.JobRegisterRequest{Job: job("node-a")}); err != nil {
+		t.Fatal(err)
+	}
+	first := running(clients["node-a"].NodeID())
+	dirA, err := clients["node-a"].AllocDir(first.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dirA, "alloc", "data", "marker"), []byte(first.ID), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := srv.JobRegister(ctx, &structs.JobRegisterRequest{Job: job("node-b")}); err != nil {
+		t.Fatal(err)
+	}
+	second := running(clients["node-b"].NodeID())
+	if second.PreviousAllocation != first.ID {
+		t.Errorf("PreviousAllocation = %q, want %q", second.PreviousAllocation, first.ID)
+	}
+	dirB, err := clients["node-b"].AllocDir(second.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dirB, "alloc", "data", "marker"))
+	if err != nil || string(got) != first.ID {
+		t.Errorf("marker on node-b = %q, %v; want %s", got, err, first.ID)
+	}
+	stA, err := clients["node-a"].AllocState(first.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stB, err := clients["node-b"].AllocState(second.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if started, ended := stB.TaskStates["t"].StartedAt, stA.TaskStates["t"].FinishedAt; ended.IsZero() || started.Before(ended) {
+		t.Errorf("node-b's task started at %v, node-a's finished at %v", started, ended)
+	}
+}
