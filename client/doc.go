@@ -4,8 +4,11 @@
 // client-side state back to the servers in batches.
 //
 // Where it sits in the data flow: the agent (agent/) builds a Config with
-// an RPC (in process, *server.Server) and the drivers, calls New and
-// Start. A blocking query on NodeGetClientAllocs tells the client which
+// an RPC (in process, *server.Server) and the driver manager's config (the
+// built-in driver catalog, plugin configs, plugin_dir), calls New, which
+// starts client/drivermanager, and Start. The driver manager reports each
+// driver's fingerprint through UpdateNodeFromDriver; a change of a driver's
+// health re-registers the node with the servers (drivers.go). A blocking query on NodeGetClientAllocs tells the client which
 // allocations changed; it fetches those with AllocGetAllocs, diffs them into
 // added / updated / removed, and hands them to AllocRunners without ever
 // waiting on one. AllocRunners report state changes, which are coalesced
