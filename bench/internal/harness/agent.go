@@ -1,0 +1,244 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/drover-io/drover/api"
+)
+
+// Build compiles ./cmd/drover (the module of the working directory) into
+// dir and returns the binary's path.
+func Build(dir string) (string, error) {
+	bin := filepath.Join(dir, "drover")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/drover-io/drover/cmd/drover")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// Agent is a persistent `drover agent -config` subprocess (server and
+// client in one process, raw_exec enabled) with its data dir in Dir.
+type Agent struct {
+	Bin     string
+	Dir     string // the data dir
+	Name    string
+	Addr    string // HTTP API
+	config  string
+	logPath string // the output of the latest start
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	starts  int
+}
+
+// NewAgent writes the config of a combined agent under root (data dir
+// root/data) on a free HTTP port.
+func NewAgent(bin, root, name string) (*Agent, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	rpc, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	a := &Agent{Bin: bin, Dir: filepath.Join(root, "data"), Name: name,
+		Addr: "http://127.0.0.1:" + strconv.Itoa(port), config: filepath.Join(root, "agent.hcl")}
+	cfg := fmt.Sprintf(`name      = %q
+data_dir  = %q
+bind_addr = "127.0.0.1"
+log_level = "INFO"
+
+ports {
+  http = %d
+  rpc  = %d
+}
+
+server {
+  enabled          = true
+  bootstrap_expect = 1
+}
+
+client {
+  enabled = true
+}
+
+plugin "raw_exec" {
+  config {
+    enabled = true
+  }
+}
+`, name, a.Dir, port, rpc)
+	if err := os.MkdirAll(a.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(a.config, []byte(cfg), 0o644); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Start starts the agent process in a process group of its own, its
+// output in a log file per start, and returns the time just before the
+// exec.
+func (a *Agent) Start() (time.Time, error) {
+	a.starts++
+	a.logPath = filepath.Join(filepath.Dir(a.Dir), fmt.Sprintf("agent-%d.log", a.starts))
+	out, err := os.Create(a.logPath)
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer out.Close()
+	a.cmd = exec.Command(a.Bin, "agent", "-config", a.config)
+	a.cmd.Stdout, a.cmd.Stderr = out, out
+	a.cmd.Env = append(os.Environ(), "DROVER_ADDR=", "NOMAD_ADDR=")
+	a.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	a.exited = make(chan struct{})
+	t0 := time.Now()
+	if err := a.cmd.Start(); err != nil {
+		return t0, fmt.Errorf("start agent: %w", err)
+	}
+	cmd, exited := a.cmd, a.exited
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	return t0, nil
+}
+
+// PID is the agent process's pid.
+func (a *Agent) PID() int { return a.cmd.Process.Pid }
+
+// Exited reports whether the agent process has exited.
+func (a *Agent) Exited() bool {
+	select {
+	case <-a.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// Log returns the output of the latest start.
+func (a *Agent) Log() string {
+	b, _ := os.ReadFile(a.logPath)
+	return string(b)
+}
+
+// LogCount counts s in the output of the latest start.
+func (a *Agent) LogCount(s string) int { return strings.Count(a.Log(), s) }
+
+// Client returns an API client of the agent.
+func (a *Agent) Client() *api.Client {
+	c, err := api.NewClient(&api.Config{Address: a.Addr, HTTPClient: &http.Client{Timeout: 30 * time.Second}})
+	if err != nil {
+		panic(err) // a constant, valid address
+	}
+	return c
+}
+
+// Poll calls cond every interval until it reports true, the agent exits,
+// or timeout passes.
+func (a *Agent) Poll(timeout, interval time.Duration, what string, cond func() (bool, string)) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, why := cond()
+		if ok {
+			return nil
+		}
+		if a.Exited() {
+			return fmt.Errorf("waiting for %s: the agent exited; its output:\n%s", what, a.Log())
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out after %s waiting for %s: %s", timeout, what, why)
+		}
+		time.Sleep(interval)
+	}
+}
+
+// WaitReady waits until the agent knows its leader and its node is ready.
+func (a *Agent) WaitReady(timeout time.Duration) error {
+	c := a.Client()
+	return a.Poll(timeout, 20*time.Millisecond, "a leader and a ready node", func() (bool, string) {
+		leader, err := c.Status().Leader()
+		if err != nil || leader == "" {
+			return false, fmt.Sprintf("leader %q, %v", leader, err)
+		}
+		nodes, _, err := c.Nodes().List(nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, n := range nodes {
+			if n.Name == a.Name && n.Status == api.NodeStatusReady {
+				return true, ""
+			}
+		}
+		return false, "node not ready"
+	})
+}
+
+// Kill9 SIGKILLs the agent process alone and waits for it.
+func (a *Agent) Kill9() error {
+	if err := syscall.Kill(a.PID(), syscall.SIGKILL); err != nil {
+		return fmt.Errorf("kill -9 agent: %w", err)
+	}
+	select {
+	case <-a.exited:
+		return nil
+	case <-time.After(30 * time.Second):
+		return errors.New("the agent did not die within 30s of SIGKILL")
+	}
+}
+
+// Interrupt stops the agent with SIGINT (its tasks keep running).
+func (a *Agent) Interrupt() error {
+	if a.cmd == nil || a.Exited() {
+		return nil
+	}
+	if err := a.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		return fmt.Errorf("interrupt agent: %w", err)
+	}
+	select {
+	case <-a.exited:
+		return nil
+	case <-time.After(60 * time.Second):
+		_ = syscall.Kill(a.PID(), syscall.SIGKILL)
+		return errors.New("the agent did not exit within 60s of SIGINT")
+	}
+}
+
+// KillLeftovers SIGKILLs every shim under the data dir and its task's
+// process group; it returns how many shims it killed.
+func (a *Agent) KillLeftovers() int {
+	t, err := ScanTree(a.Dir)
+	if err != nil {
+		return 0
+	}
+	for task := range t.Tasks {
+		_ = syscall.Kill(-task, syscall.SIGKILL)
+	}
+	for shim := range t.Shims {
+		_ = syscall.Kill(shim, syscall.SIGKILL)
+	}
+	return len(t.Shims)
+}
