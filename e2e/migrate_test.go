@@ -18,8 +18,7 @@ import (
 // skipped: they need agents configured from a file with a server and a
 // client-only agent joining it over the network RPC transport.
 const twoAgentsUnavailable = "client-only agents (agent -config with client { servers = [...] }) and the network RPC " +
-	"transport had not landed when this test was written; the node lookup a client-only agent needs to migrate " +
-	"data across nodes (NodeGet over the RPC transport) is also missing"
+	"transport had not landed when this test was written"
 
 // startConfiguredAgent starts `drover agent -config` with the given HCL and
 // stops it with SIGINT when the test ends. It does not wait for anything.
@@ -110,16 +109,16 @@ func findAllocFile(dataDir, allocID, rel string) (string, error) {
 	return found, nil
 }
 
-// TestStickyMigrateAcrossAgents runs a sticky, migrating job on node-a (a
-// server and client agent), then moves it to node-b (a client-only agent
-// joining node-a over loopback) by changing its constraint: the
-// replacement waits for the first alloc to stop, receives its data from
-// node-a's agent, and finds the marker the first alloc wrote.
+// TestStickyMigrateAcrossAgents runs a sticky, migrating job on node-b (a
+// client-only agent joining node-a over loopback), then moves it to node-a
+// (a server and client agent) by changing its constraint: the replacement
+// waits for the first alloc to stop, receives its data from node-b's
+// agent, and finds the marker the first alloc wrote.
 func TestStickyMigrateAcrossAgents(t *testing.T) {
 	if twoAgentsUnavailable != "" {
 		t.Skip(twoAgentsUnavailable)
 	}
-	httpA, rpcA, serfA, httpB := freePort(t), freePort(t), freePort(t), freePort(t)
+	httpA, rpcA, httpB := freePort(t), freePort(t), freePort(t)
 	dataA, dataB := t.TempDir(), t.TempDir()
 	a := startConfiguredAgent(t, "node-a", fmt.Sprintf(`
 name      = "node-a"
@@ -128,7 +127,6 @@ bind_addr = "127.0.0.1"
 ports {
   http = %d
   rpc  = %d
-  serf = %d
 }
 server {
   enabled          = true
@@ -142,7 +140,7 @@ plugin "raw_exec" {
     enabled = true
   }
 }
-`, dataA, httpA, rpcA, serfA), httpA)
+`, dataA, httpA, rpcA), httpA)
 	startConfiguredAgent(t, "node-b", fmt.Sprintf(`
 name      = "node-b"
 data_dir  = %q
@@ -200,20 +198,23 @@ plugin "raw_exec" {
 		return found
 	}
 
-	run("node-a")
-	first := running("node-a")
-	markerA := ""
-	waitFor(t, 30*time.Second, "the marker on node-a", func() (bool, string) {
-		p, err := findAllocFile(dataA, first.ID, filepath.Join("alloc", "data", "marker"))
+	// From the client-only node to the server's node: the receiving client
+	// finds the sending node's HTTP address with the servers' NodeGet,
+	// which a client-only agent cannot call over the RPC transport yet.
+	run("node-b")
+	first := running("node-b")
+	markerB := ""
+	waitFor(t, 30*time.Second, "the marker on node-b", func() (bool, string) {
+		p, err := findAllocFile(dataB, first.ID, filepath.Join("alloc", "data", "marker"))
 		if err != nil {
 			return false, err.Error()
 		}
-		markerA = p
+		markerB = p
 		return true, ""
 	})
 
-	run("node-b")
-	second := running("node-b")
+	run("node-a")
+	second := running("node-a")
 	full, _, err := c.Allocations().Info(second.ID, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -230,7 +231,7 @@ plugin "raw_exec" {
 	default:
 		t.Errorf("first alloc is %s while its replacement runs", prev.ClientStatus)
 	}
-	p, err := findAllocFile(dataB, second.ID, filepath.Join("alloc", "data", "marker"))
+	p, err := findAllocFile(dataA, second.ID, filepath.Join("alloc", "data", "marker"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,9 +240,9 @@ plugin "raw_exec" {
 		t.Fatal(err)
 	}
 	if strings.TrimSpace(string(got)) != first.ID {
-		t.Errorf("marker on node-b = %q, want the first alloc's ID %s (its data did not follow)", got, first.ID)
+		t.Errorf("marker on node-a = %q, want the first alloc's ID %s (its data did not follow)", got, first.ID)
 	}
-	if _, err := os.Stat(markerA); err == nil {
-		t.Logf("node-a still has its copy at %s (kept until node-a's GC)", markerA)
+	if _, err := os.Stat(markerB); err == nil {
+		t.Logf("node-b still has its copy at %s (kept until node-b's GC)", markerB)
 	}
 }
