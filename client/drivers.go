@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"maps"
 	"strings"
@@ -28,7 +29,7 @@ func (c *Client) newDriverManager(cfg *Config) *drivermanager.Manager {
 		builtIn := make(map[string]drivermanager.Factory, len(dm.BuiltIn)+len(cfg.Drivers))
 		maps.Copy(builtIn, dm.BuiltIn)
 		for name, d := range cfg.Drivers {
-			builtIn[name] = func(*slog.Logger) drivers.DriverPlugin { return d }
+			builtIn[name] = func(*slog.Logger, json.RawMessage) (drivers.DriverPlugin, error) { return d, nil }
 		}
 		dm.BuiltIn = builtIn
 	}

@@ -22,8 +22,12 @@ const (
 	restartResetAfter = time.Minute
 )
 
-// Factory constructs a built-in driver. It is called once, in Start.
-type Factory func(logger *slog.Logger) drivers.DriverPlugin
+// Factory constructs a built-in driver. It is called once, in Start, with
+// the driver's plugin config block (JSON; nil when the agent has none),
+// for drivers that take their config at construction; a driver that is a
+// base.BasePlugin is then also configured through SetConfig. An error is
+// reported as an invalid config of that plugin.
+type Factory func(logger *slog.Logger, pluginConfig json.RawMessage) (drivers.DriverPlugin, error)
 
 // StateStore is where the Manager persists external plugins' re-attach
 // configs; the client's state.StateDB implements it.

@@ -1,7 +1,6 @@
 package drivermanager
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 
@@ -10,16 +9,13 @@ import (
 
 // configure validates the driver's plugin config block against the
 // driver's schema and hands it the result (with defaults) through
-// SetConfig. A driver that is not a base.BasePlugin takes no config: a
-// block for it is accepted with a warning and ignored. Errors name the
-// plugin and, for an invalid field, the field (base.ConfigError).
+// SetConfig. A driver that is not a base.BasePlugin is left alone: a
+// built-in one got its block from its Factory. Errors name the plugin and,
+// for an invalid field, the field (base.ConfigError).
 func (m *Manager) configure(ctx context.Context, name string, inst *instance) error {
 	raw := m.cfg.PluginConfigs[name]
 	bp, ok := inst.driver.(base.BasePlugin)
 	if !ok {
-		if len(bytes.TrimSpace(raw)) > 0 && !bytes.Equal(bytes.TrimSpace(raw), []byte("{}")) {
-			m.logger.Warn("driver takes no config: its plugin config block is ignored", "plugin", name)
-		}
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.LaunchTimeout)

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/drover-io/drover/plugins"
+	"github.com/drover-io/drover/plugins/base"
 	"github.com/drover-io/drover/plugins/drivers"
 	"github.com/drover-io/drover/structs"
 )
@@ -167,7 +168,15 @@ func (m *Manager) startInstances(ctx context.Context) (_ map[string]*instance, e
 	slices.Sort(names)
 	var errs []error
 	for _, name := range names {
-		d := m.cfg.BuiltIn[name](m.logger.With("driver", name))
+		d, err := m.cfg.BuiltIn[name](m.logger.With("driver", name), m.cfg.PluginConfigs[name])
+		if err != nil {
+			var ce *base.ConfigError
+			if !errors.As(err, &ce) {
+				err = &base.ConfigError{Plugin: name, Err: err}
+			}
+			errs = append(errs, err)
+			continue
+		}
 		if d == nil {
 			errs = append(errs, fmt.Errorf("driver %q: its constructor returned no driver", name))
 			continue

@@ -114,7 +114,7 @@ func startManager(t *testing.T, cfg Config) (*Manager, *nodeRecorder) {
 
 func TestManager_BuiltInMock(t *testing.T) {
 	m, rec := startManager(t, Config{
-		BuiltIn:  map[string]Factory{mock.Name: func(l *slog.Logger) drivers.DriverPlugin { return mock.New(l) }},
+		BuiltIn:  map[string]Factory{mock.Name: func(l *slog.Logger, _ json.RawMessage) (drivers.DriverPlugin, error) { return mock.New(l), nil }},
 		Disabled: map[string]string{"raw_exec": `enable it with plugin "raw_exec" { config { enabled = true } }`},
 	})
 	info := rec.last(mock.Name)
@@ -184,7 +184,7 @@ func TestManager_PluginConfig(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			d := newConfigurable()
-			cfg := Config{BuiltIn: map[string]Factory{mock.Name: func(*slog.Logger) drivers.DriverPlugin { return d }}}
+			cfg := Config{BuiltIn: map[string]Factory{mock.Name: func(*slog.Logger, json.RawMessage) (drivers.DriverPlugin, error) { return d, nil }}}
 			if tc.config != "" {
 				cfg.PluginConfigs = map[string]json.RawMessage{mock.Name: json.RawMessage(tc.config)}
 			}
@@ -224,7 +224,7 @@ func TestManager_PluginConfig(t *testing.T) {
 
 func TestManager_TaskEvents(t *testing.T) {
 	d := newConfigurable()
-	m, _ := startManager(t, Config{BuiltIn: map[string]Factory{mock.Name: func(*slog.Logger) drivers.DriverPlugin { return d }}})
+	m, _ := startManager(t, Config{BuiltIn: map[string]Factory{mock.Name: func(*slog.Logger, json.RawMessage) (drivers.DriverPlugin, error) { return d, nil }}})
 	got := make(chan *drivers.TaskEvent, 2)
 	m.RegisterEventHandler(mock.Name, "a1/web/1", func(ev *drivers.TaskEvent) { got <- ev })
 	send := func(ev *drivers.TaskEvent) {
@@ -259,5 +259,21 @@ func TestRestartDelay(t *testing.T) {
 		if got := c.restartDelay(i + 1); got != w {
 			t.Errorf("restartDelay(%d) = %s, want %s", i+1, got, w)
 		}
+	}
+}
+
+// TestManager_FactoryConfigError: a built-in driver that rejects its
+// config at construction fails Start with an error naming the plugin.
+func TestManager_FactoryConfigError(t *testing.T) {
+	m := New(Config{
+		BuiltIn: map[string]Factory{"docker": func(_ *slog.Logger, raw json.RawMessage) (drivers.DriverPlugin, error) {
+			return nil, errors.New(`config field "pull_timeout": invalid duration "soon"`)
+		}},
+		PluginConfigs: map[string]json.RawMessage{"docker": json.RawMessage(`{"pull_timeout":"soon"}`)},
+	})
+	defer m.Shutdown()
+	err := m.Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), `plugin "docker": config: config field "pull_timeout"`) {
+		t.Fatalf("Start = %v, want the factory's error naming the plugin", err)
 	}
 }
