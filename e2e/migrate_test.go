@@ -14,11 +14,20 @@ import (
 	"github.com/drover-io/drover/api"
 )
 
-// twoAgentsUnavailable, when not empty, is why the two-agent tests are
-// skipped: they need agents configured from a file with a server and a
-// client-only agent joining it over the network RPC transport.
-const twoAgentsUnavailable = "client-only agents (agent -config with client { servers = [...] }) and the network RPC " +
-	"transport had not landed when this test was written"
+// requireTwoAgents skips the test unless the binary can run a client-only
+// agent joining a server over the network RPC transport (`agent -config`
+// with client { servers = [...] }, also the -servers flag): that part of
+// the agent is built separately and may not have landed yet.
+func requireTwoAgents(t *testing.T) {
+	t.Helper()
+	requireBinary(t)
+	out, _ := exec.Command(droverBin, "agent", "-h").CombinedOutput()
+	if !strings.Contains(string(out), "-servers") || !strings.Contains(string(out), "-config") {
+		t.Skip("this drover binary cannot run a client-only agent joining a server " +
+			"(agent -config with client { servers = [...] } and the network RPC transport have not landed): " +
+			"two agents on loopback are needed")
+	}
+}
 
 // startConfiguredAgent starts `drover agent -config` with the given HCL and
 // stops it with SIGINT when the test ends. It does not wait for anything.
@@ -115,9 +124,7 @@ func findAllocFile(dataDir, allocID, rel string) (string, error) {
 // waits for the first alloc to stop, receives its data from node-b's
 // agent, and finds the marker the first alloc wrote.
 func TestStickyMigrateAcrossAgents(t *testing.T) {
-	if twoAgentsUnavailable != "" {
-		t.Skip(twoAgentsUnavailable)
-	}
+	requireTwoAgents(t)
 	httpA, rpcA, httpB := freePort(t), freePort(t), freePort(t)
 	dataA, dataB := t.TempDir(), t.TempDir()
 	a := startConfiguredAgent(t, "node-a", fmt.Sprintf(`
