@@ -5,19 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/drover-io/drover/client"
-	"github.com/drover-io/drover/drivers/mock"
-	"github.com/drover-io/drover/drivers/rawexec"
+	"github.com/drover-io/drover/client/rpcclient"
+	"github.com/drover-io/drover/client/state"
 	"github.com/drover-io/drover/jobspec"
-	"github.com/drover-io/drover/plugins/drivers"
 	"github.com/drover-io/drover/server"
 	"github.com/drover-io/drover/structs"
 )
@@ -38,60 +39,23 @@ const (
 // at shutdown (blocking queries are cancelled at once).
 const httpShutdownTimeout = 5 * time.Second
 
-// Config is the agent's configuration.
-type Config struct {
-	// DevMode runs a server and a client in one process with in-memory
-	// state, and the raw_exec and mock_driver drivers. It is the only mode
-	// this version supports.
-	DevMode bool
-	// BindAddr is the address the HTTP API listens on.
-	BindAddr string
-	// HTTPPort is the HTTP API port; 0 picks a free port (see HTTPAddr).
-	HTTPPort int
-	// RPCPort is reserved for server-client RPC; the leader address reports it.
-	RPCPort int
-	// DataDir holds the agent's state. In dev mode it is optional: without
-	// it allocation directories live in a temporary directory removed at
-	// shutdown; with it they live under DataDir/alloc and are kept.
-	DataDir string
-	// LogLevel is debug, info, warn or error (used by the agent command).
-	LogLevel string
-	// Region and Datacenter place the agent; NodeName names its client node.
-	Region     string
-	Datacenter string
-	NodeName   string
-}
-
-// DefaultConfig returns the configuration of `drover agent` without flags.
-func DefaultConfig() *Config {
-	name, err := os.Hostname()
-	if err != nil || name == "" {
-		name = "drover-dev"
-	}
-	return &Config{
-		BindAddr:   DefaultBindAddr,
-		HTTPPort:   DefaultHTTPPort,
-		RPCPort:    DefaultRPCPort,
-		LogLevel:   DefaultLogLevel,
-		Region:     structs.DefaultRegion,
-		Datacenter: DefaultDatacenter,
-		NodeName:   name,
-	}
-}
-
-// Agent is a running drover agent: in dev mode a server, a client and the
-// HTTP API in one process.
+// Agent is a running drover agent: a server, a client or both, and the
+// HTTP API.
 type Agent struct {
 	cfg    *Config
 	logger *slog.Logger
 
-	server *server.Server
-	client *client.Client
+	server    *server.Server
+	raft      *raftStores       // persistent raft storage; nil in dev mode or without a server
+	rpcServer *server.RPCServer // the client RPCs on the RPC port; nil in dev mode or without a server
+	rpcClient *rpcclient.Client // a client-only agent's link to the servers
+	client    *client.Client
 	// tempDir is the dev-mode directory removed at shutdown; "" when the
 	// alloc dir lives under DataDir.
 	tempDir  string
 	allocDir string
 	httpAddr string       // set once the listener exists, never changed
+	rpcAddr  string       // the RPC listener's address, or the reported one in dev mode
 	ln       net.Listener // the HTTP listener until Start hands it over
 
 	mu       sync.Mutex // guards the fields below
@@ -99,32 +63,39 @@ type Agent struct {
 	shutdown bool
 }
 
-// NewAgent builds an agent from cfg: in dev mode it binds the HTTP port and
-// creates the server and the client (with raw_exec and mock_driver). Start
-// starts it; Shutdown releases it, whether or not it was started. Empty
-// string fields of cfg get their defaults; HTTPPort 0 means a free port.
+// NewAgent builds an agent from cfg: it binds the HTTP port (and, for a
+// server outside dev mode, the RPC port), opens the persistent state
+// (raft log and snapshots, client state file) and creates the server and
+// the client. Start starts it; Shutdown releases it, whether or not it
+// was started. Empty string fields of cfg get their defaults; port 0
+// means a free port. An unusable client state file (corrupt, newer
+// schema, locked) fails NewAgent with an error naming the file; nothing
+// is deleted.
 func NewAgent(cfg *Config, logger *slog.Logger) (*Agent, error) {
 	if cfg == nil {
 		cfg = DefaultConfig()
 	}
 	c := *cfg
+	c.Client.Servers = slices.Clone(cfg.Client.Servers)
+	c.Client.Meta = maps.Clone(cfg.Client.Meta)
+	c.Plugins = maps.Clone(cfg.Plugins)
 	defaults := DefaultConfig()
 	c.BindAddr = firstNonEmpty(c.BindAddr, defaults.BindAddr)
 	c.LogLevel = firstNonEmpty(c.LogLevel, defaults.LogLevel)
 	c.Region = firstNonEmpty(c.Region, defaults.Region)
 	c.Datacenter = firstNonEmpty(c.Datacenter, defaults.Datacenter)
 	c.NodeName = firstNonEmpty(c.NodeName, defaults.NodeName)
-	if c.RPCPort == 0 {
-		c.RPCPort = DefaultRPCPort
+	if c.DevMode && c.RPCPort == 0 {
+		c.RPCPort = DefaultRPCPort // reported only: a dev agent does not listen on it
 	}
-	if !c.DevMode {
-		return nil, errors.New("only dev mode is supported in this version of drover: set DevMode (drover agent -dev)")
+	if err := c.Validate(); err != nil {
+		return nil, err
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	a := &Agent{cfg: &c, logger: logger}
-	if err := a.setupDev(); err != nil {
+	if err := a.setup(); err != nil {
 		if rerr := a.teardown(); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
@@ -133,69 +104,155 @@ func NewAgent(cfg *Config, logger *slog.Logger) (*Agent, error) {
 	return a, nil
 }
 
-// setupDev creates the dev-mode server and client.
-func (a *Agent) setupDev() error {
-	if a.cfg.DataDir != "" {
-		a.allocDir = filepath.Join(a.cfg.DataDir, "alloc")
-		if err := os.MkdirAll(a.allocDir, 0o755); err != nil {
-			return fmt.Errorf("create alloc dir: %w", err)
-		}
-	} else {
-		dir, err := os.MkdirTemp("", "drover-dev-")
-		if err != nil {
-			return fmt.Errorf("create dev mode temp dir: %w", err)
-		}
-		a.tempDir = dir
-		a.allocDir = filepath.Join(dir, "alloc")
-		if err := os.MkdirAll(a.allocDir, 0o755); err != nil {
-			return fmt.Errorf("create alloc dir: %w", err)
+// setup creates the listeners, the server and the client.
+func (a *Agent) setup() error {
+	if a.cfg.Client.Enabled {
+		if err := a.setupAllocDir(); err != nil {
+			return err
 		}
 	}
-
-	addr := net.JoinHostPort(a.cfg.BindAddr, strconv.Itoa(a.cfg.HTTPPort))
+	addr := net.JoinHostPort(a.cfg.httpBind(), strconv.Itoa(a.cfg.HTTPPort))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen for HTTP on %s: %w", addr, err)
 	}
 	a.ln = ln
 	a.httpAddr = ln.Addr().String()
+	a.rpcAddr = net.JoinHostPort(a.cfg.rpcBind(), strconv.Itoa(a.cfg.RPCPort))
 
-	// Dev mode: nil raft stores and transport mean in-memory ones.
-	srv, err := server.NewServer(&server.Config{
-		Logger:     a.logger.With("component", "server"),
-		NodeName:   a.cfg.NodeName + "." + a.cfg.Region,
-		Region:     a.cfg.Region,
-		Datacenter: a.cfg.Datacenter,
-	})
+	if a.cfg.Server.Enabled {
+		if err := a.setupServer(); err != nil {
+			return err
+		}
+	}
+	if a.cfg.Client.Enabled {
+		if err := a.setupClient(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setupAllocDir picks the alloc dir: client.alloc_dir (default
+// <data_dir>/alloc), or in dev mode without a data_dir a temporary one.
+func (a *Agent) setupAllocDir() error {
+	switch {
+	case a.cfg.Client.AllocDir != "":
+		a.allocDir = a.cfg.Client.AllocDir
+	case a.cfg.DataDir != "":
+		a.allocDir = filepath.Join(a.cfg.DataDir, "alloc")
+	default:
+		dir, err := os.MkdirTemp("", "drover-dev-")
+		if err != nil {
+			return fmt.Errorf("create dev mode temp dir: %w", err)
+		}
+		a.tempDir = dir
+		a.allocDir = filepath.Join(dir, "alloc")
+	}
+	if err := os.MkdirAll(a.allocDir, 0o755); err != nil {
+		return fmt.Errorf("create alloc dir: %w", err)
+	}
+	return nil
+}
+
+// setupServer creates the server: in dev mode with in-memory raft, else
+// with raft's log and snapshots under <data_dir>/server/raft, and the
+// client RPCs served on the RPC port.
+func (a *Agent) setupServer() error {
+	scfg := &server.Config{
+		Logger:       a.logger.With("component", "server"),
+		NodeName:     a.cfg.NodeName + "." + a.cfg.Region,
+		Region:       a.cfg.Region,
+		Datacenter:   a.cfg.Datacenter,
+		HeartbeatTTL: a.cfg.Server.MinHeartbeatTTL,
+	}
+	var rpcLn net.Listener
+	if !a.cfg.DevMode {
+		rs, err := openRaftStores(a.cfg.DataDir, a.logger)
+		if err != nil {
+			return err
+		}
+		a.raft = rs
+		rs.apply(scfg)
+		rpcLn, err = net.Listen("tcp", a.rpcAddr)
+		if err != nil {
+			return fmt.Errorf("listen for RPC on %s: %w", a.rpcAddr, err)
+		}
+		a.rpcAddr = rpcLn.Addr().String()
+	}
+	srv, err := server.NewServer(scfg)
 	if err != nil {
+		if rpcLn != nil {
+			_ = rpcLn.Close()
+		}
 		return fmt.Errorf("create server: %w", err)
 	}
+	if rpcLn != nil {
+		a.rpcServer = server.NewRPCServer(srv, rpcLn, a.logger.With("component", "rpc"))
+	}
 	a.server = srv
+	return nil
+}
 
+// setupClient creates the client, its state DB and its link to the
+// servers (in process when this agent is a server).
+func (a *Agent) setupClient() error {
 	clientLogger := a.logger.With("component", "client")
+	var rpc client.RPC
+	if a.server != nil {
+		rpc = a.server
+	} else {
+		rc, err := rpcclient.New(&rpcclient.Config{Servers: a.cfg.Client.Servers, Logger: clientLogger})
+		if err != nil {
+			return err
+		}
+		a.rpcClient = rc
+		rpc = rc
+	}
+	drv, err := buildDrivers(a.cfg, clientLogger)
+	if err != nil {
+		return err
+	}
+	var db state.StateDB
+	if !a.cfg.DevMode {
+		bdb, err := state.NewBoltStateDB(a.cfg.DataDir, clientLogger)
+		if err != nil {
+			return fmt.Errorf("open client state: %w", err)
+		}
+		db = bdb
+	}
+	r := a.cfg.Client.Reserved
 	cl, err := client.New(&client.Config{
-		Logger: clientLogger,
-		RPC:    srv,
-		Drivers: map[string]drivers.DriverPlugin{
-			"raw_exec":    rawexec.New(clientLogger.With("driver", "raw_exec")),
-			"mock_driver": mock.New(clientLogger.With("driver", "mock_driver")),
-		},
+		Logger:     clientLogger,
+		RPC:        rpc,
+		Drivers:    drv,
+		StateDB:    db,
 		AllocDir:   a.allocDir,
 		Region:     a.cfg.Region,
 		Datacenter: a.cfg.Datacenter,
 		NodeName:   a.cfg.NodeName,
+		NodeClass:  a.cfg.Client.NodeClass,
+		Meta:       a.cfg.Client.Meta,
 		HTTPAddr:   a.httpAddr,
-		Version:    Version,
-		DevMode:    true,
+		Reserved: &structs.NodeReservedResources{
+			Cpu:    structs.NodeReservedCpuResources{CpuShares: uint64(r.CPU)},
+			Memory: structs.NodeReservedMemoryResources{MemoryMB: uint64(r.MemoryMB)},
+			Disk:   structs.NodeReservedDiskResources{DiskMB: uint64(r.DiskMB)},
+		},
+		Version: Version,
+		DevMode: a.cfg.DevMode,
 	})
 	if err != nil {
+		if db != nil {
+			_ = db.Close()
+		}
 		return fmt.Errorf("create client: %w", err)
 	}
 	a.client = cl
 	return nil
 }
 
-// Start starts the client and serves the HTTP API.
+// Start starts the client, the RPC server and serves the HTTP API.
 func (a *Agent) Start() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -205,21 +262,30 @@ func (a *Agent) Start() error {
 	if a.http != nil {
 		return errors.New("agent already started")
 	}
+	if a.rpcServer != nil {
+		a.rpcServer.Start()
+	}
 	if a.client != nil {
 		if err := a.client.Start(); err != nil {
 			return fmt.Errorf("start client: %w", err)
 		}
 	}
-	a.http = newHTTPServer(a.ln, a.server, a, jobspec.ParseRequest, a.logger.With("component", "http"))
+	var backend Backend = noServer{}
+	if a.server != nil {
+		backend = a.server
+	}
+	a.http = newHTTPServer(a.ln, backend, a, jobspec.ParseRequest, a.logger.With("component", "http"))
 	a.ln = nil // owned by the HTTP server now
 	a.http.serve()
 	a.logger.Info("agent started", "http_addr", a.httpAddr, "node_id", a.NodeID())
 	return nil
 }
 
-// Shutdown stops the HTTP API, then the client (in dev mode it destroys
-// its allocations, so no task outlives the agent), then the server, and
-// removes the dev-mode temporary directory. It is safe to call twice.
+// Shutdown stops the HTTP API, then the client, then the server, and
+// removes the dev-mode temporary directory. In dev mode the client
+// destroys its allocations, so no task outlives the agent; otherwise
+// tasks keep running and a restarted agent re-attaches to them. It is
+// safe to call twice.
 func (a *Agent) Shutdown() error {
 	a.mu.Lock()
 	if a.shutdown {
@@ -245,7 +311,8 @@ func (a *Agent) Shutdown() error {
 	return errors.Join(errs...)
 }
 
-// teardown stops the client and the server and removes the temp dir.
+// teardown stops the client, the RPC server and the server, closes the
+// raft stores and removes the temp dir.
 func (a *Agent) teardown() error {
 	var errs []error
 	if a.ln != nil {
@@ -257,9 +324,22 @@ func (a *Agent) teardown() error {
 			errs = append(errs, fmt.Errorf("client shutdown: %w", err))
 		}
 	}
+	if a.rpcClient != nil {
+		a.rpcClient.Close()
+	}
+	if a.rpcServer != nil {
+		if err := a.rpcServer.Shutdown(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if a.server != nil {
 		if err := a.server.Shutdown(); err != nil {
 			errs = append(errs, fmt.Errorf("server shutdown: %w", err))
+		}
+	}
+	if a.raft != nil {
+		if err := a.raft.close(); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if a.tempDir != "" {
@@ -293,6 +373,8 @@ func (a *Agent) self() *agentSelf {
 	httpAddr := a.HTTPAddr()
 	host, port, _ := net.SplitHostPort(httpAddr)
 	httpPort, _ := strconv.Atoi(port)
+	rpcHost, rpcPortStr, _ := net.SplitHostPort(a.RPCAddr())
+	rpcPort, _ := strconv.Atoi(rpcPortStr)
 	cfg := map[string]any{
 		"Region":     a.cfg.Region,
 		"Datacenter": a.cfg.Datacenter,
@@ -302,10 +384,12 @@ func (a *Agent) self() *agentSelf {
 		"LogLevel":   a.cfg.LogLevel,
 		"DevMode":    a.cfg.DevMode,
 		"Version":    map[string]any{"Version": Version, "VersionPrerelease": "", "Revision": ""},
-		"Ports":      map[string]any{"HTTP": httpPort, "RPC": a.cfg.RPCPort},
-		"Addresses":  map[string]any{"HTTP": host, "RPC": a.cfg.BindAddr},
-		"Server":     map[string]any{"Enabled": a.ServerEnabled()},
-		"Client":     map[string]any{"Enabled": a.ClientEnabled(), "NodeID": a.NodeID(), "AllocDir": a.allocDir},
+		"PluginDir":  a.cfg.PluginDir,
+		"Ports":      map[string]any{"HTTP": httpPort, "RPC": rpcPort},
+		"Addresses":  map[string]any{"HTTP": host, "RPC": rpcHost},
+		"Server":     map[string]any{"Enabled": a.ServerEnabled(), "BootstrapExpect": a.cfg.Server.BootstrapExpect},
+		"Client": map[string]any{"Enabled": a.ClientEnabled(), "NodeID": a.NodeID(), "AllocDir": a.allocDir,
+			"Servers": a.cfg.Client.Servers, "NodeClass": a.cfg.Client.NodeClass, "Meta": a.cfg.Client.Meta},
 	}
 	stats := map[string]map[string]string{
 		"runtime": {
@@ -327,10 +411,10 @@ func (a *Agent) self() *agentSelf {
 		Member: agentMember{
 			Name: a.cfg.NodeName + "." + a.cfg.Region,
 			Addr: a.cfg.BindAddr,
-			Port: uint16(a.cfg.RPCPort),
+			Port: uint16(rpcPort),
 			Tags: map[string]string{
 				"region": a.cfg.Region, "dc": a.cfg.Datacenter, "role": "nomad",
-				"build": Version, "port": strconv.Itoa(a.cfg.RPCPort),
+				"build": Version, "port": rpcPortStr,
 			},
 			Status: "alive",
 		},
@@ -350,10 +434,10 @@ func withDefault(m, d map[string]string) map[string]string {
 	return out
 }
 
-// rpcAddr is the address servers and clients will use for RPC.
-func (a *Agent) rpcAddr() string {
-	return net.JoinHostPort(a.cfg.BindAddr, strconv.Itoa(a.cfg.RPCPort))
-}
+// RPCAddr returns the address the server's RPC listener binds
+// ("127.0.0.1:4647"); with RPCPort 0 it holds the port picked. A dev agent
+// reports the configured address without listening on it.
+func (a *Agent) RPCAddr() string { return a.rpcAddr }
 
 // leader implements agentInfo: the leader's RPC address, "" when there is
 // none. A dev agent is its own single server, so the leader is this agent.
@@ -361,7 +445,7 @@ func (a *Agent) leader() string {
 	if a.server == nil || a.server.Leader() == "" {
 		return ""
 	}
-	return a.rpcAddr()
+	return a.RPCAddr()
 }
 
 // peers implements agentInfo: the servers' RPC addresses.
@@ -369,7 +453,7 @@ func (a *Agent) peers() []string {
 	if a.server == nil || len(a.server.Peers()) == 0 {
 		return []string{}
 	}
-	return []string{a.rpcAddr()}
+	return []string{a.RPCAddr()}
 }
 
 // region implements agentInfo.

@@ -369,8 +369,9 @@ func TestAgentStatusAndSelf(t *testing.T) {
 	}
 }
 
-func TestNewAgentRequiresDevMode(t *testing.T) {
-	if _, err := NewAgent(&Config{}, nil); err == nil || !strings.Contains(err.Error(), "only dev mode is supported") {
+func TestNewAgentValidates(t *testing.T) {
+	_, err := NewAgent(&Config{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "must run a server, a client or both") || !strings.Contains(err.Error(), "data_dir is required") {
 		t.Fatalf("NewAgent without dev mode: %v", err)
 	}
 }

@@ -1,0 +1,346 @@
+package agent
+
+import (
+	"encoding/json"
+	"log/slog"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func loadFiles(t *testing.T, base *Config, paths ...string) *Config {
+	t.Helper()
+	if err := LoadConfigFiles(base, paths); err != nil {
+		t.Fatalf("LoadConfigFiles(%v): %v", paths, err)
+	}
+	return base
+}
+
+func pluginJSON(t *testing.T, c *Config, name string) map[string]any {
+	t.Helper()
+	p := c.Plugins[name]
+	if p == nil {
+		t.Fatalf("plugin %q missing; have %v", name, c.Plugins)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(p.Config, &out); err != nil {
+		t.Fatalf("plugin %q config %s: %v", name, p.Config, err)
+	}
+	return out
+}
+
+func TestConfigFileEveryKey(t *testing.T) {
+	c := loadFiles(t, DefaultConfig(), "testdata/config/full.hcl")
+	want := DefaultConfig()
+	want.NodeName, want.Region, want.Datacenter = "node-a", "eu", "dc2"
+	want.DataDir, want.PluginDir, want.BindAddr, want.LogLevel = "/var/lib/drover", "/var/lib/drover/plugins", "0.0.0.0", "debug"
+	want.HTTPPort, want.RPCPort = 5646, 5647
+	want.Addresses = Addresses{HTTP: "127.0.0.1", RPC: "10.0.0.5"}
+	want.Server = ServerConfig{Enabled: true, BootstrapExpect: 1, HeartbeatGrace: 15 * time.Second, MinHeartbeatTTL: 20 * time.Second}
+	want.Client = ClientConfig{
+		Enabled: true, Servers: []string{"10.0.0.1:4647", "10.0.0.2:4647"}, NodeClass: "batch",
+		Meta: map[string]string{"rack": "r1", "team": "infra"}, AllocDir: "/srv/allocs",
+		Reserved: ReservedConfig{CPU: 500, MemoryMB: 256, DiskMB: 1024},
+		GC:       ClientGCConfig{Interval: 2 * time.Minute, MaxAllocs: 10, DiskUsageThreshold: 90, InodeUsageThreshold: 75.5},
+	}
+	plugins := c.Plugins
+	c.Plugins, want.Plugins = nil, nil
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("config =\n%+v\nwant\n%+v", c, want)
+	}
+	c.Plugins = plugins
+	if got := pluginJSON(t, c, "raw_exec"); got["enabled"] != true {
+		t.Errorf("raw_exec config = %v", got)
+	}
+	docker := pluginJSON(t, c, "docker")
+	wantDocker := map[string]any{
+		"allow_privileged": false,
+		"volumes":          []any{map[string]any{"enabled": true}},
+		"extra_labels":     []any{"job_name", "task_name"},
+	}
+	if !reflect.DeepEqual(docker, wantDocker) {
+		t.Errorf("docker config = %v, want %v", docker, wantDocker)
+	}
+	if got := string(c.Plugins["nvidia"].Config); got != "{}" {
+		t.Errorf("nvidia config = %s, want {}", got)
+	}
+	if on, _ := c.pluginEnabled("raw_exec", true); !on {
+		t.Error("raw_exec not enabled")
+	}
+}
+
+func TestConfigFileJSON(t *testing.T) {
+	c := loadFiles(t, DefaultConfig(), "testdata/config/full.json")
+	if c.NodeName != "node-j" || c.DataDir != "/data" || c.HTTPPort != 7646 || !c.Server.Enabled || !c.Client.Enabled {
+		t.Fatalf("config = %+v", c)
+	}
+	if c.Client.Meta["k"] != "v" || c.Client.Reserved.CPU != 10 {
+		t.Fatalf("client = %+v", c.Client)
+	}
+	if got := pluginJSON(t, c, "raw_exec"); got["enabled"] != true || got["no_cgroups"] != true {
+		t.Fatalf("raw_exec = %v", got)
+	}
+}
+
+func TestConfigMergeOrder(t *testing.T) {
+	tests := []struct {
+		name  string
+		paths []string
+		check func(t *testing.T, c *Config)
+	}{
+		{
+			name:  "directory in lexical order, later wins, maps merge",
+			paths: []string{"testdata/config/dir"},
+			check: func(t *testing.T, c *Config) {
+				if c.DataDir != "/base" || c.LogLevel != "warn" {
+					t.Errorf("data_dir, log_level = %q, %q", c.DataDir, c.LogLevel)
+				}
+				if !reflect.DeepEqual(c.Client.Meta, map[string]string{"a": "1", "b": "2"}) {
+					t.Errorf("meta = %v", c.Client.Meta)
+				}
+				if !reflect.DeepEqual(c.Client.Servers, []string{"a:4647"}) || !c.Client.Enabled {
+					t.Errorf("client = %+v", c.Client)
+				}
+				if on, _ := c.pluginEnabled("raw_exec", true); !on {
+					t.Error("the later file's raw_exec block does not win")
+				}
+			},
+		},
+		{
+			name:  "file after directory",
+			paths: []string{"testdata/config/dir", "testdata/config/full.hcl"},
+			check: func(t *testing.T, c *Config) {
+				if c.DataDir != "/var/lib/drover" || c.LogLevel != "debug" || len(c.Client.Servers) != 2 {
+					t.Errorf("config = %+v", c)
+				}
+				if c.Client.Meta["a"] != "1" || c.Client.Meta["rack"] != "r1" {
+					t.Errorf("meta = %v", c.Client.Meta)
+				}
+			},
+		},
+		{
+			name:  "directory after file",
+			paths: []string{"testdata/config/full.hcl", "testdata/config/dir"},
+			check: func(t *testing.T, c *Config) {
+				if c.DataDir != "/base" || c.LogLevel != "warn" || !reflect.DeepEqual(c.Client.Servers, []string{"a:4647"}) {
+					t.Errorf("config = %+v", c)
+				}
+				if c.HTTPPort != 5646 || c.Plugins["docker"] == nil {
+					t.Errorf("what only the first file sets is lost: %+v", c)
+				}
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.check(t, loadFiles(t, DefaultConfig(), tc.paths...))
+		})
+	}
+}
+
+func TestConfigFileErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		file string
+		src  string
+		want []string
+	}{
+		{"unknown top-level key", "a.hcl", "data_dir = \"/x\"\nbogus = 1\n", []string{"a.hcl:2:1:", `"bogus"`}},
+		{"unknown key in a block", "a.hcl", "client {\n  enabled = true\n  srevers = [\"x\"]\n}\n", []string{"a.hcl:3:3:", `"srevers"`}},
+		{"unknown block", "a.hcl", "telemetry {\n}\n", []string{"a.hcl:1:1:", `"telemetry"`}},
+		{"wrong type", "a.hcl", "ports {\n  http = \"high\"\n}\n", []string{"a.hcl:2:11:", "number"}},
+		{"syntax error", "a.hcl", "server {\n  enabled = \n", []string{"a.hcl:"}},
+		{"bad duration", "a.hcl", "client {\n  gc_interval = \"often\"\n}\n", []string{"a.hcl", "client.gc_interval", `"often"`}},
+		{"meta not a string", "a.hcl", "client {\n  meta {\n    a = [1]\n  }\n}\n", []string{"a.hcl:3:"}},
+		{"plugin without name", "a.hcl", "plugin {\n}\n", []string{"a.hcl:1:"}},
+		{"plugin twice", "a.hcl", "plugin \"x\" {}\nplugin \"x\" {}\n", []string{"a.hcl", `plugin "x" is configured twice`}},
+		{"unknown key in a plugin block", "a.hcl", "plugin \"x\" {\n  enabled = true\n}\n", []string{"a.hcl:2:3:", `"enabled"`}},
+		{"unknown JSON key", "a.json", "{\n  \"data_dir\": \"/x\",\n  \"bogus\": 1\n}\n", []string{"a.json:3:3:", `"bogus"`}},
+		{"JSON syntax error", "a.json", "{\"data_dir\": }", []string{"a.json:1:"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pf, err := parseConfig(tc.file, []byte(tc.src))
+			if err == nil && pf != nil {
+				err = DefaultConfig().merge(pf)
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	base := func(mod func(c *Config)) *Config {
+		c := DefaultConfig()
+		c.DataDir = "/data"
+		c.Server.Enabled = true
+		mod(c)
+		return c
+	}
+	tests := []struct {
+		name string
+		cfg  *Config
+		want string // "" for valid
+	}{
+		{"server", base(func(*Config) {}), ""},
+		{"bootstrap_expect 1", base(func(c *Config) { c.Server.BootstrapExpect = 1 }), ""},
+		{"bootstrap_expect 3", base(func(c *Config) { c.Server.BootstrapExpect = 3 }), "bootstrap_expect = 3"},
+		{"nothing enabled", base(func(c *Config) { c.Server.Enabled = false }), "must run a server, a client or both"},
+		{"no data_dir", base(func(c *Config) { c.DataDir = "" }), "data_dir is required"},
+		{"dev without data_dir", base(func(c *Config) { c.DataDir = ""; c.DevMode = true }), ""},
+		{"client-only without servers", base(func(c *Config) { c.Server.Enabled = false; c.Client.Enabled = true }), "needs the servers' addresses"},
+		{"client-only with servers", base(func(c *Config) {
+			c.Server.Enabled = false
+			c.Client.Enabled = true
+			c.Client.Servers = []string{"s:4647"}
+		}), ""},
+		{"bad port", base(func(c *Config) { c.RPCPort = 70000 }), "ports.rpc = 70000"},
+		{"bad log level", base(func(c *Config) { c.LogLevel = "loud" }), `"loud" is invalid`},
+		{"bad gc threshold", base(func(c *Config) { c.Client.GC.DiskUsageThreshold = 120 }), "percentages"},
+		{"state_dir elsewhere", base(func(c *Config) { c.Client.Enabled = true; c.Client.StateDir = "/other" }), "state_dir"},
+		{"state_dir default", base(func(c *Config) { c.Client.Enabled = true; c.Client.StateDir = "/data/client" }), ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.cfg.Validate()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("error = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+	c := base(func(c *Config) { c.Client.Enabled = true })
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Client.AllocDir != "/data/alloc" || c.Client.StateDir != "/data/client" {
+		t.Errorf("derived dirs = %q, %q", c.Client.AllocDir, c.Client.StateDir)
+	}
+}
+
+func TestParseFlagsMerge(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		check func(t *testing.T, c *Config)
+	}{
+		{
+			name: "flags win over the file",
+			args: []string{"-config", "testdata/config/full.hcl", "-data-dir", "/flag", "-log-level", "warn", "-servers", "x:1, y:2", "-node", "flagged", "-bootstrap-expect", "1"},
+			check: func(t *testing.T, c *Config) {
+				if c.DataDir != "/flag" || c.LogLevel != "warn" || c.NodeName != "flagged" || c.Region != "eu" {
+					t.Errorf("config = %+v", c)
+				}
+				if !reflect.DeepEqual(c.Client.Servers, []string{"x:1", "y:2"}) {
+					t.Errorf("servers = %v", c.Client.Servers)
+				}
+				if c.HTTPPort != 5646 {
+					t.Errorf("an unset flag overrode the file: http port %d", c.HTTPPort)
+				}
+			},
+		},
+		{
+			name: "-server and -client",
+			args: []string{"-server", "-client", "-data-dir", "/d", "-plugin-dir", "/p"},
+			check: func(t *testing.T, c *Config) {
+				if !c.Server.Enabled || !c.Client.Enabled || c.PluginDir != "/p" || c.DevMode {
+					t.Errorf("config = %+v", c)
+				}
+			},
+		},
+		{
+			name: "-dev with -config merges the file into the dev config",
+			args: []string{"-dev", "-config", "testdata/config/extra.hcl"},
+			check: func(t *testing.T, c *Config) {
+				if !c.DevMode || !c.Server.Enabled || !c.Client.Enabled {
+					t.Errorf("not a dev config: %+v", c)
+				}
+				if got := pluginJSON(t, c, "fake_device"); got["count"] != float64(2) {
+					t.Errorf("fake_device = %v", got)
+				}
+				if c.Client.Meta["gpu"] != "fake" {
+					t.Errorf("meta = %v", c.Client.Meta)
+				}
+			},
+		},
+		{
+			name: "two -config flags, later wins",
+			args: []string{"-config", "testdata/config/full.hcl", "-config", "testdata/config/full.json"},
+			check: func(t *testing.T, c *Config) {
+				if c.NodeName != "node-j" || c.DataDir != "/data" || c.HTTPPort != 7646 || c.Region != "eu" {
+					t.Errorf("config = %+v", c)
+				}
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr strings.Builder
+			cmd, err := parseFlags(tc.args, &stdout, &stderr)
+			if err != nil {
+				t.Fatalf("parseFlags: %v (%s)", err, stderr.String())
+			}
+			tc.check(t, cmd.cfg)
+		})
+	}
+}
+
+func TestBuildDrivers(t *testing.T) {
+	withPlugins := func(dev bool, plugins map[string]string) *Config {
+		c := DefaultConfig()
+		c.DevMode = dev
+		for name, raw := range plugins {
+			if c.Plugins == nil {
+				c.Plugins = map[string]*PluginConfig{}
+			}
+			c.Plugins[name] = &PluginConfig{Name: name, Config: json.RawMessage(raw)}
+		}
+		return c
+	}
+	tests := []struct {
+		name string
+		cfg  *Config
+		want []string
+	}{
+		{"dev", withPlugins(true, nil), []string{"mock_driver", "raw_exec"}},
+		{"dev, raw_exec disabled", withPlugins(true, map[string]string{"raw_exec": `{"enabled": false}`}), []string{"mock_driver"}},
+		{"non-dev without plugin blocks", withPlugins(false, nil), nil},
+		{"non-dev, raw_exec block without enabled", withPlugins(false, map[string]string{"raw_exec": `{}`}), nil},
+		{"non-dev, raw_exec enabled", withPlugins(false, map[string]string{"raw_exec": `{"enabled": true}`}), []string{"raw_exec"}},
+		{"non-dev, mock_driver block", withPlugins(false, map[string]string{"mock_driver": `{}`}), []string{"mock_driver"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			drv, err := buildDrivers(tc.cfg, discardLogger())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for name := range drv {
+				got = append(got, name)
+			}
+			sortStrings(got)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("drivers = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if _, err := buildDrivers(withPlugins(false, map[string]string{"raw_exec": `{"enabled": "yes"}`}), discardLogger()); err == nil {
+		t.Fatal("enabled = \"yes\" accepted")
+	}
+}
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func sortStrings(s []string) { slices.Sort(s) }

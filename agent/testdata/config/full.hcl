@@ -1,0 +1,65 @@
+# Every key of the agent configuration.
+name       = "node-a"
+region     = "eu"
+datacenter = "dc2"
+data_dir   = "/var/lib/drover"
+plugin_dir = "/var/lib/drover/plugins"
+bind_addr  = "0.0.0.0"
+log_level  = "debug"
+
+ports {
+  http = 5646
+  rpc  = 5647
+}
+
+addresses {
+  http = "127.0.0.1"
+  rpc  = "10.0.0.5"
+}
+
+server {
+  enabled           = true
+  bootstrap_expect  = 1
+  heartbeat_grace   = "15s"
+  min_heartbeat_ttl = "20s"
+}
+
+client {
+  enabled                  = true
+  servers                  = ["10.0.0.1:4647", "10.0.0.2:4647"]
+  node_class               = "batch"
+  alloc_dir                = "/srv/allocs"
+  gc_interval              = "2m"
+  gc_max_allocs            = 10
+  gc_disk_usage_threshold  = 90
+  gc_inode_usage_threshold = 75.5
+
+  meta {
+    rack = "r1"
+    team = "infra"
+  }
+
+  reserved {
+    cpu    = 500
+    memory = 256
+    disk   = 1024
+  }
+}
+
+plugin "raw_exec" {
+  config {
+    enabled = true
+  }
+}
+
+plugin "docker" {
+  config {
+    allow_privileged = false
+    volumes {
+      enabled = true
+    }
+    extra_labels = ["job_name", "task_name"]
+  }
+}
+
+plugin "nvidia" {}
