@@ -52,6 +52,8 @@ type Allocation struct {
 	ClientStatus          string
 	ClientDescription     string
 	TaskStates            map[string]*TaskState
+	DeploymentID          string
+	DeploymentStatus      *AllocDeploymentStatus
 	PreviousAllocation    string
 	NextAllocation        string
 	PreemptedAllocations  []string
@@ -61,6 +63,15 @@ type Allocation struct {
 	AllocModifyIndex      uint64
 	CreateTime            int64 // Unix nanoseconds
 	ModifyTime            int64 // Unix nanoseconds
+}
+
+// AllocDeploymentStatus is the client's verdict on an allocation placed
+// by a deployment: Healthy is nil until it decides.
+type AllocDeploymentStatus struct {
+	Healthy     *bool
+	Timestamp   time.Time
+	Canary      bool
+	ModifyIndex uint64
 }
 
 // AllocatedResources is what the scheduler reserved for an allocation.
@@ -108,6 +119,7 @@ type AllocationListStub struct {
 	ClientStatus          string
 	ClientDescription     string
 	TaskStates            map[string]*TaskState
+	DeploymentStatus      *AllocDeploymentStatus
 	FollowupEvalID        string
 	NextAllocation        string
 	PreemptedAllocations  []string
