@@ -50,6 +50,8 @@ type Agent struct {
 	rpcServer *server.RPCServer // the client RPCs on the RPC port; nil in dev mode or without a server
 	rpcClient *rpcclient.Client // a client-only agent's link to the servers
 	client    *client.Client
+	// stateDB is the client's state file until the client owns it.
+	stateDB state.StateDB
 	// tempDir is the dev-mode directory removed at shutdown; "" when the
 	// alloc dir lives under DataDir.
 	tempDir  string
@@ -107,6 +109,15 @@ func NewAgent(cfg *Config, logger *slog.Logger) (*Agent, error) {
 // setup creates the listeners, the server and the client.
 func (a *Agent) setup() error {
 	if a.cfg.Client.Enabled {
+		// The state file first: a bad one stops the agent before anything
+		// else starts.
+		if !a.cfg.DevMode {
+			db, err := state.NewBoltStateDB(a.cfg.DataDir, a.logger.With("component", "client"))
+			if err != nil {
+				return fmt.Errorf("open client state: %w", err)
+			}
+			a.stateDB = db
+		}
 		if err := a.setupAllocDir(); err != nil {
 			return err
 		}
@@ -213,20 +224,12 @@ func (a *Agent) setupClient() error {
 	if err != nil {
 		return err
 	}
-	var db state.StateDB
-	if !a.cfg.DevMode {
-		bdb, err := state.NewBoltStateDB(a.cfg.DataDir, clientLogger)
-		if err != nil {
-			return fmt.Errorf("open client state: %w", err)
-		}
-		db = bdb
-	}
 	r := a.cfg.Client.Reserved
 	cl, err := client.New(&client.Config{
 		Logger:     clientLogger,
 		RPC:        rpc,
 		Drivers:    drv,
-		StateDB:    db,
+		StateDB:    a.stateDB,
 		AllocDir:   a.allocDir,
 		Region:     a.cfg.Region,
 		Datacenter: a.cfg.Datacenter,
@@ -243,12 +246,10 @@ func (a *Agent) setupClient() error {
 		DevMode: a.cfg.DevMode,
 	})
 	if err != nil {
-		if db != nil {
-			_ = db.Close()
-		}
 		return fmt.Errorf("create client: %w", err)
 	}
 	a.client = cl
+	a.stateDB = nil // the client closes it
 	return nil
 }
 
@@ -322,6 +323,11 @@ func (a *Agent) teardown() error {
 	if a.client != nil {
 		if err := a.client.Shutdown(); err != nil {
 			errs = append(errs, fmt.Errorf("client shutdown: %w", err))
+		}
+	}
+	if a.stateDB != nil {
+		if err := a.stateDB.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close client state: %w", err))
 		}
 	}
 	if a.rpcClient != nil {
