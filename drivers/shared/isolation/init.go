@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Fds of the init stage's pipes (Start's ExtraFiles).
@@ -64,6 +66,9 @@ func InitMain(args []string) int {
 	if err := spec.validate(); err != nil {
 		return fail(fmt.Errorf("init stage: %w", err))
 	}
+	if err := armParentDeath(spec.DieWithParent); err != nil {
+		return fail(fmt.Errorf("init stage: %w", err))
+	}
 	if err := setupRoot(&spec); err != nil {
 		return fail(fmt.Errorf("init stage: set up the task's root: %w", err))
 	}
@@ -87,6 +92,11 @@ func InitMain(args []string) int {
 	if err := dropPrivileges(spec.UID, spec.GID, spec.Groups); err != nil {
 		return fail(fmt.Errorf("init stage: %w", err))
 	}
+	// A change of credentials clears the parent-death signal: arm it
+	// again, on the thread that execve's.
+	if err := armParentDeath(spec.DieWithParent); err != nil {
+		return fail(fmt.Errorf("init stage: %w", err))
+	}
 	dir := spec.Dir
 	if dir == "" {
 		dir = "/"
@@ -102,6 +112,21 @@ func InitMain(args []string) int {
 	argv := append([]string{spec.Path}, spec.Args...)
 	err = syscall.Exec(path, argv, spec.Env)
 	return fail(fmt.Errorf("init stage: exec %s: %w", path, err))
+}
+
+// armParentDeath asks the kernel to SIGKILL this process when its parent
+// dies. It is not set through SysProcAttr.Pdeathsig: the Go runtime's
+// check that the parent still lives compares getppid(), which is 0 in a
+// new pid namespace, and would kill the child at once. A SIGKILL from the
+// parent's (ancestor) namespace does reach PID 1.
+func armParentDeath(on bool) error {
+	if !on {
+		return nil
+	}
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
+		return fmt.Errorf("set parent-death signal: %w", err)
+	}
+	return nil
 }
 
 // dropPrivileges switches to uid and gid (for every thread: the syscall

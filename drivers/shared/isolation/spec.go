@@ -48,6 +48,15 @@ type Spec struct {
 	// NetworkIsolation puts the task in a new network namespace (only a
 	// loopback device, down); by default it shares the host's network.
 	NetworkIsolation bool `json:"network_isolation,omitempty"`
+
+	// DieWithParent has the kernel SIGKILL the task (and with it, being
+	// PID 1, its whole pid namespace) when the process that called Start
+	// dies, as the shim wants: a task must not outlive its supervisor.
+	// The init stage arms it itself (prctl PR_SET_PDEATHSIG), again after
+	// dropping privileges, which clears it; the parent must call Start
+	// from a thread that lives as long as it (runtime.LockOSThread), as
+	// the signal follows the thread that forked.
+	DieWithParent bool `json:"die_with_parent,omitempty"`
 }
 
 // Mount is a bind mount of a host path into the task's root.

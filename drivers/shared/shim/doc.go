@@ -46,6 +46,35 @@
 // Signal goes to the task's main process only (as Nomad's raw_exec);
 // Stop goes to the whole group. Stats sums /proc over the group.
 //
+// # Isolated tasks
+//
+// A Spec with Isolation (the exec driver) runs the task through
+// drivers/shared/isolation instead: the shim detects the host's cgroups,
+// creates the task's cgroup, and starts the isolation init stage (the
+// drover binary again, "drover isolation-init", unless Isolation.Init
+// names another) in new namespaces inside it; the init stage execve's the
+// task, which is PID 1 of its pid namespace and the shim's child. Then:
+//
+//   - Stop signals every process of the cgroup and, after the timeout,
+//     SIGKILLs the whole cgroup (freezer on v1, cgroup.kill on v2), so
+//     nothing escapes by leaving the process group. A PID 1 that does not
+//     handle the stop signal ignores it and is killed at the timeout.
+//   - Stats reads the cgroup (memory as charged, CPU time, tasks).
+//   - On the task's exit the shim kills what is left in the cgroup, reads
+//     its OOM kill counter into ExitStatus.OOMKilled, drains the logs,
+//     removes the cgroup and only then records the exit: once the exit is
+//     known, the cgroup is gone. State.Cgroup names it, so a driver can
+//     still destroy it (Cleanup does; drivers may call Cgroup.Destroy, it
+//     is idempotent).
+//   - The task's parent-death signal is SIGKILL: if the shim dies, the
+//     task and its whole pid namespace die with it, and the next Handle
+//     call that finds the shim gone (Attach, Wait, ...) destroys the
+//     cgroup before it reports ErrShimDied.
+//
+// Binaries that start isolated shims must hand "drover isolation-init" to
+// isolation.RunIfInit as well as "drover shim" to RunIfShim; test binaries
+// do both in TestMain.
+//
 // Memory: the shim runs with GOMAXPROCS=1, GOGC=20 and a 16 MiB soft memory
 // limit, and frees the garbage of package initialisers at once. Being the
 // drover binary, every package's init still runs in it: keep init

@@ -349,10 +349,19 @@ func (h *Handle) settle() (*ExitStatus, error) {
 	h.orphansKilled = true
 	h.mu.Unlock()
 	if kill && (h.st.BootID == "" || h.st.BootID == bootID()) {
-		// The task's main process got SIGKILL from the kernel when the
-		// shim died (Pdeathsig); the rest of its group is ended here. The
-		// shim led the session the group lives in.
-		killOrphans(h.st.TaskPID, h.st.ShimPID)
+		if h.st.Cgroup != nil {
+			// An isolated task died with its shim (parent-death signal)
+			// and its namespace with it; whatever else joined the
+			// cgroup is killed and the cgroup removed.
+			if err := destroyCgroup(h.st.Cgroup); err != nil {
+				return nil, fmt.Errorf("shim pid %d, task pid %d: %w; and its cgroup: %w", h.st.ShimPID, h.st.TaskPID, ErrShimDied, err)
+			}
+		} else {
+			// The task's main process got SIGKILL from the kernel when
+			// the shim died (Pdeathsig); the rest of its group is ended
+			// here. The shim led the session the group lives in.
+			killOrphans(h.st.TaskPID, h.st.ShimPID)
+		}
 	}
 	return nil, fmt.Errorf("shim pid %d, task pid %d: %w", h.st.ShimPID, h.st.TaskPID, ErrShimDied)
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/drover-io/drover/drivers/shared/isolation"
 )
 
 // envMode tells a re-executed test binary what to be: "shim" runs Main,
@@ -19,6 +21,11 @@ import (
 const envMode = "DROVER_SHIM_TEST_MODE"
 
 func TestMain(m *testing.M) {
+	// Isolated tasks start with this binary as the isolation init stage
+	// (with an empty environment, so before the mode switch).
+	if code, ok := isolation.RunIfInit(os.Args[1:]); ok {
+		os.Exit(code)
+	}
 	switch os.Getenv(envMode) {
 	case "shim":
 		os.Exit(Main(os.Args[1:]))

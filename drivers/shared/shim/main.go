@@ -205,6 +205,7 @@ func shimState(spec *Spec, sup *supervisor, log *slog.Logger) *State {
 		SocketPath: spec.SocketPath,
 		StateDir:   spec.StateDir,
 		StartedAt:  sup.startedAt,
+		Cgroup:     sup.cg,
 	}
 	if self, err := readProcStat(os.Getpid()); err == nil {
 		st.ShimStartTicks = self.startTicks

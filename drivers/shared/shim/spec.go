@@ -26,8 +26,14 @@ type Spec struct {
 	Dir string `json:"dir,omitempty"`
 	// User, when set, is the user name or numeric uid the task runs as (the
 	// shim must then run as root). Its primary and supplementary groups
-	// come from the user database.
+	// come from the user database. Not used with Isolation, whose Spec
+	// carries the uid and gids.
 	User string `json:"user,omitempty"`
+
+	// Isolation, when set, runs the task isolated (the exec driver)
+	// instead of as a plain child: Command, Args, Env, Dir and User are
+	// then unused, Isolation.Spec says what runs. See Isolation.
+	Isolation *Isolation `json:"isolation,omitempty"`
 
 	// StdoutPath and StderrPath are the base paths of the task's logs: the
 	// shim writes "<StdoutPath>.<n>" (n = 0, 1, ...), rotated by
@@ -82,7 +88,10 @@ func (s *Spec) validate() (*Spec, error) {
 	}
 	c := *s
 	var errs []error
-	if c.Command == "" {
+	switch {
+	case c.Isolation != nil:
+		errs = append(errs, c.Isolation.validate(&c)...)
+	case c.Command == "":
 		errs = append(errs, errors.New("command is empty"))
 	}
 	if c.StdoutPath == "" || c.StderrPath == "" {

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/drover-io/drover/drivers/shared/isolation"
 )
 
 // StateVersion is the version of State's format; Attach rejects others.
@@ -27,14 +29,20 @@ type State struct {
 	SocketPath     string    `json:"socket_path"`
 	StateDir       string    `json:"state_dir"`
 	StartedAt      time.Time `json:"started_at"`
+	// Cgroup is the task's cgroup when it runs isolated (Spec.Isolation):
+	// a driver destroys it when the shim died (Attach and Wait do).
+	Cgroup *isolation.Cgroup `json:"cgroup,omitempty"`
 }
 
 // ExitStatus is how the task ended. A task killed by a signal has Signal
 // set and ExitCode 128+Signal, as a shell reports it.
 type ExitStatus struct {
-	ExitCode int       `json:"exit_code"`
-	Signal   int       `json:"signal,omitempty"`
-	ExitedAt time.Time `json:"exited_at"`
+	ExitCode int `json:"exit_code"`
+	Signal   int `json:"signal,omitempty"`
+	// OOMKilled is true when the kernel's OOM killer killed a process of
+	// an isolated task's cgroup.
+	OOMKilled bool      `json:"oom_killed,omitempty"`
+	ExitedAt  time.Time `json:"exited_at"`
 	// Version is the exit file's format version.
 	Version int `json:"version"`
 }

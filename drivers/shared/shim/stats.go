@@ -22,8 +22,22 @@ type Usage struct {
 	CPUPercent float64 `json:"cpu_percent"`
 	// RSSBytes is the summed resident set size of the group's processes.
 	RSSBytes uint64 `json:"rss_bytes"`
-	// Pids is the number of processes in the group.
+	// Pids is the number of processes in the group (of an isolated task:
+	// tasks, threads included, in its cgroup).
 	Pids int `json:"pids"`
+
+	// An isolated task is measured from its cgroup: RSSBytes is its
+	// anonymous memory (or all charged memory where the kernel does not
+	// split it out), the tick counts are converted from the cgroup's CPU
+	// time, and these are filled in too.
+	MemoryCacheBytes    uint64 `json:"memory_cache_bytes,omitempty"`
+	MemorySwapBytes     uint64 `json:"memory_swap_bytes,omitempty"`
+	MemoryMaxUsageBytes uint64 `json:"memory_max_usage_bytes,omitempty"`
+}
+
+// usageSampler takes one sample of the task's resource use.
+type usageSampler interface {
+	sample() (*Usage, error)
 }
 
 // sampler measures a process group and remembers the previous sample to

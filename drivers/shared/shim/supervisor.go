@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/drover-io/drover/drivers/shared/isolation"
 )
 
 // drainTimeout bounds how long the shim reads the task's output pipes after
@@ -25,12 +27,16 @@ const drainTimeout = 5 * time.Second
 // supervisor runs one task process inside the shim: it owns the process,
 // its output pipes and the exit record.
 type supervisor struct {
-	spec      *Spec
-	log       *slog.Logger
-	cmd       *exec.Cmd
+	spec *Spec
+	log  *slog.Logger
+	// wait waits for the task's main process and reaps it.
+	wait      func() (*os.ProcessState, error)
 	pid       int
 	startedAt time.Time
-	stats     *sampler
+	stats     usageSampler
+	// cg is the task's cgroup when it runs isolated (Spec.Isolation); nil
+	// for a plain process group.
+	cg *isolation.Cgroup
 
 	outR, errR *os.File
 
@@ -47,10 +53,14 @@ type supervisor struct {
 	exit     *ExitStatus
 }
 
-// startTask starts the task process of spec with its output going to pipes
-// the supervisor reads. It must be called on a thread that lives as long as
-// the shim (Pdeathsig is tied to the thread that forked, not the process).
+// startTask starts the task process of spec (isolated when spec.Isolation
+// is set) with its output going to pipes the supervisor reads. It must be
+// called on a thread that lives as long as the shim (Pdeathsig is tied to
+// the thread that forked, not the process).
 func startTask(spec *Spec, log *slog.Logger, now func() time.Time) (*supervisor, error) {
+	if spec.Isolation != nil {
+		return startIsolated(spec, log, now)
+	}
 	env := spec.Env
 	if env == nil {
 		env = []string{}
@@ -101,9 +111,12 @@ func startTask(spec *Spec, log *slog.Logger, now func() time.Time) (*supervisor,
 	}
 	pid := cmd.Process.Pid
 	return &supervisor{
-		spec:      spec,
-		log:       log,
-		cmd:       cmd,
+		spec: spec,
+		log:  log,
+		wait: func() (*os.ProcessState, error) {
+			err := cmd.Wait()
+			return cmd.ProcessState, err
+		},
 		pid:       pid,
 		startedAt: now(),
 		stats:     &sampler{pgid: pid, now: now},
@@ -129,19 +142,34 @@ func (s *supervisor) run(stdout, stderr io.WriteCloser) (*ExitStatus, error) {
 	copiers.Go(func() { copyOut(stdout, s.outR, "stdout") })
 	copiers.Go(func() { copyOut(stderr, s.errR, "stderr") })
 
-	waitErr := s.cmd.Wait()
-	exit := exitFromState(s.cmd.ProcessState, time.Now())
+	ps, waitErr := s.wait()
+	exit := exitFromState(ps, time.Now())
 	s.mu.Lock()
 	s.gone = true
-	// Whatever the task left in its group would run unsupervised and keep
-	// the output pipes open: end it while the group id cannot be reused.
-	_ = syscall.Kill(-s.pid, syscall.SIGKILL)
+	if s.cg == nil {
+		// Whatever the task left in its group would run unsupervised and
+		// keep the output pipes open: end it while the group id cannot be
+		// reused.
+		_ = syscall.Kill(-s.pid, syscall.SIGKILL)
+	}
 	s.mu.Unlock()
-	close(s.reaped)
 	if exit == nil {
 		s.log.Error("wait for task", "error", waitErr)
 		exit = &ExitStatus{ExitCode: -1, ExitedAt: time.Now()}
 	}
+	if s.cg != nil {
+		// PID 1's exit ended its namespace; processes that joined the
+		// cgroup otherwise are ended here.
+		if err := killCgroup(s.cg); err != nil {
+			s.log.Warn("kill what is left of the task's cgroup", "error", err)
+		}
+		if oom, err := s.cg.OOMKilled(); err != nil {
+			s.log.Warn("read the task's OOM kills", "error", err)
+		} else {
+			exit.OOMKilled = oom
+		}
+	}
+	close(s.reaped)
 
 	drained := make(chan struct{})
 	go func() { copiers.Wait(); close(drained) }()
@@ -157,6 +185,13 @@ func (s *supervisor) run(stdout, stderr io.WriteCloser) (*ExitStatus, error) {
 	s.errR.Close()
 	errs := []error{stdout.Close(), stderr.Close()}
 	s.wg.Wait()
+	if s.cg != nil {
+		// Nothing runs in it any more and no stop timer is left.
+		if err := destroyCgroup(s.cg); err != nil {
+			errs = append(errs, err)
+			s.log.Error("remove the task's cgroup", "error", err)
+		}
+	}
 
 	exit.Version = exitFileVersion
 	if err := writeExit(s.spec.StateDir, exit); err != nil {
@@ -169,7 +204,7 @@ func (s *supervisor) run(stdout, stderr io.WriteCloser) (*ExitStatus, error) {
 	s.exit = exit
 	s.mu.Unlock()
 	close(s.exited)
-	s.log.Info("task exited", "exit_code", exit.ExitCode, "signal", exit.Signal)
+	s.log.Info("task exited", "exit_code", exit.ExitCode, "signal", exit.Signal, "oom_killed", exit.OOMKilled)
 	return exit, errors.Join(errs...)
 }
 
@@ -203,17 +238,38 @@ func (s *supervisor) signal(sig syscall.Signal) error {
 	return nil
 }
 
-// signalGroup sends sig to the task's whole process group.
-func (s *supervisor) signalGroup(sig syscall.Signal) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.gone {
+// signalGroupLocked sends sig to the task's whole process group, or every
+// process of its cgroup. s.mu must be held and the task not gone.
+func (s *supervisor) signalGroupLocked(sig syscall.Signal) {
+	if s.cg == nil {
 		_ = syscall.Kill(-s.pid, sig)
+		return
+	}
+	if err := signalCgroup(s.cg, sig); err != nil {
+		s.log.Warn("signal the task's cgroup", "signal", sig.String(), "error", err)
 	}
 }
 
-// stop sends sig to the task's process group and SIGKILLs the group if it
-// has not exited after timeout. Every stop arms its own timer, so a later
+// killGroup SIGKILLs the task's process group, or its whole cgroup.
+func (s *supervisor) killGroup() {
+	if s.cg != nil {
+		// Also after the main process was reaped: the cgroup lives until
+		// run removes it, after the stop timers are done.
+		if err := killCgroup(s.cg); err != nil {
+			s.log.Warn("kill the task's cgroup", "error", err)
+		}
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.gone {
+		_ = syscall.Kill(-s.pid, syscall.SIGKILL)
+	}
+}
+
+// stop sends sig to the task's process group (every process of its
+// cgroup) and SIGKILLs the group (cgroup) if it has not exited after
+// timeout. Every stop arms its own timer, so a later
 // stop with a shorter timeout escalates sooner. It does not wait.
 func (s *supervisor) stop(sig syscall.Signal, timeout time.Duration) {
 	s.mu.Lock()
@@ -225,7 +281,7 @@ func (s *supervisor) stop(sig syscall.Signal, timeout time.Duration) {
 	}
 	s.stopping = true
 	s.log.Info("stopping task", "signal", sig.String(), "timeout", timeout)
-	_ = syscall.Kill(-s.pid, sig)
+	s.signalGroupLocked(sig)
 	s.wg.Go(func() {
 		t := time.NewTimer(timeout)
 		defer t.Stop()
@@ -233,7 +289,7 @@ func (s *supervisor) stop(sig syscall.Signal, timeout time.Duration) {
 		case <-s.reaped:
 		case <-t.C:
 			s.log.Info("task did not stop in time; killing it", "timeout", timeout)
-			s.signalGroup(syscall.SIGKILL)
+			s.killGroup()
 		}
 	})
 }
