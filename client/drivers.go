@@ -29,7 +29,9 @@ func (c *Client) newDriverManager(cfg *Config) *drivermanager.Manager {
 		builtIn := make(map[string]drivermanager.Factory, len(dm.BuiltIn)+len(cfg.Drivers))
 		maps.Copy(builtIn, dm.BuiltIn)
 		for name, d := range cfg.Drivers {
-			builtIn[name] = func(*slog.Logger, json.RawMessage) (drivers.DriverPlugin, error) { return d, nil }
+			builtIn[name] = func(*slog.Logger, json.RawMessage) (drivers.DriverPlugin, error) {
+				return borrowedDriver{d}, nil
+			}
 		}
 		dm.BuiltIn = builtIn
 	}
@@ -39,6 +41,11 @@ func (c *Client) newDriverManager(cfg *Config) *drivermanager.Manager {
 	dm.KillOnShutdown = cfg.DevMode
 	return drivermanager.New(dm)
 }
+
+// borrowedDriver is a driver of the deprecated Config.Drivers map: its
+// caller owns it, so the embedding hides any Shutdown method from the
+// driver manager, which shuts down the drivers it was given.
+type borrowedDriver struct{ drivers.DriverPlugin }
 
 // startDrivers starts the driver manager; its first fingerprints are in
 // the node when it returns.

@@ -244,21 +244,29 @@ func (m *Manager) Drivers() map[string]*structs.DriverInfo {
 	return out
 }
 
-// Shutdown stops the Manager's goroutines. External plugin processes keep
-// running (with their tasks) for the next agent to re-attach, unless
-// KillOnShutdown is set: then they are killed and their state deleted.
-// It is idempotent and safe before Start.
+// shutdowner is an in-process driver with goroutines of its own to stop.
+type shutdowner interface{ Shutdown() }
+
+// Shutdown stops the Manager's goroutines and shuts down the in-process
+// drivers that have a Shutdown method (their Factory handed them over).
+// External plugin processes keep running (with their tasks) for the next
+// agent to re-attach, unless KillOnShutdown is set: then they are killed
+// and their state deleted. It is idempotent and safe before Start.
 func (m *Manager) Shutdown() {
 	m.shutdownOnce.Do(func() {
 		m.cancel()
 		m.wg.Wait()
-		if !m.cfg.KillOnShutdown {
-			return
-		}
 		m.mu.RLock()
 		defer m.mu.RUnlock()
 		for name, md := range m.drivers {
-			if inst := md.current(); inst != nil && inst.ext != nil {
+			inst := md.current()
+			switch {
+			case inst == nil:
+			case inst.ext == nil:
+				if s, ok := inst.driver.(shutdowner); ok {
+					s.Shutdown()
+				}
+			case m.cfg.KillOnShutdown:
 				m.killExternal(inst, name)
 			}
 		}

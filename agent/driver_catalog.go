@@ -1,0 +1,125 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"path/filepath"
+	"regexp"
+	"slices"
+
+	"github.com/drover-io/drover/client/drivermanager"
+	"github.com/drover-io/drover/drivers/docker"
+	"github.com/drover-io/drover/drivers/exec"
+	"github.com/drover-io/drover/drivers/mock"
+	"github.com/drover-io/drover/drivers/rawexec"
+	"github.com/drover-io/drover/plugins/base"
+	"github.com/drover-io/drover/plugins/drivers"
+)
+
+// driverManagerConfig is the one place where the built-in task drivers are
+// wired (STYLE rule 17), with the plugin blocks and plugin_dir for the
+// client's driver manager:
+//
+//   - exec and docker are always offered; each reports through its
+//     fingerprint whether this host can run it.
+//   - raw_exec runs tasks without isolation, so a non-dev agent offers it
+//     only with plugin "raw_exec" { config { enabled = true } }; a dev
+//     agent has it unless its config says enabled = false.
+//   - mock_driver (for tests and demos) is in dev agents, and in others
+//     with a plugin "mock_driver" block (enabled unless it says false).
+//
+// plugin_dir defaults to <data_dir>/plugins, as Nomad's.
+func driverManagerConfig(cfg *Config) (*drivermanager.Config, error) {
+	builtIn := map[string]drivermanager.Factory{
+		exec.Name:   newExec,
+		docker.Name: newDocker,
+	}
+	disabled := map[string]string{}
+	raw, err := cfg.pluginEnabled(rawexec.Name, !cfg.DevMode)
+	if err != nil {
+		return nil, err
+	}
+	if raw || (cfg.DevMode && cfg.Plugins[rawexec.Name] == nil) {
+		builtIn[rawexec.Name] = newRawExec
+	} else {
+		disabled[rawexec.Name] = `it runs tasks without isolation; enable it in the agent config with plugin "raw_exec" { config { enabled = true } }`
+	}
+	m, err := cfg.pluginEnabled(mock.Name, false)
+	if err != nil {
+		return nil, err
+	}
+	if m || (cfg.DevMode && cfg.Plugins[mock.Name] == nil) {
+		builtIn[mock.Name] = newMock
+	} else {
+		disabled[mock.Name] = `it is for tests; run a dev agent or add plugin "mock_driver" {} to the agent config`
+	}
+	configs := make(map[string]json.RawMessage, len(cfg.Plugins))
+	for _, name := range slices.Sorted(maps.Keys(cfg.Plugins)) {
+		configs[name] = cfg.Plugins[name].Config
+	}
+	pluginDir := cfg.PluginDir
+	if pluginDir == "" && cfg.DataDir != "" {
+		pluginDir = filepath.Join(cfg.DataDir, "plugins")
+	}
+	return &drivermanager.Config{
+		BuiltIn:       builtIn,
+		Disabled:      disabled,
+		PluginDir:     pluginDir,
+		PluginConfigs: configs,
+		AgentConfig:   &base.AgentConfig{Region: cfg.Region, Datacenter: cfg.Datacenter, DataDir: cfg.DataDir},
+	}, nil
+}
+
+func newRawExec(logger *slog.Logger, _ json.RawMessage) (drivers.DriverPlugin, error) {
+	// Its config block (enabled) is validated by the driver manager
+	// against raw_exec's schema.
+	return rawexec.New(logger), nil
+}
+
+func newMock(logger *slog.Logger, _ json.RawMessage) (drivers.DriverPlugin, error) {
+	return mock.New(logger), nil
+}
+
+func newExec(logger *slog.Logger, raw json.RawMessage) (drivers.DriverPlugin, error) {
+	var fields map[string]json.RawMessage
+	if len(bytes.TrimSpace(raw)) > 0 {
+		if err := json.Unmarshal(raw, &fields); err != nil {
+			return nil, &base.ConfigError{Plugin: exec.Name, Err: errors.New("must be an object of fields")}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		return nil, &base.ConfigError{Plugin: exec.Name, Field: name, Err: errors.New("unknown field; exec takes no plugin config fields in this version")}
+	}
+	return exec.New(logger), nil
+}
+
+func newDocker(logger *slog.Logger, raw json.RawMessage) (drivers.DriverPlugin, error) {
+	cfg, err := docker.ParseConfig(raw)
+	if err != nil {
+		return nil, configFieldError(docker.Name, err)
+	}
+	d, err := docker.New(logger, cfg)
+	if err != nil {
+		return nil, configFieldError(docker.Name, err)
+	}
+	return d, nil
+}
+
+// unknownFieldRE finds the field in encoding/json's unknown field error.
+var unknownFieldRE = regexp.MustCompile(`unknown field "([^"]+)"`)
+
+// configFieldError names the field of a decoding error where it can.
+func configFieldError(plugin string, err error) error {
+	if m := unknownFieldRE.FindStringSubmatch(err.Error()); m != nil {
+		return &base.ConfigError{Plugin: plugin, Field: m[1], Err: fmt.Errorf("unknown field (%w)", err)}
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return &base.ConfigError{Plugin: plugin, Field: te.Field, Err: err}
+	}
+	return &base.ConfigError{Plugin: plugin, Err: err}
+}

@@ -1,0 +1,86 @@
+package agent
+
+import (
+	"encoding/json"
+	"log/slog"
+	"maps"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestDriverManagerConfig(t *testing.T) {
+	withPlugins := func(dev bool, plugins map[string]string) *Config {
+		c := DefaultConfig()
+		c.DevMode = dev
+		for name, raw := range plugins {
+			if c.Plugins == nil {
+				c.Plugins = map[string]*PluginConfig{}
+			}
+			c.Plugins[name] = &PluginConfig{Name: name, Config: json.RawMessage(raw)}
+		}
+		return c
+	}
+	tests := []struct {
+		name         string
+		cfg          *Config
+		want         []string
+		wantDisabled []string
+	}{
+		{"dev", withPlugins(true, nil), []string{"docker", "exec", "mock_driver", "raw_exec"}, nil},
+		{"dev, raw_exec disabled", withPlugins(true, map[string]string{"raw_exec": `{"enabled": false}`}),
+			[]string{"docker", "exec", "mock_driver"}, []string{"raw_exec"}},
+		{"non-dev without plugin blocks", withPlugins(false, nil), []string{"docker", "exec"}, []string{"mock_driver", "raw_exec"}},
+		{"non-dev, raw_exec block without enabled", withPlugins(false, map[string]string{"raw_exec": `{}`}),
+			[]string{"docker", "exec"}, []string{"mock_driver", "raw_exec"}},
+		{"non-dev, raw_exec enabled", withPlugins(false, map[string]string{"raw_exec": `{"enabled": true}`}),
+			[]string{"docker", "exec", "raw_exec"}, []string{"mock_driver"}},
+		{"non-dev, mock_driver block", withPlugins(false, map[string]string{"mock_driver": `{}`}),
+			[]string{"docker", "exec", "mock_driver"}, []string{"raw_exec"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dm, err := driverManagerConfig(tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := slices.Sorted(maps.Keys(dm.BuiltIn)); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("built-in drivers = %v, want %v", got, tc.want)
+			}
+			if got := slices.Sorted(maps.Keys(dm.Disabled)); !slices.Equal(got, tc.wantDisabled) {
+				t.Errorf("disabled drivers = %v, want %v", got, tc.wantDisabled)
+			}
+			if reason := dm.Disabled["raw_exec"]; reason != "" && !strings.Contains(reason, `plugin "raw_exec" { config { enabled = true } }`) {
+				t.Errorf("raw_exec disabled reason %q does not say how to enable it", reason)
+			}
+		})
+	}
+	c := withPlugins(false, nil)
+	c.DataDir = "/var/lib/drover"
+	if dm, _ := driverManagerConfig(c); dm.PluginDir != filepath.Join("/var/lib/drover", "plugins") {
+		t.Errorf("default plugin_dir = %q", dm.PluginDir)
+	}
+}
+
+func TestBuiltInDriverConfigErrors(t *testing.T) {
+	tests := []struct {
+		name, driver, config, want string
+	}{
+		{"exec takes no fields", "exec", `{"allow_caps":["kill"]}`, `plugin "exec": config field "allow_caps": unknown field`},
+		{"docker unknown field", "docker", `{"colour":"red"}`, `plugin "docker": config field "colour": unknown field`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dm, err := driverManagerConfig(DefaultConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = dm.BuiltIn[tc.driver](slog.New(slog.DiscardHandler), json.RawMessage(tc.config))
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Fatalf("factory error = %v, want prefix %q", err, tc.want)
+			}
+		})
+	}
+}
