@@ -7,8 +7,15 @@
 // Reads (jobs, allocations, evaluations, nodes) are the server's blocking
 // queries, rendered in Nomad's JSON shapes.
 //
-// Files: agent.go wires a dev agent (server + client + drivers in one
-// process); command.go is the `drover agent` command; convert.go turns
+// Files: agent.go wires an agent: a server (server_persist.go: raft log,
+// snapshots and server ID under data_dir; in-memory in dev mode) that
+// serves the client RPCs on the RPC port, a client (its state file under
+// data_dir; its RPC in process, or over the network to client.servers),
+// and the HTTP API (no_server.go answers for a client-only agent);
+// drivers.go is the catalog of built-in drivers; config.go is the agent's
+// configuration and config_file.go its HCL/JSON files (keys documented in
+// docs/agent-config.md); command.go is the `drover agent` command
+// (flags, -state-move-aside, signals); convert.go turns
 // submitted jobs into domain jobs; http.go holds the HTTP server and the
 // writing of responses, http_request.go the reading of bodies and query
 // parameters, http_router.go the router, http_errors.go the one mapping
