@@ -141,18 +141,7 @@ func mounts(cfg *drivers.TaskConfig, chrootEnv map[string]string) []isolation.Mo
 // cgroupName is the task's cgroup name: "<alloc id>.<task>", kept to
 // characters that are safe in a path element.
 func cgroupName(cfg *drivers.TaskConfig) string {
-	b := []byte(cfg.AllocID + "." + cfg.Name)
-	for i, c := range b {
-		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
-		if !ok {
-			b[i] = '_'
-		}
-	}
-	s := string(b)
-	if strings.Trim(s, ".") == "" {
-		s = "_" + s
-	}
-	return s
+	return safeName(cfg.AllocID + "." + cfg.Name)
 }
 
 // resources converts the task's resources to cgroup limits.

@@ -2,44 +2,47 @@ package exec
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/drover-io/drover/drivers/shared/isolation"
+	"github.com/drover-io/drover/drivers/shared/shim"
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
 // Name is exec's name in job files.
 const Name = "exec"
 
-// handleVersion is the version of the DriverState format.
-const handleVersion = 1
-
-// defaultPollInterval is how often a re-attached task is checked.
-const defaultPollInterval = 100 * time.Millisecond
-
 // defaultStopSignal is StopTask's signal when neither the caller nor the
 // task's kill_signal names one (Nomad's default).
-const defaultStopSignal = syscall.SIGINT
+const defaultStopSignal = "SIGINT"
+
+// Bounds of DestroyTask's wait for a shim to exit after its task did, so
+// that its state dir can be removed.
+const (
+	shimExitTimeout = 5 * time.Second
+	shimExitPoll    = 20 * time.Millisecond
+)
 
 var _ drivers.DriverPlugin = (*Driver)(nil)
 
 // Driver is the exec task driver.
 type Driver struct {
-	logger       *slog.Logger
-	opts         Options
-	pollInterval time.Duration
+	logger *slog.Logger
+	opts   Options
 	// initCommand returns how to run the isolation init stage
 	// (isolation.DefaultInitCommand unless WithInitCommand).
 	initCommand func() (isolation.InitCommand, error)
+	// shimCommand returns the executable and leading arguments that start
+	// a shim (shim.Command unless WithShimCommand).
+	shimCommand func() (string, []string, error)
 	// layout detects the host's cgroups (cheap: it reads mountinfo).
 	layout func() (*isolation.CgroupLayout, error)
 	// mhz is the host CPU clock for TaskStats, read once.
@@ -53,16 +56,10 @@ type Driver struct {
 	tasks map[string]*task
 }
 
-// task is one task the driver supervises.
+// task is one task the driver supervises through its shim.
 type task struct {
-	cfg  *drivers.TaskConfig
-	proc *process
-}
-
-// driverState is exec's DriverState: enough to find the task again.
-type driverState struct {
-	Isolation isolation.State `json:"isolation"`
-	StartedAt time.Time       `json:"started_at"`
+	cfg *drivers.TaskConfig
+	h   *shim.Handle
 }
 
 // Option configures a Driver.
@@ -95,6 +92,16 @@ func WithInitCommand(exe string, args []string) Option {
 	}
 }
 
+// WithShimCommand makes the driver start shims as `exe args... -state-dir
+// <dir>` instead of `<this executable> shim -state-dir <dir>`; tests pass
+// the test binary, whose TestMain runs shim.RunIfShim.
+func WithShimCommand(exe string, args []string) Option {
+	args = append([]string(nil), args...)
+	return func(d *Driver) {
+		d.shimCommand = func() (string, []string, error) { return exe, args, nil }
+	}
+}
+
 // New returns an exec driver.
 func New(logger *slog.Logger, opts ...Option) *Driver {
 	if logger == nil {
@@ -103,8 +110,8 @@ func New(logger *slog.Logger, opts ...Option) *Driver {
 	d := &Driver{
 		logger:              logger.With("driver", Name),
 		opts:                DefaultOptions(),
-		pollInterval:        defaultPollInterval,
 		initCommand:         isolation.DefaultInitCommand,
+		shimCommand:         shim.Command,
 		layout:              isolation.DetectCgroups,
 		mhz:                 sync.OnceValue(cpuMHz),
 		fingerprintInterval: defaultFingerprintInterval,
@@ -125,9 +132,11 @@ func (d *Driver) Capabilities() *drivers.Capabilities {
 	return &drivers.Capabilities{SendSignals: true, Exec: true, FSIsolation: "chroot"}
 }
 
-// StartTask creates the task's cgroup and starts its command isolated.
-// Errors in the task's config are not recoverable; failures of the host
-// (cgroups, namespaces) are.
+// StartTask starts the task isolated under a new shim: the shim creates
+// the task's cgroup and starts the command in it through the isolation
+// init stage. The returned handle's DriverState locates the shim. Errors
+// in the task's config are not recoverable; a host without usable cgroups
+// is.
 func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) {
 	if cfg == nil || cfg.ID == "" {
 		return nil, errors.New("start task: missing task config or ID")
@@ -135,31 +144,15 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	fail := func(err error, recoverable bool) (*drivers.TaskHandle, error) {
 		return nil, drivers.NewRecoverableError(fmt.Errorf("start task %q: %w", cfg.Name, err), recoverable)
 	}
-	env := rootEnv(cfg)
-	conf, err := decodeConfig(cfg, env)
+	spec, uid, gid, err := d.shimSpec(cfg)
 	if err != nil {
 		return fail(err, false)
 	}
-	if cfg.TaskDir.Dir == "" || !filepath.IsAbs(cfg.TaskDir.Dir) {
-		return fail(errors.New("the task has no absolute task directory to use as its root"), false)
-	}
-	userName := d.opts.DefaultUser
-	if cfg.User != "" {
-		if !d.opts.AllowUser {
-			return fail(fmt.Errorf("the task sets user %q but the exec driver does not allow it: remove \"user\" or enable allow_user in the driver's plugin config", cfg.User), false)
-		}
-		userName = cfg.User
-	}
-	uid, gid, groups, err := isolation.LookupUser(userName)
+	exe, exeArgs, err := d.shimCommand()
 	if err != nil {
 		return fail(err, false)
 	}
-	initCmd, err := d.initCommand()
-	if err != nil {
-		return fail(err, false)
-	}
-	layout, err := d.layout()
-	if err != nil {
+	if _, err := d.layout(); err != nil {
 		return fail(err, true)
 	}
 
@@ -171,41 +164,38 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	// Reserve the ID while starting, outside the lock.
 	d.tasks[cfg.ID] = nil
 	d.mu.Unlock()
-	release := func() {
-		d.mu.Lock()
-		delete(d.tasks, cfg.ID)
-		d.mu.Unlock()
-	}
 
-	cg, err := isolation.NewCgroup(layout, isolation.CgroupConfig{
-		Parent:    d.opts.CgroupParent,
-		Name:      cgroupName(cfg),
-		Resources: resources(cfg.Resources, d.opts.PidsLimit),
-	})
-	if err != nil {
-		release()
-		return fail(err, true)
+	var h *shim.Handle
+	var state []byte
+	// The secrets dir is private to the task: its user must own it.
+	err = chownSecrets(cfg, uid, gid)
+	if err == nil {
+		h, err = shim.Start(ctx, exe, exeArgs, spec)
 	}
-	proc, err := d.start(ctx, cfg, conf, env, initCmd, cg, uid, gid, groups)
-	if err != nil {
-		release()
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
-		if derr := cg.Destroy(dctx); derr != nil {
-			d.logger.Warn("could not remove the cgroup of a task that failed to start",
-				"alloc_id", cfg.AllocID, "task", cfg.Name, "error", derr)
+	if err == nil {
+		state, err = encodeDriverState(h.State())
+		if err != nil {
+			// Not reachable with a State; do not leave the task running.
+			_ = h.Stop(ctx, "SIGKILL", 0)
 		}
-		cancel()
-		return fail(err, false)
 	}
 	d.mu.Lock()
-	d.tasks[cfg.ID] = &task{cfg: cfg, proc: proc}
-	d.mu.Unlock()
-	d.logger.Debug("task started", "alloc_id", cfg.AllocID, "task", cfg.Name, "pid", proc.st.Pid)
-
-	state, err := json.Marshal(driverState{Isolation: proc.st, StartedAt: proc.startedAt})
 	if err != nil {
-		return nil, fmt.Errorf("start task %q: encode driver state: %w", cfg.Name, err)
+		delete(d.tasks, cfg.ID)
+	} else {
+		d.tasks[cfg.ID] = &task{cfg: cfg, h: h}
 	}
+	d.mu.Unlock()
+	if err != nil {
+		if h == nil {
+			// No shim runs: its spec (the task's env) goes.
+			_ = os.RemoveAll(spec.StateDir)
+		}
+		return fail(err, false)
+	}
+	st := h.State()
+	d.logger.Debug("task started", "alloc_id", cfg.AllocID, "task", cfg.Name,
+		"pid", st.TaskPID, "shim_pid", st.ShimPID)
 	return &drivers.TaskHandle{
 		Version:     handleVersion,
 		Config:      cfg,
@@ -214,99 +204,160 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	}, nil
 }
 
-// start opens the task's logs and starts it in cg.
-func (d *Driver) start(ctx context.Context, cfg *drivers.TaskConfig, conf *TaskConfig, env map[string]string,
-	initCmd isolation.InitCommand, cg *isolation.Cgroup, uid, gid uint32, groups []uint32) (*process, error) {
-	// The secrets dir is private to the task: its user must own it.
-	if cfg.TaskDir.SecretsDir != "" {
-		if err := os.Chown(cfg.TaskDir.SecretsDir, int(uid), int(gid)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("give the secrets dir to the task's user: %w", err)
+// shimSpec builds the shim's spec for cfg: the isolation spec (command
+// and environment as seen inside the root, mounts, user), the cgroup, the
+// rotated log paths and the invocation's state dir. It also returns the
+// task's uid and gid.
+func (d *Driver) shimSpec(cfg *drivers.TaskConfig) (*shim.Spec, uint32, uint32, error) {
+	env := rootEnv(cfg)
+	conf, err := decodeConfig(cfg, env)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if cfg.TaskDir.Dir == "" || !filepath.IsAbs(cfg.TaskDir.Dir) {
+		return nil, 0, 0, errors.New("the task has no absolute task directory to use as its root")
+	}
+	userName := d.opts.DefaultUser
+	if cfg.User != "" {
+		if !d.opts.AllowUser {
+			return nil, 0, 0, fmt.Errorf("the task sets user %q but the exec driver does not allow it: remove \"user\" or enable allow_user in the driver's plugin config", cfg.User)
 		}
+		userName = cfg.User
 	}
-	stdout, err := openLog(cfg.StdoutPath)
+	uid, gid, groups, err := isolation.LookupUser(userName)
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
-	defer stdout.Close()
-	stderr, err := openLog(cfg.StderrPath)
+	initCmd, err := d.initCommand()
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
-	defer stderr.Close()
-	spec := &isolation.Spec{
-		Path:    conf.Command,
-		Args:    conf.Args,
-		Env:     envList(env),
-		Dir:     "/",
-		RootDir: cfg.TaskDir.Dir,
-		Mounts:  mounts(cfg, d.opts.ChrootEnv),
-		NoPivot: d.opts.NoPivot,
-		// Capabilities: nil is the default set.
-		Capabilities: d.opts.Capabilities,
-		UID:          uid,
-		GID:          gid,
-		Groups:       groups,
-	}
-	p, err := isolation.Start(ctx, initCmd, spec, cg, stdout, stderr)
+	stdout, stderr, err := logBases(cfg)
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
-	return superviseChild(p, time.Now()), nil
+	stateDir, err := shimStateDir(cfg)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return &shim.Spec{
+		ID:            cfg.ID,
+		StdoutPath:    stdout,
+		StderrPath:    stderr,
+		MaxFiles:      max(cfg.LogMaxFiles, 0),
+		MaxFileSizeMB: max(cfg.LogMaxFileSizeMB, 0),
+		StateDir:      stateDir,
+		SocketPath:    shim.SocketPathFor(stateDir),
+		Isolation: &shim.Isolation{
+			Spec: isolation.Spec{
+				Path:    conf.Command,
+				Args:    conf.Args,
+				Env:     envList(env),
+				Dir:     "/",
+				RootDir: cfg.TaskDir.Dir,
+				Mounts:  mounts(cfg, d.opts.ChrootEnv),
+				NoPivot: d.opts.NoPivot,
+				// Capabilities: nil is the default set.
+				Capabilities: d.opts.Capabilities,
+				UID:          uid,
+				GID:          gid,
+				Groups:       groups,
+			},
+			Cgroup: isolation.CgroupConfig{
+				Parent:    d.opts.CgroupParent,
+				Name:      cgroupName(cfg),
+				Resources: resources(cfg.Resources, d.opts.PidsLimit),
+			},
+			Init: &initCmd,
+		},
+	}, uid, gid, nil
 }
 
-// openLog opens path for appending, creating it and its directory; an
-// empty path is /dev/null.
-func openLog(path string) (*os.File, error) {
-	if path == "" {
-		return os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+// chownSecrets gives the task's secrets dir to its user.
+func chownSecrets(cfg *drivers.TaskConfig, uid, gid uint32) error {
+	if cfg.TaskDir.SecretsDir == "" {
+		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("create log directory: %w", err)
+	if err := os.Chown(cfg.TaskDir.SecretsDir, int(uid), int(gid)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("give the secrets dir to the task's user: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("open log file: %w", err)
-	}
-	return f, nil
+	return nil
 }
 
-// RecoverTask re-attaches to the task in the handle if its main process
-// still runs (same pid and start time). A task that is gone has its
-// cgroup removed and yields an error wrapping drivers.ErrTaskNotFound.
-func (d *Driver) RecoverTask(ctx context.Context, h *drivers.TaskHandle) error {
-	if h == nil || h.Config == nil {
+// RecoverTask re-attaches to the task's shim after an agent restart. A
+// task that exited meanwhile is recovered too: WaitTask returns the exit
+// the shim recorded (OOMKilled included). When the shim died without
+// recording the exit, the task's cgroup is destroyed (nothing of the task
+// runs on), the shim's state removed, and the error wraps
+// drivers.ErrTaskNotFound and shim.ErrShimDied.
+func (d *Driver) RecoverTask(ctx context.Context, th *drivers.TaskHandle) error {
+	if th == nil || th.Config == nil || th.Config.ID == "" {
 		return errors.New("recover task: handle without config")
 	}
-	var st driverState
-	if err := json.Unmarshal(h.DriverState, &st); err != nil {
-		return fmt.Errorf("recover task %q: decode driver state: %w", h.Config.Name, err)
-	}
+	cfg := th.Config
 	d.mu.Lock()
-	t, known := d.tasks[h.Config.ID]
+	t, known := d.tasks[cfg.ID]
 	d.mu.Unlock()
 	if known && t != nil {
 		return nil // still supervised by this driver
 	}
-	proc, err := attach(st.Isolation, st.StartedAt, d.pollInterval)
+	st, err := decodeDriverState(th)
 	if err != nil {
-		if cg := st.Isolation.Cgroup; cg != nil {
-			dctx, cancel := context.WithTimeout(ctx, killTimeout)
-			if derr := cg.Destroy(dctx); derr != nil {
-				d.logger.Warn("could not remove the cgroup of a task that is gone",
-					"alloc_id", h.Config.AllocID, "task", h.Config.Name, "error", derr)
-			}
-			cancel()
-		}
-		return fmt.Errorf("recover task %q: %w", h.Config.Name, err)
+		return fmt.Errorf("recover task %q: %w", cfg.Name, err)
+	}
+	h, err := shim.Attach(ctx, st)
+	if errors.Is(err, shim.ErrShimDied) {
+		d.removeShimState(cfg, st)
+		return fmt.Errorf("recover task %q: %w: %w", cfg.Name, drivers.ErrTaskNotFound, err)
+	}
+	if err != nil {
+		return fmt.Errorf("recover task %q: %w", cfg.Name, err)
 	}
 	d.mu.Lock()
-	d.tasks[h.Config.ID] = &task{cfg: h.Config, proc: proc}
+	if t := d.tasks[cfg.ID]; t != nil {
+		d.mu.Unlock()
+		return nil // recovered concurrently
+	}
+	d.tasks[cfg.ID] = &task{cfg: cfg, h: h}
 	d.mu.Unlock()
+	d.logger.Debug("task recovered", "alloc_id", cfg.AllocID, "task", cfg.Name,
+		"pid", st.TaskPID, "shim_pid", st.ShimPID)
 	return nil
 }
 
+// removeShimState removes the socket and state dir of a shim that Attach
+// found dead (ErrShimDied), and the task's cgroup if still there: no
+// handle exists to clean them up later. Only the paths this driver would
+// have chosen for cfg are removed.
+func (d *Driver) removeShimState(cfg *drivers.TaskConfig, st *shim.State) {
+	if st.Cgroup != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), shimExitTimeout)
+		err := st.Cgroup.Destroy(ctx)
+		cancel()
+		if err != nil {
+			d.logger.Warn("could not remove the cgroup of a task whose shim died", "alloc_id", cfg.AllocID,
+				"task", cfg.Name, "error", err)
+		}
+	}
+	if dir, err := shimStateDir(cfg); err != nil || dir != st.StateDir || st.SocketPath != shim.SocketPathFor(dir) {
+		d.logger.Warn("not removing shim state at unexpected paths", "alloc_id", cfg.AllocID,
+			"task", cfg.Name, "state_dir", st.StateDir, "socket", st.SocketPath)
+		return
+	}
+	err := os.Remove(st.SocketPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		err = nil
+	}
+	if err := errors.Join(err, os.RemoveAll(st.StateDir)); err != nil {
+		d.logger.Warn("could not remove the state of a dead shim", "alloc_id", cfg.AllocID,
+			"task", cfg.Name, "error", err)
+	}
+}
+
 // WaitTask returns a channel that receives the task's ExitResult once and
-// closes; if ctx is done first it closes without a value.
+// closes; if ctx is done first it closes without a value. When the shim
+// died without recording the exit, the result's Err wraps
+// shim.ErrShimDied.
 func (d *Driver) WaitTask(ctx context.Context, taskID string) (<-chan *drivers.ExitResult, error) {
 	t, err := d.task(taskID)
 	if err != nil {
@@ -315,28 +366,35 @@ func (d *Driver) WaitTask(ctx context.Context, taskID string) (<-chan *drivers.E
 	ch := make(chan *drivers.ExitResult, 1)
 	go func() {
 		defer close(ch)
-		select {
-		case <-t.proc.done:
-			ch <- t.proc.exitResult()
-		case <-ctx.Done():
+		e, err := t.h.Wait(ctx)
+		switch {
+		case err == nil:
+			ch <- e.ExitResult()
+		case ctx.Err() != nil:
+			// Abandoned: no value.
+		default:
+			ch <- &drivers.ExitResult{Err: fmt.Errorf("task %q: %w", t.cfg.Name, err)}
 		}
 	}()
 	return ch, nil
 }
 
-// StopTask sends signal (else the task's kill_signal, else SIGINT) to every
-// process of the task, waits up to timeout for it to exit, then SIGKILLs
-// its cgroup. It is a no-op for a task that has exited.
+// StopTask has the shim send signal (else the task's kill_signal, else
+// SIGINT) to every process of the task's cgroup and SIGKILL the cgroup
+// after timeout. The task's main process is PID 1 of its namespace: it
+// gets the signal only if it handles it, else it is killed at the timeout.
+// StopTask returns once the task no longer runs; it is a no-op for a task
+// that has exited.
 func (d *Driver) StopTask(ctx context.Context, taskID string, timeout time.Duration, signal string) error {
 	t, err := d.task(taskID)
 	if err != nil {
 		return fmt.Errorf("stop task: %w", err)
 	}
-	sig, err := stopSignal(signal, t.cfg.KillSignal)
-	if err != nil {
+	sig := stopSignal(signal, t.cfg.KillSignal)
+	if _, err := drivers.ParseSignal(sig); err != nil {
 		return fmt.Errorf("stop task %q: %w", t.cfg.Name, err)
 	}
-	if err := t.proc.stop(ctx, sig, timeout); err != nil {
+	if err := t.h.Stop(ctx, sig, timeout); err != nil {
 		return fmt.Errorf("stop task %q: %w", t.cfg.Name, err)
 	}
 	return nil
@@ -344,36 +402,39 @@ func (d *Driver) StopTask(ctx context.Context, taskID string, timeout time.Durat
 
 // stopSignal picks StopTask's signal: the given one, the task's
 // kill_signal, then SIGINT.
-func stopSignal(signal, killSignal string) (syscall.Signal, error) {
-	if signal == "" {
-		signal = killSignal
+func stopSignal(signal, killSignal string) string {
+	switch {
+	case signal != "":
+		return signal
+	case killSignal != "":
+		return killSignal
 	}
-	if signal == "" {
-		return defaultStopSignal, nil
-	}
-	return drivers.ParseSignal(signal)
+	return defaultStopSignal
 }
 
-// DestroyTask kills what is left of the task, removes its cgroup and
-// forgets it; a running task is an error unless force.
+// DestroyTask forgets the task and removes its shim's state and its cgroup
+// (which the shim removes itself once the task exited); with force it
+// kills a running task first, otherwise a running task is an error.
 func (d *Driver) DestroyTask(ctx context.Context, taskID string, force bool) error {
 	t, err := d.task(taskID)
 	if err != nil {
 		return fmt.Errorf("destroy task: %w", err)
 	}
-	if !t.proc.exitedYet() {
+	s, err := t.h.Status(ctx)
+	switch {
+	case errors.Is(err, shim.ErrShimDied):
+		// Gone, and its cgroup destroyed: nothing runs.
+	case err != nil:
+		return fmt.Errorf("destroy task %q: %w", t.cfg.Name, err)
+	case s.Exit == nil:
 		if !force {
 			return fmt.Errorf("destroy task %q: still running; stop it first or destroy with force", t.cfg.Name)
 		}
-		if err := t.proc.stop(ctx, syscall.SIGKILL, 0); err != nil {
+		if err := t.h.Stop(ctx, "SIGKILL", 0); err != nil {
 			return fmt.Errorf("destroy task %q: %w", t.cfg.Name, err)
 		}
 	}
-	dctx, cancel := context.WithTimeout(ctx, killTimeout)
-	defer cancel()
-	if err := t.proc.st.Cgroup.Destroy(dctx); err != nil {
-		return fmt.Errorf("destroy task %q: %w", t.cfg.Name, err)
-	}
+	d.cleanup(ctx, t)
 	d.mu.Lock()
 	if d.tasks[taskID] == t {
 		delete(d.tasks, taskID)
@@ -382,43 +443,74 @@ func (d *Driver) DestroyTask(ctx context.Context, taskID string, force bool) err
 	return nil
 }
 
-// InspectTask returns the task's status.
+// cleanup removes the shim's state dir (and the cgroup, should it remain)
+// once the shim has exited, which it does right after its task's exit is
+// recorded. A shim that takes longer than shimExitTimeout leaves its dir
+// to the alloc dir's removal.
+func (d *Driver) cleanup(ctx context.Context, t *task) {
+	ctx, cancel := context.WithTimeout(ctx, shimExitTimeout)
+	defer cancel()
+	tick := time.NewTicker(shimExitPoll)
+	defer tick.Stop()
+	for {
+		err := t.h.Cleanup()
+		if err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			d.logger.Warn("could not remove the shim's state", "alloc_id", t.cfg.AllocID,
+				"task", t.cfg.Name, "error", err)
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// InspectTask returns the task's status. A task whose shim died without
+// recording its exit is reported exited, with an ExitResult whose Err
+// wraps shim.ErrShimDied.
 func (d *Driver) InspectTask(ctx context.Context, taskID string) (*drivers.TaskStatus, error) {
 	t, err := d.task(taskID)
 	if err != nil {
 		return nil, fmt.Errorf("inspect task: %w", err)
 	}
-	st := &drivers.TaskStatus{
+	st := t.h.State()
+	status := &drivers.TaskStatus{
 		ID:        taskID,
 		Name:      t.cfg.Name,
 		State:     drivers.TaskStateRunning,
-		StartedAt: t.proc.startedAt,
+		StartedAt: st.StartedAt,
 		DriverAttributes: map[string]string{
-			"pid":            strconv.Itoa(t.proc.st.Pid),
-			"cgroup_version": strconv.Itoa(t.proc.st.Cgroup.Version),
+			"pid":            strconv.Itoa(st.TaskPID),
+			"shim_pid":       strconv.Itoa(st.ShimPID),
+			"cgroup_version": strconv.Itoa(st.Cgroup.Version),
 		},
 	}
-	if res := t.proc.exitResult(); res != nil {
-		st.State = drivers.TaskStateExited
-		st.ExitResult = res
-		st.CompletedAt = t.proc.exitTime()
+	s, err := t.h.Status(ctx)
+	switch {
+	case errors.Is(err, shim.ErrShimDied):
+		status.State = drivers.TaskStateExited
+		status.ExitResult = &drivers.ExitResult{Err: fmt.Errorf("task %q: %w", t.cfg.Name, err)}
+	case err != nil:
+		return nil, fmt.Errorf("inspect task %q: %w", t.cfg.Name, err)
+	case s.Exit != nil:
+		status.State = drivers.TaskStateExited
+		status.ExitResult = s.Exit.ExitResult()
+		status.CompletedAt = s.Exit.ExitedAt
 	}
-	return st, nil
+	return status, nil
 }
 
 // SignalTask sends signal ("SIGHUP", "HUP" or a number) to the task's main
 // process, which gets it only if it handles it (it is PID 1 of its
-// namespace).
+// namespace). It fails once the task has exited.
 func (d *Driver) SignalTask(ctx context.Context, taskID string, signal string) error {
 	t, err := d.task(taskID)
 	if err != nil {
 		return fmt.Errorf("signal task: %w", err)
 	}
-	sig, err := drivers.ParseSignal(signal)
-	if err != nil {
-		return fmt.Errorf("signal task %q: %w", t.cfg.Name, err)
-	}
-	if err := t.proc.signal(sig); err != nil {
+	if err := t.h.Signal(ctx, signal); err != nil {
 		return fmt.Errorf("signal task %q: %w", t.cfg.Name, err)
 	}
 	return nil

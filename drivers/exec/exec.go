@@ -5,9 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"syscall"
 	"time"
 
 	"github.com/drover-io/drover/drivers/shared/isolation"
+	"github.com/drover-io/drover/drivers/shared/shim"
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
@@ -25,8 +28,10 @@ func (d *Driver) ExecTask(ctx context.Context, taskID string, cmd []string, time
 	if len(cmd) == 0 {
 		return nil, fmt.Errorf("exec task %q: empty command", t.cfg.Name)
 	}
-	if t.proc.exitedYet() {
-		return nil, fmt.Errorf("exec task %q: %w", t.cfg.Name, errProcessExited)
+	if s, err := t.h.Status(ctx); err != nil {
+		return nil, fmt.Errorf("exec task %q: %w", t.cfg.Name, err)
+	} else if s.Exit != nil {
+		return nil, fmt.Errorf("exec task %q: %w", t.cfg.Name, shim.ErrTaskExited)
 	}
 	userName := d.opts.DefaultUser
 	if t.cfg.User != "" {
@@ -46,7 +51,7 @@ func (d *Driver) ExecTask(ctx context.Context, taskID string, cmd []string, time
 		defer cancel()
 	}
 	var stdout, stderr bytes.Buffer
-	ps, err := isolation.Enter(ctx, initCmd, t.proc.st, &isolation.EnterSpec{
+	ps, err := isolation.Enter(ctx, initCmd, isolationState(t.h.State()), &isolation.EnterSpec{
 		Path:   cmd[0],
 		Args:   cmd[1:],
 		Env:    envList(rootEnv(t.cfg)),
@@ -68,4 +73,21 @@ func (d *Driver) ExecTask(ctx context.Context, taskID string, cmd []string, time
 		Stderr:     stderr.Bytes(),
 		ExitResult: exitResult(ps, errors.New("no exit status")),
 	}, nil
+}
+
+// exitResult turns a wait status into an ExitResult; a process killed by a
+// signal reports ExitCode 128+signal as a shell would.
+func exitResult(state *os.ProcessState, waitErr error) *drivers.ExitResult {
+	if state == nil {
+		return &drivers.ExitResult{Err: fmt.Errorf("wait: %w", waitErr)}
+	}
+	ws, ok := state.Sys().(syscall.WaitStatus)
+	if !ok {
+		return &drivers.ExitResult{ExitCode: state.ExitCode()}
+	}
+	if ws.Signaled() {
+		sig := int(ws.Signal())
+		return &drivers.ExitResult{ExitCode: 128 + sig, Signal: sig}
+	}
+	return &drivers.ExitResult{ExitCode: ws.ExitStatus()}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/drover-io/drover/drivers/shared/isolation"
+	"github.com/drover-io/drover/drivers/shared/shim"
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
@@ -25,7 +26,8 @@ func needIsolation(t *testing.T) {
 	}
 }
 
-// newDriver returns a driver whose init stage is this test binary and
+// newDriver returns a driver whose shim and init stage are this test
+// binary and
 // whose cgroups live under a test parent.
 func newDriver(t *testing.T, opts ...Option) *Driver {
 	t.Helper()
@@ -36,6 +38,7 @@ func newDriver(t *testing.T, opts ...Option) *Driver {
 	all := append([]Option{
 		WithOptions(Options{CgroupParent: testCgroupParent}),
 		WithInitCommand(exe, []string{isolation.InitArg}),
+		WithShimCommand(exe, []string{shim.Subcommand}),
 	}, opts...)
 	return New(nil, all...)
 }

@@ -9,16 +9,20 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/drover-io/drover/drivers/shared/isolation"
+	"github.com/drover-io/drover/drivers/shared/shim"
 )
 
 // testCgroupParent is the cgroup the tests' tasks run under.
 const testCgroupParent = "drover-test-exec"
 
-// TestMain runs the test binary as the isolation init stage when the
-// driver re-executes it, and otherwise runs the tests, removes the (empty)
+// TestMain runs the test binary as the task shim or the isolation init
+// stage when the driver (or the shim) re-executes it, and otherwise runs the tests, removes the (empty)
 // test parent cgroup and checks for leaked goroutines.
 func TestMain(m *testing.M) {
 	if code, ok := isolation.RunIfInit(os.Args[1:]); ok {
+		os.Exit(code)
+	}
+	if code, ok := shim.RunIfShim(os.Args[1:]); ok {
 		os.Exit(code)
 	}
 	// A -race binary sleeps a second at exit by default; the init stage

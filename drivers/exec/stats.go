@@ -3,21 +3,22 @@ package exec
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/drover-io/drover/drivers/shared/isolation"
+	"github.com/drover-io/drover/drivers/shared/shim"
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
-// TaskStats samples the task's cgroup every interval (the first sample at
-// once) until ctx is done or the task exits. CPUPercent is of one core;
-// CPUTotalTicks is the MHz used (the percent of the host's clock); memory
-// is the cgroup's. Pids is not filled: the cgroup accounts the task as a
-// whole.
+// TaskStats asks the task's shim for a sample of the task's cgroup every
+// interval (the first sample at once) until ctx is done or the task exits.
+// CPUPercent is of one core; CPUTotalTicks is the MHz used (CPUPercent of
+// the host's clock); memory is the cgroup's. Pids is not filled in: the
+// cgroup accounts the task as a whole.
 func (d *Driver) TaskStats(ctx context.Context, taskID string, interval time.Duration) (<-chan *drivers.TaskResourceUsage, error) {
 	t, err := d.task(taskID)
 	if err != nil {
@@ -27,7 +28,7 @@ func (d *Driver) TaskStats(ctx context.Context, taskID string, interval time.Dur
 		return nil, fmt.Errorf("task stats %q: interval must be positive", t.cfg.Name)
 	}
 	ch := make(chan *drivers.TaskResourceUsage)
-	s := &sampler{cg: t.proc.st.Cgroup, mhz: d.mhz()}
+	mhz := d.mhz()
 	go func() {
 		defer close(ch)
 		timer := time.NewTimer(0)
@@ -36,55 +37,39 @@ func (d *Driver) TaskStats(ctx context.Context, taskID string, interval time.Dur
 			select {
 			case <-ctx.Done():
 				return
-			case <-t.proc.done:
-				return
-			case now := <-timer.C:
-				u, err := s.sample(now)
-				if err != nil {
-					d.logger.Debug("task stats unreadable", "alloc_id", t.cfg.AllocID, "task", t.cfg.Name, "error", err)
-				} else {
-					select {
-					case ch <- u:
-					case <-ctx.Done():
-						return
-					}
-				}
-				timer.Reset(interval)
+			case <-timer.C:
 			}
+			u, err := t.h.Stats(ctx)
+			switch {
+			case errors.Is(err, shim.ErrTaskExited), errors.Is(err, shim.ErrShimDied), ctx.Err() != nil:
+				return
+			case err != nil:
+				// A shim busy or briefly unreachable: skip this sample.
+				d.logger.Debug("task stats", "alloc_id", t.cfg.AllocID, "task", t.cfg.Name, "error", err)
+			default:
+				select {
+				case ch <- resourceUsage(u, mhz):
+				case <-ctx.Done():
+					return
+				}
+			}
+			timer.Reset(interval)
 		}
 	}()
 	return ch, nil
 }
 
-// sampler turns successive cgroup readings into usage. It is owned by one
-// TaskStats goroutine.
-type sampler struct {
-	cg     *isolation.Cgroup
-	mhz    float64
-	prevAt time.Time
-	prev   *isolation.Stats
-}
-
-func (s *sampler) sample(now time.Time) (*drivers.TaskResourceUsage, error) {
-	st, err := s.cg.Stats()
-	if err != nil {
-		return nil, err
+// resourceUsage converts a shim's cgroup sample; mhz is the host's clock.
+func resourceUsage(u *shim.Usage, mhz float64) *drivers.TaskResourceUsage {
+	return &drivers.TaskResourceUsage{
+		Timestamp:      u.Timestamp.UnixNano(),
+		CPUPercent:     u.CPUPercent,
+		CPUTotalTicks:  u.CPUPercent / 100 * mhz,
+		MemoryRSS:      u.RSSBytes,
+		MemoryCache:    u.MemoryCacheBytes,
+		MemorySwap:     u.MemorySwapBytes,
+		MemoryMaxUsage: u.MemoryMaxUsageBytes,
 	}
-	u := &drivers.TaskResourceUsage{
-		Timestamp:      now.UnixNano(),
-		MemoryRSS:      st.MemoryRSS,
-		MemoryCache:    st.MemoryCache,
-		MemorySwap:     st.MemorySwap,
-		MemoryMaxUsage: st.MemoryMaxUsage,
-	}
-	if u.MemoryRSS == 0 {
-		// Kernels that do not split anonymous memory out: report usage.
-		u.MemoryRSS = st.MemoryUsage
-	}
-	u.CPUPercent = isolation.CPUPercent(s.prev, st, now.Sub(s.prevAt))
-	u.CPUTotalTicks = u.CPUPercent / 100 * s.mhz
-	s.prevAt, s.prev = now, st
-	return u, nil
 }
 
 // cpuMHz returns the first CPU's clock in MHz from /proc/cpuinfo, or 0.
