@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drover-io/drover/drivers/shared/isolation"
 	"github.com/drover-io/drover/drivers/shared/shim"
 )
 
@@ -63,6 +64,11 @@ func commands() map[string]cliCommand {
 func Run(args []string, stdout, stderr io.Writer) int {
 	// "drover shim" is a task shim started by a driver, not a CLI command.
 	if code, ok := shim.RunIfShim(args); ok {
+		return code
+	}
+	// "drover isolation-init" is the exec driver's init stage, started
+	// by a shim in a task's new namespaces.
+	if code, ok := isolation.RunIfInit(args); ok {
 		return code
 	}
 	return run(args, newMeta(stdout, stderr, defaultDeps()))
