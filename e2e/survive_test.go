@@ -5,6 +5,7 @@ import (
 	"io"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -77,22 +78,48 @@ func runJob(t *testing.T, a *persistentAgent, name, hcl string) {
 	}
 }
 
-// taskPid reads the pid task "t" of alloc id wrote into its local dir,
-// through the agent's file API.
-func taskPid(c *api.Client, id string) (int, error) {
-	alloc, _, err := c.Allocations().Info(id, nil)
-	if err != nil {
-		return 0, err
+// pidReader returns the pid task "t" of an alloc wrote into its local dir.
+type pidReader func(allocID string) (int, error)
+
+// apiPids reads the pid file through the file API of c (an agent running
+// a server and the alloc's client).
+func apiPids(c *api.Client) pidReader {
+	return func(id string) (int, error) {
+		alloc, _, err := c.Allocations().Info(id, nil)
+		if err != nil {
+			return 0, err
+		}
+		rc, err := c.AllocFS().Cat(alloc, "t/local/pid", nil)
+		if err != nil {
+			return 0, err
+		}
+		defer rc.Close()
+		b, err := io.ReadAll(rc)
+		if err != nil {
+			return 0, err
+		}
+		return parsePid(id, b)
 	}
-	rc, err := c.AllocFS().Cat(alloc, "t/local/pid", nil)
-	if err != nil {
-		return 0, err
+}
+
+// diskPids reads the pid file from the data dir of the alloc's client: a
+// client-only agent's file API answers 503 (it asks a server it does not
+// run for the alloc).
+func diskPids(dataDir string) pidReader {
+	return func(id string) (int, error) {
+		path, err := findAllocFile(dataDir, id, "t/local/pid")
+		if err != nil {
+			return 0, err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return 0, err
+		}
+		return parsePid(id, b)
 	}
-	defer rc.Close()
-	b, err := io.ReadAll(rc)
-	if err != nil {
-		return 0, err
-	}
+}
+
+func parsePid(id string, b []byte) (int, error) {
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil {
 		return 0, fmt.Errorf("alloc %s: pid file holds %q", id[:8], b)
@@ -102,9 +129,8 @@ func taskPid(c *api.Client, id string) (int, error) {
 
 // runningPids waits until the job has exactly n allocs, all running, each
 // with a task whose pid file names a live process, and returns the pids by
-// alloc ID. c is the API of the server that knows the job; files is the
-// API of the agent whose client runs the allocs.
-func runningPids(t *testing.T, c, files *api.Client, jobID string, n int) map[string]int {
+// alloc ID. c is the API of the server that knows the job.
+func runningPids(t *testing.T, c *api.Client, taskPid pidReader, jobID string, n int) map[string]int {
 	t.Helper()
 	var pids map[string]int
 	waitFor(t, surviveRunTimeout, fmt.Sprintf("%d running allocs of %s with live task pids", n, jobID), func() (bool, string) {
@@ -120,7 +146,7 @@ func runningPids(t *testing.T, c, files *api.Client, jobID string, n int) map[st
 			if al.ClientStatus != api.AllocClientStatusRunning {
 				return false, fmt.Sprintf("alloc %s is %s", al.ID[:8], al.ClientStatus)
 			}
-			pid, err := taskPid(files, al.ID)
+			pid, err := taskPid(al.ID)
 			if err != nil {
 				return false, fmt.Sprintf("alloc %s: %v", al.ID[:8], err)
 			}
@@ -275,7 +301,7 @@ func TestTasksSurviveAgentKill9(t *testing.T) {
 	runJob(t, a, "survive", surviveJob("survive", n,
 		"      attempts = 0\n      mode     = \"fail\"",
 		"exec "+strings.Join(marker, " ")))
-	before := runningPids(t, c, c, "survive", n)
+	before := runningPids(t, c, apiPids(c), "survive", n)
 	checkTree(t, a.dataDir, marker, before)
 	if t.Failed() {
 		t.FailNow()
@@ -296,7 +322,7 @@ func TestTasksSurviveAgentKill9(t *testing.T) {
 		got := strings.Count(a.sinceLastStart(), "re-attached to task")
 		return got >= n, fmt.Sprintf("%d re-attached", got)
 	})
-	after := runningPids(t, c, c, "survive", n)
+	after := runningPids(t, c, apiPids(c), "survive", n)
 	if !maps.Equal(before, after) {
 		t.Errorf("task pids changed across the restart:\nbefore %v\nafter  %v", before, after)
 	}
@@ -333,7 +359,7 @@ func TestTaskExitsWhileAgentDown(t *testing.T) {
 	script := `while [ ! -e "$NOMAD_TASK_DIR/exit" ]; do sleep 0.2; done; rm -f "$NOMAD_TASK_DIR/exit"; exit 7`
 	runJob(t, a, "exiter", surviveJob("exiter", 1,
 		"      attempts = 1\n      interval = \"10m\"\n      delay    = \"1s\"\n      mode     = \"fail\"", script))
-	id, pid := onlyAlloc(runningPids(t, c, c, "exiter", 1))
+	id, pid := onlyAlloc(runningPids(t, c, apiPids(c), "exiter", 1))
 	taskDir, err := procEnv(pid, "NOMAD_TASK_DIR")
 	if err != nil {
 		t.Fatal(err)
@@ -375,7 +401,7 @@ func TestTaskExitsWhileAgentDown(t *testing.T) {
 		if n := countEvents(ts, "Terminated"); n != 1 {
 			t.Fatalf("%d Terminated events, want 1:%s", n, eventsString(ts))
 		}
-		p, err := taskPid(c, id)
+		p, err := apiPids(c)(id)
 		if err != nil || p == pid || !alive(p) {
 			return false, fmt.Sprintf("pid file: %d (%v), old pid %d", p, err, pid)
 		}
@@ -400,7 +426,7 @@ func TestShimKilledWhileAgentDown(t *testing.T) {
 	runJob(t, a, "shimless", surviveJob("shimless", 1,
 		"      attempts = 2\n      interval = \"10m\"\n      delay    = \"1s\"\n      mode     = \"fail\"",
 		"exec "+strings.Join(marker, " ")))
-	pids := runningPids(t, c, c, "shimless", 1)
+	pids := runningPids(t, c, apiPids(c), "shimless", 1)
 	id, pid := onlyAlloc(pids)
 	tt := checkTree(t, a.dataDir, marker, pids)
 	shim := tt.tasks[pid]
@@ -430,7 +456,7 @@ func TestShimKilledWhileAgentDown(t *testing.T) {
 		if !said || ts.State != "running" || countEvents(ts, "Started") < 2 {
 			return false, "events:" + eventsString(ts)
 		}
-		p, err := taskPid(c, id)
+		p, err := apiPids(c)(id)
 		if err != nil || p == pid || !alive(p) {
 			return false, fmt.Sprintf("pid file: %d (%v), old pid %d", p, err, pid)
 		}
@@ -463,7 +489,7 @@ func TestServerStopsJobWhileClientDown(t *testing.T) {
 	runJob(t, srv, "stopped", surviveJob("stopped", n,
 		"      attempts = 0\n      mode     = \"fail\"",
 		"exec "+strings.Join(marker, " ")))
-	pids := runningPids(t, sc, cl.client(t), "stopped", n)
+	pids := runningPids(t, sc, diskPids(cl.dataDir), "stopped", n)
 	checkTree(t, cl.dataDir, marker, pids)
 
 	cl.kill9(t)
