@@ -216,6 +216,7 @@ func (r *run) place(tg *structs.TaskGroup, name string, prev *structs.Allocation
 	var best *structs.Node
 	var bestScore float64
 	var exhausted []*structs.Node // feasible, but full
+	var bestDevices map[string][]*structs.AllocatedDeviceResource
 	for _, node := range nodes {
 		metric.NodesEvaluated++
 		if !r.feasible(node, tg, metric) {
@@ -249,12 +250,18 @@ func (r *run) place(tg *structs.TaskGroup, name string, prev *structs.Allocation
 			}
 			continue
 		}
+		devices, devScore, devFail := assignDevices(node, allocs, tg, nil)
+		if devFail.failed() {
+			devFail.record(metric)
+			continue
+		}
+		score += devScore
 		if best == nil || score > bestScore {
-			best, bestScore = node, score
+			best, bestScore, bestDevices = node, score, devices
 		}
 	}
 	var preempt []*structs.Allocation
-	if best == nil && len(exhausted) > 0 && r.config.PreemptionEnabled(r.job.Type) {
+	if best == nil && len(exhausted) > 0 && r.config.PreemptionEnabled(r.job.Type) && !requestsDevices(tg) {
 		var err error
 		best, preempt, bestScore, err = r.choosePreemption(exhausted, ask.total)
 		if err != nil {
@@ -279,7 +286,7 @@ func (r *run) place(tg *structs.TaskGroup, name string, prev *structs.Allocation
 		TaskGroup:          tg.Name,
 		Resources:          ask.total,
 		TaskResources:      ask.tasks,
-		AllocatedResources: ask.allocated,
+		AllocatedResources: withDevices(ask.allocated, bestDevices),
 		Metrics:            metric,
 		DesiredStatus:      structs.AllocDesiredStatusRun,
 		ClientStatus:       structs.AllocClientStatusPending,
