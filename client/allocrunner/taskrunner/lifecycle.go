@@ -14,9 +14,9 @@ import (
 // Dead, Sibling Task Failed, ...) is recorded at once. Run must have been
 // called (or be called later), or Kill waits for ctx.
 func (tr *TaskRunner) Kill(ctx context.Context, ev *structs.TaskEvent) error {
-	tr.RequestKill(ev)
+	waitCh := tr.requestKill(ev)
 	select {
-	case <-tr.waitCh:
+	case <-waitCh:
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("kill task %q: %w", tr.taskName, ctx.Err())
@@ -26,34 +26,23 @@ func (tr *TaskRunner) Kill(ctx context.Context, ev *structs.TaskEvent) error {
 // RequestKill marks the task to be killed, as Kill does, without waiting.
 // Marking a runner before its Run starts means the task never starts.
 func (tr *TaskRunner) RequestKill(ev *structs.TaskEvent) {
+	tr.requestKill(ev)
+}
+
+// requestKill marks the current run to be killed and returns its WaitCh.
+func (tr *TaskRunner) requestKill(ev *structs.TaskEvent) <-chan struct{} {
 	tr.mu.Lock()
 	dead := tr.state.State == structs.TaskStateDead
 	if ev != nil && ev.Type == structs.TaskKilling && tr.killReason == "" {
 		tr.killReason = ev.KillReason
 	}
+	killCtx, killCancel, waitCh := tr.killCtx, tr.killCancel, tr.waitCh
 	tr.mu.Unlock()
-	if ev != nil && ev.Type != structs.TaskKilling && !dead && tr.killCtx.Err() == nil {
+	if ev != nil && ev.Type != structs.TaskKilling && !dead && killCtx.Err() == nil {
 		tr.EmitEvent(ev)
 	}
-	tr.killCancel()
-}
-
-// Restart asks the run loop to stop the running task and start it again
-// at once, outside the restart policy. ev (nil: a default Restart
-// Signaled event) is recorded. It fails when the task is not running.
-func (tr *TaskRunner) Restart(ctx context.Context, ev *structs.TaskEvent) error {
-	if tr.TaskState().State != structs.TaskStateRunning || tr.killCtx.Err() != nil {
-		return structs.NewError(structs.KindConflict, "task %q is not running", tr.taskName)
-	}
-	if ev == nil {
-		ev = structs.NewTaskEvent(structs.TaskRestartSignal).SetRestartReason("User requested restart")
-	}
-	tr.EmitEvent(ev)
-	select {
-	case tr.restartCh <- struct{}{}:
-	default: // a restart is already pending
-	}
-	return nil
+	killCancel()
+	return waitCh
 }
 
 // Signal sends a signal to the running task and records a Signaling event.
@@ -78,9 +67,9 @@ func (tr *TaskRunner) Signal(ctx context.Context, sig string) error {
 func (tr *TaskRunner) Shutdown() {
 	tr.shutdownCancel()
 	tr.mu.RLock()
-	started := tr.runClaimed
+	started, waitCh := tr.runClaimed, tr.waitCh
 	tr.mu.RUnlock()
 	if started {
-		<-tr.waitCh
+		<-waitCh
 	}
 }

@@ -76,16 +76,12 @@ type TaskRunner struct {
 	hooksDone      map[string]bool
 	resources      hookResources
 
-	// shutdownCtx stops the run loop leaving the task running; killCtx,
-	// its child, is cancelled by Kill and so is also done on shutdown.
+	// shutdownCtx stops the run loop leaving the task running.
 	shutdownCtx    context.Context
 	shutdownCancel context.CancelFunc
-	killCtx        context.Context
-	killCancel     context.CancelFunc
-	// restartCh carries operator restart requests to the run loop.
-	restartCh chan struct{}
-	// waitCh is closed when Run returns.
-	waitCh chan struct{}
+	// restartCh carries operator restart requests to the run loop; it is
+	// sent to under mu.
+	restartCh chan *restartRequest
 
 	// persistMu serializes taking a state snapshot and persisting it, so
 	// that the stored state is never older than an earlier snapshot.
@@ -97,7 +93,15 @@ type TaskRunner struct {
 	state      *structs.TaskState
 	local      *state.LocalState
 	killReason string
+	// killCtx, a child of shutdownCtx, is cancelled by Kill; waitCh is
+	// closed when Run returns. Both belong to one run of the task: Rearm
+	// replaces them (and clears runClaimed) once Run has returned.
+	killCtx    context.Context
+	killCancel context.CancelFunc
+	waitCh     chan struct{}
 	runClaimed bool
+	// starts counts the task's successful starts.
+	starts int
 }
 
 // New returns a TaskRunner for cfg.Task. It starts nothing.
@@ -153,7 +157,7 @@ func New(cfg *Config) (*TaskRunner, error) {
 		shutdownCancel: shutdownCancel,
 		killCtx:        killCtx,
 		killCancel:     killCancel,
-		restartCh:      make(chan struct{}, 1),
+		restartCh:      make(chan *restartRequest, 1),
 		waitCh:         make(chan struct{}),
 		alloc:          cfg.Alloc,
 		task:           cfg.Task,
@@ -218,7 +222,19 @@ func (tr *TaskRunner) TaskState() *structs.TaskState {
 
 // WaitCh is closed when Run returns: the task is dead, or the runner was
 // shut down.
-func (tr *TaskRunner) WaitCh() <-chan struct{} { return tr.waitCh }
+// After Rearm it is the next run's channel.
+func (tr *TaskRunner) WaitCh() <-chan struct{} {
+	tr.mu.RLock()
+	defer tr.mu.RUnlock()
+	return tr.waitCh
+}
+
+// killContext returns the current run's kill context.
+func (tr *TaskRunner) killContext() context.Context {
+	tr.mu.RLock()
+	defer tr.mu.RUnlock()
+	return tr.killCtx
+}
 
 // Update replaces the runner's allocation with a newer one.
 func (tr *TaskRunner) Update(alloc *structs.Allocation) {
@@ -243,7 +259,8 @@ func (tr *TaskRunner) allocAndTask() (*structs.Allocation, *structs.Task) {
 }
 
 // Run runs the task until it is dead or the runner is shut down, then
-// closes WaitCh. Only the first call runs; later ones return at once.
+// closes WaitCh. Only the first call runs; later ones return at once,
+// until Rearm prepares another run.
 func (tr *TaskRunner) Run() {
 	tr.mu.Lock()
 	if tr.runClaimed {
@@ -251,8 +268,9 @@ func (tr *TaskRunner) Run() {
 		return
 	}
 	tr.runClaimed = true
+	waitCh := tr.waitCh
 	tr.mu.Unlock()
-	defer close(tr.waitCh)
+	defer close(waitCh)
 	tr.run()
 }
 
@@ -268,11 +286,11 @@ func (tr *TaskRunner) run() {
 			if tr.shutdownCtx.Err() != nil {
 				return
 			}
-			if tr.killCtx.Err() != nil {
+			if tr.killContext().Err() != nil {
 				tr.killedNotRunning()
 				return
 			}
-			if err := tr.runPrestartHooks(tr.killCtx); err != nil {
+			if err := tr.runPrestartHooks(tr.killContext()); err != nil {
 				if tr.stopping() {
 					return
 				}
@@ -304,7 +322,7 @@ func (tr *TaskRunner) run() {
 			handle = h
 		}
 
-		res, out := tr.waitTask(handle)
+		res, out, req := tr.waitTask(handle)
 		switch out {
 		case outcomeShutdown:
 			return
@@ -313,7 +331,10 @@ func (tr *TaskRunner) run() {
 		case outcomeUserRestart:
 			handle = nil
 			tr.updateState(structs.TaskStatePending,
-				structs.NewTaskEvent(structs.TaskRestarting).SetRestartReason("User requested restart"))
+				structs.NewTaskEvent(structs.TaskRestarting).SetRestartReason(req.reason))
+			if !tr.holdForRestart(req) {
+				return
+			}
 			continue
 		}
 		handle = nil
@@ -330,7 +351,7 @@ func (tr *TaskRunner) stopping() bool {
 	if tr.shutdownCtx.Err() != nil {
 		return true
 	}
-	if tr.killCtx.Err() != nil {
+	if tr.killContext().Err() != nil {
 		tr.killedNotRunning()
 		return true
 	}
@@ -356,7 +377,11 @@ func (tr *TaskRunner) restartOrStop(d RestartDecision) bool {
 	select {
 	case <-timer.C:
 		return true
-	case <-tr.killCtx.Done():
+	case req := <-tr.restartCh:
+		// An operator restart during the delay: the task is not running,
+		// so there is nothing to stop; start it now (or when released).
+		return tr.holdForRestart(req)
+	case <-tr.killContext().Done():
 		if tr.shutdownCtx.Err() == nil {
 			tr.killedNotRunning()
 		}
@@ -378,7 +403,7 @@ func (tr *TaskRunner) recoverHandle() *drivers.TaskHandle {
 	if h == nil {
 		return nil
 	}
-	if err := tr.driver.RecoverTask(tr.killCtx, h); err != nil {
+	if err := tr.driver.RecoverTask(tr.killContext(), h); err != nil {
 		tr.logger.Warn("could not re-attach to task; starting it again", "error", err)
 		tr.EmitEvent(structs.NewTaskEvent(structs.TaskDriverMessage).
 			SetDriverMessage(fmt.Sprintf("Failed to re-attach to task: %v", err)))
@@ -397,7 +422,7 @@ func (tr *TaskRunner) startTask() (*drivers.TaskHandle, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := tr.driver.StartTask(tr.killCtx, cfg)
+	h, err := tr.driver.StartTask(tr.killContext(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("start task %q: %w", task.Name, err)
 	}
@@ -407,6 +432,7 @@ func (tr *TaskRunner) startTask() (*drivers.TaskHandle, error) {
 	ls := &state.LocalState{InvocationID: invocation, TaskHandle: h}
 	tr.mu.Lock()
 	tr.local = ls.Copy()
+	tr.starts++
 	tr.mu.Unlock()
 	if err := tr.stateDB.PutTaskRunnerLocalState(tr.allocID, tr.taskName, ls); err != nil {
 		tr.logger.Error("could not persist task handle", "error", err)

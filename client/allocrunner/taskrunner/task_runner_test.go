@@ -329,7 +329,7 @@ func TestTaskRunnerKillBeforeRun(t *testing.T) {
 	h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}}), nil, nil)
 	done := make(chan error, 1)
 	go func() { done <- h.tr.Kill(context.Background(), nil) }()
-	waitFor(t, "kill marked", func() bool { return h.tr.killCtx.Err() != nil })
+	waitFor(t, "kill marked", func() bool { return h.tr.killContext().Err() != nil })
 	h.tr.Run()
 	if err := <-done; err != nil {
 		t.Fatal(err)

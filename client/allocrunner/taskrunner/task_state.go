@@ -1,6 +1,8 @@
 package taskrunner
 
 import (
+	"time"
+
 	"github.com/drover-io/drover/structs"
 )
 
@@ -42,6 +44,10 @@ func (tr *TaskRunner) updateState(newState string, ev *structs.TaskEvent) {
 			}
 		case structs.TaskStateDead:
 			st.FinishedAt = now
+		}
+		if st.State == structs.TaskStateDead {
+			// Run again (Rearm): it is no longer finished.
+			st.FinishedAt = time.Time{}
 		}
 		st.State = newState
 	}

@@ -23,47 +23,47 @@ const (
 )
 
 // waitTask waits for the running task to exit, to be killed, to be
-// restarted by an operator, or for the runner to shut down. Every path on
-// which the task ended records Terminated.
-func (tr *TaskRunner) waitTask(h *drivers.TaskHandle) (*drivers.ExitResult, waitOutcome) {
+// restarted by an operator (req is then the request), or for the runner
+// to shut down. Every path on which the task ended records Terminated.
+func (tr *TaskRunner) waitTask(h *drivers.TaskHandle) (*drivers.ExitResult, waitOutcome, *restartRequest) {
 	id := h.Config.ID
 	waitCtx, cancelWait := context.WithCancel(tr.shutdownCtx)
 	defer cancelWait()
 	exitCh, err := tr.driver.WaitTask(waitCtx, id)
 	if err != nil {
 		if tr.shutdownCtx.Err() != nil {
-			return nil, outcomeShutdown
+			return nil, outcomeShutdown, nil
 		}
 		res := &drivers.ExitResult{ExitCode: -1, Err: err}
 		tr.taskEnded(id, res)
-		return res, outcomeExited
+		return res, outcomeExited, nil
 	}
 	select {
 	case res, ok := <-exitCh:
 		if !ok || res == nil {
 			if tr.shutdownCtx.Err() != nil {
-				return nil, outcomeShutdown
+				return nil, outcomeShutdown, nil
 			}
 			res = &drivers.ExitResult{ExitCode: -1, Err: errors.New("driver closed the wait channel without a result")}
 		}
 		tr.taskEnded(id, res)
-		return res, outcomeExited
-	case <-tr.killCtx.Done():
+		return res, outcomeExited, nil
+	case <-tr.killContext().Done():
 		if tr.shutdownCtx.Err() != nil {
-			return nil, outcomeShutdown
+			return nil, outcomeShutdown, nil
 		}
 		res, stopErr, ok := tr.stopTask(id, exitCh, tr.takeKillReason())
 		if !ok {
-			return nil, outcomeShutdown
+			return nil, outcomeShutdown, nil
 		}
 		tr.updateState(structs.TaskStateDead, structs.NewTaskEvent(structs.TaskKilled).SetKillError(stopErr))
-		return res, outcomeKilled
-	case <-tr.restartCh:
+		return res, outcomeKilled, nil
+	case req := <-tr.restartCh:
 		res, _, ok := tr.stopTask(id, exitCh, "")
 		if !ok {
-			return nil, outcomeShutdown
+			return nil, outcomeShutdown, nil
 		}
-		return res, outcomeUserRestart
+		return res, outcomeUserRestart, req
 	}
 }
 
