@@ -119,6 +119,30 @@ type TaskConfig struct {
 	KillSignal string
 	// RawConfig is the task's driver config block as JSON.
 	RawConfig json.RawMessage
+	// Devices are host device nodes to expose to the task, and Mounts
+	// host paths to mount into it, as the device plugins that reserved
+	// the task's devices asked; nil: none. A driver without isolation
+	// (raw_exec) ignores them; the device plugins' environment variables
+	// are already in Env.
+	Devices []*DeviceConfig
+	Mounts  []*MountConfig
+}
+
+// DeviceConfig is a host device node exposed to a task.
+type DeviceConfig struct {
+	// TaskPath is the node's path in the task; HostPath on the host.
+	TaskPath string
+	HostPath string
+	// Permissions are cgroup permissions: "r", "w", "m" combined; empty
+	// means "rwm".
+	Permissions string
+}
+
+// MountConfig is a host path mounted into a task.
+type MountConfig struct {
+	TaskPath string
+	HostPath string
+	Readonly bool
 }
 
 // DecodeDriverConfig decodes the task's config block into out, rejecting

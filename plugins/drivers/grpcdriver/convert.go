@@ -222,6 +222,7 @@ func taskConfigToProto(in *drivers.TaskConfig) *proto.TaskConfig {
 	if r := in.Resources; r != nil {
 		out.Resources = &proto.Resources{CpuShares: r.CPUShares, MemoryMb: r.MemoryMB, MemoryMaxMb: r.MemoryMaxMB}
 	}
+	out.Devices, out.Mounts = devicesToProto(in.Devices), mountsToProto(in.Mounts)
 	return out
 }
 
@@ -258,6 +259,7 @@ func taskConfigFromProto(in *proto.TaskConfig) *drivers.TaskConfig {
 	if r := in.GetResources(); r != nil {
 		out.Resources = &drivers.Resources{CPUShares: r.GetCpuShares(), MemoryMB: r.GetMemoryMb(), MemoryMaxMB: r.GetMemoryMaxMb()}
 	}
+	out.Devices, out.Mounts = devicesFromProto(in.GetDevices()), mountsFromProto(in.GetMounts())
 	return out
 }
 

@@ -1008,7 +1008,11 @@ type TaskConfig struct {
 	LogMaxFileSizeMb *int64 `protobuf:"varint,16,opt,name=log_max_file_size_mb,json=logMaxFileSizeMb,proto3,oneof" json:"log_max_file_size_mb,omitempty"`
 	KillSignal       string `protobuf:"bytes,17,opt,name=kill_signal,json=killSignal,proto3" json:"kill_signal,omitempty"`
 	// raw_config is the task's driver config block as JSON.
-	RawConfig     []byte `protobuf:"bytes,18,opt,name=raw_config,json=rawConfig,proto3,oneof" json:"raw_config,omitempty"`
+	RawConfig []byte `protobuf:"bytes,18,opt,name=raw_config,json=rawConfig,proto3,oneof" json:"raw_config,omitempty"`
+	// devices and mounts come from the device plugins that reserved the
+	// task's devices.
+	Devices       []*DeviceConfig `protobuf:"bytes,19,rep,name=devices,proto3" json:"devices,omitempty"`
+	Mounts        []*MountConfig  `protobuf:"bytes,20,rep,name=mounts,proto3" json:"mounts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1169,6 +1173,140 @@ func (x *TaskConfig) GetRawConfig() []byte {
 	return nil
 }
 
+func (x *TaskConfig) GetDevices() []*DeviceConfig {
+	if x != nil {
+		return x.Devices
+	}
+	return nil
+}
+
+func (x *TaskConfig) GetMounts() []*MountConfig {
+	if x != nil {
+		return x.Mounts
+	}
+	return nil
+}
+
+type DeviceConfig struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TaskPath      string                 `protobuf:"bytes,1,opt,name=task_path,json=taskPath,proto3" json:"task_path,omitempty"`
+	HostPath      string                 `protobuf:"bytes,2,opt,name=host_path,json=hostPath,proto3" json:"host_path,omitempty"`
+	Permissions   string                 `protobuf:"bytes,3,opt,name=permissions,proto3" json:"permissions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeviceConfig) Reset() {
+	*x = DeviceConfig{}
+	mi := &file_driver_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeviceConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeviceConfig) ProtoMessage() {}
+
+func (x *DeviceConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_driver_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeviceConfig.ProtoReflect.Descriptor instead.
+func (*DeviceConfig) Descriptor() ([]byte, []int) {
+	return file_driver_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *DeviceConfig) GetTaskPath() string {
+	if x != nil {
+		return x.TaskPath
+	}
+	return ""
+}
+
+func (x *DeviceConfig) GetHostPath() string {
+	if x != nil {
+		return x.HostPath
+	}
+	return ""
+}
+
+func (x *DeviceConfig) GetPermissions() string {
+	if x != nil {
+		return x.Permissions
+	}
+	return ""
+}
+
+type MountConfig struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TaskPath      string                 `protobuf:"bytes,1,opt,name=task_path,json=taskPath,proto3" json:"task_path,omitempty"`
+	HostPath      string                 `protobuf:"bytes,2,opt,name=host_path,json=hostPath,proto3" json:"host_path,omitempty"`
+	Readonly      bool                   `protobuf:"varint,3,opt,name=readonly,proto3" json:"readonly,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MountConfig) Reset() {
+	*x = MountConfig{}
+	mi := &file_driver_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MountConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MountConfig) ProtoMessage() {}
+
+func (x *MountConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_driver_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MountConfig.ProtoReflect.Descriptor instead.
+func (*MountConfig) Descriptor() ([]byte, []int) {
+	return file_driver_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *MountConfig) GetTaskPath() string {
+	if x != nil {
+		return x.TaskPath
+	}
+	return ""
+}
+
+func (x *MountConfig) GetHostPath() string {
+	if x != nil {
+		return x.HostPath
+	}
+	return ""
+}
+
+func (x *MountConfig) GetReadonly() bool {
+	if x != nil {
+		return x.Readonly
+	}
+	return false
+}
+
 type TaskHandle struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Version       int64                  `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
@@ -1181,7 +1319,7 @@ type TaskHandle struct {
 
 func (x *TaskHandle) Reset() {
 	*x = TaskHandle{}
-	mi := &file_driver_proto_msgTypes[18]
+	mi := &file_driver_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1193,7 +1331,7 @@ func (x *TaskHandle) String() string {
 func (*TaskHandle) ProtoMessage() {}
 
 func (x *TaskHandle) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[18]
+	mi := &file_driver_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1206,7 +1344,7 @@ func (x *TaskHandle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskHandle.ProtoReflect.Descriptor instead.
 func (*TaskHandle) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{18}
+	return file_driver_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *TaskHandle) GetVersion() int64 {
@@ -1250,7 +1388,7 @@ type ExitResult struct {
 
 func (x *ExitResult) Reset() {
 	*x = ExitResult{}
-	mi := &file_driver_proto_msgTypes[19]
+	mi := &file_driver_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1262,7 +1400,7 @@ func (x *ExitResult) String() string {
 func (*ExitResult) ProtoMessage() {}
 
 func (x *ExitResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[19]
+	mi := &file_driver_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1275,7 +1413,7 @@ func (x *ExitResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExitResult.ProtoReflect.Descriptor instead.
 func (*ExitResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{19}
+	return file_driver_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ExitResult) GetExitCode() int64 {
@@ -1315,7 +1453,7 @@ type StartTaskRequest struct {
 
 func (x *StartTaskRequest) Reset() {
 	*x = StartTaskRequest{}
-	mi := &file_driver_proto_msgTypes[20]
+	mi := &file_driver_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1327,7 +1465,7 @@ func (x *StartTaskRequest) String() string {
 func (*StartTaskRequest) ProtoMessage() {}
 
 func (x *StartTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[20]
+	mi := &file_driver_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1340,7 +1478,7 @@ func (x *StartTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartTaskRequest.ProtoReflect.Descriptor instead.
 func (*StartTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{20}
+	return file_driver_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *StartTaskRequest) GetConfig() *TaskConfig {
@@ -1359,7 +1497,7 @@ type StartTaskResponse struct {
 
 func (x *StartTaskResponse) Reset() {
 	*x = StartTaskResponse{}
-	mi := &file_driver_proto_msgTypes[21]
+	mi := &file_driver_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1371,7 +1509,7 @@ func (x *StartTaskResponse) String() string {
 func (*StartTaskResponse) ProtoMessage() {}
 
 func (x *StartTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[21]
+	mi := &file_driver_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1384,7 +1522,7 @@ func (x *StartTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartTaskResponse.ProtoReflect.Descriptor instead.
 func (*StartTaskResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{21}
+	return file_driver_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StartTaskResponse) GetHandle() *TaskHandle {
@@ -1403,7 +1541,7 @@ type RecoverTaskRequest struct {
 
 func (x *RecoverTaskRequest) Reset() {
 	*x = RecoverTaskRequest{}
-	mi := &file_driver_proto_msgTypes[22]
+	mi := &file_driver_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1415,7 +1553,7 @@ func (x *RecoverTaskRequest) String() string {
 func (*RecoverTaskRequest) ProtoMessage() {}
 
 func (x *RecoverTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[22]
+	mi := &file_driver_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1428,7 +1566,7 @@ func (x *RecoverTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverTaskRequest.ProtoReflect.Descriptor instead.
 func (*RecoverTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{22}
+	return file_driver_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RecoverTaskRequest) GetHandle() *TaskHandle {
@@ -1446,7 +1584,7 @@ type RecoverTaskResponse struct {
 
 func (x *RecoverTaskResponse) Reset() {
 	*x = RecoverTaskResponse{}
-	mi := &file_driver_proto_msgTypes[23]
+	mi := &file_driver_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1458,7 +1596,7 @@ func (x *RecoverTaskResponse) String() string {
 func (*RecoverTaskResponse) ProtoMessage() {}
 
 func (x *RecoverTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[23]
+	mi := &file_driver_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1471,7 +1609,7 @@ func (x *RecoverTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverTaskResponse.ProtoReflect.Descriptor instead.
 func (*RecoverTaskResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{23}
+	return file_driver_proto_rawDescGZIP(), []int{25}
 }
 
 type WaitTaskRequest struct {
@@ -1483,7 +1621,7 @@ type WaitTaskRequest struct {
 
 func (x *WaitTaskRequest) Reset() {
 	*x = WaitTaskRequest{}
-	mi := &file_driver_proto_msgTypes[24]
+	mi := &file_driver_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1495,7 +1633,7 @@ func (x *WaitTaskRequest) String() string {
 func (*WaitTaskRequest) ProtoMessage() {}
 
 func (x *WaitTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[24]
+	mi := &file_driver_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1508,7 +1646,7 @@ func (x *WaitTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitTaskRequest.ProtoReflect.Descriptor instead.
 func (*WaitTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{24}
+	return file_driver_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *WaitTaskRequest) GetTaskId() string {
@@ -1527,7 +1665,7 @@ type WaitTaskResponse struct {
 
 func (x *WaitTaskResponse) Reset() {
 	*x = WaitTaskResponse{}
-	mi := &file_driver_proto_msgTypes[25]
+	mi := &file_driver_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1539,7 +1677,7 @@ func (x *WaitTaskResponse) String() string {
 func (*WaitTaskResponse) ProtoMessage() {}
 
 func (x *WaitTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[25]
+	mi := &file_driver_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1552,7 +1690,7 @@ func (x *WaitTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitTaskResponse.ProtoReflect.Descriptor instead.
 func (*WaitTaskResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{25}
+	return file_driver_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *WaitTaskResponse) GetResult() *ExitResult {
@@ -1573,7 +1711,7 @@ type StopTaskRequest struct {
 
 func (x *StopTaskRequest) Reset() {
 	*x = StopTaskRequest{}
-	mi := &file_driver_proto_msgTypes[26]
+	mi := &file_driver_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1585,7 +1723,7 @@ func (x *StopTaskRequest) String() string {
 func (*StopTaskRequest) ProtoMessage() {}
 
 func (x *StopTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[26]
+	mi := &file_driver_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1598,7 +1736,7 @@ func (x *StopTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopTaskRequest.ProtoReflect.Descriptor instead.
 func (*StopTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{26}
+	return file_driver_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *StopTaskRequest) GetTaskId() string {
@@ -1630,7 +1768,7 @@ type StopTaskResponse struct {
 
 func (x *StopTaskResponse) Reset() {
 	*x = StopTaskResponse{}
-	mi := &file_driver_proto_msgTypes[27]
+	mi := &file_driver_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1642,7 +1780,7 @@ func (x *StopTaskResponse) String() string {
 func (*StopTaskResponse) ProtoMessage() {}
 
 func (x *StopTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[27]
+	mi := &file_driver_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1655,7 +1793,7 @@ func (x *StopTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopTaskResponse.ProtoReflect.Descriptor instead.
 func (*StopTaskResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{27}
+	return file_driver_proto_rawDescGZIP(), []int{29}
 }
 
 type DestroyTaskRequest struct {
@@ -1668,7 +1806,7 @@ type DestroyTaskRequest struct {
 
 func (x *DestroyTaskRequest) Reset() {
 	*x = DestroyTaskRequest{}
-	mi := &file_driver_proto_msgTypes[28]
+	mi := &file_driver_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1680,7 +1818,7 @@ func (x *DestroyTaskRequest) String() string {
 func (*DestroyTaskRequest) ProtoMessage() {}
 
 func (x *DestroyTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[28]
+	mi := &file_driver_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1693,7 +1831,7 @@ func (x *DestroyTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DestroyTaskRequest.ProtoReflect.Descriptor instead.
 func (*DestroyTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{28}
+	return file_driver_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DestroyTaskRequest) GetTaskId() string {
@@ -1718,7 +1856,7 @@ type DestroyTaskResponse struct {
 
 func (x *DestroyTaskResponse) Reset() {
 	*x = DestroyTaskResponse{}
-	mi := &file_driver_proto_msgTypes[29]
+	mi := &file_driver_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1730,7 +1868,7 @@ func (x *DestroyTaskResponse) String() string {
 func (*DestroyTaskResponse) ProtoMessage() {}
 
 func (x *DestroyTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[29]
+	mi := &file_driver_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1743,7 +1881,7 @@ func (x *DestroyTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DestroyTaskResponse.ProtoReflect.Descriptor instead.
 func (*DestroyTaskResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{29}
+	return file_driver_proto_rawDescGZIP(), []int{31}
 }
 
 type InspectTaskRequest struct {
@@ -1755,7 +1893,7 @@ type InspectTaskRequest struct {
 
 func (x *InspectTaskRequest) Reset() {
 	*x = InspectTaskRequest{}
-	mi := &file_driver_proto_msgTypes[30]
+	mi := &file_driver_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1767,7 +1905,7 @@ func (x *InspectTaskRequest) String() string {
 func (*InspectTaskRequest) ProtoMessage() {}
 
 func (x *InspectTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[30]
+	mi := &file_driver_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1780,7 +1918,7 @@ func (x *InspectTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectTaskRequest.ProtoReflect.Descriptor instead.
 func (*InspectTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{30}
+	return file_driver_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *InspectTaskRequest) GetTaskId() string {
@@ -1805,7 +1943,7 @@ type TaskStatus struct {
 
 func (x *TaskStatus) Reset() {
 	*x = TaskStatus{}
-	mi := &file_driver_proto_msgTypes[31]
+	mi := &file_driver_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1817,7 +1955,7 @@ func (x *TaskStatus) String() string {
 func (*TaskStatus) ProtoMessage() {}
 
 func (x *TaskStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[31]
+	mi := &file_driver_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1830,7 +1968,7 @@ func (x *TaskStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStatus.ProtoReflect.Descriptor instead.
 func (*TaskStatus) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{31}
+	return file_driver_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *TaskStatus) GetId() string {
@@ -1891,7 +2029,7 @@ type InspectTaskResponse struct {
 
 func (x *InspectTaskResponse) Reset() {
 	*x = InspectTaskResponse{}
-	mi := &file_driver_proto_msgTypes[32]
+	mi := &file_driver_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1903,7 +2041,7 @@ func (x *InspectTaskResponse) String() string {
 func (*InspectTaskResponse) ProtoMessage() {}
 
 func (x *InspectTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[32]
+	mi := &file_driver_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1916,7 +2054,7 @@ func (x *InspectTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectTaskResponse.ProtoReflect.Descriptor instead.
 func (*InspectTaskResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{32}
+	return file_driver_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *InspectTaskResponse) GetStatus() *TaskStatus {
@@ -1936,7 +2074,7 @@ type SignalTaskRequest struct {
 
 func (x *SignalTaskRequest) Reset() {
 	*x = SignalTaskRequest{}
-	mi := &file_driver_proto_msgTypes[33]
+	mi := &file_driver_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1948,7 +2086,7 @@ func (x *SignalTaskRequest) String() string {
 func (*SignalTaskRequest) ProtoMessage() {}
 
 func (x *SignalTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[33]
+	mi := &file_driver_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1961,7 +2099,7 @@ func (x *SignalTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalTaskRequest.ProtoReflect.Descriptor instead.
 func (*SignalTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{33}
+	return file_driver_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SignalTaskRequest) GetTaskId() string {
@@ -1986,7 +2124,7 @@ type SignalTaskResponse struct {
 
 func (x *SignalTaskResponse) Reset() {
 	*x = SignalTaskResponse{}
-	mi := &file_driver_proto_msgTypes[34]
+	mi := &file_driver_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1998,7 +2136,7 @@ func (x *SignalTaskResponse) String() string {
 func (*SignalTaskResponse) ProtoMessage() {}
 
 func (x *SignalTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[34]
+	mi := &file_driver_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2011,7 +2149,7 @@ func (x *SignalTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalTaskResponse.ProtoReflect.Descriptor instead.
 func (*SignalTaskResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{34}
+	return file_driver_proto_rawDescGZIP(), []int{36}
 }
 
 type TaskStatsRequest struct {
@@ -2024,7 +2162,7 @@ type TaskStatsRequest struct {
 
 func (x *TaskStatsRequest) Reset() {
 	*x = TaskStatsRequest{}
-	mi := &file_driver_proto_msgTypes[35]
+	mi := &file_driver_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2036,7 +2174,7 @@ func (x *TaskStatsRequest) String() string {
 func (*TaskStatsRequest) ProtoMessage() {}
 
 func (x *TaskStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[35]
+	mi := &file_driver_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2049,7 +2187,7 @@ func (x *TaskStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStatsRequest.ProtoReflect.Descriptor instead.
 func (*TaskStatsRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{35}
+	return file_driver_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *TaskStatsRequest) GetTaskId() string {
@@ -2082,7 +2220,7 @@ type TaskResourceUsage struct {
 
 func (x *TaskResourceUsage) Reset() {
 	*x = TaskResourceUsage{}
-	mi := &file_driver_proto_msgTypes[36]
+	mi := &file_driver_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2094,7 +2232,7 @@ func (x *TaskResourceUsage) String() string {
 func (*TaskResourceUsage) ProtoMessage() {}
 
 func (x *TaskResourceUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[36]
+	mi := &file_driver_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2107,7 +2245,7 @@ func (x *TaskResourceUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskResourceUsage.ProtoReflect.Descriptor instead.
 func (*TaskResourceUsage) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{36}
+	return file_driver_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *TaskResourceUsage) GetTimestamp() int64 {
@@ -2175,7 +2313,7 @@ type TaskStatsResponse struct {
 
 func (x *TaskStatsResponse) Reset() {
 	*x = TaskStatsResponse{}
-	mi := &file_driver_proto_msgTypes[37]
+	mi := &file_driver_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2187,7 +2325,7 @@ func (x *TaskStatsResponse) String() string {
 func (*TaskStatsResponse) ProtoMessage() {}
 
 func (x *TaskStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[37]
+	mi := &file_driver_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2200,7 +2338,7 @@ func (x *TaskStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStatsResponse.ProtoReflect.Descriptor instead.
 func (*TaskStatsResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{37}
+	return file_driver_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *TaskStatsResponse) GetUsage() *TaskResourceUsage {
@@ -2218,7 +2356,7 @@ type TaskEventsRequest struct {
 
 func (x *TaskEventsRequest) Reset() {
 	*x = TaskEventsRequest{}
-	mi := &file_driver_proto_msgTypes[38]
+	mi := &file_driver_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2230,7 +2368,7 @@ func (x *TaskEventsRequest) String() string {
 func (*TaskEventsRequest) ProtoMessage() {}
 
 func (x *TaskEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[38]
+	mi := &file_driver_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2243,7 +2381,7 @@ func (x *TaskEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskEventsRequest.ProtoReflect.Descriptor instead.
 func (*TaskEventsRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{38}
+	return file_driver_proto_rawDescGZIP(), []int{40}
 }
 
 type TaskEvent struct {
@@ -2261,7 +2399,7 @@ type TaskEvent struct {
 
 func (x *TaskEvent) Reset() {
 	*x = TaskEvent{}
-	mi := &file_driver_proto_msgTypes[39]
+	mi := &file_driver_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2273,7 +2411,7 @@ func (x *TaskEvent) String() string {
 func (*TaskEvent) ProtoMessage() {}
 
 func (x *TaskEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[39]
+	mi := &file_driver_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2286,7 +2424,7 @@ func (x *TaskEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskEvent.ProtoReflect.Descriptor instead.
 func (*TaskEvent) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{39}
+	return file_driver_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *TaskEvent) GetTaskId() string {
@@ -2347,7 +2485,7 @@ type TaskEventsResponse struct {
 
 func (x *TaskEventsResponse) Reset() {
 	*x = TaskEventsResponse{}
-	mi := &file_driver_proto_msgTypes[40]
+	mi := &file_driver_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2359,7 +2497,7 @@ func (x *TaskEventsResponse) String() string {
 func (*TaskEventsResponse) ProtoMessage() {}
 
 func (x *TaskEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[40]
+	mi := &file_driver_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2372,7 +2510,7 @@ func (x *TaskEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskEventsResponse.ProtoReflect.Descriptor instead.
 func (*TaskEventsResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{40}
+	return file_driver_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *TaskEventsResponse) GetEvent() *TaskEvent {
@@ -2393,7 +2531,7 @@ type ExecTaskRequest struct {
 
 func (x *ExecTaskRequest) Reset() {
 	*x = ExecTaskRequest{}
-	mi := &file_driver_proto_msgTypes[41]
+	mi := &file_driver_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2405,7 +2543,7 @@ func (x *ExecTaskRequest) String() string {
 func (*ExecTaskRequest) ProtoMessage() {}
 
 func (x *ExecTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[41]
+	mi := &file_driver_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2418,7 +2556,7 @@ func (x *ExecTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecTaskRequest.ProtoReflect.Descriptor instead.
 func (*ExecTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{41}
+	return file_driver_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ExecTaskRequest) GetTaskId() string {
@@ -2453,7 +2591,7 @@ type ExecTaskResponse struct {
 
 func (x *ExecTaskResponse) Reset() {
 	*x = ExecTaskResponse{}
-	mi := &file_driver_proto_msgTypes[42]
+	mi := &file_driver_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2465,7 +2603,7 @@ func (x *ExecTaskResponse) String() string {
 func (*ExecTaskResponse) ProtoMessage() {}
 
 func (x *ExecTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[42]
+	mi := &file_driver_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2478,7 +2616,7 @@ func (x *ExecTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecTaskResponse.ProtoReflect.Descriptor instead.
 func (*ExecTaskResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{42}
+	return file_driver_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ExecTaskResponse) GetStdout() []byte {
@@ -2578,7 +2716,7 @@ const file_driver_proto_rawDesc = "" +
 	"\n" +
 	"cpu_shares\x18\x01 \x01(\x03R\tcpuShares\x12\x1b\n" +
 	"\tmemory_mb\x18\x02 \x01(\x03R\bmemoryMb\x12\"\n" +
-	"\rmemory_max_mb\x18\x03 \x01(\x03R\vmemoryMaxMb\"\x90\x06\n" +
+	"\rmemory_max_mb\x18\x03 \x01(\x03R\vmemoryMaxMb\"\x93\a\n" +
 	"\n" +
 	"TaskConfig\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
@@ -2603,13 +2741,23 @@ const file_driver_proto_rawDesc = "" +
 	"\vkill_signal\x18\x11 \x01(\tR\n" +
 	"killSignal\x12\"\n" +
 	"\n" +
-	"raw_config\x18\x12 \x01(\fH\x02R\trawConfig\x88\x01\x01\x1a6\n" +
+	"raw_config\x18\x12 \x01(\fH\x02R\trawConfig\x88\x01\x01\x12A\n" +
+	"\adevices\x18\x13 \x03(\v2'.drover.plugins.drivers.v1.DeviceConfigR\adevices\x12>\n" +
+	"\x06mounts\x18\x14 \x03(\v2&.drover.plugins.drivers.v1.MountConfigR\x06mounts\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x10\n" +
 	"\x0e_log_max_filesB\x17\n" +
 	"\x15_log_max_file_size_mbB\r\n" +
-	"\v_raw_config\"\xb4\x01\n" +
+	"\v_raw_config\"j\n" +
+	"\fDeviceConfig\x12\x1b\n" +
+	"\ttask_path\x18\x01 \x01(\tR\btaskPath\x12\x1b\n" +
+	"\thost_path\x18\x02 \x01(\tR\bhostPath\x12 \n" +
+	"\vpermissions\x18\x03 \x01(\tR\vpermissions\"c\n" +
+	"\vMountConfig\x12\x1b\n" +
+	"\ttask_path\x18\x01 \x01(\tR\btaskPath\x12\x1b\n" +
+	"\thost_path\x18\x02 \x01(\tR\bhostPath\x12\x1a\n" +
+	"\breadonly\x18\x03 \x01(\bR\breadonly\"\xb4\x01\n" +
 	"\n" +
 	"TaskHandle\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\x03R\aversion\x12=\n" +
@@ -2744,7 +2892,7 @@ func file_driver_proto_rawDescGZIP() []byte {
 }
 
 var file_driver_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_driver_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
+var file_driver_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_driver_proto_goTypes = []any{
 	(ErrorDetail_Kind)(0),         // 0: drover.plugins.drivers.v1.ErrorDetail.Kind
 	(*ErrorDetail)(nil),           // 1: drover.plugins.drivers.v1.ErrorDetail
@@ -2765,100 +2913,104 @@ var file_driver_proto_goTypes = []any{
 	(*TaskDir)(nil),               // 16: drover.plugins.drivers.v1.TaskDir
 	(*Resources)(nil),             // 17: drover.plugins.drivers.v1.Resources
 	(*TaskConfig)(nil),            // 18: drover.plugins.drivers.v1.TaskConfig
-	(*TaskHandle)(nil),            // 19: drover.plugins.drivers.v1.TaskHandle
-	(*ExitResult)(nil),            // 20: drover.plugins.drivers.v1.ExitResult
-	(*StartTaskRequest)(nil),      // 21: drover.plugins.drivers.v1.StartTaskRequest
-	(*StartTaskResponse)(nil),     // 22: drover.plugins.drivers.v1.StartTaskResponse
-	(*RecoverTaskRequest)(nil),    // 23: drover.plugins.drivers.v1.RecoverTaskRequest
-	(*RecoverTaskResponse)(nil),   // 24: drover.plugins.drivers.v1.RecoverTaskResponse
-	(*WaitTaskRequest)(nil),       // 25: drover.plugins.drivers.v1.WaitTaskRequest
-	(*WaitTaskResponse)(nil),      // 26: drover.plugins.drivers.v1.WaitTaskResponse
-	(*StopTaskRequest)(nil),       // 27: drover.plugins.drivers.v1.StopTaskRequest
-	(*StopTaskResponse)(nil),      // 28: drover.plugins.drivers.v1.StopTaskResponse
-	(*DestroyTaskRequest)(nil),    // 29: drover.plugins.drivers.v1.DestroyTaskRequest
-	(*DestroyTaskResponse)(nil),   // 30: drover.plugins.drivers.v1.DestroyTaskResponse
-	(*InspectTaskRequest)(nil),    // 31: drover.plugins.drivers.v1.InspectTaskRequest
-	(*TaskStatus)(nil),            // 32: drover.plugins.drivers.v1.TaskStatus
-	(*InspectTaskResponse)(nil),   // 33: drover.plugins.drivers.v1.InspectTaskResponse
-	(*SignalTaskRequest)(nil),     // 34: drover.plugins.drivers.v1.SignalTaskRequest
-	(*SignalTaskResponse)(nil),    // 35: drover.plugins.drivers.v1.SignalTaskResponse
-	(*TaskStatsRequest)(nil),      // 36: drover.plugins.drivers.v1.TaskStatsRequest
-	(*TaskResourceUsage)(nil),     // 37: drover.plugins.drivers.v1.TaskResourceUsage
-	(*TaskStatsResponse)(nil),     // 38: drover.plugins.drivers.v1.TaskStatsResponse
-	(*TaskEventsRequest)(nil),     // 39: drover.plugins.drivers.v1.TaskEventsRequest
-	(*TaskEvent)(nil),             // 40: drover.plugins.drivers.v1.TaskEvent
-	(*TaskEventsResponse)(nil),    // 41: drover.plugins.drivers.v1.TaskEventsResponse
-	(*ExecTaskRequest)(nil),       // 42: drover.plugins.drivers.v1.ExecTaskRequest
-	(*ExecTaskResponse)(nil),      // 43: drover.plugins.drivers.v1.ExecTaskResponse
-	nil,                           // 44: drover.plugins.drivers.v1.Fingerprint.AttributesEntry
-	nil,                           // 45: drover.plugins.drivers.v1.TaskConfig.EnvEntry
-	nil,                           // 46: drover.plugins.drivers.v1.TaskStatus.DriverAttributesEntry
-	nil,                           // 47: drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry
-	nil,                           // 48: drover.plugins.drivers.v1.TaskEvent.AnnotationsEntry
-	(*timestamppb.Timestamp)(nil), // 49: google.protobuf.Timestamp
+	(*DeviceConfig)(nil),          // 19: drover.plugins.drivers.v1.DeviceConfig
+	(*MountConfig)(nil),           // 20: drover.plugins.drivers.v1.MountConfig
+	(*TaskHandle)(nil),            // 21: drover.plugins.drivers.v1.TaskHandle
+	(*ExitResult)(nil),            // 22: drover.plugins.drivers.v1.ExitResult
+	(*StartTaskRequest)(nil),      // 23: drover.plugins.drivers.v1.StartTaskRequest
+	(*StartTaskResponse)(nil),     // 24: drover.plugins.drivers.v1.StartTaskResponse
+	(*RecoverTaskRequest)(nil),    // 25: drover.plugins.drivers.v1.RecoverTaskRequest
+	(*RecoverTaskResponse)(nil),   // 26: drover.plugins.drivers.v1.RecoverTaskResponse
+	(*WaitTaskRequest)(nil),       // 27: drover.plugins.drivers.v1.WaitTaskRequest
+	(*WaitTaskResponse)(nil),      // 28: drover.plugins.drivers.v1.WaitTaskResponse
+	(*StopTaskRequest)(nil),       // 29: drover.plugins.drivers.v1.StopTaskRequest
+	(*StopTaskResponse)(nil),      // 30: drover.plugins.drivers.v1.StopTaskResponse
+	(*DestroyTaskRequest)(nil),    // 31: drover.plugins.drivers.v1.DestroyTaskRequest
+	(*DestroyTaskResponse)(nil),   // 32: drover.plugins.drivers.v1.DestroyTaskResponse
+	(*InspectTaskRequest)(nil),    // 33: drover.plugins.drivers.v1.InspectTaskRequest
+	(*TaskStatus)(nil),            // 34: drover.plugins.drivers.v1.TaskStatus
+	(*InspectTaskResponse)(nil),   // 35: drover.plugins.drivers.v1.InspectTaskResponse
+	(*SignalTaskRequest)(nil),     // 36: drover.plugins.drivers.v1.SignalTaskRequest
+	(*SignalTaskResponse)(nil),    // 37: drover.plugins.drivers.v1.SignalTaskResponse
+	(*TaskStatsRequest)(nil),      // 38: drover.plugins.drivers.v1.TaskStatsRequest
+	(*TaskResourceUsage)(nil),     // 39: drover.plugins.drivers.v1.TaskResourceUsage
+	(*TaskStatsResponse)(nil),     // 40: drover.plugins.drivers.v1.TaskStatsResponse
+	(*TaskEventsRequest)(nil),     // 41: drover.plugins.drivers.v1.TaskEventsRequest
+	(*TaskEvent)(nil),             // 42: drover.plugins.drivers.v1.TaskEvent
+	(*TaskEventsResponse)(nil),    // 43: drover.plugins.drivers.v1.TaskEventsResponse
+	(*ExecTaskRequest)(nil),       // 44: drover.plugins.drivers.v1.ExecTaskRequest
+	(*ExecTaskResponse)(nil),      // 45: drover.plugins.drivers.v1.ExecTaskResponse
+	nil,                           // 46: drover.plugins.drivers.v1.Fingerprint.AttributesEntry
+	nil,                           // 47: drover.plugins.drivers.v1.TaskConfig.EnvEntry
+	nil,                           // 48: drover.plugins.drivers.v1.TaskStatus.DriverAttributesEntry
+	nil,                           // 49: drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry
+	nil,                           // 50: drover.plugins.drivers.v1.TaskEvent.AnnotationsEntry
+	(*timestamppb.Timestamp)(nil), // 51: google.protobuf.Timestamp
 }
 var file_driver_proto_depIdxs = []int32{
 	0,  // 0: drover.plugins.drivers.v1.ErrorDetail.kind:type_name -> drover.plugins.drivers.v1.ErrorDetail.Kind
 	5,  // 1: drover.plugins.drivers.v1.ConfigSchemaResponse.fields:type_name -> drover.plugins.drivers.v1.SchemaField
 	7,  // 2: drover.plugins.drivers.v1.SetConfigRequest.agent_config:type_name -> drover.plugins.drivers.v1.AgentConfig
 	11, // 3: drover.plugins.drivers.v1.CapabilitiesResponse.capabilities:type_name -> drover.plugins.drivers.v1.Capabilities
-	44, // 4: drover.plugins.drivers.v1.Fingerprint.attributes:type_name -> drover.plugins.drivers.v1.Fingerprint.AttributesEntry
+	46, // 4: drover.plugins.drivers.v1.Fingerprint.attributes:type_name -> drover.plugins.drivers.v1.Fingerprint.AttributesEntry
 	14, // 5: drover.plugins.drivers.v1.FingerprintResponse.fingerprint:type_name -> drover.plugins.drivers.v1.Fingerprint
-	45, // 6: drover.plugins.drivers.v1.TaskConfig.env:type_name -> drover.plugins.drivers.v1.TaskConfig.EnvEntry
+	47, // 6: drover.plugins.drivers.v1.TaskConfig.env:type_name -> drover.plugins.drivers.v1.TaskConfig.EnvEntry
 	17, // 7: drover.plugins.drivers.v1.TaskConfig.resources:type_name -> drover.plugins.drivers.v1.Resources
 	16, // 8: drover.plugins.drivers.v1.TaskConfig.task_dir:type_name -> drover.plugins.drivers.v1.TaskDir
-	18, // 9: drover.plugins.drivers.v1.TaskHandle.config:type_name -> drover.plugins.drivers.v1.TaskConfig
-	18, // 10: drover.plugins.drivers.v1.StartTaskRequest.config:type_name -> drover.plugins.drivers.v1.TaskConfig
-	19, // 11: drover.plugins.drivers.v1.StartTaskResponse.handle:type_name -> drover.plugins.drivers.v1.TaskHandle
-	19, // 12: drover.plugins.drivers.v1.RecoverTaskRequest.handle:type_name -> drover.plugins.drivers.v1.TaskHandle
-	20, // 13: drover.plugins.drivers.v1.WaitTaskResponse.result:type_name -> drover.plugins.drivers.v1.ExitResult
-	49, // 14: drover.plugins.drivers.v1.TaskStatus.started_at:type_name -> google.protobuf.Timestamp
-	49, // 15: drover.plugins.drivers.v1.TaskStatus.completed_at:type_name -> google.protobuf.Timestamp
-	20, // 16: drover.plugins.drivers.v1.TaskStatus.exit_result:type_name -> drover.plugins.drivers.v1.ExitResult
-	46, // 17: drover.plugins.drivers.v1.TaskStatus.driver_attributes:type_name -> drover.plugins.drivers.v1.TaskStatus.DriverAttributesEntry
-	32, // 18: drover.plugins.drivers.v1.InspectTaskResponse.status:type_name -> drover.plugins.drivers.v1.TaskStatus
-	47, // 19: drover.plugins.drivers.v1.TaskResourceUsage.pids:type_name -> drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry
-	37, // 20: drover.plugins.drivers.v1.TaskStatsResponse.usage:type_name -> drover.plugins.drivers.v1.TaskResourceUsage
-	49, // 21: drover.plugins.drivers.v1.TaskEvent.timestamp:type_name -> google.protobuf.Timestamp
-	48, // 22: drover.plugins.drivers.v1.TaskEvent.annotations:type_name -> drover.plugins.drivers.v1.TaskEvent.AnnotationsEntry
-	40, // 23: drover.plugins.drivers.v1.TaskEventsResponse.event:type_name -> drover.plugins.drivers.v1.TaskEvent
-	20, // 24: drover.plugins.drivers.v1.ExecTaskResponse.exit_result:type_name -> drover.plugins.drivers.v1.ExitResult
-	37, // 25: drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry.value:type_name -> drover.plugins.drivers.v1.TaskResourceUsage
-	2,  // 26: drover.plugins.drivers.v1.Driver.PluginInfo:input_type -> drover.plugins.drivers.v1.PluginInfoRequest
-	4,  // 27: drover.plugins.drivers.v1.Driver.ConfigSchema:input_type -> drover.plugins.drivers.v1.ConfigSchemaRequest
-	8,  // 28: drover.plugins.drivers.v1.Driver.SetConfig:input_type -> drover.plugins.drivers.v1.SetConfigRequest
-	10, // 29: drover.plugins.drivers.v1.Driver.Capabilities:input_type -> drover.plugins.drivers.v1.CapabilitiesRequest
-	13, // 30: drover.plugins.drivers.v1.Driver.Fingerprint:input_type -> drover.plugins.drivers.v1.FingerprintRequest
-	21, // 31: drover.plugins.drivers.v1.Driver.StartTask:input_type -> drover.plugins.drivers.v1.StartTaskRequest
-	23, // 32: drover.plugins.drivers.v1.Driver.RecoverTask:input_type -> drover.plugins.drivers.v1.RecoverTaskRequest
-	25, // 33: drover.plugins.drivers.v1.Driver.WaitTask:input_type -> drover.plugins.drivers.v1.WaitTaskRequest
-	27, // 34: drover.plugins.drivers.v1.Driver.StopTask:input_type -> drover.plugins.drivers.v1.StopTaskRequest
-	29, // 35: drover.plugins.drivers.v1.Driver.DestroyTask:input_type -> drover.plugins.drivers.v1.DestroyTaskRequest
-	31, // 36: drover.plugins.drivers.v1.Driver.InspectTask:input_type -> drover.plugins.drivers.v1.InspectTaskRequest
-	34, // 37: drover.plugins.drivers.v1.Driver.SignalTask:input_type -> drover.plugins.drivers.v1.SignalTaskRequest
-	36, // 38: drover.plugins.drivers.v1.Driver.TaskStats:input_type -> drover.plugins.drivers.v1.TaskStatsRequest
-	39, // 39: drover.plugins.drivers.v1.Driver.TaskEvents:input_type -> drover.plugins.drivers.v1.TaskEventsRequest
-	42, // 40: drover.plugins.drivers.v1.Driver.ExecTask:input_type -> drover.plugins.drivers.v1.ExecTaskRequest
-	3,  // 41: drover.plugins.drivers.v1.Driver.PluginInfo:output_type -> drover.plugins.drivers.v1.PluginInfoResponse
-	6,  // 42: drover.plugins.drivers.v1.Driver.ConfigSchema:output_type -> drover.plugins.drivers.v1.ConfigSchemaResponse
-	9,  // 43: drover.plugins.drivers.v1.Driver.SetConfig:output_type -> drover.plugins.drivers.v1.SetConfigResponse
-	12, // 44: drover.plugins.drivers.v1.Driver.Capabilities:output_type -> drover.plugins.drivers.v1.CapabilitiesResponse
-	15, // 45: drover.plugins.drivers.v1.Driver.Fingerprint:output_type -> drover.plugins.drivers.v1.FingerprintResponse
-	22, // 46: drover.plugins.drivers.v1.Driver.StartTask:output_type -> drover.plugins.drivers.v1.StartTaskResponse
-	24, // 47: drover.plugins.drivers.v1.Driver.RecoverTask:output_type -> drover.plugins.drivers.v1.RecoverTaskResponse
-	26, // 48: drover.plugins.drivers.v1.Driver.WaitTask:output_type -> drover.plugins.drivers.v1.WaitTaskResponse
-	28, // 49: drover.plugins.drivers.v1.Driver.StopTask:output_type -> drover.plugins.drivers.v1.StopTaskResponse
-	30, // 50: drover.plugins.drivers.v1.Driver.DestroyTask:output_type -> drover.plugins.drivers.v1.DestroyTaskResponse
-	33, // 51: drover.plugins.drivers.v1.Driver.InspectTask:output_type -> drover.plugins.drivers.v1.InspectTaskResponse
-	35, // 52: drover.plugins.drivers.v1.Driver.SignalTask:output_type -> drover.plugins.drivers.v1.SignalTaskResponse
-	38, // 53: drover.plugins.drivers.v1.Driver.TaskStats:output_type -> drover.plugins.drivers.v1.TaskStatsResponse
-	41, // 54: drover.plugins.drivers.v1.Driver.TaskEvents:output_type -> drover.plugins.drivers.v1.TaskEventsResponse
-	43, // 55: drover.plugins.drivers.v1.Driver.ExecTask:output_type -> drover.plugins.drivers.v1.ExecTaskResponse
-	41, // [41:56] is the sub-list for method output_type
-	26, // [26:41] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	19, // 9: drover.plugins.drivers.v1.TaskConfig.devices:type_name -> drover.plugins.drivers.v1.DeviceConfig
+	20, // 10: drover.plugins.drivers.v1.TaskConfig.mounts:type_name -> drover.plugins.drivers.v1.MountConfig
+	18, // 11: drover.plugins.drivers.v1.TaskHandle.config:type_name -> drover.plugins.drivers.v1.TaskConfig
+	18, // 12: drover.plugins.drivers.v1.StartTaskRequest.config:type_name -> drover.plugins.drivers.v1.TaskConfig
+	21, // 13: drover.plugins.drivers.v1.StartTaskResponse.handle:type_name -> drover.plugins.drivers.v1.TaskHandle
+	21, // 14: drover.plugins.drivers.v1.RecoverTaskRequest.handle:type_name -> drover.plugins.drivers.v1.TaskHandle
+	22, // 15: drover.plugins.drivers.v1.WaitTaskResponse.result:type_name -> drover.plugins.drivers.v1.ExitResult
+	51, // 16: drover.plugins.drivers.v1.TaskStatus.started_at:type_name -> google.protobuf.Timestamp
+	51, // 17: drover.plugins.drivers.v1.TaskStatus.completed_at:type_name -> google.protobuf.Timestamp
+	22, // 18: drover.plugins.drivers.v1.TaskStatus.exit_result:type_name -> drover.plugins.drivers.v1.ExitResult
+	48, // 19: drover.plugins.drivers.v1.TaskStatus.driver_attributes:type_name -> drover.plugins.drivers.v1.TaskStatus.DriverAttributesEntry
+	34, // 20: drover.plugins.drivers.v1.InspectTaskResponse.status:type_name -> drover.plugins.drivers.v1.TaskStatus
+	49, // 21: drover.plugins.drivers.v1.TaskResourceUsage.pids:type_name -> drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry
+	39, // 22: drover.plugins.drivers.v1.TaskStatsResponse.usage:type_name -> drover.plugins.drivers.v1.TaskResourceUsage
+	51, // 23: drover.plugins.drivers.v1.TaskEvent.timestamp:type_name -> google.protobuf.Timestamp
+	50, // 24: drover.plugins.drivers.v1.TaskEvent.annotations:type_name -> drover.plugins.drivers.v1.TaskEvent.AnnotationsEntry
+	42, // 25: drover.plugins.drivers.v1.TaskEventsResponse.event:type_name -> drover.plugins.drivers.v1.TaskEvent
+	22, // 26: drover.plugins.drivers.v1.ExecTaskResponse.exit_result:type_name -> drover.plugins.drivers.v1.ExitResult
+	39, // 27: drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry.value:type_name -> drover.plugins.drivers.v1.TaskResourceUsage
+	2,  // 28: drover.plugins.drivers.v1.Driver.PluginInfo:input_type -> drover.plugins.drivers.v1.PluginInfoRequest
+	4,  // 29: drover.plugins.drivers.v1.Driver.ConfigSchema:input_type -> drover.plugins.drivers.v1.ConfigSchemaRequest
+	8,  // 30: drover.plugins.drivers.v1.Driver.SetConfig:input_type -> drover.plugins.drivers.v1.SetConfigRequest
+	10, // 31: drover.plugins.drivers.v1.Driver.Capabilities:input_type -> drover.plugins.drivers.v1.CapabilitiesRequest
+	13, // 32: drover.plugins.drivers.v1.Driver.Fingerprint:input_type -> drover.plugins.drivers.v1.FingerprintRequest
+	23, // 33: drover.plugins.drivers.v1.Driver.StartTask:input_type -> drover.plugins.drivers.v1.StartTaskRequest
+	25, // 34: drover.plugins.drivers.v1.Driver.RecoverTask:input_type -> drover.plugins.drivers.v1.RecoverTaskRequest
+	27, // 35: drover.plugins.drivers.v1.Driver.WaitTask:input_type -> drover.plugins.drivers.v1.WaitTaskRequest
+	29, // 36: drover.plugins.drivers.v1.Driver.StopTask:input_type -> drover.plugins.drivers.v1.StopTaskRequest
+	31, // 37: drover.plugins.drivers.v1.Driver.DestroyTask:input_type -> drover.plugins.drivers.v1.DestroyTaskRequest
+	33, // 38: drover.plugins.drivers.v1.Driver.InspectTask:input_type -> drover.plugins.drivers.v1.InspectTaskRequest
+	36, // 39: drover.plugins.drivers.v1.Driver.SignalTask:input_type -> drover.plugins.drivers.v1.SignalTaskRequest
+	38, // 40: drover.plugins.drivers.v1.Driver.TaskStats:input_type -> drover.plugins.drivers.v1.TaskStatsRequest
+	41, // 41: drover.plugins.drivers.v1.Driver.TaskEvents:input_type -> drover.plugins.drivers.v1.TaskEventsRequest
+	44, // 42: drover.plugins.drivers.v1.Driver.ExecTask:input_type -> drover.plugins.drivers.v1.ExecTaskRequest
+	3,  // 43: drover.plugins.drivers.v1.Driver.PluginInfo:output_type -> drover.plugins.drivers.v1.PluginInfoResponse
+	6,  // 44: drover.plugins.drivers.v1.Driver.ConfigSchema:output_type -> drover.plugins.drivers.v1.ConfigSchemaResponse
+	9,  // 45: drover.plugins.drivers.v1.Driver.SetConfig:output_type -> drover.plugins.drivers.v1.SetConfigResponse
+	12, // 46: drover.plugins.drivers.v1.Driver.Capabilities:output_type -> drover.plugins.drivers.v1.CapabilitiesResponse
+	15, // 47: drover.plugins.drivers.v1.Driver.Fingerprint:output_type -> drover.plugins.drivers.v1.FingerprintResponse
+	24, // 48: drover.plugins.drivers.v1.Driver.StartTask:output_type -> drover.plugins.drivers.v1.StartTaskResponse
+	26, // 49: drover.plugins.drivers.v1.Driver.RecoverTask:output_type -> drover.plugins.drivers.v1.RecoverTaskResponse
+	28, // 50: drover.plugins.drivers.v1.Driver.WaitTask:output_type -> drover.plugins.drivers.v1.WaitTaskResponse
+	30, // 51: drover.plugins.drivers.v1.Driver.StopTask:output_type -> drover.plugins.drivers.v1.StopTaskResponse
+	32, // 52: drover.plugins.drivers.v1.Driver.DestroyTask:output_type -> drover.plugins.drivers.v1.DestroyTaskResponse
+	35, // 53: drover.plugins.drivers.v1.Driver.InspectTask:output_type -> drover.plugins.drivers.v1.InspectTaskResponse
+	37, // 54: drover.plugins.drivers.v1.Driver.SignalTask:output_type -> drover.plugins.drivers.v1.SignalTaskResponse
+	40, // 55: drover.plugins.drivers.v1.Driver.TaskStats:output_type -> drover.plugins.drivers.v1.TaskStatsResponse
+	43, // 56: drover.plugins.drivers.v1.Driver.TaskEvents:output_type -> drover.plugins.drivers.v1.TaskEventsResponse
+	45, // 57: drover.plugins.drivers.v1.Driver.ExecTask:output_type -> drover.plugins.drivers.v1.ExecTaskResponse
+	43, // [43:58] is the sub-list for method output_type
+	28, // [28:43] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_driver_proto_init() }
@@ -2871,16 +3023,16 @@ func file_driver_proto_init() {
 	file_driver_proto_msgTypes[6].OneofWrappers = []any{}
 	file_driver_proto_msgTypes[7].OneofWrappers = []any{}
 	file_driver_proto_msgTypes[17].OneofWrappers = []any{}
-	file_driver_proto_msgTypes[18].OneofWrappers = []any{}
-	file_driver_proto_msgTypes[19].OneofWrappers = []any{}
-	file_driver_proto_msgTypes[39].OneofWrappers = []any{}
+	file_driver_proto_msgTypes[20].OneofWrappers = []any{}
+	file_driver_proto_msgTypes[21].OneofWrappers = []any{}
+	file_driver_proto_msgTypes[41].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_driver_proto_rawDesc), len(file_driver_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   48,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
