@@ -6,6 +6,7 @@ import (
 	"maps"
 
 	"github.com/drover-io/drover/client/allocdir"
+	"github.com/drover-io/drover/plugins/drivers"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -45,6 +46,10 @@ type PrestartResponse struct {
 	StderrPath string
 	// Done means the hook need not run again before a restart.
 	Done bool
+	// Mounts and Devices are added to the driver's TaskConfig (the
+	// device hook's reservations).
+	Mounts  []*drivers.MountConfig
+	Devices []*drivers.DeviceConfig
 }
 
 // hookResources is what the prestart hooks produced; it is used to build
@@ -53,12 +58,16 @@ type hookResources struct {
 	env        map[string]string
 	stdoutPath string
 	stderrPath string
+	// mounts and devices are rebuilt on every run of the hooks.
+	mounts  []*drivers.MountConfig
+	devices []*drivers.DeviceConfig
 }
 
 // runPrestartHooks runs the prestart hooks in order, skipping those that
 // reported Done on an earlier run.
 func (tr *TaskRunner) runPrestartHooks(ctx context.Context) error {
 	alloc, task := tr.allocAndTask()
+	tr.resources.mounts, tr.resources.devices = nil, nil
 	for _, h := range tr.prestartHooks {
 		if tr.hooksDone[h.Name()] {
 			continue
@@ -86,6 +95,8 @@ func (tr *TaskRunner) runPrestartHooks(ctx context.Context) error {
 		if resp.StderrPath != "" {
 			tr.resources.stderrPath = resp.StderrPath
 		}
+		tr.resources.mounts = append(tr.resources.mounts, resp.Mounts...)
+		tr.resources.devices = append(tr.resources.devices, resp.Devices...)
 		if resp.Done {
 			tr.hooksDone[h.Name()] = true
 		}

@@ -54,6 +54,9 @@ type Config struct {
 	KillGrace time.Duration
 	// RestartJitter, when set, adds a random delay to restart delays.
 	RestartJitter func(time.Duration) time.Duration
+	// Devices reserves the task's device instances before it starts;
+	// nil: a task given devices fails to start.
+	Devices DeviceReserver
 }
 
 // TaskRunner runs one task. Create it with New, optionally Restore its
@@ -171,6 +174,7 @@ func New(cfg *Config) (*TaskRunner, error) {
 		&taskDirHook{events: tr},
 		&logsHook{},
 		&envHook{build: buildEnv, node: cfg.Node},
+		&deviceHook{reserver: cfg.Devices},
 	}
 	received := structs.NewTaskEvent(structs.TaskReceived)
 	received.Time = now().UnixNano()
@@ -473,6 +477,8 @@ func (tr *TaskRunner) buildTaskConfig(alloc *structs.Allocation, task *structs.T
 		StderrPath: tr.resources.stderrPath,
 		KillSignal: task.KillSignal,
 		RawConfig:  raw,
+		Devices:    tr.resources.devices,
+		Mounts:     tr.resources.mounts,
 	}
 	if alloc.Job != nil {
 		cfg.JobName = alloc.Job.Name
