@@ -406,6 +406,7 @@ func TestTaskExitsWhileAgentDown(t *testing.T) {
 			return false, fmt.Sprintf("pid file: %d (%v), old pid %d", p, err, pid)
 		}
 		newPid = p
+		t.Logf("task events after the restart:%s", eventsString(ts))
 		return true, ""
 	})
 	checkTree(t, a.dataDir, nil, map[string]int{id: newPid})
@@ -451,7 +452,7 @@ func TestShimKilledWhileAgentDown(t *testing.T) {
 		said := false
 		for _, e := range ts.Events {
 			msg := strings.ToLower(e.DisplayMessage + " " + e.DriverMessage + " " + e.DriverError)
-			said = said || strings.Contains(msg, "shim")
+			said = said || strings.Contains(msg, "shim") && (strings.Contains(msg, "exited") || strings.Contains(msg, "died"))
 		}
 		if !said || ts.State != "running" || countEvents(ts, "Started") < 2 {
 			return false, "events:" + eventsString(ts)
@@ -461,6 +462,7 @@ func TestShimKilledWhileAgentDown(t *testing.T) {
 			return false, fmt.Sprintf("pid file: %d (%v), old pid %d", p, err, pid)
 		}
 		newPid = p
+		t.Logf("task events after the restart:%s", eventsString(ts))
 		return true, ""
 	})
 	tt = checkTree(t, a.dataDir, marker, map[string]int{id: newPid})
