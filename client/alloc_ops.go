@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/drover-io/drover/client/allocrunner"
+	"github.com/drover-io/drover/client/allocrunner/taskrunner"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -43,18 +44,30 @@ func (c *Client) AllocDir(allocID string) (string, error) {
 	return ar.AllocDir().AllocDir, nil
 }
 
-// RestartAlloc restarts one task of an allocation, or all its running
-// tasks when allTasks is set or task is empty.
+// RestartAlloc restarts tasks of an allocation in place, outside their
+// restart policy: task alone (a conflict when it is not running); with
+// allTasks every task but the poststop ones, in lifecycle order, running
+// again the lifecycle tasks that completed; with neither, the tasks
+// running now. task and allTasks together are invalid.
 func (c *Client) RestartAlloc(ctx context.Context, allocID, task string, allTasks bool) error {
+	if allTasks && task != "" {
+		return structs.Invalid("restart: name a task or restart all tasks, not both")
+	}
 	ar, err := c.allocRunner(allocID)
 	if err != nil {
 		return err
 	}
-	ev := structs.NewTaskEvent(structs.TaskRestartSignal).SetRestartReason("User requested restart")
-	if allTasks || task == "" {
-		return ar.RestartAll(ctx, ev)
+	switch {
+	case allTasks:
+		return ar.RestartAllTasks(ctx, structs.NewTaskEvent(structs.TaskRestartSignal).
+			SetRestartReason(allocrunner.ReasonAllTasksRestart))
+	case task == "":
+		return ar.RestartAll(ctx, structs.NewTaskEvent(structs.TaskRestartSignal).
+			SetRestartReason(taskrunner.ReasonUserRestart))
+	default:
+		return ar.RestartTask(ctx, task, structs.NewTaskEvent(structs.TaskRestartSignal).
+			SetRestartReason(taskrunner.ReasonUserRestart))
 	}
-	return ar.RestartTask(ctx, task, ev)
 }
 
 // SignalAlloc sends a signal to one task of an allocation, or to all its

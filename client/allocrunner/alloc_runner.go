@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
@@ -54,6 +53,9 @@ type Config struct {
 	PreemptedAllocWatcher PrevAllocWatcher
 	// Clock drives deployment health tracking; nil uses the real clock.
 	Clock Clock
+	// Devices reserves the tasks' device instances (the client's device
+	// manager); nil: tasks given devices fail to start.
+	Devices taskrunner.DeviceReserver
 }
 
 // AllocRunner runs one allocation. Create it with New, optionally Restore,
@@ -97,6 +99,9 @@ type AllocRunner struct {
 	shutdownCh chan struct{}
 	// killWG tracks kills started by the state loop.
 	killWG sync.WaitGroup
+	// restartReqCh carries RestartAllTasks requests to runTasks, which
+	// serves them while the tasks run (unbuffered).
+	restartReqCh chan *restartAllRequest
 	// publishMu orders publications: a state computed earlier is never
 	// sent after one computed later.
 	publishMu    sync.Mutex
@@ -121,6 +126,11 @@ type AllocRunner struct {
 	// deployStatus is the client's deployment health verdict; nil until
 	// the health hook decides.
 	deployStatus *structs.AllocDeploymentStatus
+	// restartServing is not nil while runTasks serves restart requests,
+	// and is closed when it stops; restarting is set while it carries one
+	// out.
+	restartServing chan struct{}
+	restarting     bool
 }
 
 // New returns an AllocRunner and its TaskRunners. It starts nothing.
@@ -158,6 +168,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 		taskStateCh:  make(chan struct{}, 1),
 		changeCh:     make(chan struct{}),
 		updateCh:     make(chan *structs.Allocation, 1),
+		restartReqCh: make(chan *restartAllRequest),
 		ctx:          ctx,
 		cancel:       cancel,
 		prerunCtx:    prerunCtx,
@@ -195,6 +206,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 			Node:         cfg.Node,
 			BuildEnv:     cfg.BuildEnv,
 			KillGrace:    cfg.KillGrace,
+			Devices:      cfg.Devices,
 		})
 		if err != nil {
 			cancel()
@@ -358,25 +370,40 @@ func (ar *AllocRunner) Run() {
 	}
 }
 
-// runTasks runs the lifecycle phases: prestart tasks (the non-sidecar ones
-// to completion), then the main tasks, then, once the main tasks have
-// started, the poststart tasks, until the main tasks are dead; then
-// poststop tasks.
-func (ar *AllocRunner) runTasks() {
-	var prestart, main, poststart, poststop []*taskrunner.TaskRunner
+// phases are an allocation's task runners by lifecycle phase, each in
+// the group's task order.
+type phases struct {
+	prestart, main, poststart, poststop []*taskrunner.TaskRunner
+}
+
+// lifecyclePhases sorts the task runners by lifecycle phase.
+func (ar *AllocRunner) lifecyclePhases() *phases {
+	ph := &phases{}
 	for _, name := range ar.taskOrder {
 		tr := ar.tasks[name]
 		switch t := tr.Task(); {
 		case t.IsPrestart():
-			prestart = append(prestart, tr)
+			ph.prestart = append(ph.prestart, tr)
 		case t.IsPoststart():
-			poststart = append(poststart, tr)
+			ph.poststart = append(ph.poststart, tr)
 		case t.IsPoststop():
-			poststop = append(poststop, tr)
+			ph.poststop = append(ph.poststop, tr)
 		default:
-			main = append(main, tr)
+			ph.main = append(ph.main, tr)
 		}
 	}
+	return ph
+}
+
+// runTasks runs the lifecycle phases: prestart tasks (the non-sidecar ones
+// to completion), then the main tasks, then, once the main tasks have
+// started, the poststart tasks, until the tasks of these phases are dead
+// (serving RestartAllTasks meanwhile); then poststop tasks.
+func (ar *AllocRunner) runTasks() {
+	ph := ar.lifecyclePhases()
+	prestart, main, poststart, poststop := ph.prestart, ph.main, ph.poststart, ph.poststop
+	stopServing := ar.serveRestarts()
+	defer stopServing()
 	for _, tr := range prestart {
 		ar.startTaskRunner(tr)
 	}
@@ -399,9 +426,8 @@ func (ar *AllocRunner) runTasks() {
 	for _, tr := range poststart {
 		ar.startTaskRunner(tr)
 	}
-	for _, tr := range slices.Concat(prestart, main, poststart) {
-		<-tr.WaitCh()
-	}
+	ar.waitTasks(ph)
+	stopServing()
 	if ar.isShuttingDown() {
 		return
 	}

@@ -127,7 +127,10 @@ func (ar *AllocRunner) checkTasks() {
 		}
 	}
 
-	notDead := func(tr *taskrunner.TaskRunner) bool { return states[tr.Name()].State != structs.TaskStateDead }
+	// The kill's targets are picked on the tasks' current state, under
+	// ar.mu: a task run again by RestartAllTasks since the snapshot is
+	// killed too.
+	notDead := func(tr *taskrunner.TaskRunner) bool { return tr.TaskState().State != structs.TaskStateDead }
 
 	// Deciding and marking the tasks not started yet happen under one lock:
 	// a concurrent checkTasks (runTasks and the state loop both call it)

@@ -83,7 +83,9 @@ func (ar *AllocRunner) RestartTask(ctx context.Context, task string, ev *structs
 	return tr.Restart(ctx, ev)
 }
 
-// RestartAll restarts every running task.
+// RestartAll restarts every running task in place, outside the restart
+// policy (`alloc restart` naming no task): tasks that completed, such as
+// prestart tasks, are not run again; RestartAllTasks does that.
 func (ar *AllocRunner) RestartAll(ctx context.Context, ev *structs.TaskEvent) error {
 	var errs []error
 	var mu sync.Mutex
