@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/drover-io/drover/client/allocrunner"
+	"github.com/drover-io/drover/client/devicemanager"
 	"github.com/drover-io/drover/client/drivermanager"
 	"github.com/drover-io/drover/client/state"
 	"github.com/drover-io/drover/structs"
@@ -32,6 +33,7 @@ type Client struct {
 	rpc     RPC
 	nodes   NodeLookup // nil: no cross-node data migration
 	drivers *drivermanager.Manager
+	devices *devicemanager.Manager // nil: no device plugins
 	stateDB state.StateDB
 	region  string
 	devMode bool
@@ -146,7 +148,14 @@ func New(cfg *Config) (*Client, error) {
 		cancel()
 		return nil, fmt.Errorf("client: start drivers: %w", err)
 	}
+	c.devices = c.newDeviceManager(cfg)
+	if err := c.startDevices(); err != nil {
+		c.drivers.Shutdown()
+		cancel()
+		return nil, fmt.Errorf("client: start device plugins: %w", err)
+	}
 	if err := c.restoreAllocs(); err != nil {
+		c.shutdownDevices()
 		c.drivers.Shutdown()
 		cancel()
 		return nil, err
@@ -251,6 +260,7 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation) (*allocrunner.AllocRu
 		Drivers:      c.driver,
 		StateUpdater: allocUpdater{c},
 		Node:         c.Node(),
+		Devices:      c.deviceReserver(),
 
 		PrevAllocWatcher:      prev,
 		PreemptedAllocWatcher: preempted,
@@ -313,6 +323,7 @@ func (c *Client) Shutdown() error {
 		wg.Wait()
 		// After the tasks: in dev mode this kills the plugin processes.
 		c.drivers.Shutdown()
+		c.shutdownDevices()
 		ctx, cancel := context.WithTimeout(context.Background(), finalFlushTimeout)
 		c.flushUpdates(ctx)
 		cancel()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/drover-io/drover/client/devicemanager"
 	"github.com/drover-io/drover/client/drivermanager"
 	"github.com/drover-io/drover/client/state"
 	"github.com/drover-io/drover/plugins/drivers"
@@ -32,6 +33,10 @@ type Config struct {
 	// plugin configs and plugin_dir. The client sets its Logger, State,
 	// UpdateNode and KillOnShutdown (DevMode). Nil: only Drivers.
 	DriverManager *drivermanager.Config
+	// DeviceManager configures the device plugins: the catalog and the
+	// plugin configs. The client sets its Logger and UpdateNode. Nil: no
+	// device plugins.
+	DeviceManager *devicemanager.Config
 	// Drivers are driver instances by name ("mock_driver"), added to the
 	// DriverManager's built-in drivers.
 	//
