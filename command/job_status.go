@@ -93,8 +93,11 @@ func (m *Meta) showJob(c *api.Client, jobID string, verbose, all bool) int {
 	if err != nil {
 		return m.fail(doing+" allocations", err)
 	}
+	// An agent without deployments (or an older one) answers an error:
+	// the section is left out.
+	dep, _, _ := c.Jobs().LatestDeployment(jobID, nil)
 	fmt.Fprint(m.stdout, formatJobStatus(jobStatus{
-		Job: job, Summary: summary, Evals: evals, Allocs: allocs,
+		Job: job, Summary: summary, Evals: evals, Allocs: allocs, Deployment: dep,
 	}, m.now(), verbose))
 	return 0
 }
@@ -123,6 +126,8 @@ type jobStatus struct {
 	Summary *api.JobSummary
 	Evals   []*api.Evaluation // newest first
 	Allocs  []*api.AllocationListStub
+	// Deployment is the job's latest deployment; nil when none.
+	Deployment *api.Deployment
 }
 
 // formatJobStatus renders one job's status as of now.
@@ -147,6 +152,11 @@ func formatJobStatus(s jobStatus, now time.Time, verbose bool) string {
 
 	b.WriteString("\nSummary\n")
 	b.WriteString(formatJobSummary(j, s.Summary))
+
+	if d := s.Deployment; d != nil {
+		b.WriteString("\nLatest Deployment\n")
+		b.WriteString(formatDeployment(d, verbose))
+	}
 
 	if failed := latestPlacementFailures(s.Evals); len(failed) > 0 {
 		b.WriteString("\nPlacement Failure\n")
@@ -224,4 +234,25 @@ func formatAllocList(allocs []*api.AllocationListStub, now time.Time, verbose, w
 		})
 	}
 	return formatTable(header, rows)
+}
+
+// formatDeployment renders a deployment as `job status` shows it.
+func formatDeployment(d *api.Deployment, verbose bool) string {
+	var b strings.Builder
+	b.WriteString(formatKV([]kv{
+		{"ID", shortID(d.ID, verbose)},
+		{"Status", d.Status},
+		{"Description", d.StatusDescription},
+	}))
+	groups := sortedKeys(d.TaskGroups)
+	rows := make([][]string, 0, len(groups))
+	for _, g := range groups {
+		st := d.TaskGroups[g]
+		rows = append(rows, []string{g, strconv.FormatBool(st.AutoRevert), strconv.Itoa(st.DesiredTotal),
+			strconv.Itoa(st.PlacedAllocs), strconv.Itoa(st.HealthyAllocs), strconv.Itoa(st.UnhealthyAllocs),
+			formatTime(st.RequireProgressBy)})
+	}
+	b.WriteString("\nDeployed\n")
+	b.WriteString(formatTable([]string{"Task Group", "Auto Revert", "Desired", "Placed", "Healthy", "Unhealthy", "Progress Deadline"}, rows))
+	return b.String()
 }

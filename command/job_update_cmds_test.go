@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/drover-io/drover/api"
 )
@@ -143,4 +144,12 @@ func TestOperatorSchedulerConfig(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "could not be atomically updated") || !strings.Contains(query, "cas=4") {
 		t.Fatalf("stale CAS: %+v (query %q)", r, query)
 	}
+}
+
+func TestJobStatusShowsLatestDeployment(t *testing.T) {
+	s := fixtureJobStatus()
+	s.Deployment = &api.Deployment{ID: "d1e2f3a4-0000-0000-0000-000000000000", Status: "running", StatusDescription: "Deployment is running",
+		TaskGroups: map[string]*api.DeploymentState{"web": {AutoRevert: true, DesiredTotal: 3, PlacedAllocs: 2, HealthyAllocs: 1,
+			RequireProgressBy: fixedNow.Add(10 * time.Minute)}}}
+	golden(t, "job_status_deployment", formatJobStatus(s, fixedNow, false))
 }

@@ -55,6 +55,16 @@ func (s *Server) processEval(eval *structs.Evaluation) error {
 		if err != nil {
 			return err
 		}
+		if target != nil && plan.Job != nil {
+			// Reverting to the spec that just failed would loop.
+			changed, err := s.specChanged(plan.Job, target)
+			if err != nil {
+				return err
+			}
+			if !changed {
+				target = nil
+			}
+		}
 		if target != nil {
 			failed.StatusDescription += fmt.Sprintf(" - rolling back to job version %d", target.Version)
 		}
