@@ -13,6 +13,7 @@ const (
 	DescDeploymentSuccessful = "Deployment completed successfully"
 	DescDeploymentFailed     = "Failed due to unhealthy allocations"
 	DescDeploymentCancelled  = "Cancelled due to newer version of job"
+	DescDeploymentStopped    = "Cancelled because job is stopped"
 )
 
 // deploymentRun is the deployment work of one Process call.
@@ -146,4 +147,20 @@ func (r *run) finishDeployment() {
 	if d.original == nil || !reflect.DeepEqual(d.original, d.current) {
 		r.plan.Deployments = append(r.plan.Deployments, d.current)
 	}
+}
+
+// cancelDeployment cancels the job's active deployment: the job was
+// stopped or purged.
+func (r *run) cancelDeployment(namespace, jobID string) error {
+	d, err := r.state.LatestDeployment(namespace, jobID)
+	if err != nil {
+		return fmt.Errorf("read deployment of job %q: %w", jobID, err)
+	}
+	if d == nil || !d.Active() {
+		return nil
+	}
+	c := d.Copy()
+	c.Status, c.StatusDescription = structs.DeploymentStatusCancelled, DescDeploymentStopped
+	r.plan.Deployments = append(r.plan.Deployments, c)
+	return nil
 }

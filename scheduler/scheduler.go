@@ -92,6 +92,9 @@ func (o Options) Process(state State, eval *structs.Evaluation) (*Plan, error) {
 	}
 	if job == nil || job.Stop {
 		r.stopAll()
+		if err := r.cancelDeployment(eval.Namespace, eval.JobID); err != nil {
+			return nil, err
+		}
 		return r.plan, nil
 	}
 	if jobType == structs.JobTypeSystem {
