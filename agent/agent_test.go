@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,10 +16,18 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/drover-io/drover/api"
+	"github.com/drover-io/drover/drivers/shared/shim"
 	"github.com/drover-io/drover/structs"
 )
 
 func TestMain(m *testing.M) {
+	// raw_exec starts its shims as "<test binary> shim ...".
+	if code, ok := shim.RunIfShim(os.Args[1:]); ok {
+		os.Exit(code)
+	}
+	// A -race binary sleeps a second at exit by default; each shim's
+	// launcher is one that exits.
+	os.Setenv("GORACE", "atexit_sleep_ms=0")
 	goleak.VerifyTestMain(m)
 }
 
