@@ -220,7 +220,7 @@ func (a *Agent) setupClient() error {
 		a.rpcClient = rc
 		rpc = rc
 	}
-	drv, err := buildDrivers(a.cfg, clientLogger)
+	drivers, err := driverManagerConfig(a.cfg)
 	if err != nil {
 		return err
 	}
@@ -228,7 +228,6 @@ func (a *Agent) setupClient() error {
 	cl, err := client.New(&client.Config{
 		Logger:     clientLogger,
 		RPC:        rpc,
-		Drivers:    drv,
 		StateDB:    a.stateDB,
 		AllocDir:   a.allocDir,
 		Region:     a.cfg.Region,
@@ -244,6 +243,9 @@ func (a *Agent) setupClient() error {
 		},
 		Version: Version,
 		DevMode: a.cfg.DevMode,
+		// An invalid plugin block fails client.New, naming the plugin
+		// and the field.
+		DriverManager: drivers,
 	})
 	if err != nil {
 		return fmt.Errorf("create client: %w", err)

@@ -36,8 +36,8 @@ type Config struct {
 	// in dev mode it only holds alloc/ (without it a temporary directory
 	// removed at shutdown does).
 	DataDir string
-	// PluginDir is where external plugins live (carried for the plugin
-	// loader; unused by the built-in drivers).
+	// PluginDir is where external driver plugins live; empty means
+	// <data_dir>/plugins (see docs/plugins.md).
 	PluginDir string
 	// LogLevel is debug, info, warn or error (used by the agent command).
 	LogLevel string

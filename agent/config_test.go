@@ -296,51 +296,6 @@ func TestParseFlagsMerge(t *testing.T) {
 	}
 }
 
-func TestBuildDrivers(t *testing.T) {
-	withPlugins := func(dev bool, plugins map[string]string) *Config {
-		c := DefaultConfig()
-		c.DevMode = dev
-		for name, raw := range plugins {
-			if c.Plugins == nil {
-				c.Plugins = map[string]*PluginConfig{}
-			}
-			c.Plugins[name] = &PluginConfig{Name: name, Config: json.RawMessage(raw)}
-		}
-		return c
-	}
-	tests := []struct {
-		name string
-		cfg  *Config
-		want []string
-	}{
-		{"dev", withPlugins(true, nil), []string{"mock_driver", "raw_exec"}},
-		{"dev, raw_exec disabled", withPlugins(true, map[string]string{"raw_exec": `{"enabled": false}`}), []string{"mock_driver"}},
-		{"non-dev without plugin blocks", withPlugins(false, nil), nil},
-		{"non-dev, raw_exec block without enabled", withPlugins(false, map[string]string{"raw_exec": `{}`}), nil},
-		{"non-dev, raw_exec enabled", withPlugins(false, map[string]string{"raw_exec": `{"enabled": true}`}), []string{"raw_exec"}},
-		{"non-dev, mock_driver block", withPlugins(false, map[string]string{"mock_driver": `{}`}), []string{"mock_driver"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			drv, err := buildDrivers(tc.cfg, discardLogger())
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for name := range drv {
-				got = append(got, name)
-			}
-			sortStrings(got)
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("drivers = %v, want %v", got, tc.want)
-			}
-		})
-	}
-	if _, err := buildDrivers(withPlugins(false, map[string]string{"raw_exec": `{"enabled": "yes"}`}), discardLogger()); err == nil {
-		t.Fatal("enabled = \"yes\" accepted")
-	}
-}
-
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func sortStrings(s []string) { slices.Sort(s) }

@@ -12,7 +12,8 @@
 // serves the client RPCs on the RPC port, a client (its state file under
 // data_dir; its RPC in process, or over the network to client.servers),
 // and the HTTP API (no_server.go answers for a client-only agent);
-// drivers.go is the catalog of built-in drivers; config.go is the agent's
+// driver_catalog.go is the catalog of built-in drivers (for the client's
+// driver manager, with plugin blocks and plugin_dir); config.go is the agent's
 // configuration and config_file.go its HCL/JSON files (keys documented in
 // docs/agent-config.md); command.go is the `drover agent` command
 // (flags, -state-move-aside, signals); convert.go turns

@@ -84,3 +84,38 @@ func TestBuiltInDriverConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestNewAgentBadPluginConfig: an invalid plugin block stops the agent at
+// start with an error naming the plugin and the field.
+func TestNewAgentBadPluginConfig(t *testing.T) {
+	cfg := persistentConfig(t.TempDir(), true, true)
+	cfg.Plugins["raw_exec"] = &PluginConfig{Name: "raw_exec", Config: json.RawMessage(`{"enabled": true, "enabeld": true}`)}
+	a, err := NewAgent(cfg, discardLogger())
+	if err == nil {
+		_ = a.Shutdown()
+		t.Fatal("NewAgent accepted an unknown raw_exec config field")
+	}
+	if want := `plugin "raw_exec": config field "enabeld": unknown field`; !strings.Contains(err.Error(), want) {
+		t.Fatalf("NewAgent error = %q, want it to contain %q", err, want)
+	}
+}
+
+// TestAgentRawExecGating: a non-dev agent without enabled = true has no
+// raw_exec driver, and says why to a task asking for it.
+func TestAgentRawExecGating(t *testing.T) {
+	ta := startAgent(t, persistentConfig(t.TempDir(), true, true))
+	node := ta.agent.client.Node()
+	if _, ok := node.Drivers["raw_exec"]; ok {
+		t.Fatalf("node drivers %v include raw_exec", slices.Sorted(maps.Keys(node.Drivers)))
+	}
+	if _, ok := node.Attributes["driver.raw_exec"]; ok {
+		t.Fatal("node has the driver.raw_exec attribute")
+	}
+	if d := node.Drivers["mock_driver"]; d == nil || !d.Healthy {
+		t.Fatalf("mock_driver (configured) = %+v, want healthy", d)
+	}
+	_, err := ta.agent.client.DriverManager().Dispense("raw_exec")
+	if err == nil || !strings.Contains(err.Error(), `enable it in the agent config with plugin "raw_exec" { config { enabled = true } }`) {
+		t.Fatalf("Dispense(raw_exec) = %v, want the disabled reason", err)
+	}
+}
