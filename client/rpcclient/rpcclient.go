@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"reflect"
 	"strings"
@@ -32,6 +33,9 @@ const (
 	DefaultRetryBase   = 250 * time.Millisecond
 	DefaultRetryMax    = 5 * time.Second
 	DefaultRounds      = 3
+	// dialTimeout bounds connecting to one server, so that an unreachable
+	// one is skipped quickly even for a blocking query.
+	dialTimeout = 5 * time.Second
 	// blockingSlack is added to a blocking query's wait for its timeout.
 	blockingSlack = 30 * time.Second
 )
@@ -87,8 +91,10 @@ func New(cfg *Config) (*Client, error) {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
 	if c.hc == nil {
+		dialer := &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}
 		c.hc = &http.Client{Transport: &http.Transport{
 			Proxy:               nil, // cluster traffic never goes through a proxy
+			DialContext:         dialer.DialContext,
 			MaxIdleConnsPerHost: 4,
 			IdleConnTimeout:     90 * time.Second,
 		}}
