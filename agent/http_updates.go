@@ -166,7 +166,7 @@ func (s *httpServer) jobPlan(w http.ResponseWriter, req *http.Request) (any, err
 	if err := decodeBody(req, &body); err != nil {
 		return nil, err
 	}
-	job, warnings, err := s.submittedJob(req, body.Job, "", "")
+	job, warnings, err := s.submittedJob(req, body.Job, body.Namespace, body.Region)
 	if err != nil {
 		return nil, err
 	}
@@ -249,8 +249,12 @@ func (s *httpServer) jobRevert(w http.ResponseWriter, req *http.Request) (any, e
 	if body.JobID != "" && body.JobID != id {
 		return nil, structs.Invalid("job ID %q in the body does not match %q in the URL", body.JobID, id)
 	}
+	ns := namespaceParam(req)
+	if req.URL.Query().Get("namespace") == "" && body.Namespace != "" {
+		ns = body.Namespace
+	}
 	resp, err := b.JobRevert(req.Context(), &structs.JobRevertRequest{
-		Namespace: namespaceParam(req), JobID: id, JobVersion: body.JobVersion, EnforcePriorVersion: body.EnforcePriorVersion,
+		Namespace: ns, JobID: id, JobVersion: body.JobVersion, EnforcePriorVersion: body.EnforcePriorVersion,
 	})
 	if err != nil {
 		return nil, err
@@ -302,11 +306,23 @@ func (s *httpServer) schedulerSetConfig(w http.ResponseWriter, req *http.Request
 	if err != nil {
 		return nil, err
 	}
-	var body structs.SchedulerConfiguration
+	var body api.SchedulerConfiguration
 	if err := decodeBody(req, &body); err != nil {
 		return nil, err
 	}
-	r := &structs.SchedulerSetConfigRequest{Config: body}
+	r := &structs.SchedulerSetConfigRequest{Config: structs.SchedulerConfiguration{
+		SchedulerAlgorithm: body.SchedulerAlgorithm,
+		PreemptionConfig: structs.PreemptionConfig{
+			SystemSchedulerEnabled:   body.PreemptionConfig.SystemSchedulerEnabled,
+			SysBatchSchedulerEnabled: body.PreemptionConfig.SysBatchSchedulerEnabled,
+			BatchSchedulerEnabled:    body.PreemptionConfig.BatchSchedulerEnabled,
+			ServiceSchedulerEnabled:  body.PreemptionConfig.ServiceSchedulerEnabled,
+		},
+		MemoryOversubscriptionEnabled: body.MemoryOversubscriptionEnabled,
+		RejectJobRegistration:         body.RejectJobRegistration,
+		PauseEvalBroker:               body.PauseEvalBroker,
+		ModifyIndex:                   body.ModifyIndex,
+	}}
 	if v := req.URL.Query().Get("cas"); v != "" {
 		idx, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {

@@ -11,6 +11,11 @@ type JobPlanRequest struct {
 	Job            *Job
 	Diff           bool
 	PolicyOverride bool `json:",omitempty"`
+
+	// Sent by Nomad's clients (their WriteRequest).
+	Region    string `json:",omitempty"`
+	Namespace string `json:",omitempty"`
+	SecretID  string `json:",omitempty"`
 }
 
 // JobPlanResponse is what the scheduler would do with a job, computed
@@ -99,6 +104,11 @@ type JobRevertRequest struct {
 	JobID               string
 	JobVersion          uint64
 	EnforcePriorVersion *uint64 `json:",omitempty"`
+
+	// Sent by Nomad's clients (their WriteRequest).
+	Region    string `json:",omitempty"`
+	Namespace string `json:",omitempty"`
+	SecretID  string `json:",omitempty"`
 }
 
 // Deployment tracks a rolling update of a job to a new version.
