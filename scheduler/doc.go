@@ -12,4 +12,14 @@
 // Job types: service and batch share the generic scheduler (reconcile the
 // desired count per group against existing allocations, then bin-pack the
 // missing ones); system jobs get one allocation per eligible node.
+//
+// Job updates (update.go, deployment.go): an allocation of an older job
+// version is updated in place when tasksUpdated and jobUpdated say nothing
+// the tasks see changed, and replaced otherwise; a service group with a
+// rolling update strategy replaces at most MaxParallel allocations at a
+// time under a Deployment, the next batch once the client reported the
+// previous one healthy. Preemption (preempt.go): a placement that fits
+// nowhere may evict allocations of lower-priority jobs when the scheduler
+// configuration allows it for the job's type. See
+// docs/updates-and-preemption.md.
 package scheduler

@@ -14,6 +14,12 @@
 // changed. Heartbeat timers mark silent nodes down and their allocations
 // lost, which creates evaluations that replace them.
 //
+// Job versions (the last structs.JobTrackedVersions of each job), rolling
+// update deployments and the scheduler configuration live in the state
+// store too. The deployment watcher (deployment_watcher.go) turns client
+// health reports into evaluations and auto-reverts failed deployments;
+// JobPlan runs the scheduler on a snapshot without committing anything.
+//
 // Goroutines (each owned by the Server, stopped and waited for by
 // Shutdown): raft's own, the leader monitor, the eval workers, the plan
 // applier and the heartbeat expiry loop.
