@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/drover-io/drover/api"
+	"github.com/drover-io/drover/drivers/shared/isolation"
 	"github.com/drover-io/drover/drivers/shared/shim"
 	"github.com/drover-io/drover/structs"
 )
@@ -23,6 +24,10 @@ import (
 func TestMain(m *testing.M) {
 	// raw_exec starts its shims as "<test binary> shim ...".
 	if code, ok := shim.RunIfShim(os.Args[1:]); ok {
+		os.Exit(code)
+	}
+	// exec probes its isolation as "<test binary> isolation-init probe".
+	if code, ok := isolation.RunIfInit(os.Args[1:]); ok {
 		os.Exit(code)
 	}
 	// A -race binary sleeps a second at exit by default; each shim's
