@@ -139,7 +139,8 @@ type genericResponse struct {
 }
 
 // clientAllocRestart is PUT /v1/client/allocation/:id/restart: restart one
-// task, or every running task (AllTasks, or no TaskName).
+// task (TaskName), every task in lifecycle order (AllTasks), or the running
+// tasks (neither); both at once is a 400.
 func (s *httpServer) clientAllocRestart(_ http.ResponseWriter, req *http.Request) (any, error) {
 	var body allocRestartRequest
 	if err := decodeOptionalBody(req, &body); err != nil {

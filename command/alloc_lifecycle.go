@@ -77,15 +77,18 @@ func runAllocRestart(m *Meta, args []string) int {
 	fset := m.apiFlagSet("alloc restart", "[options] <alloc-id> [task]", `
 Restart the tasks of a running allocation in place, on the node that runs
 it, without rescheduling it and outside the tasks' restart policy. With a
-task (as the second argument or -task) only that task restarts; without
-one, or with -all-tasks, every running task does (tasks that finished,
-such as prestart tasks, are not run again).
+task (as the second argument or -task) only that task restarts, and it
+must be running; without one, every running task does (tasks that
+finished, such as prestart tasks, are not run again). With -all-tasks
+every task but the poststop ones restarts in lifecycle order: prestart
+tasks run again (even those that completed), then the main tasks, then
+the poststart tasks. -task and -all-tasks cannot be used together.
 
 The request goes to the agent of the node that runs the allocation: the
 agent at -address must be that node's (forwarding between agents is not
 supported yet).`)
 	task := fset.String("task", "", "The task to restart.")
-	all := fset.Bool("all-tasks", false, "Restart every running task of the allocation (the default when no task is named).")
+	all := fset.Bool("all-tasks", false, "Restart every task of the allocation, running again the lifecycle tasks that completed; not with -task.")
 	verbose := fset.Bool("verbose", false, "Show full IDs.")
 	if code, done := m.parse(fset, args); done {
 		return code
@@ -125,7 +128,7 @@ supported yet).`)
 	case name != "":
 		fmt.Fprintf(m.stdout, "Restarted task %q of allocation %s\n", name, id)
 	case *all:
-		fmt.Fprintf(m.stdout, "Restarted all running tasks of allocation %s\n", id)
+		fmt.Fprintf(m.stdout, "Restarted all tasks of allocation %s\n", id)
 	default:
 		fmt.Fprintf(m.stdout, "Restarted the running tasks of allocation %s\n", id)
 	}
