@@ -224,6 +224,7 @@ func (a *Agent) setupClient() error {
 	if err != nil {
 		return err
 	}
+	devices := deviceManagerConfig(a.cfg, drivers)
 	r := a.cfg.Client.Reserved
 	cl, err := client.New(&client.Config{
 		Logger:     clientLogger,
@@ -246,6 +247,7 @@ func (a *Agent) setupClient() error {
 		// An invalid plugin block fails client.New, naming the plugin
 		// and the field.
 		DriverManager: drivers,
+		DeviceManager: devices,
 	})
 	if err != nil {
 		return fmt.Errorf("create client: %w", err)

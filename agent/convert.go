@@ -301,9 +301,9 @@ func (c *converter) resources(where string, in *api.Resources) *structs.Resource
 	if out.MemoryMaxMB != 0 && out.MemoryMaxMB < out.MemoryMB {
 		c.errorf("%s: memory_max %d MB is below memory %d MB", where, out.MemoryMaxMB, out.MemoryMB)
 	}
+	out.Devices = c.devices(where, in)
 	c.checkUnimplemented(where+" resources",
 		unimplemented{"Networks", "network block", in.Networks, ignored},
-		unimplemented{"Devices", "device block", in.Devices, rejected},
 		unimplemented{"NUMA", "numa block", in.NUMA, rejected},
 		unimplemented{"SecretsMB", "secrets", in.SecretsMB, ignored},
 		unimplemented{"IOPS", "iops", in.IOPS, ignored},

@@ -173,13 +173,13 @@ func TestConvertJob(t *testing.T) {
 				j.Periodic = json.RawMessage(`{"Spec": "*/5 * * * *"}`)
 				j.TaskGroups[0].Volumes = json.RawMessage(`{"data": {"Type": "host"}}`)
 				j.TaskGroups[0].Tasks[0].Templates = json.RawMessage(`[{"EmbeddedTmpl": "x"}]`)
-				j.TaskGroups[0].Tasks[0].Resources = &api.Resources{Devices: json.RawMessage(`[{"Name": "nvidia/gpu"}]`)}
+				j.TaskGroups[0].Tasks[0].Resources = &api.Resources{NUMA: json.RawMessage(`{"Affinity": "require"}`)}
 			}),
 			wantErr: []string{
 				"job: Periodic (periodic block) is not supported by drover yet",
 				`group "g": Volumes (volume block) is not supported by drover yet`,
 				`group "g", task "t": Templates (template block) is not supported by drover yet`,
-				`group "g", task "t" resources: Devices (device block) is not supported by drover yet`,
+				`group "g", task "t" resources: NUMA (numa block) is not supported by drover yet`,
 			},
 		},
 		{
