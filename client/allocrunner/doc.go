@@ -23,6 +23,13 @@
 // with a pure tracker and an injected Clock, and reports it in AllocState's
 // DeploymentStatus.
 //
+// Operator restarts (alloc restart) never count against restart policies:
+// RestartTask restarts one running task, RestartAll the running tasks, and
+// RestartAllTasks (-all-tasks) runs the lifecycle again: runTasks, which
+// owns the lifecycle, stops and holds the running tasks, re-arms the
+// runners of the tasks that completed, then releases or reruns them phase
+// by phase (prestart, main, poststart; never poststop).
+//
 // Alloc returns the immutable server-sent allocation; AllocState returns the
 // runtime state (client status, task states, deployment health). Updates are serialized by a
 // buffered channel and one goroutine, where only the latest pending update

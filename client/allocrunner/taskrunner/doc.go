@@ -11,6 +11,10 @@
 // Kill is a desired state: Kill marks the task to be killed and the run
 // loop converges to it from wherever it is (pending, in its hooks, running,
 // waiting to restart). Shutdown stops the run loop and leaves the task
-// running for a later agent to recover. Drivers are never trusted: every
+// running for a later agent to recover. Restart stops the running task and
+// starts it again outside the restart policy; RestartHeld stops it and
+// waits for the caller's release; Rearm gives a runner whose run ended a
+// new run (new kill context and WaitCh), for a completed task to run
+// again. Drivers are never trusted: every
 // wait on a driver also selects on a context.
 package taskrunner
