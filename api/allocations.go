@@ -82,8 +82,9 @@ type AllocatedResources struct {
 
 // AllocatedTaskResources is what one task was given.
 type AllocatedTaskResources struct {
-	Cpu    AllocatedCpuResources
-	Memory AllocatedMemoryResources
+	Cpu     AllocatedCpuResources
+	Memory  AllocatedMemoryResources
+	Devices []*AllocatedDeviceResource `json:",omitempty"`
 }
 
 // AllocatedCpuResources is a task's CPU reservation in MHz.

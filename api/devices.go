@@ -52,3 +52,69 @@ func (r *Resources) SetRequestedDevices(devs []*RequestedDevice) error {
 	r.Devices = b
 	return nil
 }
+
+// NodeDeviceResource is a group of identical devices on a node
+// (Node.NodeResources.Devices).
+type NodeDeviceResource struct {
+	Vendor     string
+	Type       string
+	Name       string
+	Instances  []*NodeDevice
+	Attributes map[string]*Attribute
+}
+
+// ID renders the group as "vendor/type/name".
+func (r *NodeDeviceResource) ID() string { return r.Vendor + "/" + r.Type + "/" + r.Name }
+
+// NodeDevice is one device instance.
+type NodeDevice struct {
+	ID                string
+	Healthy           bool
+	HealthDescription string
+	Locality          *NodeDeviceLocality
+}
+
+// NodeDeviceLocality is where a device sits in the hardware.
+type NodeDeviceLocality struct {
+	PciBusID string
+}
+
+// Attribute is a typed value with an optional unit; one value is set.
+type Attribute struct {
+	FloatVal  *float64 `json:"Float,omitempty"`
+	IntVal    *int64   `json:"Int,omitempty"`
+	StringVal *string  `json:"String,omitempty"`
+	BoolVal   *bool    `json:"Bool,omitempty"`
+	Unit      string   `json:",omitempty"`
+}
+
+// String renders the attribute as a person reads it ("16 GiB").
+func (a *Attribute) String() string {
+	if a == nil {
+		return ""
+	}
+	var v string
+	switch {
+	case a.IntVal != nil:
+		v = fmt.Sprint(*a.IntVal)
+	case a.FloatVal != nil:
+		v = fmt.Sprint(*a.FloatVal)
+	case a.BoolVal != nil:
+		v = fmt.Sprint(*a.BoolVal)
+	case a.StringVal != nil:
+		v = *a.StringVal
+	}
+	if a.Unit != "" {
+		v += " " + a.Unit
+	}
+	return v
+}
+
+// AllocatedDeviceResource is the set of device instances given to a task
+// (AllocatedTaskResources.Devices).
+type AllocatedDeviceResource struct {
+	Vendor    string
+	Type      string
+	Name      string
+	DeviceIDs []string
+}

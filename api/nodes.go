@@ -48,9 +48,10 @@ type Node struct {
 
 // NodeResources is what a node offers.
 type NodeResources struct {
-	Cpu    NodeCpuResources
-	Memory NodeMemoryResources
-	Disk   NodeDiskResources
+	Cpu     NodeCpuResources
+	Memory  NodeMemoryResources
+	Disk    NodeDiskResources
+	Devices []*NodeDeviceResource `json:",omitempty"`
 }
 
 // NodeCpuResources is a node's CPU capacity.
