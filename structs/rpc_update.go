@@ -119,12 +119,9 @@ type SchedulerSetConfigResponse struct {
 	WriteMeta
 }
 
-// Evaluation triggers of deployments.
-const (
-	EvalTriggerDeploymentWatcher = "deployment-watcher"
-	EvalTriggerRollingUpdate     = "rolling-update"
-	EvalTriggerJobRevert         = "job-revert"
-)
+// EvalTriggerDeploymentWatcher marks the evaluations created when a
+// client reports the health of a deployment's allocation.
+const EvalTriggerDeploymentWatcher = "deployment-watcher"
 
 // JobTrackedVersions is how many versions of a job the server keeps.
 const JobTrackedVersions = 6
