@@ -48,6 +48,9 @@ func (ar *AllocRunner) RestartAllTasks(ctx context.Context, ev *structs.TaskEven
 	case restarting:
 		return structs.NewError(structs.KindConflict, "allocation %s is already restarting", ar.id)
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("restart alloc %s: %w", ar.id, err)
+	}
 	req := &restartAllRequest{ev: ev, done: make(chan error, 1)}
 	select {
 	case ar.restartReqCh <- req:
