@@ -8,27 +8,22 @@ import (
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
-// EventHandler receives a driver's task events for one task. It is called
-// from the Manager's goroutine for that driver, one event at a time, and
-// must not block for long.
-type EventHandler func(*drivers.TaskEvent)
-
 // eventRouter holds the registered handlers by driver and task ID.
 type eventRouter struct {
 	mu       sync.RWMutex // guards the field below
-	handlers map[string]map[string]EventHandler
+	handlers map[string]map[string]func(*drivers.TaskEvent)
 }
 
 func newEventRouter() *eventRouter {
-	return &eventRouter{handlers: make(map[string]map[string]EventHandler)}
+	return &eventRouter{handlers: make(map[string]map[string]func(*drivers.TaskEvent))}
 }
 
-func (r *eventRouter) register(driver, taskID string, h EventHandler) {
+func (r *eventRouter) register(driver, taskID string, h func(*drivers.TaskEvent)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	byTask := r.handlers[driver]
 	if byTask == nil {
-		byTask = make(map[string]EventHandler)
+		byTask = make(map[string]func(*drivers.TaskEvent))
 		r.handlers[driver] = byTask
 	}
 	byTask[taskID] = h
@@ -58,8 +53,11 @@ func (r *eventRouter) route(driver string, ev *drivers.TaskEvent) bool {
 
 // RegisterEventHandler makes h receive the task events that driver reports
 // for the task with ID taskID (drivers.TaskConfig.ID), replacing an
-// earlier handler for it.
-func (m *Manager) RegisterEventHandler(driver, taskID string, h EventHandler) {
+// earlier handler for it. h is called from the Manager's goroutine for that
+// driver, one event at a time, and must not block for long. (A plain func
+// type, so that a task runner can declare the interface it needs without
+// importing this package.)
+func (m *Manager) RegisterEventHandler(driver, taskID string, h func(*drivers.TaskEvent)) {
 	m.events.register(driver, taskID, h)
 }
 

@@ -227,3 +227,69 @@ func TestManager_ReattachAfterAgentRestart(t *testing.T) {
 		t.Fatalf("task = %+v, %v; want running", st, err)
 	}
 }
+
+// stepClock is an injected clock whose timers the test fires one by one.
+type stepClock struct{ timers chan stepTimer }
+
+type stepTimer struct {
+	d    time.Duration
+	fire chan time.Time
+}
+
+func (c *stepClock) after(d time.Duration) <-chan time.Time {
+	ch := make(chan time.Time, 1)
+	c.timers <- stepTimer{d: d, fire: ch}
+	return ch
+}
+
+func (c *stepClock) next(t *testing.T) stepTimer {
+	t.Helper()
+	select {
+	case tm := <-c.timers:
+		return tm
+	case <-time.After(20 * time.Second):
+		t.Fatal("no restart timer")
+		return stepTimer{}
+	}
+}
+
+// TestManager_RelaunchBackoff: while the plugin cannot be relaunched the
+// delay doubles and the driver stays unhealthy, saying when it retries.
+func TestManager_RelaunchBackoff(t *testing.T) {
+	dir := pluginDir(t, "mock_driver")
+	clock := &stepClock{timers: make(chan stepTimer, 4)}
+	m, rec := startManager(t, Config{
+		PluginDir: dir, KillOnShutdown: true, After: clock.after,
+		RestartBase: time.Second, RestartMax: 3 * time.Second, ExitPollInterval: 20 * time.Millisecond,
+	})
+	first := pluginPid(m, "mock_driver")
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "mock_driver")
+	if err := os.Remove(path); err != nil { // the relaunch will fail
+		t.Fatal(err)
+	}
+	for i, want := range []time.Duration{time.Second, 2 * time.Second, 3 * time.Second} {
+		tm := clock.next(t)
+		if tm.d != want {
+			t.Fatalf("restart delay %d = %s, want %s", i+1, tm.d, want)
+		}
+		info := rec.last("mock_driver")
+		if info.Healthy || info.HealthDescription != "plugin exited: restarting in "+want.String() {
+			t.Fatalf("driver info while restarting = %+v", info)
+		}
+		if i == 2 {
+			if err := os.Symlink(pluginBinary, path); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tm.fire <- time.Now()
+	}
+	eventually(t, "the relaunched plugin healthy", func() bool {
+		return rec.last("mock_driver").Healthy
+	})
+	if pluginPid(m, "mock_driver") == first {
+		t.Fatal("the plugin was not relaunched")
+	}
+}
