@@ -150,6 +150,7 @@ func (s *httpServer) handler() http.Handler {
 	get("/v1/agent/health", s.agentHealth)
 	s.registerUpdateRoutes(rt)  // http_updates.go
 	s.registerClientRoutes(rt)  // http_client_ops.go
+	s.registerStatsRoutes(rt)   // http_client_stats.go
 	s.registerSnapshotRoute(rt) // http_snapshot.go
 	return rt
 }

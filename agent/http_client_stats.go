@@ -1,0 +1,180 @@
+package agent
+
+import (
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/drover-io/drover/api"
+	"github.com/drover-io/drover/plugins/device"
+	"github.com/drover-io/drover/structs"
+)
+
+// deviceStatsClient is implemented by a node client with device plugins
+// (*client.Client); asserted so that fakes need not implement it.
+type deviceStatsClient interface {
+	// TaskDeviceStats returns the statistics of the instances alloc gave
+	// each task, by task; its cost is in those instances only.
+	TaskDeviceStats(alloc *structs.Allocation) map[string][]*device.DeviceGroupStats
+	// HostDeviceStats returns the statistics of every device of the node.
+	HostDeviceStats() []*device.DeviceGroupStats
+}
+
+// registerStatsRoutes adds the client stats endpoints.
+func (s *httpServer) registerStatsRoutes(rt *router) {
+	rt.handle("/v1/client/allocation/:id/stats", s.wrap(s.clientAllocStats), http.MethodGet)
+	rt.handle("/v1/client/stats", s.wrap(s.clientHostStats), http.MethodGet)
+}
+
+// clientAllocStats is GET /v1/client/allocation/:id/stats: per task and,
+// aggregated, per allocation. An instance used by several tasks is counted
+// once in its group of the aggregate.
+func (s *httpServer) clientAllocStats(_ http.ResponseWriter, req *http.Request) (any, error) {
+	alloc, nc, err := s.localAlloc(req)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UnixNano()
+	var byTask map[string][]*device.DeviceGroupStats
+	if dc, ok := nc.(deviceStatsClient); ok {
+		byTask = dc.TaskDeviceStats(alloc)
+	}
+	out := &api.AllocResourceUsage{Tasks: map[string]*api.TaskResourceUsage{}, Timestamp: now}
+	var all []*device.DeviceGroupStats
+	for _, name := range allocTaskNames(alloc) {
+		out.Tasks[name] = &api.TaskResourceUsage{
+			ResourceUsage: &api.ResourceUsage{MemoryStats: &api.MemoryStats{}, CpuStats: &api.CpuStats{}, DeviceStats: apiDeviceStats(byTask[name])},
+			Timestamp:     now,
+		}
+		all = append(all, byTask[name]...)
+	}
+	out.ResourceUsage = &api.ResourceUsage{MemoryStats: &api.MemoryStats{}, CpuStats: &api.CpuStats{}, DeviceStats: apiDeviceStats(mergeDeviceStats(all))}
+	return out, nil
+}
+
+// clientHostStats is GET /v1/client/stats.
+func (s *httpServer) clientHostStats(_ http.ResponseWriter, _ *http.Request) (any, error) {
+	nc, err := s.localClient()
+	if err != nil {
+		return nil, err
+	}
+	out := &api.HostStats{Memory: hostMemory(), Uptime: hostUptime(), Timestamp: time.Now().UnixNano()}
+	if dc, ok := nc.(deviceStatsClient); ok {
+		out.DeviceStats = apiDeviceStats(dc.HostDeviceStats())
+	}
+	return out, nil
+}
+
+// mergeDeviceStats merges groups by vendor/type/name: an instance in
+// several (used by several tasks) is counted once.
+func mergeDeviceStats(groups []*device.DeviceGroupStats) []*device.DeviceGroupStats {
+	byKey := map[string]*device.DeviceGroupStats{}
+	var keys []string
+	for _, g := range groups {
+		key := g.Vendor + "/" + g.Type + "/" + g.Name
+		m := byKey[key]
+		if m == nil {
+			m = &device.DeviceGroupStats{Vendor: g.Vendor, Type: g.Type, Name: g.Name, InstanceStats: map[string]*device.DeviceStats{}}
+			byKey[key] = m
+			keys = append(keys, key)
+		}
+		for id, st := range g.InstanceStats {
+			m.InstanceStats[id] = st
+		}
+	}
+	sort.Strings(keys)
+	out := make([]*device.DeviceGroupStats, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, byKey[k])
+	}
+	return out
+}
+
+func apiDeviceStats(in []*device.DeviceGroupStats) []*api.DeviceGroupStats {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]*api.DeviceGroupStats, 0, len(in))
+	for _, g := range in {
+		ag := &api.DeviceGroupStats{Vendor: g.Vendor, Type: g.Type, Name: g.Name, InstanceStats: make(map[string]*api.DeviceStats, len(g.InstanceStats))}
+		for id, st := range g.InstanceStats {
+			ag.InstanceStats[id] = &api.DeviceStats{Summary: apiStatValue(st.Summary), Stats: apiStatObject(st.Stats), Timestamp: st.Timestamp}
+		}
+		out = append(out, ag)
+	}
+	return out
+}
+
+func apiStatValue(v *device.StatValue) *api.StatValue {
+	if v == nil {
+		return nil
+	}
+	return &api.StatValue{FloatNumeratorVal: v.FloatNumeratorVal, FloatDenominatorVal: v.FloatDenominatorVal,
+		IntNumeratorVal: v.IntNumeratorVal, IntDenominatorVal: v.IntDenominatorVal,
+		StringVal: v.StringVal, BoolVal: v.BoolVal, Unit: v.Unit, Desc: v.Desc}
+}
+
+func apiStatObject(o *device.StatObject) *api.StatObject {
+	if o == nil {
+		return nil
+	}
+	out := &api.StatObject{}
+	if o.Nested != nil {
+		out.Nested = make(map[string]*api.StatObject, len(o.Nested))
+		for k, v := range o.Nested {
+			out.Nested[k] = apiStatObject(v)
+		}
+	}
+	if o.Attributes != nil {
+		out.Attributes = make(map[string]*api.StatValue, len(o.Attributes))
+		for k, v := range o.Attributes {
+			out.Attributes[k] = apiStatValue(v)
+		}
+	}
+	return out
+}
+
+// hostMemory reads /proc/meminfo; nil where it cannot.
+func hostMemory() *api.HostMemoryStats {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return nil
+	}
+	kb := map[string]uint64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(v)
+		if len(f) == 0 {
+			continue
+		}
+		n, err := strconv.ParseUint(f[0], 10, 64)
+		if err == nil {
+			kb[k] = n * 1024
+		}
+	}
+	m := &api.HostMemoryStats{Total: kb["MemTotal"], Available: kb["MemAvailable"], Free: kb["MemFree"]}
+	if m.Total >= m.Available {
+		m.Used = m.Total - m.Available
+	}
+	return m
+}
+
+// hostUptime reads /proc/uptime in seconds; 0 where it cannot.
+func hostUptime() uint64 {
+	b, err := os.ReadFile("/proc/uptime")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return uint64(v)
+}
