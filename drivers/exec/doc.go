@@ -3,18 +3,39 @@
 // namespaces, a chroot of read-only host directories plus the task's own
 // directories, a cgroup bounding memory, CPU and processes, and an
 // unprivileged user ("nobody" unless the task sets "user" and the driver
-// allows it).
+// allows it) — supervised by a task shim (drivers/shared/shim) so that the
+// task survives restarts of the agent.
 //
 // Where it sits in the data flow: the client's driver manager offers it as
-// "exec"; a TaskRunner calls it through drivers.DriverPlugin, persists the
-// returned handle (pid, process start time and cgroup) and, after an agent
-// restart, re-attaches with RecoverTask.
+// "exec"; a TaskRunner calls it through drivers.DriverPlugin and persists
+// the returned TaskHandle, whose DriverState (state.go) is the shim's
+// State (which names the task's cgroup) plus the task's isolation.State.
 //
-//	TaskRunner ─▶ Driver ─▶ isolation.NewCgroup + isolation.Start
-//	                          └─▶ drover isolation-init (PID 1 in new namespaces)
-//	                                └─ execve ─▶ the task's command (still PID 1)
+//	TaskRunner ─▶ Driver ─▶ shim.Start ─▶ drover shim (detached, own session)
+//	                                        ├─ creates the cgroup (isolation.NewCgroup)
+//	                                        └─▶ isolation.Start: drover isolation-init
+//	                                              (PID 1 in new namespaces, in the cgroup)
+//	                                              └─ execve ─▶ the task's command (still PID 1)
 //
-// Config block:
+// The shim, not the agent, is the task's parent: it owns the task's
+// stdout and stderr (rotated log files), carries out stops, samples the
+// cgroup for TaskStats, and records the task's exit (exit code, signal,
+// and OOMKilled from the cgroup's OOM counter) in its state dir before it
+// removes the cgroup and exits. The init stage arms the task's
+// parent-death signal, so the task and its whole pid namespace die if the
+// shim dies.
+//
+// # Agent restarts
+//
+// RecoverTask re-attaches with shim.Attach: a task still running is
+// supervised again with the same pid; a task that exited while no agent
+// was attached reports its real exit (WaitTask returns the recorded exit
+// code, signal and OOMKilled); a shim that died without recording the exit
+// (SIGKILLed, say) yields an error wrapping drivers.ErrTaskNotFound and
+// shim.ErrShimDied, after the task's cgroup was destroyed (nothing of the
+// task runs on) and the shim's state removed.
+//
+// # Config block
 //
 //	command  the program to run, inside the task's root (required): an
 //	         absolute path, or a name looked up in the task's PATH
@@ -25,19 +46,34 @@
 // NOMAD_SECRETS_DIR are given as seen from inside the root: /alloc,
 // /local and /secrets.
 //
+// # Signals and stopping
+//
 // The task is PID 1 of its pid namespace. The kernel delivers to it only
-// the signals it handles (SIGKILL excepted), so a task that does not
-// handle its kill_signal is SIGKILLed once the kill timeout passes.
-// StopTask sends the signal to every process of the task's cgroup;
-// SignalTask to the main process only.
+// the signals it installed a handler for (SIGKILL excepted), so a task
+// that does not handle its kill_signal (SIGINT by default) ignores it and
+// is SIGKILLed once kill_timeout passes. StopTask has the shim send the
+// signal to every process of the task's cgroup and, after the timeout,
+// SIGKILL the whole cgroup (freezer on cgroup v1, cgroup.kill on v2), so
+// no process escapes by leaving the process group. SignalTask reaches the
+// main process only.
 //
-// ExecTask runs a command inside the running task (isolation.Enter): in its
-// pid, ipc, uts and network namespaces, its root and cgroup, as its user.
+// ExecTask runs a command inside the running task (isolation.Enter, from
+// the agent): in its pid, ipc, uts and network namespaces, its root and
+// cgroup, as its user.
 //
-// The task's stdout and stderr go straight to the files the client names
-// (StdoutPath, StderrPath), without rotation: log rotation comes with the
-// shim.
+// # Paths
 //
-// Supervision (process.go) is kept apart from the plugin methods so that it
-// can move into the per-task shim (drivers/shared/shim).
+// The task's output goes to "<LogDir>/<task>.stdout.<n>" and
+// ".stderr.<n>", rotated by the shim within the task's logs block
+// (LogMaxFiles, LogMaxFileSizeMB); the client's StdoutPath
+// ("<task>.stdout.0") loses its ".0" to give the rotation's base name.
+// Each invocation's shim keeps its spec, exit record and log in
+// "<AllocDir>/.shims/<task>-<invocation id>" (mode 0700, outside the
+// task's root); DestroyTask removes it, with the cgroup should it remain.
+// The cgroup is "<cgroup_parent>/<alloc id>.<task>" ("drover/..."), under
+// every v1 controller or in the unified v2 hierarchy.
+//
+// The drover binary must hand "drover shim" to shim.RunIfShim and "drover
+// isolation-init" to isolation.RunIfInit (command.Run does); tests
+// re-execute the test binary for both (main_test.go).
 package exec
