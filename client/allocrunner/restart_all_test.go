@@ -228,34 +228,52 @@ func TestAllocRunnerRestartErrors(t *testing.T) {
 	}
 }
 
-// A stop right after a restart of all tasks (tasks held, or running
-// again) kills every task and runs the poststop task; nothing hangs.
-func TestAllocRunnerStopDuringRestartAll(t *testing.T) {
-	alloc := lifecycleAlloc()
-	h := newHarness(t, alloc)
-	go h.ar.Run()
-	started(t, h.ar)
-	if err := h.ar.RestartAllTasks(context.Background(), nil); err != nil {
-		t.Fatal(err)
+// A stop, destroy or shutdown right after a restart of all tasks (tasks
+// held, or running again) converges; nothing hangs or leaks.
+func TestAllocRunnerEndDuringRestartAll(t *testing.T) {
+	tests := []struct {
+		name string
+		end  func(h *harness, alloc *structs.Allocation)
+		// killed: every task ends dead and the poststop task runs.
+		killed bool
+	}{
+		{name: "stop", end: func(h *harness, alloc *structs.Allocation) { h.ar.Update(stopUpdate(alloc)) }, killed: true},
+		{name: "destroy", end: func(h *harness, _ *structs.Allocation) { h.ar.Destroy() }},
+		{name: "shutdown", end: func(h *harness, _ *structs.Allocation) { h.ar.Shutdown() }},
 	}
-	h.ar.Update(stopUpdate(alloc))
-	waitClosed(t, "run", h.ar.WaitCh())
-	st := h.ar.AllocState()
-	for name, ts := range st.TaskStates {
-		if ts.State != structs.TaskStateDead || ts.Failed {
-			t.Errorf("%s: state %s failed %v: %q", name, ts.State, ts.Failed, types(ts))
-		}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			alloc := lifecycleAlloc()
+			h := newHarness(t, alloc)
+			go h.ar.Run()
+			started(t, h.ar)
+			if err := h.ar.RestartAllTasks(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			tc.end(h, alloc)
+			waitClosed(t, "run", h.ar.WaitCh())
+			if !tc.killed {
+				h.ar.Shutdown()
+				return
+			}
+			st := h.ar.AllocState()
+			for name, ts := range st.TaskStates {
+				if ts.State != structs.TaskStateDead || ts.Failed {
+					t.Errorf("%s: state %s failed %v: %q", name, ts.State, ts.Failed, types(ts))
+				}
+			}
+			if got := types(st.TaskStates["web"]); got[len(got)-1] != structs.TaskKilled {
+				t.Errorf("web events = %q, want Killed last", got)
+			}
+			if countEvents(st.TaskStates["cleanup"], structs.TaskStarted) != 1 {
+				t.Errorf("poststop task did not run: %q", types(st.TaskStates["cleanup"]))
+			}
+			if st.ClientStatus != structs.AllocClientStatusComplete {
+				t.Errorf("status = %s (%s)", st.ClientStatus, st.ClientDescription)
+			}
+			h.ar.Destroy()
+		})
 	}
-	if got := types(st.TaskStates["web"]); got[len(got)-1] != structs.TaskKilled {
-		t.Errorf("web events = %q, want Killed last", got)
-	}
-	if countEvents(st.TaskStates["cleanup"], structs.TaskStarted) != 1 {
-		t.Errorf("poststop task did not run: %q", types(st.TaskStates["cleanup"]))
-	}
-	if st.ClientStatus != structs.AllocClientStatusComplete {
-		t.Errorf("status = %s (%s)", st.ClientStatus, st.ClientDescription)
-	}
-	h.ar.Destroy()
 }
 
 // A restart of all tasks asked while the alloc starts its tasks waits for
