@@ -19,6 +19,7 @@ for each task its state, its reserved resources and its recent events,
 newest first, with times in UTC. The allocation may be named by a unique
 prefix of its ID; an ambiguous prefix lists the allocations it matches.`)
 	verbose := fset.Bool("verbose", false, "Show full IDs and every event.")
+	stats := fset.Bool("stats", false, "Show the device statistics of each task and of the allocation.")
 	if code, done := m.parse(fset, args); done {
 		return code
 	}
@@ -33,7 +34,10 @@ prefix of its ID; an ambiguous prefix lists the allocations it matches.`)
 	if allocID == "" {
 		return code
 	}
-	return m.showAlloc(c, allocID, *verbose)
+	if code := m.showAlloc(c, allocID, *verbose); code != 0 || !*stats {
+		return code
+	}
+	return m.showAllocStats(c, allocID)
 }
 
 // resolveAlloc turns an allocation ID prefix into the allocation's ID. On

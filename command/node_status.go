@@ -16,6 +16,7 @@ With a node ID (or a unique prefix of one), show the node: its settings,
 its drivers and their health, its resources and what is allocated of them,
 and its allocations.`)
 	verbose := fset.Bool("verbose", false, "Show full IDs and the node's attributes.")
+	stats := fset.Bool("stats", false, "Show the host and device statistics of the queried agent's node.")
 	if code, done := m.parse(fset, args); done {
 		return code
 	}
@@ -51,6 +52,9 @@ and its allocations.`)
 		return m.fail(fmt.Sprintf("querying the allocations of node %q", nodeID), err)
 	}
 	fmt.Fprint(m.stdout, formatNodeStatus(node, allocs, m.now(), *verbose))
+	if *stats {
+		return m.showNodeStats(c)
+	}
 	return 0
 }
 
@@ -120,6 +124,7 @@ func formatNodeStatus(n *api.Node, allocs []*api.Allocation, now time.Time, verb
 			orNone(di.HealthDescription), formatTime(di.UpdateTime)})
 	}
 	b.WriteString(formatTable([]string{"Driver", "Detected", "Healthy", "Message", "Time"}, drows))
+	b.WriteString(formatNodeDevices(n))
 
 	if r := n.NodeResources; r != nil {
 		var cpu, mem, disk int64
