@@ -57,6 +57,9 @@ type ClientRPCs interface {
 	NodeGetClientAllocs(context.Context, *structs.NodeSpecificRequest) (*structs.NodeClientAllocsResponse, error)
 	AllocGetAllocs(context.Context, *structs.AllocsGetRequest) (*structs.AllocsGetResponse, error)
 	NodeUpdateAlloc(context.Context, *structs.AllocUpdateRequest) (*structs.GenericResponse, error)
+	// NodeGet lets a client find another node's HTTP address, to migrate
+	// a previous allocation's data from it.
+	NodeGet(context.Context, *structs.NodeSpecificRequest) (*structs.SingleNodeResponse, error)
 }
 
 var _ ClientRPCs = (*Server)(nil)
@@ -167,6 +170,13 @@ func NewRPCHandler(rpcs ClientRPCs, logger *slog.Logger) http.Handler {
 				return nil, err
 			}
 			return rpcs.NodeUpdateAlloc(ctx, &req)
+		},
+		"NodeGet": func(ctx context.Context, dec func(any) error) (any, error) {
+			var req structs.NodeSpecificRequest
+			if err := dec(&req); err != nil {
+				return nil, err
+			}
+			return rpcs.NodeGet(ctx, &req)
 		},
 	}
 	return h

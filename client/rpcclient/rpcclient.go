@@ -183,21 +183,43 @@ func (c *Client) NodeUpdateStatus(ctx context.Context, req *structs.NodeUpdateSt
 // NodeGetClientAllocs is a blocking query: its timeout is its wait plus
 // some slack, and cancelling ctx ends it on the server too.
 func (c *Client) NodeGetClientAllocs(ctx context.Context, req *structs.NodeSpecificRequest) (*structs.NodeClientAllocsResponse, error) {
-	wait := req.MaxQueryTime
+	var out structs.NodeClientAllocsResponse
+	return &out, c.call(ctx, "NodeGetClientAllocs", req, &out, blockingTimeout(req.MaxQueryTime))
+}
+
+// blockingTimeout is the call timeout of a blocking query that waits up to
+// wait on the server: the (bounded) wait plus the server's jitter and slack.
+func blockingTimeout(wait time.Duration) time.Duration {
 	if wait <= 0 {
 		wait = structs.DefaultBlockingWait
 	}
 	if wait > structs.MaxBlockingWait {
 		wait = structs.MaxBlockingWait
 	}
-	var out structs.NodeClientAllocsResponse
-	return &out, c.call(ctx, "NodeGetClientAllocs", req, &out, wait+wait/16+blockingSlack)
+	return wait + wait/16 + blockingSlack
 }
 
-// AllocGetAllocs fetches allocations.
+// AllocGetAllocs fetches allocations. It is a blocking query when
+// req.MinQueryIndex is set (the remote previous-alloc watcher uses it so).
 func (c *Client) AllocGetAllocs(ctx context.Context, req *structs.AllocsGetRequest) (*structs.AllocsGetResponse, error) {
 	var out structs.AllocsGetResponse
-	return &out, c.call(ctx, "AllocGetAllocs", req, &out, c.callTimeout)
+	timeout := c.callTimeout
+	if req.MinQueryIndex > 0 {
+		timeout = blockingTimeout(req.MaxQueryTime)
+	}
+	return &out, c.call(ctx, "AllocGetAllocs", req, &out, timeout)
+}
+
+// NodeGet reads a node, e.g. to find the HTTP address of the node a
+// previous allocation ran on. It is a blocking query when
+// req.MinQueryIndex is set.
+func (c *Client) NodeGet(ctx context.Context, req *structs.NodeSpecificRequest) (*structs.SingleNodeResponse, error) {
+	var out structs.SingleNodeResponse
+	timeout := c.callTimeout
+	if req.MinQueryIndex > 0 {
+		timeout = blockingTimeout(req.MaxQueryTime)
+	}
+	return &out, c.call(ctx, "NodeGet", req, &out, timeout)
 }
 
 // NodeUpdateAlloc reports allocation state.
