@@ -483,3 +483,27 @@ func TestFingerprintUnhealthyHost(t *testing.T) {
 		})
 	}
 }
+
+func TestLogsAreRotated(t *testing.T) {
+	h := newHarness(t)
+	// 3000 lines of 1000 bytes through 1 MB files, at most 2 files kept.
+	cfg := h.sh(`i=0; while [ $i -lt 3000 ]; do printf '%0999d\n' $i; i=$((i+1)); done`)
+	cfg.LogMaxFiles, cfg.LogMaxFileSizeMB = 2, 1
+	h.start(cfg)
+	if res := h.wait(cfg.ID); !res.Successful() {
+		t.Fatalf("exit %+v: %s", res, stderr(t, cfg))
+	}
+	entries, err := os.ReadDir(cfg.TaskDir.LogDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "web.stdout.") {
+			names = append(names, e.Name())
+		}
+	}
+	if strings.Join(names, ",") != "web.stdout.1,web.stdout.2" {
+		t.Fatalf("log files %v, want web.stdout.1 and .2", names)
+	}
+}
