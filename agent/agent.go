@@ -244,6 +244,12 @@ func (a *Agent) setupClient() error {
 		},
 		Version: Version,
 		DevMode: a.cfg.DevMode,
+		GC: client.GCConfig{
+			Interval:            a.cfg.Client.GC.Interval,
+			MaxAllocs:           a.cfg.Client.GC.MaxAllocs,
+			DiskUsageThreshold:  a.cfg.Client.GC.DiskUsageThreshold,
+			InodeUsageThreshold: a.cfg.Client.GC.InodeUsageThreshold,
+		},
 		// An invalid plugin block fails client.New, naming the plugin
 		// and the field.
 		DriverManager: drivers,

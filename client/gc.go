@@ -130,6 +130,10 @@ type gcState struct {
 	ticker func(d time.Duration) (<-chan time.Time, func())
 }
 
+// GCConfig returns the garbage collection settings in effect (defaults
+// filled in).
+func (c *Client) GCConfig() GCConfig { return c.gc.cfg }
+
 func newGCState(cfg GCConfig) gcState {
 	return gcState{cfg: cfg.withDefaults(), statfs: statfsUsage, ticker: realTicker}
 }
