@@ -21,6 +21,11 @@
 // is left. Usage (from the repository root):
 //
 //	go run ./bench/recovery -n 100
+//	go run ./bench/recovery -n 100 -split
+//
+// -split runs a server agent and a client-only agent (joining it over the
+// RPC port) and kills the client agent: its recovery needs no election.
+// Without -split the one agent is server and client.
 //
 // Where it sits in the data flow: outside the agent, watching the client's
 // restore path (allocrunner.Restore, taskrunner.Restore, RecoverTask).
@@ -31,6 +36,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
@@ -39,19 +45,23 @@ import (
 	"github.com/drover-io/drover/bench/internal/harness"
 )
 
+// jobID is the benchmark's job.
+const jobID = "bench-recovery"
+
 func main() {
 	n := flag.Int("n", 100, "running allocs (one raw_exec task each)")
 	bin := flag.String("bin", "", "the drover binary (default: go build ./cmd/drover)")
 	settle := flag.Duration("settle", 5*time.Second, "wait before each memory sample")
 	keep := flag.Bool("keep", false, "keep the temporary directory (agent logs, data dir)")
+	split := flag.Bool("split", false, "run a server agent and a client-only agent, and kill -9 the client agent")
 	flag.Parse()
-	if err := run(*n, *bin, *settle, *keep); err != nil {
+	if err := run(*n, *bin, *settle, *keep, *split); err != nil {
 		fmt.Fprintln(os.Stderr, "recovery:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int, bin string, settle time.Duration, keep bool) (err error) {
+func run(n int, bin string, settle time.Duration, keep, split bool) (err error) {
 	root, err := os.MkdirTemp("", "drover-bench-recovery-")
 	if err != nil {
 		return err
@@ -66,9 +76,37 @@ func run(n int, bin string, settle time.Duration, keep bool) (err error) {
 			return err
 		}
 	}
-	a, err := harness.NewAgent(bin, root, "bench-recovery")
+	// a runs the tasks; c is the API of the server (a itself, or srv).
+	var srv *harness.Agent
+	role := harness.Combined
+	var servers []string
+	if split {
+		if srv, err = harness.NewAgent(bin, filepath.Join(root, "server"), "bench-server", harness.Server); err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "server agent output:\n%s\n", srv.Log())
+			}
+			_ = srv.Interrupt()
+		}()
+		if _, err := srv.Start(); err != nil {
+			return err
+		}
+		if err := srv.WaitReady(nil, 2*time.Minute); err != nil {
+			return err
+		}
+		role, servers = harness.Client, []string{srv.RPCAddr}
+	}
+	a, err := harness.NewAgent(bin, filepath.Join(root, "agent"), "bench-recovery", role, servers...)
 	if err != nil {
 		return err
+	}
+	c := a.Client()
+	pidsOf := func() (map[string]int, error) { return harness.TaskPids(c, jobID) }
+	if srv != nil {
+		c = srv.Client()
+		pidsOf = func() (map[string]int, error) { return harness.DiskPids(c, a.Dir, jobID) }
 	}
 	defer func() {
 		if err != nil {
@@ -79,7 +117,7 @@ func run(n int, bin string, settle time.Duration, keep bool) (err error) {
 			fmt.Fprintf(os.Stderr, "killed %d leftover shims\n", k)
 		}
 	}()
-	fmt.Printf("machine: %s/%s, %d CPUs (runtime.NumCPU); n = %d\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), n)
+	fmt.Printf("machine: %s/%s, %d CPUs (runtime.NumCPU); n = %d; split = %v\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), n, split)
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Printf("load average at start: %s", b)
 	}
@@ -87,7 +125,7 @@ func run(n int, bin string, settle time.Duration, keep bool) (err error) {
 	if _, err := a.Start(); err != nil {
 		return err
 	}
-	if err := a.WaitReady(2 * time.Minute); err != nil {
+	if err := a.WaitReady(c, 2*time.Minute); err != nil {
 		return err
 	}
 	time.Sleep(settle)
@@ -96,8 +134,6 @@ func run(n int, bin string, settle time.Duration, keep bool) (err error) {
 		return err
 	}
 
-	c := a.Client()
-	const jobID = "bench-recovery"
 	started := time.Now()
 	if err := harness.RunJob(c, harness.SleepJob(jobID, n)); err != nil {
 		return err
@@ -108,7 +144,7 @@ func run(n int, bin string, settle time.Duration, keep bool) (err error) {
 		return err
 	}
 	placed := time.Since(started)
-	before, err := harness.TaskPids(c, jobID)
+	before, err := pidsOf()
 	if err != nil {
 		return err
 	}
@@ -135,15 +171,15 @@ func run(n int, bin string, settle time.Duration, keep bool) (err error) {
 		return err
 	}
 	var leader, ready, reattached, recovered time.Duration
-	rc := a.Client()
+	rc := c
 	err = a.Poll(10*time.Minute, 10*time.Millisecond, "recovery", func() (bool, string) {
-		if leader == 0 {
+		if leader == 0 && srv == nil {
 			if l, err := rc.Status().Leader(); err != nil || l == "" {
 				return false, "no leader"
 			}
 			leader = time.Since(t0)
 		}
-		if ready == 0 {
+		if ready == 0 && srv == nil {
 			nodes, _, err := rc.Nodes().List(nil)
 			if err != nil || len(nodes) == 0 || nodes[0].Status != "ready" {
 				return false, "node not ready"
@@ -165,7 +201,7 @@ func run(n int, bin string, settle time.Duration, keep bool) (err error) {
 	if err != nil {
 		return err
 	}
-	after, err := harness.TaskPids(rc, jobID)
+	after, err := pidsOf()
 	if err != nil {
 		return err
 	}
@@ -214,8 +250,10 @@ func run(n int, bin string, settle time.Duration, keep bool) (err error) {
 
 	fmt.Printf("\nplacement: %d allocs running %s after registering the job\n", n, placed.Round(time.Millisecond))
 	fmt.Printf("\nrecovery after kill -9 with %d running allocs (from the exec of the new agent):\n", n)
-	fmt.Printf("  leader known:           %s\n", leader.Round(time.Millisecond))
-	fmt.Printf("  node ready:             %s\n", ready.Round(time.Millisecond))
+	if srv == nil {
+		fmt.Printf("  leader known:           %s\n", leader.Round(time.Millisecond))
+		fmt.Printf("  node ready:             %s\n", ready.Round(time.Millisecond))
+	}
 	fmt.Printf("  all tasks re-attached:  %s\n", reattached.Round(time.Millisecond))
 	fmt.Printf("  recovered (re-attached, all allocs running via the API): %s\n", recovered.Round(time.Millisecond))
 	fmt.Printf("  same %d pids, 0 restarts, %d shims, %d tasks: ok\n", n, len(tree.Shims), len(tree.Tasks))

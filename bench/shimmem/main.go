@@ -48,7 +48,7 @@ func run(bin string, settle time.Duration, samples int) (err error) {
 			return err
 		}
 	}
-	a, err := harness.NewAgent(bin, root, "bench-shimmem")
+	a, err := harness.NewAgent(bin, root, "bench-shimmem", harness.Combined)
 	if err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func run(bin string, settle time.Duration, samples int) (err error) {
 	if _, err := a.Start(); err != nil {
 		return err
 	}
-	if err := a.WaitReady(2 * time.Minute); err != nil {
+	if err := a.WaitReady(nil, 2*time.Minute); err != nil {
 		return err
 	}
 	c := a.Client()

@@ -28,13 +28,25 @@ func Build(dir string) (string, error) {
 	return bin, nil
 }
 
-// Agent is a persistent `drover agent -config` subprocess (server and
-// client in one process, raw_exec enabled) with its data dir in Dir.
+// Role says what an Agent runs.
+type Role int
+
+// The roles of an Agent.
+const (
+	Combined Role = iota // server and client in one process
+	Server               // server only
+	Client               // client only, joining Servers
+)
+
+// Agent is a persistent `drover agent -config` subprocess (raw_exec
+// enabled on a client) with its data dir in Dir.
 type Agent struct {
 	Bin     string
 	Dir     string // the data dir
 	Name    string
+	Role    Role
 	Addr    string // HTTP API
+	RPCAddr string // a server's RPC address, for clients' servers lists
 	config  string
 	logPath string // the output of the latest start
 	cmd     *exec.Cmd
@@ -42,9 +54,10 @@ type Agent struct {
 	starts  int
 }
 
-// NewAgent writes the config of a combined agent under root (data dir
-// root/data) on a free HTTP port.
-func NewAgent(bin, root, name string) (*Agent, error) {
+// NewAgent writes the config of an agent under root (data dir root/data,
+// config root/agent.hcl) on free ports; a Client joins servers (RPC
+// addresses).
+func NewAgent(bin, root, name string, role Role, servers ...string) (*Agent, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -53,33 +66,28 @@ func NewAgent(bin, root, name string) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{Bin: bin, Dir: filepath.Join(root, "data"), Name: name,
-		Addr: "http://127.0.0.1:" + strconv.Itoa(port), config: filepath.Join(root, "agent.hcl")}
-	cfg := fmt.Sprintf(`name      = %q
-data_dir  = %q
-bind_addr = "127.0.0.1"
-log_level = "INFO"
-
-ports {
-  http = %d
-  rpc  = %d
-}
-
-server {
-  enabled          = true
-  bootstrap_expect = 1
-}
-
-client {
-  enabled = true
-}
-
-plugin "raw_exec" {
-  config {
-    enabled = true
-  }
-}
-`, name, a.Dir, port, rpc)
+	a := &Agent{Bin: bin, Dir: filepath.Join(root, "data"), Name: name, Role: role,
+		Addr:    "http://127.0.0.1:" + strconv.Itoa(port),
+		RPCAddr: "127.0.0.1:" + strconv.Itoa(rpc),
+		config:  filepath.Join(root, "agent.hcl")}
+	var b strings.Builder
+	fmt.Fprintf(&b, "name      = %q\ndata_dir  = %q\nbind_addr = \"127.0.0.1\"\nlog_level = \"INFO\"\n\n", name, a.Dir)
+	fmt.Fprintf(&b, "ports {\n  http = %d\n  rpc  = %d\n}\n\n", port, rpc)
+	if role != Client {
+		b.WriteString("server {\n  enabled          = true\n  bootstrap_expect = 1\n}\n\n")
+	}
+	if role != Server {
+		b.WriteString("client {\n  enabled = true\n")
+		if len(servers) > 0 {
+			q := make([]string, len(servers))
+			for i, s := range servers {
+				q[i] = strconv.Quote(s)
+			}
+			fmt.Fprintf(&b, "  servers = [%s]\n", strings.Join(q, ", "))
+		}
+		b.WriteString("}\n\nplugin \"raw_exec\" {\n  config {\n    enabled = true\n  }\n}\n")
+	}
+	cfg := b.String()
 	if err := os.MkdirAll(a.Dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -176,13 +184,22 @@ func (a *Agent) Poll(timeout, interval time.Duration, what string, cond func() (
 	}
 }
 
-// WaitReady waits until the agent knows its leader and its node is ready.
-func (a *Agent) WaitReady(timeout time.Duration) error {
-	c := a.Client()
+// WaitReady waits until the agent is ready: a server knows its leader;
+// a client's node is ready in the view of c (a server's API; nil: the
+// agent's own).
+func (a *Agent) WaitReady(c *api.Client, timeout time.Duration) error {
+	if c == nil {
+		c = a.Client()
+	}
 	return a.Poll(timeout, 20*time.Millisecond, "a leader and a ready node", func() (bool, string) {
-		leader, err := c.Status().Leader()
-		if err != nil || leader == "" {
-			return false, fmt.Sprintf("leader %q, %v", leader, err)
+		if a.Role != Client {
+			leader, err := a.Client().Status().Leader()
+			if err != nil || leader == "" {
+				return false, fmt.Sprintf("leader %q, %v", leader, err)
+			}
+		}
+		if a.Role == Server {
+			return true, ""
 		}
 		nodes, _, err := c.Nodes().List(nil)
 		if err != nil {

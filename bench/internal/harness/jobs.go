@@ -3,6 +3,8 @@ package harness
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -67,6 +69,30 @@ func AllRunning(c *api.Client, jobID string, n int) (bool, string) {
 		}
 	}
 	return running == n && len(allocs) == n, fmt.Sprintf("%d of %d allocs running", running, len(allocs))
+}
+
+// DiskPids reads the pid each alloc's task "t" wrote from the data dir of
+// the client running it (<dataDir>/alloc/<id>/t/local/pid); c lists the
+// job's allocs. A client-only agent's file API needs a server, hence the
+// disk.
+func DiskPids(c *api.Client, dataDir, jobID string) (map[string]int, error) {
+	allocs, _, err := c.Jobs().Allocations(jobID, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	pids := map[string]int{}
+	for _, stub := range allocs {
+		b, err := os.ReadFile(filepath.Join(dataDir, "alloc", stub.ID, "t", "local", "pid"))
+		if err != nil {
+			return nil, fmt.Errorf("alloc %s: %w", stub.ID, err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			return nil, fmt.Errorf("alloc %s: pid file holds %q", stub.ID, b)
+		}
+		pids[stub.ID] = pid
+	}
+	return pids, nil
 }
 
 // TaskPids reads, through the file API, the pid each alloc's task "t"
