@@ -261,6 +261,7 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation) (*allocrunner.AllocRu
 		StateUpdater: allocUpdater{c},
 		Node:         c.Node(),
 		Devices:      c.deviceReserver(),
+		DriverEvents: c.drivers,
 
 		PrevAllocWatcher:      prev,
 		PreemptedAllocWatcher: preempted,

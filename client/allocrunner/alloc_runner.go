@@ -56,6 +56,9 @@ type Config struct {
 	// Devices reserves the tasks' device instances (the client's device
 	// manager); nil: tasks given devices fail to start.
 	Devices taskrunner.DeviceReserver
+	// DriverEvents delivers drivers' own task events to the task runners
+	// (the client's driver manager); nil: none.
+	DriverEvents taskrunner.DriverEvents
 }
 
 // AllocRunner runs one allocation. Create it with New, optionally Restore,
@@ -207,6 +210,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 			BuildEnv:     cfg.BuildEnv,
 			KillGrace:    cfg.KillGrace,
 			Devices:      cfg.Devices,
+			DriverEvents: cfg.DriverEvents,
 		})
 		if err != nil {
 			cancel()

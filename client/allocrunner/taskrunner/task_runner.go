@@ -57,6 +57,8 @@ type Config struct {
 	// Devices reserves the task's device instances before it starts;
 	// nil: a task given devices fails to start.
 	Devices DeviceReserver
+	// DriverEvents delivers the driver's own task events; nil: none.
+	DriverEvents DriverEvents
 }
 
 // TaskRunner runs one task. Create it with New, optionally Restore its
@@ -72,6 +74,10 @@ type TaskRunner struct {
 	taskDir   *allocdir.TaskDir
 	now       func() time.Time
 	killGrace time.Duration
+
+	// driverName and driverEvents route the driver's task events here.
+	driverName   string
+	driverEvents DriverEvents
 
 	// Owned by the run loop goroutine.
 	restartTracker *RestartTracker
@@ -148,6 +154,8 @@ func New(cfg *Config) (*TaskRunner, error) {
 		taskName:       cfg.Task.Name,
 		logger:         logger.With("alloc_id", cfg.Alloc.ID, "task", cfg.Task.Name, "driver", cfg.Task.Driver),
 		driver:         cfg.Driver,
+		driverName:     cfg.Task.Driver,
+		driverEvents:   cfg.DriverEvents,
 		stateDB:        cfg.StateDB,
 		updater:        updater,
 		allocDir:       cfg.AllocDir,
@@ -415,6 +423,7 @@ func (tr *TaskRunner) recoverHandle() *drivers.TaskHandle {
 		return nil
 	}
 	tr.logger.Info("re-attached to task")
+	tr.watchDriverEvents(h.Config.ID)
 	return h
 }
 
@@ -441,6 +450,7 @@ func (tr *TaskRunner) startTask() (*drivers.TaskHandle, error) {
 	if err := tr.stateDB.PutTaskRunnerLocalState(tr.allocID, tr.taskName, ls); err != nil {
 		tr.logger.Error("could not persist task handle", "error", err)
 	}
+	tr.watchDriverEvents(h.Config.ID)
 	tr.updateState(structs.TaskStateRunning, structs.NewTaskEvent(structs.TaskStarted))
 	return h, nil
 }
@@ -507,8 +517,13 @@ func taskResources(alloc *structs.Allocation, task *structs.Task) *drivers.Resou
 // clearHandle forgets the task handle, in memory and in the StateDB.
 func (tr *TaskRunner) clearHandle() {
 	tr.mu.Lock()
+	var taskID string
+	if h := tr.local.TaskHandle; h != nil && h.Config != nil {
+		taskID = h.Config.ID
+	}
 	tr.local = &state.LocalState{}
 	tr.mu.Unlock()
+	tr.unwatchDriverEvents(taskID)
 	if err := tr.stateDB.PutTaskRunnerLocalState(tr.allocID, tr.taskName, &state.LocalState{}); err != nil {
 		tr.logger.Error("could not clear task handle", "error", err)
 	}
