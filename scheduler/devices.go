@@ -220,18 +220,13 @@ func withDevices(allocated *structs.AllocatedResources, devices map[string][]*st
 	return &c
 }
 
-// DevicesFit reports whether the device instances allocs hold exist on node
-// and none is held twice; when not, reason says which. The plan applier uses
-// it, with AllocsFit, to re-check a plan against the latest state.
-func DevicesFit(node *structs.Node, allocs []*structs.Allocation) (fit bool, reason string) {
-	exists := map[string]bool{}
-	if node.NodeResources != nil {
-		for _, g := range node.NodeResources.Devices {
-			for _, d := range g.Instances {
-				exists[instanceKey(g.ID().String(), d.ID)] = true
-			}
-		}
-	}
+// DevicesFit reports whether no device instance is held twice by allocs
+// (the proposed allocations of one node); when one is, reason names it. The
+// plan applier uses it, with AllocsFit, to re-check a plan against the
+// latest state, so that two schedulers never hand out the same instance.
+// Whether an instance still exists is the scheduler's check at placement: an
+// allocation already running keeps its instance even if the device is gone.
+func DevicesFit(allocs []*structs.Allocation) (fit bool, reason string) {
 	seen := map[string]bool{}
 	for _, a := range allocs {
 		if a.AllocatedResources == nil {
@@ -244,10 +239,7 @@ func DevicesFit(node *structs.Node, allocs []*structs.Allocation) (fit bool, rea
 			for _, d := range tr.Devices {
 				for _, id := range d.DeviceIDs {
 					k := instanceKey(d.ID().String(), id)
-					switch {
-					case !exists[k]:
-						return false, devicePrefix + d.ID().String() + ": instance " + id + " not on node"
-					case seen[k]:
+					if seen[k] {
 						return false, devicePrefix + d.ID().String() + ": instance " + id + " allocated twice"
 					}
 					seen[k] = true

@@ -128,6 +128,9 @@ func (s *Server) nodeFits(st *state.StateSnapshot, nodeID string, plan *schedule
 	}
 	proposed = append(proposed, plan.NodeAllocation[nodeID]...)
 	fit, _, _ := scheduler.AllocsFit(node, proposed)
+	if fit {
+		fit, _ = scheduler.DevicesFit(proposed)
+	}
 	return fit, nil
 }
 
