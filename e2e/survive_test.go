@@ -346,72 +346,115 @@ func TestTasksSurviveAgentKill9(t *testing.T) {
 
 // TestTaskExitsWhileAgentDown lets a task exit with code 7 while its agent
 // is dead: the shim records the exit, and the restarted agent reports it
-// (a Terminated event with exit code 7) and applies the restart policy
-// (one attempt: Restarting, then the task runs again as a new process).
+// (one Terminated event, exit code 7) and applies the restart policy: with
+// an attempt left, Restarting and the task runs again as a new process;
+// with none (mode "fail"), Not Restarting and the alloc fails.
 func TestTaskExitsWhileAgentDown(t *testing.T) {
-	a := newPersistentAgent(t, "exiter", roleCombined)
-	a.start(t)
-	a.waitReady(t, surviveStartTimeout)
-	c := a.client(t)
-
-	// The task exits 7 once a file named "exit" appears in its local dir;
-	// it removes the file first, so its next run waits again.
-	script := `while [ ! -e "$NOMAD_TASK_DIR/exit" ]; do sleep 0.2; done; rm -f "$NOMAD_TASK_DIR/exit"; exit 7`
-	runJob(t, a, "exiter", surviveJob("exiter", 1,
-		"      attempts = 1\n      interval = \"10m\"\n      delay    = \"1s\"\n      mode     = \"fail\"", script))
-	id, pid := onlyAlloc(runningPids(t, c, apiPids(c), "exiter", 1))
-	taskDir, err := procEnv(pid, "NOMAD_TASK_DIR")
-	if err != nil {
-		t.Fatal(err)
+	cases := []struct {
+		name      string
+		restart   string
+		wantEvent string // the restart policy's verdict after Terminated
+		restarted bool   // whether the task runs again
+	}{
+		{
+			name:      "restarts",
+			restart:   "      attempts = 1\n      interval = \"10m\"\n      delay    = \"1s\"\n      mode     = \"fail\"",
+			wantEvent: "Restarting",
+			restarted: true,
+		},
+		{
+			name:      "fails",
+			restart:   "      attempts = 0\n      mode     = \"fail\"",
+			wantEvent: "Not Restarting",
+		},
 	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newPersistentAgent(t, "exiter", roleCombined)
+			a.start(t)
+			a.waitReady(t, surviveStartTimeout)
+			c := a.client(t)
 
-	a.kill9(t)
-	if err := writeTrigger(taskDir + "/exit"); err != nil {
-		t.Fatal(err)
-	}
-	waitPidsGone(t, "the task to exit while the agent is down", pid)
-	waitFor(t, 30*time.Second, "its shim to exit after recording the exit", func() (bool, string) {
-		tt, err := scanTasks(a.dataDir, nil)
-		if err != nil {
-			return false, err.Error()
-		}
-		return len(tt.shims) == 0, fmt.Sprintf("%d shims run", len(tt.shims))
-	})
-
-	a.start(t)
-	a.waitReady(t, surviveStartTimeout)
-	var newPid int
-	waitFor(t, surviveRunTimeout, "the recorded exit, a restart and a new task process", func() (bool, string) {
-		ts, err := taskEvents(c, id)
-		if err != nil {
-			return false, err.Error()
-		}
-		var term *api.TaskEvent
-		for _, e := range ts.Events {
-			if e.Type == "Terminated" {
-				term = e
+			// The task exits 7 once a file named "exit" appears in its
+			// local dir; it removes the file first, so a next run waits
+			// again.
+			script := `while [ ! -e "$NOMAD_TASK_DIR/exit" ]; do sleep 0.2; done; rm -f "$NOMAD_TASK_DIR/exit"; exit 7`
+			runJob(t, a, "exiter", surviveJob("exiter", 1, tc.restart, script))
+			id, pid := onlyAlloc(runningPids(t, c, apiPids(c), "exiter", 1))
+			taskDir, err := procEnv(pid, "NOMAD_TASK_DIR")
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		if term == nil || countEvents(ts, "Restarting") == 0 || ts.State != "running" || countEvents(ts, "Started") < 2 {
-			return false, "events:" + eventsString(ts)
-		}
-		if term.ExitCode != 7 {
-			t.Fatalf("Terminated event with exit code %d, want 7:%s", term.ExitCode, eventsString(ts))
-		}
-		if n := countEvents(ts, "Terminated"); n != 1 {
-			t.Fatalf("%d Terminated events, want 1:%s", n, eventsString(ts))
-		}
-		p, err := apiPids(c)(id)
-		if err != nil || p == pid || !alive(p) {
-			return false, fmt.Sprintf("pid file: %d (%v), old pid %d", p, err, pid)
-		}
-		newPid = p
-		t.Logf("task events after the restart:%s", eventsString(ts))
-		return true, ""
-	})
-	checkTree(t, a.dataDir, nil, map[string]int{id: newPid})
 
-	stopJobAndCheckGone(t, a, c, "exiter", a.dataDir, nil, []int{pid, newPid})
+			a.kill9(t)
+			if err := writeTrigger(taskDir + "/exit"); err != nil {
+				t.Fatal(err)
+			}
+			waitPidsGone(t, "the task to exit while the agent is down", pid)
+			waitFor(t, 30*time.Second, "its shim to exit after recording the exit", func() (bool, string) {
+				tt, err := scanTasks(a.dataDir, nil)
+				if err != nil {
+					return false, err.Error()
+				}
+				return len(tt.shims) == 0, fmt.Sprintf("%d shims run", len(tt.shims))
+			})
+
+			a.start(t)
+			a.waitReady(t, surviveStartTimeout)
+			var newPid int
+			waitFor(t, surviveRunTimeout, "the recorded exit and the restart policy's verdict", func() (bool, string) {
+				ts, err := taskEvents(c, id)
+				if err != nil {
+					return false, err.Error()
+				}
+				var term *api.TaskEvent
+				for _, e := range ts.Events {
+					if e.Type == "Terminated" {
+						term = e
+					}
+				}
+				if term == nil || countEvents(ts, tc.wantEvent) == 0 {
+					return false, "events:" + eventsString(ts)
+				}
+				if term.ExitCode != 7 {
+					t.Fatalf("Terminated event with exit code %d, want 7:%s", term.ExitCode, eventsString(ts))
+				}
+				if n := countEvents(ts, "Terminated"); n != 1 {
+					t.Fatalf("%d Terminated events, want 1:%s", n, eventsString(ts))
+				}
+				if !tc.restarted {
+					alloc, _, err := c.Allocations().Info(id, nil)
+					if err != nil {
+						return false, err.Error()
+					}
+					if ts.State != "dead" || !ts.Failed || alloc.ClientStatus != api.AllocClientStatusFailed {
+						return false, fmt.Sprintf("task %s (failed %v), alloc %s; events:%s", ts.State, ts.Failed, alloc.ClientStatus, eventsString(ts))
+					}
+					t.Logf("task events after the restart:%s", eventsString(ts))
+					return true, ""
+				}
+				if ts.State != "running" || countEvents(ts, "Started") < 2 {
+					return false, "events:" + eventsString(ts)
+				}
+				p, err := apiPids(c)(id)
+				if err != nil || p == pid || !alive(p) {
+					return false, fmt.Sprintf("pid file: %d (%v), old pid %d", p, err, pid)
+				}
+				newPid = p
+				t.Logf("task events after the restart:%s", eventsString(ts))
+				return true, ""
+			})
+			if !tc.restarted {
+				checkTree(t, a.dataDir, nil, nil)
+				if r := a.cli(t, "job", "stop", "-detach", "exiter"); r.code != 0 {
+					t.Errorf("job stop:\n%s", r)
+				}
+				return
+			}
+			checkTree(t, a.dataDir, nil, map[string]int{id: newPid})
+			stopJobAndCheckGone(t, a, c, "exiter", a.dataDir, nil, []int{pid, newPid})
+		})
+	}
 }
 
 // TestShimKilledWhileAgentDown SIGKILLs a task's shim while the agent is
