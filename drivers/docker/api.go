@@ -34,15 +34,16 @@ type containerSpec struct {
 
 // hostConfig is the HostConfig of containerSpec.
 type hostConfig struct {
-	Binds             []string  `json:"Binds,omitempty"`
-	Mounts            []mount   `json:"Mounts,omitempty"`
-	NetworkMode       string    `json:"NetworkMode,omitempty"`
-	Privileged        bool      `json:"Privileged"`
-	Memory            int64     `json:"Memory,omitempty"`
-	MemoryReservation int64     `json:"MemoryReservation,omitempty"`
-	MemorySwap        int64     `json:"MemorySwap,omitempty"`
-	CPUShares         int64     `json:"CpuShares,omitempty"`
-	LogConfig         logConfig `json:"LogConfig"`
+	Binds             []string        `json:"Binds,omitempty"`
+	Mounts            []mount         `json:"Mounts,omitempty"`
+	Devices           []deviceMapping `json:"Devices,omitempty"`
+	NetworkMode       string          `json:"NetworkMode,omitempty"`
+	Privileged        bool            `json:"Privileged"`
+	Memory            int64           `json:"Memory,omitempty"`
+	MemoryReservation int64           `json:"MemoryReservation,omitempty"`
+	MemorySwap        int64           `json:"MemorySwap,omitempty"`
+	CPUShares         int64           `json:"CpuShares,omitempty"`
+	LogConfig         logConfig       `json:"LogConfig"`
 }
 
 // mount is one entry of HostConfig.Mounts.

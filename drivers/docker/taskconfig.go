@@ -179,6 +179,7 @@ func buildSpec(cfg *drivers.TaskConfig, conf *TaskConfig, env map[string]string,
 		}
 		hc.Mounts = append(hc.Mounts, dm)
 	}
+	applyDeviceReservations(hc, cfg)
 	return spec, nil
 }
 
