@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 
@@ -111,13 +112,15 @@ func (m *Manager) Start(ctx context.Context) error {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	m.mu.Lock()
+	mds := make(map[string]*managedDriver, len(names))
 	for _, name := range names {
 		inst := insts[name]
 		md := &managedDriver{name: name, proxy: newProxy(name, inst.ext != nil, m.ctx.Done())}
-		md.setCurrent(inst)
-		m.drivers[name] = md
+		md.setCurrent(inst) // asks the driver for its capabilities: no lock held
+		mds[name] = md
 	}
+	m.mu.Lock()
+	m.drivers = mds
 	m.mu.Unlock()
 	for name := range m.cfg.PluginConfigs {
 		if _, ok := insts[name]; !ok && m.cfg.Disabled[name] == "" {
@@ -129,7 +132,7 @@ func (m *Manager) Start(ctx context.Context) error {
 	for _, name := range names {
 		first := make(chan struct{})
 		firsts = append(firsts, first)
-		md := m.drivers[name]
+		md := mds[name]
 		m.wg.Add(1)
 		go func() {
 			defer m.wg.Done()
@@ -257,8 +260,9 @@ func (m *Manager) Shutdown() {
 		m.cancel()
 		m.wg.Wait()
 		m.mu.RLock()
-		defer m.mu.RUnlock()
-		for name, md := range m.drivers {
+		mds := maps.Clone(m.drivers)
+		m.mu.RUnlock()
+		for name, md := range mds {
 			inst := md.current()
 			switch {
 			case inst == nil:
