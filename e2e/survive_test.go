@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -477,6 +479,7 @@ func TestShimKilledWhileAgentDown(t *testing.T) {
 	if shim == 0 {
 		t.Fatalf("no shim found for task pid %d", pid)
 	}
+	deadShimDir := tt.shims[shim]
 
 	a.kill9(t)
 	if err := syscall.Kill(shim, syscall.SIGKILL); err != nil {
@@ -511,6 +514,9 @@ func TestShimKilledWhileAgentDown(t *testing.T) {
 	tt = checkTree(t, a.dataDir, marker, map[string]int{id: newPid})
 	if tt.tasks[newPid] == shim {
 		t.Errorf("the new task runs under the killed shim's pid %d", shim)
+	}
+	if _, err := os.Stat(deadShimDir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the dead shim's state dir %s is still there (%v)", deadShimDir, err)
 	}
 
 	stopJobAndCheckGone(t, a, c, "shimless", a.dataDir, marker, []int{pid, newPid})
@@ -587,6 +593,46 @@ func TestServerStopsJobWhileClientDown(t *testing.T) {
 		}
 		if countEvents(ts, "Started") != 1 || countEvents(ts, "Killed") == 0 {
 			t.Errorf("alloc %s: want one Started and a Killed event:%s", id[:8], eventsString(ts))
+		}
+	}
+}
+
+// TestJobStoppedAsAgentRestarts SIGKILLs an agent running tasks, starts it
+// again and stops the job as soon as the API answers, while the client may
+// still be re-attaching: every task is stopped through its shim (none is
+// started again, none is left running) and every alloc completes.
+func TestJobStoppedAsAgentRestarts(t *testing.T) {
+	const n = 5
+	a := newPersistentAgent(t, "stopper", roleCombined)
+	a.start(t)
+	a.waitReady(t, surviveStartTimeout)
+	c := a.client(t)
+
+	marker := sleepMarker()
+	runJob(t, a, "early", surviveJob("early", n,
+		"      attempts = 0\n      mode     = \"fail\"",
+		"exec "+strings.Join(marker, " ")))
+	pids := runningPids(t, c, apiPids(c), "early", n)
+	checkTree(t, a.dataDir, marker, pids)
+
+	a.kill9(t)
+	a.start(t)
+	waitFor(t, surviveStartTimeout, "the restarted agent's API to know its leader", func() (bool, string) {
+		a.checkAlive(t)
+		leader, err := c.Status().Leader()
+		if err != nil {
+			return false, err.Error()
+		}
+		return leader != "", "no leader yet"
+	})
+	stopJobAndCheckGone(t, a, c, "early", a.dataDir, marker, sortedPids(pids))
+	for id := range pids {
+		ts, err := taskEvents(c, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if countEvents(ts, "Started") != 1 || ts.State != "dead" || ts.Failed {
+			t.Errorf("alloc %s: task %s (failed %v), want dead, not failed, started once:%s", id[:8], ts.State, ts.Failed, eventsString(ts))
 		}
 	}
 }
