@@ -37,7 +37,15 @@ func setupRoot(spec *Spec) error {
 	if err := unix.Mount("proc", procDir, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount /proc: %w", err)
 	}
-	return setupDev(root)
+	if err := setupDev(root); err != nil {
+		return err
+	}
+	for _, d := range spec.Devices {
+		if err := bindMount(root, d); err != nil {
+			return fmt.Errorf("device %s: %w", d.Target, err)
+		}
+	}
+	return nil
 }
 
 // bindMount binds m.Source at m.Target inside root; a symlink source is

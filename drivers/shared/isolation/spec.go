@@ -29,6 +29,9 @@ type Spec struct {
 	// symlink instead (so /bin -> usr/bin stays a link); a source that
 	// does not exist is skipped when Optional.
 	Mounts []Mount `json:"mounts,omitempty"`
+	// Devices are host device nodes bound into the task's /dev (after
+	// its tmpfs is mounted), as device plugins ask for them.
+	Devices []Mount `json:"devices,omitempty"`
 	// NoPivot uses chroot(2) instead of pivot_root(2). pivot_root detaches
 	// the host's mounts from the task entirely; chroot works where
 	// pivot_root cannot (a root on a ramfs).
