@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -175,6 +176,9 @@ func TestExecAndDockerSurviveAgentKill9(t *testing.T) {
 	}
 	execAlloc := runningAllocOf(t, c, "sx")
 	execPid := execTaskPid(t, a.dataDir, marker)
+	if len(execCgroups(execAlloc.ID)) == 0 {
+		t.Errorf("no cgroup drover/%s.t found for the exec task", execAlloc.ID)
+	}
 	var dockerAlloc *api.AllocationListStub
 	var container string
 	if withDocker {
@@ -244,6 +248,9 @@ func TestExecAndDockerSurviveAgentKill9(t *testing.T) {
 
 	// Stopping the jobs leaves no shim, task process or container.
 	stopJobAndCheckGone(t, a, c, "sx", a.dataDir, marker, []int{execPid})
+	if left := execCgroups(execAlloc.ID); len(left) > 0 {
+		t.Errorf("the exec task's cgroup is left after the stop: %v", left)
+	}
 	if withDocker {
 		if r := a.cli(t, "job", "stop", "-detach", "sd"); r.code != 0 {
 			t.Fatalf("job stop sd:\n%s", r)
@@ -263,6 +270,17 @@ func TestExecAndDockerSurviveAgentKill9(t *testing.T) {
 			return al.ClientStatus == api.AllocClientStatusComplete, "alloc is " + al.ClientStatus
 		})
 	}
+}
+
+// execCgroups lists the exec driver's cgroups of alloc id
+// ("drover/<alloc id>.<task>"), under cgroup v1 controllers or v2.
+func execCgroups(allocID string) []string {
+	var out []string
+	for _, pattern := range []string{"/sys/fs/cgroup/*/drover/" + allocID + ".*", "/sys/fs/cgroup/drover/" + allocID + ".*"} {
+		m, _ := filepath.Glob(pattern)
+		out = append(out, m...)
+	}
+	return out
 }
 
 // requireExecDriver skips unless the exec driver can run here: root and
