@@ -1,15 +1,18 @@
 // Package isolation starts a command isolated from the host the way the
 // exec driver runs tasks, and manages the cgroup that bounds it. It knows
-// nothing of drivers or supervision: who waits on the process (the exec
-// driver today, the shim later) is the caller's business.
+// nothing of drivers or supervision: who waits on the process (the task
+// shim, drivers/shared/shim, for the exec driver) is the caller's
+// business.
 //
 // Where it sits in the data flow: the exec driver's StartTask builds a Spec
 // (command, environment, root directory and its mounts, user) and a
-// CgroupConfig from the task's config and resources, creates the cgroup
-// with NewCgroup, and calls Start. Start re-executes the drover binary in
-// "isolation init" mode in new pid, mount, ipc and uts namespaces (and a
-// network namespace when asked), places it in the cgroup before it runs
-// anything of the task's, and hands it the Spec through a pipe. The init
+// CgroupConfig from the task's config and resources and hands both to a
+// shim (shim.Spec.Isolation); the shim creates the cgroup with NewCgroup
+// and calls Start, with Spec.DieWithParent so that the task dies with it.
+// Start re-executes the drover binary in "isolation init" mode in new pid,
+// mount, ipc and uts namespaces (and a network namespace when asked),
+// places it in the cgroup before it runs anything of the task's, and hands
+// it the Spec through a pipe. The init
 // stage (InitMain) builds the task's root inside its mount namespace (bind
 // mounts, /proc, a minimal /dev), pivots or chroots into it, drops to the
 // task's user and execve's the task's command: the task itself is PID 1 of
