@@ -1,7 +1,7 @@
 // Package shim supervises one task process from a small helper process,
 // the shim, so that tasks survive restarts of the agent.
 //
-// Where it sits in the data flow: a driver's StartTask (raw_exec, later
+// Where it sits in the data flow: a driver's StartTask (raw_exec,
 // exec) calls Start, persists Handle.State() in the TaskHandle's
 // DriverState, and serves WaitTask, StopTask, SignalTask, TaskStats and
 // InspectTask through the Handle. After an agent restart, RecoverTask calls
@@ -41,7 +41,7 @@
 // task's main process (Pdeathsig). Other processes of the task's group are
 // killed by the next Handle call that finds the shim gone (Attach, Wait,
 // ...), which then returns ErrShimDied: the exit is unknown. Until then they
-// run unsupervised; a cgroup (the exec driver) closes that gap.
+// run unsupervised; an isolated task (below) has no such gap.
 //
 // Signal goes to the task's main process only (as Nomad's raw_exec);
 // Stop goes to the whole group. Stats sums /proc over the group.
