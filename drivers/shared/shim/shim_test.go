@@ -396,26 +396,36 @@ func TestStartIsCancelledByContext(t *testing.T) {
 }
 
 func TestIdleShimRSS(t *testing.T) {
-	spec := testSpec(t, `exec sleep 100`)
-	h := startShim(t, spec)
-	st := h.State()
-	// A few requests, as an agent polling stats would make.
-	for range 20 {
-		if _, err := h.Stats(ctxT(t)); err != nil {
-			t.Fatal(err)
-		}
+	tests := []struct {
+		name string
+		spec func(t *testing.T) *Spec
+	}{
+		{"plain", func(t *testing.T) *Spec { return testSpec(t, `exec sleep 100`) }},
+		{"isolated", func(t *testing.T) *Spec { return isolatedSpec(t, `exec sleep 100`, 0) }},
 	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(st.ShimPID) + "/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") || strings.HasPrefix(line, "RssAnon:") || strings.HasPrefix(line, "Threads:") {
-			t.Logf("idle shim %s (test binary%s)", strings.Join(strings.Fields(line), " "), raceNote)
-		}
-	}
-	if err := h.Stop(ctxT(t), "SIGKILL", 0); err != nil {
-		t.Fatal(err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := startShim(t, tt.spec(t))
+			st := h.State()
+			// A few requests, as an agent polling stats would make.
+			for range 20 {
+				if _, err := h.Stats(ctxT(t)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b, err := os.ReadFile("/proc/" + strconv.Itoa(st.ShimPID) + "/status")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range strings.Split(string(b), "\n") {
+				if strings.HasPrefix(line, "VmRSS:") || strings.HasPrefix(line, "RssAnon:") || strings.HasPrefix(line, "Threads:") {
+					t.Logf("idle %s shim %s (test binary%s)", tt.name, strings.Join(strings.Fields(line), " "), raceNote)
+				}
+			}
+			if err := h.Stop(ctxT(t), "SIGKILL", 0); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
 
