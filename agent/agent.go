@@ -281,7 +281,8 @@ func (a *Agent) Start() error {
 			return fmt.Errorf("start client: %w", err)
 		}
 	}
-	var backend Backend = noServer{}
+	// A client-only agent forwards the API to the servers.
+	var backend Backend = &forwardBackend{rpc: a.rpcClient}
 	if a.server != nil {
 		backend = a.server
 	}
@@ -457,15 +458,24 @@ func (a *Agent) RPCAddr() string { return a.rpcAddr }
 
 // leader implements agentInfo: the leader's RPC address, "" when there is
 // none. A dev agent is its own single server, so the leader is this agent.
+// A client-only agent reports the server it reaches first (the one that
+// last answered it).
 func (a *Agent) leader() string {
+	if a.server == nil && a.rpcClient != nil {
+		return a.rpcClient.Servers()[0]
+	}
 	if a.server == nil || a.server.Leader() == "" {
 		return ""
 	}
 	return a.RPCAddr()
 }
 
-// peers implements agentInfo: the servers' RPC addresses.
+// peers implements agentInfo: the servers' RPC addresses; for a
+// client-only agent, the servers it is configured with.
 func (a *Agent) peers() []string {
+	if a.server == nil && a.rpcClient != nil {
+		return a.rpcClient.Servers()
+	}
 	if a.server == nil || len(a.server.Peers()) == 0 {
 		return []string{}
 	}

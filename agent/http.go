@@ -63,6 +63,9 @@ type httpServer struct {
 	info    agentInfo
 	parse   jobParser
 	logger  *slog.Logger
+	// forwarder proxies /v1/client requests for other nodes to their
+	// agents (http_client_forward.go); nil serves every request here.
+	forwarder *nodeForwarder
 
 	ln  net.Listener
 	srv *http.Server
@@ -74,7 +77,8 @@ type httpServer struct {
 
 // newHTTPServer returns a server for ln; serve starts it.
 func newHTTPServer(ln net.Listener, backend Backend, info agentInfo, parse jobParser, logger *slog.Logger) *httpServer {
-	s := &httpServer{backend: backend, info: info, parse: parse, logger: logger, ln: ln, done: make(chan struct{})}
+	s := &httpServer{backend: backend, info: info, parse: parse, logger: logger, ln: ln, done: make(chan struct{}),
+		forwarder: newNodeForwarder(logger)}
 	base, cancel := context.WithCancel(context.Background())
 	s.stopRequests = cancel
 	s.srv = &http.Server{
@@ -109,13 +113,17 @@ func (s *httpServer) shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("http server: %w", ctx.Err())
 	}
+	if s.forwarder != nil {
+		s.forwarder.close()
+	}
 	if err != nil {
 		return fmt.Errorf("http server shutdown: %w", err)
 	}
 	return nil
 }
 
-// handler returns the API's router.
+// handler returns the API's router, behind the forwarding of client
+// requests to other nodes' agents.
 func (s *httpServer) handler() http.Handler {
 	rt := &router{}
 	get := func(p string, e endpoint) { rt.handle(p, s.wrap(e), http.MethodGet) }
@@ -152,7 +160,10 @@ func (s *httpServer) handler() http.Handler {
 	s.registerClientRoutes(rt)  // http_client_ops.go
 	s.registerStatsRoutes(rt)   // http_client_stats.go
 	s.registerSnapshotRoute(rt) // http_snapshot.go
-	return rt
+
+	// Client requests for other nodes go to their agents
+	// (http_client_forward.go).
+	return s.forwardClientRequests(rt)
 }
 
 // wrap adapts an endpoint to http.Handler: it bounds the body, and writes

@@ -70,29 +70,34 @@ func (s *httpServer) localClient() (nodeClient, error) {
 }
 
 // localAlloc resolves the allocation named by the :id path parameter (an ID
-// or a unique prefix) on the servers and checks that this agent's client
-// runs it. Requests are not forwarded to other agents yet.
+// or a unique prefix) on the servers (or takes the one the forwarding step
+// resolved) and checks that this agent's client runs it. A request for an
+// allocation of another node reaches this only when another agent
+// forwarded it here (a request is forwarded once at most).
 func (s *httpServer) localAlloc(req *http.Request) (*structs.Allocation, nodeClient, error) {
 	nc, err := s.localClient()
 	if err != nil {
 		return nil, nil, err
 	}
-	id := pathParam(req, "id")
-	resp, err := s.backend.AllocGet(req.Context(), &structs.AllocSpecificRequest{
-		AllocID:      id,
-		QueryOptions: structs.QueryOptions{Namespace: namespaceParam(req), Region: req.URL.Query().Get("region")},
-	})
-	if err != nil {
-		return nil, nil, err
+	alloc, _ := req.Context().Value(resolvedAllocKey{}).(*structs.Allocation)
+	if alloc == nil {
+		id := pathParam(req, "id")
+		resp, err := s.backend.AllocGet(req.Context(), &structs.AllocSpecificRequest{
+			AllocID:      id,
+			QueryOptions: structs.QueryOptions{Namespace: namespaceParam(req), Region: req.URL.Query().Get("region")},
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		if resp.Alloc == nil {
+			return nil, nil, structs.NotFound("allocation", id)
+		}
+		alloc = resp.Alloc
 	}
-	if resp.Alloc == nil {
-		return nil, nil, structs.NotFound("allocation", id)
-	}
-	alloc := resp.Alloc
 	if node := nc.NodeID(); alloc.NodeID != node {
 		return nil, nil, newHTTPError(http.StatusBadRequest,
-			"allocation %s runs on node %s, not on this agent's node %s: forwarding to other agents is not supported yet, "+
-				"so send the request to the agent of node %s", alloc.ID, shortNodeID(alloc.NodeID), shortNodeID(node), shortNodeID(alloc.NodeID))
+			"allocation %s runs on node %s, not on this agent's node %s: send the request to the agent of node %s "+
+				"(or to any agent that is not itself forwarding it)", alloc.ID, shortNodeID(alloc.NodeID), shortNodeID(node), shortNodeID(alloc.NodeID))
 	}
 	return alloc, nc, nil
 }
@@ -235,7 +240,7 @@ func (s *httpServer) clientGC(_ http.ResponseWriter, req *http.Request) (any, er
 	}
 	if node := req.URL.Query().Get("node_id"); node != "" && !strings.HasPrefix(nc.NodeID(), node) {
 		return nil, newHTTPError(http.StatusBadRequest,
-			"node %s is not this agent's node %s: forwarding to other agents is not supported yet", node, shortNodeID(nc.NodeID()))
+			"node %s is not this agent's node %s: send the request to node %s's agent", node, shortNodeID(nc.NodeID()), node)
 	}
 	ids, err := nc.CollectAllGarbage(req.Context())
 	if err != nil {

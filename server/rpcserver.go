@@ -20,8 +20,10 @@ import (
 //
 //	POST /rpc/v1/<Method>   Content-Type: application/msgpack
 //
-// Method is one of NodeRegister, NodeUpdateStatus, NodeGetClientAllocs,
-// AllocGetAllocs and NodeUpdateAlloc. The body is the method's request
+// Method is one of the ClientRPCs (NodeRegister, NodeUpdateStatus,
+// NodeGetClientAllocs, AllocGetAllocs, NodeUpdateAlloc, NodeGet) or, when
+// the handler's methods implement them, of the APIRPCs (rpc_api.go: the
+// methods behind the HTTP API, which client-only agents forward). The body is the method's request
 // struct, msgpack-encoded with "codec" struct tags only (as raft entries
 // are: a node's SecretID, hidden from JSON, must cross). A success is 200
 // with the response struct as the body; a failure is a non-200 status
@@ -129,55 +131,17 @@ func (rs *RPCServer) Shutdown() error {
 	return nil
 }
 
-// NewRPCHandler returns the handler of POST /rpc/v1/<Method> for rpcs.
+// NewRPCHandler returns the handler of POST /rpc/v1/<Method> for rpcs: the
+// client RPCs and, when rpcs implements APIRPCs (*Server does), the API
+// RPCs.
 func NewRPCHandler(rpcs ClientRPCs, logger *slog.Logger) http.Handler {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	h := &rpcHandler{logger: logger, mh: newMsgpackHandle()}
-	h.methods = map[string]func(ctx context.Context, dec func(any) error) (any, error){
-		"NodeRegister": func(ctx context.Context, dec func(any) error) (any, error) {
-			var req structs.NodeRegisterRequest
-			if err := dec(&req); err != nil {
-				return nil, err
-			}
-			return rpcs.NodeRegister(ctx, &req)
-		},
-		"NodeUpdateStatus": func(ctx context.Context, dec func(any) error) (any, error) {
-			var req structs.NodeUpdateStatusRequest
-			if err := dec(&req); err != nil {
-				return nil, err
-			}
-			return rpcs.NodeUpdateStatus(ctx, &req)
-		},
-		"NodeGetClientAllocs": func(ctx context.Context, dec func(any) error) (any, error) {
-			var req structs.NodeSpecificRequest
-			if err := dec(&req); err != nil {
-				return nil, err
-			}
-			return rpcs.NodeGetClientAllocs(ctx, &req)
-		},
-		"AllocGetAllocs": func(ctx context.Context, dec func(any) error) (any, error) {
-			var req structs.AllocsGetRequest
-			if err := dec(&req); err != nil {
-				return nil, err
-			}
-			return rpcs.AllocGetAllocs(ctx, &req)
-		},
-		"NodeUpdateAlloc": func(ctx context.Context, dec func(any) error) (any, error) {
-			var req structs.AllocUpdateRequest
-			if err := dec(&req); err != nil {
-				return nil, err
-			}
-			return rpcs.NodeUpdateAlloc(ctx, &req)
-		},
-		"NodeGet": func(ctx context.Context, dec func(any) error) (any, error) {
-			var req structs.NodeSpecificRequest
-			if err := dec(&req); err != nil {
-				return nil, err
-			}
-			return rpcs.NodeGet(ctx, &req)
-		},
+	h := &rpcHandler{logger: logger, mh: newMsgpackHandle(), methods: map[string]rpcMethod{}}
+	registerClientRPCs(h.methods, rpcs)
+	if api, ok := rpcs.(APIRPCs); ok {
+		registerAPIRPCs(h.methods, api)
 	}
 	return h
 }
@@ -185,7 +149,7 @@ func NewRPCHandler(rpcs ClientRPCs, logger *slog.Logger) http.Handler {
 type rpcHandler struct {
 	logger  *slog.Logger
 	mh      *codec.MsgpackHandle
-	methods map[string]func(ctx context.Context, dec func(any) error) (any, error)
+	methods map[string]rpcMethod
 }
 
 func (h *rpcHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
