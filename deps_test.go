@@ -31,6 +31,8 @@ var boundaries = []boundary{
 		"the plugin SDK must not depend on drover's internals"},
 	{"drivers/...", []string{"agent", "client", "command", "scheduler", "server", "structs"},
 		"drivers speak only the plugin SDK"},
+	{"devices/...", []string{"agent", "client", "command", "scheduler", "server", "structs", "drivers"},
+		"device plugins speak only the plugin SDK"},
 	{"scheduler", []string{"server", "client", "agent", "command", "std:net", "std:os", "std:net/http"},
 		"the scheduler is pure placement logic: no I/O"},
 	{"client/...", []string{"server", "scheduler", "agent", "command"},

@@ -47,7 +47,7 @@ func New(logger *slog.Logger, opts ...Option) *Plugin {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Plugin{logger: logger.With("plugin", PluginName), now: time.Now, reserved: map[string]bool{}}
+	p := &Plugin{logger: logger, now: time.Now, reserved: map[string]bool{}}
 	for _, o := range opts {
 		o(p)
 	}

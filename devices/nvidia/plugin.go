@@ -66,7 +66,7 @@ func newPlugin(logger *slog.Logger, lib gpuLib) *Plugin {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Plugin{logger: logger.With("plugin", PluginName), lib: lib, now: time.Now, after: time.After,
+	return &Plugin{logger: logger, lib: lib, now: time.Now, after: time.After,
 		period: defaultFingerprintPeriod}
 }
 
