@@ -115,15 +115,15 @@ func (s *httpServer) clientTarget(req *http.Request) (*structs.Allocation, *stru
 	resp, err := s.backend.NodeGet(req.Context(), &structs.NodeSpecificRequest{
 		NodeID: nodeID, QueryOptions: structs.QueryOptions{Region: req.URL.Query().Get("region")},
 	})
+	if err == nil && resp.Node == nil {
+		err = structs.NotFound("node", nodeID)
+	}
 	if err != nil {
 		if alloc != nil && structs.KindOf(err) == structs.KindNotFound {
 			return nil, nil, newHTTPError(http.StatusBadGateway,
 				"allocation %s runs on node %s, which the servers no longer know", alloc.ID, shortNodeID(nodeID))
 		}
 		return nil, nil, err
-	}
-	if resp.Node == nil {
-		return nil, nil, structs.NotFound("node", nodeID)
 	}
 	if resp.Node.ID == local {
 		return alloc, nil, nil

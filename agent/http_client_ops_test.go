@@ -178,8 +178,8 @@ func TestClientAllocOps(t *testing.T) {
 		{name: "restart unknown task", method: "PUT", path: "/v1/client/allocation/local-1/restart", body: `{"TaskName": "nope"}`, wantCode: 404, wantBody: `task "nope" not found`},
 		{name: "restart unknown alloc", method: "PUT", path: "/v1/client/allocation/zzz/restart", wantCode: 404, wantBody: `allocation "zzz" not found`},
 		{name: "restart bad field", method: "PUT", path: "/v1/client/allocation/local-1/restart", body: `{"Task": "web"}`, wantCode: 400, wantBody: "unknown field Task"},
-		{name: "restart remote alloc", method: "PUT", path: "/v1/client/allocation/remote-1/restart", wantCode: 400, wantBody: "forwarding to other agents is not supported yet"},
-		{name: "restart without client", method: "PUT", path: "/v1/client/allocation/local-1/restart", noClient: true, wantCode: 400, wantBody: "this agent runs no client"},
+		{name: "restart alloc of an unknown node", method: "PUT", path: "/v1/client/allocation/remote-1/restart", wantCode: 502, wantBody: "which the servers no longer know"},
+		{name: "restart without client (forwarded to an unknown node)", method: "PUT", path: "/v1/client/allocation/local-1/restart", noClient: true, wantCode: 502, wantBody: "which the servers no longer know"},
 		{name: "restart GET", method: "GET", path: "/v1/client/allocation/local-1/restart", wantCode: 405},
 		{name: "signal", method: "PUT", path: "/v1/client/allocation/local-1/signal", body: `{"Signal": "SIGHUP", "Task": "web"}`, wantCode: 200, wantCall: "signal local-1 task=web SIGHUP"},
 		{name: "signal default", method: "PUT", path: "/v1/client/allocation/local-2/signal", body: `{}`, wantCode: 200, wantCall: "signal local-2 task= SIGKILL"},
@@ -191,7 +191,7 @@ func TestClientAllocOps(t *testing.T) {
 		{name: "stop unknown", method: "PUT", path: "/v1/allocation/zzz/stop", wantCode: 404, wantBody: `allocation "zzz" not found`},
 		{name: "client gc", method: "PUT", path: "/v1/client/gc", wantCode: 200, wantBody: `{"Collected":["done-1"]}`, wantCall: "gc all"},
 		{name: "client gc GET (Nomad's api)", method: "GET", path: "/v1/client/gc?node_id=node-0001", wantCode: 200, wantCall: "gc all"},
-		{name: "client gc other node", method: "GET", path: "/v1/client/gc?node_id=node-0002", wantCode: 400, wantBody: "not this agent's node"},
+		{name: "client gc unknown node", method: "GET", path: "/v1/client/gc?node_id=node-0002", wantCode: 404, wantBody: `node "node-0002" not found`},
 		{name: "system gc", method: "PUT", path: "/v1/system/gc", wantCode: 200, wantBody: `{"Collected":["done-1"]}`, wantCall: "gc all"},
 		{name: "system gc without client", method: "PUT", path: "/v1/system/gc", noClient: true, wantCode: 400, wantBody: "this agent runs no client"},
 		{name: "alloc gc", method: "GET", path: "/v1/client/allocation/local-1/gc", wantCode: 200, wantCall: "gc local-1"},
@@ -264,7 +264,7 @@ func TestClientFS(t *testing.T) {
 		{name: "through symlink dir", path: "/v1/client/fs/cat/local-1?path=web/escape-dir/secret", wantCode: 403, wantBody: "symlink that points outside"},
 		{name: "missing", path: "/v1/client/fs/stat/local-1?path=nope", wantCode: 404, wantBody: `no such file or directory in the allocation: "nope"`},
 		{name: "unknown alloc", path: "/v1/client/fs/ls/zzz", wantCode: 404, wantBody: `allocation "zzz" not found`},
-		{name: "remote alloc", path: "/v1/client/fs/ls/remote-1", wantCode: 400, wantBody: "not supported yet"},
+		{name: "alloc of an unknown node", path: "/v1/client/fs/ls/remote-1", wantCode: 502, wantBody: "which the servers no longer know"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -274,7 +274,7 @@ func TestLogsRequestErrors(t *testing.T) {
 		{"/v1/client/fs/logs/local-1?task=web&offset=x", 400, `offset="x" is invalid`},
 		{"/v1/client/fs/logs/local-1?task=web&follow=perhaps", 400, "follow"},
 		{"/v1/client/fs/logs/local-1?task=../web", 400, "not a task name"},
-		{"/v1/client/fs/logs/remote-1?task=web", 400, "forwarding to other agents is not supported yet"},
+		{"/v1/client/fs/logs/remote-1?task=web", 502, "which the servers no longer know"},
 		{"/v1/client/fs/logs/zzz?task=web", 404, `allocation "zzz" not found`},
 	}
 	for _, tt := range tests {
