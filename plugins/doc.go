@@ -12,6 +12,9 @@
 //
 //	func main() { plugins.Serve(mydriver.New(logger), logger) }
 //
+// Device plugins (plugins/device) are served with ServeDevice and started
+// with LaunchDevice; their transport is plugins/device/grpcdevice.
+//
 // A plugin should log JSON to its stderr (slog.NewJSONHandler(os.Stderr,
 // nil)): the launcher turns each line back into a record of the agent's
 // logger.
