@@ -23,6 +23,8 @@ type boundary struct {
 }
 
 var boundaries = []boundary{
+	{"version", []string{"api", "agent", "client", "command", "drivers", "devices", "jobspec", "plugins", "scheduler", "server", "structs"},
+		"version is a leaf every package may import: it imports nothing of drover's"},
 	{"structs", []string{"api", "agent", "client", "command", "drivers", "devices", "jobspec", "plugins", "scheduler", "server"},
 		"structs is the bottom of the graph: it imports nothing of drover's"},
 	{"api", []string{"agent", "client", "command", "drivers", "devices", "jobspec", "plugins", "scheduler", "server", "structs"},

@@ -21,10 +21,11 @@ import (
 	"github.com/drover-io/drover/jobspec"
 	"github.com/drover-io/drover/server"
 	"github.com/drover-io/drover/structs"
+	"github.com/drover-io/drover/version"
 )
 
-// Version is drover's version as the agent reports it.
-const Version = "0.1.0-dev"
+// Version is drover's version as the agent reports it (version.Version).
+const Version = version.Version
 
 // Agent defaults.
 const (

@@ -9,11 +9,12 @@ import (
 	"github.com/drover-io/drover/client/state"
 	"github.com/drover-io/drover/plugins/drivers"
 	"github.com/drover-io/drover/structs"
+	"github.com/drover-io/drover/version"
 )
 
 // Version is the agent version reported as the node's drover.version
 // attribute when Config.Version is empty.
-const Version = "0.1.0-dev"
+const Version = version.Version
 
 // RPC is what the client needs from the servers. *server.Server satisfies
 // it in process; a network client satisfies it remotely.

@@ -11,10 +11,11 @@ import (
 
 	"github.com/drover-io/drover/drivers/shared/isolation"
 	"github.com/drover-io/drover/drivers/shared/shim"
+	"github.com/drover-io/drover/version"
 )
 
-// Version is drover's version.
-const Version = "0.1.0-dev"
+// Version is drover's version (version.Version).
+const Version = version.Version
 
 // cliCommand is one command of the CLI.
 type cliCommand struct {
