@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/drover-io/drover/drivers/shared/isolation"
+	"github.com/drover-io/drover/drivers/shared/shim"
 	"github.com/drover-io/drover/drivers/shared/taskenv"
 	"github.com/drover-io/drover/plugins/drivers"
 )
@@ -141,7 +142,7 @@ func mounts(cfg *drivers.TaskConfig, chrootEnv map[string]string) []isolation.Mo
 // cgroupName is the task's cgroup name: "<alloc id>.<task>", kept to
 // characters that are safe in a path element.
 func cgroupName(cfg *drivers.TaskConfig) string {
-	return safeName(cfg.AllocID + "." + cfg.Name)
+	return shim.SafeName(cfg.AllocID + "." + cfg.Name)
 }
 
 // resources converts the task's resources to cgroup limits.

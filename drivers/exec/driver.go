@@ -113,7 +113,7 @@ func New(logger *slog.Logger, opts ...Option) *Driver {
 		initCommand:         isolation.DefaultInitCommand,
 		shimCommand:         shim.Command,
 		layout:              isolation.DetectCgroups,
-		mhz:                 sync.OnceValue(cpuMHz),
+		mhz:                 sync.OnceValue(shim.HostCPUMHz),
 		fingerprintInterval: defaultFingerprintInterval,
 		geteuid:             os.Geteuid,
 		tasks:               make(map[string]*task),
@@ -232,11 +232,11 @@ func (d *Driver) shimSpec(cfg *drivers.TaskConfig) (*shim.Spec, uint32, uint32, 
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	stdout, stderr, err := logBases(cfg)
+	stdout, stderr, err := shim.LogBases(cfg)
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	stateDir, err := shimStateDir(cfg)
+	stateDir, err := shim.TaskStateDir(cfg)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -340,7 +340,7 @@ func (d *Driver) removeShimState(cfg *drivers.TaskConfig, st *shim.State) {
 				"task", cfg.Name, "error", err)
 		}
 	}
-	if dir, err := shimStateDir(cfg); err != nil || dir != st.StateDir || st.SocketPath != shim.SocketPathFor(dir) {
+	if dir, err := shim.TaskStateDir(cfg); err != nil || dir != st.StateDir || st.SocketPath != shim.SocketPathFor(dir) {
 		d.logger.Warn("not removing shim state at unexpected paths", "alloc_id", cfg.AllocID,
 			"task", cfg.Name, "state_dir", st.StateDir, "socket", st.SocketPath)
 		return

@@ -71,7 +71,7 @@ func New(logger *slog.Logger, opts ...Option) *Driver {
 	d := &Driver{
 		logger:      logger.With("driver", Name),
 		shimCommand: shim.Command,
-		mhz:         sync.OnceValue(cpuMHz),
+		mhz:         sync.OnceValue(shim.HostCPUMHz),
 		tasks:       make(map[string]*task),
 	}
 	for _, o := range opts {
@@ -170,11 +170,11 @@ func (d *Driver) shimSpec(cfg *drivers.TaskConfig) (*shim.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	stdout, stderr, err := logBases(cfg)
+	stdout, stderr, err := shim.LogBases(cfg)
 	if err != nil {
 		return nil, err
 	}
-	stateDir, err := shimStateDir(cfg)
+	stateDir, err := shim.TaskStateDir(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +238,7 @@ func (d *Driver) RecoverTask(ctx context.Context, th *drivers.TaskHandle) error 
 // found dead (ErrShimDied): no handle exists to clean them up later.
 // Only the paths this driver would have chosen for cfg are removed.
 func (d *Driver) removeShimState(cfg *drivers.TaskConfig, st *shim.State) {
-	if dir, err := shimStateDir(cfg); err != nil || dir != st.StateDir || st.SocketPath != shim.SocketPathFor(dir) {
+	if dir, err := shim.TaskStateDir(cfg); err != nil || dir != st.StateDir || st.SocketPath != shim.SocketPathFor(dir) {
 		d.logger.Warn("not removing shim state at unexpected paths", "alloc_id", cfg.AllocID,
 			"task", cfg.Name, "state_dir", st.StateDir, "socket", st.SocketPath)
 		return

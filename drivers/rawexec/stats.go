@@ -1,16 +1,10 @@
 package rawexec
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/drover-io/drover/drivers/shared/shim"
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
@@ -27,64 +21,8 @@ func (d *Driver) TaskStats(ctx context.Context, taskID string, interval time.Dur
 	if interval <= 0 {
 		return nil, fmt.Errorf("task stats %q: interval must be positive", t.cfg.Name)
 	}
-	ch := make(chan *drivers.TaskResourceUsage)
-	mhz := d.mhz()
-	go func() {
-		defer close(ch)
-		timer := time.NewTimer(0)
-		defer timer.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-timer.C:
-			}
-			u, err := t.h.Stats(ctx)
-			switch {
-			case errors.Is(err, shim.ErrTaskExited), errors.Is(err, shim.ErrShimDied), ctx.Err() != nil:
-				return
-			case err != nil:
-				// A shim busy or briefly unreachable: skip this sample.
-				d.logger.Debug("task stats", "alloc_id", t.cfg.AllocID, "task", t.cfg.Name, "error", err)
-			default:
-				select {
-				case ch <- resourceUsage(u, mhz):
-				case <-ctx.Done():
-					return
-				}
-			}
-			timer.Reset(interval)
-		}
-	}()
-	return ch, nil
-}
-
-// resourceUsage converts a shim sample; mhz is the host's CPU clock.
-func resourceUsage(u *shim.Usage, mhz float64) *drivers.TaskResourceUsage {
-	return &drivers.TaskResourceUsage{
-		Timestamp:     u.Timestamp.UnixNano(),
-		CPUPercent:    u.CPUPercent,
-		CPUTotalTicks: u.CPUPercent / 100 * mhz,
-		MemoryRSS:     u.RSSBytes,
+	skipped := func(err error) {
+		d.logger.Debug("task stats", "alloc_id", t.cfg.AllocID, "task", t.cfg.Name, "error", err)
 	}
-}
-
-// cpuMHz returns the first CPU's clock in MHz from /proc/cpuinfo, or 0.
-func cpuMHz() float64 {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if ok && strings.TrimSpace(k) == "cpu MHz" {
-			mhz, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err == nil {
-				return mhz
-			}
-		}
-	}
-	return 0
+	return t.h.StreamStats(ctx, interval, d.mhz(), skipped), nil
 }

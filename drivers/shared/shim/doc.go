@@ -100,9 +100,11 @@
 //
 // # Choosing paths
 //
-// StateDir should be one directory per task invocation, owned by the agent
-// (e.g. <data_dir>/client/shims/<alloc id>/<task>-<invocation id>); the
-// driver removes it after the exit was consumed. The socket path must fit a
+// StateDir should be one directory per task invocation, owned by the agent;
+// TaskStateDir gives the one raw_exec and exec use
+// (<alloc dir>/.shims/<task>-<invocation id>), and LogBases the log base
+// paths from a TaskConfig. The driver removes the state dir after the exit
+// was consumed. StreamStats serves a driver's TaskStats. The socket path must fit a
 // unix address (107 bytes): SocketPathFor uses <StateDir>/shim.sock when it
 // fits and a hashed name in os.TempDir() otherwise; an empty SocketPath in
 // Spec means SocketPathFor(StateDir).

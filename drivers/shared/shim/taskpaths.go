@@ -1,4 +1,4 @@
-package exec
+package shim
 
 import (
 	"errors"
@@ -8,15 +8,16 @@ import (
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
-// shimsDir is the directory under the alloc dir that holds the state dirs
-// of the alloc's shims (the same as raw_exec's).
-const shimsDir = ".shims"
+// StatesDir is the directory under an alloc dir that holds the state dirs
+// of the alloc's shims. It lies outside every task's directory (and so
+// outside an isolated task's root) and goes with the alloc dir.
+const StatesDir = ".shims"
 
-// logBases returns the base paths of the task's rotated logs: the shim
+// LogBases returns the base paths of the task's rotated logs: the shim
 // writes "<base>.0", "<base>.1", ... The client passes the first file
 // ("<logs>/<task>.stdout.0"), whose ".0" is stripped; a path without it is
 // taken as the base; without paths, "<LogDir>/<task>.stdout" is used.
-func logBases(cfg *drivers.TaskConfig) (stdout, stderr string, err error) {
+func LogBases(cfg *drivers.TaskConfig) (stdout, stderr string, err error) {
 	base := func(path, stream string) string {
 		if path != "" {
 			return strings.TrimSuffix(path, ".0")
@@ -33,12 +34,10 @@ func logBases(cfg *drivers.TaskConfig) (stdout, stderr string, err error) {
 	return stdout, stderr, nil
 }
 
-// shimStateDir returns the directory of this invocation's shim:
-// "<AllocDir>/.shims/<task>-<invocation>", the invocation being the last
-// part of the task ID ("<alloc>/<task>/<invocation>"). It lies outside
-// every task's directory (and so outside the task's root) and goes with
-// the alloc dir.
-func shimStateDir(cfg *drivers.TaskConfig) (string, error) {
+// TaskStateDir returns the state dir of the shim of this invocation of the
+// task: "<AllocDir>/.shims/<task>-<invocation>", the invocation being the
+// last part of the task ID ("<alloc>/<task>/<invocation>").
+func TaskStateDir(cfg *drivers.TaskConfig) (string, error) {
 	if cfg.AllocDir == "" {
 		return "", errors.New("the task config has no alloc dir for the shim's state")
 	}
@@ -46,12 +45,12 @@ func shimStateDir(cfg *drivers.TaskConfig) (string, error) {
 	if i := strings.LastIndexByte(inv, '/'); i >= 0 {
 		inv = inv[i+1:]
 	}
-	return filepath.Join(cfg.AllocDir, shimsDir, safeName(cfg.Name+"-"+inv)), nil
+	return filepath.Join(cfg.AllocDir, StatesDir, SafeName(cfg.Name+"-"+inv)), nil
 }
 
-// safeName keeps a path element to letters, digits, '-', '_' and '.', so
+// SafeName keeps a path element to letters, digits, '-', '_' and '.', so
 // that no task or ID can climb out of its parent directory.
-func safeName(s string) string {
+func SafeName(s string) string {
 	b := []byte(s)
 	for i, c := range b {
 		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
