@@ -11,7 +11,7 @@
 // snapshots and server ID under data_dir; in-memory in dev mode) that
 // serves the client RPCs on the RPC port, a client (its state file under
 // data_dir; its RPC in process, or over the network to client.servers),
-// and the HTTP API (no_server.go answers for a client-only agent);
+// and the HTTP API (forward_backend.go for a client-only agent);
 // driver_catalog.go is the catalog of built-in drivers (for the client's
 // driver manager, with plugin blocks and plugin_dir); config.go is the agent's
 // configuration and config_file.go its HCL/JSON files (keys documented in
@@ -63,10 +63,21 @@
 //	PUT|POST /v1/system/gc                   the same as /v1/client/gc on this agent
 //
 // The /v1/client endpoints act on this agent's client (http_client_ops.go,
-// http_fs.go, http_logs.go): an allocation on another node is a 400 that
-// names the node, as forwarding between agents is not supported yet. File
+// http_fs.go, http_logs.go). A request for an allocation (or ?node_id) of
+// another node is proxied to that node's agent, found through the servers
+// (http_client_forward.go): the answer streams back with its status; an
+// unreachable node is a 502 (504 on a timeout) naming it. The proxied
+// request carries X-Drover-Forwarded-By and is never forwarded again: an
+// agent that gets one for an allocation it does not run answers 400. File
 // paths are confined to the allocation directory: ".." out of it, or a
 // symlink pointing outside it, is a 403.
+//
+// A client-only agent serves the whole API: its Backend (forward_backend.go)
+// calls the servers' API RPCs (server.APIRPCs) over the RPC port through
+// the client's rpcclient (failover, error kinds, blocking queries timed
+// by their wait and cancelled with the HTTP request); the headers of a
+// read are the server's QueryMeta. /v1/status/leader and peers answer
+// from its servers list.
 //
 // Every read takes ?index=N&wait=D (a blocking query: it returns once the
 // data's index exceeds N, or after D, at most 10 minutes) and ?pretty, and

@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -192,3 +193,24 @@ func hasFile(files []map[string]any, name string) bool {
 	return false
 }
 
+// TestClientOnlyAgentWithoutServer: when no server answers, a forwarded
+// request is a 503 that says why.
+func TestClientOnlyAgentWithoutServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	_ = ln.Close()
+	b := startAgent(t, persistentConfig(t.TempDir(), false, true, dead))
+	code, _, body := b.do("GET", "/v1/jobs", "")
+	if code != http.StatusServiceUnavailable || !strings.Contains(string(body), dead) {
+		t.Errorf("GET /v1/jobs without a server = %d %s, want a 503 naming %s", code, body, dead)
+	}
+	var peers []string
+	b.must("GET", "/v1/status/peers", "", &peers)
+	if len(peers) != 1 || peers[0] != dead {
+		t.Errorf("peers = %v, want [%s]", peers, dead)
+	}
+	b.stop()
+}
