@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -297,5 +296,3 @@ func TestParseFlagsMerge(t *testing.T) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
-
-func sortStrings(s []string) { slices.Sort(s) }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -65,22 +64,6 @@ func (s *Server) setupRaft() error {
 	}
 	s.raft = r
 	return nil
-}
-
-// waitForLeader waits until raft has a leader, or ctx ends.
-func (s *Server) waitForLeader(ctx context.Context) error {
-	t := time.NewTicker(10 * time.Millisecond)
-	defer t.Stop()
-	for {
-		if addr, _ := s.raft.LeaderWithID(); addr != "" {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("wait for raft leader: %w", ctx.Err())
-		case <-t.C:
-		}
-	}
 }
 
 // raftApply commits one command through raft and returns its index and the

@@ -182,7 +182,6 @@ type entry struct {
 	typ  byte
 	body string
 	link string
-	size int64 // when not len(body)
 }
 
 func makeTar(t *testing.T, entries []entry) []byte {
