@@ -85,10 +85,18 @@ func (s *httpServer) forwardClientRequests(next http.Handler) http.Handler {
 // clientTarget returns the allocation a client request names (nil when it
 // names none) and the node to forward it to (nil: serve it here).
 func (s *httpServer) clientTarget(req *http.Request) (*structs.Allocation, *structs.Node, error) {
-	local := s.localNodeID()
+	nc := s.localNodeClient()
+	local := ""
+	if nc != nil {
+		local = nc.NodeID()
+	}
 	allocID, nodeID := clientRequestTarget(req)
 	var alloc *structs.Allocation
 	switch {
+	case allocID != "" && nc != nil && hasAllocDir(nc, allocID):
+		// A full ID of an allocation this node runs (as another node's
+		// client sends for a snapshot): no need to ask the servers.
+		return nil, nil, nil
 	case allocID != "":
 		resp, err := s.backend.AllocGet(req.Context(), &structs.AllocSpecificRequest{
 			AllocID:      allocID,
@@ -152,14 +160,27 @@ func clientRequestTarget(req *http.Request) (allocID, nodeID string) {
 	return "", req.URL.Query().Get("node_id")
 }
 
+// localNodeClient returns this agent's client, nil without one.
+func (s *httpServer) localNodeClient() nodeClient {
+	if src, ok := s.info.(nodeClientSource); ok {
+		return src.nodeClient()
+	}
+	return nil
+}
+
 // localNodeID returns the ID of this agent's node, "" without a client.
 func (s *httpServer) localNodeID() string {
-	if src, ok := s.info.(nodeClientSource); ok {
-		if nc := src.nodeClient(); nc != nil {
-			return nc.NodeID()
-		}
+	if nc := s.localNodeClient(); nc != nil {
+		return nc.NodeID()
 	}
 	return ""
+}
+
+// hasAllocDir reports whether the client has a directory for the
+// allocation of that exact ID.
+func hasAllocDir(nc nodeClient, allocID string) bool {
+	_, err := nc.AllocDir(allocID)
+	return err == nil
 }
 
 // forwardToNode proxies req to node's agent and copies its answer back as
