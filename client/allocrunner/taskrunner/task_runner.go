@@ -292,7 +292,16 @@ func (tr *TaskRunner) run() {
 	if tr.TaskState().State == structs.TaskStateDead {
 		return // restored a finished task
 	}
-	handle := tr.recoverHandle()
+	handle, lost := tr.recoverHandle()
+	if lost != nil {
+		// The task ended while the agent was down: an abnormal exit.
+		if tr.stopping() {
+			return
+		}
+		if !tr.restartOrStop(tr.restartTracker.OnExit(tr.now(), lost)) {
+			return
+		}
+	}
 	for {
 		if handle == nil {
 			if tr.shutdownCtx.Err() != nil {
@@ -406,25 +415,40 @@ func (tr *TaskRunner) killedNotRunning() {
 	tr.updateState(structs.TaskStateDead, structs.NewTaskEvent(structs.TaskKilled))
 }
 
-// recoverHandle re-attaches to a restored task handle; nil when there is
-// none or the task is gone.
-func (tr *TaskRunner) recoverHandle() *drivers.TaskHandle {
+// recoverHandle re-attaches to a restored task handle. It returns the
+// handle when the task still runs; nil and a nil result when there is no
+// handle or the runner is shutting down (the handle is kept for the next
+// agent); nil and the exit to apply the restart policy to when the task
+// cannot be re-attached: it was started and ended without this agent
+// seeing its exit (its shim died while the agent was down, say). That
+// case is recorded as a Driver message and a Terminated event, and the
+// handle is forgotten.
+func (tr *TaskRunner) recoverHandle() (*drivers.TaskHandle, *drivers.ExitResult) {
 	tr.mu.RLock()
 	h := state.CopyTaskHandle(tr.local.TaskHandle)
 	tr.mu.RUnlock()
 	if h == nil {
-		return nil
+		return nil, nil
 	}
-	if err := tr.driver.RecoverTask(tr.killContext(), h); err != nil {
-		tr.logger.Warn("could not re-attach to task; starting it again", "error", err)
-		tr.EmitEvent(structs.NewTaskEvent(structs.TaskDriverMessage).
-			SetDriverMessage(fmt.Sprintf("Failed to re-attach to task: %v", err)))
-		tr.clearHandle()
-		return nil
+	err := tr.driver.RecoverTask(tr.killContext(), h)
+	if err == nil {
+		tr.logger.Info("re-attached to task")
+		tr.watchDriverEvents(h.Config.ID)
+		return h, nil
 	}
-	tr.logger.Info("re-attached to task")
-	tr.watchDriverEvents(h.Config.ID)
-	return h
+	if tr.shutdownCtx.Err() != nil {
+		return nil, nil
+	}
+	tr.logger.Warn("could not re-attach to task; applying its restart policy", "error", err)
+	tr.EmitEvent(structs.NewTaskEvent(structs.TaskDriverMessage).
+		SetDriverMessage(fmt.Sprintf("Failed to re-attach to task: %v", err)))
+	res := &drivers.ExitResult{ExitCode: -1, Err: errLostTask}
+	var id string
+	if h.Config != nil {
+		id = h.Config.ID
+	}
+	tr.taskEnded(id, res)
+	return nil, res
 }
 
 // startTask starts the task with a new invocation ID and persists its handle.
@@ -531,3 +555,6 @@ func (tr *TaskRunner) clearHandle() {
 
 // errNoExit is recorded when a driver never reports a task's exit.
 var errNoExit = errors.New("driver did not report the task's exit")
+
+// errLostTask is recorded when a restored task cannot be re-attached.
+var errLostTask = errors.New("could not re-attach to the task; its exit is unknown")
