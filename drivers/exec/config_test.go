@@ -112,19 +112,3 @@ func TestCgroupNameAndResources(t *testing.T) {
 		t.Fatalf("resources(nil) = %+v", got)
 	}
 }
-
-func TestStopSignal(t *testing.T) {
-	cases := []struct {
-		signal, kill string
-		want         string
-	}{
-		{"", "", "SIGINT"},
-		{"", "SIGTERM", "SIGTERM"},
-		{"SIGHUP", "SIGTERM", "SIGHUP"},
-	}
-	for _, tc := range cases {
-		if got := stopSignal(tc.signal, tc.kill); got != tc.want {
-			t.Errorf("stopSignal(%q, %q) = %q; want %q", tc.signal, tc.kill, got, tc.want)
-		}
-	}
-}

@@ -20,10 +20,6 @@ import (
 // Name is exec's name in job files.
 const Name = "exec"
 
-// defaultStopSignal is StopTask's signal when neither the caller nor the
-// task's kill_signal names one (Nomad's default).
-const defaultStopSignal = "SIGINT"
-
 // Bounds of DestroyTask's wait for a shim to exit after its task did, so
 // that its state dir can be removed.
 const (
@@ -391,7 +387,7 @@ func (d *Driver) StopTask(ctx context.Context, taskID string, timeout time.Durat
 	if err != nil {
 		return fmt.Errorf("stop task: %w", err)
 	}
-	sig := stopSignal(signal, t.cfg.KillSignal)
+	sig := shim.StopSignal(signal, t.cfg.KillSignal)
 	if _, err := drivers.ParseSignal(sig); err != nil {
 		return fmt.Errorf("stop task %q: %w", t.cfg.Name, err)
 	}
@@ -399,18 +395,6 @@ func (d *Driver) StopTask(ctx context.Context, taskID string, timeout time.Durat
 		return fmt.Errorf("stop task %q: %w", t.cfg.Name, err)
 	}
 	return nil
-}
-
-// stopSignal picks StopTask's signal: the given one, the task's
-// kill_signal, then SIGINT.
-func stopSignal(signal, killSignal string) string {
-	switch {
-	case signal != "":
-		return signal
-	case killSignal != "":
-		return killSignal
-	}
-	return defaultStopSignal
 }
 
 // DestroyTask forgets the task and removes its shim's state and its cgroup

@@ -28,6 +28,18 @@ var ErrTaskExited = errors.New("task has exited")
 // default kill_signal).
 const DefaultStopSignal = "SIGINT"
 
+// StopSignal picks a driver's StopTask signal: the given one, else the
+// task's kill_signal, else DefaultStopSignal.
+func StopSignal(signal, killSignal string) string {
+	switch {
+	case signal != "":
+		return signal
+	case killSignal != "":
+		return killSignal
+	}
+	return DefaultStopSignal
+}
+
 // defaultStartTimeout bounds Start when its context has no deadline.
 const defaultStartTimeout = 30 * time.Second
 

@@ -63,3 +63,19 @@ func TestSpecValidationDefaults(t *testing.T) {
 		t.Errorf("empty spec: %v", err)
 	}
 }
+
+func TestStopSignal(t *testing.T) {
+	cases := []struct {
+		signal, kill string
+		want         string
+	}{
+		{"", "", "SIGINT"},
+		{"", "SIGTERM", "SIGTERM"},
+		{"SIGHUP", "SIGTERM", "SIGHUP"},
+	}
+	for _, tc := range cases {
+		if got := StopSignal(tc.signal, tc.kill); got != tc.want {
+			t.Errorf("StopSignal(%q, %q) = %q; want %q", tc.signal, tc.kill, got, tc.want)
+		}
+	}
+}
