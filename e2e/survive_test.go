@@ -460,18 +460,42 @@ func TestTaskExitsWhileAgentDown(t *testing.T) {
 }
 
 // TestShimKilledWhileAgentDown SIGKILLs a task's shim while the agent is
-// dead (the task dies with it): the restarted agent says the shim died
-// and starts the task again, as a new process under a new shim.
+// dead (the task dies with it): the restarted agent says the shim died and
+// treats it as a failed exit of the task, handled by its restart policy:
+// with attempts left the task restarts (a Restarting event, one restart
+// counted) as a new process under a new shim; with none (mode fail) it is
+// not restarted and the alloc fails.
 func TestShimKilledWhileAgentDown(t *testing.T) {
+	tests := []struct {
+		name      string
+		restart   string
+		restarted bool
+	}{
+		{
+			name:      "attempts left",
+			restart:   "      attempts = 2\n      interval = \"10m\"\n      delay    = \"1s\"\n      mode     = \"fail\"",
+			restarted: true,
+		},
+		{
+			name:    "no attempts",
+			restart: "      attempts = 0\n      mode     = \"fail\"",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			shimKilledWhileAgentDown(t, tc.restart, tc.restarted)
+		})
+	}
+}
+
+func shimKilledWhileAgentDown(t *testing.T, restart string, restarted bool) {
 	a := newPersistentAgent(t, "shimless", roleCombined)
 	a.start(t)
 	a.waitReady(t, surviveStartTimeout)
 	c := a.client(t)
 
 	marker := sleepMarker()
-	runJob(t, a, "shimless", surviveJob("shimless", 1,
-		"      attempts = 2\n      interval = \"10m\"\n      delay    = \"1s\"\n      mode     = \"fail\"",
-		"exec "+strings.Join(marker, " ")))
+	runJob(t, a, "shimless", surviveJob("shimless", 1, restart, "exec "+strings.Join(marker, " ")))
 	pids := runningPids(t, c, apiPids(c), "shimless", 1)
 	id, pid := onlyAlloc(pids)
 	tt := checkTree(t, a.dataDir, marker, pids)
@@ -489,18 +513,54 @@ func TestShimKilledWhileAgentDown(t *testing.T) {
 
 	a.start(t)
 	a.waitReady(t, surviveStartTimeout)
+	// saidShimDied reports whether an event says the shim died.
+	saidShimDied := func(ts *api.TaskState) bool {
+		for _, e := range ts.Events {
+			msg := strings.ToLower(e.DisplayMessage + " " + e.DriverMessage + " " + e.DriverError)
+			if strings.Contains(msg, "shim") && (strings.Contains(msg, "exited") || strings.Contains(msg, "died")) {
+				return true
+			}
+		}
+		return false
+	}
+	if !restarted {
+		waitFor(t, surviveRunTimeout, "an event about the dead shim and the alloc failed", func() (bool, string) {
+			al, _, err := c.Allocations().Info(id, nil)
+			if err != nil {
+				return false, err.Error()
+			}
+			ts := al.TaskStates["t"]
+			if ts == nil || !saidShimDied(ts) || al.ClientStatus != api.AllocClientStatusFailed {
+				return false, "alloc " + al.ClientStatus + ", events:" + eventsString(ts)
+			}
+			t.Logf("task events after the restart:%s", eventsString(ts))
+			return true, ""
+		})
+		ts, err := taskEvents(c, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ts.State != "dead" || !ts.Failed || ts.Restarts != 0 || countEvents(ts, "Not Restarting") != 1 ||
+			countEvents(ts, "Restarting") != 0 || countEvents(ts, "Started") != 1 {
+			t.Errorf("task: state %s failed %v restarts %d; want dead, failed, no restart, one Started and Not Restarting:%s",
+				ts.State, ts.Failed, ts.Restarts, eventsString(ts))
+		}
+		checkTree(t, a.dataDir, marker, nil)
+		if _, err := os.Stat(deadShimDir); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the dead shim's state dir %s is still there (%v)", deadShimDir, err)
+		}
+		if r := a.cli(t, "job", "stop", "-detach", "shimless"); r.code != 0 {
+			t.Errorf("job stop:\n%s", r)
+		}
+		return
+	}
 	var newPid int
-	waitFor(t, surviveRunTimeout, "an event about the dead shim and the task running again", func() (bool, string) {
+	waitFor(t, surviveRunTimeout, "an event about the dead shim and the task restarted", func() (bool, string) {
 		ts, err := taskEvents(c, id)
 		if err != nil {
 			return false, err.Error()
 		}
-		said := false
-		for _, e := range ts.Events {
-			msg := strings.ToLower(e.DisplayMessage + " " + e.DriverMessage + " " + e.DriverError)
-			said = said || strings.Contains(msg, "shim") && (strings.Contains(msg, "exited") || strings.Contains(msg, "died"))
-		}
-		if !said || ts.State != "running" || countEvents(ts, "Started") < 2 {
+		if !saidShimDied(ts) || ts.State != "running" || countEvents(ts, "Started") < 2 {
 			return false, "events:" + eventsString(ts)
 		}
 		p, err := apiPids(c)(id)
@@ -511,6 +571,14 @@ func TestShimKilledWhileAgentDown(t *testing.T) {
 		t.Logf("task events after the restart:%s", eventsString(ts))
 		return true, ""
 	})
+	ts, err := taskEvents(c, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts.Restarts != 1 || ts.Failed || countEvents(ts, "Restarting") != 1 || countEvents(ts, "Terminated") != 1 {
+		t.Errorf("task: restarts %d failed %v; want one restart with one Terminated and one Restarting event:%s",
+			ts.Restarts, ts.Failed, eventsString(ts))
+	}
 	tt = checkTree(t, a.dataDir, marker, map[string]int{id: newPid})
 	if tt.tasks[newPid] == shim {
 		t.Errorf("the new task runs under the killed shim's pid %d", shim)
