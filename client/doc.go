@@ -3,16 +3,19 @@
 // servers assign to it, runs each in an AllocRunner, and sends their
 // client-side state back to the servers in batches.
 //
-// Where it sits in the data flow: the agent (agent/) builds a Config with
-// an RPC (in process, *server.Server) and the driver manager's config (the
-// built-in driver catalog, plugin configs, plugin_dir), calls New, which
-// starts client/drivermanager, and Start. The driver manager reports each
-// driver's fingerprint through UpdateNodeFromDriver; a change of a driver's
-// health re-registers the node with the servers (drivers.go). A blocking query on NodeGetClientAllocs tells the client which
-// allocations changed; it fetches those with AllocGetAllocs, diffs them into
-// added / updated / removed, and hands them to AllocRunners without ever
-// waiting on one. AllocRunners report state changes, which are coalesced
-// per allocation and sent with NodeUpdateAlloc every 200 ms.
+// Where it sits in the data flow: the agent (agent/) builds a Config with an
+// RPC (in process, *server.Server; over the network, client/rpcclient) and
+// the driver manager's config (the built-in driver catalog, plugin configs,
+// plugin_dir), calls New, which starts client/drivermanager, and Start. The
+// driver manager reports each driver's fingerprint through
+// UpdateNodeFromDriver; a change of a driver's health re-registers the node
+// with the servers (drivers.go). AllocRunners and their TaskRunners get
+// their drivers from the manager (Dispense). A blocking query on
+// NodeGetClientAllocs tells the client which allocations changed; it fetches
+// those with AllocGetAllocs, diffs them into added / updated / removed, and
+// hands them to AllocRunners without ever waiting on one. AllocRunners
+// report state changes, which are coalesced per allocation and sent with
+// NodeUpdateAlloc every 200 ms.
 //
 // Terminal allocations are garbage collected (gc.go): a pure selection
 // (selectGC) picks the oldest terminal ones while the node holds more than

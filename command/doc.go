@@ -1,6 +1,8 @@
 // Package command is drover's command line: `drover agent`, `drover job
-// run|status|stop|inspect|init`, `drover alloc status`, `drover node
-// status`, `drover status` and `drover version`.
+// init|run|plan|status|stop|inspect|history|revert`, `drover alloc
+// status|logs|fs|restart|signal|stop`, `drover node status`, `drover
+// operator scheduler get-config|set-config`, `drover system gc`, `drover
+// status` and `drover version` (the list is commands() in run.go).
 //
 // Where it sits in the data flow: it is the first and last step of a job's
 // path. `job run` parses a job file locally (jobspec), submits it over the

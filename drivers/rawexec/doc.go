@@ -24,14 +24,15 @@
 //
 // Both may reference the task's environment (${NOMAD_TASK_DIR}, ${PORT}).
 //
-// Paths (paths.go): the task's output goes to "<LogDir>/<task>.stdout.<n>"
-// and ".stderr.<n>", rotated by the shim within the task's logs block
-// (LogMaxFiles, LogMaxFileSizeMB). The client passes StdoutPath as the
-// first file ("<task>.stdout.0"); the driver strips the ".0" to get the
-// rotation's base name. Each invocation's shim keeps its spec, exit record
-// and log in "<AllocDir>/.shims/<task>-<invocation id>" (mode 0700, outside
-// every task's directory); DestroyTask removes it, and it goes with the
-// alloc directory in any case.
+// Paths (shim.LogBases, shim.TaskStateDir, shared with exec): the task's
+// output goes to "<LogDir>/<task>.stdout.<n>" and ".stderr.<n>", rotated by
+// the shim within the task's logs block (LogMaxFiles, LogMaxFileSizeMB). The
+// client passes StdoutPath as the first file ("<task>.stdout.0"); the driver
+// strips the ".0" to get the rotation's base name. Each invocation's shim
+// keeps its spec, exit record and log in
+// "<AllocDir>/.shims/<task>-<invocation id>" (mode 0700, outside every
+// task's directory); DestroyTask removes it, and it goes with the alloc
+// directory in any case.
 //
 // Signals: SignalTask reaches the task's main process; StopTask signals
 // the whole process group and kills it after the timeout. The stop is

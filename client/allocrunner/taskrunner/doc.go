@@ -1,12 +1,16 @@
 // Package taskrunner runs one task of an allocation: it owns the task's
-// TaskState, runs the task hooks (task directory, environment, log paths),
-// starts the task through its driver, persists the driver's handle, waits
-// for the task to exit and applies the restart policy.
+// TaskState, runs the task hooks (task directory, environment, devices, log
+// paths), starts the task through its driver, persists the driver's handle,
+// waits for the task to exit and applies the restart policy.
 //
 // Where it sits in the data flow: the AllocRunner creates one TaskRunner per
 // task and calls Run in a goroutine; each state change (an event, a new
-// state) is persisted to the StateDB and reported to the AllocRunner
-// through the StateUpdater callback, from where it flows to the servers.
+// state) is persisted to the StateDB and reported to the AllocRunner through
+// the StateUpdater callback, from where it flows to the servers. The driver
+// is the client's driver manager proxy (client/drivermanager), which
+// survives plugin restarts; while an invocation runs, the TaskRunner
+// registers with the manager (DriverEvents) to record the driver's own task
+// events.
 //
 // Kill is a desired state: Kill marks the task to be killed and the run
 // loop converges to it from wherever it is (pending, in its hooks, running,

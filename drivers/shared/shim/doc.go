@@ -102,10 +102,10 @@
 //
 // StateDir should be one directory per task invocation, owned by the agent;
 // TaskStateDir gives the one raw_exec and exec use
-// (<alloc dir>/.shims/<task>-<invocation id>), and LogBases the log base
+// (<AllocDir>/.shims/<task>-<invocation id>), and LogBases the log base
 // paths from a TaskConfig. The driver removes the state dir after the exit
-// was consumed. StreamStats serves a driver's TaskStats. The socket path must fit a
-// unix address (107 bytes): SocketPathFor uses <StateDir>/shim.sock when it
-// fits and a hashed name in os.TempDir() otherwise; an empty SocketPath in
-// Spec means SocketPathFor(StateDir).
+// was consumed. StreamStats serves a driver's TaskStats. The socket path
+// must fit a unix address (107 bytes): SocketPathFor uses
+// <StateDir>/shim.sock when it fits and a hashed name in os.TempDir()
+// otherwise; an empty SocketPath in Spec means SocketPathFor(StateDir).
 package shim
