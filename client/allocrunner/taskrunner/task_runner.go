@@ -59,6 +59,9 @@ type Config struct {
 	Devices DeviceReserver
 	// DriverEvents delivers the driver's own task events; nil: none.
 	DriverEvents DriverEvents
+	// StatsInterval is how often the driver is asked for a resource usage
+	// sample while the task runs; 0 means DefaultStatsInterval.
+	StatsInterval time.Duration
 }
 
 // TaskRunner runs one task. Create it with New, optionally Restore its
@@ -84,6 +87,8 @@ type TaskRunner struct {
 	prestartHooks  []prestartHook
 	hooksDone      map[string]bool
 	resources      hookResources
+	// stats keeps the latest resource usage sample of the running task.
+	stats *statsHook
 
 	// shutdownCtx stops the run loop leaving the task running.
 	shutdownCtx    context.Context
@@ -175,6 +180,7 @@ func New(cfg *Config) (*TaskRunner, error) {
 		state:          structs.NewTaskState(),
 		local:          &state.LocalState{},
 	}
+	tr.stats = newStatsHook(cfg.Driver, cfg.StatsInterval, tr.logger)
 	if cfg.RestartJitter != nil {
 		tr.restartTracker.SetJitter(cfg.RestartJitter)
 	}
@@ -221,6 +227,12 @@ func (tr *TaskRunner) Task() *structs.Task {
 	defer tr.mu.RUnlock()
 	return tr.task
 }
+
+// LatestStats returns the latest resource usage sample of the running
+// task, as its driver reported it; nil when the task does not run or no
+// sample came yet. It reads what the stats hook kept (no driver call) and
+// must not be mutated.
+func (tr *TaskRunner) LatestStats() *drivers.TaskResourceUsage { return tr.stats.Latest() }
 
 // IsLeader reports whether the task is its group's leader.
 func (tr *TaskRunner) IsLeader() bool { return tr.Task().Leader }

@@ -27,6 +27,8 @@ const (
 // to shut down. Every path on which the task ended records Terminated.
 func (tr *TaskRunner) waitTask(h *drivers.TaskHandle) (*drivers.ExitResult, waitOutcome, *restartRequest) {
 	id := h.Config.ID
+	tr.stats.start(tr.shutdownCtx, id)
+	defer tr.stats.stop()
 	waitCtx, cancelWait := context.WithCancel(tr.shutdownCtx)
 	defer cancelWait()
 	exitCh, err := tr.driver.WaitTask(waitCtx, id)
