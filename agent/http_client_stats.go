@@ -2,13 +2,11 @@ package agent
 
 import (
 	"net/http"
-	"os"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/drover-io/drover/api"
+	"github.com/drover-io/drover/client/stats"
 	"github.com/drover-io/drover/plugins/device"
 	"github.com/drover-io/drover/structs"
 )
@@ -61,7 +59,8 @@ func (s *httpServer) clientHostStats(_ http.ResponseWriter, _ *http.Request) (an
 	if err != nil {
 		return nil, err
 	}
-	out := &api.HostStats{Memory: hostMemory(), Uptime: hostUptime(), Timestamp: time.Now().UnixNano()}
+	mem, uptime := hostMemoryUptime()
+	out := &api.HostStats{Memory: mem, Uptime: uptime, Timestamp: time.Now().UnixNano()}
 	if dc, ok := nc.(deviceStatsClient); ok {
 		out.DeviceStats = apiDeviceStats(dc.HostDeviceStats())
 	}
@@ -137,44 +136,17 @@ func apiStatObject(o *device.StatObject) *api.StatObject {
 	return out
 }
 
-// hostMemory reads /proc/meminfo; nil where it cannot.
-func hostMemory() *api.HostMemoryStats {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return nil
+// hostMemoryUptime samples the host's memory and uptime (client/stats);
+// a part that cannot be read is nil or 0.
+func hostMemoryUptime() (*api.HostMemoryStats, uint64) {
+	// Collect returns what it could read along with the error.
+	h, _ := stats.NewHostCollector(stats.HostConfig{}).Collect()
+	if h == nil {
+		return nil, 0
 	}
-	kb := map[string]uint64{}
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(v)
-		if len(f) == 0 {
-			continue
-		}
-		n, err := strconv.ParseUint(f[0], 10, 64)
-		if err == nil {
-			kb[k] = n * 1024
-		}
+	var mem *api.HostMemoryStats
+	if m := h.Memory; m != nil {
+		mem = &api.HostMemoryStats{Total: m.Total, Available: m.Available, Used: m.Used, Free: m.Free}
 	}
-	m := &api.HostMemoryStats{Total: kb["MemTotal"], Available: kb["MemAvailable"], Free: kb["MemFree"]}
-	if m.Total >= m.Available {
-		m.Used = m.Total - m.Available
-	}
-	return m
-}
-
-// hostUptime reads /proc/uptime in seconds; 0 where it cannot.
-func hostUptime() uint64 {
-	b, err := os.ReadFile("/proc/uptime")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 0
-	}
-	v, _ := strconv.ParseFloat(f[0], 64)
-	return uint64(v)
+	return mem, h.Uptime
 }
