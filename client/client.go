@@ -15,6 +15,7 @@ import (
 	"github.com/drover-io/drover/client/devicemanager"
 	"github.com/drover-io/drover/client/drivermanager"
 	"github.com/drover-io/drover/client/state"
+	"github.com/drover-io/drover/client/stats"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -73,6 +74,8 @@ type Client struct {
 	pending   map[string]*structs.Allocation
 
 	gc gcState // garbage collection settings, fixed after New
+	// hostStats samples the host for the stats endpoint.
+	hostStats *stats.HostCollector
 	// serialUpdates applies server updates synchronously, one by one
 	// (tests and benchmarks compare it with the per-alloc update loops).
 	serialUpdates bool
@@ -115,6 +118,7 @@ func New(cfg *Config) (*Client, error) {
 		region:         cfg.Region,
 		devMode:        cfg.DevMode,
 		root:           cfg.AllocDir,
+		hostStats:      stats.NewHostCollector(stats.HostConfig{AllocDir: cfg.AllocDir}),
 		now:            time.Now,
 		jitter:         randomJitter,
 		updateInterval: defaultUpdateInterval,
