@@ -51,6 +51,8 @@ type Agent struct {
 	rpcServer *server.RPCServer // the client RPCs on the RPC port; nil in dev mode or without a server
 	rpcClient *rpcclient.Client // a client-only agent's link to the servers
 	client    *client.Client
+	// clientStarted: a combined agent started its client in NewAgent.
+	clientStarted bool
 	// stateDB is the client's state file until the client owns it.
 	stateDB state.StateDB
 	// tempDir is the dev-mode directory removed at shutdown; "" when the
@@ -69,8 +71,10 @@ type Agent struct {
 // NewAgent builds an agent from cfg: it binds the HTTP port (and, for a
 // server outside dev mode, the RPC port), opens the persistent state
 // (raft log and snapshots, client state file) and creates the server and
-// the client. Start starts it; Shutdown releases it, whether or not it
-// was started. Empty string fields of cfg get their defaults; port 0
+// the client. A combined agent (server and client) creates both at once
+// and starts its client here, so that restored tasks are re-attached
+// while the server elects itself. Start starts the rest; Shutdown
+// releases it, whether or not it was started. Empty string fields of cfg get their defaults; port 0
 // means a free port. An unusable client state file (corrupt, newer
 // schema, locked) fails NewAgent with an error naming the file; nothing
 // is deleted.
@@ -132,17 +136,40 @@ func (a *Agent) setup() error {
 	a.httpAddr = ln.Addr().String()
 	a.rpcAddr = net.JoinHostPort(a.cfg.rpcBind(), strconv.Itoa(a.cfg.RPCPort))
 
-	if a.cfg.Server.Enabled {
-		if err := a.setupServer(); err != nil {
-			return err
-		}
-	}
-	if a.cfg.Client.Enabled {
-		if err := a.setupClient(); err != nil {
-			return err
-		}
+	switch {
+	case a.cfg.Server.Enabled && a.cfg.Client.Enabled:
+		return a.setupCombined()
+	case a.cfg.Server.Enabled:
+		return a.setupServer()
+	case a.cfg.Client.Enabled:
+		return a.setupClient(nil)
 	}
 	return nil
+}
+
+// setupCombined creates the server and the client of a combined agent at
+// the same time and starts the client at once: it restores its allocations
+// and re-attaches their tasks from local state while the server elects
+// itself (a second or so after a restart); the client's calls to the
+// server wait until the server exists, and fail if it could not start.
+func (a *Agent) setupCombined() error {
+	link := newLateServer()
+	serverErr := make(chan error, 1)
+	go func() { serverErr <- a.setupServer() }()
+	err := a.setupClient(link)
+	if err == nil {
+		if err = a.client.Start(); err != nil {
+			err = fmt.Errorf("start client: %w", err)
+		}
+	}
+	serr := <-serverErr // a.server and the fields setupServer sets are ours again
+	if serr != nil {
+		link.set(nil, serr)
+		return errors.Join(serr, err)
+	}
+	link.set(a.server, nil)
+	a.clientStarted = err == nil
+	return err
 }
 
 // setupAllocDir picks the alloc dir: client.alloc_dir (default
@@ -207,13 +234,11 @@ func (a *Agent) setupServer() error {
 }
 
 // setupClient creates the client, its state DB and its link to the
-// servers (in process when this agent is a server).
-func (a *Agent) setupClient() error {
+// servers: rpc (the in-process server of a combined agent), or when nil
+// an RPC client of the configured servers.
+func (a *Agent) setupClient(rpc client.RPC) error {
 	clientLogger := a.logger.With("component", "client")
-	var rpc client.RPC
-	if a.server != nil {
-		rpc = a.server
-	} else {
+	if rpc == nil {
 		rc, err := rpcclient.New(&rpcclient.Config{Servers: a.cfg.Client.Servers, Logger: clientLogger})
 		if err != nil {
 			return err
@@ -264,7 +289,8 @@ func (a *Agent) setupClient() error {
 	return nil
 }
 
-// Start starts the client, the RPC server and serves the HTTP API.
+// Start starts the client (unless NewAgent did), the RPC server and
+// serves the HTTP API.
 func (a *Agent) Start() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -277,7 +303,7 @@ func (a *Agent) Start() error {
 	if a.rpcServer != nil {
 		a.rpcServer.Start()
 	}
-	if a.client != nil {
+	if a.client != nil && !a.clientStarted {
 		if err := a.client.Start(); err != nil {
 			return fmt.Errorf("start client: %w", err)
 		}

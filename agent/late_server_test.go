@@ -1,0 +1,74 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/drover-io/drover/structs"
+)
+
+// fakeLink answers every call of a serverLink.
+type fakeLink struct{ serverLink }
+
+func (fakeLink) NodeRegister(context.Context, *structs.NodeRegisterRequest) (*structs.NodeUpdateResponse, error) {
+	return &structs.NodeUpdateResponse{HeartbeatTTL: time.Second}, nil
+}
+
+func (fakeLink) NodeGet(context.Context, *structs.NodeSpecificRequest) (*structs.SingleNodeResponse, error) {
+	return &structs.SingleNodeResponse{Node: &structs.Node{ID: "n1"}}, nil
+}
+
+func TestLateServer(t *testing.T) {
+	tests := []struct {
+		name    string
+		set     func(l *lateServer)
+		cancel  bool
+		wantErr bool
+	}{
+		{name: "calls wait for the server", set: func(l *lateServer) { l.set(fakeLink{}, nil) }},
+		{name: "the server's error", set: func(l *lateServer) { l.set(nil, errors.New("no leader")) }, wantErr: true},
+		{name: "first set wins", set: func(l *lateServer) { l.set(fakeLink{}, nil); l.set(nil, errors.New("late")) }},
+		{name: "the caller's context ends", cancel: true, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := newLateServer()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 2)
+			go func() {
+				_, err := l.NodeRegister(ctx, &structs.NodeRegisterRequest{})
+				done <- err
+			}()
+			go func() {
+				_, err := l.NodeGet(ctx, &structs.NodeSpecificRequest{})
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				t.Fatalf("a call returned before the server was set: %v", err)
+			case <-time.After(20 * time.Millisecond):
+			}
+			if tt.cancel {
+				cancel()
+			} else {
+				tt.set(l)
+			}
+			for range 2 {
+				select {
+				case err := <-done:
+					if (err != nil) != tt.wantErr {
+						t.Errorf("err = %v, want error %v", err, tt.wantErr)
+					}
+					if err != nil && structs.KindOf(err) != structs.KindUnavailable {
+						t.Errorf("err kind = %v, want unavailable", structs.KindOf(err))
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("a call still waits")
+				}
+			}
+		})
+	}
+}
