@@ -258,20 +258,7 @@ func (d *Driver) WaitTask(ctx context.Context, taskID string) (<-chan *drivers.E
 	if err != nil {
 		return nil, fmt.Errorf("wait task: %w", err)
 	}
-	ch := make(chan *drivers.ExitResult, 1)
-	go func() {
-		defer close(ch)
-		e, err := t.h.Wait(ctx)
-		switch {
-		case err == nil:
-			ch <- e.ExitResult()
-		case ctx.Err() != nil:
-			// Abandoned: no value.
-		default:
-			ch <- &drivers.ExitResult{Err: fmt.Errorf("task %q: %w", t.cfg.Name, err)}
-		}
-	}()
-	return ch, nil
+	return t.h.WaitResult(ctx, t.cfg.Name), nil
 }
 
 // StopTask has the shim send signal (else the task's kill_signal, else
@@ -329,20 +316,9 @@ func (d *Driver) DestroyTask(ctx context.Context, taskID string, force bool) err
 func (d *Driver) cleanup(ctx context.Context, t *task) {
 	ctx, cancel := context.WithTimeout(ctx, shimExitTimeout)
 	defer cancel()
-	tick := time.NewTicker(shimExitPoll)
-	defer tick.Stop()
-	for {
-		err := t.h.Cleanup()
-		if err == nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			d.logger.Warn("could not remove the shim's state", "alloc_id", t.cfg.AllocID,
-				"task", t.cfg.Name, "error", err)
-			return
-		case <-tick.C:
-		}
+	if err := t.h.CleanupAfterExit(ctx, shimExitPoll); err != nil {
+		d.logger.Warn("could not remove the shim's state", "alloc_id", t.cfg.AllocID,
+			"task", t.cfg.Name, "error", err)
 	}
 }
 
