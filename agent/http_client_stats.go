@@ -8,6 +8,7 @@ import (
 	"github.com/drover-io/drover/api"
 	"github.com/drover-io/drover/client/stats"
 	"github.com/drover-io/drover/plugins/device"
+	"github.com/drover-io/drover/plugins/drivers"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -27,9 +28,21 @@ func (s *httpServer) registerStatsRoutes(rt *router) {
 	rt.handle("/v1/client/stats", s.wrap(s.clientHostStats), http.MethodGet)
 }
 
+// resourceStatsClient is implemented by a node client whose task runners
+// keep their drivers' resource usage samples (*client.Client); asserted so
+// that fakes need not implement it.
+type resourceStatsClient interface {
+	// AllocTaskStats returns the latest sample of each task of the
+	// allocation, by task name (nil: none).
+	AllocTaskStats(allocID string) (map[string]*drivers.TaskResourceUsage, error)
+	// HostStats samples the host; parts it could not read are nil.
+	HostStats() (*stats.HostStats, error)
+}
+
 // clientAllocStats is GET /v1/client/allocation/:id/stats: per task and,
-// aggregated, per allocation. An instance used by several tasks is counted
-// once in its group of the aggregate.
+// aggregated, per allocation. CPU and memory are the tasks' latest driver
+// samples (their sum for the allocation); an instance used by several
+// tasks is counted once in its group of the aggregate.
 func (s *httpServer) clientAllocStats(_ http.ResponseWriter, req *http.Request) (any, error) {
 	alloc, nc, err := s.localAlloc(req)
 	if err != nil {
@@ -40,27 +53,43 @@ func (s *httpServer) clientAllocStats(_ http.ResponseWriter, req *http.Request) 
 	if dc, ok := nc.(deviceStatsClient); ok {
 		byTask = dc.TaskDeviceStats(alloc)
 	}
+	var samples map[string]*drivers.TaskResourceUsage
+	if rc, ok := nc.(resourceStatsClient); ok {
+		if samples, err = rc.AllocTaskStats(alloc.ID); err != nil {
+			return nil, err
+		}
+	}
 	out := &api.AllocResourceUsage{Tasks: map[string]*api.TaskResourceUsage{}, Timestamp: now}
 	var all []*device.DeviceGroupStats
 	for _, name := range allocTaskNames(alloc) {
-		out.Tasks[name] = &api.TaskResourceUsage{
-			ResourceUsage: &api.ResourceUsage{MemoryStats: &api.MemoryStats{}, CpuStats: &api.CpuStats{}, DeviceStats: apiDeviceStats(byTask[name])},
-			Timestamp:     now,
-		}
+		out.Tasks[name] = apiTaskUsage(samples[name], apiDeviceStats(byTask[name]), now)
 		all = append(all, byTask[name]...)
 	}
-	out.ResourceUsage = &api.ResourceUsage{MemoryStats: &api.MemoryStats{}, CpuStats: &api.CpuStats{}, DeviceStats: apiDeviceStats(mergeDeviceStats(all))}
+	total := apiTaskUsage(stats.SumTasks(samples), apiDeviceStats(mergeDeviceStats(all)), now)
+	out.ResourceUsage, out.Timestamp = total.ResourceUsage, total.Timestamp
 	return out, nil
 }
 
-// clientHostStats is GET /v1/client/stats.
+// clientHostStats is GET /v1/client/stats: the client's host sample
+// (CPU since its previous sample, memory, the alloc dir's disk, uptime)
+// and the devices' statistics.
 func (s *httpServer) clientHostStats(_ http.ResponseWriter, _ *http.Request) (any, error) {
 	nc, err := s.localClient()
 	if err != nil {
 		return nil, err
 	}
-	mem, uptime := hostMemoryUptime()
-	out := &api.HostStats{Memory: mem, Uptime: uptime, Timestamp: time.Now().UnixNano()}
+	var hs *stats.HostStats
+	if rc, ok := nc.(resourceStatsClient); ok {
+		hs, err = rc.HostStats()
+	} else {
+		hs, err = stats.NewHostCollector(stats.HostConfig{}).Collect()
+	}
+	if err != nil {
+		// Collect returns what it could read along with the error.
+		s.logger.Debug("host stats incomplete", "error", err)
+	}
+	out := &api.HostStats{Timestamp: time.Now().UnixNano()}
+	fillHostStats(out, hs)
 	if dc, ok := nc.(deviceStatsClient); ok {
 		out.DeviceStats = apiDeviceStats(dc.HostDeviceStats())
 	}
@@ -134,19 +163,4 @@ func apiStatObject(o *device.StatObject) *api.StatObject {
 		}
 	}
 	return out
-}
-
-// hostMemoryUptime samples the host's memory and uptime (client/stats);
-// a part that cannot be read is nil or 0.
-func hostMemoryUptime() (*api.HostMemoryStats, uint64) {
-	// Collect returns what it could read along with the error.
-	h, _ := stats.NewHostCollector(stats.HostConfig{}).Collect()
-	if h == nil {
-		return nil, 0
-	}
-	var mem *api.HostMemoryStats
-	if m := h.Memory; m != nil {
-		mem = &api.HostMemoryStats{Total: m.Total, Available: m.Available, Used: m.Used, Free: m.Free}
-	}
-	return mem, h.Uptime
 }

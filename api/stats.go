@@ -119,10 +119,40 @@ func (v *StatValue) String() string {
 
 // HostStats is GET /v1/client/stats: the node's resource usage.
 type HostStats struct {
-	Memory      *HostMemoryStats
-	DeviceStats []*DeviceGroupStats
-	Uptime      uint64
-	Timestamp   int64
+	Memory *HostMemoryStats
+	// CPU has one entry per CPU; percentages are over the time since the
+	// agent's previous sample (since boot for its first).
+	CPU []*HostCPUStats
+	// DiskStats are the file systems measured: that of the alloc dir.
+	DiskStats []*HostDiskStats
+	// AllocDirStats is the file system of the alloc dir.
+	AllocDirStats *HostDiskStats
+	DeviceStats   []*DeviceGroupStats
+	// Uptime is in seconds.
+	Uptime uint64
+	// CPUTicksConsumed is the MHz the host's CPUs are busy for (0 where
+	// the agent does not know the CPUs' speed).
+	CPUTicksConsumed float64
+	Timestamp        int64
+}
+
+// HostCPUStats is one CPU's use in percent.
+type HostCPUStats struct {
+	CPU    string
+	User   float64
+	System float64
+	Idle   float64
+}
+
+// HostDiskStats is a file system's usage in bytes and percent.
+type HostDiskStats struct {
+	Device            string
+	Mountpoint        string
+	Size              uint64
+	Used              uint64
+	Available         uint64
+	UsedPercent       float64
+	InodesUsedPercent float64
 }
 
 // HostMemoryStats is the host's memory in bytes.
