@@ -18,7 +18,15 @@ func TestAllocRunnerRestoreLostTask(t *testing.T) {
 	alloc := testAlloc(structs.JobTypeService, mockTask("lost", map[string]any{}), mockTask("sibling", map[string]any{}))
 	h := newHarness(t, alloc)
 	go h.ar.Run()
-	waitFor(t, "running", func() bool { return h.ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
+	waitFor(t, "both tasks running", func() bool {
+		st := h.ar.AllocState()
+		for _, name := range []string{"lost", "sibling"} {
+			if ts := st.TaskStates[name]; ts == nil || ts.State != structs.TaskStateRunning {
+				return false
+			}
+		}
+		return true
+	})
 	h.ar.Shutdown()
 	ls, _, err := h.db.GetTaskRunnerState(alloc.ID, "lost")
 	if err != nil || ls == nil || ls.TaskHandle == nil {
