@@ -17,8 +17,7 @@ holds alloc/ (shared by the tasks: alloc/logs, alloc/data, alloc/tmp) and
 one directory per task. Paths cannot leave the allocation directory.
 
 The request goes to the agent of the node that runs the allocation: the
-agent at -address must be that node's (forwarding between agents is not
-supported yet).`)
+agent at -address may be any agent, which forwards it to that node's.`)
 	stat := fset.Bool("stat", false, "Describe the file or directory instead of printing or listing it.")
 	human := fset.Bool("H", false, "Show sizes in human-readable units.")
 	verbose := fset.Bool("verbose", false, "Show full IDs.")

@@ -85,8 +85,7 @@ tasks run again (even those that completed), then the main tasks, then
 the poststart tasks. -task and -all-tasks cannot be used together.
 
 The request goes to the agent of the node that runs the allocation: the
-agent at -address must be that node's (forwarding between agents is not
-supported yet).`)
+agent at -address may be any agent, which forwards it to that node's.`)
 	task := fset.String("task", "", "The task to restart.")
 	all := fset.Bool("all-tasks", false, "Restart every task of the allocation, running again the lifecycle tasks that completed; not with -task.")
 	verbose := fset.Bool("verbose", false, "Show full IDs.")
@@ -144,8 +143,7 @@ Each task records a Signaling event; a driver that fails to deliver the
 signal is reported with its message.
 
 The request goes to the agent of the node that runs the allocation: the
-agent at -address must be that node's (forwarding between agents is not
-supported yet).`)
+agent at -address may be any agent, which forwards it to that node's.`)
 	sig := fset.String("s", "SIGKILL", "The signal to send.")
 	task := fset.String("task", "", "The task to signal.")
 	verbose := fset.Bool("verbose", false, "Show full IDs.")

@@ -33,8 +33,7 @@ or the last -c bytes. With -f the output follows what the task writes,
 across log rotations, until interrupted (Ctrl-C).
 
 The request goes to the agent of the node that runs the allocation: the
-agent at -address must be that node's (forwarding between agents is not
-supported yet).`)
+agent at -address may be any agent, which forwards it to that node's.`)
 	follow := fset.Bool("f", false, "Follow the log: keep printing what the task writes until interrupted.")
 	stderr := fset.Bool("stderr", false, "Print the task's stderr instead of its stdout.")
 	tail := fset.Bool("tail", false, "Print only the end of the log (the last 10 lines unless -n or -c says).")
