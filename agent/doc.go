@@ -33,9 +33,15 @@
 //	GET      /v1/job/:id/allocations[?all]   []AllocListStub
 //	GET      /v1/job/:id/evaluations         []Evaluation
 //	GET      /v1/job/:id/summary             JobSummary
-//	GET      /v1/job/:id/versions            {"Versions": [Job]} (the current version only)
-//	GET      /v1/job/:id/deployment          null (no deployments yet)
-//	GET      /v1/job/:id/deployments         []
+//	GET      /v1/job/:id/versions[?diffs]    {"Versions": [Job], "Diffs": [...]} (newest first)
+//	PUT|POST /v1/job/:id/plan                {"Job", "Diff"} -> JobPlanResponse (nothing committed)
+//	PUT|POST /v1/job/:id/revert              {"JobID", "JobVersion", "EnforcePriorVersion"} -> JobRegisterResponse
+//	GET      /v1/job/:id/deployment          the latest Deployment, or null
+//	GET      /v1/job/:id/deployments         []Deployment (newest first)
+//	GET      /v1/deployments[?prefix]        []Deployment (newest first)
+//	GET      /v1/deployment/:id              Deployment (ID or unique prefix)
+//	GET      /v1/operator/scheduler/configuration  {"SchedulerConfig", "Index"}
+//	PUT|POST /v1/operator/scheduler/configuration[?cas=N]  SchedulerConfiguration -> {"Updated", "Index"}
 //	GET      /v1/allocations                 []AllocListStub
 //	GET      /v1/allocation/:id              Allocation (ID or unique prefix)
 //	GET      /v1/evaluations                 []Evaluation
@@ -53,6 +59,8 @@
 //	PUT|POST /v1/client/allocation/:id/restart  {"TaskName", "AllTasks"} -> {"Index"}
 //	PUT|POST /v1/client/allocation/:id/signal   {"Signal" (default SIGKILL), "Task"} -> {"Index"}
 //	GET|PUT  /v1/client/allocation/:id/gc    collect one terminal allocation
+//	GET      /v1/client/allocation/:id/stats AllocResourceUsage (per task and summed)
+//	GET      /v1/client/stats                HostStats (CPU, memory, alloc dir disk, uptime, devices)
 //	GET      /v1/client/fs/logs/:id          ?task&type=stdout|stderr&follow&offset&origin=start|end&plain:
 //	                                         StreamFrame JSON objects {"File","Offset","Data"} (raw bytes with plain)
 //	GET      /v1/client/fs/ls/:id?path=      []AllocFileInfo
