@@ -60,6 +60,7 @@
 //	PUT|POST /v1/client/allocation/:id/signal   {"Signal" (default SIGKILL), "Task"} -> {"Index"}
 //	GET|PUT  /v1/client/allocation/:id/gc    collect one terminal allocation
 //	GET      /v1/client/allocation/:id/stats AllocResourceUsage (per task and summed)
+//	GET      /v1/client/allocation/:id/snapshot  tar.gz of the allocation's data (for a migrating replacement)
 //	GET      /v1/client/stats                HostStats (CPU, memory, alloc dir disk, uptime, devices)
 //	GET      /v1/client/fs/logs/:id          ?task&type=stdout|stderr&follow&offset&origin=start|end&plain:
 //	                                         StreamFrame JSON objects {"File","Offset","Data"} (raw bytes with plain)
