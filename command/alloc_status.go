@@ -19,7 +19,7 @@ for each task its state, its reserved resources and its recent events,
 newest first, with times in UTC. The allocation may be named by a unique
 prefix of its ID; an ambiguous prefix lists the allocations it matches.`)
 	verbose := fset.Bool("verbose", false, "Show full IDs and every event.")
-	stats := fset.Bool("stats", false, "Show the device statistics of each task and of the allocation.")
+	stats := fset.Bool("stats", false, "Show the CPU, memory and device statistics of each task and of the allocation.")
 	if code, done := m.parse(fset, args); done {
 		return code
 	}

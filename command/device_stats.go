@@ -9,8 +9,9 @@ import (
 	"github.com/drover-io/drover/api"
 )
 
-// showAllocStats prints the device statistics of an allocation's tasks
-// (`alloc status -stats`), read from the agent of the allocation's node.
+// showAllocStats prints the resource usage and device statistics of an
+// allocation's tasks (`alloc status -stats`), read from the agent of the
+// allocation's node.
 func (m *Meta) showAllocStats(c *api.Client, allocID string) int {
 	alloc, _, err := c.Allocations().Info(allocID, nil)
 	if err != nil {
@@ -20,32 +21,8 @@ func (m *Meta) showAllocStats(c *api.Client, allocID string) int {
 	if err != nil {
 		return m.fail(fmt.Sprintf("querying the stats of allocation %q", allocID), err)
 	}
-	fmt.Fprint(m.stdout, formatAllocStats(usage))
+	fmt.Fprint(m.stdout, formatAllocStats(alloc, usage))
 	return 0
-}
-
-// formatAllocStats renders the device statistics of each task, then of the
-// allocation as a whole.
-func formatAllocStats(u *api.AllocResourceUsage) string {
-	var b strings.Builder
-	names := make([]string, 0, len(u.Tasks))
-	for n := range u.Tasks {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		t := u.Tasks[n]
-		if t == nil || t.ResourceUsage == nil {
-			continue
-		}
-		fmt.Fprintf(&b, "\nTask %q Device Stats\n", n)
-		b.WriteString(formatDeviceStats(t.ResourceUsage.DeviceStats))
-	}
-	if u.ResourceUsage != nil {
-		b.WriteString("\nAllocation Device Stats\n")
-		b.WriteString(formatDeviceStats(u.ResourceUsage.DeviceStats))
-	}
-	return b.String()
 }
 
 // formatDeviceStats renders one row per device instance: its group, ID,
@@ -126,15 +103,7 @@ func (m *Meta) showNodeStats(c *api.Client) int {
 	if err != nil {
 		return m.fail("querying node stats", err)
 	}
-	var b strings.Builder
-	if hs.Memory != nil {
-		b.WriteString("\nHost Resource Utilization\n")
-		b.WriteString(formatTable([]string{"Memory Used", "Memory Total", "Uptime"}, [][]string{{
-			humanBytes(hs.Memory.Used), humanBytes(hs.Memory.Total), strconv.FormatUint(hs.Uptime, 10) + "s"}}))
-	}
-	b.WriteString("\nDevice Stats\n")
-	b.WriteString(formatDeviceStats(hs.DeviceStats))
-	fmt.Fprint(m.stdout, b.String())
+	fmt.Fprint(m.stdout, formatHostStats(hs))
 	return 0
 }
 

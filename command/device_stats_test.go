@@ -13,7 +13,7 @@ func TestFormatDeviceStatsAndNodeDevices(t *testing.T) {
 		"fake-0": {Summary: &api.StatValue{FloatNumeratorVal: &util, Unit: "%", Desc: "utilisation"},
 			Stats: &api.StatObject{Attributes: map[string]*api.StatValue{"memory": {IntNumeratorVal: &used, IntDenominatorVal: &total, Unit: "MiB"}}}},
 	}}}
-	out := formatAllocStats(&api.AllocResourceUsage{
+	out := formatAllocStats(nil, &api.AllocResourceUsage{
 		Tasks:         map[string]*api.TaskResourceUsage{"web": {ResourceUsage: &api.ResourceUsage{DeviceStats: groups}}},
 		ResourceUsage: &api.ResourceUsage{DeviceStats: groups},
 	})
