@@ -18,6 +18,7 @@ import (
 	"github.com/drover-io/drover/plugins/base"
 	"github.com/drover-io/drover/plugins/device"
 	"github.com/drover-io/drover/plugins/device/grpcdevice"
+	"github.com/drover-io/drover/plugins/drivers/grpcdriver"
 )
 
 // devicePluginSet is the plugin set of a device plugin process; impl is nil
@@ -49,10 +50,15 @@ func ServeDevice(d device.DevicePlugin, logger *slog.Logger) {
 // DeviceInstance is a running device plugin process and the agent's
 // connection to it.
 type DeviceInstance struct {
-	client *plugin.Client
-	dev    *grpcdevice.Client
-	info   *base.PluginInfo
+	client   *plugin.Client
+	dev      *grpcdevice.Client
+	info     *base.PluginInfo
+	reattach *ReattachConfig
 }
+
+// ReattachConfig returns what to persist to ReattachDevice to this process
+// (after an agent crash: a stopping agent kills its device plugins).
+func (i *DeviceInstance) ReattachConfig() *ReattachConfig { return i.reattach }
 
 // Device returns the plugin; once the process is gone its calls fail with
 // errors wrapping device.ErrPluginUnavailable.
@@ -74,11 +80,27 @@ func LaunchDevice(ctx context.Context, path string, args []string, logger *slog.
 	cmd := exec.Command(path, args...)
 	ownProcessGroup(cmd)
 	cfg := clientConfig(ctx, withAttr(logger, "plugin", filepath.Base(path)))
-	cfg.Plugins = devicePluginSet(nil)
 	cfg.Cmd = cmd
 	inst, err := connectDevice(ctx, plugin.NewClient(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("launch device plugin %s: %w", path, err)
+	}
+	return inst, nil
+}
+
+// ReattachDevice connects to a device plugin process a previous agent
+// launched, from the ReattachConfig it persisted. It fails if that process
+// has exited or is not a device plugin.
+func ReattachDevice(ctx context.Context, rc *ReattachConfig, logger *slog.Logger) (*DeviceInstance, error) {
+	prc, err := rc.toPlugin()
+	if err != nil {
+		return nil, err
+	}
+	cfg := clientConfig(ctx, withAttr(logger, "plugin_pid", rc.Pid))
+	cfg.Reattach = prc
+	inst, err := connectDevice(ctx, plugin.NewClient(cfg))
+	if err != nil {
+		return nil, fmt.Errorf("reattach to device plugin pid %d: %w", rc.Pid, err)
 	}
 	return inst, nil
 }
@@ -105,6 +127,9 @@ func connectDevice(ctx context.Context, client *plugin.Client) (_ *DeviceInstanc
 	}
 	info, err := dev.PluginInfo(ctx)
 	if err != nil {
+		if other := otherPluginInfo(ctx, rpc, grpcdriver.PluginName); other != nil {
+			return nil, &PluginTypeError{Name: other.Name, Type: other.Type, Want: base.PluginTypeDevice}
+		}
 		return nil, err
 	}
 	if info.Type != base.PluginTypeDevice {
@@ -114,5 +139,9 @@ func connectDevice(ctx context.Context, client *plugin.Client) (_ *DeviceInstanc
 		return nil, fmt.Errorf("device plugin %q speaks API versions %v, this agent speaks %q",
 			info.Name, info.PluginAPIVersions, device.APIVersion)
 	}
-	return &DeviceInstance{client: client, dev: dev, info: info}, nil
+	rc := client.ReattachConfig()
+	if rc == nil {
+		return nil, errors.New("device plugin gave no reattach config")
+	}
+	return &DeviceInstance{client: client, dev: dev, info: info, reattach: reattachFromPlugin(rc)}, nil
 }

@@ -25,9 +25,24 @@ func TestLaunchDevicePlugin(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	if inst, err := plugins.Launch(ctx, bin, nil, testLogger(t)); err == nil {
-		inst.Kill()
-		t.Fatal("a device plugin launched as a driver")
+	var typeErr *plugins.PluginTypeError
+	if inst, err := plugins.Launch(ctx, bin, nil, testLogger(t)); !errors.As(err, &typeErr) {
+		if inst != nil {
+			inst.Kill()
+		}
+		t.Fatalf("a device plugin launched as a driver: %v, want a PluginTypeError", err)
+	}
+	if typeErr.Type != base.PluginTypeDevice || typeErr.Name != "fake_device" || typeErr.Want != base.PluginTypeDriver {
+		t.Errorf("type error = %+v", typeErr)
+	}
+	if inst, err := plugins.LaunchDevice(ctx, filepath.Join(pluginDir, "mock_driver"), nil, testLogger(t)); !errors.As(err, &typeErr) {
+		if inst != nil {
+			inst.Kill()
+		}
+		t.Fatalf("a driver launched as a device plugin: %v, want a PluginTypeError", err)
+	}
+	if typeErr.Type != base.PluginTypeDriver || typeErr.Want != base.PluginTypeDevice {
+		t.Errorf("type error = %+v", typeErr)
 	}
 
 	inst, err := plugins.LaunchDevice(ctx, bin, nil, testLogger(t))
@@ -37,6 +52,16 @@ func TestLaunchDevicePlugin(t *testing.T) {
 	t.Cleanup(inst.Kill)
 	if inst.Info().Type != base.PluginTypeDevice || inst.Info().Name != "fake_device" {
 		t.Fatalf("info = %+v", inst.Info())
+	}
+	// A second connection re-attaches to the same process (what a
+	// restarted agent does); its Kill, at the end, closes it.
+	again, err := plugins.ReattachDevice(ctx, inst.ReattachConfig(), testLogger(t))
+	if err != nil {
+		t.Fatalf("ReattachDevice: %v", err)
+	}
+	t.Cleanup(again.Kill)
+	if again.Info().Name != "fake_device" || again.ReattachConfig().Pid != inst.ReattachConfig().Pid {
+		t.Errorf("re-attached to %+v pid %d", again.Info(), again.ReattachConfig().Pid)
 	}
 	d := inst.Device()
 	if err := d.SetConfig(ctx, &base.Config{PluginConfig: []byte(`{"vendor":"drover","type":"gpu","name":"fake","instances":["p0","p1"]}`)}); err != nil {

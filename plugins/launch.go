@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/drover-io/drover/plugins/base"
+	"github.com/drover-io/drover/plugins/device/grpcdevice"
 	"github.com/drover-io/drover/plugins/drivers"
 	"github.com/drover-io/drover/plugins/drivers/grpcdriver"
 )
@@ -143,7 +144,7 @@ func clientConfig(ctx context.Context, logger *slog.Logger) *plugin.ClientConfig
 	}
 	return &plugin.ClientConfig{
 		HandshakeConfig:  handshake(),
-		Plugins:          pluginSet(nil),
+		Plugins:          agentPluginSet(),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		StartTimeout:     timeout,
 		// The plugin's stderr goes to logger line by line; go-plugin's
@@ -181,6 +182,9 @@ func connect(ctx context.Context, client *plugin.Client) (_ *Instance, err error
 	}
 	info, err := driver.PluginInfo(ctx)
 	if err != nil {
+		if other := otherPluginInfo(ctx, rpc, grpcdevice.PluginName); other != nil {
+			return nil, &PluginTypeError{Name: other.Name, Type: other.Type, Want: base.PluginTypeDriver}
+		}
 		return nil, err
 	}
 	if info.Type != base.PluginTypeDriver {
