@@ -20,8 +20,9 @@ type MemDB struct {
 	allocs map[string]*structs.Allocation
 	tasks  map[string]map[string]*taskEntry // alloc ID -> task name
 	node   *NodeIdentity
-	// plugins holds driver plugin states by plugin name.
-	plugins map[string][]byte
+	// plugins holds external plugin states by kind ("driver", "device"),
+	// then plugin name.
+	plugins map[string]map[string][]byte
 }
 
 type taskEntry struct {

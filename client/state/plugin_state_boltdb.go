@@ -11,18 +11,49 @@ import (
 	"github.com/drover-io/drover/structs"
 )
 
-// Driver plugin states bypass the write cache: they are written rarely
-// (when a plugin is launched) and always differ from what is stored.
+// Plugin states bypass the write cache: they are written rarely (when a
+// plugin is launched) and always differ from what is stored. Driver and
+// device plugins have a bucket each (driver_plugins, device_plugins).
 
 // GetDriverPluginStates returns the stored driver plugin states; a file
 // without the driver_plugins bucket has none.
 func (s *BoltStateDB) GetDriverPluginStates() (map[string][]byte, error) {
+	return s.getPluginStates(driverPluginsBkt, "driver")
+}
+
+// PutDriverPluginState stores a driver plugin's state.
+func (s *BoltStateDB) PutDriverPluginState(name string, data []byte) error {
+	return s.putPluginState(driverPluginsBkt, "driver", name, data)
+}
+
+// DeleteDriverPluginState removes a driver plugin's state.
+func (s *BoltStateDB) DeleteDriverPluginState(name string) error {
+	return s.deletePluginState(driverPluginsBkt, "driver", name)
+}
+
+// GetDevicePluginStates returns the stored device plugin states; a file
+// without the device_plugins bucket (an older one) has none.
+func (s *BoltStateDB) GetDevicePluginStates() (map[string][]byte, error) {
+	return s.getPluginStates(devicePluginsBkt, "device")
+}
+
+// PutDevicePluginState stores a device plugin's state.
+func (s *BoltStateDB) PutDevicePluginState(name string, data []byte) error {
+	return s.putPluginState(devicePluginsBkt, "device", name, data)
+}
+
+// DeleteDevicePluginState removes a device plugin's state.
+func (s *BoltStateDB) DeleteDevicePluginState(name string) error {
+	return s.deletePluginState(devicePluginsBkt, "device", name)
+}
+
+func (s *BoltStateDB) getPluginStates(bucket []byte, kind string) (map[string][]byte, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
 	out := map[string][]byte{}
 	err := s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(driverPluginsBkt)
+		b := tx.Bucket(bucket)
 		if b == nil {
 			return nil
 		}
@@ -32,21 +63,20 @@ func (s *BoltStateDB) GetDriverPluginStates() (map[string][]byte, error) {
 		})
 	})
 	if err != nil {
-		return nil, s.txError("get driver plugin states", err)
+		return nil, s.txError(fmt.Sprintf("get %s plugin states", kind), err)
 	}
 	return out, nil
 }
 
-// PutDriverPluginState stores a driver plugin's state.
-func (s *BoltStateDB) PutDriverPluginState(name string, data []byte) error {
+func (s *BoltStateDB) putPluginState(bucket []byte, kind, name string, data []byte) error {
 	if name == "" {
-		return structs.Invalid("put driver plugin state: missing plugin name")
+		return structs.Invalid("put %s plugin state: missing plugin name", kind)
 	}
 	if s.closed.Load() {
 		return ErrClosed
 	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(driverPluginsBkt)
+		b, err := tx.CreateBucketIfNotExists(bucket)
 		if err != nil {
 			return err
 		}
@@ -56,16 +86,15 @@ func (s *BoltStateDB) PutDriverPluginState(name string, data []byte) error {
 		}
 		return b.Put([]byte(name), data)
 	})
-	return s.txError(fmt.Sprintf("put driver plugin %q state", name), err)
+	return s.txError(fmt.Sprintf("put %s plugin %q state", kind, name), err)
 }
 
-// DeleteDriverPluginState removes a driver plugin's state.
-func (s *BoltStateDB) DeleteDriverPluginState(name string) error {
+func (s *BoltStateDB) deletePluginState(bucket []byte, kind, name string) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(driverPluginsBkt)
+		b := tx.Bucket(bucket)
 		if b == nil {
 			return nil
 		}
@@ -74,5 +103,5 @@ func (s *BoltStateDB) DeleteDriverPluginState(name string) error {
 		}
 		return nil
 	})
-	return s.txError(fmt.Sprintf("delete driver plugin %q state", name), err)
+	return s.txError(fmt.Sprintf("delete %s plugin %q state", kind, name), err)
 }

@@ -54,6 +54,7 @@ var (
 	nodeBucket        = []byte("node")
 	identityKey       = []byte("identity")
 	driverPluginsBkt  = []byte("driver_plugins")
+	devicePluginsBkt  = []byte("device_plugins")
 )
 
 // taskBucketName is the name of a task's bucket inside its alloc bucket.

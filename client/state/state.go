@@ -48,6 +48,14 @@ type StateDB interface {
 	// one that is absent is not an error.
 	DeleteDriverPluginState(name string) error
 
+	// GetDevicePluginStates, PutDevicePluginState and
+	// DeleteDevicePluginState are the same for external device plugins,
+	// kept apart from the drivers' (a driver and a device plugin may
+	// share a name).
+	GetDevicePluginStates() (map[string][]byte, error)
+	PutDevicePluginState(name string, data []byte) error
+	DeleteDevicePluginState(name string) error
+
 	// Close releases the database. Calls after Close fail.
 	Close() error
 }

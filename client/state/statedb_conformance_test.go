@@ -54,6 +54,8 @@ func TestStateDBConformance(t *testing.T) {
 		{"concurrent writers", testConcurrentWriters},
 		{"use after close fails", testUseAfterClose},
 		{"driver plugin states", testDriverPluginStates},
+		{"device plugin states", testDevicePluginStates},
+		{"driver and device plugin states apart", testPluginKindsApart},
 	}
 	for _, impl := range stateDBImpls() {
 		t.Run(impl.name, func(t *testing.T) {
