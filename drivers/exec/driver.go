@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -336,16 +335,7 @@ func (d *Driver) removeShimState(cfg *drivers.TaskConfig, st *shim.State) {
 				"task", cfg.Name, "error", err)
 		}
 	}
-	if dir, err := shim.TaskStateDir(cfg); err != nil || dir != st.StateDir || st.SocketPath != shim.SocketPathFor(dir) {
-		d.logger.Warn("not removing shim state at unexpected paths", "alloc_id", cfg.AllocID,
-			"task", cfg.Name, "state_dir", st.StateDir, "socket", st.SocketPath)
-		return
-	}
-	err := os.Remove(st.SocketPath)
-	if errors.Is(err, fs.ErrNotExist) {
-		err = nil
-	}
-	if err := errors.Join(err, os.RemoveAll(st.StateDir)); err != nil {
+	if err := shim.RemoveDeadState(cfg, st); err != nil {
 		d.logger.Warn("could not remove the state of a dead shim", "alloc_id", cfg.AllocID,
 			"task", cfg.Name, "error", err)
 	}

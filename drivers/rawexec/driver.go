@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -234,16 +232,7 @@ func (d *Driver) RecoverTask(ctx context.Context, th *drivers.TaskHandle) error 
 // found dead (ErrShimDied): no handle exists to clean them up later.
 // Only the paths this driver would have chosen for cfg are removed.
 func (d *Driver) removeShimState(cfg *drivers.TaskConfig, st *shim.State) {
-	if dir, err := shim.TaskStateDir(cfg); err != nil || dir != st.StateDir || st.SocketPath != shim.SocketPathFor(dir) {
-		d.logger.Warn("not removing shim state at unexpected paths", "alloc_id", cfg.AllocID,
-			"task", cfg.Name, "state_dir", st.StateDir, "socket", st.SocketPath)
-		return
-	}
-	err := os.Remove(st.SocketPath)
-	if errors.Is(err, fs.ErrNotExist) {
-		err = nil
-	}
-	if err := errors.Join(err, os.RemoveAll(st.StateDir)); err != nil {
+	if err := shim.RemoveDeadState(cfg, st); err != nil {
 		d.logger.Warn("could not remove the state of a dead shim", "alloc_id", cfg.AllocID,
 			"task", cfg.Name, "error", err)
 	}

@@ -2,6 +2,9 @@ package shim
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -63,4 +66,22 @@ func SafeName(s string) string {
 		out = "_" + out
 	}
 	return out
+}
+
+// RemoveDeadState removes the socket and state dir of a shim that Attach
+// found dead (ErrShimDied), for which no Handle exists to Cleanup. Only
+// the paths TaskStateDir and SocketPathFor give for cfg are removed: a
+// State naming others is left alone, and an error says so.
+func RemoveDeadState(cfg *drivers.TaskConfig, st *State) error {
+	if dir, err := TaskStateDir(cfg); err != nil || dir != st.StateDir || st.SocketPath != SocketPathFor(dir) {
+		return fmt.Errorf("not removing shim state at unexpected paths (state dir %q, socket %q)", st.StateDir, st.SocketPath)
+	}
+	err := os.Remove(st.SocketPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		err = nil
+	}
+	if err := errors.Join(err, os.RemoveAll(st.StateDir)); err != nil {
+		return fmt.Errorf("remove the state of a dead shim: %w", err)
+	}
+	return nil
 }

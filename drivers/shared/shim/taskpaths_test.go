@@ -1,6 +1,7 @@
 package shim
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -57,6 +58,40 @@ func TestTaskStateDir(t *testing.T) {
 			}
 			if filepath.Dir(got) != filepath.Join(tc.allocDir, StatesDir) {
 				t.Fatalf("%q is not directly under the shims dir", got)
+			}
+		})
+	}
+}
+
+func TestRemoveDeadState(t *testing.T) {
+	cfg := &drivers.TaskConfig{ID: "a/web/inv1", Name: "web", AllocDir: t.TempDir()}
+	dir, err := TaskStateDir(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := t.TempDir()
+	cases := []struct {
+		name    string
+		st      *State
+		fails   bool
+		removed string
+	}{
+		{name: "elsewhere is left alone", st: &State{StateDir: other, SocketPath: SocketPathFor(other)}, fails: true},
+		{name: "its own dir is removed", st: &State{StateDir: dir, SocketPath: SocketPathFor(dir)}, removed: dir},
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := RemoveDeadState(cfg, tc.st)
+			if (err != nil) != tc.fails {
+				t.Fatalf("err = %v", err)
+			}
+			if _, err := os.Stat(tc.st.StateDir); tc.removed != "" && !os.IsNotExist(err) {
+				t.Fatalf("%s still there (%v)", tc.removed, err)
+			} else if tc.removed == "" && err != nil {
+				t.Fatalf("%s removed: %v", tc.st.StateDir, err)
 			}
 		})
 	}
