@@ -12,6 +12,13 @@
 // registers with the manager (DriverEvents) to record the driver's own task
 // events.
 //
+// After an agent restart, Restore loads the persisted state and Run
+// re-attaches to the task through its driver. A task that cannot be
+// re-attached (its shim died while the agent was down, say) ended without
+// the agent seeing its exit: it is recorded (a Driver message saying why,
+// Terminated) and handled by its restart policy like any failed exit. A
+// shutdown while re-attaching keeps the handle for the next agent.
+//
 // Kill is a desired state: Kill marks the task to be killed and the run
 // loop converges to it from wherever it is (pending, in its hooks, running,
 // waiting to restart). Shutdown stops the run loop and leaves the task
