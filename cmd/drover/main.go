@@ -1,5 +1,3 @@
-// Command drover is the drover binary: server, node agent, CLI and plugins
-// in one. Everything it does is in package command.
 package main
 
 import (
