@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/drover-io/drover/client/devicemanager"
 	"github.com/drover-io/drover/client/state"
