@@ -8,6 +8,7 @@ import (
 	"github.com/drover-io/drover/client/drivermanager"
 	"github.com/drover-io/drover/devices/fake"
 	"github.com/drover-io/drover/devices/nvidia"
+	"github.com/drover-io/drover/plugins"
 	"github.com/drover-io/drover/plugins/base"
 	"github.com/drover-io/drover/plugins/device"
 )
@@ -27,16 +28,20 @@ func deviceCatalog() map[string]devicemanager.Factory {
 	}
 }
 
-// deviceManagerConfig returns the device manager's config: the catalog and
-// the blocks of the device plugins, which it takes out of the driver
-// manager's plugin configs (they are not drivers). Nil when the config has
-// no device plugin block.
+// deviceManagerConfig returns the device manager's config: the catalog,
+// the plugin_dir (whose device plugin binaries it runs) and the plugin
+// blocks. The catalog plugins' blocks are taken out of the driver
+// manager's plugin configs (they are not drivers); every block but the
+// built-in drivers' is handed to the device manager, which uses those of
+// catalog plugins and of the external device plugins (known by the name
+// they report once launched).
+// Nil when there is no device plugin block and no plugin binary.
 func deviceManagerConfig(cfg *Config, drivers *drivermanager.Config) *devicemanager.Config {
 	catalog := deviceCatalog()
 	configs := map[string]json.RawMessage{}
-	for name := range catalog {
-		p := cfg.Plugins[name]
-		if p == nil {
+	builtIn := false
+	for name, p := range cfg.Plugins {
+		if p == nil || isBuiltInDriver(drivers, name) {
 			continue
 		}
 		raw := p.Config
@@ -44,16 +49,35 @@ func deviceManagerConfig(cfg *Config, drivers *drivermanager.Config) *devicemana
 			raw = json.RawMessage(`{}`)
 		}
 		configs[name] = raw
-		if drivers != nil {
-			delete(drivers.PluginConfigs, name)
+		if _, ok := catalog[name]; ok {
+			builtIn = true
+			if drivers != nil {
+				delete(drivers.PluginConfigs, name)
+			}
 		}
 	}
-	if len(configs) == 0 {
+	var pluginDir string
+	if drivers != nil {
+		pluginDir = drivers.PluginDir
+	}
+	if binaries, _ := plugins.ScanDir(pluginDir); !builtIn && len(binaries) == 0 {
 		return nil
 	}
 	return &devicemanager.Config{
 		Catalog:       catalog,
 		PluginConfigs: configs,
+		PluginDir:     pluginDir,
 		AgentConfig:   &base.AgentConfig{Region: cfg.Region, Datacenter: cfg.Datacenter, DataDir: cfg.DataDir},
 	}
+}
+
+// isBuiltInDriver reports whether name is a driver built into the agent
+// (offered or disabled): its block is not a device plugin's.
+func isBuiltInDriver(drivers *drivermanager.Config, name string) bool {
+	if drivers == nil {
+		return false
+	}
+	_, builtIn := drivers.BuiltIn[name]
+	_, disabled := drivers.Disabled[name]
+	return builtIn || disabled
 }

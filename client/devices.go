@@ -22,6 +22,7 @@ func (c *Client) newDeviceManager(cfg *Config) *devicemanager.Manager {
 	dm := *cfg.DeviceManager
 	dm.Logger = c.logger.With("component", "devicemanager")
 	dm.UpdateNode = c.UpdateNodeFromDevices
+	dm.State = c.stateDB
 	return devicemanager.New(dm)
 }
 

@@ -17,6 +17,7 @@ const (
 	DefaultRestartBase        = time.Second
 	DefaultRestartMax         = 30 * time.Second
 	DefaultCallTimeout        = 30 * time.Second
+	DefaultLaunchTimeout      = time.Minute
 	// restartResetAfter is how long a restarted plugin must stay up for
 	// the next failure's backoff to start again from RestartBase.
 	restartResetAfter = time.Minute
@@ -47,6 +48,16 @@ type Config struct {
 	PluginConfigs map[string]json.RawMessage
 	// AgentConfig is passed to every plugin's SetConfig.
 	AgentConfig *base.AgentConfig
+
+	// PluginDir holds external plugin binaries: the device plugins among
+	// them run beside the catalog's, each under the name it reports,
+	// configured by the block of that name if there is one. "": none.
+	PluginDir string
+	// State persists the external plugins' re-attach configs; nil:
+	// nothing is persisted.
+	State StateStore
+	// LaunchTimeout bounds the launch of an external plugin.
+	LaunchTimeout time.Duration
 
 	// UpdateNode receives device list changes; nil: they are dropped.
 	UpdateNode NodeUpdater
@@ -89,6 +100,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RestartMax <= 0 {
 		c.RestartMax = DefaultRestartMax
+	}
+	if c.LaunchTimeout <= 0 {
+		c.LaunchTimeout = DefaultLaunchTimeout
 	}
 	if c.CallTimeout <= 0 {
 		c.CallTimeout = DefaultCallTimeout

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -28,6 +29,9 @@ type Manager struct {
 
 	startOnce    sync.Once
 	shutdownOnce sync.Once
+	// catalog is cfg.Catalog with the external plugins of plugin_dir;
+	// set by Start before any plugin goroutine starts, then read-only.
+	catalog map[string]Factory
 
 	// updateMu serialises UpdateNode calls so that the node never sees
 	// an older device list after a newer one.
@@ -95,17 +99,37 @@ func (m *Manager) Start(ctx context.Context) error {
 }
 
 func (m *Manager) start(ctx context.Context) error {
-	names := make([]string, 0, len(m.cfg.PluginConfigs))
+	externals, err := m.startExternal(ctx)
+	if err != nil {
+		return err
+	}
+	m.catalog = maps.Clone(m.cfg.Catalog)
+	if m.catalog == nil {
+		m.catalog = map[string]Factory{}
+	}
+	var names []string
 	for name := range m.cfg.PluginConfigs {
-		if _, ok := m.cfg.Catalog[name]; ok {
+		if _, ok := m.catalog[name]; ok && externals[name] == nil {
 			names = append(names, name)
 		}
+	}
+	for name, e := range externals {
+		m.catalog[name] = e.factory
+		names = append(names, name)
 	}
 	sort.Strings(names)
 	firsts := make(map[string]device.DevicePlugin, len(names))
 	for _, name := range names {
 		p, err := m.newPlugin(ctx, name)
 		if err != nil {
+			for _, first := range firsts {
+				if s, ok := first.(shutdowner); ok {
+					s.Shutdown()
+				}
+			}
+			for _, e := range externals {
+				e.discard()
+			}
 			return err
 		}
 		firsts[name] = p
@@ -146,13 +170,19 @@ func (m *Manager) IsPluginName(name string) bool {
 }
 
 // newPlugin constructs plugin name and configures it: its config block is
-// validated against its schema and completed with defaults.
-func (m *Manager) newPlugin(ctx context.Context, name string) (device.DevicePlugin, error) {
+// validated against its schema and completed with defaults. A plugin that
+// cannot be configured is shut down.
+func (m *Manager) newPlugin(ctx context.Context, name string) (_ device.DevicePlugin, err error) {
 	logger := m.logger.With("plugin", name)
-	p, err := m.cfg.Catalog[name](logger)
+	p, err := m.catalog[name](logger)
 	if err != nil {
 		return nil, fmt.Errorf("device plugin %q: %w", name, err)
 	}
+	defer func() {
+		if s, ok := p.(shutdowner); ok && err != nil {
+			s.Shutdown()
+		}
+	}()
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.CallTimeout)
 	defer cancel()
 	schema, err := p.ConfigSchema(ctx)

@@ -5,18 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/drover-io/drover/plugins"
 )
 
 // External plugins: every executable regular file in plugin_dir is
-// launched (as Nomad does), and configured with the plugin block named
-// after the name the plugin reports (PluginInfo.Name), if there is one.
-// A plugin with the name of a built-in driver replaces it. A binary that
+// launched (as Nomad does); one that serves a device plugin (a
+// plugins.PluginTypeError) is skipped, for the device manager. A driver
+// is configured with the plugin block named after the name the plugin
+// reports (PluginInfo.Name), if there is one. A plugin with the name of a
+// built-in driver replaces it. A binary that
 // fails to launch is logged and skipped; an invalid config block fails
 // the start.
 
@@ -24,32 +23,6 @@ import (
 type pluginState struct {
 	Path     string                  `json:"path"`
 	Reattach *plugins.ReattachConfig `json:"reattach"`
-}
-
-// scanPluginDir returns the executable regular files in dir, sorted. A
-// missing dir holds none.
-func scanPluginDir(dir string) ([]string, error) {
-	if dir == "" {
-		return nil, nil
-	}
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read plugin_dir: %w", err)
-	}
-	var paths []string
-	for _, e := range entries {
-		path := filepath.Join(dir, e.Name())
-		fi, err := os.Stat(path) // follows symlinks
-		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
-			continue
-		}
-		paths = append(paths, path)
-	}
-	slices.Sort(paths)
-	return paths, nil
 }
 
 // launch starts the plugin binary at path.
@@ -71,7 +44,7 @@ func externalInstance(ext *plugins.Instance, path string) *instance {
 // launches the other binaries of plugin_dir, configures them all and adds
 // them to insts (replacing built-ins of the same name).
 func (m *Manager) startExternal(ctx context.Context, insts map[string]*instance) error {
-	paths, err := scanPluginDir(m.cfg.PluginDir)
+	paths, err := plugins.ScanDir(m.cfg.PluginDir)
 	if err != nil {
 		return err
 	}
@@ -80,6 +53,16 @@ func (m *Manager) startExternal(ctx context.Context, insts map[string]*instance)
 		inst := running[path]
 		if inst == nil {
 			if inst, err = m.launch(ctx, path); err != nil {
+				var typeErr *plugins.PluginTypeError
+				if errors.As(err, &typeErr) {
+					// A device plugin: the device manager runs it.
+					m.logger.Debug("not a driver plugin; skipping it", "path", path, "plugin", typeErr.Name, "type", typeErr.Type)
+					if m.otherPlugins == nil {
+						m.otherPlugins = map[string]bool{}
+					}
+					m.otherPlugins[typeErr.Name] = true
+					continue
+				}
 				m.logger.Error("could not launch driver plugin; skipping it", "path", path, "error", err)
 				continue
 			}

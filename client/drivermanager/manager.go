@@ -29,6 +29,9 @@ type Manager struct {
 
 	startOnce    sync.Once
 	shutdownOnce sync.Once
+	// otherPlugins are the names of the plugins in plugin_dir that are
+	// not drivers (device plugins); only Start touches it.
+	otherPlugins map[string]bool
 
 	mu sync.RWMutex // guards the field below
 	// drivers are the running drivers by name, set by Start.
@@ -123,7 +126,7 @@ func (m *Manager) Start(ctx context.Context) error {
 	m.drivers = mds
 	m.mu.Unlock()
 	for name := range m.cfg.PluginConfigs {
-		if _, ok := insts[name]; !ok && m.cfg.Disabled[name] == "" {
+		if _, ok := insts[name]; !ok && m.cfg.Disabled[name] == "" && !m.otherPlugins[name] {
 			m.logger.Warn("plugin config block for a driver this agent does not have", "plugin", name)
 		}
 	}
