@@ -68,9 +68,7 @@ func (e *externalPlugin) factory(logger *slog.Logger) (device.DevicePlugin, erro
 	e.m.persist(e.name, e.path, inst)
 	return &externalDevice{Client: inst.Device(), stop: func() {
 		inst.Kill()
-		if e.m.ctx.Err() != nil {
-			e.m.forget(e.name)
-		}
+		e.m.forget(e.name)
 	}}, nil
 }
 
@@ -84,8 +82,10 @@ func (e *externalPlugin) discard() {
 	}
 }
 
-// externalDevice is the client of a device plugin process; the
-// supervisor's Shutdown kills the process.
+// externalDevice is the client of a device plugin process. The
+// supervisor's Shutdown (the Manager stops, or the plugin failed and is
+// relaunched) kills the process and forgets its state; a relaunch
+// persists the new process's.
 type externalDevice struct {
 	*grpcdevice.Client
 	stop func()

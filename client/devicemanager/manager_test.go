@@ -12,15 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/drover-io/drover/devices/fake"
 	"github.com/drover-io/drover/plugins/device"
 	"github.com/drover-io/drover/plugins/device/devicetest"
 	"github.com/drover-io/drover/structs"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // fakeClock hands out After channels the test fires by duration.
 type fakeClock struct {
