@@ -69,6 +69,8 @@ type TaskGroup struct {
 	Meta          map[string]string
 	// Update overrides the job's update strategy for this group.
 	Update *UpdateStrategy `json:",omitempty"`
+	// Networks is the group's network block (mode, ports).
+	Networks []*NetworkResource `json:",omitempty"`
 
 	// Nomad fields drover does not implement (yet).
 	Affinities                json.RawMessage `json:",omitempty"`
@@ -77,7 +79,6 @@ type TaskGroup struct {
 	Disconnect                json.RawMessage `json:",omitempty"`
 	ReschedulePolicy          json.RawMessage `json:",omitempty"`
 	Migrate                   json.RawMessage `json:",omitempty"`
-	Networks                  json.RawMessage `json:",omitempty"`
 	Services                  json.RawMessage `json:",omitempty"`
 	ShutdownDelay             json.RawMessage `json:",omitempty"`
 	MaxRunDuration            json.RawMessage `json:",omitempty"`

@@ -32,7 +32,10 @@
 // prevent_reschedule_on_lost (group); artifact, template, volume_mount,
 // vault, consul, identity, service, affinity, shutdown_delay, kind (task);
 // network, device, numa, iops, secrets (resources); render_templates
-// (restart). The agent decides whether to reject or warn about them.
+// (restart). The agent decides whether to reject or warn about them. The
+// update and a group's network blocks go through the same decoding and are
+// then unmarshalled into their typed fields (api.UpdateStrategy,
+// api.NetworkResource).
 //
 // Blocks that change what a job is, and would silently run something else
 // if dropped, are errors "X is not supported by drover yet": periodic,

@@ -121,14 +121,14 @@ func (d *decoder) job(b *hcl.Block) *api.Job {
 // group decodes a `group "NAME" { ... }` block.
 func (d *decoder) group(b *hcl.Block) *api.TaskGroup {
 	g := &api.TaskGroup{Name: api.String(b.Labels[0])}
-	var update json.RawMessage
+	var update, networks json.RawMessage
 	raw := []rawField{
 		{"update", &update, rawBlock{key: "v", spec: updateSpec}},
 		{"reschedule", &g.ReschedulePolicy, rawBlock{key: "v", spec: rescheduleSpec}},
 		{"migrate", &g.Migrate, rawBlock{key: "v", spec: migrateSpec}},
 		{"spread", &g.Spreads, rawBlock{key: "v", many: true, spec: spreadSpec}},
 		{"affinity", &g.Affinities, rawBlock{key: "v", many: true, spec: affinitySpec}},
-		{"network", &g.Networks, rawBlock{key: "v", many: true, spec: networkSpec}},
+		{"network", &networks, rawBlock{key: "v", many: true, spec: networkSpec}},
 		{"service", &g.Services, rawBlock{key: "v", many: true, spec: serviceSpec}},
 		{"volume", &g.Volumes, rawBlock{key: "v", keyed: true, label: "Name", spec: volumeSpec}},
 		{"scaling", &g.Scaling, rawBlock{key: "v", spec: scalingSpec}},
@@ -160,6 +160,7 @@ func (d *decoder) group(b *hcl.Block) *api.TaskGroup {
 	g.PreventRescheduleOnLost = d.rawArg(c, "prevent_reschedule_on_lost", rawBool)
 	d.decodeRawFields(c, raw)
 	g.Update = decodeUpdate(update)
+	g.Networks = decodeNetworks(networks)
 
 	seen := map[string]hcl.Range{}
 	for _, tb := range blocksOf(c, "task") {
@@ -216,4 +217,20 @@ func decodeUpdate(raw json.RawMessage) *api.UpdateStrategy {
 		return nil
 	}
 	return &u
+}
+
+// decodeNetworks turns the JSON the network blocks decoded to (Nomad's API
+// shape, see networkSpec) into the typed network resources; nil when there
+// are none.
+func decodeNetworks(raw json.RawMessage) []*api.NetworkResource {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var out []*api.NetworkResource
+	if err := json.Unmarshal(raw, &out); err != nil {
+		// Unreachable: rawBlocks built raw from networkSpec's typed
+		// arguments, and reported any argument it could not decode.
+		return nil
+	}
+	return out
 }
