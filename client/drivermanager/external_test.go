@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -292,4 +293,55 @@ func TestManager_RelaunchBackoff(t *testing.T) {
 	if pluginPid(m, "mock_driver") == first {
 		t.Fatal("the plugin was not relaunched")
 	}
+}
+
+// TestManager_SkipsDevicePlugins: a device plugin binary in plugin_dir is
+// neither a driver nor a broken one: no driver of its name, no launch
+// error, and its config block draws no "driver this agent does not have"
+// warning.
+func TestManager_SkipsDevicePlugins(t *testing.T) {
+	dir := pluginDir(t, "mock_driver")
+	if err := os.Symlink(deviceBinary, filepath.Join(dir, "my-gpus")); err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedBuffer{}
+	m, rec := startManager(t, Config{
+		Logger:         slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		PluginDir:      dir,
+		PluginConfigs:  map[string]json.RawMessage{"fake_device": json.RawMessage(`{"instances":["a"]}`)},
+		KillOnShutdown: true,
+	})
+	if info := rec.last("mock_driver"); info == nil || !info.Healthy {
+		t.Fatalf("mock_driver = %+v", info)
+	}
+	if _, ok := m.Drivers()["fake_device"]; ok || len(m.Drivers()) != 1 {
+		t.Errorf("drivers = %v, want only mock_driver", m.Drivers())
+	}
+	out := logs.String()
+	for _, bad := range []string{"could not launch", "does not have"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("log has %q:\n%s", bad, out)
+		}
+	}
+	if !strings.Contains(out, "not a driver plugin; skipping it") {
+		t.Errorf("the skip is not logged:\n%s", out)
+	}
+}
+
+// lockedBuffer is a log sink safe for the manager's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -11,8 +11,9 @@ import (
 	"go.uber.org/goleak"
 )
 
-// pluginBinary is the test driver plugin TestMain builds.
-var pluginBinary string
+// pluginBinary is the test driver plugin TestMain builds; deviceBinary is
+// a device plugin (devices/fake), which the driver manager must skip.
+var pluginBinary, deviceBinary string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "drover-drivermanager-test")
@@ -23,6 +24,12 @@ func TestMain(m *testing.M) {
 	pluginBinary = filepath.Join(dir, "driverplugin")
 	if out, err := exec.Command("go", "build", "-o", pluginBinary, "./testdata/driverplugin").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build the test plugin: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	deviceBinary = filepath.Join(dir, "fakedeviceplugin")
+	if out, err := exec.Command("go", "build", "-o", deviceBinary, "../../plugins/testdata/fakedeviceplugin").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build the test device plugin: %v\n%s", err, out)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
