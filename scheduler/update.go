@@ -13,10 +13,10 @@ import (
 //
 // Destructive: the set of tasks, or any task's driver, config, env, user,
 // resources, lifecycle, kill timeout or signal, leader flag, log config,
-// restart policy or constraints; the group's constraints, restart policy
-// or ephemeral disk; and meta at any level, because meta reaches the
-// task's environment as NOMAD_META_* variables, which a running process
-// cannot see change (Nomad decides the same).
+// restart policy or constraints; the group's constraints, restart policy,
+// ephemeral disk or network mode; and meta at any level, because meta
+// reaches the task's environment as NOMAD_META_* variables, which a
+// running process cannot see change (Nomad decides the same).
 //
 // In place: the group's count (it changes how many allocations there are,
 // not what each runs) and its update strategy. Job-level changes that do
@@ -32,6 +32,7 @@ func tasksUpdated(old, new *structs.TaskGroup) bool {
 	if !reflect.DeepEqual(old.Constraints, new.Constraints) ||
 		!reflect.DeepEqual(old.RestartPolicy, new.RestartPolicy) ||
 		!reflect.DeepEqual(old.EphemeralDisk, new.EphemeralDisk) ||
+		old.NetworkMode() != new.NetworkMode() ||
 		!metaEqual(old.Meta, new.Meta) {
 		return true
 	}

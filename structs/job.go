@@ -72,6 +72,9 @@ type TaskGroup struct {
 	Meta          map[string]string
 	// Update is the group's update strategy (nil: replace all at once).
 	Update *UpdateStrategy
+	// Networks are the group's network blocks (network.go); nil: host
+	// networking.
+	Networks []*NetworkResource
 }
 
 // Task is a single process, container or other unit run by a driver.
@@ -453,6 +456,12 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	}
 	c.Meta = maps.Clone(tg.Meta)
 	c.Update = tg.Update.Copy()
+	if tg.Networks != nil {
+		c.Networks = make([]*NetworkResource, len(tg.Networks))
+		for i, n := range tg.Networks {
+			c.Networks[i] = n.Copy()
+		}
+	}
 	c.Tasks = make([]*Task, len(tg.Tasks))
 	for i, t := range tg.Tasks {
 		c.Tasks[i] = t.Copy()

@@ -1,0 +1,36 @@
+package structs
+
+// Network modes of a group (TaskGroup.Networks[i].Mode).
+const (
+	// NetworkModeHost shares the node's network with the group's tasks:
+	// the default.
+	NetworkModeHost = "host"
+	// NetworkModeNone gives each task a network namespace of its own
+	// with only a loopback device (exec), or the driver's equivalent.
+	NetworkModeNone = "none"
+)
+
+// NetworkResource is a group's network block. Only the mode is
+// implemented; ports are not allocated yet.
+type NetworkResource struct {
+	// Mode is NetworkModeHost or NetworkModeNone; "" means host.
+	Mode string
+}
+
+// Copy returns a copy of n.
+func (n *NetworkResource) Copy() *NetworkResource {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	return &c
+}
+
+// NetworkMode returns the group's network mode: the mode of its first
+// network block, NetworkModeHost when it has none or the mode is empty.
+func (tg *TaskGroup) NetworkMode() string {
+	if tg == nil || len(tg.Networks) == 0 || tg.Networks[0] == nil || tg.Networks[0].Mode == "" {
+		return NetworkModeHost
+	}
+	return tg.Networks[0].Mode
+}
