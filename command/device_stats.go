@@ -96,10 +96,10 @@ func formatNodeDevices(n *api.Node) string {
 	return "\nDevices\n" + formatTable([]string{"Device Group", "Healthy", "Attributes", "Unhealthy"}, rows)
 }
 
-// showNodeStats prints the host statistics of the queried agent's node
-// (`node status -stats`).
-func (m *Meta) showNodeStats(c *api.Client) int {
-	hs, err := c.Nodes().Stats(nil)
+// showNodeStats prints the host statistics of node nodeID (`node status
+// -stats`): the queried agent forwards the request to that node's agent.
+func (m *Meta) showNodeStats(c *api.Client, nodeID string) int {
+	hs, err := c.Nodes().Stats(&api.QueryOptions{Params: map[string]string{"node_id": nodeID}})
 	if err != nil {
 		return m.fail("querying node stats", err)
 	}

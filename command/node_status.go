@@ -16,7 +16,7 @@ With a node ID (or a unique prefix of one), show the node: its settings,
 its drivers and their health, its resources and what is allocated of them,
 and its allocations.`)
 	verbose := fset.Bool("verbose", false, "Show full IDs and the node's attributes.")
-	stats := fset.Bool("stats", false, "Show the host and device statistics of the queried agent's node.")
+	stats := fset.Bool("stats", false, "Show the node's host statistics (CPU, memory, alloc dir disk, uptime) and device statistics.")
 	if code, done := m.parse(fset, args); done {
 		return code
 	}
@@ -53,7 +53,7 @@ and its allocations.`)
 	}
 	fmt.Fprint(m.stdout, formatNodeStatus(node, allocs, m.now(), *verbose))
 	if *stats {
-		return m.showNodeStats(c)
+		return m.showNodeStats(c, nodeID)
 	}
 	return 0
 }
