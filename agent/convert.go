@@ -202,6 +202,7 @@ func (c *converter) group(in *api.TaskGroup, jobType string) *structs.TaskGroup 
 	}
 	out.RestartPolicy = mergeRestart(structs.DefaultRestartPolicy(jobType), in.RestartPolicy)
 	out.EphemeralDisk = ephemeralDisk(in.EphemeralDisk)
+	out.Networks = c.networks(where, in.Networks) // convert_network.go
 	if in.RestartPolicy != nil {
 		c.checkUnimplemented(where+" restart", unimplemented{"RenderTemplates", "render_templates", in.RestartPolicy.RenderTemplates, ignored})
 	}
@@ -212,7 +213,6 @@ func (c *converter) group(in *api.TaskGroup, jobType string) *structs.TaskGroup 
 		unimplemented{"Disconnect", "disconnect block", in.Disconnect, ignored},
 		unimplemented{"ReschedulePolicy", "reschedule block", in.ReschedulePolicy, ignored},
 		unimplemented{"Migrate", "migrate block", in.Migrate, ignored},
-		unimplemented{"Networks", "network block", in.Networks, ignored},
 		unimplemented{"Services", "service block", in.Services, ignored},
 		unimplemented{"ShutdownDelay", "shutdown_delay", in.ShutdownDelay, ignored},
 		unimplemented{"MaxRunDuration", "max_run_duration", in.MaxRunDuration, rejected},
