@@ -114,6 +114,12 @@ type TaskConfig struct {
 	// are already in Env.
 	Devices []*DeviceConfig
 	Mounts  []*MountConfig
+	// NetworkMode is the task group's network mode (structs.NetworkMode*
+	// values: "host" or "none"); "" means host. exec gives a task with
+	// "none" a network namespace of its own with only loopback; docker
+	// maps it to its network_mode when the task sets none; raw_exec
+	// ignores it (its tasks always share the host's network).
+	NetworkMode string
 }
 
 // DeviceConfig is a host device node exposed to a task.

@@ -218,6 +218,7 @@ func taskConfigToProto(in *drivers.TaskConfig) *proto.TaskConfig {
 		LogMaxFileSizeMb: optInt(in.LogMaxFileSizeMB),
 		KillSignal:       in.KillSignal,
 		RawConfig:        optBytes(in.RawConfig),
+		NetworkMode:      in.NetworkMode,
 	}
 	if r := in.Resources; r != nil {
 		out.Resources = &proto.Resources{CpuShares: r.CPUShares, MemoryMb: r.MemoryMB, MemoryMaxMb: r.MemoryMaxMB}
@@ -255,6 +256,7 @@ func taskConfigFromProto(in *proto.TaskConfig) *drivers.TaskConfig {
 		LogMaxFileSizeMB: int(in.GetLogMaxFileSizeMb()),
 		KillSignal:       in.GetKillSignal(),
 		RawConfig:        optBytes(in.RawConfig),
+		NetworkMode:      in.GetNetworkMode(),
 	}
 	if r := in.GetResources(); r != nil {
 		out.Resources = &drivers.Resources{CPUShares: r.GetCpuShares(), MemoryMB: r.GetMemoryMb(), MemoryMaxMB: r.GetMemoryMaxMb()}

@@ -35,7 +35,7 @@ func TestConvert_HandleRoundTrip(t *testing.T) {
 		AllocDir:  "/alloc", TaskDir: drivers.TaskDir{Dir: "/alloc/web", LocalDir: "/alloc/web/local",
 			SecretsDir: "/alloc/web/secrets", SharedDir: "/alloc/alloc", LogDir: "/alloc/alloc/logs"},
 		StdoutPath: "/o", StderrPath: "/e", LogMaxFiles: 3, LogMaxFileSizeMB: 10, KillSignal: "SIGTERM",
-		RawConfig: json.RawMessage(`{"a":1}`),
+		RawConfig: json.RawMessage(`{"a":1}`), NetworkMode: "none",
 	}
 	cases := []struct {
 		name string

@@ -1011,8 +1011,11 @@ type TaskConfig struct {
 	RawConfig []byte `protobuf:"bytes,18,opt,name=raw_config,json=rawConfig,proto3,oneof" json:"raw_config,omitempty"`
 	// devices and mounts come from the device plugins that reserved the
 	// task's devices.
-	Devices       []*DeviceConfig `protobuf:"bytes,19,rep,name=devices,proto3" json:"devices,omitempty"`
-	Mounts        []*MountConfig  `protobuf:"bytes,20,rep,name=mounts,proto3" json:"mounts,omitempty"`
+	Devices []*DeviceConfig `protobuf:"bytes,19,rep,name=devices,proto3" json:"devices,omitempty"`
+	Mounts  []*MountConfig  `protobuf:"bytes,20,rep,name=mounts,proto3" json:"mounts,omitempty"`
+	// network_mode is the task group's network mode: "host" or "none";
+	// empty (an older client) means host.
+	NetworkMode   string `protobuf:"bytes,21,opt,name=network_mode,json=networkMode,proto3" json:"network_mode,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1185,6 +1188,13 @@ func (x *TaskConfig) GetMounts() []*MountConfig {
 		return x.Mounts
 	}
 	return nil
+}
+
+func (x *TaskConfig) GetNetworkMode() string {
+	if x != nil {
+		return x.NetworkMode
+	}
+	return ""
 }
 
 type DeviceConfig struct {
@@ -2716,7 +2726,7 @@ const file_driver_proto_rawDesc = "" +
 	"\n" +
 	"cpu_shares\x18\x01 \x01(\x03R\tcpuShares\x12\x1b\n" +
 	"\tmemory_mb\x18\x02 \x01(\x03R\bmemoryMb\x12\"\n" +
-	"\rmemory_max_mb\x18\x03 \x01(\x03R\vmemoryMaxMb\"\x93\a\n" +
+	"\rmemory_max_mb\x18\x03 \x01(\x03R\vmemoryMaxMb\"\xb6\a\n" +
 	"\n" +
 	"TaskConfig\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
@@ -2743,7 +2753,8 @@ const file_driver_proto_rawDesc = "" +
 	"\n" +
 	"raw_config\x18\x12 \x01(\fH\x02R\trawConfig\x88\x01\x01\x12A\n" +
 	"\adevices\x18\x13 \x03(\v2'.drover.plugins.drivers.v1.DeviceConfigR\adevices\x12>\n" +
-	"\x06mounts\x18\x14 \x03(\v2&.drover.plugins.drivers.v1.MountConfigR\x06mounts\x1a6\n" +
+	"\x06mounts\x18\x14 \x03(\v2&.drover.plugins.drivers.v1.MountConfigR\x06mounts\x12!\n" +
+	"\fnetwork_mode\x18\x15 \x01(\tR\vnetworkMode\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x10\n" +
