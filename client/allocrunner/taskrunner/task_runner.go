@@ -528,6 +528,7 @@ func (tr *TaskRunner) buildTaskConfig(alloc *structs.Allocation, task *structs.T
 	}
 	if alloc.Job != nil {
 		cfg.JobName = alloc.Job.Name
+		cfg.NetworkMode = alloc.Job.LookupTaskGroup(alloc.TaskGroup).NetworkMode()
 	}
 	if lc := task.LogConfig; lc != nil {
 		cfg.LogMaxFiles = lc.MaxFiles
