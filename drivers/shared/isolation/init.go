@@ -69,6 +69,11 @@ func InitMain(args []string) int {
 	if err := armParentDeath(spec.DieWithParent); err != nil {
 		return fail(fmt.Errorf("init stage: %w", err))
 	}
+	if spec.NetworkIsolation {
+		if err := loopbackUp(); err != nil {
+			return fail(fmt.Errorf("init stage: %w", err))
+		}
+	}
 	if err := setupRoot(&spec); err != nil {
 		return fail(fmt.Errorf("init stage: set up the task's root: %w", err))
 	}

@@ -48,8 +48,9 @@ type Spec struct {
 
 	// Hostname is set in the task's uts namespace when not empty.
 	Hostname string `json:"hostname,omitempty"`
-	// NetworkIsolation puts the task in a new network namespace (only a
-	// loopback device, down); by default it shares the host's network.
+	// NetworkIsolation puts the task in a new network namespace whose
+	// only device is loopback, brought up by the init stage; by default
+	// the task shares the host's network.
 	NetworkIsolation bool `json:"network_isolation,omitempty"`
 
 	// DieWithParent has the kernel SIGKILL the task (and with it, being

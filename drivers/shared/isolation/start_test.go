@@ -129,6 +129,11 @@ func TestStartIsolates(t *testing.T) {
 			mutate: func(s *Spec) { s.NetworkIsolation = true },
 		},
 		{
+			// 127.0.0.1 is in the local routing table only while lo is up.
+			name: "loopback up in own network namespace", script: `grep -q 127.0.0.1 /proc/net/fib_trie && echo up || echo down`, want: "up\n",
+			mutate: func(s *Spec) { s.NetworkIsolation = true },
+		},
+		{
 			name: "chroot without pivot_root", script: `echo $$; test -e /root/. && echo visible || echo hidden`, want: "1\nhidden\n",
 			mutate: func(s *Spec) { s.NoPivot = true },
 		},
