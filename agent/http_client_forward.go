@@ -219,5 +219,5 @@ func unreachableNodeError(node *structs.Node, err error) error {
 		return newHTTPError(http.StatusGatewayTimeout, "%s did not answer in time: %v", what, err)
 	}
 	return newHTTPError(http.StatusBadGateway,
-		"%s is unreachable: %v; the request must be served by that node's agent, so check that it is running and reachable", what, err)
+		"%s is unreachable: %v (the node's own agent serves this request: is it running, and reachable from this agent?)", what, err)
 }
