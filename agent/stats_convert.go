@@ -61,6 +61,7 @@ func fillHostStats(out *api.HostStats, hs *stats.HostStats) {
 		return
 	}
 	out.Uptime = hs.Uptime
+	out.CPUTicksConsumed = hs.CPUTicksConsumed
 	if !hs.Timestamp.IsZero() {
 		out.Timestamp = hs.Timestamp.UnixNano()
 	}

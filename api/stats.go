@@ -130,8 +130,8 @@ type HostStats struct {
 	DeviceStats   []*DeviceGroupStats
 	// Uptime is in seconds.
 	Uptime uint64
-	// CPUTicksConsumed is the MHz the host's CPUs are busy for (0 where
-	// the agent does not know the CPUs' speed).
+	// CPUTicksConsumed is the MHz the host's CPUs are busy for, from
+	// their fingerprinted speed.
 	CPUTicksConsumed float64
 	Timestamp        int64
 }

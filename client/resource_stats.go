@@ -21,9 +21,18 @@ func (c *Client) AllocTaskStats(allocID string) (map[string]*drivers.TaskResourc
 	return ar.TaskStats(), nil
 }
 
-// HostStats samples the host: CPU use since the previous call, memory, the
+// HostStats samples the host: CPU use since the previous call (and the
+// MHz it amounts to, from the node's fingerprinted CPU speed), memory, the
 // file system of the alloc directories and uptime. Parts that cannot be
 // read are nil, and named in the error.
 func (c *Client) HostStats() (*stats.HostStats, error) {
-	return c.hostStats.Collect()
+	hs, err := c.hostStats.Collect()
+	if hs != nil {
+		c.nodeMu.RLock()
+		if nr := c.node.NodeResources; nr != nil {
+			hs.CPUTicksConsumed = hs.TicksConsumed(nr.Cpu.CpuShares)
+		}
+		c.nodeMu.RUnlock()
+	}
+	return hs, err
 }

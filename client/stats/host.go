@@ -22,8 +22,25 @@ type HostStats struct {
 	// AllocDirDisk is the file system of the allocation directory.
 	AllocDirDisk *DiskStats
 	// Uptime is in seconds.
-	Uptime    uint64
-	Timestamp time.Time
+	Uptime uint64
+	// CPUTicksConsumed is the MHz the CPUs were busy for (TicksConsumed);
+	// Collect leaves it 0.
+	CPUTicksConsumed float64
+	Timestamp        time.Time
+}
+
+// TicksConsumed returns the MHz the CPUs were busy for, given their total
+// speed in MHz: the busy share (100 - idle percent) of each CPU's part.
+func (h *HostStats) TicksConsumed(totalMHz int64) float64 {
+	if len(h.CPU) == 0 || totalMHz <= 0 {
+		return 0
+	}
+	perCPU := float64(totalMHz) / float64(len(h.CPU))
+	var busy float64
+	for _, c := range h.CPU {
+		busy += (100 - c.Idle) / 100 * perCPU
+	}
+	return busy
 }
 
 // MemoryStats is the host's memory in bytes.

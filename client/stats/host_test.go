@@ -150,3 +150,13 @@ func TestSumTasks(t *testing.T) {
 		})
 	}
 }
+
+func TestTicksConsumed(t *testing.T) {
+	hs := &HostStats{CPU: []*CPUStats{{Idle: 75}, {Idle: 100}}}
+	if got := hs.TicksConsumed(4000); !near(got, 500) {
+		t.Errorf("TicksConsumed(4000) = %v, want 500 (a quarter of one 2000 MHz CPU)", got)
+	}
+	if got := (&HostStats{}).TicksConsumed(4000); got != 0 {
+		t.Errorf("without CPUs = %v", got)
+	}
+}
