@@ -71,7 +71,7 @@ func TestDevAgentResourceStats(t *testing.T) {
 		t.Fatalf("nomad Nodes().Stats: %v", err)
 	}
 	if hs.Memory == nil || hs.Memory.Total == 0 || len(hs.CPU) == 0 || hs.AllocDirStats == nil || hs.AllocDirStats.Size == 0 ||
-		len(hs.DiskStats) != 1 || hs.Uptime == 0 || hs.CPUTicksConsumed < 0 {
+		len(hs.DiskStats) != 1 || hs.Uptime == 0 {
 		t.Errorf("nomad's host stats = %+v", hs)
 	}
 }
