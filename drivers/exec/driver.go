@@ -223,6 +223,10 @@ func (d *Driver) shimSpec(cfg *drivers.TaskConfig) (*shim.Spec, uint32, uint32, 
 	if err != nil {
 		return nil, 0, 0, err
 	}
+	netIsolated, err := networkIsolation(cfg.NetworkMode)
+	if err != nil {
+		return nil, 0, 0, err
+	}
 	initCmd, err := d.initCommand()
 	if err != nil {
 		return nil, 0, 0, err
@@ -254,10 +258,11 @@ func (d *Driver) shimSpec(cfg *drivers.TaskConfig) (*shim.Spec, uint32, uint32, 
 				Devices: deviceNodes(cfg),
 				NoPivot: d.opts.NoPivot,
 				// Capabilities: nil is the default set.
-				Capabilities: d.opts.Capabilities,
-				UID:          uid,
-				GID:          gid,
-				Groups:       groups,
+				Capabilities:     d.opts.Capabilities,
+				UID:              uid,
+				GID:              gid,
+				Groups:           groups,
+				NetworkIsolation: netIsolated,
 			},
 			Cgroup: isolation.CgroupConfig{
 				Parent:    d.opts.CgroupParent,

@@ -1,0 +1,91 @@
+package exec
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestNetworkIsolation(t *testing.T) {
+	cases := []struct {
+		mode    string
+		want    bool
+		wantErr string
+	}{
+		{mode: "", want: false},
+		{mode: "host", want: false},
+		{mode: "none", want: true},
+		{mode: "bridge", wantErr: `network mode "bridge" is not supported by the exec driver`},
+		{mode: "cni/x", wantErr: `network mode "cni/x" is not supported`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.mode, func(t *testing.T) {
+			got, err := networkIsolation(tc.mode)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("networkIsolation(%q) = %v, %v; want %v", tc.mode, got, err, tc.want)
+			}
+		})
+	}
+}
+
+// A task of a group in network mode "none" sees only its own loopback,
+// up; in "host" mode (and without a mode) it sees the host's interfaces.
+func TestTaskNetworkMode(t *testing.T) {
+	h := newHarness(t)
+	host := strings.Join(hostInterfaces(t), "\n")
+	// /proc/net/dev lists the interfaces of the reader's network
+	// namespace; 127.0.0.1 is in the local routing table only while lo
+	// is up.
+	const script = `grep : /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort; grep -q 127.0.0.1 /proc/net/fib_trie && echo lo-up`
+	cases := []struct {
+		mode string
+		want string
+	}{
+		{"none", "lo\nlo-up"},
+		{"host", host + "\nlo-up"},
+		{"", host + "\nlo-up"},
+	}
+	for _, tc := range cases {
+		t.Run("mode "+tc.mode, func(t *testing.T) {
+			h := &harness{t: t, d: h.d}
+			cfg := h.sh(script)
+			cfg.NetworkMode = tc.mode
+			h.start(cfg)
+			res := h.wait(cfg.ID)
+			if !res.Successful() {
+				t.Fatalf("exit %+v; stderr %q", res, stderr(t, cfg))
+			}
+			if got := strings.TrimSpace(stdout(t, cfg)); got != tc.want {
+				t.Fatalf("stdout %q, want %q (stderr %q)", got, tc.want, stderr(t, cfg))
+			}
+		})
+	}
+}
+
+// hostInterfaces returns the names of the host's network interfaces,
+// sorted, as /proc/net/dev lists them.
+func hostInterfaces(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/net/dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if name, _, ok := strings.Cut(line, ":"); ok {
+			names = append(names, strings.TrimSpace(name))
+		}
+	}
+	slices.Sort(names)
+	if len(names) < 2 {
+		t.Skipf("the host has only %v: host and none modes look alike", names)
+	}
+	return names
+}
