@@ -9,7 +9,7 @@ import (
 )
 
 // networks converts a group's network blocks. Modes "host" (the default,
-// also for "") and "none" are implemented; "bridge" and "cni/<name>" are
+// also for an unset mode, which is kept unset) and "none" are implemented; "bridge" and "cni/<name>" are
 // refused, since the group would otherwise run with a network it did not
 // ask for. Ports and the other fields are accepted with a warning: they
 // are not allocated or applied yet.
@@ -25,11 +25,11 @@ func (c *converter) networks(where string, in []*api.NetworkResource) []*structs
 	if n == nil {
 		return nil
 	}
+	// An empty mode stays empty: it is host networking, but drivers
+	// tell it from an explicit "host" (docker keeps its own default).
 	mode := n.Mode
 	switch {
-	case mode == "" || mode == structs.NetworkModeHost:
-		mode = structs.NetworkModeHost
-	case mode == structs.NetworkModeNone:
+	case mode == "" || mode == structs.NetworkModeHost || mode == structs.NetworkModeNone:
 	case mode == "bridge" || strings.HasPrefix(mode, "cni/"):
 		c.errorf("%s: network mode %s is not supported by drover yet: use mode %q or %q", where, mode, structs.NetworkModeHost, structs.NetworkModeNone)
 		return nil

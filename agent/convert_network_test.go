@@ -19,7 +19,7 @@ func TestConvertNetworks(t *testing.T) {
 		wantWarn string
 	}{
 		{name: "no network block", networks: `null`},
-		{name: "mode defaults to host", networks: `[{}]`, want: []*structs.NetworkResource{{Mode: "host"}}},
+		{name: "unset mode stays unset", networks: `[{}]`, want: []*structs.NetworkResource{{}}},
 		{name: "host", networks: `[{"Mode":"host"}]`, want: []*structs.NetworkResource{{Mode: "host"}}},
 		{name: "none", networks: `[{"Mode":"none"}]`, want: []*structs.NetworkResource{{Mode: "none"}}},
 		{name: "bridge is refused", networks: `[{"Mode":"bridge"}]`, wantErr: "network mode bridge is not supported by drover yet"},

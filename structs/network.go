@@ -13,7 +13,9 @@ const (
 // NetworkResource is a group's network block. Only the mode is
 // implemented; ports are not allocated yet.
 type NetworkResource struct {
-	// Mode is NetworkModeHost or NetworkModeNone; "" means host.
+	// Mode is NetworkModeHost or NetworkModeNone; "" (the block sets no
+	// mode) means host, though a driver may tell it from an explicit
+	// "host" (docker then keeps its own default network).
 	Mode string
 }
 

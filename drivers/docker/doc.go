@@ -49,8 +49,11 @@
 // The default network_mode is "none" because the daemons drover is tested
 // with run with --bridge=none (no bridge network, no iptables); a task that
 // needs the network uses "host", and a node whose daemon has the default
-// bridge sets default_network_mode = "bridge". Port mapping is not
-// supported.
+// bridge sets default_network_mode = "bridge". A task that sets no
+// network_mode in a group whose network block says mode = "none" or
+// mode = "host" gets that Docker mode (drivers.TaskConfig.NetworkMode);
+// a group without a mode leaves the plugin's default. Port mapping is
+// not supported.
 //
 // # Containers
 //

@@ -155,10 +155,7 @@ func buildSpec(cfg *drivers.TaskConfig, conf *TaskConfig, env map[string]string,
 	}
 	hc := &spec.HostConfig
 	hc.Privileged = conf.Privileged
-	hc.NetworkMode = conf.NetworkMode
-	if hc.NetworkMode == "" {
-		hc.NetworkMode = plugin.DefaultNetworkMode
-	}
+	hc.NetworkMode = networkMode(conf.NetworkMode, cfg.NetworkMode, plugin.DefaultNetworkMode)
 	// The logs endpoint the driver copies from needs a local log driver;
 	// its own files are bounded as the task's are by the driver.
 	hc.LogConfig = logConfig{Type: "json-file", Config: map[string]string{"max-size": "20m", "max-file": "3"}}
@@ -331,4 +328,19 @@ func envList(env map[string]string) []string {
 		out = append(out, k+"="+env[k])
 	}
 	return out
+}
+
+// networkMode is the container's network mode: the task's network_mode,
+// else the group's network mode when the group sets "none" or "host"
+// (Docker has modes of those names), else the plugin's
+// default_network_mode.
+func networkMode(task, group, pluginDefault string) string {
+	switch {
+	case task != "":
+		return task
+	case group == "none" || group == "host":
+		return group
+	default:
+		return pluginDefault
+	}
 }

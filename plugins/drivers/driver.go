@@ -114,11 +114,13 @@ type TaskConfig struct {
 	// are already in Env.
 	Devices []*DeviceConfig
 	Mounts  []*MountConfig
-	// NetworkMode is the task group's network mode (structs.NetworkMode*
-	// values: "host" or "none"); "" means host. exec gives a task with
-	// "none" a network namespace of its own with only loopback; docker
-	// maps it to its network_mode when the task sets none; raw_exec
-	// ignores it (its tasks always share the host's network).
+	// NetworkMode is the task group's network mode as the group sets it
+	// (structs.NetworkMode* values: "host" or "none"); "" when it sets
+	// none, which is host networking. exec gives a task with "none" a
+	// network namespace of its own with only loopback; docker maps an
+	// explicit "none" or "host" to its network_mode when the task sets
+	// none (else its default_network_mode applies); raw_exec ignores it
+	// (its tasks always share the host's network).
 	NetworkMode string
 }
 

@@ -13,7 +13,8 @@ func TestTaskRunnerNetworkMode(t *testing.T) {
 		networks []*structs.NetworkResource
 		want     string
 	}{
-		{"no network block is host", nil, structs.NetworkModeHost},
+		{"no network block", nil, ""},
+		{"no mode", []*structs.NetworkResource{{}}, ""},
 		{"none", []*structs.NetworkResource{{Mode: structs.NetworkModeNone}}, structs.NetworkModeNone},
 		{"host", []*structs.NetworkResource{{Mode: structs.NetworkModeHost}}, structs.NetworkModeHost},
 	}

@@ -528,7 +528,11 @@ func (tr *TaskRunner) buildTaskConfig(alloc *structs.Allocation, task *structs.T
 	}
 	if alloc.Job != nil {
 		cfg.JobName = alloc.Job.Name
-		cfg.NetworkMode = alloc.Job.LookupTaskGroup(alloc.TaskGroup).NetworkMode()
+		// The mode as the group sets it: "" (no network block or no
+		// mode) is host networking, left for the driver to tell apart.
+		if tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup); tg != nil && len(tg.Networks) > 0 && tg.Networks[0] != nil {
+			cfg.NetworkMode = tg.Networks[0].Mode
+		}
 	}
 	if lc := task.LogConfig; lc != nil {
 		cfg.LogMaxFiles = lc.MaxFiles

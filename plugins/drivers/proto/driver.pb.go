@@ -1013,8 +1013,9 @@ type TaskConfig struct {
 	// task's devices.
 	Devices []*DeviceConfig `protobuf:"bytes,19,rep,name=devices,proto3" json:"devices,omitempty"`
 	Mounts  []*MountConfig  `protobuf:"bytes,20,rep,name=mounts,proto3" json:"mounts,omitempty"`
-	// network_mode is the task group's network mode: "host" or "none";
-	// empty (an older client) means host.
+	// network_mode is the task group's network mode as the group sets it:
+	// "host" or "none"; empty (no mode set, or an older client) means host
+	// networking, with the driver's own default where it has one.
 	NetworkMode   string `protobuf:"bytes,21,opt,name=network_mode,json=networkMode,proto3" json:"network_mode,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

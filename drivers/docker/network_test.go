@@ -1,0 +1,47 @@
+package docker
+
+import "testing"
+
+// The group's network mode becomes the container's when the task sets no
+// network_mode; without either, the plugin's default applies.
+func TestNetworkMode(t *testing.T) {
+	cases := []struct {
+		name, task, group, pluginDefault, want string
+	}{
+		{name: "plugin default", pluginDefault: "none", want: "none"},
+		{name: "plugin default bridge", pluginDefault: "bridge", want: "bridge"},
+		{name: "group none", group: "none", pluginDefault: "bridge", want: "none"},
+		{name: "group host", group: "host", pluginDefault: "none", want: "host"},
+		{name: "task wins over group", task: "bridge", group: "none", pluginDefault: "none", want: "bridge"},
+		{name: "task host wins over group none", task: "host", group: "none", pluginDefault: "none", want: "host"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := networkMode(tc.task, tc.group, tc.pluginDefault); got != tc.want {
+				t.Errorf("networkMode(%q, %q, %q) = %q, want %q", tc.task, tc.group, tc.pluginDefault, got, tc.want)
+			}
+		})
+	}
+}
+
+// buildSpec takes the group's mode from the TaskConfig.
+func TestBuildSpecGroupNetworkMode(t *testing.T) {
+	plugin := &Config{}
+	plugin.setDefaults()
+	for _, mode := range []string{"none", "host"} {
+		cfg := specConfig(`{"image":"busybox"}`)
+		cfg.NetworkMode = mode
+		env := containerEnv(cfg.Env)
+		conf, err := decodeTaskConfig(cfg, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec, err := buildSpec(cfg, conf, env, plugin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if spec.HostConfig.NetworkMode != mode {
+			t.Errorf("group mode %q: container NetworkMode = %q", mode, spec.HostConfig.NetworkMode)
+		}
+	}
+}
