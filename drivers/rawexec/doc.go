@@ -1,7 +1,9 @@
 // Package rawexec is the raw_exec task driver: it runs the task's command
 // as a plain process on the host, with no isolation, supervised by a task
 // shim (drivers/shared/shim) so that the task survives restarts of the
-// agent.
+// agent. Having no isolation, it ignores the group's network mode
+// (drivers.TaskConfig.NetworkMode): its tasks always share the host's
+// network, even in a group with mode = "none".
 //
 // Where it sits in the data flow: the client's driver manager offers it as
 // "raw_exec"; a TaskRunner calls it through drivers.DriverPlugin and
