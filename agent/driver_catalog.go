@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,7 +24,8 @@ import (
 // client's driver manager:
 //
 //   - exec and docker are always offered; each reports through its
-//     fingerprint whether this host can run it.
+//     fingerprint whether this host can run it. Both take their plugin
+//     block at construction (exec.ParsePluginConfig, docker.ParseConfig).
 //   - raw_exec runs tasks without isolation, so a non-dev agent offers it
 //     only with plugin "raw_exec" { config { enabled = true } }; a dev
 //     agent has it unless its config says enabled = false.
@@ -85,16 +85,13 @@ func newMock(logger *slog.Logger, _ json.RawMessage) (drivers.DriverPlugin, erro
 }
 
 func newExec(logger *slog.Logger, raw json.RawMessage) (drivers.DriverPlugin, error) {
-	var fields map[string]json.RawMessage
-	if len(bytes.TrimSpace(raw)) > 0 {
-		if err := json.Unmarshal(raw, &fields); err != nil {
-			return nil, &base.ConfigError{Plugin: exec.Name, Err: errors.New("must be an object of fields")}
-		}
+	// Its config block is validated against exec's schema here: exec takes
+	// its options at construction.
+	opts, err := exec.ParsePluginConfig(raw)
+	if err != nil {
+		return nil, err
 	}
-	for _, name := range slices.Sorted(maps.Keys(fields)) {
-		return nil, &base.ConfigError{Plugin: exec.Name, Field: name, Err: errors.New("unknown field; exec takes no plugin config fields in this version")}
-	}
-	return exec.New(logger), nil
+	return exec.New(logger, exec.WithOptions(opts)), nil
 }
 
 func newDocker(logger *slog.Logger, raw json.RawMessage) (drivers.DriverPlugin, error) {

@@ -68,7 +68,7 @@ func TestBuiltInDriverConfigErrors(t *testing.T) {
 	tests := []struct {
 		name, driver, config, want string
 	}{
-		{"exec takes no fields", "exec", `{"allow_caps":["kill"]}`, `plugin "exec": config field "allow_caps": unknown field`},
+		{"exec unknown field", "exec", `{"colour":"red"}`, `plugin "exec": config field "colour": unknown field`},
 		{"docker unknown field", "docker", `{"colour":"red"}`, `plugin "docker": config field "colour": unknown field`},
 	}
 	for _, tc := range tests {
