@@ -4,7 +4,10 @@
 // directories, a cgroup bounding memory, CPU and processes, and an
 // unprivileged user ("nobody" unless the task sets "user" and the driver
 // allows it) — supervised by a task shim (drivers/shared/shim) so that the
-// task survives restarts of the agent.
+// task survives restarts of the agent. A task of a group in network mode
+// "none" (drivers.TaskConfig.NetworkMode) also gets a network namespace of
+// its own with only loopback, up (network.go); otherwise it shares the
+// host's network.
 //
 // Where it sits in the data flow: the client's driver manager offers it as
 // "exec"; a TaskRunner calls it through drivers.DriverPlugin and persists
@@ -45,6 +48,14 @@
 // "/local" inside the root). NOMAD_ALLOC_DIR, NOMAD_TASK_DIR and
 // NOMAD_SECRETS_DIR are given as seen from inside the root: /alloc,
 // /local and /secrets.
+//
+// # Plugin config block
+//
+// The agent's plugin "exec" { config { ... } } block is validated against
+// PluginConfigSchema and mapped to Options by ParsePluginConfig
+// (plugin.go): allow_user, default_user, chroot_env, pids_limit,
+// no_pivot_root, allow_caps, and default_pid_mode / default_ipc_mode
+// (only "private"). The agent passes the Options to New.
 //
 // # Signals and stopping
 //
