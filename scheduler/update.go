@@ -14,7 +14,7 @@ import (
 // Destructive: the set of tasks, or any task's driver, config, env, user,
 // resources, lifecycle, kill timeout or signal, leader flag, log config,
 // restart policy or constraints; the group's constraints, restart policy,
-// ephemeral disk or network mode; and meta at any level, because meta
+// ephemeral disk or network blocks; and meta at any level, because meta
 // reaches the task's environment as NOMAD_META_* variables, which a
 // running process cannot see change (Nomad decides the same).
 //
@@ -32,7 +32,7 @@ func tasksUpdated(old, new *structs.TaskGroup) bool {
 	if !reflect.DeepEqual(old.Constraints, new.Constraints) ||
 		!reflect.DeepEqual(old.RestartPolicy, new.RestartPolicy) ||
 		!reflect.DeepEqual(old.EphemeralDisk, new.EphemeralDisk) ||
-		old.NetworkMode() != new.NetworkMode() ||
+		!reflect.DeepEqual(old.Networks, new.Networks) ||
 		!metaEqual(old.Meta, new.Meta) {
 		return true
 	}

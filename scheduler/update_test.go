@@ -32,6 +32,9 @@ func TestTasksUpdated(t *testing.T) {
 		{"group meta", func(tg *structs.TaskGroup) { tg.Meta = map[string]string{"a": "b"} }, true},
 		{"task meta", func(tg *structs.TaskGroup) { tg.Tasks[0].Meta = map[string]string{"a": "b"} }, true},
 		{"disk", func(tg *structs.TaskGroup) { tg.EphemeralDisk.SizeMB = 1000 }, true},
+		{"network mode", func(tg *structs.TaskGroup) {
+			tg.Networks = []*structs.NetworkResource{{Mode: structs.NetworkModeNone}}
+		}, true},
 		{"constraint", func(tg *structs.TaskGroup) {
 			tg.Constraints = []*structs.Constraint{{LTarget: "${attr.kernel.name}", RTarget: "linux", Operand: "="}}
 		}, true},

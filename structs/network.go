@@ -27,12 +27,3 @@ func (n *NetworkResource) Copy() *NetworkResource {
 	c := *n
 	return &c
 }
-
-// NetworkMode returns the group's network mode: the mode of its first
-// network block, NetworkModeHost when it has none or the mode is empty.
-func (tg *TaskGroup) NetworkMode() string {
-	if tg == nil || len(tg.Networks) == 0 || tg.Networks[0] == nil || tg.Networks[0].Mode == "" {
-		return NetworkModeHost
-	}
-	return tg.Networks[0].Mode
-}
