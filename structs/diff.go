@@ -193,6 +193,13 @@ func diffGroups(name string, old, new *TaskGroup) *TaskGroupDiff {
 		}
 		return tg.RestartPolicy, tg.EphemeralDisk, tg.Update, tg.Constraints
 	}
+	// A group has at most one network block (the agent refuses more).
+	network := func(tg *TaskGroup) *NetworkResource {
+		if tg == nil || len(tg.Networks) == 0 {
+			return nil
+		}
+		return tg.Networks[0]
+	}
 	orp, oed, oup, oc := get(old)
 	nrp, ned, nup, nc := get(new)
 	d.Fields = fieldDiffs(fields(old), fields(new))
@@ -200,6 +207,7 @@ func diffGroups(name string, old, new *TaskGroup) *TaskGroupDiff {
 		objectDiff("RestartPolicy", flatStruct(orp), flatStruct(nrp)),
 		objectDiff("EphemeralDisk", flatStruct(oed), flatStruct(ned)),
 		objectDiff("Update", flatUpdate(oup), flatUpdate(nup)),
+		objectDiff("Network", flatStruct(network(old)), flatStruct(network(new))),
 		constraintsDiff(oc, nc),
 	)
 	tasks := map[string]bool{}

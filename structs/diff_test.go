@@ -53,6 +53,14 @@ func TestDiffJobs(t *testing.T) {
 				t.Errorf("objects %+v", task.Objects)
 			}
 		}},
+		{"network mode", func(j *Job) {
+			j.TaskGroups[0].Networks = []*NetworkResource{{Mode: NetworkModeNone}}
+		}, func(t *testing.T, d *JobDiff) {
+			o := d.TaskGroups[0].Objects
+			if len(o) != 1 || o[0].Name != "Network" || o[0].Type != DiffTypeAdded || o[0].Fields[0].Name != "Mode" || o[0].Fields[0].New != "none" {
+				t.Fatalf("group objects %+v", o)
+			}
+		}},
 		{"update block added", func(j *Job) { j.Update = DefaultUpdateStrategy() }, func(t *testing.T, d *JobDiff) {
 			if len(d.Objects) != 1 || d.Objects[0].Type != DiffTypeAdded || d.Objects[0].Name != "Update" {
 				t.Fatalf("objects %+v", d.Objects)
