@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // recordingAgent answers every request with body and records what it got.
@@ -116,5 +117,34 @@ func TestAllocFSLogs(t *testing.T) {
 	}
 	if g := got(); len(g) != 1 || !strings.Contains(g[0], "follow=false") || !strings.Contains(g[0], "type=stdout") {
 		t.Errorf("request = %q", g)
+	}
+}
+
+// TestAllocFSLogsErrorClosesFrames: when the agent refuses the request (404,
+// 502 from a node that cannot be reached), ranging over the frames channel
+// ends at once and the error is on errCh; a nil channel would block forever.
+func TestAllocFSLogsErrorClosesFrames(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `node "b1" at 127.0.0.1:1 cannot be reached`, http.StatusBadGateway)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := NewClient(&Config{Address: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, errCh := c.AllocFS().Logs(&Allocation{ID: "a1"}, true, "web", FSLogNameStdout, OriginStart, 0, nil, nil)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range ch {
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("ranging over the frames of a failed request did not end")
+	}
+	if err := <-errCh; err == nil || !strings.Contains(err.Error(), "cannot be reached") {
+		t.Fatalf("err = %v, want the agent's message", err)
 	}
 }

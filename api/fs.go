@@ -112,11 +112,14 @@ func (a *AllocFS) Logs(alloc *Allocation, follow bool, task, logType, origin str
 	body, err := a.c.stream(fsPath("logs", alloc), withParams(q,
 		"follow", strconv.FormatBool(follow), "task", task, "type", logType,
 		"origin", origin, "offset", strconv.FormatInt(offset, 10)))
-	if err != nil {
-		errCh <- err
-		return nil, errCh
-	}
 	frames := make(chan *StreamFrame, 16)
+	if err != nil {
+		// A closed channel, not nil: callers range over frames and then
+		// read errCh, and ranging over nil would block forever.
+		errCh <- err
+		close(frames)
+		return frames, errCh
+	}
 	done := make(chan struct{})
 	// Closing the body on cancel ends a Decode waiting for data.
 	go func() {
