@@ -23,6 +23,8 @@ type MemDB struct {
 	// plugins holds external plugin states by kind ("driver", "device"),
 	// then plugin name.
 	plugins map[string]map[string][]byte
+	// arStates holds the alloc runners' own states by alloc ID.
+	arStates map[string]*AllocRunnerLocalState
 }
 
 type taskEntry struct {
@@ -75,6 +77,7 @@ func (m *MemDB) DeleteAllocationBucket(allocID string) error {
 	}
 	delete(m.allocs, allocID)
 	delete(m.tasks, allocID)
+	delete(m.arStates, allocID)
 	return nil
 }
 

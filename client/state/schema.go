@@ -20,13 +20,18 @@ import (
 //	allocations/               bucket
 //	  <alloc ID>/              bucket, one per allocation
 //	    alloc                  JSON structs.Allocation
+//	    alloc_runner           JSON AllocRunnerLocalState, written by the
+//	                           first put (files written before it lack it)
 //	    task-<task name>/      bucket, one per task
-//	      local_state          JSON LocalState
+//	      local_state          JSON LocalState (its HookState field is
+//	                           absent in files written before it existed)
 //	      task_state           JSON structs.TaskState
 //	node/                      bucket
 //	  identity                 JSON NodeIdentity
 //	driver_plugins/            bucket, created by the first put (files
 //	                           written before it existed lack it)
+//	  <plugin name>            the plugin's state, opaque JSON
+//	device_plugins/            bucket, the same for device plugins
 //	  <plugin name>            the plugin's state, opaque JSON
 //
 // meta/version is where every schema version, past and future, keeps its
@@ -48,6 +53,7 @@ var (
 	versionKey        = []byte("version")
 	allocationsBucket = []byte("allocations")
 	allocKey          = []byte("alloc")
+	allocRunnerKey    = []byte("alloc_runner")
 	taskBucketPrefix  = "task-"
 	localStateKey     = []byte("local_state")
 	taskStateKey      = []byte("task_state")

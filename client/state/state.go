@@ -31,6 +31,13 @@ type StateDB interface {
 	// DeleteTaskBucket removes one task's state.
 	DeleteTaskBucket(allocID, taskName string) error
 
+	// GetAllocRunnerState returns an allocation runner's own state; nil
+	// when none was stored.
+	GetAllocRunnerState(allocID string) (*AllocRunnerLocalState, error)
+	// PutAllocRunnerState stores (creates or replaces) an allocation
+	// runner's own state. DeleteAllocationBucket removes it.
+	PutAllocRunnerState(allocID string, s *AllocRunnerLocalState) error
+
 	// GetNodeIdentity returns the node's ID and secret; empty strings when
 	// none was stored yet.
 	GetNodeIdentity() (*NodeIdentity, error)
@@ -74,6 +81,65 @@ type LocalState struct {
 	// TaskHandle is the driver's handle of the running task; nil when the
 	// task is not running.
 	TaskHandle *drivers.TaskHandle
+	// HookState is the state the task's hooks saved, by hook name; nil
+	// when no hook saved any (and in files written before it existed).
+	// It outlives invocations: a new start or a cleared handle keeps it.
+	HookState map[string]*HookState
+}
+
+// HookState is what one task hook saved, so that after an agent restart
+// (or before the task's next start) it need not redo its work.
+type HookState struct {
+	// Data is the hook's own state, opaque to the runner; nil when the
+	// hook saved none.
+	Data map[string]string
+	// Done records that the hook reported its work finished: it is not
+	// run again for this task, even by a restarted agent.
+	Done bool
+}
+
+// Copy returns a deep copy of the hook state.
+func (h *HookState) Copy() *HookState {
+	if h == nil {
+		return nil
+	}
+	return &HookState{Data: maps.Clone(h.Data), Done: h.Done}
+}
+
+// Equal reports whether two hook states hold the same values; a nil Data
+// differs from an empty one.
+func (h *HookState) Equal(o *HookState) bool {
+	if h == nil || o == nil {
+		return h == o
+	}
+	return h.Done == o.Done && (h.Data == nil) == (o.Data == nil) && maps.Equal(h.Data, o.Data)
+}
+
+// copyHookStates returns a deep copy of a task's hook states, keeping a
+// nil map nil and an empty one empty.
+func copyHookStates(m map[string]*HookState) map[string]*HookState {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]*HookState, len(m))
+	for k, v := range m {
+		c[k] = v.Copy()
+	}
+	return c
+}
+
+// equalHookStates compares two tasks' hook states like HookState.Equal.
+func equalHookStates(a, b map[string]*HookState) bool {
+	if (a == nil) != (b == nil) || len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		w, ok := b[k]
+		if !ok || !v.Equal(w) {
+			return false
+		}
+	}
+	return true
 }
 
 // Copy returns a deep copy of the local state.
@@ -83,6 +149,7 @@ func (s *LocalState) Copy() *LocalState {
 	}
 	c := *s
 	c.TaskHandle = CopyTaskHandle(s.TaskHandle)
+	c.HookState = copyHookStates(s.HookState)
 	return &c
 }
 
@@ -91,7 +158,7 @@ func (s *LocalState) Equal(o *LocalState) bool {
 	if s == nil || o == nil {
 		return s == o
 	}
-	if s.InvocationID != o.InvocationID {
+	if s.InvocationID != o.InvocationID || !equalHookStates(s.HookState, o.HookState) {
 		return false
 	}
 	a, errA := json.Marshal(s.TaskHandle)

@@ -56,6 +56,9 @@ func TestStateDBConformance(t *testing.T) {
 		{"driver plugin states", testDriverPluginStates},
 		{"device plugin states", testDevicePluginStates},
 		{"driver and device plugin states apart", testPluginKindsApart},
+		{"alloc runner state", testAllocRunnerState},
+		{"alloc runner state unset is not zero", testAllocRunnerStateUnsetIsNotZero},
+		{"task hook states", testHookStates},
 	}
 	for _, impl := range stateDBImpls() {
 		t.Run(impl.name, func(t *testing.T) {
@@ -336,6 +339,8 @@ func testUnsetIsNotZero(t *testing.T, db StateDB) {
 		"zero-handle":  {InvocationID: "i2", TaskHandle: &drivers.TaskHandle{}},
 		"empty-fields": {InvocationID: "i3", TaskHandle: &drivers.TaskHandle{DriverState: []byte{}, Config: &drivers.TaskConfig{Env: map[string]string{}}}},
 		"nil-fields":   {InvocationID: "i4", TaskHandle: &drivers.TaskHandle{Config: &drivers.TaskConfig{}}},
+		"empty-hooks":  {InvocationID: "i5", HookState: map[string]*HookState{}},
+		"hook-data":    {InvocationID: "i6", HookState: map[string]*HookState{"nil": {}, "empty": {Data: map[string]string{}}, "done": {Done: true, Data: map[string]string{"k": ""}}}},
 		"full":         testLocalState(),
 	}
 	taskStates := map[string]*structs.TaskState{
