@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/drover-io/drover/plugins/device"
@@ -13,11 +14,21 @@ import (
 )
 
 type fakeReserver struct {
+	mu    sync.Mutex // guards calls
 	calls []string
 	fail  error
 }
 
+// callCount returns how many times Reserve was called.
+func (f *fakeReserver) callCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.calls)
+}
+
 func (f *fakeReserver) Reserve(_ context.Context, req *structs.AllocatedDeviceResource) (*device.ContainerReservation, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.calls = append(f.calls, req.ID().String()+strings.Join(req.DeviceIDs, ","))
 	if f.fail != nil {
 		return nil, f.fail

@@ -12,6 +12,15 @@
 // registers with the manager (DriverEvents) to record the driver's own task
 // events.
 //
+// Prestart hooks may save state of their own (PrestartResponse.State) and
+// report their work Done; both are persisted in the task's LocalState
+// (HookState) next to the driver handle. A hook is given what it saved as
+// PrestartRequest.PreviousState on its next run, and a Done hook is not
+// run again, in this agent or in a restarted one. The device hook saves
+// the reservations it got, so a task started again (after a restart or an
+// agent restart) re-uses them instead of reserving its devices again; the
+// task directory hook is Done once the directory is built.
+//
 // After an agent restart, Restore loads the persisted state and Run
 // re-attaches to the task through its driver. A task that cannot be
 // re-attached (its shim died while the agent was down, say) ended without

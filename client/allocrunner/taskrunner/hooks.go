@@ -6,6 +6,7 @@ import (
 	"maps"
 
 	"github.com/drover-io/drover/client/allocdir"
+	"github.com/drover-io/drover/client/state"
 	"github.com/drover-io/drover/plugins/drivers"
 	"github.com/drover-io/drover/structs"
 )
@@ -35,6 +36,11 @@ type PrestartRequest struct {
 	TaskDir  *allocdir.TaskDir
 	// Env is the environment built by earlier hooks; read-only.
 	Env map[string]string
+	// PreviousState is the State this hook returned on an earlier run for
+	// this task, possibly in an agent that has since restarted (it is
+	// persisted in the task's LocalState); nil when it saved none. It is
+	// the hook's own copy.
+	PreviousState map[string]string
 }
 
 // PrestartResponse is what a prestart hook returns.
@@ -44,8 +50,16 @@ type PrestartResponse struct {
 	// StdoutPath and StderrPath, when set, are where the task's logs go.
 	StdoutPath string
 	StderrPath string
-	// Done means the hook need not run again before a restart.
+	// Done means the hook's work is finished: it is not run again for
+	// this task, not even by a restarted agent (Done is persisted). What
+	// a skipped hook returned is not replayed, so a hook whose response
+	// the task needs on every start must not report Done.
 	Done bool
+	// State, when not nil, replaces the hook's saved state: it is
+	// persisted before the task starts and given back as PreviousState on
+	// the hook's next run, including after an agent restart. nil keeps
+	// the saved state; an empty map saves an empty state.
+	State map[string]string
 	// Mounts and Devices are added to the driver's TaskConfig (the
 	// device hook's reservations).
 	Mounts  []*drivers.MountConfig
@@ -64,7 +78,8 @@ type hookResources struct {
 }
 
 // runPrestartHooks runs the prestart hooks in order, skipping those that
-// reported Done on an earlier run.
+// reported Done on an earlier run (or before an agent restart), giving
+// each the state it saved and persisting the state it returns.
 func (tr *TaskRunner) runPrestartHooks(ctx context.Context) error {
 	alloc, task := tr.allocAndTask()
 	tr.resources.mounts, tr.resources.devices = nil, nil
@@ -72,12 +87,16 @@ func (tr *TaskRunner) runPrestartHooks(ctx context.Context) error {
 		if tr.hooksDone[h.Name()] {
 			continue
 		}
+		prev := tr.hookState(h.Name())
 		req := &PrestartRequest{
 			Alloc:    alloc,
 			Task:     task,
 			AllocDir: tr.allocDir,
 			TaskDir:  tr.taskDir,
 			Env:      maps.Clone(tr.resources.env),
+		}
+		if prev != nil {
+			req.PreviousState = maps.Clone(prev.Data)
 		}
 		var resp PrestartResponse
 		if err := h.Prestart(ctx, req, &resp); err != nil {
@@ -100,6 +119,41 @@ func (tr *TaskRunner) runPrestartHooks(ctx context.Context) error {
 		if resp.Done {
 			tr.hooksDone[h.Name()] = true
 		}
+		tr.saveHookState(h.Name(), prev, &resp)
 	}
 	return nil
+}
+
+// hookState returns a copy of the state a hook saved; nil when none.
+func (tr *TaskRunner) hookState(name string) *state.HookState {
+	tr.mu.RLock()
+	defer tr.mu.RUnlock()
+	return tr.local.HookState[name].Copy()
+}
+
+// saveHookState records and persists what a hook's response changes in
+// its saved state (prev): its State and its Done flag.
+func (tr *TaskRunner) saveHookState(name string, prev *state.HookState, resp *PrestartResponse) {
+	next := prev.Copy()
+	if next == nil {
+		if resp.State == nil && !resp.Done {
+			return
+		}
+		next = &state.HookState{}
+	}
+	if resp.State != nil {
+		next.Data = maps.Clone(resp.State)
+	}
+	if resp.Done {
+		next.Done = true
+	}
+	if next.Equal(prev) {
+		return
+	}
+	tr.updateLocal("hook "+name+" state", func(ls *state.LocalState) {
+		if ls.HookState == nil {
+			ls.HookState = make(map[string]*state.HookState)
+		}
+		ls.HookState[name] = next
+	})
 }

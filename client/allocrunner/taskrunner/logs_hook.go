@@ -14,9 +14,10 @@ type logsHook struct{}
 // Name returns "logs".
 func (*logsHook) Name() string { return "logs" }
 
-// Prestart sets the log paths.
+// Prestart sets the log paths. It runs before every start (it does not
+// report Done): the paths are part of its response, which a skipped hook
+// does not give, and a restored runner has not kept them.
 func (*logsHook) Prestart(ctx context.Context, req *PrestartRequest, resp *PrestartResponse) error {
 	resp.StdoutPath, resp.StderrPath = req.AllocDir.LogPaths(req.Task.Name)
-	resp.Done = true
 	return nil
 }

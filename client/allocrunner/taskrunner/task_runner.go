@@ -200,8 +200,10 @@ type noopUpdater struct{}
 
 func (noopUpdater) TaskStateUpdated() {}
 
-// Restore loads the task's persisted state and driver handle. Call it
-// before Run; Run then re-attaches to a task that is still running.
+// Restore loads the task's persisted state, driver handle and hook states.
+// Call it before Run; Run then re-attaches to a task that is still
+// running, skips the hooks that reported Done and gives the others the
+// state they saved.
 func (tr *TaskRunner) Restore() error {
 	ls, ts, err := tr.stateDB.GetTaskRunnerState(tr.allocID, tr.taskName)
 	if err != nil {
@@ -214,6 +216,11 @@ func (tr *TaskRunner) Restore() error {
 	}
 	if ls != nil {
 		tr.local = ls
+		for name, hs := range ls.HookState {
+			if hs != nil && hs.Done {
+				tr.hooksDone[name] = true
+			}
+		}
 	}
 	return nil
 }
@@ -478,14 +485,12 @@ func (tr *TaskRunner) startTask() (*drivers.TaskHandle, error) {
 	if h == nil || h.Config == nil || h.Config.ID == "" {
 		return nil, fmt.Errorf("start task %q: driver returned no task handle", task.Name)
 	}
-	ls := &state.LocalState{InvocationID: invocation, TaskHandle: h}
+	tr.updateLocal("task handle", func(ls *state.LocalState) {
+		ls.InvocationID, ls.TaskHandle = invocation, state.CopyTaskHandle(h)
+	})
 	tr.mu.Lock()
-	tr.local = ls.Copy()
 	tr.starts++
 	tr.mu.Unlock()
-	if err := tr.stateDB.PutTaskRunnerLocalState(tr.allocID, tr.taskName, ls); err != nil {
-		tr.logger.Error("could not persist task handle", "error", err)
-	}
 	tr.watchDriverEvents(h.Config.ID)
 	tr.updateState(structs.TaskStateRunning, structs.NewTaskEvent(structs.TaskStarted))
 	return h, nil
@@ -555,18 +560,32 @@ func taskResources(alloc *structs.Allocation, task *structs.Task) *drivers.Resou
 	return nil
 }
 
-// clearHandle forgets the task handle, in memory and in the StateDB.
+// clearHandle forgets the task handle (and invocation), in memory and in
+// the StateDB; the hooks' states stay.
 func (tr *TaskRunner) clearHandle() {
-	tr.mu.Lock()
 	var taskID string
-	if h := tr.local.TaskHandle; h != nil && h.Config != nil {
-		taskID = h.Config.ID
-	}
-	tr.local = &state.LocalState{}
-	tr.mu.Unlock()
+	tr.updateLocal("cleared task handle", func(ls *state.LocalState) {
+		if h := ls.TaskHandle; h != nil && h.Config != nil {
+			taskID = h.Config.ID
+		}
+		ls.InvocationID, ls.TaskHandle = "", nil
+	})
 	tr.unwatchDriverEvents(taskID)
-	if err := tr.stateDB.PutTaskRunnerLocalState(tr.allocID, tr.taskName, &state.LocalState{}); err != nil {
-		tr.logger.Error("could not clear task handle", "error", err)
+}
+
+// updateLocal applies change to a copy of the local state, makes it the
+// runner's, and persists it; what names the change in the error log.
+func (tr *TaskRunner) updateLocal(what string, change func(ls *state.LocalState)) {
+	tr.persistMu.Lock()
+	defer tr.persistMu.Unlock()
+	tr.mu.Lock()
+	ls := tr.local.Copy()
+	change(ls)
+	tr.local = ls
+	snapshot := ls.Copy()
+	tr.mu.Unlock()
+	if err := tr.stateDB.PutTaskRunnerLocalState(tr.allocID, tr.taskName, snapshot); err != nil {
+		tr.logger.Error("could not persist task local state", "change", what, "error", err)
 	}
 }
 
