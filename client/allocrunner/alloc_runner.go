@@ -107,9 +107,13 @@ type AllocRunner struct {
 	restartReqCh chan *restartAllRequest
 	// publishMu orders publications: a state computed earlier is never
 	// sent after one computed later.
-	publishMu    sync.Mutex
-	destroyOnce  sync.Once
-	shutdownOnce sync.Once
+	publishMu sync.Mutex
+	// localPersistMu serializes snapshotting and persisting the runner's
+	// own state, so that the stored one is never older than an earlier
+	// snapshot.
+	localPersistMu sync.Mutex
+	destroyOnce    sync.Once
+	shutdownOnce   sync.Once
 
 	mu           sync.RWMutex // guards the fields below
 	alloc        *structs.Allocation
@@ -127,8 +131,13 @@ type AllocRunner struct {
 	// previous alloc to terminate"); "" when nothing.
 	prerunDesc string
 	// deployStatus is the client's deployment health verdict; nil until
-	// the health hook decides.
-	deployStatus *structs.AllocDeploymentStatus
+	// the health hook decides (or restored). deployStatusFor is the
+	// deployment it was decided for.
+	deployStatus    *structs.AllocDeploymentStatus
+	deployStatusFor string
+	// prevMigrated records that the waits for the preempted and previous
+	// allocs and the data migration completed (persisted).
+	prevMigrated bool
 	// restartServing is not nil while runTasks serves restart requests,
 	// and is closed when it stops; restarting is set while it carries one
 	// out.
@@ -253,8 +262,13 @@ func (ar *AllocRunner) notifyChange() {
 	ar.changeCh = make(chan struct{})
 }
 
-// Restore loads the tasks' persisted state; call it before Run.
+// Restore loads the runner's own persisted state (its deployment health
+// verdict, whether the previous alloc was waited for and migrated) and
+// the tasks'; call it before Run.
 func (ar *AllocRunner) Restore() error {
+	if err := ar.restoreLocalState(); err != nil {
+		return fmt.Errorf("restore alloc %s: %w", ar.id, err)
+	}
 	for _, name := range ar.taskOrder {
 		if err := ar.tasks[name].Restore(); err != nil {
 			return fmt.Errorf("restore alloc %s: %w", ar.id, err)

@@ -31,7 +31,9 @@ var _ prerunHook = (*allocWatcherHook)(nil)
 // until the allocations it preempts and the one it replaces have
 // terminated, then moves the previous allocation's data into its alloc
 // dir. The allocation stays pending meanwhile, its description saying
-// what it waits for.
+// what it waits for. Once done it persists that it is (the runner's
+// PrevAllocMigrated), so that a runner restored after an agent restart
+// neither waits nor migrates again.
 type allocWatcherHook struct {
 	ar        *AllocRunner
 	prev      PrevAllocWatcher
@@ -63,8 +65,11 @@ func (h *allocWatcherHook) Prerun(ctx context.Context, req *PrerunRequest, resp 
 	if isNoop(h.preempted) && isNoop(h.prev) {
 		return nil
 	}
-	if h.ar.tasksRanBefore() {
-		// Restored after an agent restart: it waited (and migrated) then.
+	if h.ar.prevAllocMigrated() || h.ar.tasksRanBefore() {
+		// Restored after an agent restart: it waited (and migrated)
+		// then. The persisted flag covers a restart between the
+		// migration and the first task start; started tasks cover state
+		// written before the flag existed.
 		return nil
 	}
 	defer h.ar.setPrerunDesc("")
@@ -78,6 +83,7 @@ func (h *allocWatcherHook) Prerun(ctx context.Context, req *PrerunRequest, resp 
 		h.ar.logger.Info("preempted allocs terminated", "count", n)
 	}
 	if isNoop(h.prev) {
+		h.ar.setPrevAllocMigrated()
 		return nil
 	}
 	prev := req.Alloc.PreviousAllocation
@@ -90,6 +96,7 @@ func (h *allocWatcherHook) Prerun(ctx context.Context, req *PrerunRequest, resp 
 	if err := h.prev.Migrate(ctx, h.ar.allocDir); err != nil {
 		return fmt.Errorf("migrate data of previous alloc %s: %w", prev, err)
 	}
+	h.ar.setPrevAllocMigrated()
 	h.ar.logger.Info("previous alloc terminated; starting tasks", "previous_alloc", prev)
 	return nil
 }

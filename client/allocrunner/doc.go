@@ -23,6 +23,17 @@
 // with a pure tracker and an injected Clock, and reports it in AllocState's
 // DeploymentStatus.
 //
+// What the runner decides or does that the tasks' states cannot tell
+// again is persisted in the StateDB (state.AllocRunnerLocalState, see
+// local_state.go) and loaded by Restore after an agent restart: the
+// health verdict with its deployment (a restored runner keeps a verdict
+// decided for the alloc's deployment, which the servers may already have
+// acted on, instead of tracking health again) and whether the waits and
+// the data migration of alloc_watcher completed (a restored runner never
+// waits or migrates twice, even when the agent went down before a task
+// started). The tasks' own state, hook states included, is restored by
+// their TaskRunners.
+//
 // Operator restarts (alloc restart) never count against restart policies:
 // RestartTask restarts one running task, RestartAll the running tasks, and
 // RestartAllTasks (-all-tasks) runs the lifecycle again: runTasks, which

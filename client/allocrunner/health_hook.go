@@ -19,7 +19,9 @@ var (
 // healthHook tracks the deployment health of an allocation that is part
 // of a deployment (DeploymentID set) whose group has an update strategy,
 // and records the verdict in the runner's state (AllocState's
-// DeploymentStatus), which the Client sends to the servers. It watches
+// DeploymentStatus), which the Client sends to the servers, and persists
+// it: a runner restored after an agent restart keeps a verdict decided for
+// the alloc's deployment instead of deciding again. It watches
 // the task states through the runner's alloc broadcaster, in one
 // goroutine it owns, started by Prerun (or an Update into a new
 // deployment) and stopped by Postrun, Destroy and Shutdown.
@@ -52,7 +54,6 @@ func (h *healthHook) Update(ctx context.Context, req *UpdateRequest, resp *Updat
 	same := h.deployment == req.Alloc.DeploymentID
 	h.mu.Unlock()
 	if !same {
-		h.ar.setDeploymentStatus(nil)
 		h.restart(req.Alloc)
 	}
 	return nil
@@ -91,9 +92,23 @@ func updateStrategy(alloc *structs.Allocation) (*structs.TaskGroup, *structs.Upd
 	return tg, alloc.Job.Update
 }
 
-// restart stops any tracking and starts tracking alloc's deployment.
+// restart stops any tracking and starts tracking alloc's deployment. A
+// verdict already decided for that deployment (restored after an agent
+// restart: the server may have acted on it) is kept, not decided again;
+// a verdict for another deployment is dropped.
 func (h *healthHook) restart(alloc *structs.Allocation) {
 	h.stop()
+	if id, verdict := h.ar.decidedVerdict(); verdict != nil && id != "" && id == alloc.DeploymentID {
+		h.ar.logger.Info("keeping the restored deployment health verdict",
+			"deployment_id", id, "healthy", verdict.IsHealthy())
+		h.mu.Lock()
+		h.deployment = id
+		h.mu.Unlock()
+		return
+	}
+	if h.ar.hasDeploymentStatus() {
+		h.ar.setDeploymentStatus("", nil)
+	}
 	if alloc.DeploymentID == "" {
 		return
 	}
@@ -138,7 +153,7 @@ func (h *healthHook) track(ctx context.Context, t *healthTracker, alloc *structs
 			healthy := verdict == healthHealthy
 			canary := alloc.DeploymentStatus != nil && alloc.DeploymentStatus.Canary
 			logger.Info("alloc deployment health decided", "healthy", healthy)
-			h.ar.setDeploymentStatus(&structs.AllocDeploymentStatus{Healthy: &healthy, Timestamp: h.clock.Now(), Canary: canary})
+			h.ar.setDeploymentStatus(alloc.DeploymentID, &structs.AllocDeploymentStatus{Healthy: &healthy, Timestamp: h.clock.Now(), Canary: canary})
 			return
 		}
 		var timer <-chan time.Time
@@ -156,12 +171,4 @@ func (h *healthHook) track(ctx context.Context, t *healthTracker, alloc *structs
 		case <-timer:
 		}
 	}
-}
-
-// setDeploymentStatus records the deployment health verdict and publishes it.
-func (ar *AllocRunner) setDeploymentStatus(s *structs.AllocDeploymentStatus) {
-	ar.mu.Lock()
-	ar.deployStatus = s
-	ar.mu.Unlock()
-	ar.publish()
 }

@@ -1,0 +1,212 @@
+package allocrunner
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/drover-io/drover/client/allocdir"
+	"github.com/drover-io/drover/client/state"
+	"github.com/drover-io/drover/drivers/mock"
+	"github.com/drover-io/drover/plugins/drivers"
+	"github.com/drover-io/drover/structs"
+)
+
+// newStateRunner returns a runner of alloc on db, with a fake clock and
+// the given previous-alloc watcher.
+func newStateRunner(t *testing.T, alloc *structs.Allocation, db state.StateDB, clock Clock, prev PrevAllocWatcher) *AllocRunner {
+	t.Helper()
+	driver := mock.New(nil)
+	t.Cleanup(driver.Shutdown)
+	ar, err := New(&Config{
+		Alloc: alloc, AllocDirRoot: t.TempDir(), StateDB: db,
+		Drivers:      func(string) (drivers.DriverPlugin, error) { return driver, nil },
+		StateUpdater: &recorder{}, Node: &structs.Node{ID: "node1"}, KillGrace: 200 * time.Millisecond,
+		Clock: clock, PrevAllocWatcher: prev,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ar.Destroy)
+	return ar
+}
+
+func verdict(healthy bool, at time.Time) *structs.AllocDeploymentStatus {
+	return &structs.AllocDeploymentStatus{Healthy: &healthy, Timestamp: at}
+}
+
+// TestHealthHookPersistsVerdict: a decided verdict is persisted with the
+// deployment it was decided for.
+func TestHealthHookPersistsVerdict(t *testing.T) {
+	clock := &fakeClock{now: time.Now()}
+	db := state.NewMemDB()
+	alloc := deploymentAlloc(nil)
+	ar := newStateRunner(t, alloc, db, clock, nil)
+	go ar.Run()
+	waitFor(t, "min_healthy_time timer", func() bool {
+		return ar.AllocState().ClientStatus == structs.AllocClientStatusRunning && clock.pendingTimers() > 0
+	})
+	clock.advance(11 * time.Second)
+	waitFor(t, "healthy", func() bool { return ar.AllocState().DeploymentStatus.IsHealthy() })
+	s, err := db.GetAllocRunnerState(alloc.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s == nil || !s.DeploymentStatus.IsHealthy() || s.DeploymentID != "d1" || s.Version != state.AllocRunnerStateVersion {
+		t.Fatalf("persisted state = %+v", s)
+	}
+}
+
+// TestHealthHookKeepsRestoredVerdict: a verdict decided before an agent
+// restart for the alloc's deployment is kept as is (not tracked again,
+// whatever the tasks do now); one for another deployment is dropped.
+func TestHealthHookKeepsRestoredVerdict(t *testing.T) {
+	decided := time.Now().Add(-time.Hour).UTC()
+	tests := []struct {
+		name       string
+		config     map[string]any
+		saved      *state.AllocRunnerLocalState
+		wantKept   bool
+		wantHealth bool
+	}{
+		{name: "healthy stays healthy though the task fails now",
+			config:   map[string]any{"run_for": "5ms", "exit_code": 1},
+			saved:    &state.AllocRunnerLocalState{Version: 1, DeploymentID: "d1", DeploymentStatus: verdict(true, decided)},
+			wantKept: true, wantHealth: true},
+		{name: "unhealthy stays unhealthy though the task runs",
+			saved:    &state.AllocRunnerLocalState{Version: 1, DeploymentID: "d1", DeploymentStatus: verdict(false, decided)},
+			wantKept: true, wantHealth: false},
+		{name: "verdict of another deployment is dropped",
+			saved: &state.AllocRunnerLocalState{Version: 1, DeploymentID: "d0", DeploymentStatus: verdict(true, decided)}},
+		{name: "newer layout is ignored",
+			saved: &state.AllocRunnerLocalState{Version: state.AllocRunnerStateVersion + 1, DeploymentID: "d1", DeploymentStatus: verdict(true, decided)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := &fakeClock{now: time.Now()}
+			db := state.NewMemDB()
+			alloc := deploymentAlloc(tt.config)
+			if err := db.PutAllocRunnerState(alloc.ID, tt.saved); err != nil {
+				t.Fatal(err)
+			}
+			ar := newStateRunner(t, alloc, db, clock, nil)
+			if err := ar.Restore(); err != nil {
+				t.Fatal(err)
+			}
+			go ar.Run()
+			if !tt.wantKept {
+				waitFor(t, "tracking again", func() bool { return clock.pendingTimers() > 0 })
+				if ds := ar.AllocState().DeploymentStatus; ds != nil {
+					t.Fatalf("deployment status = %+v, want none until decided again", ds)
+				}
+				return
+			}
+			if tt.config != nil {
+				waitFor(t, "the task to fail", func() bool { return ar.AllocState().ClientStatus == structs.AllocClientStatusFailed })
+			} else {
+				waitFor(t, "running", func() bool { return ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
+			}
+			// A tracker would have set a deadline or min_healthy_time timer.
+			clock.advance(time.Hour)
+			ds := ar.AllocState().DeploymentStatus
+			if ds == nil || ds.IsHealthy() != tt.wantHealth || ds.Healthy == nil || !ds.Timestamp.Equal(decided) {
+				t.Fatalf("deployment status = %+v, want the restored verdict", ds)
+			}
+			if n := clock.pendingTimers(); n != 0 {
+				t.Errorf("%d health timers pending: the verdict is re-evaluated", n)
+			}
+			// An update within the same deployment keeps it too.
+			upd := alloc.Copy()
+			upd.AllocModifyIndex++
+			ar.Update(upd)
+			clock.advance(time.Hour)
+			if ds := ar.AllocState().DeploymentStatus; ds == nil || ds.IsHealthy() != tt.wantHealth {
+				t.Fatalf("after an update: deployment status = %+v", ds)
+			}
+		})
+	}
+}
+
+// countingWatcher is a PrevAllocWatcher that returns at once and counts
+// its calls.
+type countingWatcher struct {
+	mu             sync.Mutex // guards the counts
+	waits, migrate int
+}
+
+func (w *countingWatcher) Wait(context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.waits++
+	return nil
+}
+
+func (w *countingWatcher) Migrate(context.Context, *allocdir.AllocDir) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.migrate++
+	return nil
+}
+
+func (*countingWatcher) IsWaiting() bool   { return false }
+func (*countingWatcher) IsMigrating() bool { return false }
+
+func (w *countingWatcher) counts() (int, int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.waits, w.migrate
+}
+
+// TestAllocWatcherHookMigratesOnce: the migration is persisted as done; a
+// runner restored before any task started (the agent went down between
+// the migration and the start) neither waits nor migrates again, while one
+// restored without the flag does.
+func TestAllocWatcherHookMigratesOnce(t *testing.T) {
+	alloc := testAlloc(structs.JobTypeService, mockTask("web", map[string]any{}))
+	alloc.PreviousAllocation = "prev"
+
+	db := state.NewMemDB()
+	w1 := &countingWatcher{}
+	ar := newStateRunner(t, alloc, db, nil, w1)
+	go ar.Run()
+	waitFor(t, "running", func() bool { return ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
+	if waits, migrations := w1.counts(); waits != 1 || migrations != 1 {
+		t.Fatalf("first run: waits %d migrations %d, want 1 1", waits, migrations)
+	}
+	s, err := db.GetAllocRunnerState(alloc.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s == nil || !s.PrevAllocMigrated {
+		t.Fatalf("persisted state = %+v, want PrevAllocMigrated", s)
+	}
+
+	tests := []struct {
+		name      string
+		migrated  bool
+		wantCalls int
+	}{
+		{"migrated before the restart", true, 0},
+		{"not migrated before the restart", false, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Only the alloc runner's state: no task ever started.
+			db := state.NewMemDB()
+			if err := db.PutAllocRunnerState(alloc.ID, &state.AllocRunnerLocalState{Version: 1, PrevAllocMigrated: tt.migrated}); err != nil {
+				t.Fatal(err)
+			}
+			w := &countingWatcher{}
+			ar := newStateRunner(t, alloc, db, nil, w)
+			if err := ar.Restore(); err != nil {
+				t.Fatal(err)
+			}
+			go ar.Run()
+			waitFor(t, "running", func() bool { return ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
+			if waits, migrations := w.counts(); waits != tt.wantCalls || migrations != tt.wantCalls {
+				t.Fatalf("waits %d migrations %d, want %d", waits, migrations, tt.wantCalls)
+			}
+		})
+	}
+}
