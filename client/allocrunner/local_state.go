@@ -1,6 +1,7 @@
 package allocrunner
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/drover-io/drover/client/state"
@@ -10,11 +11,18 @@ import (
 // restoreLocalState loads the runner's own persisted state (see
 // state.AllocRunnerLocalState). A health verdict is kept only when it was
 // decided for the allocation's current deployment; a state written by a
-// newer layout version is ignored (the runner decides again).
+// newer layout version, or one that cannot be read, is ignored (the
+// runner decides again).
 func (ar *AllocRunner) restoreLocalState() error {
 	s, err := ar.stateDB.GetAllocRunnerState(ar.id)
-	if err != nil {
+	if errors.Is(err, state.ErrClosed) {
 		return fmt.Errorf("restore alloc runner state: %w", err)
+	}
+	if err != nil {
+		// Optional state: without it the runner decides again, which is
+		// better than not restoring the allocation and its tasks.
+		ar.logger.Error("could not restore alloc runner state; deciding health and migration again", "error", err)
+		return nil
 	}
 	if s == nil {
 		return nil

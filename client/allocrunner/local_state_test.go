@@ -2,6 +2,7 @@ package allocrunner
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -208,5 +209,28 @@ func TestAllocWatcherHookMigratesOnce(t *testing.T) {
 				t.Fatalf("waits %d migrations %d, want %d", waits, migrations, tt.wantCalls)
 			}
 		})
+	}
+}
+
+// unreadableARState is a StateDB whose alloc runner states cannot be read.
+type unreadableARState struct{ state.StateDB }
+
+func (unreadableARState) GetAllocRunnerState(string) (*state.AllocRunnerLocalState, error) {
+	return nil, errors.New("undecodable value")
+}
+
+// TestRestoreWithUnreadableRunnerState: the runner's own state is
+// optional; when it cannot be read the allocation is restored anyway.
+func TestRestoreWithUnreadableRunnerState(t *testing.T) {
+	alloc := testAlloc(structs.JobTypeService, mockTask("web", map[string]any{}))
+	ar := newStateRunner(t, alloc, unreadableARState{state.NewMemDB()}, nil, nil)
+	if err := ar.Restore(); err != nil {
+		t.Fatalf("Restore = %v, want nil", err)
+	}
+	closed := state.NewMemDB()
+	ar = newStateRunner(t, alloc, closed, nil, nil)
+	_ = closed.Close()
+	if err := ar.Restore(); !errors.Is(err, state.ErrClosed) {
+		t.Fatalf("Restore on a closed db = %v, want ErrClosed", err)
 	}
 }
