@@ -360,8 +360,7 @@ func (ar *AllocRunner) Run() {
 	switch {
 	case alloc.ServerTerminalStatus():
 		// Stopped before it ran: the tasks converge to killed at once.
-		ar.setStopping()
-		ar.killTasks(structs.NewTaskEvent(structs.TaskKilling), true, nil)
+		ar.stop(true)
 	default:
 		if err := ar.prerun(ar.prerunCtx); err != nil {
 			if ar.prerunCtx.Err() != nil {
@@ -507,11 +506,21 @@ func (ar *AllocRunner) waitStartedTasks() {
 	}
 }
 
-// setStopping records that every task is being killed on purpose.
+// setStopping records that every task is being killed on purpose. It
+// does not interrupt the prerun hooks: the caller does that once the kill
+// has marked the tasks that never started (see stop), so that Run, woken
+// from an interrupted prerun, finds every task already converging.
 func (ar *AllocRunner) setStopping() {
 	ar.mu.Lock()
 	ar.stopping = true
 	ar.mu.Unlock()
+}
+
+// stop kills every task (but poststop ones) on purpose, then interrupts
+// the prerun hooks (e.g. a wait for a previous alloc).
+func (ar *AllocRunner) stop(includePoststop bool) {
+	ar.setStopping()
+	ar.killTasks(structs.NewTaskEvent(structs.TaskKilling), includePoststop, nil)
 	ar.prerunCancel()
 }
 

@@ -65,8 +65,7 @@ func (ar *AllocRunner) handleUpdate(alloc *structs.Allocation) {
 	}
 	if alloc.ServerTerminalStatus() {
 		ar.logger.Info("alloc stopped by the server: killing tasks", "desired_status", alloc.DesiredStatus)
-		ar.setStopping()
-		ar.killTasks(structs.NewTaskEvent(structs.TaskKilling), false, nil)
+		ar.stop(false)
 		ar.publish()
 		return
 	}
