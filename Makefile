@@ -4,6 +4,10 @@
 GO  ?= go
 BIN := bin/drover
 
+# go-nvml (the nvidia device plugin) declares NVML functions deprecated;
+# silence gcc's warnings about them so they do not bury test output.
+export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
+
 .PHONY: build dev test lint clean
 
 ## build: compile the drover binary into bin/drover
