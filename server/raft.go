@@ -3,10 +3,8 @@ package server
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
 	"github.com/drover-io/drover/structs"
@@ -24,8 +22,7 @@ func (s *Server) setupRaft() error {
 	if cfg.RaftID != "" {
 		rc.LocalID = raft.ServerID(cfg.RaftID)
 	}
-	rc.Logger = hclog.FromStandardLogger(slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelInfo),
-		&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn})
+	rc.Logger = newRaftLogger(cfg.Logger)
 
 	logs, stable, snaps, trans := cfg.LogStore, cfg.StableStore, cfg.SnapshotStore, cfg.Transport
 	if logs == nil || stable == nil {
