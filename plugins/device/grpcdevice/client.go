@@ -3,13 +3,13 @@ package grpcdevice
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"time"
 
 	"google.golang.org/grpc"
 
 	"github.com/drover-io/drover/plugins/base"
+	"github.com/drover-io/drover/plugins/base/grpcbase"
+	baseproto "github.com/drover-io/drover/plugins/base/proto"
 	"github.com/drover-io/drover/plugins/device"
 	"github.com/drover-io/drover/plugins/device/proto"
 )
@@ -33,32 +33,32 @@ func NewClient(conn grpc.ClientConnInterface) *Client {
 
 // PluginInfo describes the plugin.
 func (c *Client) PluginInfo(ctx context.Context) (*base.PluginInfo, error) {
-	resp, err := c.rpc.PluginInfo(ctx, &proto.PluginInfoRequest{})
+	resp, err := c.rpc.PluginInfo(ctx, &baseproto.PluginInfoRequest{})
 	if err != nil {
 		return nil, fromStatus("plugin info", err)
 	}
-	return pluginInfoFromProto(resp), nil
+	return grpcbase.PluginInfoFromProto(resp), nil
 }
 
 // ConfigSchema describes the plugin's config block.
 func (c *Client) ConfigSchema(ctx context.Context) (*base.Schema, error) {
-	resp, err := c.rpc.ConfigSchema(ctx, &proto.ConfigSchemaRequest{})
+	resp, err := c.rpc.ConfigSchema(ctx, &baseproto.ConfigSchemaRequest{})
 	if err != nil {
 		return nil, fromStatus("config schema", err)
 	}
-	return schemaFromProto(resp), nil
+	return grpcbase.SchemaFromProto(resp), nil
 }
 
 // SetConfig configures the plugin.
 func (c *Client) SetConfig(ctx context.Context, cfg *base.Config) error {
-	_, err := c.rpc.SetConfig(ctx, configToProto(cfg))
+	_, err := c.rpc.SetConfig(ctx, grpcbase.ConfigToProto(cfg))
 	return fromStatus("set config", err)
 }
 
 // Fingerprint streams the plugin's device groups until ctx is done.
 func (c *Client) Fingerprint(ctx context.Context) (<-chan *device.FingerprintResponse, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	stream, err := openStream(ctx, "fingerprint", func(ctx context.Context) (grpc.ServerStreamingClient[proto.FingerprintResponse], error) {
+	stream, err := grpcbase.OpenStream(ctx, "fingerprint", "device plugin", fromStatus, func(ctx context.Context) (grpc.ServerStreamingClient[proto.FingerprintResponse], error) {
 		return c.rpc.Fingerprint(ctx, &proto.FingerprintRequest{})
 	})
 	if err != nil {
@@ -69,7 +69,7 @@ func (c *Client) Fingerprint(ctx context.Context) (<-chan *device.FingerprintRes
 	go func() {
 		defer cancel()
 		defer close(ch)
-		err := pump(ctx, stream, ch, func(r *proto.FingerprintResponse) *device.FingerprintResponse {
+		err := grpcbase.Pump(ctx, stream, ch, func(r *proto.FingerprintResponse) *device.FingerprintResponse {
 			if fp := fingerprintFromProto(r.GetFingerprint()); fp != nil {
 				return fp
 			}
@@ -102,7 +102,7 @@ func (c *Client) Reserve(ctx context.Context, deviceIDs []string) (*device.Conta
 // Stats streams the devices' statistics until ctx is done.
 func (c *Client) Stats(ctx context.Context, interval time.Duration) (<-chan *device.StatsResponse, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	stream, err := openStream(ctx, "stats", func(ctx context.Context) (grpc.ServerStreamingClient[proto.StatsResponse], error) {
+	stream, err := grpcbase.OpenStream(ctx, "stats", "device plugin", fromStatus, func(ctx context.Context) (grpc.ServerStreamingClient[proto.StatsResponse], error) {
 		return c.rpc.Stats(ctx, &proto.StatsRequest{IntervalNanos: int64(interval)})
 	})
 	if err != nil {
@@ -113,7 +113,7 @@ func (c *Client) Stats(ctx context.Context, interval time.Duration) (<-chan *dev
 	go func() {
 		defer cancel()
 		defer close(ch)
-		err := pump(ctx, stream, ch, func(r *proto.StatsResponse) *device.StatsResponse {
+		err := grpcbase.Pump(ctx, stream, ch, func(r *proto.StatsResponse) *device.StatsResponse {
 			if st := statsFromProto(r.GetStats()); st != nil {
 				return st
 			}
@@ -128,39 +128,4 @@ func (c *Client) Stats(ctx context.Context, interval time.Duration) (<-chan *dev
 		}
 	}()
 	return ch, nil
-}
-
-// openStream opens a server stream and reads its acknowledgement, so that
-// the plugin's refusal is returned here.
-func openStream[R any](ctx context.Context, op string, open func(context.Context) (grpc.ServerStreamingClient[R], error)) (grpc.ServerStreamingClient[R], error) {
-	stream, err := open(ctx)
-	if err != nil {
-		return nil, fromStatus(op, err)
-	}
-	if _, err := stream.Recv(); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: device plugin ended the stream before accepting it", op)
-		}
-		return nil, fromStatus(op, err)
-	}
-	return stream, nil
-}
-
-// pump sends each value of the stream, converted by conv, to ch until the
-// stream ends or ctx is done. It returns the stream's error, nil at its end.
-func pump[R, T any](ctx context.Context, stream grpc.ServerStreamingClient[R], ch chan<- T, conv func(*R) T) error {
-	for {
-		resp, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		select {
-		case ch <- conv(resp):
-		case <-ctx.Done():
-			return nil
-		}
-	}
 }

@@ -1,154 +1,12 @@
 package grpcdevice
 
 import (
-	"errors"
 	"maps"
-	"time"
 
-	"google.golang.org/protobuf/types/known/timestamppb"
-
-	"github.com/drover-io/drover/plugins/base"
+	"github.com/drover-io/drover/plugins/base/grpcbase"
 	"github.com/drover-io/drover/plugins/device"
 	"github.com/drover-io/drover/plugins/device/proto"
 )
-
-func optBytes(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append([]byte{}, b...) // non-nil, so that empty stays set
-}
-
-func errToProto(err error) *string {
-	if err == nil {
-		return nil
-	}
-	s := err.Error()
-	return &s
-}
-
-func errFromProto(s *string) error {
-	if s == nil {
-		return nil
-	}
-	return errors.New(*s)
-}
-
-func timeToProto(t time.Time) *timestamppb.Timestamp {
-	if t.IsZero() {
-		return nil
-	}
-	return timestamppb.New(t)
-}
-
-func timeFromProto(ts *timestamppb.Timestamp) time.Time {
-	if ts == nil {
-		return time.Time{}
-	}
-	return ts.AsTime()
-}
-
-func pluginInfoToProto(in *base.PluginInfo) *proto.PluginInfoResponse {
-	return &proto.PluginInfoResponse{
-		Type:              in.Type,
-		PluginApiVersions: in.PluginAPIVersions,
-		PluginVersion:     in.PluginVersion,
-		Name:              in.Name,
-	}
-}
-
-func pluginInfoFromProto(in *proto.PluginInfoResponse) *base.PluginInfo {
-	return &base.PluginInfo{
-		Type:              in.GetType(),
-		PluginAPIVersions: in.GetPluginApiVersions(),
-		PluginVersion:     in.GetPluginVersion(),
-		Name:              in.GetName(),
-	}
-}
-
-func schemaToProto(in *base.Schema) *proto.ConfigSchemaResponse {
-	out := &proto.ConfigSchemaResponse{}
-	if in == nil {
-		return out
-	}
-	for _, f := range in.Fields {
-		if f == nil {
-			continue
-		}
-		out.Fields = append(out.Fields, &proto.SchemaField{
-			Name:        f.Name,
-			Type:        string(f.Type),
-			Required:    f.Required,
-			DefaultJson: optBytes(f.Default),
-			Description: f.Description,
-		})
-	}
-	return out
-}
-
-func schemaFromProto(in *proto.ConfigSchemaResponse) *base.Schema {
-	out := &base.Schema{}
-	for _, f := range in.GetFields() {
-		out.Fields = append(out.Fields, &base.Field{
-			Name:        f.GetName(),
-			Type:        base.FieldType(f.GetType()),
-			Required:    f.GetRequired(),
-			Default:     optBytes(f.DefaultJson),
-			Description: f.GetDescription(),
-		})
-	}
-	return out
-}
-
-func intPtrToProto(p *int) *int64 {
-	if p == nil {
-		return nil
-	}
-	v := int64(*p)
-	return &v
-}
-
-func intPtrFromProto(p *int64) *int {
-	if p == nil {
-		return nil
-	}
-	v := int(*p)
-	return &v
-}
-
-func configToProto(in *base.Config) *proto.SetConfigRequest {
-	out := &proto.SetConfigRequest{}
-	if in == nil {
-		return out
-	}
-	out.PluginConfigJson = optBytes(in.PluginConfig)
-	if a := in.AgentConfig; a != nil {
-		out.AgentConfig = &proto.AgentConfig{
-			NodeId:        a.NodeID,
-			Region:        a.Region,
-			Datacenter:    a.Datacenter,
-			DataDir:       a.DataDir,
-			ClientMinPort: intPtrToProto(a.ClientMinPort),
-			ClientMaxPort: intPtrToProto(a.ClientMaxPort),
-		}
-	}
-	return out
-}
-
-func configFromProto(in *proto.SetConfigRequest) *base.Config {
-	out := &base.Config{PluginConfig: optBytes(in.PluginConfigJson)}
-	if a := in.GetAgentConfig(); a != nil {
-		out.AgentConfig = &base.AgentConfig{
-			NodeID:        a.GetNodeId(),
-			Region:        a.GetRegion(),
-			Datacenter:    a.GetDatacenter(),
-			DataDir:       a.GetDataDir(),
-			ClientMinPort: intPtrFromProto(a.ClientMinPort),
-			ClientMaxPort: intPtrFromProto(a.ClientMaxPort),
-		}
-	}
-	return out
-}
 
 func attributeToProto(in *device.Attribute) *proto.Attribute {
 	if in == nil {
@@ -168,7 +26,7 @@ func fingerprintToProto(in *device.FingerprintResponse) *proto.Fingerprint {
 	if in == nil {
 		return nil
 	}
-	out := &proto.Fingerprint{Error: errToProto(in.Error)}
+	out := &proto.Fingerprint{Error: grpcbase.ErrToProto(in.Error)}
 	for _, g := range in.Devices {
 		if g == nil {
 			continue // a nil element cannot cross the wire
@@ -199,7 +57,7 @@ func fingerprintFromProto(in *proto.Fingerprint) *device.FingerprintResponse {
 	if in == nil {
 		return nil
 	}
-	out := &device.FingerprintResponse{Error: errFromProto(in.Error)}
+	out := &device.FingerprintResponse{Error: grpcbase.ErrFromProto(in.Error)}
 	for _, pg := range in.GetDeviceGroups() {
 		g := &device.DeviceGroup{Vendor: pg.GetVendor(), Type: pg.GetType(), Name: pg.GetName()}
 		for _, pd := range pg.GetDevices() {
@@ -318,7 +176,7 @@ func statsToProto(in *device.StatsResponse) *proto.Stats {
 	if in == nil {
 		return nil
 	}
-	out := &proto.Stats{Error: errToProto(in.Error)}
+	out := &proto.Stats{Error: grpcbase.ErrToProto(in.Error)}
 	for _, g := range in.Groups {
 		if g == nil {
 			continue
@@ -330,7 +188,7 @@ func statsToProto(in *device.StatsResponse) *proto.Stats {
 				continue
 			}
 			pg.InstanceStats[id] = &proto.DeviceStats{Summary: statValueToProto(s.Summary),
-				Stats: statObjectToProto(s.Stats), Timestamp: timeToProto(s.Timestamp)}
+				Stats: statObjectToProto(s.Stats), Timestamp: grpcbase.TimeToProto(s.Timestamp)}
 		}
 		out.Groups = append(out.Groups, pg)
 	}
@@ -341,7 +199,7 @@ func statsFromProto(in *proto.Stats) *device.StatsResponse {
 	if in == nil {
 		return nil
 	}
-	out := &device.StatsResponse{Error: errFromProto(in.Error)}
+	out := &device.StatsResponse{Error: grpcbase.ErrFromProto(in.Error)}
 	for _, pg := range in.GetGroups() {
 		g := &device.DeviceGroupStats{Vendor: pg.GetVendor(), Type: pg.GetType(), Name: pg.GetName(),
 			InstanceStats: make(map[string]*device.DeviceStats, len(pg.GetInstanceStats()))}
@@ -350,7 +208,7 @@ func statsFromProto(in *proto.Stats) *device.StatsResponse {
 				continue
 			}
 			g.InstanceStats[id] = &device.DeviceStats{Summary: statValueFromProto(s.GetSummary()),
-				Stats: statObjectFromProto(s.GetStats()), Timestamp: timeFromProto(s.GetTimestamp())}
+				Stats: statObjectFromProto(s.GetStats()), Timestamp: grpcbase.TimeFromProto(s.GetTimestamp())}
 		}
 		out.Groups = append(out.Groups, g)
 	}

@@ -6,6 +6,8 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/drover-io/drover/plugins/base/grpcbase"
+	baseproto "github.com/drover-io/drover/plugins/base/proto"
 	"github.com/drover-io/drover/plugins/device"
 	"github.com/drover-io/drover/plugins/device/proto"
 )
@@ -22,29 +24,29 @@ var _ proto.DeviceServer = (*Server)(nil)
 func NewServer(impl device.DevicePlugin) *Server { return &Server{impl: impl} }
 
 // PluginInfo describes the plugin.
-func (s *Server) PluginInfo(ctx context.Context, _ *proto.PluginInfoRequest) (*proto.PluginInfoResponse, error) {
+func (s *Server) PluginInfo(ctx context.Context, _ *baseproto.PluginInfoRequest) (*baseproto.PluginInfoResponse, error) {
 	info, err := s.impl.PluginInfo(ctx)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return pluginInfoToProto(info), nil
+	return grpcbase.PluginInfoToProto(info), nil
 }
 
 // ConfigSchema describes the plugin's config block.
-func (s *Server) ConfigSchema(ctx context.Context, _ *proto.ConfigSchemaRequest) (*proto.ConfigSchemaResponse, error) {
+func (s *Server) ConfigSchema(ctx context.Context, _ *baseproto.ConfigSchemaRequest) (*baseproto.ConfigSchemaResponse, error) {
 	schema, err := s.impl.ConfigSchema(ctx)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return schemaToProto(schema), nil
+	return grpcbase.SchemaToProto(schema), nil
 }
 
 // SetConfig configures the plugin.
-func (s *Server) SetConfig(ctx context.Context, req *proto.SetConfigRequest) (*proto.SetConfigResponse, error) {
-	if err := s.impl.SetConfig(ctx, configFromProto(req)); err != nil {
+func (s *Server) SetConfig(ctx context.Context, req *baseproto.SetConfigRequest) (*baseproto.SetConfigResponse, error) {
+	if err := s.impl.SetConfig(ctx, grpcbase.ConfigFromProto(req)); err != nil {
 		return nil, toStatus(err)
 	}
-	return &proto.SetConfigResponse{}, nil
+	return &baseproto.SetConfigResponse{}, nil
 }
 
 // Fingerprint streams the plugin's device groups.
@@ -53,9 +55,9 @@ func (s *Server) Fingerprint(_ *proto.FingerprintRequest, stream grpc.ServerStre
 	if err != nil {
 		return toStatus(err)
 	}
-	return forward(stream, ch, func(fp *device.FingerprintResponse) *proto.FingerprintResponse {
+	return grpcbase.Forward(stream, ch, func(fp *device.FingerprintResponse) *proto.FingerprintResponse {
 		return &proto.FingerprintResponse{Fingerprint: fingerprintToProto(fp)}
-	})
+	}, toStatus)
 }
 
 // Reserve reserves devices for a task.
@@ -73,29 +75,7 @@ func (s *Server) Stats(req *proto.StatsRequest, stream grpc.ServerStreamingServe
 	if err != nil {
 		return toStatus(err)
 	}
-	return forward(stream, ch, func(st *device.StatsResponse) *proto.StatsResponse {
+	return grpcbase.Forward(stream, ch, func(st *device.StatsResponse) *proto.StatsResponse {
 		return &proto.StatsResponse{Stats: statsToProto(st)}
-	})
-}
-
-// forward sends the stream's acknowledgement (an empty response), then each
-// value of ch converted by conv, until ch closes or the call ends.
-func forward[T, R any](stream grpc.ServerStreamingServer[R], ch <-chan T, conv func(T) *R) error {
-	ctx := stream.Context()
-	if err := stream.Send(new(R)); err != nil {
-		return err
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return toStatus(ctx.Err())
-		case v, ok := <-ch:
-			if !ok {
-				return nil
-			}
-			if err := stream.Send(conv(v)); err != nil {
-				return err
-			}
-		}
-	}
+	}, toStatus)
 }

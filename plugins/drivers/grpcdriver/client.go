@@ -11,6 +11,8 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/drover-io/drover/plugins/base"
+	"github.com/drover-io/drover/plugins/base/grpcbase"
+	baseproto "github.com/drover-io/drover/plugins/base/proto"
 	"github.com/drover-io/drover/plugins/drivers"
 	"github.com/drover-io/drover/plugins/drivers/proto"
 )
@@ -46,11 +48,11 @@ func NewClient(conn grpc.ClientConnInterface) *Client {
 
 // PluginInfo describes the plugin.
 func (c *Client) PluginInfo(ctx context.Context) (*base.PluginInfo, error) {
-	resp, err := c.rpc.PluginInfo(ctx, &proto.PluginInfoRequest{})
+	resp, err := c.rpc.PluginInfo(ctx, &baseproto.PluginInfoRequest{})
 	if err != nil {
 		return nil, fromStatus("plugin info", err)
 	}
-	info := pluginInfoFromProto(resp)
+	info := grpcbase.PluginInfoFromProto(resp)
 	c.mu.Lock()
 	c.name = info.Name
 	c.mu.Unlock()
@@ -59,16 +61,16 @@ func (c *Client) PluginInfo(ctx context.Context) (*base.PluginInfo, error) {
 
 // ConfigSchema describes the plugin's config block.
 func (c *Client) ConfigSchema(ctx context.Context) (*base.Schema, error) {
-	resp, err := c.rpc.ConfigSchema(ctx, &proto.ConfigSchemaRequest{})
+	resp, err := c.rpc.ConfigSchema(ctx, &baseproto.ConfigSchemaRequest{})
 	if err != nil {
 		return nil, fromStatus("config schema", err)
 	}
-	return schemaFromProto(resp), nil
+	return grpcbase.SchemaFromProto(resp), nil
 }
 
 // SetConfig configures the plugin.
 func (c *Client) SetConfig(ctx context.Context, cfg *base.Config) error {
-	_, err := c.rpc.SetConfig(ctx, configToProto(cfg))
+	_, err := c.rpc.SetConfig(ctx, grpcbase.ConfigToProto(cfg))
 	return fromStatus("set config", err)
 }
 
@@ -106,7 +108,7 @@ func (c *Client) Capabilities() *drivers.Capabilities {
 // plugin goes away first, it sends an unhealthy fingerprint and closes.
 func (c *Client) Fingerprint(ctx context.Context) (<-chan *drivers.Fingerprint, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	stream, err := openStream(ctx, "fingerprint", func(ctx context.Context) (grpc.ServerStreamingClient[proto.FingerprintResponse], error) {
+	stream, err := grpcbase.OpenStream(ctx, "fingerprint", "driver plugin", fromStatus, func(ctx context.Context) (grpc.ServerStreamingClient[proto.FingerprintResponse], error) {
 		return c.rpc.Fingerprint(ctx, &proto.FingerprintRequest{})
 	})
 	if err != nil {
@@ -117,7 +119,7 @@ func (c *Client) Fingerprint(ctx context.Context) (<-chan *drivers.Fingerprint, 
 	go func() {
 		defer cancel()
 		defer close(ch)
-		err := pump(ctx, stream, ch, func(r *proto.FingerprintResponse) *drivers.Fingerprint {
+		err := grpcbase.Pump(ctx, stream, ch, func(r *proto.FingerprintResponse) *drivers.Fingerprint {
 			return fingerprintFromProto(r.GetFingerprint())
 		})
 		if err == nil || ctx.Err() != nil {
@@ -159,7 +161,7 @@ func (c *Client) RecoverTask(ctx context.Context, h *drivers.TaskHandle) error {
 // goes away, the result's Err wraps drivers.ErrPluginUnavailable.
 func (c *Client) WaitTask(ctx context.Context, taskID string) (<-chan *drivers.ExitResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	stream, err := openStream(ctx, "wait task", func(ctx context.Context) (grpc.ServerStreamingClient[proto.WaitTaskResponse], error) {
+	stream, err := grpcbase.OpenStream(ctx, "wait task", "driver plugin", fromStatus, func(ctx context.Context) (grpc.ServerStreamingClient[proto.WaitTaskResponse], error) {
 		return c.rpc.WaitTask(ctx, &proto.WaitTaskRequest{TaskId: taskID})
 	})
 	if err != nil {
@@ -220,7 +222,7 @@ func (c *Client) SignalTask(ctx context.Context, taskID string, signal string) e
 // plugin goes away.
 func (c *Client) TaskStats(ctx context.Context, taskID string, interval time.Duration) (<-chan *drivers.TaskResourceUsage, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	stream, err := openStream(ctx, "task stats", func(ctx context.Context) (grpc.ServerStreamingClient[proto.TaskStatsResponse], error) {
+	stream, err := grpcbase.OpenStream(ctx, "task stats", "driver plugin", fromStatus, func(ctx context.Context) (grpc.ServerStreamingClient[proto.TaskStatsResponse], error) {
 		return c.rpc.TaskStats(ctx, &proto.TaskStatsRequest{TaskId: taskID, IntervalNanos: int64(interval)})
 	})
 	if err != nil {
@@ -231,7 +233,7 @@ func (c *Client) TaskStats(ctx context.Context, taskID string, interval time.Dur
 	go func() {
 		defer cancel()
 		defer close(ch)
-		_ = pump(ctx, stream, ch, func(r *proto.TaskStatsResponse) *drivers.TaskResourceUsage {
+		_ = grpcbase.Pump(ctx, stream, ch, func(r *proto.TaskStatsResponse) *drivers.TaskResourceUsage {
 			return usageFromProto(r.GetUsage())
 		})
 	}()
@@ -242,7 +244,7 @@ func (c *Client) TaskStats(ctx context.Context, taskID string, interval time.Dur
 // plugin goes away; a driver without events gives drivers.ErrNotSupported.
 func (c *Client) TaskEvents(ctx context.Context) (<-chan *drivers.TaskEvent, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	stream, err := openStream(ctx, "task events", func(ctx context.Context) (grpc.ServerStreamingClient[proto.TaskEventsResponse], error) {
+	stream, err := grpcbase.OpenStream(ctx, "task events", "driver plugin", fromStatus, func(ctx context.Context) (grpc.ServerStreamingClient[proto.TaskEventsResponse], error) {
 		return c.rpc.TaskEvents(ctx, &proto.TaskEventsRequest{})
 	})
 	if err != nil {
@@ -253,7 +255,7 @@ func (c *Client) TaskEvents(ctx context.Context) (<-chan *drivers.TaskEvent, err
 	go func() {
 		defer cancel()
 		defer close(ch)
-		_ = pump(ctx, stream, ch, func(r *proto.TaskEventsResponse) *drivers.TaskEvent {
+		_ = grpcbase.Pump(ctx, stream, ch, func(r *proto.TaskEventsResponse) *drivers.TaskEvent {
 			return taskEventFromProto(r.GetEvent())
 		})
 	}()
@@ -267,39 +269,4 @@ func (c *Client) ExecTask(ctx context.Context, taskID string, cmd []string, time
 		return nil, fromStatus("exec task", err)
 	}
 	return execResultFromProto(resp), nil
-}
-
-// openStream opens a server stream and reads its acknowledgement, so that
-// the driver's refusal (an unknown task) is returned here.
-func openStream[R any](ctx context.Context, op string, open func(context.Context) (grpc.ServerStreamingClient[R], error)) (grpc.ServerStreamingClient[R], error) {
-	stream, err := open(ctx)
-	if err != nil {
-		return nil, fromStatus(op, err)
-	}
-	if _, err := stream.Recv(); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: driver plugin ended the stream before accepting it", op)
-		}
-		return nil, fromStatus(op, err)
-	}
-	return stream, nil
-}
-
-// pump sends each value of the stream, converted by conv, to ch until the
-// stream ends or ctx is done. It returns the stream's error, nil at its end.
-func pump[R, T any](ctx context.Context, stream grpc.ServerStreamingClient[R], ch chan<- T, conv func(*R) T) error {
-	for {
-		resp, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		select {
-		case ch <- conv(resp):
-		case <-ctx.Done():
-			return nil
-		}
-	}
 }

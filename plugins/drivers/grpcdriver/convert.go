@@ -1,12 +1,7 @@
 package grpcdriver
 
 import (
-	"errors"
-	"time"
-
-	"google.golang.org/protobuf/types/known/timestamppb"
-
-	"github.com/drover-io/drover/plugins/base"
+	"github.com/drover-io/drover/plugins/base/grpcbase"
 	"github.com/drover-io/drover/plugins/drivers"
 	"github.com/drover-io/drover/plugins/drivers/proto"
 )
@@ -15,150 +10,12 @@ import (
 // pointer, a zero time and a nil error travel as unset fields and come back
 // as such.
 
-func timeToProto(t time.Time) *timestamppb.Timestamp {
-	if t.IsZero() {
-		return nil
-	}
-	return timestamppb.New(t)
-}
-
-func timeFromProto(ts *timestamppb.Timestamp) time.Time {
-	if ts == nil {
-		return time.Time{}
-	}
-	return ts.AsTime()
-}
-
-func errToProto(err error) *string {
-	if err == nil {
-		return nil
-	}
-	s := err.Error()
-	return &s
-}
-
-func errFromProto(s *string) error {
-	if s == nil {
-		return nil
-	}
-	return errors.New(*s)
-}
-
 func optInt(n int) *int64 {
 	if n == 0 {
 		return nil
 	}
 	v := int64(n)
 	return &v
-}
-
-func optBytes(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append([]byte{}, b...) // non-nil, so that empty stays set
-}
-
-func pluginInfoToProto(in *base.PluginInfo) *proto.PluginInfoResponse {
-	return &proto.PluginInfoResponse{
-		Type:              in.Type,
-		PluginApiVersions: in.PluginAPIVersions,
-		PluginVersion:     in.PluginVersion,
-		Name:              in.Name,
-	}
-}
-
-func pluginInfoFromProto(in *proto.PluginInfoResponse) *base.PluginInfo {
-	return &base.PluginInfo{
-		Type:              in.GetType(),
-		PluginAPIVersions: in.GetPluginApiVersions(),
-		PluginVersion:     in.GetPluginVersion(),
-		Name:              in.GetName(),
-	}
-}
-
-func schemaToProto(in *base.Schema) *proto.ConfigSchemaResponse {
-	out := &proto.ConfigSchemaResponse{}
-	if in == nil {
-		return out
-	}
-	for _, f := range in.Fields {
-		if f == nil {
-			continue
-		}
-		out.Fields = append(out.Fields, &proto.SchemaField{
-			Name:        f.Name,
-			Type:        string(f.Type),
-			Required:    f.Required,
-			DefaultJson: optBytes(f.Default),
-			Description: f.Description,
-		})
-	}
-	return out
-}
-
-func schemaFromProto(in *proto.ConfigSchemaResponse) *base.Schema {
-	out := &base.Schema{}
-	for _, f := range in.GetFields() {
-		out.Fields = append(out.Fields, &base.Field{
-			Name:        f.GetName(),
-			Type:        base.FieldType(f.GetType()),
-			Required:    f.GetRequired(),
-			Default:     optBytes(f.DefaultJson),
-			Description: f.GetDescription(),
-		})
-	}
-	return out
-}
-
-func intPtrToProto(p *int) *int64 {
-	if p == nil {
-		return nil
-	}
-	v := int64(*p)
-	return &v
-}
-
-func intPtrFromProto(p *int64) *int {
-	if p == nil {
-		return nil
-	}
-	v := int(*p)
-	return &v
-}
-
-func configToProto(in *base.Config) *proto.SetConfigRequest {
-	out := &proto.SetConfigRequest{}
-	if in == nil {
-		return out
-	}
-	out.PluginConfigJson = optBytes(in.PluginConfig)
-	if a := in.AgentConfig; a != nil {
-		out.AgentConfig = &proto.AgentConfig{
-			NodeId:        a.NodeID,
-			Region:        a.Region,
-			Datacenter:    a.Datacenter,
-			DataDir:       a.DataDir,
-			ClientMinPort: intPtrToProto(a.ClientMinPort),
-			ClientMaxPort: intPtrToProto(a.ClientMaxPort),
-		}
-	}
-	return out
-}
-
-func configFromProto(in *proto.SetConfigRequest) *base.Config {
-	out := &base.Config{PluginConfig: optBytes(in.PluginConfigJson)}
-	if a := in.GetAgentConfig(); a != nil {
-		out.AgentConfig = &base.AgentConfig{
-			NodeID:        a.GetNodeId(),
-			Region:        a.GetRegion(),
-			Datacenter:    a.GetDatacenter(),
-			DataDir:       a.GetDataDir(),
-			ClientMinPort: intPtrFromProto(a.ClientMinPort),
-			ClientMaxPort: intPtrFromProto(a.ClientMaxPort),
-		}
-	}
-	return out
 }
 
 func capabilitiesToProto(in *drivers.Capabilities) *proto.Capabilities {
@@ -217,7 +74,7 @@ func taskConfigToProto(in *drivers.TaskConfig) *proto.TaskConfig {
 		LogMaxFiles:      optInt(in.LogMaxFiles),
 		LogMaxFileSizeMb: optInt(in.LogMaxFileSizeMB),
 		KillSignal:       in.KillSignal,
-		RawConfig:        optBytes(in.RawConfig),
+		RawConfig:        grpcbase.OptBytes(in.RawConfig),
 		NetworkMode:      in.NetworkMode,
 	}
 	if r := in.Resources; r != nil {
@@ -255,7 +112,7 @@ func taskConfigFromProto(in *proto.TaskConfig) *drivers.TaskConfig {
 		LogMaxFiles:      int(in.GetLogMaxFiles()),
 		LogMaxFileSizeMB: int(in.GetLogMaxFileSizeMb()),
 		KillSignal:       in.GetKillSignal(),
-		RawConfig:        optBytes(in.RawConfig),
+		RawConfig:        grpcbase.OptBytes(in.RawConfig),
 		NetworkMode:      in.GetNetworkMode(),
 	}
 	if r := in.GetResources(); r != nil {
@@ -273,7 +130,7 @@ func handleToProto(in *drivers.TaskHandle) *proto.TaskHandle {
 		Version:     int64(in.Version),
 		Config:      taskConfigToProto(in.Config),
 		State:       in.State,
-		DriverState: optBytes(in.DriverState),
+		DriverState: grpcbase.OptBytes(in.DriverState),
 	}
 }
 
@@ -285,7 +142,7 @@ func handleFromProto(in *proto.TaskHandle) *drivers.TaskHandle {
 		Version:     int(in.GetVersion()),
 		Config:      taskConfigFromProto(in.GetConfig()),
 		State:       in.GetState(),
-		DriverState: optBytes(in.DriverState),
+		DriverState: grpcbase.OptBytes(in.DriverState),
 	}
 }
 
@@ -297,7 +154,7 @@ func exitResultToProto(in *drivers.ExitResult) *proto.ExitResult {
 		ExitCode:  int64(in.ExitCode),
 		Signal:    int64(in.Signal),
 		OomKilled: in.OOMKilled,
-		Error:     errToProto(in.Err),
+		Error:     grpcbase.ErrToProto(in.Err),
 	}
 }
 
@@ -309,7 +166,7 @@ func exitResultFromProto(in *proto.ExitResult) *drivers.ExitResult {
 		ExitCode:  int(in.GetExitCode()),
 		Signal:    int(in.GetSignal()),
 		OOMKilled: in.GetOomKilled(),
-		Err:       errFromProto(in.Error),
+		Err:       grpcbase.ErrFromProto(in.Error),
 	}
 }
 
@@ -321,8 +178,8 @@ func taskStatusToProto(in *drivers.TaskStatus) *proto.TaskStatus {
 		Id:               in.ID,
 		Name:             in.Name,
 		State:            in.State,
-		StartedAt:        timeToProto(in.StartedAt),
-		CompletedAt:      timeToProto(in.CompletedAt),
+		StartedAt:        grpcbase.TimeToProto(in.StartedAt),
+		CompletedAt:      grpcbase.TimeToProto(in.CompletedAt),
 		ExitResult:       exitResultToProto(in.ExitResult),
 		DriverAttributes: in.DriverAttributes,
 	}
@@ -336,8 +193,8 @@ func taskStatusFromProto(in *proto.TaskStatus) *drivers.TaskStatus {
 		ID:               in.GetId(),
 		Name:             in.GetName(),
 		State:            in.GetState(),
-		StartedAt:        timeFromProto(in.GetStartedAt()),
-		CompletedAt:      timeFromProto(in.GetCompletedAt()),
+		StartedAt:        grpcbase.TimeFromProto(in.GetStartedAt()),
+		CompletedAt:      grpcbase.TimeFromProto(in.GetCompletedAt()),
 		ExitResult:       exitResultFromProto(in.GetExitResult()),
 		DriverAttributes: in.GetDriverAttributes(),
 	}
@@ -395,10 +252,10 @@ func taskEventToProto(in *drivers.TaskEvent) *proto.TaskEvent {
 		TaskId:      in.TaskID,
 		AllocId:     in.AllocID,
 		TaskName:    in.TaskName,
-		Timestamp:   timeToProto(in.Timestamp),
+		Timestamp:   grpcbase.TimeToProto(in.Timestamp),
 		Message:     in.Message,
 		Annotations: in.Annotations,
-		Error:       errToProto(in.Err),
+		Error:       grpcbase.ErrToProto(in.Err),
 	}
 }
 
@@ -407,10 +264,10 @@ func taskEventFromProto(in *proto.TaskEvent) *drivers.TaskEvent {
 		TaskID:      in.GetTaskId(),
 		AllocID:     in.GetAllocId(),
 		TaskName:    in.GetTaskName(),
-		Timestamp:   timeFromProto(in.GetTimestamp()),
+		Timestamp:   grpcbase.TimeFromProto(in.GetTimestamp()),
 		Message:     in.GetMessage(),
 		Annotations: in.GetAnnotations(),
-		Err:         errFromProto(in.Error),
+		Err:         grpcbase.ErrFromProto(in.Error),
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 
 	gproto "google.golang.org/protobuf/proto"
 
-	"github.com/drover-io/drover/plugins/base"
 	"github.com/drover-io/drover/plugins/drivers"
 	"github.com/drover-io/drover/plugins/drivers/proto"
 )
@@ -92,37 +91,5 @@ func TestConvert_UsageRoundTrip(t *testing.T) {
 	got := usageFromProto(wire(t, usageToProto(u), &proto.TaskResourceUsage{}))
 	if !reflect.DeepEqual(got, u) {
 		t.Fatalf("round trip:\n got %#v\nwant %#v", got, u)
-	}
-}
-
-func TestConvert_ConfigRoundTrip(t *testing.T) {
-	zero, port := 0, 20000
-	cases := []struct {
-		name string
-		cfg  *base.Config
-	}{
-		{"empty", &base.Config{}},
-		{"plugin config only", &base.Config{PluginConfig: json.RawMessage(`{"x":1}`)}},
-		{"zero port is not unset", &base.Config{AgentConfig: &base.AgentConfig{NodeID: "n", ClientMinPort: &zero, ClientMaxPort: &port}}},
-		{"unset ports", &base.Config{AgentConfig: &base.AgentConfig{DataDir: "/d"}}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got := configFromProto(wire(t, configToProto(tc.cfg), &proto.SetConfigRequest{}))
-			if !reflect.DeepEqual(got, tc.cfg) {
-				t.Fatalf("round trip:\n got %#v\nwant %#v", got, tc.cfg)
-			}
-		})
-	}
-}
-
-func TestConvert_SchemaRoundTrip(t *testing.T) {
-	s := &base.Schema{Fields: []*base.Field{
-		{Name: "a", Type: base.TypeBool, Default: json.RawMessage(`false`), Description: "d"},
-		{Name: "b", Type: base.TypeString, Required: true},
-	}}
-	got := schemaFromProto(wire(t, schemaToProto(s), &proto.ConfigSchemaResponse{}))
-	if !reflect.DeepEqual(got, s) {
-		t.Fatalf("round trip:\n got %#v\nwant %#v", got, s)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/drover-io/drover/plugins/base"
+	"github.com/drover-io/drover/plugins/base/grpcbase"
+	baseproto "github.com/drover-io/drover/plugins/base/proto"
 	"github.com/drover-io/drover/plugins/drivers"
 	"github.com/drover-io/drover/plugins/drivers/proto"
 )
@@ -28,10 +30,10 @@ func NewServer(impl drivers.DriverPlugin) *Server {
 }
 
 // PluginInfo describes the driver.
-func (s *Server) PluginInfo(ctx context.Context, _ *proto.PluginInfoRequest) (*proto.PluginInfoResponse, error) {
+func (s *Server) PluginInfo(ctx context.Context, _ *baseproto.PluginInfoRequest) (*baseproto.PluginInfoResponse, error) {
 	bp, ok := s.impl.(base.BasePlugin)
 	if !ok {
-		return pluginInfoToProto(&base.PluginInfo{
+		return grpcbase.PluginInfoToProto(&base.PluginInfo{
 			Type:              base.PluginTypeDriver,
 			PluginAPIVersions: []string{drivers.APIVersion},
 			Name:              s.impl.Name(),
@@ -41,30 +43,30 @@ func (s *Server) PluginInfo(ctx context.Context, _ *proto.PluginInfoRequest) (*p
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return pluginInfoToProto(info), nil
+	return grpcbase.PluginInfoToProto(info), nil
 }
 
 // ConfigSchema describes the driver's config block.
-func (s *Server) ConfigSchema(ctx context.Context, _ *proto.ConfigSchemaRequest) (*proto.ConfigSchemaResponse, error) {
+func (s *Server) ConfigSchema(ctx context.Context, _ *baseproto.ConfigSchemaRequest) (*baseproto.ConfigSchemaResponse, error) {
 	bp, ok := s.impl.(base.BasePlugin)
 	if !ok {
-		return schemaToProto(nil), nil
+		return grpcbase.SchemaToProto(nil), nil
 	}
 	schema, err := bp.ConfigSchema(ctx)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return schemaToProto(schema), nil
+	return grpcbase.SchemaToProto(schema), nil
 }
 
 // SetConfig configures the driver.
-func (s *Server) SetConfig(ctx context.Context, req *proto.SetConfigRequest) (*proto.SetConfigResponse, error) {
+func (s *Server) SetConfig(ctx context.Context, req *baseproto.SetConfigRequest) (*baseproto.SetConfigResponse, error) {
 	if bp, ok := s.impl.(base.BasePlugin); ok {
-		if err := bp.SetConfig(ctx, configFromProto(req)); err != nil {
+		if err := bp.SetConfig(ctx, grpcbase.ConfigFromProto(req)); err != nil {
 			return nil, toStatus(err)
 		}
 	}
-	return &proto.SetConfigResponse{}, nil
+	return &baseproto.SetConfigResponse{}, nil
 }
 
 // Capabilities describes the driver's optional features.
@@ -78,9 +80,9 @@ func (s *Server) Fingerprint(_ *proto.FingerprintRequest, stream grpc.ServerStre
 	if err != nil {
 		return toStatus(err)
 	}
-	return forward(stream, ch, func(fp *drivers.Fingerprint) *proto.FingerprintResponse {
+	return grpcbase.Forward(stream, ch, func(fp *drivers.Fingerprint) *proto.FingerprintResponse {
 		return &proto.FingerprintResponse{Fingerprint: fingerprintToProto(fp)}
-	})
+	}, toStatus)
 }
 
 // StartTask starts a task.
@@ -106,9 +108,9 @@ func (s *Server) WaitTask(req *proto.WaitTaskRequest, stream grpc.ServerStreamin
 	if err != nil {
 		return toStatus(err)
 	}
-	return forward(stream, ch, func(res *drivers.ExitResult) *proto.WaitTaskResponse {
+	return grpcbase.Forward(stream, ch, func(res *drivers.ExitResult) *proto.WaitTaskResponse {
 		return &proto.WaitTaskResponse{Result: exitResultToProto(res)}
-	})
+	}, toStatus)
 }
 
 // StopTask stops a task.
@@ -151,9 +153,9 @@ func (s *Server) TaskStats(req *proto.TaskStatsRequest, stream grpc.ServerStream
 	if err != nil {
 		return toStatus(err)
 	}
-	return forward(stream, ch, func(u *drivers.TaskResourceUsage) *proto.TaskStatsResponse {
+	return grpcbase.Forward(stream, ch, func(u *drivers.TaskResourceUsage) *proto.TaskStatsResponse {
 		return &proto.TaskStatsResponse{Usage: usageToProto(u)}
-	})
+	}, toStatus)
 }
 
 // TaskEvents streams the driver's task events.
@@ -166,9 +168,9 @@ func (s *Server) TaskEvents(_ *proto.TaskEventsRequest, stream grpc.ServerStream
 	if err != nil {
 		return toStatus(err)
 	}
-	return forward(stream, ch, func(ev *drivers.TaskEvent) *proto.TaskEventsResponse {
+	return grpcbase.Forward(stream, ch, func(ev *drivers.TaskEvent) *proto.TaskEventsResponse {
 		return &proto.TaskEventsResponse{Event: taskEventToProto(ev)}
-	})
+	}, toStatus)
 }
 
 // ExecTask runs a command in a task's context.
@@ -178,26 +180,4 @@ func (s *Server) ExecTask(ctx context.Context, req *proto.ExecTaskRequest) (*pro
 		return nil, toStatus(err)
 	}
 	return execResultToProto(res), nil
-}
-
-// forward sends the stream's acknowledgement (an empty response), then each
-// value of ch converted by conv, until ch closes or the call ends.
-func forward[T, R any](stream grpc.ServerStreamingServer[R], ch <-chan T, conv func(T) *R) error {
-	ctx := stream.Context()
-	if err := stream.Send(new(R)); err != nil {
-		return err
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return toStatus(ctx.Err())
-		case v, ok := <-ch:
-			if !ok {
-				return nil
-			}
-			if err := stream.Send(conv(v)); err != nil {
-				return err
-			}
-		}
-	}
 }
