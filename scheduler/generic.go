@@ -39,7 +39,18 @@ func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation
 	var destructive []*structs.Allocation // running an old version that must be replaced
 	for _, a := range allocs {
 		idx := a.Index()
+		kind, at, delay := r.rescheduleDecision(tg, a)
 		switch {
+		case a.ClientStatus == structs.AllocClientStatusFailed && a.NextAllocation != "":
+			// Already replaced by a reschedule.
+			continue
+		case kind == rescheduleNow:
+			r.rescheduling[a.ID] = delay
+			freed[idx] = a
+			continue
+		case kind == rescheduleLater:
+			// Holds its index until the follow-up evaluation replaces it.
+			r.rescheduleLater(a, at)
 		case a.ClientStatus == structs.AllocClientStatusLost:
 			r.plan.AppendStop(a, descLost, r.now)
 			freed[idx] = a
@@ -53,8 +64,8 @@ func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation
 				freed[idx] = a
 				continue
 			}
-			// A batch alloc that completed is done; a failed one waits for
-			// rescheduling, which is not implemented yet.
+			// A batch alloc that completed is done; a failed one whose
+			// policy allows no more reschedules stays failed.
 		case r.oldVersion(a) && r.destructive(a):
 			if _, dup := kept[idx]; !dup && idx >= 0 {
 				destructive = append(destructive, a)

@@ -64,11 +64,15 @@ func parseScript(t *testing.T, text string) []*scriptCase {
 //	update [max_parallel=N] [auto_revert=true]  (the last group's update block)
 //	deployment <id> [status=S] [version=N]      (the job's latest deployment, for version N)
 //	annotations                                  (also print the per-group counts)
-//	eval [trigger=T]
+//	reschedule [attempts=N] [interval=D] [delay=D] [fn=F] [max=D] [unlimited=true]
+//	                                             (the last group's policy; "reschedule none" removes it)
+//	eval [trigger=T] [id=ID]
 //
 // job also takes [priority=N] [meta.K=V]; alloc also takes [dep=ID]
 // [healthy=true|false] [inplace=true] (with version=N: only the count
-// differs) and [meta.K=V] (the old version's job meta).
+// differs) and [meta.K=V] (the old version's job meta); for rescheduling
+// [failed=D] (failed D before now), [tracker=node:ago:delay,...] (earlier
+// reschedules), [next=ID] and [followup=EVAL].
 func runScript(input []string) (string, error) {
 	st := newFakeState()
 	var job *structs.Job
@@ -242,8 +246,17 @@ func runScript(input []string) (string, error) {
 			if v, ok := kv["desired"]; ok {
 				a.DesiredStatus = v
 			}
+			if err := rescheduleAllocOptions(a, kv); err != nil {
+				return "", err
+			}
 			a.CreateIndex = uint64(len(st.allocs) + 1)
 			st.allocs = append(st.allocs, a)
+		case "reschedule":
+			p, err := parseReschedule(kv)
+			if err != nil {
+				return "", err
+			}
+			job.TaskGroups[len(job.TaskGroups)-1].ReschedulePolicy = p
 		case "other":
 			oj := newJob("other-"+f[1], structs.JobTypeService, 1, 100, 100)
 			a := newAlloc(f[1], oj, "web", 0, kv["node"], structs.AllocClientStatusRunning)
@@ -296,6 +309,9 @@ func runScript(input []string) (string, error) {
 		case "eval":
 			if v, ok := kv["trigger"]; ok {
 				eval.TriggeredBy = v
+			}
+			if v, ok := kv["id"]; ok {
+				eval.ID = v
 			}
 		default:
 			return "", fmt.Errorf("unknown command %q", f[0])

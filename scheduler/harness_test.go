@@ -80,8 +80,9 @@ func (f *fakeState) ReadyNodes() ([]*structs.Node, error) {
 
 // testOptions returns Options with a fixed clock and sequential IDs.
 func testOptions() Options {
-	n, d := 0, 0
+	n, d, e := 0, 0, 0
 	return Options{
+		NewEvalID:       func() string { e++; return fmt.Sprintf("eval-f%d", e) },
 		Now:             func() time.Time { return time.Unix(1700000000, 0) },
 		NewID:           func() string { n++; return fmt.Sprintf("alloc-%d", n) },
 		NewDeploymentID: func() string { d++; return fmt.Sprintf("dep-%d", d) },
@@ -159,11 +160,13 @@ func renderPlan(p *Plan) string {
 		if len(a.PreemptedAllocations) > 0 {
 			fmt.Fprintf(&b, " preempted=%s", strings.Join(a.PreemptedAllocations, ","))
 		}
+		b.WriteString(renderTracker(a.RescheduleTracker))
 		if s, ok := a.Metrics.Scores[a.NodeID+".binpack"]; ok {
 			fmt.Fprintf(&b, " score=%.3f", s)
 		}
 		b.WriteString("\n")
 	}
+	renderReschedule(&b, p)
 	groups := make([]string, 0, len(p.FailedTGAllocs))
 	for g := range p.FailedTGAllocs {
 		groups = append(groups, g)

@@ -34,6 +34,15 @@ type Plan struct {
 	Deployments []*structs.Deployment
 	// Annotations count, per group, what the plan does.
 	Annotations *structs.PlanAnnotations
+	// AllocUpdates are copies of failed allocations annotated for
+	// rescheduling: NextAllocation names their replacement in this plan
+	// (commit only with it), or FollowupEvalID the evaluation that will
+	// replace them. Their node's capacity is not involved.
+	AllocUpdates []*structs.Allocation
+	// FollowupEvals are evaluations to create that the broker holds until
+	// their WaitUntil: they reschedule failed allocations once their
+	// delay has passed.
+	FollowupEvals []*structs.Evaluation
 }
 
 func newPlan(eval *structs.Evaluation, job *structs.Job) *Plan {
@@ -76,7 +85,8 @@ func (p *Plan) Preemptions() []*structs.Allocation { return flatten(p.NodePreemp
 
 // IsNoOp reports whether the plan neither stops nor places anything.
 func (p *Plan) IsNoOp() bool {
-	return len(p.NodeUpdate) == 0 && len(p.NodeAllocation) == 0 && len(p.NodePreemptions) == 0 && len(p.Deployments) == 0
+	return len(p.NodeUpdate) == 0 && len(p.NodeAllocation) == 0 && len(p.NodePreemptions) == 0 && len(p.Deployments) == 0 &&
+		len(p.AllocUpdates) == 0 && len(p.FollowupEvals) == 0
 }
 
 // AppendStop adds a stop of alloc to the plan; alloc itself is not changed.

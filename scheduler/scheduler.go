@@ -26,6 +26,9 @@ type Options struct {
 	NewID func() string
 	// NewDeploymentID returns a new deployment ID; nil uses NewID.
 	NewDeploymentID func() string
+	// NewEvalID returns a new evaluation ID (follow-up evaluations); nil
+	// uses NewID.
+	NewEvalID func() string
 }
 
 // Process processes eval against state with default Options.
@@ -44,6 +47,9 @@ func (o Options) Process(state State, eval *structs.Evaluation) (*Plan, error) {
 	}
 	if o.NewDeploymentID == nil {
 		o.NewDeploymentID = o.NewID
+	}
+	if o.NewEvalID == nil {
+		o.NewEvalID = o.NewID
 	}
 	job, err := state.JobByID(eval.Namespace, eval.JobID)
 	if err != nil {
@@ -78,6 +84,8 @@ func (o Options) Process(state State, eval *structs.Evaluation) (*Plan, error) {
 		now:             o.Now().UnixNano(),
 		newID:           o.NewID,
 		newDeploymentID: o.NewDeploymentID,
+		newEvalID:       o.NewEvalID,
+		rescheduling:    map[string]time.Duration{},
 		checker:         newConstraintChecker(),
 		config:          cfg,
 	}
@@ -124,8 +132,12 @@ type run struct {
 	checker *constraintChecker
 
 	newDeploymentID func() string
-	config          *structs.SchedulerConfiguration
-	deps            deploymentRun
+	newEvalID       func() string
+	// rescheduling holds the failed allocations replaced in this plan, by
+	// ID, with the delay that preceded their replacement.
+	rescheduling map[string]time.Duration
+	config       *structs.SchedulerConfiguration
+	deps         deploymentRun
 	// err is the first state read error met where returning one is awkward.
 	err error
 }
@@ -220,6 +232,7 @@ func (r *run) place(tg *structs.TaskGroup, name string, prev *structs.Allocation
 	var bestScore float64
 	var exhausted []*structs.Node // feasible, but full
 	var bestDevices map[string][]*structs.AllocatedDeviceResource
+	penalized := r.penalizedNodes(prev)
 	for _, node := range nodes {
 		metric.NodesEvaluated++
 		if !r.feasible(node, tg, metric) {
@@ -259,6 +272,9 @@ func (r *run) place(tg *structs.TaskGroup, name string, prev *structs.Allocation
 			continue
 		}
 		score += devScore
+		if penalized[node.ID] {
+			score -= nodeReschedulePenalty
+		}
 		if best == nil || score > bestScore {
 			best, bestScore, bestDevices = node, score, devices
 		}
@@ -298,6 +314,9 @@ func (r *run) place(tg *structs.TaskGroup, name string, prev *structs.Allocation
 	}
 	if prev != nil {
 		a.PreviousAllocation = prev.ID
+		if delay, ok := r.rescheduling[prev.ID]; ok {
+			r.rescheduledFrom(a, prev, delay)
+		}
 	}
 	for _, p := range preempt {
 		a.PreemptedAllocations = append(a.PreemptedAllocations, p.ID)

@@ -27,28 +27,34 @@ const (
 // updates replace it. Client-side runtime state (task states, client status)
 // lives in the AllocRunner, not here.
 type Allocation struct {
-	ID                    string
-	Namespace             string
-	EvalID                string
-	Name                  string // "job.group[index]"
-	NodeID                string
-	NodeName              string
-	JobID                 string
-	Job                   *Job
-	TaskGroup             string
-	Resources             *Resources            // the total of the group's tasks
-	TaskResources         map[string]*Resources // per task
-	AllocatedResources    *AllocatedResources
-	Metrics               *AllocMetric
-	DesiredStatus         string
-	DesiredDescription    string
-	ClientStatus          string
-	ClientDescription     string
-	TaskStates            map[string]*TaskState
-	DeploymentID          string
-	DeploymentStatus      *AllocDeploymentStatus
-	PreviousAllocation    string
-	NextAllocation        string
+	ID                 string
+	Namespace          string
+	EvalID             string
+	Name               string // "job.group[index]"
+	NodeID             string
+	NodeName           string
+	JobID              string
+	Job                *Job
+	TaskGroup          string
+	Resources          *Resources            // the total of the group's tasks
+	TaskResources      map[string]*Resources // per task
+	AllocatedResources *AllocatedResources
+	Metrics            *AllocMetric
+	DesiredStatus      string
+	DesiredDescription string
+	ClientStatus       string
+	ClientDescription  string
+	TaskStates         map[string]*TaskState
+	DeploymentID       string
+	DeploymentStatus   *AllocDeploymentStatus
+	PreviousAllocation string
+	NextAllocation     string
+	// RescheduleTracker is the reschedule history this allocation inherits
+	// from the failed allocations it replaced.
+	RescheduleTracker *RescheduleTracker
+	// FollowupEvalID is the delayed evaluation that will reschedule this
+	// failed allocation.
+	FollowupEvalID        string
 	PreemptedAllocations  []string
 	PreemptedByAllocation string
 	CreateIndex           uint64
@@ -192,6 +198,7 @@ func (a *Allocation) Copy() *Allocation {
 	}
 	c.PreemptedAllocations = slices.Clone(a.PreemptedAllocations)
 	c.DeploymentStatus = a.DeploymentStatus.Copy()
+	c.RescheduleTracker = a.RescheduleTracker.Copy()
 	return &c
 }
 
@@ -213,6 +220,7 @@ type AllocListStub struct {
 	ClientDescription     string
 	TaskStates            map[string]*TaskState
 	DeploymentStatus      *AllocDeploymentStatus
+	RescheduleTracker     *RescheduleTracker
 	FollowupEvalID        string
 	NextAllocation        string
 	PreemptedAllocations  []string
@@ -241,6 +249,8 @@ func (a *Allocation) Stub() *AllocListStub {
 		TaskStates:            a.TaskStates,
 		DeploymentStatus:      a.DeploymentStatus,
 		NextAllocation:        a.NextAllocation,
+		RescheduleTracker:     a.RescheduleTracker,
+		FollowupEvalID:        a.FollowupEvalID,
 		PreemptedAllocations:  a.PreemptedAllocations,
 		PreemptedByAllocation: a.PreemptedByAllocation,
 		CreateIndex:           a.CreateIndex,

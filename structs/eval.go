@@ -20,6 +20,7 @@ const (
 	EvalTriggerAllocStop     = "alloc-stop"
 	EvalTriggerQueuedAllocs  = "queued-allocs"
 	EvalTriggerPreemption    = "preemption"
+	EvalTriggerAllocFailure  = "alloc-failure"
 )
 
 // Evaluation is a request to reconcile a job's desired and actual state.
@@ -39,6 +40,9 @@ type Evaluation struct {
 	Status            string
 	StatusDescription string
 	Wait              time.Duration
+	// WaitUntil delays the evaluation: the broker hands it out no earlier
+	// (a follow-up eval that reschedules failed allocations).
+	WaitUntil         time.Time
 	NextEval          string
 	PreviousEval      string
 	BlockedEval       string

@@ -75,6 +75,9 @@ type TaskGroup struct {
 	// Networks are the group's network blocks (network.go); nil: host
 	// networking.
 	Networks []*NetworkResource
+	// ReschedulePolicy says when failed allocations are replaced (nil:
+	// never; reschedule.go).
+	ReschedulePolicy *ReschedulePolicy
 }
 
 // Task is a single process, container or other unit run by a driver.
@@ -301,6 +304,9 @@ func (j *Job) Canonicalize() {
 		if tg.EphemeralDisk == nil {
 			tg.EphemeralDisk = DefaultEphemeralDisk()
 		}
+		if tg.ReschedulePolicy == nil {
+			tg.ReschedulePolicy = DefaultReschedulePolicy(j.Type)
+		}
 		for _, t := range tg.Tasks {
 			if t.Resources == nil {
 				t.Resources = DefaultResources()
@@ -450,6 +456,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	c := *tg
 	c.Constraints = copyConstraints(tg.Constraints)
 	c.RestartPolicy = tg.RestartPolicy.Copy()
+	c.ReschedulePolicy = tg.ReschedulePolicy.Copy()
 	if tg.EphemeralDisk != nil {
 		d := *tg.EphemeralDisk
 		c.EphemeralDisk = &d
