@@ -74,3 +74,33 @@ func Forward[T, R any](stream grpc.ServerStreamingServer[R], ch <-chan T, conv f
 		}
 	}
 }
+
+// ReadStream opens a server stream (see OpenStream) and returns a channel
+// that receives its values, converted by conv, until the stream ends or ctx
+// is done; then it closes. If the stream fails first and onErr is set, the
+// channel receives onErr's value for the stream's error (as received, not
+// yet turned back by fromStatus) before it closes; with onErr nil it just
+// closes. The goroutine that feeds the channel stops with ctx or the
+// stream.
+func ReadStream[R, T any](ctx context.Context, op, plugin string, fromStatus func(op string, err error) error, open func(context.Context) (grpc.ServerStreamingClient[R], error), conv func(*R) T, onErr func(error) T) (<-chan T, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	stream, err := OpenStream(ctx, op, plugin, fromStatus, open)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	ch := make(chan T)
+	go func() {
+		defer cancel()
+		defer close(ch)
+		err := Pump(ctx, stream, ch, conv)
+		if err == nil || ctx.Err() != nil || onErr == nil {
+			return
+		}
+		select {
+		case ch <- onErr(err):
+		case <-ctx.Done():
+		}
+	}()
+	return ch, nil
+}

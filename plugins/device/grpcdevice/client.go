@@ -14,6 +14,9 @@ import (
 	"github.com/drover-io/drover/plugins/device/proto"
 )
 
+// pluginKind names the plugin in errors of its streams.
+const pluginKind = "device plugin"
+
 // Client is a device plugin in another process, reached over gRPC. It
 // implements device.DevicePlugin.
 //
@@ -57,33 +60,19 @@ func (c *Client) SetConfig(ctx context.Context, cfg *base.Config) error {
 
 // Fingerprint streams the plugin's device groups until ctx is done.
 func (c *Client) Fingerprint(ctx context.Context) (<-chan *device.FingerprintResponse, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	stream, err := grpcbase.OpenStream(ctx, "fingerprint", "device plugin", fromStatus, func(ctx context.Context) (grpc.ServerStreamingClient[proto.FingerprintResponse], error) {
-		return c.rpc.Fingerprint(ctx, &proto.FingerprintRequest{})
-	})
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	ch := make(chan *device.FingerprintResponse)
-	go func() {
-		defer cancel()
-		defer close(ch)
-		err := grpcbase.Pump(ctx, stream, ch, func(r *proto.FingerprintResponse) *device.FingerprintResponse {
+	return grpcbase.ReadStream(ctx, "fingerprint", pluginKind, fromStatus,
+		func(ctx context.Context) (grpc.ServerStreamingClient[proto.FingerprintResponse], error) {
+			return c.rpc.Fingerprint(ctx, &proto.FingerprintRequest{})
+		},
+		func(r *proto.FingerprintResponse) *device.FingerprintResponse {
 			if fp := fingerprintFromProto(r.GetFingerprint()); fp != nil {
 				return fp
 			}
 			return &device.FingerprintResponse{}
+		},
+		func(err error) *device.FingerprintResponse {
+			return &device.FingerprintResponse{Error: fromStatus("fingerprint", err)}
 		})
-		if err == nil || ctx.Err() != nil {
-			return
-		}
-		select {
-		case ch <- &device.FingerprintResponse{Error: fromStatus("fingerprint", err)}:
-		case <-ctx.Done():
-		}
-	}()
-	return ch, nil
 }
 
 // Reserve reserves devices for a task.
@@ -101,31 +90,17 @@ func (c *Client) Reserve(ctx context.Context, deviceIDs []string) (*device.Conta
 
 // Stats streams the devices' statistics until ctx is done.
 func (c *Client) Stats(ctx context.Context, interval time.Duration) (<-chan *device.StatsResponse, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	stream, err := grpcbase.OpenStream(ctx, "stats", "device plugin", fromStatus, func(ctx context.Context) (grpc.ServerStreamingClient[proto.StatsResponse], error) {
-		return c.rpc.Stats(ctx, &proto.StatsRequest{IntervalNanos: int64(interval)})
-	})
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	ch := make(chan *device.StatsResponse)
-	go func() {
-		defer cancel()
-		defer close(ch)
-		err := grpcbase.Pump(ctx, stream, ch, func(r *proto.StatsResponse) *device.StatsResponse {
+	return grpcbase.ReadStream(ctx, "stats", pluginKind, fromStatus,
+		func(ctx context.Context) (grpc.ServerStreamingClient[proto.StatsResponse], error) {
+			return c.rpc.Stats(ctx, &proto.StatsRequest{IntervalNanos: int64(interval)})
+		},
+		func(r *proto.StatsResponse) *device.StatsResponse {
 			if st := statsFromProto(r.GetStats()); st != nil {
 				return st
 			}
 			return &device.StatsResponse{}
+		},
+		func(err error) *device.StatsResponse {
+			return &device.StatsResponse{Error: fromStatus("stats", err)}
 		})
-		if err == nil || ctx.Err() != nil {
-			return
-		}
-		select {
-		case ch <- &device.StatsResponse{Error: fromStatus("stats", err)}:
-		case <-ctx.Done():
-		}
-	}()
-	return ch, nil
 }

@@ -17,6 +17,9 @@ import (
 	"github.com/drover-io/drover/plugins/drivers/proto"
 )
 
+// pluginKind names the plugin in errors of its streams.
+const pluginKind = "driver plugin"
+
 // shortCallTimeout bounds the calls whose interface takes no context (Name,
 // Capabilities).
 const shortCallTimeout = 10 * time.Second
@@ -107,34 +110,19 @@ func (c *Client) Capabilities() *drivers.Capabilities {
 // Fingerprint streams the driver's fingerprints until ctx is done. If the
 // plugin goes away first, it sends an unhealthy fingerprint and closes.
 func (c *Client) Fingerprint(ctx context.Context) (<-chan *drivers.Fingerprint, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	stream, err := grpcbase.OpenStream(ctx, "fingerprint", "driver plugin", fromStatus, func(ctx context.Context) (grpc.ServerStreamingClient[proto.FingerprintResponse], error) {
-		return c.rpc.Fingerprint(ctx, &proto.FingerprintRequest{})
-	})
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	ch := make(chan *drivers.Fingerprint)
-	go func() {
-		defer cancel()
-		defer close(ch)
-		err := grpcbase.Pump(ctx, stream, ch, func(r *proto.FingerprintResponse) *drivers.Fingerprint {
+	return grpcbase.ReadStream(ctx, "fingerprint", pluginKind, fromStatus,
+		func(ctx context.Context) (grpc.ServerStreamingClient[proto.FingerprintResponse], error) {
+			return c.rpc.Fingerprint(ctx, &proto.FingerprintRequest{})
+		},
+		func(r *proto.FingerprintResponse) *drivers.Fingerprint {
 			return fingerprintFromProto(r.GetFingerprint())
+		},
+		func(err error) *drivers.Fingerprint {
+			return &drivers.Fingerprint{
+				Health:            drivers.HealthStateUnhealthy,
+				HealthDescription: fromStatus("fingerprint", err).Error(),
+			}
 		})
-		if err == nil || ctx.Err() != nil {
-			return
-		}
-		fp := &drivers.Fingerprint{
-			Health:            drivers.HealthStateUnhealthy,
-			HealthDescription: fromStatus("fingerprint", err).Error(),
-		}
-		select {
-		case ch <- fp:
-		case <-ctx.Done():
-		}
-	}()
-	return ch, nil
 }
 
 // StartTask starts a task.
@@ -161,7 +149,7 @@ func (c *Client) RecoverTask(ctx context.Context, h *drivers.TaskHandle) error {
 // goes away, the result's Err wraps drivers.ErrPluginUnavailable.
 func (c *Client) WaitTask(ctx context.Context, taskID string) (<-chan *drivers.ExitResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	stream, err := grpcbase.OpenStream(ctx, "wait task", "driver plugin", fromStatus, func(ctx context.Context) (grpc.ServerStreamingClient[proto.WaitTaskResponse], error) {
+	stream, err := grpcbase.OpenStream(ctx, "wait task", pluginKind, fromStatus, func(ctx context.Context) (grpc.ServerStreamingClient[proto.WaitTaskResponse], error) {
 		return c.rpc.WaitTask(ctx, &proto.WaitTaskRequest{TaskId: taskID})
 	})
 	if err != nil {
@@ -221,45 +209,27 @@ func (c *Client) SignalTask(ctx context.Context, taskID string, signal string) e
 // TaskStats streams a task's resource usage until ctx is done or the
 // plugin goes away.
 func (c *Client) TaskStats(ctx context.Context, taskID string, interval time.Duration) (<-chan *drivers.TaskResourceUsage, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	stream, err := grpcbase.OpenStream(ctx, "task stats", "driver plugin", fromStatus, func(ctx context.Context) (grpc.ServerStreamingClient[proto.TaskStatsResponse], error) {
-		return c.rpc.TaskStats(ctx, &proto.TaskStatsRequest{TaskId: taskID, IntervalNanos: int64(interval)})
-	})
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	ch := make(chan *drivers.TaskResourceUsage)
-	go func() {
-		defer cancel()
-		defer close(ch)
-		_ = grpcbase.Pump(ctx, stream, ch, func(r *proto.TaskStatsResponse) *drivers.TaskResourceUsage {
+	return grpcbase.ReadStream(ctx, "task stats", pluginKind, fromStatus,
+		func(ctx context.Context) (grpc.ServerStreamingClient[proto.TaskStatsResponse], error) {
+			return c.rpc.TaskStats(ctx, &proto.TaskStatsRequest{TaskId: taskID, IntervalNanos: int64(interval)})
+		},
+		func(r *proto.TaskStatsResponse) *drivers.TaskResourceUsage {
 			return usageFromProto(r.GetUsage())
-		})
-	}()
-	return ch, nil
+		},
+		nil)
 }
 
 // TaskEvents streams the driver's task events until ctx is done or the
 // plugin goes away; a driver without events gives drivers.ErrNotSupported.
 func (c *Client) TaskEvents(ctx context.Context) (<-chan *drivers.TaskEvent, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	stream, err := grpcbase.OpenStream(ctx, "task events", "driver plugin", fromStatus, func(ctx context.Context) (grpc.ServerStreamingClient[proto.TaskEventsResponse], error) {
-		return c.rpc.TaskEvents(ctx, &proto.TaskEventsRequest{})
-	})
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	ch := make(chan *drivers.TaskEvent)
-	go func() {
-		defer cancel()
-		defer close(ch)
-		_ = grpcbase.Pump(ctx, stream, ch, func(r *proto.TaskEventsResponse) *drivers.TaskEvent {
+	return grpcbase.ReadStream(ctx, "task events", pluginKind, fromStatus,
+		func(ctx context.Context) (grpc.ServerStreamingClient[proto.TaskEventsResponse], error) {
+			return c.rpc.TaskEvents(ctx, &proto.TaskEventsRequest{})
+		},
+		func(r *proto.TaskEventsResponse) *drivers.TaskEvent {
 			return taskEventFromProto(r.GetEvent())
-		})
-	}()
-	return ch, nil
+		},
+		nil)
 }
 
 // ExecTask runs a command in a task's context.
