@@ -8,4 +8,8 @@
 // gets exactly like a built-in plugin; errors keep their kind across the wire
 // (device.ErrUnknownDevice, context errors), and a plugin process that went
 // away surfaces as device.ErrPluginUnavailable.
+//
+// The base calls' messages (plugins/base/proto), their conversions, the
+// status mapping and the stream helpers are shared with grpcdriver in
+// plugins/base/grpcbase; this package adds the device plugin's own.
 package grpcdevice

@@ -15,4 +15,8 @@
 // rather than hangs. Streams (Fingerprint, WaitTask, TaskStats, TaskEvents)
 // stop when the caller's context is done, which cancels the call in the
 // plugin too.
+//
+// The base calls' messages (plugins/base/proto), their conversions, the
+// status mapping and the stream helpers are shared with grpcdevice in
+// plugins/base/grpcbase; this package adds the driver's own.
 package grpcdriver
