@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-
 	"sync"
 
 	"github.com/drover-io/drover/structs"
@@ -11,9 +10,11 @@ import (
 // evalBroker queues evaluations for the workers. Evaluations of one job are
 // handed out one at a time, in the order they were enqueued; different jobs
 // proceed in parallel. It only holds evaluations while enabled (on the
-// leader).
+// leader). An evaluation whose WaitUntil is in the future (a follow-up that
+// reschedules failed allocations) is held on a clock timer until then.
 type evalBroker struct {
 	readyCh chan struct{} // signalled (non-blocking) when ready grows
+	clock   Clock
 
 	mu       sync.Mutex // guards the fields below
 	enabled  bool
@@ -22,16 +23,26 @@ type evalBroker struct {
 	busy     map[structs.NamespacedID]bool                  // job has an eval ready or in flight
 	inflight map[string]structs.NamespacedID                // eval ID -> job
 	requeue  map[string]*structs.Evaluation                 // re-enqueued while in flight
-	queued   map[string]bool                                // eval IDs in ready or waiting
+	queued   map[string]bool                                // eval IDs in ready, waiting or delayed
+	delayed  map[string]Timer                               // eval ID -> timer releasing it at its WaitUntil
 }
 
-func newEvalBroker() *evalBroker {
-	b := &evalBroker{readyCh: make(chan struct{}, 1)}
+// newEvalBroker returns a disabled broker; clock (nil: the wall clock)
+// times delayed evaluations.
+func newEvalBroker(clock Clock) *evalBroker {
+	if clock == nil {
+		clock = realClock{}
+	}
+	b := &evalBroker{readyCh: make(chan struct{}, 1), clock: clock}
 	b.reset()
 	return b
 }
 
 func (b *evalBroker) reset() {
+	for _, t := range b.delayed {
+		t.Stop()
+	}
+	b.delayed = map[string]Timer{}
 	b.ready = nil
 	b.waiting = map[structs.NamespacedID][]*structs.Evaluation{}
 	b.busy = map[structs.NamespacedID]bool{}
@@ -69,6 +80,28 @@ func (b *evalBroker) Enqueue(e *structs.Evaluation) {
 		b.requeue[e.ID] = e
 		return
 	}
+	if wait := e.WaitUntil.Sub(b.clock.Now()); !e.WaitUntil.IsZero() && wait > 0 {
+		b.queued[e.ID] = true
+		b.delayed[e.ID] = b.clock.AfterFunc(wait, func() { b.release(e) })
+		return
+	}
+	b.enqueueLocked(e)
+}
+
+// release moves a delayed evaluation whose time has come to the queue.
+func (b *evalBroker) release(e *structs.Evaluation) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.delayed[e.ID]; !ok || !b.enabled {
+		return
+	}
+	delete(b.delayed, e.ID)
+	delete(b.queued, e.ID)
+	b.enqueueLocked(e)
+}
+
+// enqueueLocked queues e behind its job's other evaluations; b.mu is held.
+func (b *evalBroker) enqueueLocked(e *structs.Evaluation) {
 	key := structs.NamespacedID{Namespace: e.Namespace, ID: e.JobID}
 	b.queued[e.ID] = true
 	if b.busy[key] {
@@ -137,13 +170,13 @@ func (b *evalBroker) Ack(evalID string) {
 
 // brokerStats counts the broker's evaluations.
 type brokerStats struct {
-	Ready, Waiting, InFlight int
+	Ready, Waiting, InFlight, Delayed int
 }
 
 func (b *evalBroker) Stats() brokerStats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := brokerStats{Ready: len(b.ready), InFlight: len(b.inflight)}
+	s := brokerStats{Ready: len(b.ready), InFlight: len(b.inflight), Delayed: len(b.delayed)}
 	for _, w := range b.waiting {
 		s.Waiting += len(w)
 	}

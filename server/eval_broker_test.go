@@ -33,7 +33,7 @@ func assertEmpty(t *testing.T, b *evalBroker) {
 }
 
 func TestEvalBrokerSerializesPerJob(t *testing.T) {
-	b := newEvalBroker()
+	b := newEvalBroker(nil)
 	b.SetEnabled(true)
 	b.Enqueue(ev("a1", "a"))
 	b.Enqueue(ev("a2", "a"))
@@ -64,7 +64,7 @@ func TestEvalBrokerSerializesPerJob(t *testing.T) {
 }
 
 func TestEvalBrokerDisabled(t *testing.T) {
-	b := newEvalBroker()
+	b := newEvalBroker(nil)
 	b.Enqueue(ev("x", "a"))
 	assertEmpty(t, b)
 	b.SetEnabled(true)
@@ -98,4 +98,42 @@ func TestBlockedEvals(t *testing.T) {
 	if bl.Len() != 1 {
 		t.Fatalf("len = %d", bl.Len())
 	}
+}
+
+func TestEvalBrokerDelaysUntilWaitUntil(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1700000000, 0)}
+	b := newEvalBroker(clock)
+	b.SetEnabled(true)
+	later := ev("later", "a")
+	later.WaitUntil = clock.Now().Add(30 * time.Second)
+	past := ev("past", "b")
+	past.WaitUntil = clock.Now().Add(-time.Second)
+	b.Enqueue(later)
+	b.Enqueue(later) // duplicate while delayed: ignored
+	b.Enqueue(past)
+	if e := dequeueNow(t, b); e.ID != "past" {
+		t.Fatalf("first = %s, want the eval whose time has passed", e.ID)
+	}
+	if s := b.Stats(); s.Delayed != 1 {
+		t.Fatalf("stats = %+v, want 1 delayed", s)
+	}
+	assertEmpty(t, b)
+	clock.Advance(29 * time.Second)
+	assertEmpty(t, b)
+	clock.Advance(time.Second)
+	if e := dequeueNow(t, b); e.ID != "later" {
+		t.Fatalf("released = %s", e.ID)
+	}
+	if s := b.Stats(); s.Delayed != 0 {
+		t.Fatalf("stats = %+v, want none delayed", s)
+	}
+
+	// Disabling drops delayed evaluations and stops their timers.
+	gone := ev("gone", "c")
+	gone.WaitUntil = clock.Now().Add(time.Minute)
+	b.Enqueue(gone)
+	b.SetEnabled(false)
+	b.SetEnabled(true)
+	clock.Advance(time.Hour)
+	assertEmpty(t, b)
 }

@@ -212,6 +212,11 @@ func (s *Server) NodeUpdateAlloc(ctx context.Context, req *structs.AllocUpdateRe
 	if err != nil {
 		return nil, err
 	}
+	failEvals, err := s.failureEvals(st, updates, evals) // reschedule.go
+	if err != nil {
+		return nil, err
+	}
+	evals = append(evals, failEvals...)
 	index, _, err := s.raftApply(AllocClientUpdateRequestType, &AllocClientUpdateCommand{Allocs: updates, Evals: evals})
 	if err != nil {
 		return nil, err

@@ -66,6 +66,7 @@ func (s *Server) applyPlan(p *pendingPlan) planResult {
 	allocs = append(allocs, plan.Stops()...)
 	rejected := false
 	var preempted []*structs.Allocation
+	accepted := map[string]bool{}
 	for nodeID, placed := range plan.NodeAllocation {
 		ok, err := s.nodeFits(st, nodeID, plan)
 		if err != nil {
@@ -77,10 +78,14 @@ func (s *Server) applyPlan(p *pendingPlan) planResult {
 			continue
 		}
 		allocs = append(allocs, placed...)
+		for _, a := range placed {
+			accepted[a.ID] = true
+		}
 		// Evictions are committed only with the placements that need them.
 		preempted = append(preempted, plan.NodePreemptions[nodeID]...)
 	}
 	allocs = append(allocs, preempted...)
+	allocs = append(allocs, rescheduleUpdates(plan, accepted, rejected)...) // reschedule.go
 	cmd := &PlanResultCommand{Allocs: allocs, Deployments: plan.Deployments}
 	if !rejected {
 		cmd.Evals = p.evals

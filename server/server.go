@@ -66,7 +66,7 @@ func NewServer(cfg *Config) (*Server, error) {
 		cancel:      cancel,
 		established: make(chan struct{}),
 	}
-	s.broker = newEvalBroker()
+	s.broker = newEvalBroker(c.Clock)
 	s.blocked = newBlockedEvals(s.broker.Enqueue)
 	s.heartbeats = newHeartbeats(c.Clock, c.HeartbeatTTL)
 	fsm, err := newFSM(s.logger, s)
@@ -175,6 +175,7 @@ func (s *Server) Stats() map[string]string {
 		"broker_ready":     strconv.Itoa(bs.Ready),
 		"broker_waiting":   strconv.Itoa(bs.Waiting),
 		"broker_in_flight": strconv.Itoa(bs.InFlight),
+		"broker_delayed":   strconv.Itoa(bs.Delayed),
 		"blocked_evals":    strconv.Itoa(s.blocked.Len()),
 		"num_workers":      strconv.Itoa(s.config.NumWorkers),
 		"heartbeat_timers": strconv.Itoa(s.heartbeats.Len()),

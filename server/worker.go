@@ -51,6 +51,7 @@ func (s *Server) processEval(eval *structs.Evaluation) error {
 		if err != nil {
 			return err
 		}
+		evals = append(evals, plan.FollowupEvals...)
 		failed, target, err := revertTarget(snap, plan)
 		if err != nil {
 			return err
