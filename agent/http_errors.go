@@ -34,18 +34,7 @@ func statusCode(err error) int {
 	if errors.As(err, &mbe) {
 		return http.StatusRequestEntityTooLarge
 	}
-	switch structs.KindOf(err) {
-	case structs.KindInvalid:
-		return http.StatusBadRequest
-	case structs.KindNotFound:
-		return http.StatusNotFound
-	case structs.KindConflict:
-		return http.StatusConflict
-	case structs.KindUnavailable:
-		return http.StatusServiceUnavailable
-	default:
-		return http.StatusInternalServerError
-	}
+	return structs.KindOf(err).HTTPStatus()
 }
 
 // writeError writes err as Nomad does: the status code and the message as a

@@ -199,15 +199,8 @@ func (h *rpcHandler) writeError(w http.ResponseWriter, code int, err error) {
 
 // rpcStatus maps an error's kind to the response status.
 func rpcStatus(err error) int {
-	switch structs.KindOf(err) {
-	case structs.KindInvalid:
-		return http.StatusBadRequest
-	case structs.KindNotFound:
-		return http.StatusNotFound
-	case structs.KindConflict:
-		return http.StatusConflict
-	case structs.KindUnavailable:
-		return http.StatusServiceUnavailable
+	if k := structs.KindOf(err); k != structs.KindInternal {
+		return k.HTTPStatus()
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return http.StatusServiceUnavailable

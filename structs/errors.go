@@ -38,6 +38,23 @@ func (k ErrorKind) String() string {
 	}
 }
 
+// HTTPStatus is the HTTP status code of the kind: the one mapping used by
+// the HTTP API and the RPC transport alike.
+func (k ErrorKind) HTTPStatus() int {
+	switch k {
+	case KindInvalid:
+		return 400 // Bad Request
+	case KindNotFound:
+		return 404 // Not Found
+	case KindConflict:
+		return 409 // Conflict
+	case KindUnavailable:
+		return 503 // Service Unavailable
+	default:
+		return 500 // Internal Server Error
+	}
+}
+
 // KindError is an error carrying an ErrorKind. Wrap it with fmt.Errorf("...: %w")
 // freely: KindOf finds it through the chain.
 type KindError struct {

@@ -177,3 +177,13 @@ func TestKindOfThroughWrapping(t *testing.T) {
 }
 
 func errorsJoin(ctx string, err error) error { return fmt.Errorf("%s: %w", ctx, err) }
+
+func TestErrorKindHTTPStatus(t *testing.T) {
+	for kind, want := range map[ErrorKind]int{
+		KindInvalid: 400, KindNotFound: 404, KindConflict: 409, KindUnavailable: 503, KindInternal: 500,
+	} {
+		if got := kind.HTTPStatus(); got != want {
+			t.Errorf("%v.HTTPStatus() = %d, want %d", kind, got, want)
+		}
+	}
+}
