@@ -163,7 +163,6 @@ func (c *converter) job(in *api.Job) *structs.Job {
 		unimplemented{"Spreads", "spread block", in.Spreads, ignored},
 		unimplemented{"Periodic", "periodic block", in.Periodic, rejected},
 		unimplemented{"ParameterizedJob", "parameterized block", in.ParameterizedJob, rejected},
-		unimplemented{"Reschedule", "reschedule block", in.Reschedule, ignored},
 		unimplemented{"Migrate", "migrate block", in.Migrate, ignored},
 		unimplemented{"UI", "ui block", in.UI, ignored},
 		unimplemented{"Payload", "dispatch payload", in.Payload, rejected},
@@ -183,7 +182,9 @@ func (c *converter) job(in *api.Job) *structs.Job {
 			c.errorf("group %d is null", i+1)
 			continue
 		}
-		out.TaskGroups = append(out.TaskGroups, c.group(tg, jobType))
+		g := c.group(tg, jobType)
+		g.ReschedulePolicy = c.reschedulePolicy(fmt.Sprintf("group %q", g.Name), jobType, in.Reschedule, tg.ReschedulePolicy) // convert_reschedule.go
+		out.TaskGroups = append(out.TaskGroups, g)
 	}
 	c.updateStrategies(in, out, jobType) // convert_update.go
 	return out
@@ -211,7 +212,6 @@ func (c *converter) group(in *api.TaskGroup, jobType string) *structs.TaskGroup 
 		unimplemented{"Spreads", "spread block", in.Spreads, ignored},
 		unimplemented{"Volumes", "volume block", in.Volumes, rejected},
 		unimplemented{"Disconnect", "disconnect block", in.Disconnect, ignored},
-		unimplemented{"ReschedulePolicy", "reschedule block", in.ReschedulePolicy, ignored},
 		unimplemented{"Migrate", "migrate block", in.Migrate, ignored},
 		unimplemented{"Services", "service block", in.Services, ignored},
 		unimplemented{"ShutdownDelay", "shutdown_delay", in.ShutdownDelay, ignored},

@@ -39,23 +39,23 @@ type Job struct {
 	JobModifyIndex    *uint64
 
 	// Nomad fields drover does not implement (yet).
-	NodePool                 json.RawMessage `json:",omitempty"`
-	Affinities               json.RawMessage `json:",omitempty"`
-	Multiregion              json.RawMessage `json:",omitempty"`
-	Spreads                  json.RawMessage `json:",omitempty"`
-	Periodic                 json.RawMessage `json:",omitempty"`
-	ParameterizedJob         json.RawMessage `json:",omitempty"`
-	Reschedule               json.RawMessage `json:",omitempty"`
-	Migrate                  json.RawMessage `json:",omitempty"`
-	UI                       json.RawMessage `json:",omitempty"`
-	ParentID                 json.RawMessage `json:",omitempty"`
-	Dispatched               json.RawMessage `json:",omitempty"`
-	DispatchIdempotencyToken json.RawMessage `json:",omitempty"`
-	Payload                  json.RawMessage `json:",omitempty"`
-	ConsulNamespace          json.RawMessage `json:",omitempty"`
-	VaultNamespace           json.RawMessage `json:",omitempty"`
-	NomadTokenID             json.RawMessage `json:",omitempty"`
-	VersionTag               json.RawMessage `json:",omitempty"`
+	NodePool                 json.RawMessage   `json:",omitempty"`
+	Affinities               json.RawMessage   `json:",omitempty"`
+	Multiregion              json.RawMessage   `json:",omitempty"`
+	Spreads                  json.RawMessage   `json:",omitempty"`
+	Periodic                 json.RawMessage   `json:",omitempty"`
+	ParameterizedJob         json.RawMessage   `json:",omitempty"`
+	Reschedule               *ReschedulePolicy `json:",omitempty"` // merged into every group's policy
+	Migrate                  json.RawMessage   `json:",omitempty"`
+	UI                       json.RawMessage   `json:",omitempty"`
+	ParentID                 json.RawMessage   `json:",omitempty"`
+	Dispatched               json.RawMessage   `json:",omitempty"`
+	DispatchIdempotencyToken json.RawMessage   `json:",omitempty"`
+	Payload                  json.RawMessage   `json:",omitempty"`
+	ConsulNamespace          json.RawMessage   `json:",omitempty"`
+	VaultNamespace           json.RawMessage   `json:",omitempty"`
+	NomadTokenID             json.RawMessage   `json:",omitempty"`
+	VersionTag               json.RawMessage   `json:",omitempty"`
 }
 
 // TaskGroup is a group of tasks placed together, Count times.
@@ -73,20 +73,20 @@ type TaskGroup struct {
 	Networks []*NetworkResource `json:",omitempty"`
 
 	// Nomad fields drover does not implement (yet).
-	Affinities                json.RawMessage `json:",omitempty"`
-	Spreads                   json.RawMessage `json:",omitempty"`
-	Volumes                   json.RawMessage `json:",omitempty"`
-	Disconnect                json.RawMessage `json:",omitempty"`
-	ReschedulePolicy          json.RawMessage `json:",omitempty"`
-	Migrate                   json.RawMessage `json:",omitempty"`
-	Services                  json.RawMessage `json:",omitempty"`
-	ShutdownDelay             json.RawMessage `json:",omitempty"`
-	MaxRunDuration            json.RawMessage `json:",omitempty"`
-	StopAfterClientDisconnect json.RawMessage `json:",omitempty"`
-	MaxClientDisconnect       json.RawMessage `json:",omitempty"`
-	Scaling                   json.RawMessage `json:",omitempty"`
-	Consul                    json.RawMessage `json:",omitempty"`
-	PreventRescheduleOnLost   json.RawMessage `json:",omitempty"`
+	Affinities                json.RawMessage   `json:",omitempty"`
+	Spreads                   json.RawMessage   `json:",omitempty"`
+	Volumes                   json.RawMessage   `json:",omitempty"`
+	Disconnect                json.RawMessage   `json:",omitempty"`
+	ReschedulePolicy          *ReschedulePolicy `json:",omitempty"` // overrides the job's Reschedule
+	Migrate                   json.RawMessage   `json:",omitempty"`
+	Services                  json.RawMessage   `json:",omitempty"`
+	ShutdownDelay             json.RawMessage   `json:",omitempty"`
+	MaxRunDuration            json.RawMessage   `json:",omitempty"`
+	StopAfterClientDisconnect json.RawMessage   `json:",omitempty"`
+	MaxClientDisconnect       json.RawMessage   `json:",omitempty"`
+	Scaling                   json.RawMessage   `json:",omitempty"`
+	Consul                    json.RawMessage   `json:",omitempty"`
+	PreventRescheduleOnLost   json.RawMessage   `json:",omitempty"`
 }
 
 // Task is one unit of work run by a driver.
@@ -245,3 +245,16 @@ func Bool(b bool) *bool { return &b }
 
 // Duration returns a pointer to d.
 func Duration(d time.Duration) *time.Duration { return &d }
+
+// ReschedulePolicy says when allocations that failed on their client are
+// replaced, possibly on another node (the `reschedule` block). Durations
+// are nanoseconds on the wire. Fields are in alphabetical order so that the
+// encoding matches the jobspec's canonical JSON.
+type ReschedulePolicy struct {
+	Attempts      *int           `json:",omitempty"`
+	Delay         *time.Duration `json:",omitempty"`
+	DelayFunction *string        `json:",omitempty"`
+	Interval      *time.Duration `json:",omitempty"`
+	MaxDelay      *time.Duration `json:",omitempty"`
+	Unlimited     *bool          `json:",omitempty"`
+}

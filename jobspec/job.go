@@ -55,10 +55,11 @@ var jobTypes = map[string]string{
 // job decodes a `job "ID" { ... }` block.
 func (d *decoder) job(b *hcl.Block) *api.Job {
 	job := &api.Job{ID: api.String(b.Labels[0])}
+	var reschedule json.RawMessage
 	var update json.RawMessage
 	raw := []rawField{
 		{"update", &update, rawBlock{key: "v", spec: updateSpec}},
-		{"reschedule", &job.Reschedule, rawBlock{key: "v", spec: rescheduleSpec}},
+		{"reschedule", &reschedule, rawBlock{key: "v", spec: rescheduleSpec}},
 		{"migrate", &job.Migrate, rawBlock{key: "v", spec: migrateSpec}},
 		{"spread", &job.Spreads, rawBlock{key: "v", many: true, spec: spreadSpec}},
 		{"affinity", &job.Affinities, rawBlock{key: "v", many: true, spec: affinitySpec}},
@@ -101,6 +102,7 @@ func (d *decoder) job(b *hcl.Block) *api.Job {
 	job.Constraints = d.constraints(c)
 	d.decodeRawFields(c, raw)
 	job.Update = decodeUpdate(update)
+	job.Reschedule = decodeReschedule(reschedule)
 
 	seen := map[string]hcl.Range{}
 	for _, gb := range blocksOf(c, "group") {
@@ -121,10 +123,10 @@ func (d *decoder) job(b *hcl.Block) *api.Job {
 // group decodes a `group "NAME" { ... }` block.
 func (d *decoder) group(b *hcl.Block) *api.TaskGroup {
 	g := &api.TaskGroup{Name: api.String(b.Labels[0])}
-	var update, networks json.RawMessage
+	var update, networks, reschedule json.RawMessage
 	raw := []rawField{
 		{"update", &update, rawBlock{key: "v", spec: updateSpec}},
-		{"reschedule", &g.ReschedulePolicy, rawBlock{key: "v", spec: rescheduleSpec}},
+		{"reschedule", &reschedule, rawBlock{key: "v", spec: rescheduleSpec}},
 		{"migrate", &g.Migrate, rawBlock{key: "v", spec: migrateSpec}},
 		{"spread", &g.Spreads, rawBlock{key: "v", many: true, spec: spreadSpec}},
 		{"affinity", &g.Affinities, rawBlock{key: "v", many: true, spec: affinitySpec}},
@@ -161,6 +163,7 @@ func (d *decoder) group(b *hcl.Block) *api.TaskGroup {
 	d.decodeRawFields(c, raw)
 	g.Update = decodeUpdate(update)
 	g.Networks = decodeNetworks(networks)
+	g.ReschedulePolicy = decodeReschedule(reschedule)
 
 	seen := map[string]hcl.Range{}
 	for _, tb := range blocksOf(c, "task") {
@@ -233,4 +236,18 @@ func decodeNetworks(raw json.RawMessage) []*api.NetworkResource {
 		return nil
 	}
 	return out
+}
+
+// decodeReschedule decodes the canonical JSON of a reschedule block.
+func decodeReschedule(raw json.RawMessage) *api.ReschedulePolicy {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var out api.ReschedulePolicy
+	if err := json.Unmarshal(raw, &out); err != nil {
+		// Unreachable: rawBlocks built raw from rescheduleSpec's typed
+		// arguments, and reported any argument it could not decode.
+		return nil
+	}
+	return &out
 }
