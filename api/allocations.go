@@ -34,28 +34,34 @@ func (c *Client) Allocations() *Allocations { return &Allocations{c: c} }
 
 // Allocation is the placement of one task group instance on one node.
 type Allocation struct {
-	ID                    string
-	Namespace             string
-	EvalID                string
-	Name                  string
-	NodeID                string
-	NodeName              string
-	JobID                 string
-	Job                   *Job
-	TaskGroup             string
-	Resources             *Resources
-	TaskResources         map[string]*Resources
-	AllocatedResources    *AllocatedResources
-	Metrics               *AllocationMetric
-	DesiredStatus         string
-	DesiredDescription    string
-	ClientStatus          string
-	ClientDescription     string
-	TaskStates            map[string]*TaskState
-	DeploymentID          string
-	DeploymentStatus      *AllocDeploymentStatus
-	PreviousAllocation    string
-	NextAllocation        string
+	ID                 string
+	Namespace          string
+	EvalID             string
+	Name               string
+	NodeID             string
+	NodeName           string
+	JobID              string
+	Job                *Job
+	TaskGroup          string
+	Resources          *Resources
+	TaskResources      map[string]*Resources
+	AllocatedResources *AllocatedResources
+	Metrics            *AllocationMetric
+	DesiredStatus      string
+	DesiredDescription string
+	ClientStatus       string
+	ClientDescription  string
+	TaskStates         map[string]*TaskState
+	DeploymentID       string
+	DeploymentStatus   *AllocDeploymentStatus
+	PreviousAllocation string
+	NextAllocation     string
+	// RescheduleTracker is the reschedule history inherited from the
+	// failed allocations this one replaced.
+	RescheduleTracker *RescheduleTracker `json:",omitempty"`
+	// FollowupEvalID is the delayed evaluation that will reschedule this
+	// failed allocation.
+	FollowupEvalID        string `json:",omitempty"`
 	PreemptedAllocations  []string
 	PreemptedByAllocation string
 	CreateIndex           uint64
@@ -196,4 +202,17 @@ func sortAllocStubs(s []*AllocationListStub) {
 		}
 		return s[i].ID < s[j].ID
 	})
+}
+
+// RescheduleTracker is an allocation's reschedule history, oldest first.
+type RescheduleTracker struct {
+	Events []*RescheduleEvent
+}
+
+// RescheduleEvent is one reschedule of an allocation's lineage.
+type RescheduleEvent struct {
+	RescheduleTime int64 // Unix nanoseconds
+	PrevAllocID    string
+	PrevNodeID     string
+	Delay          time.Duration
 }

@@ -36,6 +36,8 @@ type Evaluation struct {
 	Status            string
 	StatusDescription string
 	Wait              time.Duration
+	// WaitUntil is when a delayed evaluation (a reschedule follow-up) runs.
+	WaitUntil         time.Time
 	NextEval          string
 	PreviousEval      string
 	BlockedEval       string

@@ -68,18 +68,24 @@ func (m *Meta) showAlloc(c *api.Client, allocID string, verbose bool) int {
 	if err != nil {
 		return m.fail(fmt.Sprintf("querying allocation %q", allocID), err)
 	}
-	fmt.Fprint(m.stdout, formatAllocStatus(alloc, m.now(), verbose))
+	var followup *api.Evaluation
+	if alloc.FollowupEvalID != "" {
+		// Best effort: without it the reschedule eligibility is left out.
+		followup, _, _ = c.Evaluations().Info(alloc.FollowupEvalID, nil)
+	}
+	fmt.Fprint(m.stdout, formatAllocStatus(alloc, followup, m.now(), verbose))
 	return 0
 }
 
-// formatAllocStatus renders `alloc status` for one allocation as of now.
-func formatAllocStatus(a *api.Allocation, now time.Time, verbose bool) string {
+// formatAllocStatus renders `alloc status` for one allocation as of now;
+// followup is the allocation's pending reschedule evaluation, or nil.
+func formatAllocStatus(a *api.Allocation, followup *api.Evaluation, now time.Time, verbose bool) string {
 	var b strings.Builder
 	var version string
 	if a.Job != nil && a.Job.Version != nil {
 		version = strconv.FormatUint(*a.Job.Version, 10)
 	}
-	b.WriteString(formatKV([]kv{
+	b.WriteString(formatKV(append([]kv{
 		{"ID", shortID(a.ID, verbose)},
 		{"Eval ID", shortID(a.EvalID, verbose)},
 		{"Name", a.Name},
@@ -93,7 +99,7 @@ func formatAllocStatus(a *api.Allocation, now time.Time, verbose bool) string {
 		{"Desired Description", a.DesiredDescription},
 		{"Created", timeAgoNano(a.CreateTime, now)},
 		{"Modified", timeAgoNano(a.ModifyTime, now)},
-	}))
+	}, rescheduleInfo(a, followup, now, verbose)...)))
 	names := sortedKeys(a.TaskStates)
 	if len(names) == 0 {
 		b.WriteString("\nNo task has started yet\n")

@@ -456,7 +456,7 @@ func TestStatusDispatchesByPrefix(t *testing.T) {
 	f.json("GET /v1/nodes", []*api.NodeListStub{})
 	f.json("GET /v1/allocation/"+allocID, fixtureAlloc())
 	r := runCLI(t, f.srv.URL, nil, "status", "1234")
-	if r.code != 0 || r.stdout != formatAllocStatus(fixtureAlloc(), fixedNow, false) {
+	if r.code != 0 || r.stdout != formatAllocStatus(fixtureAlloc(), nil, fixedNow, false) {
 		t.Errorf("%+v", r)
 	}
 }

@@ -178,8 +178,8 @@ func TestGoldenOutput(t *testing.T) {
 		{"job_list", formatJobList(fixtureJobList())},
 		{"job_status", formatJobStatus(fixtureJobStatus(), fixedNow, false)},
 		{"job_status_verbose", formatJobStatus(fixtureJobStatus(), fixedNow, true)},
-		{"alloc_status", formatAllocStatus(fixtureAlloc(), fixedNow, false)},
-		{"alloc_status_verbose", formatAllocStatus(fixtureAlloc(), fixedNow, true)},
+		{"alloc_status", formatAllocStatus(fixtureAlloc(), nil, fixedNow, false)},
+		{"alloc_status_verbose", formatAllocStatus(fixtureAlloc(), nil, fixedNow, true)},
 		{"alloc_list", formatAllocList(ambiguous, fixedNow, false, false)},
 		{"node_list", formatNodeList([]*api.NodeListStub{
 			{ID: node.ID, NodePool: "default", Datacenter: "dc1", Name: "dev", SchedulingEligibility: "eligible", Status: "ready"},
