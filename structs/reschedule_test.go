@@ -48,7 +48,9 @@ func TestReschedulePolicyNextDelay(t *testing.T) {
 
 func TestReschedulePolicyEligible(t *testing.T) {
 	now := time.Unix(1700000000, 0)
-	at := func(ago time.Duration) *RescheduleEvent { return &RescheduleEvent{RescheduleTime: now.Add(-ago).UnixNano()} }
+	at := func(ago time.Duration) *RescheduleEvent {
+		return &RescheduleEvent{RescheduleTime: now.Add(-ago).UnixNano()}
+	}
 	limited := &ReschedulePolicy{Attempts: 2, Interval: time.Hour, Delay: time.Second}
 	cases := []struct {
 		name    string
