@@ -127,6 +127,13 @@ func TestStickyMigrateAcrossAgents(t *testing.T) {
 	requireTwoAgents(t)
 	httpA, rpcA, httpB := freePort(t), freePort(t), freePort(t)
 	dataA, dataB := t.TempDir(), t.TempDir()
+	// Non-dev agents leave their tasks running when they stop (that is
+	// what lets tasks survive an agent restart): once both agents have
+	// stopped (cleanups run last-registered first), kill what they left.
+	t.Cleanup(func() {
+		killLeftovers(t, dataA)
+		killLeftovers(t, dataB)
+	})
 	a := startConfiguredAgent(t, "node-a", fmt.Sprintf(`
 name      = "node-a"
 data_dir  = %q
