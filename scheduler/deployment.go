@@ -14,6 +14,10 @@ const (
 	DescDeploymentFailed     = "Failed due to unhealthy allocations"
 	DescDeploymentCancelled  = "Cancelled due to newer version of job"
 	DescDeploymentStopped    = "Cancelled because job is stopped"
+	DescDeploymentPaused     = "Deployment is paused"
+	DescDeploymentResumed    = "Deployment is running"
+	DescDeploymentFailedHand = "Deployment marked as failed"
+	DescProgressDeadline     = "Failed due to progress deadline"
 )
 
 // deploymentRun is the deployment work of one Process call.
@@ -114,12 +118,22 @@ func (r *run) rollingBatch(tg *structs.TaskGroup, dep *structs.Deployment, st *s
 			inflight++
 		}
 	}
+	if healthy > st.HealthyAllocs && st.ProgressDeadline > 0 {
+		// A newly healthy allocation is progress: the group has another
+		// progress_deadline to make more.
+		st.RequireProgressBy = r.nowTime().Add(st.ProgressDeadline)
+	}
 	st.PlacedAllocs, st.HealthyAllocs, st.UnhealthyAllocs = placed, healthy, unhealthy
 	st.DesiredTotal = tg.Count
 	if unhealthy > 0 && dep.Active() {
 		dep.Status, dep.StatusDescription = structs.DeploymentStatusFailed, DescDeploymentFailed
 	}
 	if !dep.Active() {
+		return nil
+	}
+	if dep.Status == structs.DeploymentStatusPaused {
+		// Paused: no new batch until resumed, and not finished either.
+		r.deps.pending = true
 		return nil
 	}
 	limit := min(tg.Update.MaxParallel-inflight, len(destructive))

@@ -30,6 +30,8 @@ type APIRPCs interface {
 	NodeGet(context.Context, *structs.NodeSpecificRequest) (*structs.SingleNodeResponse, error)
 	DeploymentList(context.Context, *structs.DeploymentListRequest) (*structs.DeploymentListResponse, error)
 	DeploymentGet(context.Context, *structs.DeploymentSpecificRequest) (*structs.SingleDeploymentResponse, error)
+	DeploymentFail(context.Context, *structs.DeploymentFailRequest) (*structs.DeploymentUpdateResponse, error)
+	DeploymentPause(context.Context, *structs.DeploymentPauseRequest) (*structs.DeploymentUpdateResponse, error)
 	SchedulerGetConfig(context.Context, *structs.SchedulerConfigRequest) (*structs.SchedulerConfigResponse, error)
 	SchedulerSetConfig(context.Context, *structs.SchedulerSetConfigRequest) (*structs.SchedulerSetConfigResponse, error)
 }
@@ -84,6 +86,8 @@ func registerAPIRPCs(m map[string]rpcMethod, rpcs APIRPCs) {
 	register(m, "NodeGet", rpcs.NodeGet)
 	register(m, "DeploymentList", rpcs.DeploymentList)
 	register(m, "DeploymentGet", rpcs.DeploymentGet)
+	register(m, "DeploymentFail", rpcs.DeploymentFail)
+	register(m, "DeploymentPause", rpcs.DeploymentPause)
 	register(m, "SchedulerGetConfig", rpcs.SchedulerGetConfig)
 	register(m, "SchedulerSetConfig", rpcs.SchedulerSetConfig)
 }

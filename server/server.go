@@ -81,10 +81,11 @@ func NewServer(cfg *Config) (*Server, error) {
 		return nil, err
 	}
 
-	s.wg.Add(3 + c.NumWorkers)
+	s.wg.Add(4 + c.NumWorkers)
 	go func() { defer s.wg.Done(); s.monitorLeadership() }()
 	go func() { defer s.wg.Done(); s.runPlanApplier() }()
 	go func() { defer s.wg.Done(); s.runHeartbeatExpiry() }()
+	go func() { defer s.wg.Done(); s.runProgressDeadlines() }()
 	for i := range c.NumWorkers {
 		go func() { defer s.wg.Done(); s.runWorker(i) }()
 	}

@@ -129,3 +129,28 @@ const JobTrackedVersions = 6
 // PreemptionPriorityDelta is how much lower than the preempting job's
 // priority a job's must be for its allocations to be preempted (Nomad's).
 const PreemptionPriorityDelta = 10
+
+// DeploymentFailRequest fails an active deployment by hand.
+type DeploymentFailRequest struct {
+	DeploymentID string
+	Namespace    string
+}
+
+// DeploymentPauseRequest pauses (Pause true) or resumes an active
+// deployment.
+type DeploymentPauseRequest struct {
+	DeploymentID string
+	Pause        bool
+	Namespace    string
+}
+
+// DeploymentUpdateResponse answers a change of a deployment's status:
+// the evaluation created (if any), the raft index of the change, and the
+// job version auto_revert went back to (nil when none).
+type DeploymentUpdateResponse struct {
+	EvalID                string
+	EvalCreateIndex       uint64
+	DeploymentModifyIndex uint64
+	RevertedJobVersion    *uint64
+	Index                 uint64
+}
