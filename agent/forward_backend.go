@@ -118,6 +118,14 @@ func (f *forwardBackend) DeploymentGet(ctx context.Context, r *structs.Deploymen
 	return forward[structs.SingleDeploymentResponse](ctx, f.rpc, "DeploymentGet", r, &r.QueryOptions)
 }
 
+func (f *forwardBackend) DeploymentFail(ctx context.Context, r *structs.DeploymentFailRequest) (*structs.DeploymentUpdateResponse, error) {
+	return forward[structs.DeploymentUpdateResponse](ctx, f.rpc, "DeploymentFail", r, nil)
+}
+
+func (f *forwardBackend) DeploymentPause(ctx context.Context, r *structs.DeploymentPauseRequest) (*structs.DeploymentUpdateResponse, error) {
+	return forward[structs.DeploymentUpdateResponse](ctx, f.rpc, "DeploymentPause", r, nil)
+}
+
 func (f *forwardBackend) SchedulerGetConfig(ctx context.Context, r *structs.SchedulerConfigRequest) (*structs.SchedulerConfigResponse, error) {
 	return forward[structs.SchedulerConfigResponse](ctx, f.rpc, "SchedulerGetConfig", r, &r.QueryOptions)
 }

@@ -79,6 +79,9 @@ func TestClientOnlyAgentForwards(t *testing.T) {
 	}
 	b.must("GET", "/v1/operator/scheduler/configuration", "", nil)
 	b.must("GET", "/v1/deployments", "", nil)
+	if code, _, body := b.do("PUT", "/v1/deployment/fail/nope", ""); code != http.StatusNotFound || !strings.Contains(string(body), "not found") {
+		t.Errorf("fail unknown deployment through B = %d %s, want a 404", code, body)
+	}
 	b.must("GET", "/v1/job/on-b/versions", "", nil)
 
 	// The same read through A and B has the same index.

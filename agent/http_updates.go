@@ -20,6 +20,8 @@ type updateBackend interface {
 	JobPlan(context.Context, *structs.JobPlanRequest) (*structs.JobPlanResponse, error)
 	DeploymentList(context.Context, *structs.DeploymentListRequest) (*structs.DeploymentListResponse, error)
 	DeploymentGet(context.Context, *structs.DeploymentSpecificRequest) (*structs.SingleDeploymentResponse, error)
+	DeploymentFail(context.Context, *structs.DeploymentFailRequest) (*structs.DeploymentUpdateResponse, error)
+	DeploymentPause(context.Context, *structs.DeploymentPauseRequest) (*structs.DeploymentUpdateResponse, error)
 	SchedulerGetConfig(context.Context, *structs.SchedulerConfigRequest) (*structs.SchedulerConfigResponse, error)
 	SchedulerSetConfig(context.Context, *structs.SchedulerSetConfigRequest) (*structs.SchedulerSetConfigResponse, error)
 }
@@ -34,6 +36,8 @@ func (s *httpServer) registerUpdateRoutes(rt *router) {
 	write("/v1/job/:id/revert", s.jobRevert)
 	get("/v1/deployments", s.deploymentList)
 	get("/v1/deployment/:id", s.deploymentGet)
+	write("/v1/deployment/fail/:id", s.deploymentFail)
+	write("/v1/deployment/pause/:id", s.deploymentPause)
 	get("/v1/operator/scheduler/configuration", s.schedulerGetConfig)
 	write("/v1/operator/scheduler/configuration", s.schedulerSetConfig)
 }
@@ -153,6 +157,68 @@ func (s *httpServer) deploymentGet(w http.ResponseWriter, req *http.Request) (an
 	}
 	setQueryMeta(w, resp.QueryMeta)
 	return resp.Deployment, nil
+}
+
+// deploymentFail is PUT|POST /v1/deployment/fail/:id: the body (optional)
+// is {"DeploymentID"}; the answer a DeploymentUpdateResponse.
+func (s *httpServer) deploymentFail(w http.ResponseWriter, req *http.Request) (any, error) {
+	b, err := s.updates()
+	if err != nil {
+		return nil, err
+	}
+	var body struct{ DeploymentID string }
+	if req.ContentLength != 0 {
+		if err := decodeBody(req, &body); err != nil {
+			return nil, err
+		}
+	}
+	id, err := deploymentIDOf(req, body.DeploymentID)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := b.DeploymentFail(req.Context(), &structs.DeploymentFailRequest{DeploymentID: id, Namespace: namespaceParam(req)})
+	if err != nil {
+		return nil, err
+	}
+	setIndex(w, resp.Index)
+	return resp, nil
+}
+
+// deploymentPause is PUT|POST /v1/deployment/pause/:id: the body is
+// {"DeploymentID", "Pause": true|false}; the answer a
+// DeploymentUpdateResponse.
+func (s *httpServer) deploymentPause(w http.ResponseWriter, req *http.Request) (any, error) {
+	b, err := s.updates()
+	if err != nil {
+		return nil, err
+	}
+	var body struct {
+		DeploymentID string
+		Pause        bool
+	}
+	if err := decodeBody(req, &body); err != nil {
+		return nil, err
+	}
+	id, err := deploymentIDOf(req, body.DeploymentID)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := b.DeploymentPause(req.Context(), &structs.DeploymentPauseRequest{DeploymentID: id, Pause: body.Pause, Namespace: namespaceParam(req)})
+	if err != nil {
+		return nil, err
+	}
+	setIndex(w, resp.Index)
+	return resp, nil
+}
+
+// deploymentIDOf returns the deployment ID of the URL, which the body's
+// (when given) must match.
+func deploymentIDOf(req *http.Request, inBody string) (string, error) {
+	id := pathParam(req, "id")
+	if inBody != "" && inBody != id {
+		return "", structs.Invalid("deployment ID %q in the body does not match %q in the URL", inBody, id)
+	}
+	return id, nil
 }
 
 // jobPlan is PUT|POST /v1/job/:id/plan: the body is {"Job": {...},

@@ -70,6 +70,24 @@ func (f *fakeBackend) DeploymentGet(_ context.Context, r *structs.DeploymentSpec
 	return nil, structs.NotFound("deployment", r.DeploymentID)
 }
 
+func (f *fakeBackend) DeploymentFail(_ context.Context, r *structs.DeploymentFailRequest) (*structs.DeploymentUpdateResponse, error) {
+	if r.DeploymentID != "d1" {
+		return nil, structs.NotFound("deployment", r.DeploymentID)
+	}
+	v := uint64(1)
+	return &structs.DeploymentUpdateResponse{EvalID: "eval-fail", EvalCreateIndex: 12, DeploymentModifyIndex: 12, RevertedJobVersion: &v, Index: 13}, nil
+}
+
+func (f *fakeBackend) DeploymentPause(_ context.Context, r *structs.DeploymentPauseRequest) (*structs.DeploymentUpdateResponse, error) {
+	if r.DeploymentID != "d1" {
+		return nil, structs.NotFound("deployment", r.DeploymentID)
+	}
+	if r.Pause {
+		return &structs.DeploymentUpdateResponse{DeploymentModifyIndex: 14, Index: 14}, nil
+	}
+	return &structs.DeploymentUpdateResponse{EvalID: "eval-resume", EvalCreateIndex: 15, DeploymentModifyIndex: 15, Index: 15}, nil
+}
+
 func (f *fakeBackend) SchedulerGetConfig(_ context.Context, r *structs.SchedulerConfigRequest) (*structs.SchedulerConfigResponse, error) {
 	return &structs.SchedulerConfigResponse{SchedulerConfig: structs.DefaultSchedulerConfiguration(), QueryMeta: structs.QueryMeta{Index: 4}}, f.record(r.QueryOptions)
 }
@@ -99,6 +117,16 @@ func TestHTTPUpdateEndpoints(t *testing.T) {
 		{"revert ID mismatch", "POST", "/v1/job/web/revert", `{"JobID": "api", "JobVersion": 1}`, 400, "does not match"},
 		{"deployments", "GET", "/v1/deployments", "", 200, `[]`},
 		{"deployment unknown", "GET", "/v1/deployment/abc", "", 404, `deployment "abc" not found`},
+		{"deployment fail", "PUT", "/v1/deployment/fail/d1", `{"DeploymentID": "d1"}`, 200,
+			`{"EvalID":"eval-fail","EvalCreateIndex":12,"DeploymentModifyIndex":12,"RevertedJobVersion":1,"Index":13}`},
+		{"deployment fail no body", "POST", "/v1/deployment/fail/d1", "", 200, `"EvalID":"eval-fail"`},
+		{"deployment fail unknown", "PUT", "/v1/deployment/fail/zz", "", 404, `deployment "zz" not found`},
+		{"deployment fail ID mismatch", "PUT", "/v1/deployment/fail/d1", `{"DeploymentID": "d2"}`, 400, "does not match"},
+		{"deployment fail GET", "GET", "/v1/deployment/fail/d1", "", 405, ""},
+		{"deployment pause", "PUT", "/v1/deployment/pause/d1", `{"DeploymentID": "d1", "Pause": true}`, 200,
+			`{"EvalID":"","EvalCreateIndex":0,"DeploymentModifyIndex":14,"RevertedJobVersion":null,"Index":14}`},
+		{"deployment resume", "POST", "/v1/deployment/pause/d1", `{"DeploymentID": "d1", "Pause": false}`, 200, `"EvalID":"eval-resume"`},
+		{"deployment pause unknown", "PUT", "/v1/deployment/pause/zz", `{"Pause": true}`, 404, `not found`},
 		{"scheduler config", "GET", "/v1/operator/scheduler/configuration", "", 200,
 			`{"SchedulerConfig":{"SchedulerAlgorithm":"binpack","PreemptionConfig":{"SystemSchedulerEnabled":true,"SysBatchSchedulerEnabled":false,"BatchSchedulerEnabled":false,"ServiceSchedulerEnabled":false}`},
 		{"set scheduler config", "PUT", "/v1/operator/scheduler/configuration", `{"PreemptionConfig": {"ServiceSchedulerEnabled": true}}`, 200, `{"Updated":true,"Index":8}`},

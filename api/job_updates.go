@@ -238,3 +238,42 @@ func (d *Deployments) Info(id string, q *QueryOptions) (*Deployment, *QueryMeta,
 	}
 	return &resp, qm, nil
 }
+
+// DeploymentUpdateResponse answers a change of a deployment's status: the
+// evaluation it created (if any) and the job version auto_revert went back
+// to (nil when none).
+type DeploymentUpdateResponse struct {
+	EvalID                string
+	EvalCreateIndex       uint64
+	DeploymentModifyIndex uint64
+	RevertedJobVersion    *uint64
+	Index                 uint64
+}
+
+// deploymentPauseRequest is the body of `PUT /v1/deployment/pause/:id`.
+type deploymentPauseRequest struct {
+	DeploymentID string
+	Pause        bool
+}
+
+// Fail marks an active deployment failed (`PUT /v1/deployment/fail/:id`);
+// with auto_revert set the job goes back to its latest stable version.
+func (d *Deployments) Fail(id string, w *WriteOptions) (*DeploymentUpdateResponse, *WriteMeta, error) {
+	var resp DeploymentUpdateResponse
+	wm, err := d.c.write("PUT", "/v1/deployment/fail/"+url.PathEscape(id), &struct{ DeploymentID string }{DeploymentID: id}, &resp, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &resp, wm, nil
+}
+
+// Pause pauses (pause true) or resumes an active deployment
+// (`PUT /v1/deployment/pause/:id`).
+func (d *Deployments) Pause(id string, pause bool, w *WriteOptions) (*DeploymentUpdateResponse, *WriteMeta, error) {
+	var resp DeploymentUpdateResponse
+	wm, err := d.c.write("PUT", "/v1/deployment/pause/"+url.PathEscape(id), &deploymentPauseRequest{DeploymentID: id, Pause: pause}, &resp, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &resp, wm, nil
+}
