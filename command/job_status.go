@@ -244,6 +244,14 @@ func formatDeployment(d *api.Deployment, verbose bool) string {
 		{"Status", d.Status},
 		{"Description", d.StatusDescription},
 	}))
+	b.WriteString(formatDeployed(d))
+	return b.String()
+}
+
+// formatDeployed renders the "Deployed" table of a deployment: one row per
+// task group.
+func formatDeployed(d *api.Deployment) string {
+	var b strings.Builder
 	groups := sortedKeys(d.TaskGroups)
 	rows := make([][]string, 0, len(groups))
 	for _, g := range groups {
