@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/drover-io/drover/scheduler"
+	"github.com/drover-io/drover/server/state"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -28,7 +29,7 @@ func (s *Server) DeploymentPause(ctx context.Context, req *structs.DeploymentPau
 		return nil, err
 	}
 	upd := d.Copy()
-	cmd := &PlanResultCommand{Deployments: []*structs.Deployment{upd}}
+	cmd := &deploymentChange{deployment: upd}
 	var evalID string
 	if req.Pause {
 		upd.Status, upd.StatusDescription = structs.DeploymentStatusPaused, scheduler.DescDeploymentPaused
@@ -46,10 +47,10 @@ func (s *Server) DeploymentPause(ctx context.Context, req *structs.DeploymentPau
 		}
 		if eval != nil {
 			evalID = eval.ID
-			cmd.Evals = []*structs.Evaluation{eval}
+			cmd.eval = eval
 		}
 	}
-	index, _, err := s.raftApply(ApplyPlanResultsRequestType, cmd)
+	index, err := s.commitStatusChange(ctx, cmd)
 	if err != nil {
 		return nil, fmt.Errorf("update deployment %q: %w", d.ID, err)
 	}
@@ -58,6 +59,60 @@ func (s *Server) DeploymentPause(ctx context.Context, req *structs.DeploymentPau
 		resp.EvalCreateIndex = index
 	}
 	return resp, nil
+}
+
+// deploymentChange is a deployment status change to commit, with the
+// evaluation of its job it creates (nil: none).
+type deploymentChange struct {
+	deployment *structs.Deployment
+	eval       *structs.Evaluation
+}
+
+// commitStatusChange commits a deployment status change through the plan
+// applier, so that it is ordered with the scheduler's plans: one of those
+// computed before it cannot undo it (keepDeploymentStatus).
+func (s *Server) commitStatusChange(ctx context.Context, c *deploymentChange) (uint64, error) {
+	p := &pendingPlan{plan: &scheduler.Plan{Deployments: []*structs.Deployment{c.deployment}}, statusChange: true}
+	if c.eval != nil {
+		p.evals = []*structs.Evaluation{c.eval}
+	}
+	res := s.submitPlan(ctx, p)
+	if res.Err != nil {
+		return 0, res.Err
+	}
+	return res.Index, nil
+}
+
+// keepDeploymentStatus returns a scheduler plan's deployments with the
+// status committed since the plan's snapshot kept: a deployment failed,
+// cancelled or finished meanwhile is left out, one paused or resumed
+// meanwhile keeps that status, and a progress deadline pushed forward
+// meanwhile is not pulled back.
+func keepDeploymentStatus(st *state.StateSnapshot, ds []*structs.Deployment) ([]*structs.Deployment, error) {
+	out := make([]*structs.Deployment, 0, len(ds))
+	for _, d := range ds {
+		stored, err := st.DeploymentByID(nil, d.ID)
+		if err != nil {
+			return nil, fmt.Errorf("read deployment %q: %w", d.ID, err)
+		}
+		switch {
+		case stored == nil:
+		case !stored.Active():
+			continue
+		case d.Active():
+			// The scheduler never pauses or resumes: the stored state
+			// of those, and the later of the progress deadlines, win.
+			d = d.Copy()
+			d.Status, d.StatusDescription = stored.Status, stored.StatusDescription
+			for name, g := range d.TaskGroups {
+				if sg, ok := stored.TaskGroups[name]; ok && sg.RequireProgressBy.After(g.RequireProgressBy) {
+					g.RequireProgressBy = sg.RequireProgressBy
+				}
+			}
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 // activeDeployment returns the deployment with the ID (or unique prefix),
@@ -92,17 +147,17 @@ func (s *Server) failDeployment(ctx context.Context, d *structs.Deployment, desc
 	if target != nil {
 		upd.StatusDescription += fmt.Sprintf(" - rolling back to job version %d", target.Version)
 	}
-	cmd := &PlanResultCommand{Deployments: []*structs.Deployment{upd}}
+	cmd := &deploymentChange{deployment: upd}
 	eval, err := s.deploymentEval(upd)
 	if err != nil {
 		return nil, err
 	}
 	resp := &structs.DeploymentUpdateResponse{}
 	if eval != nil && target == nil {
-		cmd.Evals = []*structs.Evaluation{eval}
+		cmd.eval = eval
 		resp.EvalID = eval.ID
 	}
-	index, _, err := s.raftApply(ApplyPlanResultsRequestType, cmd)
+	index, err := s.commitStatusChange(ctx, cmd)
 	if err != nil {
 		return nil, fmt.Errorf("fail deployment %q: %w", d.ID, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-io/drover/server/state"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -247,5 +248,53 @@ func TestProgressDue(t *testing.T) {
 				t.Fatalf("progressDue = %v, %v; want %v, %v", due, overdue, tc.due, tc.overdue)
 			}
 		})
+	}
+}
+
+func TestKeepDeploymentStatus(t *testing.T) {
+	st, err := state.NewStateStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := time.Unix(2000, 0)
+	stored := []*structs.Deployment{
+		{ID: "paused", Namespace: "default", JobID: "a", Status: structs.DeploymentStatusPaused, StatusDescription: "Deployment is paused",
+			TaskGroups: map[string]*structs.DeploymentState{"g": {RequireProgressBy: later}}},
+		{ID: "failed", Namespace: "default", JobID: "b", Status: structs.DeploymentStatusFailed},
+		{ID: "running", Namespace: "default", JobID: "c", Status: structs.DeploymentStatusRunning},
+	}
+	if err := st.Batch(5, func(w *state.WriteTxn) error {
+		for _, d := range stored {
+			if err := w.UpsertDeployment(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	plan := []*structs.Deployment{
+		{ID: "paused", Status: structs.DeploymentStatusRunning, TaskGroups: map[string]*structs.DeploymentState{"g": {RequireProgressBy: time.Unix(1000, 0), HealthyAllocs: 1}}},
+		{ID: "failed", Status: structs.DeploymentStatusRunning},
+		{ID: "running", Status: structs.DeploymentStatusCancelled},
+		{ID: "new", Status: structs.DeploymentStatusRunning},
+	}
+	got, err := keepDeploymentStatus(st.Snapshot(), plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := map[string]string{}
+	for _, d := range got {
+		status[d.ID] = d.Status
+	}
+	want := map[string]string{"paused": "paused", "running": "cancelled", "new": "running"}
+	if fmt.Sprint(status) != fmt.Sprint(want) {
+		t.Fatalf("statuses %v, want %v", status, want)
+	}
+	if g := got[0].TaskGroups["g"]; !g.RequireProgressBy.Equal(later) || g.HealthyAllocs != 1 {
+		t.Fatalf("paused group = %+v: want the later deadline and the plan's counts", g)
+	}
+	if plan[0].Status != structs.DeploymentStatusRunning {
+		t.Fatal("the plan's deployment was changed in place")
 	}
 }

@@ -12,9 +12,13 @@ import (
 // pendingPlan is a plan submitted to the plan applier with the evaluation
 // updates to commit along with it when it is accepted whole.
 type pendingPlan struct {
-	plan   *scheduler.Plan
-	evals  []*structs.Evaluation
-	respCh chan planResult // buffered: the applier never blocks on it
+	plan  *scheduler.Plan
+	evals []*structs.Evaluation
+	// statusChange marks a deployment status change (fail, pause, resume,
+	// progress deadline) committed as given; a scheduler's plan instead
+	// keeps the status such a change committed since its snapshot.
+	statusChange bool
+	respCh       chan planResult // buffered: the applier never blocks on it
 }
 
 // planResult tells the worker what was committed.
@@ -86,7 +90,14 @@ func (s *Server) applyPlan(p *pendingPlan) planResult {
 	}
 	allocs = append(allocs, preempted...)
 	allocs = append(allocs, rescheduleUpdates(plan, accepted, rejected)...) // reschedule.go
-	cmd := &PlanResultCommand{Allocs: allocs, Deployments: plan.Deployments}
+	deployments := plan.Deployments
+	if !p.statusChange {
+		var err error
+		if deployments, err = keepDeploymentStatus(st, deployments); err != nil {
+			return planResult{Err: err}
+		}
+	}
+	cmd := &PlanResultCommand{Allocs: allocs, Deployments: deployments}
 	if !rejected {
 		cmd.Evals = p.evals
 	}
