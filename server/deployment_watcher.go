@@ -18,7 +18,10 @@ import (
 //     places the next batch or fails the deployment (healthEvals);
 //   - a plan that fails a deployment whose group has auto_revert
 //     re-registers the job's latest stable version once the plan is
-//     committed (autoRevert).
+//     committed (autoRevert);
+//   - a running deployment past a group's progress deadline is failed,
+//     with the same auto_revert (deployment_deadline.go); deployments are
+//     failed, paused and resumed by hand in deployment_ops.go.
 
 // healthEvals returns one evaluation per job whose deployment allocations
 // changed health in updates (client updates, against the stored allocs).
