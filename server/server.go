@@ -124,12 +124,17 @@ func (s *Server) Shutdown() error {
 	s.shutdownOnce.Do(func() {
 		s.cancel()
 		s.heartbeats.StopAll()
+		// Wait for our goroutines before stopping raft: one may be in
+		// raft.Apply, and a command raft committed but had not yet handed
+		// to the FSM when it shut down never gets its future answered, so
+		// the wait would hang (seen in TestJobVersionsAndRevert's Shutdown).
+		// Every loop returns on s.ctx, and a live raft answers every Apply.
+		s.wg.Wait()
 		if s.raft != nil {
 			if err := s.raft.Shutdown().Error(); err != nil {
 				s.shutdownErr = fmt.Errorf("shut down raft: %w", err)
 			}
 		}
-		s.wg.Wait()
 		if c, ok := s.raftTransport.(io.Closer); ok && s.ownTransport {
 			_ = c.Close()
 		}
