@@ -75,11 +75,11 @@ func TestClientFlowBatchJob(t *testing.T) {
 	if n := len(allocsOf(t, s, "batch", "")); n != 2 {
 		t.Fatalf("allocs = %d after re-evaluation, want 2", n)
 	}
-	// Updates for allocations of another node are ignored.
+	// Updates for allocations of another node are refused.
 	registerNode(t, s, testNode("n2", 1000, 1000))
 	if _, err := s.NodeUpdateAlloc(ctx, &structs.AllocUpdateRequest{NodeID: "n2", SecretID: "secret-n2",
-		Alloc: []*structs.Allocation{{ID: ids[0], ClientStatus: structs.AllocClientStatusFailed}}}); err != nil {
-		t.Fatal(err)
+		Alloc: []*structs.Allocation{{ID: ids[0], ClientStatus: structs.AllocClientStatusFailed}}}); structs.KindOf(err) != structs.KindPermission {
+		t.Fatalf("foreign alloc update: %v, want a permission error", err)
 	}
 	if a, _ := s.State().AllocByID(nil, ids[0]); a.ClientStatus != structs.AllocClientStatusComplete {
 		t.Fatalf("foreign node changed alloc to %s", a.ClientStatus)

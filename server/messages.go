@@ -120,7 +120,9 @@ type AllocClientUpdateCommand struct {
 // newMsgpackHandle returns the codec handle of raft entries and snapshots.
 func newMsgpackHandle() *codec.MsgpackHandle {
 	h := &codec.MsgpackHandle{}
-	// Only "codec" tags: json:"-" fields (a node's SecretID) must survive.
+	// Only "codec" tags: json:"-" fields (a node's SecretID) must survive
+	// in raft entries and in the requests a node sends. No response of the
+	// server carries a node's secret (NodeGet strips it).
 	h.TypeInfos = codec.NewTypeInfos([]string{"codec"})
 	h.MapType = reflect.TypeOf(map[string]any(nil))
 	h.RawToString = true

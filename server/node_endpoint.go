@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/subtle"
 	"fmt"
 	"sort"
 	"time"
@@ -46,12 +47,15 @@ func (s *Server) NodeRegister(ctx context.Context, req *structs.NodeRegisterRequ
 	now := s.clock.Now()
 	node.StatusUpdatedAt = now.Unix()
 
+	if node.SecretID == "" {
+		return nil, permissionDenied("node %q registers without a secret ID", node.ID)
+	}
 	existing, err := s.fsm.State().NodeByID(nil, node.ID)
 	if err != nil {
 		return nil, fmt.Errorf("read node %q: %w", node.ID, err)
 	}
-	if existing != nil && existing.SecretID != "" && existing.SecretID != node.SecretID {
-		return nil, structs.Invalid("node %q is registered with another secret ID", node.ID)
+	if existing != nil && !secretMatches(existing.SecretID, node.SecretID) {
+		return nil, permissionDenied("node %q is registered with another secret ID", node.ID)
 	}
 	var evals []*structs.Evaluation
 	if existing == nil || existing.Status != node.Status {
@@ -174,7 +178,9 @@ func (s *Server) AllocGetAllocs(ctx context.Context, req *structs.AllocsGetReque
 }
 
 // NodeUpdateAlloc applies a client's allocation updates: client status,
-// description and task states. Allocations not on the node are ignored.
+// description and task states. Allocations the server no longer knows are
+// skipped; one placed on another node fails the whole request with
+// KindPermission: a node reports only on its own allocations.
 func (s *Server) NodeUpdateAlloc(ctx context.Context, req *structs.AllocUpdateRequest) (*structs.GenericResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -196,8 +202,11 @@ func (s *Server) NodeUpdateAlloc(ctx context.Context, req *structs.AllocUpdateRe
 		if err != nil {
 			return nil, fmt.Errorf("read alloc %q: %w", u.ID, err)
 		}
-		if existing == nil || existing.NodeID != req.NodeID {
+		if existing == nil {
 			continue
+		}
+		if existing.NodeID != req.NodeID {
+			return nil, permissionDenied("node %q may not update alloc %q: it is placed on another node", req.NodeID, u.ID)
 		}
 		updates = append(updates, &structs.Allocation{
 			ID: u.ID, NodeID: req.NodeID, ClientStatus: u.ClientStatus,
@@ -244,7 +253,8 @@ func (s *Server) NodeList(ctx context.Context, req *structs.NodeListRequest) (*s
 	return resp, nil
 }
 
-// NodeGet returns one node by ID or unique ID prefix.
+// NodeGet returns one node by ID or unique ID prefix, without its secret
+// ID: anyone who reaches the API or the RPC port may call it.
 func (s *Server) NodeGet(ctx context.Context, req *structs.NodeSpecificRequest) (*structs.SingleNodeResponse, error) {
 	resp := &structs.SingleNodeResponse{}
 	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -260,7 +270,7 @@ func (s *Server) NodeGet(ctx context.Context, req *structs.NodeSpecificRequest) 
 			}
 		}
 		n, err := resolveID("node", req.NodeID, exact, exact != nil, matches, func(n *structs.Node) string { return n.ID })
-		resp.Node = n
+		resp.Node = withoutSecret(n)
 		return index, err
 	})
 	if err != nil {
@@ -269,9 +279,13 @@ func (s *Server) NodeGet(ctx context.Context, req *structs.NodeSpecificRequest) 
 	return resp, nil
 }
 
-// authNode returns a registered node, checking its secret when both sides
-// have one.
+// authNode returns a registered node after checking the caller's secret
+// ID against the one the node registered with. A missing secret on either
+// side is refused: the check never fails open.
 func (s *Server) authNode(nodeID, secretID string) (*structs.Node, error) {
+	if secretID == "" {
+		return nil, permissionDenied("node %q: the call carries no secret ID", nodeID)
+	}
 	node, err := s.fsm.State().NodeByID(nil, nodeID)
 	if err != nil {
 		return nil, fmt.Errorf("read node %q: %w", nodeID, err)
@@ -279,10 +293,33 @@ func (s *Server) authNode(nodeID, secretID string) (*structs.Node, error) {
 	if node == nil {
 		return nil, structs.NotFound("node", nodeID)
 	}
-	if node.SecretID != "" && secretID != "" && node.SecretID != secretID {
-		return nil, structs.Invalid("node %q: secret ID does not match", nodeID)
+	if !secretMatches(node.SecretID, secretID) {
+		return nil, permissionDenied("node %q: secret ID does not match", nodeID)
 	}
 	return node, nil
+}
+
+// secretMatches compares a stored secret with a presented one in constant
+// time; an empty stored secret matches nothing.
+func secretMatches(stored, presented string) bool {
+	return stored != "" && subtle.ConstantTimeCompare([]byte(stored), []byte(presented)) == 1
+}
+
+// permissionDenied returns a KindPermission error; its text starts as
+// Nomad's does, so that scripts matching it keep working.
+func permissionDenied(format string, args ...any) error {
+	return structs.NewError(structs.KindPermission, "Permission denied: "+format, args...)
+}
+
+// withoutSecret returns n, or a copy of it without its secret ID when it
+// has one. n is read-only.
+func withoutSecret(n *structs.Node) *structs.Node {
+	if n == nil || n.SecretID == "" {
+		return n
+	}
+	c := *n
+	c.SecretID = ""
+	return &c
 }
 
 // nodeEvals returns node-update evaluations for the jobs a node's change

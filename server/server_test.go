@@ -331,11 +331,11 @@ func TestHeartbeatExpiryMarksNodeDownAndReplaces(t *testing.T) {
 		t.Fatalf("lost alloc desired status = %s", stopped.DesiredStatus)
 	}
 	// Heartbeats of unknown nodes or with a wrong secret fail.
-	if _, err := s.NodeUpdateStatus(ctx, &structs.NodeUpdateStatusRequest{NodeID: "nope"}); structs.KindOf(err) != structs.KindNotFound {
+	if _, err := s.NodeUpdateStatus(ctx, &structs.NodeUpdateStatusRequest{NodeID: "nope", SecretID: "s"}); structs.KindOf(err) != structs.KindNotFound {
 		t.Fatalf("unknown node heartbeat: %v", err)
 	}
-	if _, err := s.NodeUpdateStatus(ctx, &structs.NodeUpdateStatusRequest{NodeID: "n2", SecretID: "wrong"}); err == nil {
-		t.Fatal("wrong secret accepted")
+	if _, err := s.NodeUpdateStatus(ctx, &structs.NodeUpdateStatusRequest{NodeID: "n2", SecretID: "wrong"}); structs.KindOf(err) != structs.KindPermission {
+		t.Fatalf("wrong secret: %v, want a permission error", err)
 	}
 }
 
@@ -343,14 +343,14 @@ func TestBlockingQuery(t *testing.T) {
 	s := newTestServer(t, nil)
 	ctx := context.Background()
 	registerNode(t, s, testNode("n1", 4000, 4096))
-	first, err := s.NodeGetClientAllocs(ctx, &structs.NodeSpecificRequest{NodeID: "n1"})
+	first, err := s.NodeGetClientAllocs(ctx, &structs.NodeSpecificRequest{NodeID: "n1", SecretID: "secret-n1"})
 	if err != nil || first.Index == 0 {
 		t.Fatalf("first query = %+v, %v", first, err)
 	}
 
 	t.Run("times out", func(t *testing.T) {
 		start := time.Now()
-		resp, err := s.NodeGetClientAllocs(ctx, &structs.NodeSpecificRequest{NodeID: "n1",
+		resp, err := s.NodeGetClientAllocs(ctx, &structs.NodeSpecificRequest{NodeID: "n1", SecretID: "secret-n1",
 			QueryOptions: structs.QueryOptions{MinQueryIndex: first.Index, MaxQueryTime: 100 * time.Millisecond}})
 		if err != nil || resp.Index != first.Index || len(resp.Allocs) != 0 {
 			t.Fatalf("resp = %+v, %v", resp, err)
@@ -367,7 +367,7 @@ func TestBlockingQuery(t *testing.T) {
 		}
 		done := make(chan result, 1)
 		go func() {
-			resp, err := s.NodeGetClientAllocs(ctx, &structs.NodeSpecificRequest{NodeID: "n1",
+			resp, err := s.NodeGetClientAllocs(ctx, &structs.NodeSpecificRequest{NodeID: "n1", SecretID: "secret-n1",
 				QueryOptions: structs.QueryOptions{MinQueryIndex: first.Index, MaxQueryTime: time.Minute}})
 			done <- result{resp, err}
 		}()

@@ -20,6 +20,9 @@ const (
 	KindConflict
 	// KindUnavailable is a temporary condition (no leader, shutting down): HTTP 503.
 	KindUnavailable
+	// KindPermission is a caller that may not do what it asked (a node
+	// call with a missing or wrong secret): HTTP 403.
+	KindPermission
 )
 
 // String returns the kind's name.
@@ -33,6 +36,8 @@ func (k ErrorKind) String() string {
 		return "conflict"
 	case KindUnavailable:
 		return "unavailable"
+	case KindPermission:
+		return "permission denied"
 	default:
 		return "internal"
 	}
@@ -50,6 +55,8 @@ func (k ErrorKind) HTTPStatus() int {
 		return 409 // Conflict
 	case KindUnavailable:
 		return 503 // Service Unavailable
+	case KindPermission:
+		return 403 // Forbidden
 	default:
 		return 500 // Internal Server Error
 	}

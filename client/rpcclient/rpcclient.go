@@ -347,7 +347,7 @@ func (c *Client) decodeError(resp *http.Response, method, addr string) error {
 
 // parseKind maps an ErrorKind's name back to the kind.
 func parseKind(name string) structs.ErrorKind {
-	for _, k := range []structs.ErrorKind{structs.KindInvalid, structs.KindNotFound, structs.KindConflict, structs.KindUnavailable} {
+	for _, k := range []structs.ErrorKind{structs.KindInvalid, structs.KindNotFound, structs.KindConflict, structs.KindUnavailable, structs.KindPermission} {
 		if k.String() == name {
 			return k
 		}
