@@ -204,6 +204,14 @@ func (a *Agent) setupServer() error {
 		Region:       a.cfg.Region,
 		Datacenter:   a.cfg.Datacenter,
 		HeartbeatTTL: a.cfg.Server.MinHeartbeatTTL,
+		JobMaxCount:  a.cfg.Server.JobMaxCount,
+		EvalTimeout:  a.cfg.Server.EvalNackTimeout,
+	}
+	if n := a.cfg.Server.NumSchedulers; n != nil {
+		scfg.NumWorkers = *n
+		if *n == 0 {
+			scfg.NumWorkers = -1 // none; the server's 0 means one per core
+		}
 	}
 	var rpcLn net.Listener
 	if !a.cfg.DevMode {

@@ -71,6 +71,15 @@ type ServerConfig struct {
 	// HeartbeatGrace is carried for Nomad compatibility; the server's
 	// single TTL (MinHeartbeatTTL) includes it for now.
 	HeartbeatGrace time.Duration
+	// NumSchedulers is the number of scheduler workers: nil runs one per
+	// CPU core, 0 none (this server makes no scheduling decisions).
+	NumSchedulers *int
+	// JobMaxCount bounds each task group's count and their sum in a job;
+	// 0 uses the server's default (server.DefaultJobMaxCount).
+	JobMaxCount int
+	// EvalNackTimeout bounds the time a worker spends on one evaluation;
+	// 0 uses the server's default (server.DefaultEvalTimeout).
+	EvalNackTimeout time.Duration
 }
 
 // ClientConfig is the client block.
@@ -204,6 +213,14 @@ func (c *Config) merge(f *parsedFile) error {
 		if err := setDuration(&c.Server.MinHeartbeatTTL, s.MinHeartbeatTTL, f.path, "server.min_heartbeat_ttl"); err != nil {
 			return err
 		}
+		if s.NumSchedulers != nil {
+			n := *s.NumSchedulers
+			c.Server.NumSchedulers = &n
+		}
+		setVal(&c.Server.JobMaxCount, s.JobMaxCount)
+		if err := setDuration(&c.Server.EvalNackTimeout, s.EvalNackTimeout, f.path, "server.eval_nack_timeout"); err != nil {
+			return err
+		}
 	}
 	if cl := fc.Client; cl != nil {
 		setVal(&c.Client.Enabled, cl.Enabled)
@@ -290,6 +307,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.BootstrapExpect < 0 {
 		errs = append(errs, fmt.Errorf("server.bootstrap_expect = %d must not be negative", c.Server.BootstrapExpect))
+	}
+	if n := c.Server.NumSchedulers; n != nil && *n < 0 {
+		errs = append(errs, fmt.Errorf("server.num_schedulers = %d must not be negative: use 0 to schedule nothing on this server", *n))
+	}
+	if c.Server.JobMaxCount < 0 {
+		errs = append(errs, fmt.Errorf("server.job_max_count = %d must not be negative (0 uses the default)", c.Server.JobMaxCount))
 	}
 	if c.Client.Enabled && !c.Server.Enabled && len(c.Client.Servers) == 0 {
 		errs = append(errs, errors.New("a client-only agent needs the servers' addresses: set client { servers = [\"host:4647\"] } or -servers"))

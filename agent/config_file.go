@@ -50,6 +50,9 @@ type serverBlock struct {
 	BootstrapExpect *int    `hcl:"bootstrap_expect,optional"`
 	HeartbeatGrace  *string `hcl:"heartbeat_grace,optional"`
 	MinHeartbeatTTL *string `hcl:"min_heartbeat_ttl,optional"`
+	NumSchedulers   *int    `hcl:"num_schedulers,optional"`
+	JobMaxCount     *int    `hcl:"job_max_count,optional"`
+	EvalNackTimeout *string `hcl:"eval_nack_timeout,optional"`
 }
 
 type clientBlock struct {

@@ -37,7 +37,9 @@ func TestConfigFileEveryKey(t *testing.T) {
 	want.DataDir, want.PluginDir, want.BindAddr, want.LogLevel = "/var/lib/drover", "/var/lib/drover/plugins", "0.0.0.0", "debug"
 	want.HTTPPort, want.RPCPort = 5646, 5647
 	want.Addresses = Addresses{HTTP: "127.0.0.1", RPC: "10.0.0.5"}
-	want.Server = ServerConfig{Enabled: true, BootstrapExpect: 1, HeartbeatGrace: 15 * time.Second, MinHeartbeatTTL: 20 * time.Second}
+	noSchedulers := 0
+	want.Server = ServerConfig{Enabled: true, BootstrapExpect: 1, HeartbeatGrace: 15 * time.Second, MinHeartbeatTTL: 20 * time.Second,
+		NumSchedulers: &noSchedulers, JobMaxCount: 2500, EvalNackTimeout: 90 * time.Second}
 	want.Client = ClientConfig{
 		Enabled: true, Servers: []string{"10.0.0.1:4647", "10.0.0.2:4647"}, NodeClass: "batch",
 		Meta: map[string]string{"rack": "r1", "team": "infra"}, AllocDir: "/srv/allocs",
@@ -193,6 +195,8 @@ func TestConfigValidate(t *testing.T) {
 		{"server", base(func(*Config) {}), ""},
 		{"bootstrap_expect 1", base(func(c *Config) { c.Server.BootstrapExpect = 1 }), ""},
 		{"bootstrap_expect 3", base(func(c *Config) { c.Server.BootstrapExpect = 3 }), "bootstrap_expect = 3"},
+		{"num_schedulers -1", base(func(c *Config) { n := -1; c.Server.NumSchedulers = &n }), "num_schedulers = -1"},
+		{"job_max_count -1", base(func(c *Config) { c.Server.JobMaxCount = -1 }), "job_max_count = -1"},
 		{"nothing enabled", base(func(c *Config) { c.Server.Enabled = false }), "must run a server, a client or both"},
 		{"no data_dir", base(func(c *Config) { c.DataDir = "" }), "data_dir is required"},
 		{"dev without data_dir", base(func(c *Config) { c.DataDir = ""; c.DevMode = true }), ""},

@@ -2,6 +2,7 @@ package server
 
 import (
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -10,9 +11,14 @@ import (
 // Defaults of Config.
 const (
 	DefaultHeartbeatTTL = 10 * time.Second
-	DefaultNumWorkers   = 1
 	DefaultRegion       = "global"
 	DefaultDatacenter   = "dc1"
+	// DefaultJobMaxCount is the default of Config.JobMaxCount: ten times
+	// the 1,000-allocation jobs of the benchmarks.
+	DefaultJobMaxCount = 10000
+	// DefaultEvalTimeout is the default of Config.EvalTimeout. Nomad's
+	// eval_nack_timeout has the same default.
+	DefaultEvalTimeout = 60 * time.Second
 )
 
 // Config configures a Server. The zero value (plus a NodeName) runs a
@@ -32,8 +38,19 @@ type Config struct {
 	// HeartbeatTTL is how long a client may stay silent before its node is
 	// marked down.
 	HeartbeatTTL time.Duration
-	// NumWorkers is the number of evaluation workers.
+	// NumWorkers is the number of evaluation workers (the agent's
+	// server.num_schedulers). 0 runs one per CPU core; a negative value
+	// runs none, so that this server makes no scheduling decisions and
+	// evaluations wait in the broker (Nomad's num_schedulers = 0).
 	NumWorkers int
+	// JobMaxCount bounds the allocations a job may ask for: each task
+	// group's count, and their sum (server.job_max_count). 0 uses
+	// DefaultJobMaxCount.
+	JobMaxCount int
+	// EvalTimeout bounds how long a worker may spend on one evaluation
+	// (server.eval_nack_timeout); past it the scheduling pass is cancelled
+	// and the evaluation failed with the reason. 0 uses DefaultEvalTimeout.
+	EvalTimeout time.Duration
 	// Clock drives heartbeat timers and timestamps; nil uses the wall clock.
 	Clock Clock
 
@@ -85,8 +102,17 @@ func (c *Config) withDefaults() Config {
 	if out.HeartbeatTTL <= 0 {
 		out.HeartbeatTTL = DefaultHeartbeatTTL
 	}
-	if out.NumWorkers <= 0 {
-		out.NumWorkers = DefaultNumWorkers
+	switch {
+	case out.NumWorkers == 0:
+		out.NumWorkers = runtime.NumCPU()
+	case out.NumWorkers < 0:
+		out.NumWorkers = 0
+	}
+	if out.JobMaxCount <= 0 {
+		out.JobMaxCount = DefaultJobMaxCount
+	}
+	if out.EvalTimeout <= 0 {
+		out.EvalTimeout = DefaultEvalTimeout
 	}
 	if out.Clock == nil {
 		out.Clock = realClock{}

@@ -22,6 +22,9 @@ server {
   bootstrap_expect  = 1
   heartbeat_grace   = "15s"
   min_heartbeat_ttl = "20s"
+  num_schedulers    = 0
+  job_max_count     = 2500
+  eval_nack_timeout = "90s"
 }
 
 client {
