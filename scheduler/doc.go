@@ -7,7 +7,9 @@
 // applier, which re-checks it against the latest state and commits it
 // through raft. The package is pure: no goroutines, no I/O, no clock or
 // randomness it does not get from Options; the same inputs give the same
-// plan, which the golden tests in testdata/ rely on.
+// plan, which the golden tests in testdata/ rely on. Options.Context
+// interrupts a run between placements (a worker's evaluation deadline,
+// a plan request whose caller went away); it is only read, never waited on.
 //
 // Job types: service and batch share the generic scheduler (reconcile the
 // desired count per group against existing allocations, then bin-pack the

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"time"
@@ -17,9 +18,15 @@ const (
 	descNodeGone   = "alloc not needed as node is no longer eligible"
 )
 
-// Options are the scheduler's sources of time and identity. The zero value
-// uses the wall clock and random UUIDs.
+// Options are the scheduler's sources of time and identity, and what can
+// interrupt it. The zero value uses the wall clock and random UUIDs and
+// runs to the end.
 type Options struct {
+	// Context, when set, interrupts Process: it is checked before each
+	// placement, and once it is done Process returns an error wrapping
+	// context.Cause(Context). A worker sets its evaluation's deadline
+	// here, JobPlan its caller's request.
+	Context context.Context
 	// Now returns the current time, stamped on new and stopped allocations.
 	Now func() time.Time
 	// NewID returns a new allocation ID.
@@ -75,6 +82,7 @@ func (o Options) Process(state State, eval *structs.Evaluation) (*Plan, error) {
 		cfg = structs.DefaultSchedulerConfiguration()
 	}
 	r := &run{
+		ctx:             o.Context,
 		state:           state,
 		eval:            eval,
 		job:             job,
@@ -121,6 +129,7 @@ func (o Options) Process(state State, eval *structs.Evaluation) (*Plan, error) {
 
 // run is the working state of one Process call.
 type run struct {
+	ctx     context.Context // nil: never interrupted
 	state   State
 	eval    *structs.Evaluation
 	job     *structs.Job // nil when purged
@@ -140,6 +149,14 @@ type run struct {
 	deps         deploymentRun
 	// err is the first state read error met where returning one is awkward.
 	err error
+}
+
+// interrupted returns an error once the run's context is done.
+func (r *run) interrupted() error {
+	if r.ctx == nil || r.ctx.Err() == nil {
+		return nil
+	}
+	return fmt.Errorf("scheduling interrupted: %w", context.Cause(r.ctx))
 }
 
 // nowTime returns the run's clock reading as a time.
@@ -222,6 +239,9 @@ func (r *run) candidates(metric *structs.AllocMetric) []*structs.Node {
 // (see preempt.go). deploymentID tags a replacement made by a rolling
 // update.
 func (r *run) place(tg *structs.TaskGroup, name string, prev *structs.Allocation, deploymentID string, nodes []*structs.Node, metric *structs.AllocMetric, coalesce bool) error {
+	if err := r.interrupted(); err != nil {
+		return err
+	}
 	if f, ok := r.plan.FailedTGAllocs[tg.Name]; ok && coalesce {
 		r.plan.failed(tg.Name, f)
 		return nil
