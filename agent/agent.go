@@ -79,6 +79,13 @@ type Agent struct {
 // schema, locked) fails NewAgent with an error naming the file; nothing
 // is deleted.
 func NewAgent(cfg *Config, logger *slog.Logger) (*Agent, error) {
+	return NewAgentContext(context.Background(), cfg, logger)
+}
+
+// NewAgentContext is NewAgent whose wait for the server's leadership
+// (indefinite otherwise, with progress in the log) ends when ctx is done:
+// then it releases what it built and returns the error.
+func NewAgentContext(ctx context.Context, cfg *Config, logger *slog.Logger) (*Agent, error) {
 	if cfg == nil {
 		cfg = DefaultConfig()
 	}
@@ -102,7 +109,7 @@ func NewAgent(cfg *Config, logger *slog.Logger) (*Agent, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	a := &Agent{cfg: &c, logger: logger}
-	if err := a.setup(); err != nil {
+	if err := a.setup(ctx); err != nil {
 		if rerr := a.teardown(); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
@@ -112,7 +119,7 @@ func NewAgent(cfg *Config, logger *slog.Logger) (*Agent, error) {
 }
 
 // setup creates the listeners, the server and the client.
-func (a *Agent) setup() error {
+func (a *Agent) setup(ctx context.Context) error {
 	if a.cfg.Client.Enabled {
 		// The state file first: a bad one stops the agent before anything
 		// else starts.
@@ -138,9 +145,9 @@ func (a *Agent) setup() error {
 
 	switch {
 	case a.cfg.Server.Enabled && a.cfg.Client.Enabled:
-		return a.setupCombined()
+		return a.setupCombined(ctx)
 	case a.cfg.Server.Enabled:
-		return a.setupServer()
+		return a.setupServer(ctx)
 	case a.cfg.Client.Enabled:
 		return a.setupClient(nil)
 	}
@@ -152,10 +159,10 @@ func (a *Agent) setup() error {
 // and re-attaches their tasks from local state while the server elects
 // itself (a second or so after a restart); the client's calls to the
 // server wait until the server exists, and fail if it could not start.
-func (a *Agent) setupCombined() error {
+func (a *Agent) setupCombined(ctx context.Context) error {
 	link := newLateServer()
 	serverErr := make(chan error, 1)
-	go func() { serverErr <- a.setupServer() }()
+	go func() { serverErr <- a.setupServer(ctx) }()
 	err := a.setupClient(link)
 	if err == nil {
 		if err = a.client.Start(); err != nil {
@@ -197,7 +204,7 @@ func (a *Agent) setupAllocDir() error {
 // setupServer creates the server: in dev mode with in-memory raft, else
 // with raft's log and snapshots under <data_dir>/server/raft, and the
 // client RPCs served on the RPC port.
-func (a *Agent) setupServer() error {
+func (a *Agent) setupServer(ctx context.Context) error {
 	scfg := &server.Config{
 		Logger:       a.logger.With("component", "server"),
 		NodeName:     a.cfg.NodeName + "." + a.cfg.Region,
@@ -227,7 +234,7 @@ func (a *Agent) setupServer() error {
 		}
 		a.rpcAddr = rpcLn.Addr().String()
 	}
-	srv, err := server.NewServer(scfg)
+	srv, err := server.NewServer(ctx, scfg)
 	if err != nil {
 		if rpcLn != nil {
 			_ = rpcLn.Close()

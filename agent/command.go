@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -77,7 +78,7 @@ func runCommand(args []string, stdout, stderr io.Writer, signals <-chan os.Signa
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	a, err := NewAgent(cfg, logger)
+	a, err := startUntilSignal(cfg, logger, signals, stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "Error starting agent: %v\n", err)
 		return 1
@@ -116,6 +117,38 @@ func runCommand(args []string, stdout, stderr io.Writer, signals <-chan os.Signa
 	}
 	fmt.Fprintln(stdout, "==> Agent stopped")
 	return 0
+}
+
+// startUntilSignal runs NewAgentContext, which waits as long as the server
+// needs to become leader; a signal meanwhile stops the wait and what was
+// started.
+func startUntilSignal(cfg *Config, logger *slog.Logger, signals <-chan os.Signal, stdout io.Writer) (*Agent, error) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	type result struct {
+		a   *Agent
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		a, err := NewAgentContext(ctx, cfg, logger)
+		done <- result{a, err}
+	}()
+	select {
+	case r := <-done:
+		return r.a, r.err
+	case sig := <-signals:
+		fmt.Fprintf(stdout, "==> Caught signal: %v while starting: stopping\n", sig)
+		cancel(fmt.Errorf("caught signal %v", sig))
+		r := <-done
+		if r.a != nil {
+			// It finished starting just as the signal came.
+			if err := r.a.Shutdown(); err != nil {
+				return nil, errors.Join(fmt.Errorf("caught signal %v", sig), err)
+			}
+		}
+		return nil, fmt.Errorf("caught signal %v while starting", sig)
+	}
 }
 
 // moveStateAside is -state-move-aside: it renames the client state file

@@ -25,7 +25,7 @@ var _ client.NodeLookup = (*server.Server)(nil)
 // for node-a's alloc to stop, fetches its data from node-a's endpoint and
 // finds the file it wrote.
 func TestStickyMigrateBetweenTwoClients(t *testing.T) {
-	srv, err := server.NewServer(&server.Config{NodeName: "s1.global"})
+	srv, err := server.NewServer(context.Background(), &server.Config{NodeName: "s1.global"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,24 +1,29 @@
 package server
 
 import (
+	"container/heap"
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/drover-io/drover/structs"
 )
 
-// evalBroker queues evaluations for the workers. Evaluations of one job are
-// handed out one at a time, in the order they were enqueued; different jobs
-// proceed in parallel. It only holds evaluations while enabled (on the
-// leader). An evaluation whose WaitUntil is in the future (a follow-up that
-// reschedules failed allocations) is held on a clock timer until then.
+// evalBroker queues evaluations for the workers. At most one evaluation per
+// job is ready or in flight at a time; the job's others wait behind it, in
+// the order they were enqueued. Ready evaluations are handed out by job
+// priority, highest first, and in enqueue order among equal priorities.
+// It only holds evaluations while enabled (on the leader). An evaluation
+// whose WaitUntil is in the future (a follow-up that reschedules failed
+// allocations) is held on a clock timer until then.
 type evalBroker struct {
 	readyCh chan struct{} // signalled (non-blocking) when ready grows
 	clock   Clock
 
 	mu       sync.Mutex // guards the fields below
 	enabled  bool
-	ready    []*structs.Evaluation                          // their job has nothing else out
+	seq      uint64                                         // enqueue counter: FIFO among equal priorities
+	ready    readyQueue                                     // their job has nothing else out
 	waiting  map[structs.NamespacedID][]*structs.Evaluation // behind a ready or in-flight eval of their job
 	busy     map[structs.NamespacedID]bool                  // job has an eval ready or in flight
 	inflight map[string]structs.NamespacedID                // eval ID -> job
@@ -109,18 +114,23 @@ func (b *evalBroker) enqueueLocked(e *structs.Evaluation) {
 		return
 	}
 	b.busy[key] = true
-	b.ready = append(b.ready, e)
+	b.pushReadyLocked(e)
+}
+
+// pushReadyLocked makes e ready; b.mu is held.
+func (b *evalBroker) pushReadyLocked(e *structs.Evaluation) {
+	b.seq++
+	heap.Push(&b.ready, readyEval{eval: e, seq: b.seq})
 	b.notify()
 }
 
-// Dequeue waits for an evaluation to process, until ctx is done.
+// Dequeue waits for an evaluation to process, until ctx is done: the
+// ready one of highest priority, the oldest among equals.
 func (b *evalBroker) Dequeue(ctx context.Context) (*structs.Evaluation, error) {
 	for {
 		b.mu.Lock()
 		if len(b.ready) > 0 {
-			e := b.ready[0]
-			b.ready[0] = nil
-			b.ready = b.ready[1:]
+			e := heap.Pop(&b.ready).(readyEval).eval
 			delete(b.queued, e.ID)
 			b.inflight[e.ID] = structs.NamespacedID{Namespace: e.Namespace, ID: e.JobID}
 			more := len(b.ready) > 0
@@ -153,19 +163,57 @@ func (b *evalBroker) Ack(evalID string) {
 		b.queued[e.ID] = true
 		b.waiting[key] = append(b.waiting[key], e)
 	}
+	b.promoteLocked(key)
+}
+
+// promoteLocked makes the next waiting evaluation of a job with nothing
+// ready or in flight ready; b.mu is held.
+func (b *evalBroker) promoteLocked(key structs.NamespacedID) {
 	next := b.waiting[key]
 	if len(next) == 0 {
 		delete(b.waiting, key)
 		delete(b.busy, key)
 		return
 	}
-	b.ready = append(b.ready, next[0])
 	if len(next) == 1 {
 		delete(b.waiting, key)
 	} else {
 		b.waiting[key] = next[1:]
 	}
-	b.notify()
+	b.pushReadyLocked(next[0])
+}
+
+// Remove drops a queued evaluation that became terminal (a worker
+// cancelled it: its pass covered it); one in flight is left alone.
+func (b *evalBroker) Remove(e *structs.Evaluation) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.requeue, e.ID)
+	if !b.queued[e.ID] {
+		return
+	}
+	delete(b.queued, e.ID)
+	if t, ok := b.delayed[e.ID]; ok {
+		t.Stop()
+		delete(b.delayed, e.ID)
+		return
+	}
+	key := structs.NamespacedID{Namespace: e.Namespace, ID: e.JobID}
+	if w := b.waiting[key]; len(w) > 0 {
+		if i := slices.IndexFunc(w, func(x *structs.Evaluation) bool { return x.ID == e.ID }); i >= 0 {
+			w = slices.Delete(w, i, i+1)
+			if len(w) == 0 {
+				delete(b.waiting, key)
+			} else {
+				b.waiting[key] = w
+			}
+			return
+		}
+	}
+	if i := slices.IndexFunc(b.ready, func(r readyEval) bool { return r.eval.ID == e.ID }); i >= 0 {
+		heap.Remove(&b.ready, i)
+		b.promoteLocked(key)
+	}
 }
 
 // brokerStats counts the broker's evaluations.
@@ -181,4 +229,32 @@ func (b *evalBroker) Stats() brokerStats {
 		s.Waiting += len(w)
 	}
 	return s
+}
+
+// readyEval is a ready evaluation with its enqueue sequence number.
+type readyEval struct {
+	eval *structs.Evaluation
+	seq  uint64
+}
+
+// readyQueue is a heap of ready evaluations: highest priority first, then
+// lowest sequence number (FIFO).
+type readyQueue []readyEval
+
+func (q readyQueue) Len() int { return len(q) }
+func (q readyQueue) Less(i, j int) bool {
+	if q[i].eval.Priority != q[j].eval.Priority {
+		return q[i].eval.Priority > q[j].eval.Priority
+	}
+	return q[i].seq < q[j].seq
+}
+func (q readyQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *readyQueue) Push(x any)   { *q = append(*q, x.(readyEval)) }
+func (q *readyQueue) Pop() any {
+	old := *q
+	n := len(old)
+	x := old[n-1]
+	old[n-1] = readyEval{}
+	*q = old[:n-1]
+	return x
 }

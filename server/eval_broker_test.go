@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -136,4 +137,74 @@ func TestEvalBrokerDelaysUntilWaitUntil(t *testing.T) {
 	b.SetEnabled(true)
 	clock.Advance(time.Hour)
 	assertEmpty(t, b)
+}
+
+func evp(id, job string, priority int) *structs.Evaluation {
+	e := ev(id, job)
+	e.Priority = priority
+	return e
+}
+
+// TestEvalBrokerPriorityOrder: ready evaluations go out by priority, then
+// in enqueue order; a job's own evaluations still wait for its one in
+// flight, whatever their priority.
+func TestEvalBrokerPriorityOrder(t *testing.T) {
+	b := newEvalBroker(nil)
+	b.SetEnabled(true)
+	b.Enqueue(evp("low1", "a", 20))
+	b.Enqueue(evp("mid1", "b", 50))
+	b.Enqueue(evp("mid2", "c", 50))
+	b.Enqueue(evp("high", "d", 90))
+	b.Enqueue(evp("d-next", "d", 100)) // behind "high", its job's
+	b.Enqueue(evp("mid3", "e", 50))
+
+	var got []string
+	for range 5 {
+		got = append(got, dequeueNow(t, b).ID)
+	}
+	want := []string{"high", "mid1", "mid2", "mid3", "low1"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("order = %v, want %v", got, want)
+	}
+	assertEmpty(t, b)
+	b.Ack("high")
+	if e := dequeueNow(t, b); e.ID != "d-next" {
+		t.Fatalf("after ack = %s, want d-next", e.ID)
+	}
+}
+
+// TestEvalBrokerRemove: a queued evaluation that became terminal leaves
+// the broker; when it was its job's ready one, the next of the job is
+// promoted.
+func TestEvalBrokerRemove(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1700000000, 0)}
+	b := newEvalBroker(clock)
+	b.SetEnabled(true)
+	b.Enqueue(ev("a1", "a"))
+	b.Enqueue(ev("a2", "a"))
+	b.Enqueue(ev("a3", "a"))
+	delayed := ev("d1", "d")
+	delayed.WaitUntil = clock.Now().Add(time.Minute)
+	b.Enqueue(delayed)
+
+	b.Remove(ev("a2", "a")) // waiting
+	b.Remove(ev("a1", "a")) // ready: a3 takes its place
+	b.Remove(delayed)
+	if s := b.Stats(); s.Ready != 1 || s.Waiting != 0 || s.Delayed != 0 {
+		t.Fatalf("stats = %+v", s)
+	}
+	if e := dequeueNow(t, b); e.ID != "a3" {
+		t.Fatalf("dequeued %s, want a3", e.ID)
+	}
+	b.Remove(ev("a3", "a")) // in flight: left alone
+	if s := b.Stats(); s.InFlight != 1 {
+		t.Fatalf("stats = %+v", s)
+	}
+	clock.Advance(time.Hour)
+	assertEmpty(t, b)
+	b.Ack("a3")
+	b.Enqueue(ev("a4", "a"))
+	if e := dequeueNow(t, b); e.ID != "a4" {
+		t.Fatalf("dequeued %s, want a4", e.ID)
+	}
 }

@@ -22,7 +22,7 @@ func newTestServer(t *testing.T, mutate func(*Config)) *Server {
 	if mutate != nil {
 		mutate(cfg)
 	}
-	s, err := NewServer(cfg)
+	s, err := NewServer(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("NewServer: %v", err)
 	}

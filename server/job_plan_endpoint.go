@@ -60,7 +60,9 @@ func (s *Server) JobPlan(ctx context.Context, req *structs.JobPlanRequest) (*str
 		JobID:       planned.ID,
 		Status:      structs.EvalStatusPending,
 	}
-	plan, err := scheduler.Options{Now: s.clock.Now}.Process(planState{schedState: schedState{snap: snap}, job: planned}, eval)
+	// The caller's context interrupts the pass: a plan nobody waits for
+	// stops computing.
+	plan, err := scheduler.Options{Context: ctx, Now: s.clock.Now}.Process(planState{schedState: schedState{snap: snap}, job: planned}, eval)
 	if err != nil {
 		return nil, fmt.Errorf("plan job %q: %w", job.ID, err)
 	}

@@ -112,8 +112,11 @@ func (s *Server) applyPlan(p *pendingPlan) planResult {
 	return planResult{Index: index, Rejected: rejected}
 }
 
-// nodeFits reports whether the plan's placements on a node fit with what
-// the latest state holds there.
+// nodeFits reports whether the plan's placements on a node still hold
+// against the latest state: the node is ready, every allocation the plan
+// updates in place is still wanted (another worker's plan may have
+// stopped or preempted it since this plan's snapshot), and the placements
+// fit with what the node holds now.
 func (s *Server) nodeFits(st *state.StateSnapshot, nodeID string, plan *scheduler.Plan) (bool, error) {
 	node, err := st.NodeByID(nil, nodeID)
 	if err != nil {
@@ -121,6 +124,16 @@ func (s *Server) nodeFits(st *state.StateSnapshot, nodeID string, plan *schedule
 	}
 	if node == nil || !node.Ready() {
 		return false, nil
+	}
+	for _, a := range plan.NodeAllocation[nodeID] {
+		cur, err := st.AllocByID(nil, a.ID)
+		if err != nil {
+			return false, fmt.Errorf("read alloc %q: %w", a.ID, err)
+		}
+		if cur != nil && cur.ServerTerminalStatus() {
+			s.logger.Debug("plan updates an alloc stopped since its snapshot", "alloc_id", a.ID, "eval_id", plan.EvalID)
+			return false, nil
+		}
 	}
 	existing, err := st.AllocsByNode(nil, nodeID)
 	if err != nil {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"testing"
 
 	"github.com/hashicorp/raft"
@@ -17,7 +18,7 @@ func TestRestartFromStores(t *testing.T) {
 	cfg := func() *Config {
 		return &Config{NodeName: "persist", LogStore: logs, StableStore: logs, SnapshotStore: snaps}
 	}
-	s1, err := NewServer(cfg())
+	s1, err := NewServer(context.Background(), cfg())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestRestartFromStores(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s2, err := NewServer(cfg())
+	s2, err := NewServer(context.Background(), cfg())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,8 +16,9 @@ import (
 	"github.com/drover-io/drover/structs"
 )
 
-// leaderWait bounds how long NewServer waits for leadership.
-const leaderWait = 10 * time.Second
+// leaderProgressInterval is how often NewServer logs that it still waits
+// for leadership.
+const leaderProgressInterval = 5 * time.Second
 
 // Server is a Drover server: raft, state, eval broker, workers, plan
 // applier and heartbeat timers. Its methods are safe for concurrent use.
@@ -49,20 +51,24 @@ type Server struct {
 
 // NewServer starts a server: raft (bootstrapped as a single voter when its
 // stores are empty), the leader monitor, the eval workers, the plan applier
-// and the heartbeat loop. It returns once this server leads the cluster.
-func NewServer(cfg *Config) (*Server, error) {
+// and the heartbeat loop. It returns once this server leads the cluster,
+// however long that takes (a loaded machine, a long log to replay),
+// logging its progress every few seconds. ctx bounds only that wait: when
+// it is done first, NewServer shuts down what it started and returns a
+// KindUnavailable error.
+func NewServer(ctx context.Context, cfg *Config) (*Server, error) {
 	if cfg == nil {
 		cfg = &Config{}
 	}
 	c := cfg.withDefaults()
-	ctx, cancel := context.WithCancel(context.Background())
+	sctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		config:      c,
 		logger:      c.Logger.With("server", c.NodeName),
 		clock:       c.Clock,
 		leaderCh:    make(chan bool, 16),
 		planQueue:   make(chan *pendingPlan),
-		ctx:         ctx,
+		ctx:         sctx,
 		cancel:      cancel,
 		established: make(chan struct{}),
 	}
@@ -90,14 +96,42 @@ func NewServer(cfg *Config) (*Server, error) {
 		go func() { defer s.wg.Done(); s.runWorker(i) }()
 	}
 
-	wctx, wcancel := context.WithTimeout(ctx, leaderWait)
-	defer wcancel()
-	select {
-	case <-s.established:
-		return s, nil
-	case <-wctx.Done():
-		_ = s.Shutdown()
-		return nil, structs.NewError(structs.KindUnavailable, "server did not become leader within %s", leaderWait)
+	if err := s.waitForLeadership(ctx); err != nil {
+		if serr := s.Shutdown(); serr != nil {
+			err = errors.Join(err, serr)
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+// waitForLeadership waits until this server has established leadership,
+// logging every leaderProgressInterval, or until ctx is done.
+func (s *Server) waitForLeadership(ctx context.Context) error {
+	start := s.clock.Now()
+	tick := make(chan struct{}, 1)
+	arm := func() Timer {
+		return s.clock.AfterFunc(leaderProgressInterval, func() {
+			select {
+			case tick <- struct{}{}:
+			default:
+			}
+		})
+	}
+	timer := arm()
+	defer func() { timer.Stop() }()
+	for {
+		select {
+		case <-s.established:
+			return nil
+		case <-ctx.Done():
+			return structs.NewError(structs.KindUnavailable, "server stopped waiting to become raft leader after %s: %v",
+				s.clock.Now().Sub(start), context.Cause(ctx))
+		case <-tick:
+			s.logger.Info("waiting to become raft leader", "waited", s.clock.Now().Sub(start).String(),
+				"raft_state", s.raft.State().String(), "raft_last_index", s.raft.LastIndex(), "raft_applied", s.raft.AppliedIndex())
+			timer = arm()
+		}
 	}
 }
 
@@ -289,6 +323,7 @@ func (s *Server) evalsUpserted(evals []*structs.Evaluation) {
 			s.blocked.Block(e)
 		case e.TerminalStatus():
 			s.blocked.Untrack(e.ID)
+			s.broker.Remove(e)
 		}
 	}
 }

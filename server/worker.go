@@ -1,7 +1,11 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/drover-io/drover/scheduler"
 	"github.com/drover-io/drover/server/state"
@@ -22,19 +26,49 @@ func (s *Server) runWorker(id int) {
 		if err != nil {
 			return
 		}
-		if err := s.processEval(eval); err != nil && s.ctx.Err() == nil {
-			logger.Error("process evaluation", "eval_id", eval.ID, "job_id", eval.JobID, "error", err)
-			s.failEval(eval, err)
-		}
+		s.runEval(logger, eval, s.snapshot)
 		s.broker.Ack(eval.ID)
 	}
 }
 
+// snapshot returns a snapshot of the current state store.
+func (s *Server) snapshot() *state.StateSnapshot { return s.fsm.State().Snapshot() }
+
+// evalTimeoutError is the cause of a scheduling pass stopped at its
+// deadline (Config.EvalTimeout).
+type evalTimeoutError struct{ limit time.Duration }
+
+func (e *evalTimeoutError) Error() string {
+	return fmt.Sprintf("scheduling took longer than %s (server.eval_nack_timeout) and was stopped: "+
+		"lower the job's counts or constraints, or raise eval_nack_timeout", e.limit)
+}
+
+// runEval processes one evaluation under its deadline. A failure other
+// than the server stopping marks the evaluation failed with the reason;
+// at shutdown it stays pending, for the next leader.
+func (s *Server) runEval(logger *slog.Logger, eval *structs.Evaluation, snapshot func() *state.StateSnapshot) {
+	ctx, cancel := context.WithCancelCause(s.ctx)
+	defer cancel(nil)
+	timer := s.clock.AfterFunc(s.config.EvalTimeout, func() { cancel(&evalTimeoutError{limit: s.config.EvalTimeout}) })
+	defer timer.Stop()
+	err := s.processEval(ctx, eval, snapshot)
+	if err == nil || s.ctx.Err() != nil {
+		return
+	}
+	var timeout *evalTimeoutError
+	if errors.As(err, &timeout) {
+		err = timeout // the description says what happened, not how it unwound
+	}
+	logger.Error("process evaluation", "eval_id", eval.ID, "job_id", eval.JobID, "error", err)
+	s.failEval(eval, err)
+}
+
 // processEval schedules an evaluation and commits the plan, scheduling
-// again on fresher state when the plan applier rejects part of it.
-func (s *Server) processEval(eval *structs.Evaluation) error {
+// again on a fresh snapshot when the plan applier rejected part of it
+// (another worker's plan took the room first). ctx bounds the work.
+func (s *Server) processEval(ctx context.Context, eval *structs.Evaluation, snapshot func() *state.StateSnapshot) error {
 	for attempt := 1; ; attempt++ {
-		snap := s.fsm.State().Snapshot()
+		snap := snapshot()
 		cur, err := snap.EvalByID(nil, eval.ID)
 		if err != nil {
 			return fmt.Errorf("read eval: %w", err)
@@ -43,7 +77,7 @@ func (s *Server) processEval(eval *structs.Evaluation) error {
 			return nil // cancelled or already processed
 		}
 		snapIndex := snap.LatestIndex()
-		plan, err := scheduler.Options{Now: s.clock.Now}.Process(schedState{snap: snap}, cur)
+		plan, err := scheduler.Options{Context: ctx, Now: s.clock.Now}.Process(schedState{snap: snap}, cur)
 		if err != nil {
 			return fmt.Errorf("schedule: %w", err)
 		}
@@ -69,7 +103,7 @@ func (s *Server) processEval(eval *structs.Evaluation) error {
 		if target != nil {
 			failed.StatusDescription += fmt.Sprintf(" - rolling back to job version %d", target.Version)
 		}
-		res := s.submitPlan(s.ctx, &pendingPlan{plan: plan, evals: evals})
+		res := s.submitPlan(ctx, &pendingPlan{plan: plan, evals: evals})
 		if res.Err != nil {
 			return res.Err
 		}
@@ -82,13 +116,14 @@ func (s *Server) processEval(eval *structs.Evaluation) error {
 		if attempt >= maxPlanAttempts {
 			return fmt.Errorf("plan rejected %d times: node capacity keeps changing", attempt)
 		}
+		s.logger.Debug("plan partly rejected: scheduling again on fresh state", "eval_id", eval.ID, "attempt", attempt)
 	}
 }
 
 // evalOutcome returns the evaluation updates to commit with a plan: the
 // evaluation itself (complete, or still blocked), a new blocked evaluation
-// when placements failed, and cancellations of the job's older blocked
-// evaluations it supersedes.
+// when placements failed, and cancellations of the job's other
+// evaluations this pass covered (see covered).
 func (s *Server) evalOutcome(snap *state.StateSnapshot, eval *structs.Evaluation, plan *scheduler.Plan, snapIndex uint64) ([]*structs.Evaluation, error) {
 	now := s.clock.Now().UnixNano()
 	upd := eval.Copy()
@@ -103,7 +138,7 @@ func (s *Server) evalOutcome(snap *state.StateSnapshot, eval *structs.Evaluation
 		return nil, fmt.Errorf("read evals of job %q: %w", eval.JobID, err)
 	}
 	for _, e := range jobEvals {
-		if e.ID == eval.ID || e.Status != structs.EvalStatusBlocked {
+		if e.ID == eval.ID || !s.covered(e, snapIndex) {
 			continue
 		}
 		c := e.Copy()
@@ -147,6 +182,23 @@ func (s *Server) evalOutcome(snap *state.StateSnapshot, eval *structs.Evaluation
 		out = append(out, b)
 	}
 	return out, nil
+}
+
+// covered reports whether a pass over a job on a snapshot at snapIndex
+// did the work another evaluation of the job asks for, so that it can be
+// cancelled: a blocked one, or a pending one written at or before the
+// snapshot whose WaitUntil has passed. The scheduler reads only the job's
+// state, never the evaluation's trigger, so the pass saw every change that
+// created it; this is how the broker's one-evaluation-per-job queue
+// coalesces a burst of evaluations into one pass.
+func (s *Server) covered(e *structs.Evaluation, snapIndex uint64) bool {
+	switch e.Status {
+	case structs.EvalStatusBlocked:
+		return true
+	case structs.EvalStatusPending:
+		return e.ModifyIndex <= snapIndex && !e.WaitUntil.After(s.clock.Now())
+	}
+	return false
 }
 
 // failEval records that an evaluation could not be processed.

@@ -1,0 +1,288 @@
+package server
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/drover-io/drover/scheduler"
+	"github.com/drover-io/drover/server/state"
+	"github.com/drover-io/drover/structs"
+)
+
+// armedClock is a fakeClock that reports every timer armed on it, so that
+// a test advances time only once the timer it means to fire exists.
+type armedClock struct {
+	*fakeClock
+	armed chan time.Duration
+}
+
+func newArmedClock() *armedClock {
+	return &armedClock{fakeClock: &fakeClock{now: time.Unix(1700000000, 0)}, armed: make(chan time.Duration, 64)}
+}
+
+func (c *armedClock) AfterFunc(d time.Duration, f func()) Timer {
+	t := c.fakeClock.AfterFunc(d, f)
+	select {
+	case c.armed <- d:
+	default:
+	}
+	return t
+}
+
+// waitArmed waits until a timer of duration d is armed.
+func (c *armedClock) waitArmed(t *testing.T, d time.Duration) {
+	t.Helper()
+	for got := range c.armed {
+		if got == d {
+			return
+		}
+	}
+}
+
+// hugeLimit lets a test store a job no real server would accept, as one
+// committed before the count limit existed.
+const hugeLimit = int(^uint(0) >> 1)
+
+const testEvalTimeout = 7 * time.Minute
+
+// TestEvalDeadlineFailsEvalAndFreesWorker: issue 19's Count = int64 max
+// job. Its evaluation computes until the deadline, then fails with the
+// reason; meanwhile a second worker schedules another job, and the huge
+// job's stop waits only for the deadline.
+func TestEvalDeadlineFailsEvalAndFreesWorker(t *testing.T) {
+	clock := newArmedClock()
+	s := newTestServer(t, func(c *Config) {
+		c.Clock, c.NumWorkers, c.JobMaxCount, c.EvalTimeout = clock, 2, hugeLimit, testEvalTimeout
+	})
+	registerNode(t, s, testNode("n1", 4000, 4096))
+	huge := registerJob(t, s, testJob("huge", hugeLimit, 100, 100))
+	clock.waitArmed(t, testEvalTimeout) // a worker is on it
+
+	small := registerJob(t, s, testJob("small", 1, 100, 100))
+	waitEvalStatus(t, s, small.EvalID, structs.EvalStatusComplete)
+	if n := len(allocsOf(t, s, "small", structs.AllocDesiredStatusRun)); n != 1 {
+		t.Fatalf("small job has %d allocs while the huge one computes, want 1", n)
+	}
+	if e, _ := s.State().EvalByID(nil, huge.EvalID); e.Status != structs.EvalStatusPending {
+		t.Fatalf("huge eval = %s before its deadline", e.Status)
+	}
+	stop, err := s.JobDeregister(context.Background(), &structs.JobDeregisterRequest{JobID: "huge"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	clock.Advance(testEvalTimeout)
+	e := waitEvalStatus(t, s, huge.EvalID, structs.EvalStatusFailed)
+	for _, want := range []string{"longer than 7m0s", "eval_nack_timeout"} {
+		if !strings.Contains(e.StatusDescription, want) {
+			t.Errorf("description %q does not say %q", e.StatusDescription, want)
+		}
+	}
+	waitEvalStatus(t, s, stop.EvalID, structs.EvalStatusComplete)
+	if n := len(allocsOf(t, s, "huge", "")); n != 0 {
+		t.Fatalf("the interrupted pass committed %d allocs", n)
+	}
+}
+
+// TestShutdownMidEvaluation: Shutdown returns while a worker computes an
+// evaluation that would never end, and leaves it pending for the next
+// leader instead of failing it.
+func TestShutdownMidEvaluation(t *testing.T) {
+	clock := newArmedClock()
+	s, err := NewServer(context.Background(), &Config{NodeName: "shutdown-mid-eval", Clock: clock, NumWorkers: 1,
+		JobMaxCount: hugeLimit, EvalTimeout: testEvalTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	registerNode(t, s, testNode("n1", 4000, 4096))
+	r := registerJob(t, s, testJob("huge", hugeLimit, 100, 100))
+	clock.waitArmed(t, testEvalTimeout)
+	if err := s.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := s.State().EvalByID(nil, r.EvalID); e.Status != structs.EvalStatusPending {
+		t.Fatalf("eval = %s after shutdown, want pending", e.Status)
+	}
+}
+
+// checksCtx reports itself cancelled once Err has been asked n times: a
+// caller that goes away while the scheduler computes.
+type checksCtx struct {
+	context.Context
+	left atomic.Int64
+}
+
+func (c *checksCtx) Err() error {
+	if c.left.Add(-1) < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+func TestJobPlanStopsWhenCallerLeaves(t *testing.T) {
+	s := newTestServer(t, func(c *Config) { c.JobMaxCount = hugeLimit })
+	registerNode(t, s, testNode("n1", 4000, 4096))
+	ctx := &checksCtx{Context: context.Background()}
+	ctx.left.Store(100)
+	_, err := s.JobPlan(ctx, &structs.JobPlanRequest{Job: testJob("huge", hugeLimit, 100, 100)})
+	if err == nil || !strings.Contains(err.Error(), "canceled") {
+		t.Fatalf("JobPlan = %v, want it cancelled mid-computation", err)
+	}
+	if ctx.left.Load() >= 0 {
+		t.Fatal("the context was checked fewer times than the test assumes")
+	}
+}
+
+// TestWorkerRetriesOnFreshSnapshot: a plan computed on a snapshot that
+// another plan overtook is partly rejected by the plan applier; the
+// worker schedules again on a fresh snapshot and places where there is
+// room now.
+func TestWorkerRetriesOnFreshSnapshot(t *testing.T) {
+	s := newTestServer(t, func(c *Config) { c.NumWorkers = -1 })
+	registerNode(t, s, testNode("n1", 1000, 1000))
+	r := registerJob(t, s, testJob("web", 1, 600, 100))
+	stale := s.snapshot()
+
+	// Another worker's plan fills n1, and a second node joins.
+	other := testJob("other", 1, 600, 100)
+	other.Canonicalize()
+	busy := planAlloc("busy", "n1", other, 600)
+	if _, _, err := s.raftApply(ApplyPlanResultsRequestType, &PlanResultCommand{Allocs: []*structs.Allocation{busy}}); err != nil {
+		t.Fatal(err)
+	}
+	registerNode(t, s, testNode("n2", 1000, 1000))
+
+	calls := 0
+	snapshot := func() *state.StateSnapshot {
+		calls++
+		if calls == 1 {
+			return stale
+		}
+		return s.snapshot()
+	}
+	eval, _ := s.State().EvalByID(nil, r.EvalID)
+	if err := s.processEval(context.Background(), eval, snapshot); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 {
+		t.Fatalf("scheduled %d times, want 2 (stale, then fresh)", calls)
+	}
+	placed := allocsOf(t, s, "web", structs.AllocDesiredStatusRun)
+	if len(placed) != 1 || placed[0].NodeID != "n2" {
+		t.Fatalf("placed = %v, want one alloc on n2", placed)
+	}
+	if e, _ := s.State().EvalByID(nil, r.EvalID); e.Status != structs.EvalStatusComplete {
+		t.Fatalf("eval = %s", e.Status)
+	}
+}
+
+// TestPlanApplierRejectsUpdateOfPreemptedAlloc: two workers' plans touch
+// one allocation: the first preempts it, the second (computed before)
+// updates it in place. The second must not bring it back, even though
+// the node has the room.
+func TestPlanApplierRejectsUpdateOfPreemptedAlloc(t *testing.T) {
+	s := newTestServer(t, func(c *Config) { c.NumWorkers = -1 })
+	registerNode(t, s, testNode("n1", 2000, 1000))
+	low := testJob("low", 1, 500, 100)
+	low.Canonicalize()
+	victim := planAlloc("victim", "n1", low, 500)
+	if _, _, err := s.raftApply(ApplyPlanResultsRequestType, &PlanResultCommand{Allocs: []*structs.Allocation{victim}}); err != nil {
+		t.Fatal(err)
+	}
+	stored, _ := s.State().AllocByID(nil, "victim")
+
+	high := testJob("high", 1, 800, 100)
+	high.Canonicalize()
+	preempting := testPlan(high, "e-high")
+	preempting.AppendAlloc(planAlloc("winner", "n1", high, 800))
+	preempting.AppendPreemption(stored, "winner", 1)
+	if res := s.submitPlan(context.Background(), &pendingPlan{plan: preempting}); res.Err != nil || res.Rejected {
+		t.Fatalf("preempting plan: %+v", res)
+	}
+
+	update := stored.Copy()
+	update.Job = low.Copy()
+	update.Job.Version++
+	stalePlan := testPlan(low, "e-low")
+	stalePlan.AppendAlloc(update)
+	res := s.submitPlan(context.Background(), &pendingPlan{plan: stalePlan})
+	if res.Err != nil || !res.Rejected {
+		t.Fatalf("stale in-place update: %+v, want rejected", res)
+	}
+	if a, _ := s.State().AllocByID(nil, "victim"); a.DesiredStatus != structs.AllocDesiredStatusEvict {
+		t.Fatalf("preempted alloc came back: desired %s", a.DesiredStatus)
+	}
+}
+
+// TestPassCancelsCoveredEvals: a burst of evaluations for one job costs
+// one scheduling pass: the pending ones written before the pass's
+// snapshot are cancelled with it and leave the broker; one delayed to a
+// later WaitUntil stays.
+func TestPassCancelsCoveredEvals(t *testing.T) {
+	clock := newArmedClock()
+	s := newTestServer(t, func(c *Config) { c.NumWorkers, c.Clock = -1, clock })
+	registerNode(t, s, testNode("n1", 4000, 4096))
+	var ids []string
+	for range 3 {
+		ids = append(ids, registerJob(t, s, testJob("web", 2, 100, 100)).EvalID)
+	}
+	later := &structs.Evaluation{ID: structs.GenerateUUID(), Namespace: "default", JobID: "web", Type: "service",
+		Priority: 50, Status: structs.EvalStatusPending, WaitUntil: clock.Now().Add(time.Hour)}
+	if _, _, err := s.raftApply(EvalUpdateRequestType, &EvalUpdateCommand{Evals: []*structs.Evaluation{later}}); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.broker.Stats(); st.Ready != 1 || st.Waiting != 2 || st.Delayed != 1 {
+		t.Fatalf("broker before = %+v", st)
+	}
+	first, _ := s.State().EvalByID(nil, ids[0])
+	if err := s.processEval(context.Background(), first, s.snapshot); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := s.State().EvalByID(nil, ids[0]); e.Status != structs.EvalStatusComplete {
+		t.Fatalf("processed eval = %s", e.Status)
+	}
+	for _, id := range ids[1:] {
+		e, _ := s.State().EvalByID(nil, id)
+		if e.Status != structs.EvalStatusCancelled || !strings.Contains(e.StatusDescription, ids[0]) {
+			t.Errorf("covered eval %s = %s %q, want cancelled by %s", id, e.Status, e.StatusDescription, ids[0])
+		}
+	}
+	if e, _ := s.State().EvalByID(nil, later.ID); e.Status != structs.EvalStatusPending {
+		t.Errorf("delayed eval = %s, want pending", e.Status)
+	}
+	if st := s.broker.Stats(); st.Ready != 0 || st.Waiting != 0 || st.Delayed != 1 {
+		t.Fatalf("broker after = %+v, want only the delayed eval", st)
+	}
+	if n := len(allocsOf(t, s, "web", structs.AllocDesiredStatusRun)); n != 2 {
+		t.Fatalf("allocs = %d, want 2", n)
+	}
+}
+
+// testPlan returns an empty plan of job for evaluation evalID.
+func testPlan(job *structs.Job, evalID string) *scheduler.Plan {
+	return &scheduler.Plan{EvalID: evalID, Job: job,
+		NodeAllocation:  map[string][]*structs.Allocation{},
+		NodeUpdate:      map[string][]*structs.Allocation{},
+		NodePreemptions: map[string][]*structs.Allocation{},
+		Annotations:     &structs.PlanAnnotations{},
+	}
+}
+
+func TestNumWorkersDefaultsToCores(t *testing.T) {
+	tests := []struct {
+		set, want int
+	}{
+		{0, runtime.NumCPU()},
+		{3, 3},
+		{-1, 0},
+	}
+	for _, tt := range tests {
+		if got := (&Config{NumWorkers: tt.set}).withDefaults().NumWorkers; got != tt.want {
+			t.Errorf("NumWorkers %d -> %d, want %d", tt.set, got, tt.want)
+		}
+	}
+}
