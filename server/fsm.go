@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"sync/atomic"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
@@ -27,8 +28,12 @@ type fsmObserver interface {
 // FSM is the raft state machine: it decodes committed log entries and
 // applies them to the state store.
 type FSM struct {
-	logger   *slog.Logger
-	handle   *codec.MsgpackHandle
+	logger *slog.Logger
+	handle *codec.MsgpackHandle
+	// proposalHandle and jobHandle check what is proposed (storable):
+	// they allow less nesting than handle, which reads it back.
+	proposalHandle *codec.MsgpackHandle
+	jobHandle      *codec.MsgpackHandle
 	state    atomic.Pointer[state.StateStore]
 	observer fsmObserver // may be nil
 }
@@ -41,21 +46,45 @@ func newFSM(logger *slog.Logger, observer fsmObserver) (*FSM, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &FSM{logger: logger, handle: newMsgpackHandle(), observer: observer}
+	f := &FSM{logger: logger, handle: newMsgpackHandle(), observer: observer,
+		proposalHandle: newMsgpackHandleDepth(proposalDepth), jobHandle: newMsgpackHandleDepth(jobDepth)}
 	f.state.Store(st)
 	return f, nil
+}
+
+// storableJob refuses a job that would not survive the trip through raft,
+// plan results and snapshots: it must decode back, as its registration
+// command, with jobHandle, whose margin covers the deeper places a job is
+// stored in later.
+func (f *FSM) storableJob(job *structs.Job) error {
+	_, err := storable(f.handle, f.jobHandle, JobRegisterRequestType, &JobRegisterCommand{Job: job})
+	if err != nil {
+		return fmt.Errorf("job %q: %w", job.ID, err)
+	}
+	return nil
 }
 
 // State returns the current state store. It changes when a snapshot is
 // restored; the old one's AbandonCh is closed then.
 func (f *FSM) State() *state.StateStore { return f.state.Load() }
 
-// Apply applies one committed entry. It returns nil or an error.
-func (f *FSM) Apply(l *raft.Log) any {
+// Apply applies one committed entry. It returns nil or an error. An entry
+// that cannot be applied (it does not decode, or applying it panics) is
+// logged and skipped, leaving the state as it was: every server skips it
+// alike, and raft goes on with the next entry instead of crashing the
+// process on every replay.
+func (f *FSM) Apply(l *raft.Log) (out any) {
 	if l.Type != raft.LogCommand || len(l.Data) == 0 {
 		return nil
 	}
 	t := MessageType(l.Data[0])
+	defer func() {
+		if r := recover(); r != nil {
+			err := fmt.Errorf("apply %s entry at index %d: panic: %v", t, l.Index, r)
+			f.logger.Error("raft entry skipped", "type", t.String(), "index", l.Index, "error", err, "stack", string(debug.Stack()))
+			out = err
+		}
+	}()
 	resp, err := f.apply(t, l.Data[1:], l.Index)
 	if err != nil {
 		f.logger.Error("apply raft entry", "type", t.String(), "index", l.Index, "error", err)
@@ -76,6 +105,9 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64) (resp any, err err
 		if err := decodeBody(f.handle, body, &cmd); err != nil {
 			return nil, fmt.Errorf("decode %s: %w", t, err)
 		}
+		if cmd.Job == nil || cmd.Eval == nil {
+			return nil, fmt.Errorf("%s without a job or an evaluation", t)
+		}
 		cmd.Eval.JobModifyIndex = index
 		evals = []*structs.Evaluation{cmd.Eval}
 		err = st.Batch(index, func(w *state.WriteTxn) error {
@@ -88,6 +120,9 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64) (resp any, err err
 		var cmd JobDeregisterCommand
 		if err := decodeBody(f.handle, body, &cmd); err != nil {
 			return nil, fmt.Errorf("decode %s: %w", t, err)
+		}
+		if cmd.Eval == nil || (!cmd.Purge && cmd.Job == nil) {
+			return nil, fmt.Errorf("%s without a job or an evaluation", t)
 		}
 		cmd.Eval.JobModifyIndex = index
 		evals = []*structs.Evaluation{cmd.Eval}
@@ -134,6 +169,9 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64) (resp any, err err
 		var cmd NodeRegisterCommand
 		if err := decodeBody(f.handle, body, &cmd); err != nil {
 			return nil, fmt.Errorf("decode %s: %w", t, err)
+		}
+		if cmd.Node == nil {
+			return nil, fmt.Errorf("%s without a node", t)
 		}
 		evals = cmd.Evals
 		capacity = cmd.Node.Status == structs.NodeStatusReady
@@ -237,9 +275,17 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	return &fsmSnapshot{snap: f.State().Snapshot(), handle: f.handle}, nil
 }
 
-// Restore replaces the state with a persisted snapshot.
-func (f *FSM) Restore(rc io.ReadCloser) error {
+// Restore replaces the state with a persisted snapshot. A snapshot that
+// does not decode or restore (even by panicking) is an error, and the
+// state stays as it was.
+func (f *FSM) Restore(rc io.ReadCloser) (err error) {
 	defer rc.Close()
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("restore snapshot: panic: %v", r)
+			f.logger.Error("snapshot not restored", "error", err, "stack", string(debug.Stack()))
+		}
+	}()
 	var data snapshotData
 	if err := codec.NewDecoder(rc, f.handle).Decode(&data); err != nil {
 		return fmt.Errorf("decode snapshot: %w", err)

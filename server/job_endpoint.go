@@ -33,6 +33,9 @@ func (s *Server) JobRegister(ctx context.Context, req *structs.JobRegisterReques
 	if err := checkJobCount(job, s.config.JobMaxCount); err != nil {
 		return nil, err
 	}
+	if err := s.fsm.storableJob(job); err != nil {
+		return nil, err
+	}
 	existing, err := s.fsm.State().JobByID(nil, job.Namespace, job.ID)
 	if err != nil {
 		return nil, fmt.Errorf("read job %q: %w", job.ID, err)

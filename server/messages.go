@@ -117,9 +117,32 @@ type AllocClientUpdateCommand struct {
 	Evals  []*structs.Evaluation
 }
 
+// Decoding depths. Raft entries and snapshots are read with a handle that
+// allows more nesting than any proposal was checked with: a value sits
+// deeper in a snapshot (inside its table's list) or a plan result (inside
+// an allocation) than in the command that first stored it, and it must
+// still read back there.
+const (
+	// storedDecodeDepth bounds nesting when the FSM decodes an entry or a
+	// snapshot, and when the RPC server decodes a request.
+	storedDecodeDepth = 2048
+	// proposalDepth bounds nesting in a command proposed to raft.
+	proposalDepth = 1024
+	// jobDepth bounds nesting in a submitted job, encoded as its
+	// registration command: plan results carry the job two levels deeper.
+	jobDepth = proposalDepth - 16
+)
+
 // newMsgpackHandle returns the codec handle of raft entries and snapshots.
 func newMsgpackHandle() *codec.MsgpackHandle {
+	return newMsgpackHandleDepth(storedDecodeDepth)
+}
+
+// newMsgpackHandleDepth returns the codec handle of raft entries whose
+// decoder stops at maxDepth levels of nesting.
+func newMsgpackHandleDepth(maxDepth int16) *codec.MsgpackHandle {
 	h := &codec.MsgpackHandle{}
+	h.MaxDepth = maxDepth
 	// Only "codec" tags: json:"-" fields (a node's SecretID) must survive
 	// in raft entries and in the requests a node sends. No response of the
 	// server carries a node's secret (NodeGet strips it).
@@ -143,4 +166,21 @@ func encodeCommand(h *codec.MsgpackHandle, t MessageType, req any) ([]byte, erro
 // decodeBody decodes a command's msgpack body into out.
 func decodeBody(h *codec.MsgpackHandle, body []byte, out any) error {
 	return codec.NewDecoderBytes(body, h).Decode(out)
+}
+
+// storable encodes req (a pointer to a command) as a raft entry of type t
+// and proves that it decodes back with check, a handle stricter than the
+// FSM's. An entry that fails is refused with KindInvalid: once committed,
+// a command that does not decode would fail on every replay.
+func storable(h, check *codec.MsgpackHandle, t MessageType, req any) ([]byte, error) {
+	buf, err := encodeCommand(h, t, req)
+	if err != nil {
+		return nil, structs.Invalid("cannot store the %s request: %v", t, err)
+	}
+	back := reflect.New(reflect.TypeOf(req).Elem()).Interface()
+	if err := decodeBody(check, buf[1:], back); err != nil {
+		return nil, structs.Invalid("cannot store the %s request: it does not decode back (%v): "+
+			"a value in it (a task's config?) is nested more than %d levels deep or malformed", t, err, check.MaxDepth)
+	}
+	return buf, nil
 }

@@ -64,9 +64,10 @@ func (s *Server) setupRaft() error {
 }
 
 // raftApply commits one command through raft and returns its index and the
-// FSM's response. An error the FSM returned is returned as err.
+// FSM's response. An error the FSM returned is returned as err. A command
+// that would not decode back is refused before raft sees it (storable).
 func (s *Server) raftApply(msgType MessageType, req any) (uint64, any, error) {
-	buf, err := encodeCommand(s.fsm.handle, msgType, req)
+	buf, err := storable(s.fsm.handle, s.fsm.proposalHandle, msgType, req)
 	if err != nil {
 		return 0, nil, err
 	}
