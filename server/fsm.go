@@ -34,8 +34,8 @@ type FSM struct {
 	// they allow less nesting than handle, which reads it back.
 	proposalHandle *codec.MsgpackHandle
 	jobHandle      *codec.MsgpackHandle
-	state    atomic.Pointer[state.StateStore]
-	observer fsmObserver // may be nil
+	state          atomic.Pointer[state.StateStore]
+	observer       fsmObserver // may be nil
 }
 
 var _ raft.FSM = (*FSM)(nil)
