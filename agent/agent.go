@@ -239,6 +239,10 @@ func (a *Agent) setupServer(ctx context.Context) error {
 		if rpcLn != nil {
 			_ = rpcLn.Close()
 		}
+		if errors.Is(err, server.ErrDamagedRaftState) && a.raft != nil {
+			err = fmt.Errorf("%w; the raft log and snapshots are in %s, left untouched: restore that directory from a backup, "+
+				"or move it aside to start this server with an empty cluster state", err, filepath.Dir(a.raft.store.Path()))
+		}
 		return fmt.Errorf("create server: %w", err)
 	}
 	if rpcLn != nil {

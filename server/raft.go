@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -55,11 +56,88 @@ func (s *Server) setupRaft() error {
 			return fmt.Errorf("bootstrap raft: %w", err)
 		}
 	}
-	r, err := raft.NewRaft(rc, s.fsm, logs, stable, snaps, trans)
+	if existing {
+		if err := checkRaftStores(logs, snaps); err != nil {
+			return err
+		}
+	}
+	r, err := newRaft(rc, s.fsm, logs, stable, snaps, trans)
 	if err != nil {
-		return fmt.Errorf("start raft: %w", err)
+		return err
 	}
 	s.raft = r
+	return nil
+}
+
+// ErrDamagedRaftState is wrapped by NewServer's error when the raft log
+// and snapshots cannot be replayed: entries are missing, no snapshot can
+// be read, or raft gave up on them. Nothing was changed in them.
+var ErrDamagedRaftState = errors.New("raft state is damaged")
+
+// damagedError wraps ErrDamagedRaftState with a description.
+func damagedError(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrDamagedRaftState, fmt.Sprintf(format, args...))
+}
+
+// newRaft is raft.NewRaft, with its panics turned into errors: it panics
+// in the calling goroutine, before it starts any of its own, when it
+// cannot read an entry it replays.
+func newRaft(rc *raft.Config, fsm raft.FSM, logs raft.LogStore, stable raft.StableStore, snaps raft.SnapshotStore, trans raft.Transport) (r *raft.Raft, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r, err = nil, damagedError("raft could not replay its log: %v", p)
+		}
+	}()
+	r, err = raft.NewRaft(rc, fsm, logs, stable, snaps, trans)
+	if err != nil {
+		return nil, fmt.Errorf("start raft: %w", err)
+	}
+	return r, nil
+}
+
+// checkRaftStores refuses stores that raft would panic on while it
+// replays them: raft restores the newest snapshot it can read, then every
+// log entry after it, and panics on the first entry it cannot get. So at
+// least one snapshot must open (its checksum holds) when there are any,
+// and the log must go on from that snapshot without a gap.
+func checkRaftStores(logs raft.LogStore, snaps raft.SnapshotStore) error {
+	first, err := logs.FirstIndex()
+	if err != nil {
+		return fmt.Errorf("read raft log: %w", err)
+	}
+	last, err := logs.LastIndex()
+	if err != nil {
+		return fmt.Errorf("read raft log: %w", err)
+	}
+	metas, err := snaps.List()
+	if err != nil {
+		return fmt.Errorf("list raft snapshots: %w", err)
+	}
+	var from uint64 // the last index the snapshot raft restores holds
+	var unreadable []string
+	for _, m := range metas {
+		_, rc, err := snaps.Open(m.ID)
+		if err != nil {
+			unreadable = append(unreadable, fmt.Sprintf("%s: %v", m.ID, err))
+			continue
+		}
+		_ = rc.Close()
+		from = m.Index
+		break
+	}
+	if len(metas) > 0 && from == 0 {
+		return damagedError("no raft snapshot can be read (%s)", strings.Join(unreadable, "; "))
+	}
+	if last > from && first > from+1 {
+		what := "there is no snapshot"
+		if from > 0 {
+			what = fmt.Sprintf("the newest readable snapshot ends at entry %d", from)
+		}
+		if len(unreadable) > 0 {
+			what += fmt.Sprintf(" (unreadable: %s)", strings.Join(unreadable, "; "))
+		}
+		return damagedError("the raft log starts at entry %d but %s: entries %d to %d are lost", first, what, from+1, first-1)
+	}
 	return nil
 }
 

@@ -5,6 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
@@ -38,13 +41,52 @@ var (
 	_ raft.StableStore = (*Store)(nil)
 )
 
-// Open opens, creating it if needed, the store at path (mode 0600). It
-// fails if another process holds the file for longer than
-// DefaultOpenTimeout.
+// Open opens the store at path, creating it (mode 0600) when no file is
+// there. An existing file is inspected read-only first and refused,
+// untouched, when it is not a sound raft store: ErrCorrupt (empty, cut
+// short, garbage, inconsistent pages, undecodable or missing entries) or
+// ErrLocked (another process holds it for longer than
+// DefaultOpenTimeout). The error names the file and says what to do.
 func Open(path string) (*Store, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: DefaultOpenTimeout})
+	return open(path, DefaultOpenTimeout)
+}
+
+func open(path string, timeout time.Duration) (*Store, error) {
+	info, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := create(path, timeout); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, fmt.Errorf("raft store %s: %w", path, err)
+	case info.Size() == 0:
+		// Open creates files whole (create), so an empty one lost its
+		// content: starting on it would forget every committed entry.
+		return nil, corruptError(path, errors.New("the file is empty"))
+	default:
+		if err := inspect(path, info.Size(), timeout); err != nil {
+			return nil, err
+		}
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
 	if err != nil {
-		return nil, fmt.Errorf("open raft store %s: %w", path, err)
+		return nil, classifyOpenError(path, err)
+	}
+	return &Store{db: db, path: path, mh: &codec.MsgpackHandle{}}, nil
+}
+
+// create makes a new store at path: it is written whole under a temporary
+// name and then renamed, so that a crash never leaves a half-made file
+// that a later start would take for a damaged one.
+func create(path string, timeout time.Duration) error {
+	tmp := path + ".new"
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("create raft store %s: %w", path, err)
+	}
+	db, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: timeout})
+	if err != nil {
+		return fmt.Errorf("create raft store %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{bucketLogs, bucketConf} {
@@ -54,11 +96,30 @@ func Open(path string) (*Store, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		_ = db.Close()
-		return nil, fmt.Errorf("initialise raft store %s: %w", path, err)
+	if cerr := db.Close(); err == nil {
+		err = cerr
 	}
-	return &Store{db: db, path: path, mh: &codec.MsgpackHandle{}}, nil
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(path))
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("create raft store %s: %w", path, err)
+	}
+	return nil
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // Close closes the file.
