@@ -20,7 +20,30 @@
 // health reports into evaluations and auto-reverts failed deployments;
 // JobPlan runs the scheduler on a snapshot without committing anything.
 //
+// Workers and the broker (eval_broker.go, worker.go): Config.NumWorkers
+// workers (one per core by default; none when negative) dequeue from the
+// broker, which hands out ready evaluations by priority, highest first,
+// FIFO among equals, and holds at most one evaluation per job ready or in
+// flight; the job's others wait behind it. A pass schedules on a snapshot
+// under a deadline (Config.EvalTimeout, passed to the scheduler as its
+// Options.Context and cancelled at Shutdown too); past it the evaluation
+// is failed with the reason. When the plan commits, the job's other
+// evaluations that the pass covered (pending ones written before its
+// snapshot, blocked ones) are cancelled with it, so a burst of evaluations
+// costs one pass. Plans are optimistic: the plan applier, alone, re-checks
+// each node of a plan against the latest state (ready, capacity, and that
+// allocations it updates in place were not stopped or preempted since),
+// commits what holds and reports the rest rejected; the worker then
+// schedules again on a fresh snapshot (at most maxPlanAttempts times).
+//
+// Node calls (node_endpoint.go) are authenticated by the node's secret ID,
+// which no response carries; a job's counts are bounded by
+// Config.JobMaxCount (limits.go); a command reaches raft only once it
+// decodes back (messages.go: storable), and the FSM skips, never panics
+// on, an entry it cannot apply. See docs/security.md.
+//
 // Goroutines (each owned by the Server, stopped and waited for by
 // Shutdown): raft's own, the leader monitor, the eval workers, the plan
-// applier and the heartbeat expiry loop.
+// applier and the heartbeat expiry loop. NewServer waits for leadership
+// for as long as its context allows, logging its progress.
 package server

@@ -145,7 +145,7 @@ func checkRaftStores(logs raft.LogStore, snaps raft.SnapshotStore) error {
 // FSM's response. An error the FSM returned is returned as err. A command
 // that would not decode back is refused before raft sees it (storable).
 func (s *Server) raftApply(msgType MessageType, req any) (uint64, any, error) {
-	buf, err := storable(s.fsm.handle, s.fsm.proposalHandle, msgType, req)
+	buf, err := s.fsm.proposal(msgType, req)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -199,3 +199,45 @@ func TestFSMRestoreRefusesGarbage(t *testing.T) {
 		}
 	}
 }
+
+// freeFormPaths returns the paths from t to every interface-typed value
+// reachable from it, not descending into the types in stop.
+func freeFormPaths(t reflect.Type, path string, stop map[reflect.Type]bool, seen map[reflect.Type]bool) []string {
+	if stop[t] {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Interface:
+		return []string{path}
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return freeFormPaths(t.Elem(), path+"[]", stop, seen)
+	case reflect.Map:
+		return append(freeFormPaths(t.Key(), path+"{key}", stop, seen), freeFormPaths(t.Elem(), path+"{}", stop, seen)...)
+	case reflect.Struct:
+		if seen[t] {
+			return nil
+		}
+		seen[t] = true
+		var out []string
+		for i := range t.NumField() {
+			f := t.Field(i)
+			out = append(out, freeFormPaths(f.Type, path+"."+f.Name, stop, seen)...)
+		}
+		return out
+	}
+	return nil
+}
+
+// TestPlanResultsHoldNoFreeFormValuesButJobs backs FSM.proposal: outside
+// the jobs in them (checked by storableJob when they were registered),
+// plan results hold only typed values, which always decode once encoded.
+func TestPlanResultsHoldNoFreeFormValuesButJobs(t *testing.T) {
+	stop := map[reflect.Type]bool{reflect.TypeOf(structs.Job{}): true}
+	if paths := freeFormPaths(reflect.TypeOf(PlanResultCommand{}), "PlanResultCommand", stop, map[reflect.Type]bool{}); len(paths) > 0 {
+		t.Fatalf("plan results carry free-form values outside jobs: %v; check them in FSM.proposal", paths)
+	}
+	// The walk finds what it looks for.
+	if paths := freeFormPaths(reflect.TypeOf(JobRegisterCommand{}), "JobRegisterCommand", nil, map[reflect.Type]bool{}); len(paths) == 0 {
+		t.Fatal("no free-form value found in a job: the walk is broken")
+	}
+}
