@@ -33,19 +33,17 @@ type planResult struct {
 }
 
 // submitPlan hands a plan to the plan applier and waits for its result.
+// ctx bounds the wait for the applier to take the plan; once taken, the
+// plan may already be committing, so its result is awaited whatever ctx
+// says (the applier answers every plan it takes, promptly).
 func (s *Server) submitPlan(ctx context.Context, p *pendingPlan) planResult {
 	p.respCh = make(chan planResult, 1)
 	select {
 	case s.planQueue <- p:
 	case <-ctx.Done():
-		return planResult{Err: ctx.Err()}
+		return planResult{Err: context.Cause(ctx)}
 	}
-	select {
-	case r := <-p.respCh:
-		return r
-	case <-ctx.Done():
-		return planResult{Err: ctx.Err()}
-	}
+	return <-p.respCh
 }
 
 // runPlanApplier applies submitted plans one at a time, so that each is

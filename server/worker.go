@@ -138,7 +138,7 @@ func (s *Server) evalOutcome(snap *state.StateSnapshot, eval *structs.Evaluation
 		return nil, fmt.Errorf("read evals of job %q: %w", eval.JobID, err)
 	}
 	for _, e := range jobEvals {
-		if e.ID == eval.ID || !s.covered(e, snapIndex) {
+		if e.ID == eval.ID || !s.covered(e) {
 			continue
 		}
 		c := e.Copy()
@@ -184,19 +184,19 @@ func (s *Server) evalOutcome(snap *state.StateSnapshot, eval *structs.Evaluation
 	return out, nil
 }
 
-// covered reports whether a pass over a job on a snapshot at snapIndex
-// did the work another evaluation of the job asks for, so that it can be
-// cancelled: a blocked one, or a pending one written at or before the
-// snapshot whose WaitUntil has passed. The scheduler reads only the job's
-// state, never the evaluation's trigger, so the pass saw every change that
-// created it; this is how the broker's one-evaluation-per-job queue
+// covered reports whether a pass over a job did the work that another
+// evaluation of the job, read from the pass's snapshot, asks for, so that
+// it can be cancelled: a blocked one, or a pending one whose WaitUntil has
+// passed. The scheduler reads only the job's state, never the
+// evaluation's trigger, and the snapshot holds every change that created
+// the evaluation; this is how the broker's one-evaluation-per-job queue
 // coalesces a burst of evaluations into one pass.
-func (s *Server) covered(e *structs.Evaluation, snapIndex uint64) bool {
+func (s *Server) covered(e *structs.Evaluation) bool {
 	switch e.Status {
 	case structs.EvalStatusBlocked:
 		return true
 	case structs.EvalStatusPending:
-		return e.ModifyIndex <= snapIndex && !e.WaitUntil.After(s.clock.Now())
+		return !e.WaitUntil.After(s.clock.Now())
 	}
 	return false
 }
