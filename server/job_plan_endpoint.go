@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/drover-io/drover/scheduler"
@@ -63,10 +64,16 @@ func (s *Server) JobPlan(ctx context.Context, req *structs.JobPlanRequest) (*str
 		JobID:       planned.ID,
 		Status:      structs.EvalStatusPending,
 	}
-	// The caller's context interrupts the pass: a plan nobody waits for
-	// stops computing.
-	plan, err := scheduler.Options{Context: ctx, Now: s.clock.Now}.Process(planState{schedState: schedState{snap: snap}, job: planned}, eval)
+	// The caller's context interrupts the pass (a plan nobody waits for
+	// stops computing), and so does the deadline of an evaluation.
+	pctx, stop := s.evalContext(ctx)
+	defer stop()
+	plan, err := scheduler.Options{Context: pctx, Now: s.clock.Now}.Process(planState{schedState: schedState{snap: snap}, job: planned}, eval)
 	if err != nil {
+		var timeout *evalTimeoutError
+		if errors.As(err, &timeout) {
+			return nil, structs.NewError(structs.KindUnavailable, "plan job %q: %v", job.ID, timeout)
+		}
 		return nil, fmt.Errorf("plan job %q: %w", job.ID, err)
 	}
 	resp.Annotations = plan.Annotations

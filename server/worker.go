@@ -43,14 +43,24 @@ func (e *evalTimeoutError) Error() string {
 		"lower the job's counts or constraints, or raise eval_nack_timeout", e.limit)
 }
 
+// evalContext returns a context for one scheduling pass: parent's,
+// cancelled with an evalTimeoutError after Config.EvalTimeout on the
+// server's clock. stop releases it.
+func (s *Server) evalContext(parent context.Context) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	timer := s.clock.AfterFunc(s.config.EvalTimeout, func() { cancel(&evalTimeoutError{limit: s.config.EvalTimeout}) })
+	return ctx, func() {
+		timer.Stop()
+		cancel(nil)
+	}
+}
+
 // runEval processes one evaluation under its deadline. A failure other
 // than the server stopping marks the evaluation failed with the reason;
 // at shutdown it stays pending, for the next leader.
 func (s *Server) runEval(logger *slog.Logger, eval *structs.Evaluation, snapshot func() *state.StateSnapshot) {
-	ctx, cancel := context.WithCancelCause(s.ctx)
-	defer cancel(nil)
-	timer := s.clock.AfterFunc(s.config.EvalTimeout, func() { cancel(&evalTimeoutError{limit: s.config.EvalTimeout}) })
-	defer timer.Stop()
+	ctx, stop := s.evalContext(s.ctx)
+	defer stop()
 	err := s.processEval(ctx, eval, snapshot)
 	if err == nil || s.ctx.Err() != nil {
 		return

@@ -2,9 +2,9 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -109,31 +109,42 @@ func TestShutdownMidEvaluation(t *testing.T) {
 	}
 }
 
-// checksCtx reports itself cancelled once Err has been asked n times: a
-// caller that goes away while the scheduler computes.
-type checksCtx struct {
-	context.Context
-	left atomic.Int64
-}
-
-func (c *checksCtx) Err() error {
-	if c.left.Add(-1) < 0 {
-		return context.Canceled
+// TestJobPlanStops: a plan that would never finish computing (issue 19's
+// count) stops when its caller goes away, or at the evaluation deadline.
+func TestJobPlanStops(t *testing.T) {
+	tests := []struct {
+		name     string
+		stop     func(clock *armedClock, cancel context.CancelFunc)
+		wantKind structs.ErrorKind
+		wantText string
+	}{
+		// The caller is gone: the kind does not matter, the transport maps
+		// a cancelled call to 503.
+		{"caller goes away", func(_ *armedClock, cancel context.CancelFunc) { cancel() }, structs.KindInternal, "canceled"},
+		{"deadline", func(clock *armedClock, _ context.CancelFunc) { clock.Advance(testEvalTimeout) }, structs.KindUnavailable, "eval_nack_timeout"},
 	}
-	return nil
-}
-
-func TestJobPlanStopsWhenCallerLeaves(t *testing.T) {
-	s := newTestServer(t, func(c *Config) { c.JobMaxCount = hugeLimit })
-	registerNode(t, s, testNode("n1", 4000, 4096))
-	ctx := &checksCtx{Context: context.Background()}
-	ctx.left.Store(100)
-	_, err := s.JobPlan(ctx, &structs.JobPlanRequest{Job: testJob("huge", hugeLimit, 100, 100)})
-	if err == nil || !strings.Contains(err.Error(), "canceled") {
-		t.Fatalf("JobPlan = %v, want it cancelled mid-computation", err)
-	}
-	if ctx.left.Load() >= 0 {
-		t.Fatal("the context was checked fewer times than the test assumes")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := newArmedClock()
+			s := newTestServer(t, func(c *Config) { c.Clock, c.JobMaxCount, c.EvalTimeout = clock, hugeLimit, testEvalTimeout })
+			registerNode(t, s, testNode("n1", 4000, 4096))
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				_, err := s.JobPlan(ctx, &structs.JobPlanRequest{Job: testJob("huge", hugeLimit, 100, 100)})
+				done <- err
+			}()
+			clock.waitArmed(t, testEvalTimeout) // the pass is starting
+			tt.stop(clock, cancel)
+			err := <-done
+			if !strings.Contains(fmt.Sprint(err), tt.wantText) {
+				t.Fatalf("JobPlan = %v, want %q", err, tt.wantText)
+			}
+			if structs.KindOf(err) != tt.wantKind {
+				t.Fatalf("kind = %s, want %s", structs.KindOf(err), tt.wantKind)
+			}
+		})
 	}
 }
 
