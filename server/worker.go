@@ -26,7 +26,7 @@ func (s *Server) runWorker(id int) {
 		if err != nil {
 			return
 		}
-		s.runEval(logger, eval, s.snapshot)
+		s.runEval(logger, eval)
 		s.broker.Ack(eval.ID)
 	}
 }
@@ -58,10 +58,10 @@ func (s *Server) evalContext(parent context.Context) (ctx context.Context, stop 
 // runEval processes one evaluation under its deadline. A failure other
 // than the server stopping marks the evaluation failed with the reason;
 // at shutdown it stays pending, for the next leader.
-func (s *Server) runEval(logger *slog.Logger, eval *structs.Evaluation, snapshot func() *state.StateSnapshot) {
+func (s *Server) runEval(logger *slog.Logger, eval *structs.Evaluation) {
 	ctx, stop := s.evalContext(s.ctx)
 	defer stop()
-	err := s.processEval(ctx, eval, snapshot)
+	err := s.processEval(ctx, eval, s.snapshot)
 	if err == nil || s.ctx.Err() != nil {
 		return
 	}
@@ -75,7 +75,8 @@ func (s *Server) runEval(logger *slog.Logger, eval *structs.Evaluation, snapshot
 
 // processEval schedules an evaluation and commits the plan, scheduling
 // again on a fresh snapshot when the plan applier rejected part of it
-// (another worker's plan took the room first). ctx bounds the work.
+// (another worker's plan took the room first). ctx bounds the work;
+// snapshot gives the state to schedule on (a test gives a stale one).
 func (s *Server) processEval(ctx context.Context, eval *structs.Evaluation, snapshot func() *state.StateSnapshot) error {
 	for attempt := 1; ; attempt++ {
 		snap := snapshot()
