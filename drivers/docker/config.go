@@ -32,9 +32,9 @@ type Config struct {
 
 // VolumesConfig is the plugin's volumes block.
 type VolumesConfig struct {
-	// Enabled allows absolute host paths in volumes and bind mounts; when
-	// false only paths relative to the task directory are allowed. Unset
-	// means true in this version.
+	// Enabled allows host paths outside the allocation directory in
+	// volumes and bind mounts; when false (the default, as Nomad's) only
+	// paths inside the allocation directory are allowed.
 	Enabled *bool `json:"enabled"`
 }
 
@@ -45,9 +45,10 @@ func (v *VolumesConfig) UnmarshalJSON(b []byte) error {
 	return decodeBlock(b, (*plain)(v))
 }
 
-// volumesEnabled reports whether absolute host paths are allowed.
+// volumesEnabled reports whether host paths outside the allocation are
+// allowed.
 func (c *Config) volumesEnabled() bool {
-	return c.Volumes.Enabled == nil || *c.Volumes.Enabled
+	return c.Volumes.Enabled != nil && *c.Volumes.Enabled
 }
 
 // Duration is a time.Duration written as a Go duration string ("30s").

@@ -220,7 +220,7 @@ func TestDriver_FingerprintHealthy(t *testing.T) {
 		t.Fatalf("fingerprint = %+v", fp)
 	}
 	a := fp.Attributes
-	if a["driver.docker"] != "1" || a["driver.docker.version"] == "" || a["driver.docker.os_type"] != "linux" || a["driver.docker.volumes.enabled"] != "true" {
+	if a["driver.docker"] != "1" || a["driver.docker.version"] == "" || a["driver.docker.os_type"] != "linux" || a["driver.docker.volumes.enabled"] != "false" || a["driver.docker.privileged.enabled"] != "false" {
 		t.Fatalf("attributes = %v", a)
 	}
 	cancel()

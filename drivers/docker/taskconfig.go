@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"path"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/drover-io/drover/drivers/shared/taskenv"
 	"github.com/drover-io/drover/plugins/drivers"
@@ -162,15 +160,16 @@ func buildSpec(cfg *drivers.TaskConfig, conf *TaskConfig, env map[string]string,
 	setResources(hc, cfg.Resources)
 
 	hc.Binds = taskDirBinds(cfg)
+	paths := hostPaths{taskDir: cfg.TaskDir.Dir, allocDir: cfg.AllocDir, enabled: plugin.volumesEnabled()}
 	for _, v := range conf.Volumes {
-		bind, err := parseVolume(v, cfg.TaskDir.Dir, plugin.volumesEnabled())
+		bind, err := paths.volume(v)
 		if err != nil {
 			return nil, err
 		}
 		hc.Binds = append(hc.Binds, bind)
 	}
 	for i, m := range conf.Mounts {
-		dm, err := buildMount(m, cfg.TaskDir.Dir, plugin.volumesEnabled())
+		dm, err := paths.mount(m)
 		if err != nil {
 			return nil, fmt.Errorf("mount %d: %w", i+1, err)
 		}
@@ -222,77 +221,6 @@ func taskDirBinds(cfg *drivers.TaskConfig) []string {
 		}
 	}
 	return binds
-}
-
-// parseVolume validates "host:container[:options]" and resolves a relative
-// host path under the task directory. Absolute host paths need volumes
-// enabled.
-func parseVolume(v, taskDir string, enabled bool) (string, error) {
-	parts := strings.Split(v, ":")
-	if len(parts) < 2 || len(parts) > 3 || parts[0] == "" || parts[1] == "" {
-		return "", fmt.Errorf("volume %q: want \"host_path:container_path[:ro]\"", v)
-	}
-	host, err := hostPath(parts[0], taskDir, enabled)
-	if err != nil {
-		return "", fmt.Errorf("volume %q: %w", v, err)
-	}
-	if !path.IsAbs(parts[1]) {
-		return "", fmt.Errorf("volume %q: the container path must be absolute", v)
-	}
-	parts[0] = host
-	return strings.Join(parts, ":"), nil
-}
-
-// hostPath resolves a bind source: relative paths are under taskDir and
-// may not leave it; absolute ones need volumes enabled.
-func hostPath(p, taskDir string, enabled bool) (string, error) {
-	if filepath.IsAbs(p) {
-		if !enabled {
-			return "", errors.New("absolute host paths are disabled by the docker plugin's volumes { enabled = false }; use a path relative to the task directory")
-		}
-		return filepath.Clean(p), nil
-	}
-	if taskDir == "" {
-		return "", errors.New("relative host path but the task has no directory")
-	}
-	full := filepath.Join(taskDir, p)
-	if !enabled && full != taskDir && !strings.HasPrefix(full, taskDir+string(filepath.Separator)) {
-		return "", errors.New("host path leaves the task directory while volumes are disabled")
-	}
-	return full, nil
-}
-
-// buildMount converts a mount block.
-func buildMount(m MountConfig, taskDir string, enabled bool) (mount, error) {
-	if !path.IsAbs(m.Target) {
-		return mount{}, fmt.Errorf("target %q must be an absolute path", m.Target)
-	}
-	out := mount{Type: m.Type, Target: m.Target, ReadOnly: m.ReadOnly}
-	switch m.Type {
-	case "bind":
-		if m.Source == "" {
-			return mount{}, errors.New("bind mount without a source")
-		}
-		src, err := hostPath(m.Source, taskDir, enabled)
-		if err != nil {
-			return mount{}, err
-		}
-		out.Source = src
-		if len(m.BindOptions) > 0 && m.BindOptions[0].Propagation != "" {
-			out.BindOptions = &bindOptions{Propagation: m.BindOptions[0].Propagation}
-		}
-	case "tmpfs":
-		if m.Source != "" {
-			return mount{}, errors.New("a tmpfs mount takes no source")
-		}
-		if len(m.TmpfsOptions) > 0 {
-			o := m.TmpfsOptions[0]
-			out.TmpfsOptions = &tmpfsOptions{SizeBytes: o.Size, Mode: o.Mode}
-		}
-	default:
-		return mount{}, fmt.Errorf("mount type %q is not supported: use \"bind\" or \"tmpfs\"", m.Type)
-	}
-	return out, nil
 }
 
 // containerLabels returns the user's labels with the driver's added; the

@@ -31,7 +31,7 @@ func specConfig(raw string) *drivers.TaskConfig {
 }
 
 func TestBuildSpec(t *testing.T) {
-	disabled := false
+	enabled := true
 	cases := []struct {
 		name    string
 		raw     string
@@ -100,8 +100,9 @@ func TestBuildSpec(t *testing.T) {
 			},
 		},
 		{
-			name: "volumes and mounts",
-			raw:  `{"image":"busybox","volumes":["/srv:/srv:ro","local/data:/data"],"mount":[{"type":"tmpfs","target":"/scratch","tmpfs_options":[{"size":1048576}]},{"type":"bind","source":"/etc/hosts","target":"/h","readonly":true}]}`,
+			name:   "volumes and mounts with volumes enabled",
+			raw:    `{"image":"busybox","volumes":["/srv:/srv:ro","local/data:/data"],"mount":[{"type":"tmpfs","target":"/scratch","tmpfs_options":[{"size":1048576}]},{"type":"bind","source":"/etc/hosts","target":"/h","readonly":true}]}`,
+			plugin: &Config{Volumes: VolumesConfig{Enabled: &enabled}},
 			check: func(t *testing.T, s *containerSpec) {
 				binds := s.HostConfig.Binds[3:]
 				if !slices.Equal(binds, []string{"/srv:/srv:ro", "/data/a1/web/local/data:/data"}) {
@@ -125,13 +126,14 @@ func TestBuildSpec(t *testing.T) {
 			},
 		},
 		{name: "bad volume", raw: `{"image":"busybox","volumes":["/srv"]}`, wantErr: "host_path:container_path"},
-		{name: "relative container path", raw: `{"image":"busybox","volumes":["/srv:srv"]}`, wantErr: "must be absolute"},
-		{name: "absolute volume with volumes disabled", raw: `{"image":"busybox","volumes":["/srv:/srv"]}`, plugin: &Config{Volumes: VolumesConfig{Enabled: &disabled}}, wantErr: "volumes { enabled = false }"},
-		{name: "escaping volume with volumes disabled", raw: `{"image":"busybox","volumes":["../../etc:/etc2"]}`, plugin: &Config{Volumes: VolumesConfig{Enabled: &disabled}}, wantErr: "leaves the task directory"},
+		{name: "relative container path", raw: `{"image":"busybox","volumes":["local:srv"]}`, wantErr: "must be absolute"},
+		{name: "absolute volume by default", raw: `{"image":"busybox","volumes":["/srv:/srv"]}`, wantErr: "volumes { enabled = true }"},
+		{name: "escaping volume by default", raw: `{"image":"busybox","volumes":["../../etc:/etc2"]}`, wantErr: "outside the allocation directory"},
 		{
-			name: "relative volume with volumes disabled", raw: `{"image":"busybox","volumes":["local:/l"]}`, plugin: &Config{Volumes: VolumesConfig{Enabled: &disabled}},
+			name: "relative volumes by default", raw: `{"image":"busybox","volumes":["local:/l","../alloc/data:/d","/data/a1/web/secrets:/s"]}`,
 			check: func(t *testing.T, s *containerSpec) {
-				if s.HostConfig.Binds[3] != "/data/a1/web/local:/l" {
+				want := []string{"/data/a1/web/local:/l", "/data/a1/alloc/data:/d", "/data/a1/web/secrets:/s"}
+				if !slices.Equal(s.HostConfig.Binds[3:], want) {
 					t.Errorf("Binds = %q", s.HostConfig.Binds)
 				}
 			},
@@ -190,14 +192,14 @@ func TestParseConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Endpoint != DefaultEndpoint || !c.volumesEnabled() || c.AllowPrivileged || c.DefaultNetworkMode != "none" {
+	if c.Endpoint != DefaultEndpoint || c.volumesEnabled() || c.AllowPrivileged || c.DefaultNetworkMode != "none" {
 		t.Fatalf("defaults = %+v", c)
 	}
-	c, err = ParseConfig([]byte(`{"allow_privileged":true,"volumes":[{"enabled":false}],"pull_timeout":"1m","default_network_mode":"bridge"}`))
+	c, err = ParseConfig([]byte(`{"allow_privileged":true,"volumes":[{"enabled":true}],"pull_timeout":"1m","default_network_mode":"bridge"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.AllowPrivileged || c.volumesEnabled() || time.Duration(c.PullTimeout) != time.Minute || c.DefaultNetworkMode != "bridge" {
+	if !c.AllowPrivileged || !c.volumesEnabled() || time.Duration(c.PullTimeout) != time.Minute || c.DefaultNetworkMode != "bridge" {
 		t.Fatalf("parsed = %+v", c)
 	}
 	if _, err := ParseConfig([]byte(`{"volume":{}}`)); err == nil || !strings.Contains(err.Error(), "volume") {
