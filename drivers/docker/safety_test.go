@@ -27,7 +27,7 @@ func TestSafeDefaults_HostPaths(t *testing.T) {
 			env := containerEnv(cfg.Env)
 			conf, err := decodeTaskConfig(cfg, env)
 			if err == nil {
-				_, err = buildSpec(cfg, conf, env, DefaultConfig())
+				_, err = buildSpec(cfg, conf, env, specInput{plugin: DefaultConfig(), cpuMHz: 1000})
 			}
 			if err == nil || !strings.Contains(err.Error(), "volumes { enabled = true }") {
 				t.Fatalf("err = %v, want a refusal naming volumes { enabled = true }", err)

@@ -37,13 +37,13 @@ func TestBuildSpec(t *testing.T) {
 		raw     string
 		plugin  *Config
 		res     *drivers.Resources
-		check   func(t *testing.T, s *containerSpec)
+		check   func(t *testing.T, s *containerCreate)
 		wantErr string
 	}{
 		{
 			name: "defaults",
 			raw:  `{"image":"busybox","command":"sh","args":["-c","echo ${NOMAD_ALLOC_ID} ${NOMAD_TASK_DIR}"]}`,
-			check: func(t *testing.T, s *containerSpec) {
+			check: func(t *testing.T, s *containerCreate) {
 				if !slices.Equal(s.Cmd, []string{"sh", "-c", "echo a1 /local"}) {
 					t.Errorf("Cmd = %q", s.Cmd)
 				}
@@ -71,7 +71,7 @@ func TestBuildSpec(t *testing.T) {
 			name: "memory_max is the limit, memory the reservation",
 			raw:  `{"image":"busybox"}`,
 			res:  &drivers.Resources{CPUShares: 1, MemoryMB: 64, MemoryMaxMB: 128},
-			check: func(t *testing.T, s *containerSpec) {
+			check: func(t *testing.T, s *containerCreate) {
 				hc := s.HostConfig
 				if hc.Memory != 128<<20 || hc.MemoryReservation != 64<<20 || hc.CPUShares != 2 {
 					t.Errorf("resources = %+v", hc)
@@ -81,7 +81,7 @@ func TestBuildSpec(t *testing.T) {
 		{
 			name: "args alone replace CMD; entrypoint, work_dir, labels block, host network",
 			raw:  `{"image":"busybox","args":["x"],"entrypoint":["/bin/sh","-c"],"work_dir":"/tmp","network_mode":"host","labels":[{"team":"a"},{"app":"b"}]}`,
-			check: func(t *testing.T, s *containerSpec) {
+			check: func(t *testing.T, s *containerCreate) {
 				if !slices.Equal(s.Cmd, []string{"x"}) || !slices.Equal(s.Entrypoint, []string{"/bin/sh", "-c"}) || s.WorkingDir != "/tmp" {
 					t.Errorf("spec = %+v", s)
 				}
@@ -93,7 +93,7 @@ func TestBuildSpec(t *testing.T) {
 		{
 			name: "user labels cannot override the driver's",
 			raw:  `{"image":"busybox","labels":{"io.drover.alloc_id":"other"}}`,
-			check: func(t *testing.T, s *containerSpec) {
+			check: func(t *testing.T, s *containerCreate) {
 				if s.Labels[LabelAllocID] != "a1" {
 					t.Errorf("alloc label = %q", s.Labels[LabelAllocID])
 				}
@@ -103,7 +103,7 @@ func TestBuildSpec(t *testing.T) {
 			name:   "volumes and mounts with volumes enabled",
 			raw:    `{"image":"busybox","volumes":["/srv:/srv:ro","local/data:/data"],"mount":[{"type":"tmpfs","target":"/scratch","tmpfs_options":[{"size":1048576}]},{"type":"bind","source":"/etc/hosts","target":"/h","readonly":true}]}`,
 			plugin: &Config{Volumes: VolumesConfig{Enabled: &enabled}},
-			check: func(t *testing.T, s *containerSpec) {
+			check: func(t *testing.T, s *containerCreate) {
 				binds := s.HostConfig.Binds[3:]
 				if !slices.Equal(binds, []string{"/srv:/srv:ro", "/data/a1/web/local/data:/data"}) {
 					t.Errorf("Binds = %q", binds)
@@ -114,12 +114,12 @@ func TestBuildSpec(t *testing.T) {
 				}
 			},
 		},
-		{name: "missing image", raw: `{"command":"sh"}`, wantErr: `missing "image"`},
+		{name: "missing image", raw: `{"command":"sh"}`, wantErr: `config field "image": required field is missing`},
 		{name: "unknown field", raw: `{"image":"busybox","port_map":[]}`, wantErr: "port_map"},
 		{name: "privileged not allowed", raw: `{"image":"busybox","privileged":true}`, wantErr: "allow_privileged"},
 		{
 			name: "privileged allowed", raw: `{"image":"busybox","privileged":true}`, plugin: &Config{AllowPrivileged: true},
-			check: func(t *testing.T, s *containerSpec) {
+			check: func(t *testing.T, s *containerCreate) {
 				if !s.HostConfig.Privileged {
 					t.Error("not privileged")
 				}
@@ -131,7 +131,7 @@ func TestBuildSpec(t *testing.T) {
 		{name: "escaping volume by default", raw: `{"image":"busybox","volumes":["../../etc:/etc2"]}`, wantErr: "outside the allocation directory"},
 		{
 			name: "relative volumes by default", raw: `{"image":"busybox","volumes":["local:/l","../alloc/data:/d","/data/a1/web/secrets:/s"]}`,
-			check: func(t *testing.T, s *containerSpec) {
+			check: func(t *testing.T, s *containerCreate) {
 				want := []string{"/data/a1/web/local:/l", "/data/a1/alloc/data:/d", "/data/a1/web/secrets:/s"}
 				if !slices.Equal(s.HostConfig.Binds[3:], want) {
 					t.Errorf("Binds = %q", s.HostConfig.Binds)
@@ -155,9 +155,9 @@ func TestBuildSpec(t *testing.T) {
 			}
 			env := containerEnv(cfg.Env)
 			conf, err := decodeTaskConfig(cfg, env)
-			var spec *containerSpec
+			var spec *containerCreate
 			if err == nil {
-				spec, err = buildSpec(cfg, conf, env, plugin)
+				spec, err = buildSpec(cfg, conf, env, specInput{plugin: plugin, cpuMHz: 1000})
 			}
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {

@@ -7,6 +7,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/moby/moby/api/types/mount"
 )
 
 // errHostPathsDisabled says which plugin option lets tasks bind host paths.
@@ -20,6 +22,8 @@ type hostPaths struct {
 	taskDir  string
 	allocDir string
 	enabled  bool
+	// selinuxLabel ("z", "Z" or "") is added to the options of volumes.
+	selinuxLabel string
 }
 
 // volume validates "host:container[:options]" and returns the bind with
@@ -37,38 +41,45 @@ func (h hostPaths) volume(v string) (string, error) {
 		return "", fmt.Errorf("volume %q: the container path must be absolute", v)
 	}
 	parts[0] = host
+	if h.selinuxLabel != "" {
+		if len(parts) == 3 {
+			parts[2] += "," + h.selinuxLabel
+		} else {
+			parts = append(parts, h.selinuxLabel)
+		}
+	}
 	return strings.Join(parts, ":"), nil
 }
 
 // mount converts a mount block.
-func (h hostPaths) mount(m MountConfig) (mount, error) {
+func (h hostPaths) mount(m MountConfig) (mount.Mount, error) {
 	if !path.IsAbs(m.Target) {
-		return mount{}, fmt.Errorf("target %q must be an absolute path", m.Target)
+		return mount.Mount{}, fmt.Errorf("target %q must be an absolute path", m.Target)
 	}
-	out := mount{Type: m.Type, Target: m.Target, ReadOnly: m.ReadOnly}
+	out := mount.Mount{Type: mount.Type(m.Type), Target: m.Target, ReadOnly: m.ReadOnly}
 	switch m.Type {
 	case "bind":
 		if m.Source == "" {
-			return mount{}, errors.New("bind mount without a source")
+			return mount.Mount{}, errors.New("bind mount without a source")
 		}
 		src, err := h.resolve(m.Source)
 		if err != nil {
-			return mount{}, err
+			return mount.Mount{}, err
 		}
 		out.Source = src
 		if len(m.BindOptions) > 0 && m.BindOptions[0].Propagation != "" {
-			out.BindOptions = &bindOptions{Propagation: m.BindOptions[0].Propagation}
+			out.BindOptions = &mount.BindOptions{Propagation: mount.Propagation(m.BindOptions[0].Propagation)}
 		}
 	case "tmpfs":
 		if m.Source != "" {
-			return mount{}, errors.New("a tmpfs mount takes no source")
+			return mount.Mount{}, errors.New("a tmpfs mount takes no source")
 		}
 		if len(m.TmpfsOptions) > 0 {
 			o := m.TmpfsOptions[0]
-			out.TmpfsOptions = &tmpfsOptions{SizeBytes: o.Size, Mode: o.Mode}
+			out.TmpfsOptions = &mount.TmpfsOptions{SizeBytes: o.Size, Mode: os.FileMode(o.Mode)}
 		}
 	default:
-		return mount{}, fmt.Errorf("mount type %q is not supported: use \"bind\" or \"tmpfs\"", m.Type)
+		return mount.Mount{}, fmt.Errorf("mount type %q is not supported: use \"bind\" or \"tmpfs\"", m.Type)
 	}
 	return out, nil
 }
