@@ -89,11 +89,10 @@ func (d *Driver) pull(ctx context.Context, cfg *drivers.TaskConfig, conf *TaskCo
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	body, err := d.client.pullImage(ctx, ref, auth)
-	if err != nil {
-		return err
+	if err == nil {
+		err = watchProgress(body, d.config.pullActivityTimeout())
 	}
-	err = watchProgress(body, d.config.pullActivityTimeout())
-	if ctx.Err() != nil && !errors.Is(err, errNoProgress) {
+	if err != nil && ctx.Err() != nil && !errors.Is(err, errNoProgress) {
 		return fmt.Errorf("not done after image_pull_timeout (%s): %w", timeout, ctx.Err())
 	}
 	return err

@@ -24,6 +24,9 @@ type imageGC struct {
 	delay   time.Duration
 	enabled bool
 	logger  *slog.Logger
+	// onRemoved, when set (by tests, before use), is called after each
+	// removal with its outcome.
+	onRemoved func(ref string, err error)
 
 	ctx    context.Context // cancelled by stop: ends a removal in flight
 	cancel context.CancelFunc
@@ -133,6 +136,9 @@ func (g *imageGC) remove(ref string, gen uint64) {
 		g.logger.Warn("removing an unused image failed; it stays", "image", ref, "error", err)
 	} else {
 		g.logger.Info("removed an unused image", "image", ref, "unused_for", g.delay)
+	}
+	if g.onRemoved != nil {
+		g.onRemoved(ref, err)
 	}
 	g.mu.Lock()
 	im.removing = nil
