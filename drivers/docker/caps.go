@@ -61,8 +61,8 @@ func (s capSet) sorted() []string {
 }
 
 // capDelta returns the CapAdd and CapDrop that give a task the capabilities
-// it may have: Docker's defaults that allow_caps allows, plus cap_add, less
-// cap_drop. A cap_add outside allow_caps is an error naming the option
+// it may have: Docker's defaults that allow_caps allows, less cap_drop,
+// plus cap_add. A cap_add outside allow_caps is an error naming the option
 // that allows it (as Nomad's driver).
 func capDelta(allowCaps, capAdd, capDrop []string) (add, drop []string, err error) {
 	allowed, err := parseCaps(allowCaps)
@@ -86,17 +86,15 @@ func capDelta(allowCaps, capAdd, capDrop []string) (add, drop []string, err erro
 	if len(denied) > 0 {
 		return nil, nil, fmt.Errorf("cap_add %q: not allowed by the docker plugin's allow_caps; an operator can add them there", denied)
 	}
+	// As Docker applies them: drops first, then adds.
 	effective := capSet{}
 	for _, c := range dockerDefaultCaps {
-		if allowed[c] {
+		if allowed[c] && !dropSet[c] {
 			effective[c] = true
 		}
 	}
 	for c := range want {
 		effective[c] = true
-	}
-	for c := range dropSet {
-		delete(effective, c)
 	}
 	defaults := capSet{}
 	for _, c := range dockerDefaultCaps {
