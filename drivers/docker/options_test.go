@@ -201,3 +201,24 @@ func TestCapabilitiesAndPrivileged(t *testing.T) {
 		})
 	}
 }
+
+// TestGCContainerDisabled: with gc { container = false } a destroyed
+// task's container stays.
+func TestGCContainerDisabled(t *testing.T) {
+	keep := false
+	h := newHarness(t, &Config{GC: GCConfig{Container: &keep}})
+	cfg := h.config(shell("echo done"))
+	th := h.start(cfg)
+	h.wait(cfg.ID)
+	if err := h.d.DestroyTask(context.Background(), cfg.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	id := containerIDOf(t, th)
+	t.Cleanup(func() { _ = h.d.client.removeContainer(context.Background(), id, true) })
+	if _, err := h.d.client.inspectContainer(context.Background(), id); err != nil {
+		t.Fatalf("container removed despite gc { container = false }: %v", err)
+	}
+	if _, err := h.d.InspectTask(context.Background(), cfg.ID); err == nil {
+		t.Fatal("the destroyed task is still known")
+	}
+}

@@ -138,6 +138,65 @@ func TestBuildSpec(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: "selinuxlabel on the task's binds and volumes", raw: `{"image":"busybox","volumes":["local:/l","local/x:/x:ro"]}`,
+			plugin: &Config{Volumes: VolumesConfig{SELinuxLabel: "z"}},
+			check: func(t *testing.T, s *containerCreate) {
+				want := []string{"/data/a1/alloc:/alloc:z", "/data/a1/web/local:/local:z", "/data/a1/web/secrets:/secrets:z", "/data/a1/web/local:/l:z", "/data/a1/web/local/x:/x:ro,z"}
+				if !slices.Equal(s.HostConfig.Binds, want) {
+					t.Errorf("Binds = %q", s.HostConfig.Binds)
+				}
+			},
+		},
+		{
+			name: "plugin logging is the default", raw: `{"image":"busybox"}`,
+			check: func(t *testing.T, s *containerCreate) {
+				if lc := s.HostConfig.LogConfig; lc.Type != "json-file" || lc.Config["max-file"] != "2" || lc.Config["max-size"] != "2m" {
+					t.Errorf("LogConfig = %+v", lc)
+				}
+			},
+		},
+		{
+			name: "task logging block, old driver name", raw: `{"image":"busybox","logging":[{"driver":"local","config":[{"max-size":"5m"}]}]}`,
+			check: func(t *testing.T, s *containerCreate) {
+				if lc := s.HostConfig.LogConfig; lc.Type != "local" || lc.Config["max-size"] != "5m" {
+					t.Errorf("LogConfig = %+v", lc)
+				}
+			},
+		},
+		{
+			name: "https image, mounts alias, numbers in ulimit", raw: `{"image":"https://registry.example/app:1","mounts":[{"type":"tmpfs","target":"/t"}],"ulimit":[{"nofile":2048}]}`,
+			check: func(t *testing.T, s *containerCreate) {
+				if s.Image != "registry.example/app:1" || len(s.HostConfig.Mounts) != 1 || s.HostConfig.Ulimits[0].Soft != 2048 || s.HostConfig.Ulimits[0].Hard != 2048 {
+					t.Errorf("image %q mounts %+v ulimits %+v", s.Image, s.HostConfig.Mounts, s.HostConfig.Ulimits)
+				}
+			},
+		},
+		{
+			name: "memory_hard_limit and cpu_hard_limit", raw: `{"image":"busybox","memory_hard_limit":512,"cpu_hard_limit":true}`,
+			check: func(t *testing.T, s *containerCreate) {
+				hc := s.HostConfig
+				// 500 MHz of a 1000 MHz core, default period.
+				if hc.Memory != 512<<20 || hc.MemoryReservation != 256<<20 || hc.CPUPeriod != 100000 || hc.CPUQuota != 50000 {
+					t.Errorf("resources = mem %d res %d period %d quota %d", hc.Memory, hc.MemoryReservation, hc.CPUPeriod, hc.CPUQuota)
+				}
+			},
+		},
+		{
+			name: "pids_limit from the plugin", raw: `{"image":"busybox"}`, plugin: &Config{PidsLimit: 50},
+			check: func(t *testing.T, s *containerCreate) {
+				if s.HostConfig.PidsLimit == nil || *s.HostConfig.PidsLimit != 50 {
+					t.Errorf("PidsLimit = %v", s.HostConfig.PidsLimit)
+				}
+			},
+		},
+		{name: "pids_limit above the plugin's", raw: `{"image":"busybox","pids_limit":60}`, plugin: &Config{PidsLimit: 50}, wantErr: "above the docker plugin's pids_limit (50)"},
+		{name: "memory_hard_limit below memory", raw: `{"image":"busybox","memory_hard_limit":100}`, wantErr: "memory_hard_limit (100 MB) is below the task's memory (256 MB)"},
+		{name: "bad cpu_cfs_period", raw: `{"image":"busybox","cpu_hard_limit":true,"cpu_cfs_period":5}`, wantErr: "cpu_cfs_period 5"},
+		{name: "bad dns server", raw: `{"image":"busybox","dns_servers":["dns.example"]}`, wantErr: `dns_servers: "dns.example" is not an IP address`},
+		{name: "bad extra host", raw: `{"image":"busybox","extra_hosts":["db"]}`, wantErr: `extra_hosts: "db"`},
+		{name: "bad ulimit", raw: `{"image":"busybox","ulimit":{"nofile":"lots"}}`, wantErr: "ulimit nofile"},
+		{name: "cap_add outside allow_caps", raw: `{"image":"busybox","cap_add":["sys_admin"]}`, wantErr: "allow_caps"},
 		{name: "volume mount type", raw: `{"image":"busybox","mount":[{"type":"volume","target":"/v","source":"x"}]}`, wantErr: `mount type "volume" is not supported`},
 		{name: "tmpfs with source", raw: `{"image":"busybox","mount":[{"type":"tmpfs","target":"/v","source":"x"}]}`, wantErr: "no source"},
 		{name: "bind without source", raw: `{"image":"busybox","mount":[{"type":"bind","target":"/v"}]}`, wantErr: "without a source"},
