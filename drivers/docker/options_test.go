@@ -222,3 +222,22 @@ func TestGCContainerDisabled(t *testing.T) {
 		t.Fatal("the destroyed task is still known")
 	}
 }
+
+// TestLoggingNone: a task whose log driver keeps nothing runs and exits
+// normally; its output is not copied.
+func TestLoggingNone(t *testing.T) {
+	h := newHarness(t, nil)
+	conf := shell("echo lost; exit 2")
+	conf.Logging = LoggingConfig{Type: "none"}
+	cfg := h.config(conf)
+	h.start(cfg)
+	if res := h.wait(cfg.ID); res.ExitCode != 2 {
+		t.Fatalf("result = %+v", res)
+	}
+	if info := h.inspect(cfg); info.HostConfig.LogConfig.Type != "none" {
+		t.Fatalf("LogConfig = %+v", info.HostConfig.LogConfig)
+	}
+	if got := readFile(t, cfg.StdoutPath); got != "" {
+		t.Fatalf("stdout = %q", got)
+	}
+}

@@ -228,6 +228,22 @@ func TestEndpointTCPAndTLS(t *testing.T) {
 		})
 	}
 
+	t.Run("DOCKER_TLS_VERIFY and DOCKER_CERT_PATH", func(t *testing.T) {
+		// Docker's environment, when the endpoint comes from DOCKER_HOST
+		// (the PKI's files are named as Docker expects).
+		t.Setenv("DOCKER_HOST", secure)
+		t.Setenv("DOCKER_TLS_VERIFY", "1")
+		t.Setenv("DOCKER_CERT_PATH", pki.dir)
+		d, err := New(nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Shutdown()
+		if fp := firstFingerprint(t, d); fp.Health != drivers.HealthStateHealthy {
+			t.Fatalf("fingerprint = %+v", fp)
+		}
+	})
+
 	t.Run("bad files", func(t *testing.T) {
 		for _, tc := range []struct {
 			tls  TLSConfig
