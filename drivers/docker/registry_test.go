@@ -224,8 +224,9 @@ func TestImagePullTimeout(t *testing.T) {
 }
 
 // TestImageGCRemovesPulledImage: with a short image_delay, an image the
-// driver pulled is removed once its task is destroyed; the test image,
-// which was there before, is not.
+// driver pulled is removed once its task is destroyed, also by a driver
+// that recovered the task after an agent restart; the test image, which
+// was there before, is not.
 func TestImageGCRemovesPulledImage(t *testing.T) {
 	plugin := &Config{GC: GCConfig{ImageDelay: Duration(time.Millisecond)}}
 	h := newHarness(t, plugin)
@@ -236,21 +237,33 @@ func TestImageGCRemovesPulledImage(t *testing.T) {
 	ref := reg.host + "/drover/gc:v1"
 	removeImageForce(c, ref)
 	t.Cleanup(func() { removeImageForce(c, ref) })
+
+	cfg := h.config(TaskConfig{Image: ref, Command: "sh", Args: []string{"-c", "echo ready; exec sleep 1000"}})
+	th, err := h.d.StartTask(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "ready", fileContains(cfg.StdoutPath, "ready"))
+	h.d.Shutdown() // the agent restarts; the task keeps running
+
+	h2 := newHarness(t, plugin)
 	removed := make(chan error, 1)
-	h.d.gc.onRemoved = func(r string, err error) {
+	h2.d.gc.onRemoved = func(r string, err error) {
 		if r == ref {
 			removed <- err
 		}
 	}
-	cfg := h.config(TaskConfig{Image: ref, Command: "true"})
-	if _, err := h.d.StartTask(context.Background(), cfg); err != nil {
+	if err := h2.d.RecoverTask(context.Background(), th); err != nil {
 		t.Fatal(err)
 	}
-	h.wait(cfg.ID)
+	if err := h2.d.StopTask(context.Background(), cfg.ID, time.Second, "SIGKILL"); err != nil {
+		t.Fatal(err)
+	}
+	waitResult(t, h2.d, cfg.ID)
 	if ok, _ := c.imageExists(context.Background(), ref); !ok {
 		t.Fatal("the image went while its task was known")
 	}
-	if err := h.d.DestroyTask(context.Background(), cfg.ID, true); err != nil {
+	if err := h2.d.DestroyTask(context.Background(), cfg.ID, true); err != nil {
 		t.Fatal(err)
 	}
 	select {
