@@ -220,10 +220,10 @@ func decodeTaskConfig(cfg *drivers.TaskConfig, env map[string]string) (*TaskConf
 	}
 	raw = dropNulls(raw)
 	if err := checkNomadOnlyKeys(raw); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the task's config block: %w", err)
 	}
 	if _, err := TaskConfigSchema().Validate(Name, raw); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the task's config block: %w", err)
 	}
 	interp := *cfg
 	interp.RawConfig = raw
