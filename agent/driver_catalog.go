@@ -111,6 +111,9 @@ var unknownFieldRE = regexp.MustCompile(`unknown field "([^"]+)"`)
 
 // configFieldError names the field of a decoding error where it can.
 func configFieldError(plugin string, err error) error {
+	if ce := (*base.ConfigError)(nil); errors.As(err, &ce) {
+		return err // already names the plugin and the field
+	}
 	if m := unknownFieldRE.FindStringSubmatch(err.Error()); m != nil {
 		return &base.ConfigError{Plugin: plugin, Field: m[1], Err: fmt.Errorf("unknown field (%w)", err)}
 	}

@@ -3,6 +3,7 @@ package docker
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,7 +60,7 @@ func isNotModified(err error) bool { return statusOf(err) == http.StatusNotModif
 // uses, with API version negotiation. It is safe for concurrent use.
 type client struct {
 	endpoint string
-	base     string // "http://docker" or "http://host:port"
+	base     string // "http://docker", "http://host:port" or "https://host:port"
 	hc       *http.Client
 	tr       *http.Transport
 
@@ -68,9 +69,10 @@ type client struct {
 }
 
 // newClient returns a client for endpoint: "unix:///path/to/docker.sock",
-// "tcp://host:port" or "http://host:port" (plain HTTP; TLS is not
-// supported).
-func newClient(endpoint string) (*client, error) {
+// "tcp://host:port" or "http://host:port" (plain HTTP unless tlsConf is
+// set), or "https://host:port". tlsConf (nil: none) secures tcp, http and
+// https endpoints; it must be nil for unix sockets.
+func newClient(endpoint string, tlsConf *tls.Config) (*client, error) {
 	if endpoint == "" {
 		endpoint = DefaultEndpoint
 	}
@@ -89,16 +91,27 @@ func newClient(endpoint string) (*client, error) {
 		if path == "" {
 			return nil, fmt.Errorf("docker endpoint %q: missing socket path", endpoint)
 		}
+		if tlsConf != nil {
+			return nil, fmt.Errorf("docker endpoint %q: TLS needs a tcp:// endpoint", endpoint)
+		}
 		var d net.Dialer
 		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
 			return d.DialContext(ctx, "unix", path)
 		}
 		c.base = "http://docker"
-	case "tcp", "http":
+	case "tcp", "http", "https":
 		if u.Host == "" {
 			return nil, fmt.Errorf("docker endpoint %q: missing host", endpoint)
 		}
-		c.base = "http://" + u.Host
+		if u.Scheme == "https" && tlsConf == nil {
+			tlsConf = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		if tlsConf != nil {
+			tr.TLSClientConfig = tlsConf
+			c.base = "https://" + u.Host
+		} else {
+			c.base = "http://" + u.Host
+		}
 	default:
 		return nil, fmt.Errorf("docker endpoint %q: unsupported scheme %q (use unix:// or tcp://)", endpoint, u.Scheme)
 	}
@@ -196,6 +209,19 @@ func (c *client) apiVersion(ctx context.Context) (string, error) {
 // prefixes the path with the negotiated API version. The caller closes the
 // returned body.
 func (c *client) do(ctx context.Context, method, path string, query url.Values, body io.Reader, contentType string, versioned bool) (*http.Response, error) {
+	return c.doHeader(ctx, method, path, query, body, http.Header{"Content-Type": nonEmpty(contentType)}, versioned)
+}
+
+// nonEmpty is a header value list of s, or none for "".
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}
+
+// doHeader is do with request headers.
+func (c *client) doHeader(ctx context.Context, method, path string, query url.Values, body io.Reader, header http.Header, versioned bool) (*http.Response, error) {
 	u := c.base
 	if versioned {
 		v, err := c.apiVersion(ctx)
@@ -212,8 +238,10 @@ func (c *client) do(ctx context.Context, method, path string, query url.Values, 
 	if err != nil {
 		return nil, fmt.Errorf("docker: build request: %w", err)
 	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
+	for k, v := range header {
+		for _, vv := range v {
+			req.Header.Add(k, vv)
+		}
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {

@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -61,19 +62,24 @@ func TestSplitImageRef(t *testing.T) {
 }
 
 func TestNewClientEndpoints(t *testing.T) {
+	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12}
 	cases := []struct {
 		endpoint, base string
+		tls            *tls.Config
 		wantErr        bool
 	}{
-		{"", "http://docker", false},
-		{"unix:///var/run/docker.sock", "http://docker", false},
-		{"tcp://127.0.0.1:2375", "http://127.0.0.1:2375", false},
-		{"https://x", "", true},
-		{"unix://", "", true},
-		{"tcp://", "", true},
+		{"", "http://docker", nil, false},
+		{"unix:///var/run/docker.sock", "http://docker", nil, false},
+		{"tcp://127.0.0.1:2375", "http://127.0.0.1:2375", nil, false},
+		{"tcp://127.0.0.1:2376", "https://127.0.0.1:2376", tlsConf, false},
+		{"https://x:2376", "https://x:2376", nil, false},
+		{"unix:///var/run/docker.sock", "", tlsConf, true},
+		{"ssh://x", "", nil, true},
+		{"unix://", "", nil, true},
+		{"tcp://", "", nil, true},
 	}
 	for _, tc := range cases {
-		c, err := newClient(tc.endpoint)
+		c, err := newClient(tc.endpoint, tc.tls)
 		if (err != nil) != tc.wantErr {
 			t.Errorf("newClient(%q) err = %v, wantErr %v", tc.endpoint, err, tc.wantErr)
 			continue
@@ -129,7 +135,7 @@ func TestClientVersioningAndErrors(t *testing.T) {
 			_, _ = w.Write([]byte("plain failure"))
 		}
 	})
-	c, err := newClient(fakeDaemon(t, mux))
+	c, err := newClient(fakeDaemon(t, mux), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

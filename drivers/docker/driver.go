@@ -33,6 +33,10 @@ type Driver struct {
 	logger *slog.Logger
 	config *Config
 	client *client
+	auth   authSource
+	gc     *imageGC
+	// cpuMHz is the host's per-core MHz (cpu_hard_limit quotas).
+	cpuMHz func() float64
 
 	// ctx is the parent of every task's goroutines; cancel ends them.
 	ctx    context.Context
@@ -46,6 +50,9 @@ type Driver struct {
 type driverState struct {
 	ContainerID string `json:"container_id"`
 	Image       string `json:"image"`
+	// ImageManaged: the driver pulled or loaded Image, so image GC may
+	// remove it once unused (absent in older handles: never removed).
+	ImageManaged bool `json:"image_managed,omitempty"`
 }
 
 // New returns a docker driver configured by cfg (DefaultConfig when nil).
@@ -61,15 +68,26 @@ func New(logger *slog.Logger, cfg *Config) (*Driver, error) {
 		c.setDefaults()
 		cfg = &c
 	}
-	cl, err := newClient(cfg.Endpoint)
+	logger = logger.With("driver", Name)
+	tlsConf, err := clientTLS(cfg, logger)
 	if err != nil {
 		return nil, err
 	}
+	cl, err := newClient(cfg.Endpoint, tlsConf)
+	if err != nil {
+		return nil, err
+	}
+	if time.Duration(cfg.PullActivityTimeout) < minPullActivityTimeout {
+		logger.Warn("pull_activity_timeout is below its minimum; using the minimum", "pull_activity_timeout", time.Duration(cfg.PullActivityTimeout), "minimum", minPullActivityTimeout)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Driver{
-		logger: logger.With("driver", Name),
+		logger: logger,
 		config: cfg,
 		client: cl,
+		auth:   authSource{configFile: cfg.Auth.Config, helper: cfg.Auth.Helper},
+		gc:     newImageGC(cl, time.Duration(cfg.GC.ImageDelay), cfg.gcImage(), logger),
+		cpuMHz: sync.OnceValue(hostCPUMHz),
 		ctx:    ctx,
 		cancel: cancel,
 		tasks:  make(map[string]*task),
@@ -91,6 +109,7 @@ func (d *Driver) Shutdown() {
 	for _, t := range tasks {
 		t.stop()
 	}
+	d.gc.stop()
 	d.client.close()
 }
 
@@ -113,7 +132,7 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	if err != nil {
 		return nil, fmt.Errorf("start task %q: %w", cfg.Name, err)
 	}
-	spec, err := buildSpec(cfg, conf, env, d.config)
+	spec, err := buildSpec(cfg, conf, env, specInput{plugin: d.config, cpuMHz: d.cpuMHz()})
 	if err != nil {
 		return nil, fmt.Errorf("start task %q: %w", cfg.Name, err)
 	}
@@ -126,7 +145,7 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	d.tasks[cfg.ID] = nil // reserve the ID while starting, outside the lock
 	d.mu.Unlock()
 
-	t, err := d.startContainer(ctx, cfg, spec)
+	t, err := d.startContainer(ctx, cfg, conf, spec)
 	if err == nil {
 		// Started before it is published, so that no other call sees a
 		// task whose goroutines are not running yet.
@@ -142,9 +161,9 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	if err != nil {
 		return nil, fmt.Errorf("start task %q: %w", cfg.Name, err)
 	}
-	d.taskLogger(cfg).Debug("container started", "container_id", shortID(t.containerID), "image", conf.Image)
+	d.taskLogger(cfg).Debug("container started", "container_id", shortID(t.containerID), "image", t.image)
 
-	state, err := json.Marshal(driverState{ContainerID: t.containerID, Image: conf.Image})
+	state, err := json.Marshal(driverState{ContainerID: t.containerID, Image: t.image, ImageManaged: t.imageManaged})
 	if err != nil {
 		return nil, fmt.Errorf("start task %q: encode driver state: %w", cfg.Name, err)
 	}
@@ -156,17 +175,34 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 	}, nil
 }
 
-// startContainer pulls the image if missing, creates the container
-// (replacing a leftover of the same name) and starts it.
-func (d *Driver) startContainer(ctx context.Context, cfg *drivers.TaskConfig, spec *containerSpec) (*task, error) {
-	if err := d.ensureImage(ctx, spec.Image); err != nil {
+// startContainer makes the image present, creates the container
+// (replacing a leftover of the same name) and starts it. The task holds
+// its image against image GC from the start; a failed start lets go.
+func (d *Driver) startContainer(ctx context.Context, cfg *drivers.TaskConfig, conf *TaskConfig, spec *containerCreate) (*task, error) {
+	if err := d.gc.use(ctx, spec.Image, cfg.ID); err != nil {
+		return nil, fmt.Errorf("wait for the removal of image %q: %w", spec.Image, err)
+	}
+	t, err := d.createAndStart(ctx, cfg, conf, spec)
+	if err != nil {
+		d.gc.release(spec.Image, cfg.ID)
+	}
+	return t, err
+}
+
+func (d *Driver) createAndStart(ctx context.Context, cfg *drivers.TaskConfig, conf *TaskConfig, spec *containerCreate) (*task, error) {
+	img, err := d.ensureImage(ctx, cfg, conf)
+	if err != nil {
 		return nil, err
+	}
+	if img.managed {
+		d.gc.markManaged(img.ref)
 	}
 	name := containerName(cfg.Name, cfg.AllocID)
 	id, err := d.client.createContainer(ctx, name, spec)
 	if isConflict(err) {
 		// A container of this name is a leftover of an earlier attempt at
-		// this task (an agent that died before persisting the handle).
+		// this task (an agent that died before persisting the handle, or
+		// one kept by gc { container = false }).
 		d.taskLogger(cfg).Info("removing leftover container", "container", name)
 		if err := d.client.removeContainer(ctx, name, true); err != nil {
 			return nil, fmt.Errorf("remove leftover container %q: %w", name, err)
@@ -184,34 +220,20 @@ func (d *Driver) startContainer(ctx context.Context, cfg *drivers.TaskConfig, sp
 		return nil, fmt.Errorf("start container: %w", err)
 	}
 	t := &task{
-		cfg:         cfg,
-		containerID: id,
-		image:       spec.Image,
-		startedAt:   time.Now(),
-		done:        make(chan struct{}),
-		logsDone:    make(chan struct{}),
+		cfg:          cfg,
+		containerID:  id,
+		image:        img.ref,
+		imageManaged: img.managed,
+		startedAt:    time.Now(),
+		done:         make(chan struct{}),
+		logsDone:     make(chan struct{}),
 	}
-	if info, err := d.client.inspectContainer(ctx, id); err == nil && info.State.StartedAt.Year() > 1 {
-		t.startedAt = info.State.StartedAt
+	if info, err := d.client.inspectContainer(ctx, id); err == nil {
+		if at := parseDockerTime(info.State.StartedAt); !at.IsZero() {
+			t.startedAt = at
+		}
 	}
 	return t, nil
-}
-
-// ensureImage pulls image only when it is not in the daemon's store.
-func (d *Driver) ensureImage(ctx context.Context, image string) error {
-	ok, err := d.client.imageExists(ctx, image)
-	if err != nil {
-		return fmt.Errorf("look up image %q: %w", image, err)
-	}
-	if ok {
-		return nil
-	}
-	pullCtx, cancel := context.WithTimeout(ctx, time.Duration(d.config.PullTimeout))
-	defer cancel()
-	if err := d.client.pullImage(pullCtx, image); err != nil {
-		return drivers.NewRecoverableError(fmt.Errorf("image %q not found locally and could not be pulled: %w", image, err), true)
-	}
-	return nil
 }
 
 // RecoverTask re-attaches to the container in the handle: it watches for
@@ -259,12 +281,21 @@ func (d *Driver) attach(ctx context.Context, cfg *drivers.TaskConfig, st *driver
 		return nil, fmt.Errorf("recover task %q: inspect container %s: %w", cfg.Name, shortID(st.ContainerID), err)
 	}
 	t := &task{
-		cfg:         cfg,
-		containerID: info.ID,
-		image:       st.Image,
-		startedAt:   info.State.StartedAt,
-		done:        make(chan struct{}),
-		logsDone:    make(chan struct{}),
+		cfg:          cfg,
+		containerID:  info.ID,
+		image:        st.Image,
+		imageManaged: st.ImageManaged,
+		startedAt:    parseDockerTime(info.State.StartedAt),
+		done:         make(chan struct{}),
+		logsDone:     make(chan struct{}),
+	}
+	if st.Image != "" {
+		if err := d.gc.use(ctx, st.Image, cfg.ID); err != nil {
+			return nil, fmt.Errorf("recover task %q: %w", cfg.Name, err)
+		}
+		if st.ImageManaged {
+			d.gc.markManaged(st.Image)
+		}
 	}
 	t.run(d.ctx, d.client, d.taskLogger(cfg), recoveredLogStart(cfg, info.ID))
 	return t, nil
@@ -357,15 +388,21 @@ func (d *Driver) DestroyTask(ctx context.Context, taskID string, force bool) err
 		}
 		timer.Stop()
 	}
-	if err := d.client.removeContainer(ctx, t.containerID, true); err != nil {
-		return fmt.Errorf("destroy task %q: remove container %s: %w", t.cfg.Name, shortID(t.containerID), err)
+	if d.config.gcContainer() {
+		if err := d.client.removeContainer(ctx, t.containerID, true); err != nil {
+			return fmt.Errorf("destroy task %q: remove container %s: %w", t.cfg.Name, shortID(t.containerID), err)
+		}
 	}
 	t.stop()
 	d.mu.Lock()
-	if d.tasks[taskID] == t {
+	forget := d.tasks[taskID] == t
+	if forget {
 		delete(d.tasks, taskID)
 	}
 	d.mu.Unlock()
+	if forget {
+		d.gc.release(t.image, taskID)
+	}
 	return nil
 }
 

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
+
 	"github.com/drover-io/drover/drivers/shared/logrotate"
 	"github.com/drover-io/drover/plugins/drivers"
 )
@@ -121,7 +123,7 @@ func waitResult(t *testing.T, d *Driver, id string) *drivers.ExitResult {
 }
 
 // inspect returns the task's container as the daemon sees it.
-func (h *harness) inspect(cfg *drivers.TaskConfig) *containerJSON {
+func (h *harness) inspect(cfg *drivers.TaskConfig) *container.InspectResponse {
 	h.t.Helper()
 	st, err := h.d.InspectTask(context.Background(), cfg.ID)
 	if err != nil {
@@ -220,7 +222,7 @@ func TestDriver_FingerprintHealthy(t *testing.T) {
 		t.Fatalf("fingerprint = %+v", fp)
 	}
 	a := fp.Attributes
-	if a["driver.docker"] != "1" || a["driver.docker.version"] == "" || a["driver.docker.os_type"] != "linux" || a["driver.docker.volumes.enabled"] != "true" {
+	if a["driver.docker"] != "1" || a["driver.docker.version"] == "" || a["driver.docker.os_type"] != "linux" || a["driver.docker.volumes.enabled"] != "false" || a["driver.docker.privileged.enabled"] != "false" {
 		t.Fatalf("attributes = %v", a)
 	}
 	cancel()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,6 +69,9 @@ func (t *task) streamLogs(ctx context.Context, c *client, logger *slog.Logger, s
 			return
 		case isNotFound(err):
 			return // the container is gone
+		case logsUnreadable(err):
+			logger.Warn("the container's log driver cannot be read back; its output is not copied to the task's logs", "container_id", shortID(t.containerID), "error", err)
+			return
 		case err == nil && !follow:
 			return // the final read after the container stopped
 		case err == nil:
@@ -91,6 +95,13 @@ func (t *task) streamLogs(ctx context.Context, c *client, logger *slog.Logger, s
 			return
 		}
 	}
+}
+
+// logsUnreadable reports whether err says the container's log driver
+// keeps nothing the logs endpoint can read (logging type "none", or a
+// remote driver with the daemon's local copy turned off).
+func logsUnreadable(err error) bool {
+	return statusOf(err) == http.StatusNotImplemented || (err != nil && strings.Contains(err.Error(), "does not support reading"))
 }
 
 // logCopier writes timestamped log frames to the task's files, remembering

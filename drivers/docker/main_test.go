@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 
 // probeDocker returns why the daemon or the test image is unusable, or "".
 func probeDocker() string {
-	c, err := newClient(DefaultConfig().Endpoint)
+	c, err := newClient(DefaultConfig().Endpoint, nil)
 	if err != nil {
 		return err.Error()
 	}
@@ -98,7 +98,7 @@ func testContainers(ctx context.Context, c *client) ([]string, error) {
 // removeLeftovers fails when the tests left containers behind, removing
 // them.
 func removeLeftovers() error {
-	c, err := newClient(DefaultConfig().Endpoint)
+	c, err := newClient(DefaultConfig().Endpoint, nil)
 	if err != nil {
 		return err
 	}

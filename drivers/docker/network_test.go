@@ -36,11 +36,11 @@ func TestBuildSpecGroupNetworkMode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		spec, err := buildSpec(cfg, conf, env, plugin)
+		spec, err := buildSpec(cfg, conf, env, specInput{plugin: plugin, cpuMHz: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if spec.HostConfig.NetworkMode != mode {
+		if string(spec.HostConfig.NetworkMode) != mode {
 			t.Errorf("group mode %q: container NetworkMode = %q", mode, spec.HostConfig.NetworkMode)
 		}
 	}

@@ -7,29 +7,13 @@ import (
 	"io"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
+
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
-// statsJSON is the part of a stats stream document the driver uses.
-type statsJSON struct {
-	Read        time.Time `json:"read"`
-	CPUStats    cpuStats  `json:"cpu_stats"`
-	PreCPUStats cpuStats  `json:"precpu_stats"`
-	MemoryStats struct {
-		Usage    uint64            `json:"usage"`
-		MaxUsage uint64            `json:"max_usage"`
-		Stats    map[string]uint64 `json:"stats"`
-	} `json:"memory_stats"`
-}
-
-type cpuStats struct {
-	CPUUsage struct {
-		TotalUsage  uint64   `json:"total_usage"`
-		PercpuUsage []uint64 `json:"percpu_usage"`
-	} `json:"cpu_usage"`
-	SystemUsage uint64 `json:"system_cpu_usage"`
-	OnlineCPUs  uint32 `json:"online_cpus"`
-}
+// statsJSON is a stats stream document.
+type statsJSON = container.StatsResponse
 
 // TaskStats streams the container's resource usage, at most once per
 // interval (the daemon samples once a second), until ctx is done or the

@@ -24,10 +24,11 @@ const logDrainTimeout = 5 * time.Second
 // watcher and the log streamer, run until the container exits and its
 // output is copied, or until cancel (DestroyTask, Shutdown).
 type task struct {
-	cfg         *drivers.TaskConfig
-	containerID string
-	image       string
-	startedAt   time.Time
+	cfg          *drivers.TaskConfig
+	containerID  string
+	image        string
+	imageManaged bool
+	startedAt    time.Time
 
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup // the goroutines
@@ -112,8 +113,8 @@ func (t *task) watchExit(ctx context.Context, c *client, logger *slog.Logger) {
 	if res.Err == nil {
 		if info, err := c.inspectContainer(ctx, t.containerID); err == nil {
 			res.OOMKilled = info.State.OOMKilled
-			if !info.State.FinishedAt.IsZero() && info.State.FinishedAt.Year() > 1 {
-				completed = info.State.FinishedAt
+			if at := parseDockerTime(info.State.FinishedAt); !at.IsZero() {
+				completed = at
 			}
 		} else if ctx.Err() != nil {
 			return

@@ -1,65 +1,169 @@
 package docker
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"path"
-	"path/filepath"
 	"slices"
-	"strings"
+	"strconv"
+	"time"
 
 	"github.com/drover-io/drover/drivers/shared/taskenv"
+	"github.com/drover-io/drover/plugins/base"
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
-// TaskConfig is a task's docker config block. Field names are those of
-// Nomad's docker driver.
+// TaskConfig is a task's docker config block. Names, types and defaults
+// are those of Nomad's docker driver; TaskConfigSchema declares them.
+// Unset fields are left out when it is encoded.
 type TaskConfig struct {
-	Image       string        `json:"image"`
-	Command     string        `json:"command"`
-	Args        []string      `json:"args"`
-	Entrypoint  []string      `json:"entrypoint"`
-	Labels      StringMap     `json:"labels"`
-	NetworkMode string        `json:"network_mode"`
-	Volumes     []string      `json:"volumes"`
-	Mounts      []MountConfig `json:"mount"`
-	WorkDir     string        `json:"work_dir"`
-	Privileged  bool          `json:"privileged"`
-	Hostname    string        `json:"hostname"`
+	// Image and how it is obtained.
+	Image            string         `json:"image,omitzero"`
+	ImagePullTimeout Duration       `json:"image_pull_timeout,omitzero"`
+	ForcePull        bool           `json:"force_pull,omitzero"`
+	Load             string         `json:"load,omitzero"`
+	Auth             TaskAuthConfig `json:"auth,omitzero"`
+	AuthSoftFail     bool           `json:"auth_soft_fail,omitzero"`
+
+	// The process.
+	Command    string    `json:"command,omitzero"`
+	Args       []string  `json:"args,omitzero"`
+	Entrypoint []string  `json:"entrypoint,omitzero"`
+	WorkDir    string    `json:"work_dir,omitzero"`
+	Hostname   string    `json:"hostname,omitzero"`
+	Labels     StringMap `json:"labels,omitzero"`
+	Init       bool      `json:"init,omitzero"`
+
+	// Logging is the container's Docker log driver; unset: the plugin's.
+	Logging      LoggingConfig      `json:"logging,omitzero"`
+	Healthchecks HealthchecksConfig `json:"healthchecks,omitzero"`
+
+	// Network.
+	NetworkMode      string   `json:"network_mode,omitzero"`
+	DNSServers       []string `json:"dns_servers,omitzero"`
+	DNSSearchDomains []string `json:"dns_search_domains,omitzero"`
+	DNSOptions       []string `json:"dns_options,omitzero"`
+	ExtraHosts       []string `json:"extra_hosts,omitzero"`
+
+	// Storage.
+	Volumes        []string      `json:"volumes,omitzero"`
+	Mounts         []MountConfig `json:"mount,omitzero"`
+	MountsList     []MountConfig `json:"mounts,omitzero"` // Nomad's pre-1.0.1 name of mount
+	ReadonlyRootfs bool          `json:"readonly_rootfs,omitzero"`
+	ShmSize        int64         `json:"shm_size,omitzero"`
+
+	// Privilege.
+	Privileged  bool           `json:"privileged,omitzero"`
+	CapAdd      []string       `json:"cap_add,omitzero"`
+	CapDrop     []string       `json:"cap_drop,omitzero"`
+	SecurityOpt []string       `json:"security_opt,omitzero"`
+	Devices     []DeviceConfig `json:"devices,omitzero"`
+
+	// Limits.
+	Ulimit          StringMap `json:"ulimit,omitzero"`
+	Sysctl          StringMap `json:"sysctl,omitzero"`
+	PidsLimit       int64     `json:"pids_limit,omitzero"`
+	MemoryHardLimit int64     `json:"memory_hard_limit,omitzero"`
+	CPUHardLimit    bool      `json:"cpu_hard_limit,omitzero"`
+	CPUCFSPeriod    int64     `json:"cpu_cfs_period,omitzero"`
+}
+
+// TaskAuthConfig is a task's auth block: registry credentials.
+type TaskAuthConfig struct {
+	Username      string `json:"username,omitzero"`
+	Password      string `json:"password,omitzero"`
+	Email         string `json:"email,omitzero"`
+	ServerAddress string `json:"server_address,omitzero"`
+}
+
+// UnmarshalJSON accepts an object or a list of objects (a block).
+func (a *TaskAuthConfig) UnmarshalJSON(b []byte) error {
+	type plain TaskAuthConfig
+	return decodeBlock(b, (*plain)(a))
+}
+
+func (a TaskAuthConfig) empty() bool { return a == TaskAuthConfig{} }
+
+// HealthchecksConfig is a task's healthchecks block.
+type HealthchecksConfig struct {
+	// Disable turns off the image's HEALTHCHECK.
+	Disable bool `json:"disable,omitzero"`
+}
+
+// UnmarshalJSON accepts an object or a list of objects (a block).
+func (h *HealthchecksConfig) UnmarshalJSON(b []byte) error {
+	type plain HealthchecksConfig
+	return decodeBlock(b, (*plain)(h))
+}
+
+// DeviceConfig is one entry of a task's devices: a host device node.
+type DeviceConfig struct {
+	HostPath          string `json:"host_path,omitzero"`
+	ContainerPath     string `json:"container_path,omitzero"`
+	CgroupPermissions string `json:"cgroup_permissions,omitzero"`
 }
 
 // MountConfig is one `mount` block: a bind mount or a tmpfs.
 type MountConfig struct {
-	Type         string         `json:"type"`
-	Target       string         `json:"target"`
-	Source       string         `json:"source"`
-	ReadOnly     bool           `json:"readonly"`
-	TmpfsOptions []TmpfsOptions `json:"tmpfs_options"`
-	BindOptions  []BindOptions  `json:"bind_options"`
+	Type         string         `json:"type,omitzero"`
+	Target       string         `json:"target,omitzero"`
+	Source       string         `json:"source,omitzero"`
+	ReadOnly     bool           `json:"readonly,omitzero"`
+	TmpfsOptions []TmpfsOptions `json:"tmpfs_options,omitzero"`
+	BindOptions  []BindOptions  `json:"bind_options,omitzero"`
 }
 
 // TmpfsOptions is a mount's tmpfs_options block.
 type TmpfsOptions struct {
-	Size int64 `json:"size"`
-	Mode int64 `json:"mode"`
+	Size int64 `json:"size,omitzero"`
+	Mode int64 `json:"mode,omitzero"`
 }
 
 // BindOptions is a mount's bind_options block.
 type BindOptions struct {
-	Propagation string `json:"propagation"`
+	Propagation string `json:"propagation,omitzero"`
 }
 
 // StringMap is a map of strings written either as an attribute
 // (`labels = { a = "b" }`) or as a block (`labels { a = "b" }`, which the
-// job file parser gives as a list of objects).
+// job file parser gives as a list of objects). Numbers and bools are
+// taken as their text, as HCL converts them (`nofile = 2048`).
 type StringMap map[string]string
 
 // UnmarshalJSON accepts an object or a list of objects, merged in order.
 func (m *StringMap) UnmarshalJSON(b []byte) error {
+	var list []map[string]json.RawMessage
+	if b = bytes.TrimSpace(b); len(b) > 0 && b[0] == '[' {
+		if err := json.Unmarshal(b, &list); err != nil {
+			return fmt.Errorf("want a map of strings: %w", err)
+		}
+	} else {
+		var one map[string]json.RawMessage
+		if err := json.Unmarshal(b, &one); err != nil {
+			return fmt.Errorf("want a map of strings: %w", err)
+		}
+		list = append(list, one)
+	}
 	out := map[string]string{}
-	if err := decodeBlock(b, &out); err != nil {
-		return fmt.Errorf("want a map of strings: %w", err)
+	for _, item := range list {
+		for k, raw := range item {
+			var v any
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return err
+			}
+			switch v := v.(type) {
+			case string:
+				out[k] = v
+			case float64:
+				out[k] = strconv.FormatFloat(v, 'f', -1, 64)
+			case bool:
+				out[k] = strconv.FormatBool(v)
+			default:
+				return fmt.Errorf("%s: want a string, got %s", k, raw)
+			}
+		}
 	}
 	*m = out
 	return nil
@@ -102,12 +206,24 @@ func containerEnv(env map[string]string) map[string]string {
 	return out
 }
 
+// defaultCPUCFSPeriod is cpu_cfs_period when the task sets none (µs).
+const defaultCPUCFSPeriod = 100000
+
 // decodeTaskConfig interpolates the task's environment (as the container
-// sees it) into the config block, decodes it and validates it.
+// sees it) into the config block, checks it against TaskConfigSchema,
+// decodes it and fills in defaults. Errors name the field
+// (*base.ConfigError).
 func decodeTaskConfig(cfg *drivers.TaskConfig, env map[string]string) (*TaskConfig, error) {
 	raw, err := taskenv.InterpolateJSON(cfg.RawConfig, env, nil, nil)
 	if err != nil {
 		return nil, err
+	}
+	raw = dropNulls(raw)
+	if err := checkNomadOnlyKeys(raw); err != nil {
+		return nil, fmt.Errorf("the task's config block: %w", err)
+	}
+	if _, err := TaskConfigSchema().Validate(Name, raw); err != nil {
+		return nil, fmt.Errorf("the task's config block: %w", err)
 	}
 	interp := *cfg
 	interp.RawConfig = raw
@@ -116,9 +232,57 @@ func decodeTaskConfig(cfg *drivers.TaskConfig, env map[string]string) (*TaskConf
 		return nil, err
 	}
 	if conf.Image == "" {
-		return nil, errors.New(`missing "image" in the task's config block`)
+		return nil, &base.ConfigError{Plugin: Name, Field: "image", Err: errors.New(`missing "image" in the task's config block`)}
 	}
+	if conf.CPUCFSPeriod == 0 {
+		conf.CPUCFSPeriod = defaultCPUCFSPeriod
+	}
+	conf.Mounts = append(conf.Mounts, conf.MountsList...)
+	conf.MountsList = nil
 	return conf, nil
+}
+
+// dropNulls removes the null fields of a JSON object, at every depth: a
+// null option is an unset one, as in Nomad's job files.
+func dropNulls(raw json.RawMessage) json.RawMessage {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return raw // the schema reports it
+	}
+	out, err := json.Marshal(withoutNulls(v))
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+func withoutNulls(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if e == nil {
+				delete(v, k)
+			} else {
+				v[k] = withoutNulls(e)
+			}
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = withoutNulls(e)
+		}
+	}
+	return v
+}
+
+// pullTimeout is the task's image_pull_timeout, else the plugin's
+// pull_timeout.
+func (c *TaskConfig) pullTimeout(plugin *Config) time.Duration {
+	if c.ImagePullTimeout > 0 {
+		return time.Duration(c.ImagePullTimeout)
+	}
+	return time.Duration(plugin.PullTimeout)
 }
 
 // containerName is "<task>-<alloc id>" with characters Docker rejects in
@@ -132,167 +296,6 @@ func containerName(task, allocID string) string {
 		}
 	}
 	return string(name)
-}
-
-// buildSpec turns a task into the container to create.
-func buildSpec(cfg *drivers.TaskConfig, conf *TaskConfig, env map[string]string, plugin *Config) (*containerSpec, error) {
-	if conf.Privileged && !plugin.AllowPrivileged {
-		return nil, errors.New(`privileged containers are disabled: set allow_privileged = true in the docker plugin's config to allow them`)
-	}
-	spec := &containerSpec{
-		Image:      conf.Image,
-		Entrypoint: conf.Entrypoint,
-		WorkingDir: conf.WorkDir,
-		User:       cfg.User,
-		Hostname:   conf.Hostname,
-		Labels:     containerLabels(cfg, conf.Labels),
-		Env:        envList(env),
-	}
-	if conf.Command != "" {
-		spec.Cmd = append([]string{conf.Command}, conf.Args...)
-	} else if len(conf.Args) > 0 {
-		spec.Cmd = conf.Args
-	}
-	hc := &spec.HostConfig
-	hc.Privileged = conf.Privileged
-	hc.NetworkMode = networkMode(conf.NetworkMode, cfg.NetworkMode, plugin.DefaultNetworkMode)
-	// The logs endpoint the driver copies from needs a local log driver;
-	// its own files are bounded as the task's are by the driver.
-	hc.LogConfig = logConfig{Type: "json-file", Config: map[string]string{"max-size": "20m", "max-file": "3"}}
-	setResources(hc, cfg.Resources)
-
-	hc.Binds = taskDirBinds(cfg)
-	for _, v := range conf.Volumes {
-		bind, err := parseVolume(v, cfg.TaskDir.Dir, plugin.volumesEnabled())
-		if err != nil {
-			return nil, err
-		}
-		hc.Binds = append(hc.Binds, bind)
-	}
-	for i, m := range conf.Mounts {
-		dm, err := buildMount(m, cfg.TaskDir.Dir, plugin.volumesEnabled())
-		if err != nil {
-			return nil, fmt.Errorf("mount %d: %w", i+1, err)
-		}
-		hc.Mounts = append(hc.Mounts, dm)
-	}
-	applyDeviceReservations(hc, cfg)
-	return spec, nil
-}
-
-// setResources maps the task's resources: memory_max, when above memory,
-// is the hard limit and memory the reservation; otherwise memory is the
-// hard limit. Swap is not allowed beyond the limit. CPU is in shares
-// (MHz, at least Docker's minimum of 2).
-func setResources(hc *hostConfig, r *drivers.Resources) {
-	if r == nil {
-		return
-	}
-	const mb = 1 << 20
-	switch {
-	case r.MemoryMaxMB > r.MemoryMB && r.MemoryMB > 0:
-		hc.Memory = r.MemoryMaxMB * mb
-		hc.MemoryReservation = r.MemoryMB * mb
-	case r.MemoryMB > 0:
-		hc.Memory = r.MemoryMB * mb
-	}
-	if hc.Memory > 0 {
-		hc.MemorySwap = hc.Memory
-	}
-	if r.CPUShares > 0 {
-		hc.CPUShares = max(r.CPUShares, 2)
-	}
-}
-
-// taskDirBinds mounts the alloc's shared dir at /alloc and the task's
-// local and secrets dirs at /local and /secrets, where they exist.
-func taskDirBinds(cfg *drivers.TaskConfig) []string {
-	shared := cfg.TaskDir.SharedDir
-	if shared == "" && cfg.AllocDir != "" {
-		shared = filepath.Join(cfg.AllocDir, "alloc")
-	}
-	var binds []string
-	for _, b := range []struct{ host, ctr string }{
-		{shared, containerAllocDir},
-		{cfg.TaskDir.LocalDir, containerLocalDir},
-		{cfg.TaskDir.SecretsDir, containerSecretsDir},
-	} {
-		if b.host != "" {
-			binds = append(binds, b.host+":"+b.ctr)
-		}
-	}
-	return binds
-}
-
-// parseVolume validates "host:container[:options]" and resolves a relative
-// host path under the task directory. Absolute host paths need volumes
-// enabled.
-func parseVolume(v, taskDir string, enabled bool) (string, error) {
-	parts := strings.Split(v, ":")
-	if len(parts) < 2 || len(parts) > 3 || parts[0] == "" || parts[1] == "" {
-		return "", fmt.Errorf("volume %q: want \"host_path:container_path[:ro]\"", v)
-	}
-	host, err := hostPath(parts[0], taskDir, enabled)
-	if err != nil {
-		return "", fmt.Errorf("volume %q: %w", v, err)
-	}
-	if !path.IsAbs(parts[1]) {
-		return "", fmt.Errorf("volume %q: the container path must be absolute", v)
-	}
-	parts[0] = host
-	return strings.Join(parts, ":"), nil
-}
-
-// hostPath resolves a bind source: relative paths are under taskDir and
-// may not leave it; absolute ones need volumes enabled.
-func hostPath(p, taskDir string, enabled bool) (string, error) {
-	if filepath.IsAbs(p) {
-		if !enabled {
-			return "", errors.New("absolute host paths are disabled by the docker plugin's volumes { enabled = false }; use a path relative to the task directory")
-		}
-		return filepath.Clean(p), nil
-	}
-	if taskDir == "" {
-		return "", errors.New("relative host path but the task has no directory")
-	}
-	full := filepath.Join(taskDir, p)
-	if !enabled && full != taskDir && !strings.HasPrefix(full, taskDir+string(filepath.Separator)) {
-		return "", errors.New("host path leaves the task directory while volumes are disabled")
-	}
-	return full, nil
-}
-
-// buildMount converts a mount block.
-func buildMount(m MountConfig, taskDir string, enabled bool) (mount, error) {
-	if !path.IsAbs(m.Target) {
-		return mount{}, fmt.Errorf("target %q must be an absolute path", m.Target)
-	}
-	out := mount{Type: m.Type, Target: m.Target, ReadOnly: m.ReadOnly}
-	switch m.Type {
-	case "bind":
-		if m.Source == "" {
-			return mount{}, errors.New("bind mount without a source")
-		}
-		src, err := hostPath(m.Source, taskDir, enabled)
-		if err != nil {
-			return mount{}, err
-		}
-		out.Source = src
-		if len(m.BindOptions) > 0 && m.BindOptions[0].Propagation != "" {
-			out.BindOptions = &bindOptions{Propagation: m.BindOptions[0].Propagation}
-		}
-	case "tmpfs":
-		if m.Source != "" {
-			return mount{}, errors.New("a tmpfs mount takes no source")
-		}
-		if len(m.TmpfsOptions) > 0 {
-			o := m.TmpfsOptions[0]
-			out.TmpfsOptions = &tmpfsOptions{SizeBytes: o.Size, Mode: o.Mode}
-		}
-	default:
-		return mount{}, fmt.Errorf("mount type %q is not supported: use \"bind\" or \"tmpfs\"", m.Type)
-	}
-	return out, nil
 }
 
 // containerLabels returns the user's labels with the driver's added; the

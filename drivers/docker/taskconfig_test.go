@@ -31,19 +31,19 @@ func specConfig(raw string) *drivers.TaskConfig {
 }
 
 func TestBuildSpec(t *testing.T) {
-	disabled := false
+	enabled := true
 	cases := []struct {
 		name    string
 		raw     string
 		plugin  *Config
 		res     *drivers.Resources
-		check   func(t *testing.T, s *containerSpec)
+		check   func(t *testing.T, s *containerCreate)
 		wantErr string
 	}{
 		{
 			name: "defaults",
 			raw:  `{"image":"busybox","command":"sh","args":["-c","echo ${NOMAD_ALLOC_ID} ${NOMAD_TASK_DIR}"]}`,
-			check: func(t *testing.T, s *containerSpec) {
+			check: func(t *testing.T, s *containerCreate) {
 				if !slices.Equal(s.Cmd, []string{"sh", "-c", "echo a1 /local"}) {
 					t.Errorf("Cmd = %q", s.Cmd)
 				}
@@ -71,7 +71,7 @@ func TestBuildSpec(t *testing.T) {
 			name: "memory_max is the limit, memory the reservation",
 			raw:  `{"image":"busybox"}`,
 			res:  &drivers.Resources{CPUShares: 1, MemoryMB: 64, MemoryMaxMB: 128},
-			check: func(t *testing.T, s *containerSpec) {
+			check: func(t *testing.T, s *containerCreate) {
 				hc := s.HostConfig
 				if hc.Memory != 128<<20 || hc.MemoryReservation != 64<<20 || hc.CPUShares != 2 {
 					t.Errorf("resources = %+v", hc)
@@ -81,7 +81,7 @@ func TestBuildSpec(t *testing.T) {
 		{
 			name: "args alone replace CMD; entrypoint, work_dir, labels block, host network",
 			raw:  `{"image":"busybox","args":["x"],"entrypoint":["/bin/sh","-c"],"work_dir":"/tmp","network_mode":"host","labels":[{"team":"a"},{"app":"b"}]}`,
-			check: func(t *testing.T, s *containerSpec) {
+			check: func(t *testing.T, s *containerCreate) {
 				if !slices.Equal(s.Cmd, []string{"x"}) || !slices.Equal(s.Entrypoint, []string{"/bin/sh", "-c"}) || s.WorkingDir != "/tmp" {
 					t.Errorf("spec = %+v", s)
 				}
@@ -93,16 +93,17 @@ func TestBuildSpec(t *testing.T) {
 		{
 			name: "user labels cannot override the driver's",
 			raw:  `{"image":"busybox","labels":{"io.drover.alloc_id":"other"}}`,
-			check: func(t *testing.T, s *containerSpec) {
+			check: func(t *testing.T, s *containerCreate) {
 				if s.Labels[LabelAllocID] != "a1" {
 					t.Errorf("alloc label = %q", s.Labels[LabelAllocID])
 				}
 			},
 		},
 		{
-			name: "volumes and mounts",
-			raw:  `{"image":"busybox","volumes":["/srv:/srv:ro","local/data:/data"],"mount":[{"type":"tmpfs","target":"/scratch","tmpfs_options":[{"size":1048576}]},{"type":"bind","source":"/etc/hosts","target":"/h","readonly":true}]}`,
-			check: func(t *testing.T, s *containerSpec) {
+			name:   "volumes and mounts with volumes enabled",
+			raw:    `{"image":"busybox","volumes":["/srv:/srv:ro","local/data:/data"],"mount":[{"type":"tmpfs","target":"/scratch","tmpfs_options":[{"size":1048576}]},{"type":"bind","source":"/etc/hosts","target":"/h","readonly":true}]}`,
+			plugin: &Config{Volumes: VolumesConfig{Enabled: &enabled}},
+			check: func(t *testing.T, s *containerCreate) {
 				binds := s.HostConfig.Binds[3:]
 				if !slices.Equal(binds, []string{"/srv:/srv:ro", "/data/a1/web/local/data:/data"}) {
 					t.Errorf("Binds = %q", binds)
@@ -113,29 +114,89 @@ func TestBuildSpec(t *testing.T) {
 				}
 			},
 		},
-		{name: "missing image", raw: `{"command":"sh"}`, wantErr: `missing "image"`},
+		{name: "missing image", raw: `{"command":"sh"}`, wantErr: `config field "image": required field is missing`},
 		{name: "unknown field", raw: `{"image":"busybox","port_map":[]}`, wantErr: "port_map"},
 		{name: "privileged not allowed", raw: `{"image":"busybox","privileged":true}`, wantErr: "allow_privileged"},
 		{
 			name: "privileged allowed", raw: `{"image":"busybox","privileged":true}`, plugin: &Config{AllowPrivileged: true},
-			check: func(t *testing.T, s *containerSpec) {
+			check: func(t *testing.T, s *containerCreate) {
 				if !s.HostConfig.Privileged {
 					t.Error("not privileged")
 				}
 			},
 		},
 		{name: "bad volume", raw: `{"image":"busybox","volumes":["/srv"]}`, wantErr: "host_path:container_path"},
-		{name: "relative container path", raw: `{"image":"busybox","volumes":["/srv:srv"]}`, wantErr: "must be absolute"},
-		{name: "absolute volume with volumes disabled", raw: `{"image":"busybox","volumes":["/srv:/srv"]}`, plugin: &Config{Volumes: VolumesConfig{Enabled: &disabled}}, wantErr: "volumes { enabled = false }"},
-		{name: "escaping volume with volumes disabled", raw: `{"image":"busybox","volumes":["../../etc:/etc2"]}`, plugin: &Config{Volumes: VolumesConfig{Enabled: &disabled}}, wantErr: "leaves the task directory"},
+		{name: "relative container path", raw: `{"image":"busybox","volumes":["local:srv"]}`, wantErr: "must be absolute"},
+		{name: "absolute volume by default", raw: `{"image":"busybox","volumes":["/srv:/srv"]}`, wantErr: "volumes { enabled = true }"},
+		{name: "escaping volume by default", raw: `{"image":"busybox","volumes":["../../etc:/etc2"]}`, wantErr: "outside the allocation directory"},
 		{
-			name: "relative volume with volumes disabled", raw: `{"image":"busybox","volumes":["local:/l"]}`, plugin: &Config{Volumes: VolumesConfig{Enabled: &disabled}},
-			check: func(t *testing.T, s *containerSpec) {
-				if s.HostConfig.Binds[3] != "/data/a1/web/local:/l" {
+			name: "relative volumes by default", raw: `{"image":"busybox","volumes":["local:/l","../alloc/data:/d","/data/a1/web/secrets:/s"]}`,
+			check: func(t *testing.T, s *containerCreate) {
+				want := []string{"/data/a1/web/local:/l", "/data/a1/alloc/data:/d", "/data/a1/web/secrets:/s"}
+				if !slices.Equal(s.HostConfig.Binds[3:], want) {
 					t.Errorf("Binds = %q", s.HostConfig.Binds)
 				}
 			},
 		},
+		{
+			name: "selinuxlabel on the task's binds and volumes", raw: `{"image":"busybox","volumes":["local:/l","local/x:/x:ro"]}`,
+			plugin: &Config{Volumes: VolumesConfig{SELinuxLabel: "z"}},
+			check: func(t *testing.T, s *containerCreate) {
+				want := []string{"/data/a1/alloc:/alloc:z", "/data/a1/web/local:/local:z", "/data/a1/web/secrets:/secrets:z", "/data/a1/web/local:/l:z", "/data/a1/web/local/x:/x:ro,z"}
+				if !slices.Equal(s.HostConfig.Binds, want) {
+					t.Errorf("Binds = %q", s.HostConfig.Binds)
+				}
+			},
+		},
+		{
+			name: "plugin logging is the default", raw: `{"image":"busybox"}`,
+			check: func(t *testing.T, s *containerCreate) {
+				if lc := s.HostConfig.LogConfig; lc.Type != "json-file" || lc.Config["max-file"] != "2" || lc.Config["max-size"] != "2m" {
+					t.Errorf("LogConfig = %+v", lc)
+				}
+			},
+		},
+		{
+			name: "task logging block, old driver name", raw: `{"image":"busybox","logging":[{"driver":"local","config":[{"max-size":"5m"}]}]}`,
+			check: func(t *testing.T, s *containerCreate) {
+				if lc := s.HostConfig.LogConfig; lc.Type != "local" || lc.Config["max-size"] != "5m" {
+					t.Errorf("LogConfig = %+v", lc)
+				}
+			},
+		},
+		{
+			name: "https image, mounts alias, numbers in ulimit", raw: `{"image":"https://registry.example/app:1","mounts":[{"type":"tmpfs","target":"/t"}],"ulimit":[{"nofile":2048}]}`,
+			check: func(t *testing.T, s *containerCreate) {
+				if s.Image != "registry.example/app:1" || len(s.HostConfig.Mounts) != 1 || s.HostConfig.Ulimits[0].Soft != 2048 || s.HostConfig.Ulimits[0].Hard != 2048 {
+					t.Errorf("image %q mounts %+v ulimits %+v", s.Image, s.HostConfig.Mounts, s.HostConfig.Ulimits)
+				}
+			},
+		},
+		{
+			name: "memory_hard_limit and cpu_hard_limit", raw: `{"image":"busybox","memory_hard_limit":512,"cpu_hard_limit":true}`,
+			check: func(t *testing.T, s *containerCreate) {
+				hc := s.HostConfig
+				// 500 MHz of a 1000 MHz core, default period.
+				if hc.Memory != 512<<20 || hc.MemoryReservation != 256<<20 || hc.CPUPeriod != 100000 || hc.CPUQuota != 50000 {
+					t.Errorf("resources = mem %d res %d period %d quota %d", hc.Memory, hc.MemoryReservation, hc.CPUPeriod, hc.CPUQuota)
+				}
+			},
+		},
+		{
+			name: "pids_limit from the plugin", raw: `{"image":"busybox"}`, plugin: &Config{PidsLimit: 50},
+			check: func(t *testing.T, s *containerCreate) {
+				if s.HostConfig.PidsLimit == nil || *s.HostConfig.PidsLimit != 50 {
+					t.Errorf("PidsLimit = %v", s.HostConfig.PidsLimit)
+				}
+			},
+		},
+		{name: "pids_limit above the plugin's", raw: `{"image":"busybox","pids_limit":60}`, plugin: &Config{PidsLimit: 50}, wantErr: "above the docker plugin's pids_limit (50)"},
+		{name: "memory_hard_limit below memory", raw: `{"image":"busybox","memory_hard_limit":100}`, wantErr: "memory_hard_limit (100 MB) is below the task's memory (256 MB)"},
+		{name: "bad cpu_cfs_period", raw: `{"image":"busybox","cpu_hard_limit":true,"cpu_cfs_period":5}`, wantErr: "cpu_cfs_period 5"},
+		{name: "bad dns server", raw: `{"image":"busybox","dns_servers":["dns.example"]}`, wantErr: `dns_servers: "dns.example" is not an IP address`},
+		{name: "bad extra host", raw: `{"image":"busybox","extra_hosts":["db"]}`, wantErr: `extra_hosts: "db"`},
+		{name: "bad ulimit", raw: `{"image":"busybox","ulimit":{"nofile":"lots"}}`, wantErr: "ulimit nofile"},
+		{name: "cap_add outside allow_caps", raw: `{"image":"busybox","cap_add":["sys_admin"]}`, wantErr: "allow_caps"},
 		{name: "volume mount type", raw: `{"image":"busybox","mount":[{"type":"volume","target":"/v","source":"x"}]}`, wantErr: `mount type "volume" is not supported`},
 		{name: "tmpfs with source", raw: `{"image":"busybox","mount":[{"type":"tmpfs","target":"/v","source":"x"}]}`, wantErr: "no source"},
 		{name: "bind without source", raw: `{"image":"busybox","mount":[{"type":"bind","target":"/v"}]}`, wantErr: "without a source"},
@@ -153,9 +214,9 @@ func TestBuildSpec(t *testing.T) {
 			}
 			env := containerEnv(cfg.Env)
 			conf, err := decodeTaskConfig(cfg, env)
-			var spec *containerSpec
+			var spec *containerCreate
 			if err == nil {
-				spec, err = buildSpec(cfg, conf, env, plugin)
+				spec, err = buildSpec(cfg, conf, env, specInput{plugin: plugin, cpuMHz: 1000})
 			}
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -190,14 +251,14 @@ func TestParseConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Endpoint != DefaultEndpoint || !c.volumesEnabled() || c.AllowPrivileged || c.DefaultNetworkMode != "none" {
+	if c.Endpoint != DefaultEndpoint || c.volumesEnabled() || c.AllowPrivileged || c.DefaultNetworkMode != "none" {
 		t.Fatalf("defaults = %+v", c)
 	}
-	c, err = ParseConfig([]byte(`{"allow_privileged":true,"volumes":[{"enabled":false}],"pull_timeout":"1m","default_network_mode":"bridge"}`))
+	c, err = ParseConfig([]byte(`{"allow_privileged":true,"volumes":[{"enabled":true}],"pull_timeout":"1m","default_network_mode":"bridge"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.AllowPrivileged || c.volumesEnabled() || time.Duration(c.PullTimeout) != time.Minute || c.DefaultNetworkMode != "bridge" {
+	if !c.AllowPrivileged || !c.volumesEnabled() || time.Duration(c.PullTimeout) != time.Minute || c.DefaultNetworkMode != "bridge" {
 		t.Fatalf("parsed = %+v", c)
 	}
 	if _, err := ParseConfig([]byte(`{"volume":{}}`)); err == nil || !strings.Contains(err.Error(), "volume") {

@@ -22,6 +22,15 @@ const (
 	TypeDuration   FieldType = "duration" // a Go duration string: "10s"
 	TypeStringList FieldType = "list(string)"
 	TypeStringMap  FieldType = "map(string)"
+	// TypeBlock is a block written once (`tls { ... }`): an object, or a
+	// list of objects as the job and agent file parsers write a block,
+	// whose fields are Field.Block. A nil Block takes any keys with
+	// scalar values: a map written as a block (`labels { a = "b" }`).
+	TypeBlock FieldType = "block"
+	// TypeBlockList is a block written any number of times
+	// (`mount { ... }`): a list of objects (or one object), each with the
+	// fields of Field.Block.
+	TypeBlockList FieldType = "list(block)"
 )
 
 // Schema describes a plugin's config block: a flat list of fields. It is
@@ -39,6 +48,11 @@ type Field struct {
 	// Default is the value (JSON) used when the field is absent; nil: none.
 	Default     json.RawMessage
 	Description string
+	// Block holds the fields of a TypeBlock or TypeBlockList field. The
+	// defaults of nested fields document the plugin's defaults; Validate
+	// fills in only top-level ones. Nested fields do not cross the gRPC
+	// boundary: they describe built-in plugins.
+	Block *Schema
 }
 
 // ConfigError is an invalid config field of a plugin.
@@ -86,6 +100,13 @@ func (s *Schema) Check() error {
 				errs = append(errs, fmt.Errorf("schema field %q: default: %w", f.Name, err))
 			}
 		}
+		if f.Block != nil {
+			if !f.Type.isBlock() {
+				errs = append(errs, fmt.Errorf("schema field %q: only block fields have nested fields", f.Name))
+			} else if err := f.Block.Check(); err != nil {
+				errs = append(errs, fmt.Errorf("schema field %q: %w", f.Name, err))
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -104,6 +125,17 @@ func (s *Schema) Validate(plugin string, raw json.RawMessage) (json.RawMessage, 
 	if s == nil {
 		return json.Marshal(obj)
 	}
+	errs := s.validateObject(plugin, "", obj, true)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return json.Marshal(obj)
+}
+
+// validateObject checks the fields of obj, whose field names are reported
+// under prefix ("gc." for the fields of block gc); fill adds the defaults
+// of absent fields.
+func (s *Schema) validateObject(plugin, prefix string, obj map[string]json.RawMessage, fill bool) []error {
 	var errs []error
 	known := make(map[string]*Field, len(s.Fields))
 	for _, f := range s.Fields {
@@ -111,7 +143,7 @@ func (s *Schema) Validate(plugin string, raw json.RawMessage) (json.RawMessage, 
 	}
 	for _, name := range sortedKeys(obj) {
 		if _, ok := known[name]; !ok {
-			errs = append(errs, &ConfigError{Plugin: plugin, Field: name,
+			errs = append(errs, &ConfigError{Plugin: plugin, Field: prefix + name,
 				Err: fmt.Errorf("unknown field; known fields: %s", strings.Join(s.names(), ", "))})
 		}
 	}
@@ -120,18 +152,53 @@ func (s *Schema) Validate(plugin string, raw json.RawMessage) (json.RawMessage, 
 		switch {
 		case ok:
 			if err := f.Type.check(v); err != nil {
-				errs = append(errs, &ConfigError{Plugin: plugin, Field: f.Name, Err: err})
+				errs = append(errs, &ConfigError{Plugin: plugin, Field: prefix + f.Name, Err: err})
+			} else if f.Type.isBlock() {
+				for _, item := range blockItems(v) {
+					if f.Block == nil {
+						errs = append(errs, checkScalars(plugin, prefix+f.Name+".", item)...)
+						continue
+					}
+					errs = append(errs, f.Block.validateObject(plugin, prefix+f.Name+".", item, false)...)
+				}
 			}
 		case f.Required:
-			errs = append(errs, &ConfigError{Plugin: plugin, Field: f.Name, Err: errors.New("required field is missing")})
-		case f.Default != nil:
+			errs = append(errs, &ConfigError{Plugin: plugin, Field: prefix + f.Name, Err: errors.New("required field is missing")})
+		case fill && f.Default != nil:
 			obj[f.Name] = f.Default
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	return errs
+}
+
+// checkScalars reports the values of a free-form block that are not a
+// string, a number or a bool.
+func checkScalars(plugin, prefix string, item map[string]json.RawMessage) []error {
+	var errs []error
+	for _, k := range sortedKeys(item) {
+		var v any
+		if json.Unmarshal(item[k], &v) != nil {
+			continue
+		}
+		switch v.(type) {
+		case string, float64, bool:
+		default:
+			errs = append(errs, &ConfigError{Plugin: plugin, Field: prefix + k, Err: fmt.Errorf("want a string, number or bool, got %s", item[k])})
+		}
 	}
-	return json.Marshal(obj)
+	return errs
+}
+
+// blockItems returns the objects of a block value that check accepted: an
+// object or a list of objects.
+func blockItems(v json.RawMessage) []map[string]json.RawMessage {
+	var one map[string]json.RawMessage
+	if json.Unmarshal(v, &one) == nil && one != nil {
+		return []map[string]json.RawMessage{one}
+	}
+	var list []map[string]json.RawMessage
+	_ = json.Unmarshal(v, &list)
+	return list
 }
 
 func (s *Schema) names() []string {
@@ -145,11 +212,13 @@ func (s *Schema) names() []string {
 
 func (t FieldType) known() bool {
 	switch t {
-	case TypeString, TypeBool, TypeInt, TypeFloat, TypeDuration, TypeStringList, TypeStringMap:
+	case TypeString, TypeBool, TypeInt, TypeFloat, TypeDuration, TypeStringList, TypeStringMap, TypeBlock, TypeBlockList:
 		return true
 	}
 	return false
 }
+
+func (t FieldType) isBlock() bool { return t == TypeBlock || t == TypeBlockList }
 
 // check reports whether the JSON value v has type t.
 func (t FieldType) check(v json.RawMessage) error {
@@ -201,6 +270,20 @@ func (t FieldType) check(v json.RawMessage) error {
 		var m map[string]string
 		if json.Unmarshal(v, &m) != nil {
 			return want()
+		}
+	case TypeBlock, TypeBlockList:
+		var one map[string]json.RawMessage
+		if json.Unmarshal(v, &one) == nil && one != nil {
+			return nil
+		}
+		var list []map[string]json.RawMessage
+		if json.Unmarshal(v, &list) != nil {
+			return fmt.Errorf("want a block (an object or a list of objects), got %s", v)
+		}
+		for _, item := range list {
+			if item == nil {
+				return fmt.Errorf("want a block (an object or a list of objects), got %s", v)
+			}
 		}
 	default:
 		return fmt.Errorf("unknown type %q", t)

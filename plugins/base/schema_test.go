@@ -118,3 +118,67 @@ func TestConfig_DecodePluginConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func blockSchema() *Schema {
+	return &Schema{Fields: []*Field{
+		{Name: "tls", Type: TypeBlock, Block: &Schema{Fields: []*Field{
+			{Name: "cert", Type: TypeString},
+			{Name: "verify", Type: TypeBool, Default: json.RawMessage(`true`)},
+		}}},
+		{Name: "labels", Type: TypeBlock},
+		{Name: "mount", Type: TypeBlockList, Block: &Schema{Fields: []*Field{
+			{Name: "target", Type: TypeString, Required: true},
+			{Name: "options", Type: TypeBlock, Block: &Schema{Fields: []*Field{{Name: "size", Type: TypeInt}}}},
+		}}},
+	}}
+}
+
+// TestSchema_Blocks: nested blocks are checked field by field, in both
+// the object and the list-of-objects forms, with errors naming the path.
+func TestSchema_Blocks(t *testing.T) {
+	cases := []struct {
+		name    string
+		raw     string
+		wantErr []string
+	}{
+		{"object form", `{"tls":{"cert":"a"},"labels":{"a":"b","n":1},"mount":[{"target":"/x","options":{"size":1}}]}`, nil},
+		{"list form", `{"tls":[{"cert":"a"},{"verify":false}],"labels":[{"a":"b"}],"mount":{"target":"/x","options":[{"size":2}]}}`, nil},
+		{"unknown nested", `{"tls":{"certt":"a"}}`, []string{`config field "tls.certt": unknown field; known fields: cert, verify`}},
+		{"nested type", `{"mount":[{"target":"/x","options":{"size":"big"}}]}`, []string{`config field "mount.options.size": want int`}},
+		{"nested required", `{"mount":[{"target":"/x"},{}]}`, []string{`config field "mount.target": required field is missing`}},
+		{"not a block", `{"tls":"x","mount":[1]}`, []string{`"tls": want a block`, `"mount": want a block`}},
+		{"free-form block values", `{"labels":{"a":["x"]}}`, []string{`"labels.a": want a string, number or bool`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := blockSchema().Check(); err != nil {
+				t.Fatal(err)
+			}
+			_, err := blockSchema().Validate("docker", json.RawMessage(tc.raw))
+			if tc.wantErr == nil {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("Validate accepted it")
+			}
+			for _, w := range tc.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+	bad := &Schema{Fields: []*Field{
+		{Name: "a", Type: TypeString, Block: &Schema{}},
+		{Name: "b", Type: TypeBlock, Block: &Schema{Fields: []*Field{{Name: "c", Type: "nope"}}}},
+	}}
+	err := bad.Check()
+	for _, w := range []string{`"a": only block fields have nested fields`, `"b": schema field "c": unknown type`} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("Check = %v, want %q", err, w)
+		}
+	}
+}
