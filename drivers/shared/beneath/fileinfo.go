@@ -17,6 +17,8 @@ func newFileInfo(name string, st *unix.Stat_t) *fileInfo {
 	return &fileInfo{name: name, st: *st}
 }
 
+// The methods of fileInfo implement fs.FileInfo.
+
 func (fi *fileInfo) Name() string       { return fi.name }
 func (fi *fileInfo) Size() int64        { return fi.st.Size }
 func (fi *fileInfo) IsDir() bool        { return fi.st.Mode&unix.S_IFMT == unix.S_IFDIR }

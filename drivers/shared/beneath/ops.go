@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 
@@ -170,7 +171,7 @@ func (r *Root) Lstat(name string) (fs.FileInfo, error) {
 		if err := unix.Fstat(r.fd, &st); err != nil {
 			return nil, r.pathErr("lstat", name, err)
 		}
-		return newFileInfo(".", &st), nil
+		return newFileInfo(filepath.Base(r.name), &st), nil
 	}
 	dir, base, err := r.parent(parts)
 	if err != nil {
