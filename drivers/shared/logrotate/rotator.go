@@ -162,23 +162,57 @@ func (r *FileRotator) open(n int) error {
 }
 
 // openLog opens name for appending (creating it), never through a link
-// and never blocking: what is not a regular file with one link (a planted
-// link, FIFO, directory or hard link) is removed and a new file created.
+// and never blocking. What is there and is not a regular file of ours
+// with one link (a link, FIFO, directory, hard link, or a file a task
+// created) is removed and a new file created. A directory that tasks can
+// write to may see the entry replaced again meanwhile: that is retried a
+// few times, then an error.
 func (r *FileRotator) openLog(name string) (*os.File, error) {
 	const flags = os.O_RDWR | os.O_APPEND | os.O_CREATE | syscall.O_NONBLOCK
-	f, err := r.dir.OpenFile(name, flags, 0o644)
-	if err == nil {
-		if fi, serr := f.Stat(); serr == nil && fi.Mode().IsRegular() && nlink(fi) == 1 {
-			return f, nil
+	var err error
+	for range 4 {
+		var fi fs.FileInfo
+		fi, err = r.dir.Lstat(name)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, err
+		case !ours(fi):
+			if err := r.dir.RemoveAll(name); err != nil {
+				return nil, fmt.Errorf("replace what was planted there: %w", err)
+			}
 		}
-		f.Close()
-	} else if !errors.Is(err, beneath.ErrSymlink) && !errors.Is(err, syscall.ENXIO) && !errors.Is(err, syscall.EISDIR) {
-		return nil, err
+		var f *os.File
+		f, err = r.dir.OpenFile(name, flags, 0o644)
+		if err == nil {
+			if fi, serr := f.Stat(); serr == nil && ours(fi) {
+				return f, nil
+			}
+			f.Close()
+			continue
+		}
+		if !errors.Is(err, beneath.ErrSymlink) && !errors.Is(err, syscall.ENXIO) &&
+			!errors.Is(err, syscall.EISDIR) && !errors.Is(err, fs.ErrPermission) {
+			return nil, err
+		}
 	}
-	if err := r.dir.RemoveAll(name); err != nil {
-		return nil, fmt.Errorf("replace what was planted there: %w", err)
+	return nil, fmt.Errorf("something keeps being planted there: %w", err)
+}
+
+// ours reports whether fi is a regular file with one link owned by this
+// process's user: a log file the rotator may append to.
+func ours(fi fs.FileInfo) bool {
+	if !fi.Mode().IsRegular() || nlink(fi) != 1 {
+		return false
 	}
-	return r.dir.OpenFile(name, flags|os.O_EXCL, 0o644)
+	uid := -1
+	switch st := fi.Sys().(type) {
+	case *syscall.Stat_t:
+		uid = int(st.Uid)
+	case *unix.Stat_t:
+		uid = int(st.Uid)
+	}
+	return uid == os.Geteuid()
 }
 
 // nlink is the link count of fi (1 where unknown).
