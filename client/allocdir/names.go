@@ -41,9 +41,10 @@ func checkTaskName(name string) error {
 }
 
 // Internal reports whether name, an entry at the top of an alloc
-// directory, is Drover's own (the shims' state in ".shims", for one):
-// every such entry starts with ".". No task directory may be named so, and
-// the alloc fs API hides them.
+// directory or in a task's directory, is Drover's own (the shims' state in
+// ".shims", the docker driver's ".docker-logs.pos"): every such entry
+// starts with ".". No task directory may be named so, and the alloc fs API
+// hides them (but not the tasks' own dot-files in alloc/, local/, ...).
 func Internal(name string) bool {
 	return strings.HasPrefix(name, ".")
 }

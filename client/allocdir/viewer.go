@@ -40,8 +40,9 @@ const maxLinkHops = 16
 // absolute link, or one that climbs out, is ErrOutside. The path is
 // resolved to one without links first, and that one is then opened
 // without following any link, so a link a task swaps in meanwhile makes
-// the read fail, never escape. Drover's own entries (Internal) are hidden:
-// not listed, and not found, even through a link.
+// the read fail, never escape. Drover's own entries (Internal names at the
+// top of the alloc dir and in a task's directory) are hidden: not listed,
+// and not found, even through a link.
 type Viewer struct {
 	root *beneath.Root
 }
@@ -92,10 +93,30 @@ func (v *Viewer) List(p string) ([]fs.FileInfo, string, error) {
 	if err != nil {
 		return nil, "", v.mapErr(p, err)
 	}
-	if name == "" {
+	if internalParent(name) {
 		entries = withoutInternal(entries)
 	}
 	return entries, name, nil
+}
+
+// internalParent reports whether the directory name (resolved, beneath the
+// alloc dir) is one where Drover keeps its own entries next to the
+// tasks': the alloc dir itself and each task's directory (whose own files,
+// such as the docker driver's log position, tasks never write). The
+// shared alloc/ is the tasks'.
+func internalParent(name string) bool {
+	return name == "" || (!strings.Contains(name, "/") && name != SharedAllocName)
+}
+
+// hidden reports whether the resolved path parts go through one of
+// Drover's own entries.
+func hidden(parts []string) bool {
+	for i := 0; i < len(parts) && i < 2; i++ {
+		if Internal(parts[i]) && internalParent(strings.Join(parts[:i], "/")) {
+			return true
+		}
+	}
+	return false
 }
 
 func withoutInternal(entries []fs.FileInfo) []fs.FileInfo {
@@ -150,7 +171,7 @@ func (v *Viewer) resolve(p string) (string, error) {
 	parts := splitClean(rel)
 	hops := 0
 	for i := 0; i < len(parts); i++ {
-		if i == 0 && Internal(parts[0]) {
+		if hidden(parts[:i+1]) {
 			return "", v.notExist(p)
 		}
 		cur := strings.Join(parts[:i+1], "/")

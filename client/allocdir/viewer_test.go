@@ -47,6 +47,11 @@ func TestViewer(t *testing.T) {
 		must(os.Symlink(target, filepath.Join(a, link)))
 	}
 	must(syscall.Mkfifo(filepath.Join(a, "web/local/fifo"), 0o666))
+	// The docker driver's log position, in the task dir: Drover's own.
+	must(os.WriteFile(filepath.Join(a, "web/.docker-logs.pos"), []byte("x"), 0o600))
+	// The tasks' own dot-files stay visible.
+	must(os.WriteFile(filepath.Join(a, "alloc/data/.env"), []byte("mine\n"), 0o644))
+	must(os.WriteFile(filepath.Join(a, "web/local/.rc"), []byte("mine\n"), 0o644))
 
 	v, err := OpenViewer(a)
 	must(err)
@@ -62,6 +67,17 @@ func TestViewer(t *testing.T) {
 			}
 			if got := strings.Join(names, ","); got != "alloc,web" {
 				t.Errorf("List(%q) = %s, want alloc,web", p, got)
+			}
+		}
+		for dir, want := range map[string]string{"web": "local,secrets,tmp", "alloc/data": ".env"} {
+			entries, _, err := v.List(dir)
+			must(err)
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			if got := strings.Join(names, ","); got != want {
+				t.Errorf("List(%q) = %s, want %s", dir, got, want)
 			}
 		}
 		entries, name, err := v.List("web/local/dir-inside")
@@ -92,6 +108,9 @@ func TestViewer(t *testing.T) {
 		{path: "web/../.shims/web-1234/spec.json", wantErr: fs.ErrNotExist},
 		{path: "web/local/to-shims", wantErr: fs.ErrNotExist},
 		{path: "web/local/to-shims-dir/web-1234/spec.json", wantErr: fs.ErrNotExist},
+		{path: "web/.docker-logs.pos", wantErr: fs.ErrNotExist},
+		{path: "alloc/data/.env", want: "mine\n"},
+		{path: "web/local/.rc", want: "mine\n"},
 		{path: "web/local/loop", wantErr: ErrBadPath},
 		{path: "web/local/dangling", wantErr: fs.ErrNotExist},
 		{path: "web/local/hello.txt/x", wantErr: fs.ErrNotExist},
