@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/drover-io/drover/structs"
@@ -237,6 +238,12 @@ func TestClientFS(t *testing.T) {
 	must(os.Symlink(filepath.Join(outside, "secret"), filepath.Join(root, "web", "escape")))
 	must(os.Symlink(outside, filepath.Join(root, "web", "escape-dir")))
 	must(os.Symlink("local/hello.txt", filepath.Join(root, "web", "inside")))
+	// Drover's own files (a shim's spec holds the task's environment) are
+	// hidden, even through a link a task planted.
+	must(os.MkdirAll(filepath.Join(root, ".shims", "web-1"), 0o700))
+	must(os.WriteFile(filepath.Join(root, ".shims", "web-1", "spec.json"), []byte("s3cret"), 0o600))
+	must(os.Symlink("../.shims/web-1/spec.json", filepath.Join(root, "web", "to-shims")))
+	must(syscall.Mkfifo(filepath.Join(root, "web", "local", "fifo"), 0o666))
 
 	tests := []struct {
 		name     string
@@ -263,6 +270,12 @@ func TestClientFS(t *testing.T) {
 		{name: "symlink dir escape", path: "/v1/client/fs/ls/local-1?path=web/escape-dir", wantCode: 403, wantBody: "symlink that points outside"},
 		{name: "through symlink dir", path: "/v1/client/fs/cat/local-1?path=web/escape-dir/secret", wantCode: 403, wantBody: "symlink that points outside"},
 		{name: "missing", path: "/v1/client/fs/stat/local-1?path=nope", wantCode: 404, wantBody: `no such file or directory in the allocation: "nope"`},
+		{name: "ls root hides .shims", path: "/v1/client/fs/ls/local-1?path=/", wantCode: 200, wantBody: `[{"Name":"alloc"`},
+		{name: "ls .shims", path: "/v1/client/fs/ls/local-1?path=.shims", wantCode: 404, wantBody: "no such file or directory"},
+		{name: "stat .shims", path: "/v1/client/fs/stat/local-1?path=/.shims/web-1", wantCode: 404, wantBody: "no such file or directory"},
+		{name: "cat shim spec", path: "/v1/client/fs/cat/local-1?path=.shims/web-1/spec.json", wantCode: 404, wantBody: "no such file or directory"},
+		{name: "cat link to shim spec", path: "/v1/client/fs/cat/local-1?path=web/to-shims", wantCode: 404, wantBody: "no such file or directory"},
+		{name: "cat fifo does not block", path: "/v1/client/fs/cat/local-1?path=web/local/fifo", wantCode: 400, wantBody: "is a FIFO"},
 		{name: "unknown alloc", path: "/v1/client/fs/ls/zzz", wantCode: 404, wantBody: `allocation "zzz" not found`},
 		{name: "alloc of an unknown node", path: "/v1/client/fs/ls/remote-1", wantCode: 502, wantBody: "which the servers no longer know"},
 	}

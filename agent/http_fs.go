@@ -7,13 +7,11 @@ import (
 	"io/fs"
 	"mime"
 	"net/http"
-	"os"
-	"path/filepath"
-	"slices"
+	"path"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/drover-io/drover/client/allocdir"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -28,70 +26,58 @@ type allocFileInfo struct {
 	ContentType string
 }
 
-// confinedPath resolves the user path p (relative to the allocation
-// directory root; "" and "/" mean root) to a path inside root. A path that
-// leaves root with ".." is rejected, as is one that leads, through a
-// symlink, outside root; both are 403. A missing path is 404.
-func confinedPath(root, p string) (string, error) {
-	if strings.ContainsRune(p, 0) {
-		return "", structs.Invalid("path %q contains a NUL byte", p)
-	}
-	rel := filepath.Clean(strings.TrimPrefix(filepath.ToSlash(p), "/"))
-	if rel == ".." || strings.HasPrefix(rel, "../") {
-		return "", newHTTPError(http.StatusForbidden, "path %q is outside the allocation directory", p)
-	}
-	realRoot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return "", fmt.Errorf("resolve allocation directory: %w", err)
-	}
-	full := filepath.Join(realRoot, rel)
-	resolved, err := filepath.EvalSymlinks(full)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", structs.NewError(structs.KindNotFound, "no such file or directory in the allocation: %q", p)
-	}
-	if err != nil {
-		return "", fmt.Errorf("resolve path %q: %w", p, err)
-	}
-	if resolved != realRoot && !strings.HasPrefix(resolved, realRoot+string(filepath.Separator)) {
-		return "", newHTTPError(http.StatusForbidden,
-			"path %q is a symlink that points outside the allocation directory", p)
-	}
-	return resolved, nil
-}
-
-// allocPath resolves the request's alloc (:id) and ?path to a file inside
-// the allocation's directory.
-func (s *httpServer) allocPath(req *http.Request) (string, error) {
+// allocViewer opens the directory of the request's alloc (:id) for
+// reading. The user's ?path is resolved by the Viewer: confined to the
+// alloc directory (links out and ".." out are 403), never through a link
+// swapped in meanwhile, Drover's own files hidden (404).
+func (s *httpServer) allocViewer(req *http.Request) (*allocdir.Viewer, error) {
 	alloc, nc, err := s.localAlloc(req)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	root, err := nc.AllocDir(alloc.ID)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	return confinedPath(root, req.URL.Query().Get("path"))
+	v, err := allocdir.OpenViewer(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, structs.NewError(structs.KindNotFound, "allocation %s has no directory on this node", alloc.ID)
+	}
+	return v, err
 }
 
-// fileInfo describes fi, found at path.
-func fileInfo(path string, fi fs.FileInfo) allocFileInfo {
+// fsError gives a Viewer's error its HTTP kind.
+func fsError(err error) error {
+	switch {
+	case errors.Is(err, allocdir.ErrOutside):
+		return newHTTPError(http.StatusForbidden, "%s", err.Error())
+	case errors.Is(err, fs.ErrNotExist):
+		return structs.NewError(structs.KindNotFound, "%s", err.Error())
+	case errors.Is(err, allocdir.ErrBadPath), errors.Is(err, allocdir.ErrNotRegular):
+		return structs.Invalid("%s", err.Error())
+	}
+	return err
+}
+
+// fileInfo describes fi; contentType is asked for regular files only.
+func fileInfo(fi fs.FileInfo, contentType func() string) allocFileInfo {
 	info := allocFileInfo{
 		Name: fi.Name(), IsDir: fi.IsDir(), Size: fi.Size(),
 		FileMode: fi.Mode().String(), ModTime: fi.ModTime(),
 	}
 	if fi.Mode().IsRegular() {
-		info.ContentType = contentType(path)
+		info.ContentType = contentType()
 	}
 	return info
 }
 
-// contentType guesses a file's MIME type from its extension, else from
-// its first bytes.
-func contentType(path string) string {
-	if t := mime.TypeByExtension(filepath.Ext(path)); t != "" {
+// contentType guesses the MIME type of the file name (in v) from its
+// extension, else from its first bytes.
+func contentType(v *allocdir.Viewer, name string) string {
+	if t := mime.TypeByExtension(path.Ext(name)); t != "" {
 		return t
 	}
-	f, err := os.Open(path)
+	f, _, err := v.Open(name)
 	if err != nil {
 		return ""
 	}
@@ -104,42 +90,39 @@ func contentType(path string) string {
 // fsList is GET /v1/client/fs/ls/:alloc?path=: the []AllocFileInfo of a
 // directory, sorted by name.
 func (s *httpServer) fsList(_ http.ResponseWriter, req *http.Request) (any, error) {
-	dir, err := s.allocPath(req)
+	v, err := s.allocViewer(req)
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("stat: %w", err)
-	} else if !fi.IsDir() {
-		return nil, structs.Invalid("path %q is a file, not a directory: read it with cat", req.URL.Query().Get("path"))
+	defer v.Close()
+	p := req.URL.Query().Get("path")
+	entries, dir, err := v.List(p)
+	if errors.Is(err, allocdir.ErrNotDir) {
+		return nil, structs.Invalid("path %q is a file, not a directory: read it with cat", p)
 	}
-	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("list directory: %w", err)
+		return nil, fsError(err)
 	}
 	out := make([]allocFileInfo, 0, len(entries))
 	for _, e := range entries {
-		fi, err := e.Info()
-		if err != nil {
-			continue // removed since it was listed
-		}
-		out = append(out, fileInfo(filepath.Join(dir, e.Name()), fi))
+		out = append(out, fileInfo(e, func() string { return contentType(v, path.Join(dir, e.Name())) }))
 	}
-	slices.SortFunc(out, func(a, b allocFileInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
 // fsStat is GET /v1/client/fs/stat/:alloc?path=: one AllocFileInfo.
 func (s *httpServer) fsStat(_ http.ResponseWriter, req *http.Request) (any, error) {
-	path, err := s.allocPath(req)
+	v, err := s.allocViewer(req)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := os.Stat(path)
+	defer v.Close()
+	p := req.URL.Query().Get("path")
+	fi, err := v.Stat(p)
 	if err != nil {
-		return nil, fmt.Errorf("stat: %w", err)
+		return nil, fsError(err)
 	}
-	return fileInfo(path, fi), nil
+	return fileInfo(fi, func() string { return contentType(v, p) }), nil
 }
 
 // fsCat is GET /v1/client/fs/cat/:alloc?path=: a file's contents.
@@ -166,26 +149,23 @@ func (s *httpServer) serveFileRange(w http.ResponseWriter, req *http.Request, ra
 			return
 		}
 	}
-	path, err := s.allocPath(req)
+	v, err := s.allocViewer(req)
 	if err != nil {
 		writeError(w, req, err)
 		return
 	}
-	f, err := os.Open(path)
+	defer v.Close()
+	p := req.URL.Query().Get("path")
+	f, _, err := v.Open(p)
+	if errors.Is(err, allocdir.ErrIsDir) {
+		writeError(w, req, structs.Invalid("path %q is a directory: list it with ls", p))
+		return
+	}
 	if err != nil {
-		writeError(w, req, fmt.Errorf("open file: %w", err))
+		writeError(w, req, fsError(err))
 		return
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		writeError(w, req, fmt.Errorf("stat file: %w", err))
-		return
-	}
-	if fi.IsDir() {
-		writeError(w, req, structs.Invalid("path %q is a directory: list it with ls", req.URL.Query().Get("path")))
-		return
-	}
 	if _, err := f.Seek(offset, io.SeekStart); err != nil {
 		writeError(w, req, fmt.Errorf("seek to %d: %w", offset, err))
 		return

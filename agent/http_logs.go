@@ -195,7 +195,7 @@ func (ls *logStream) files() ([]logFile, error) {
 		if err != nil {
 			continue
 		}
-		fi, err := os.Stat(p)
+		fi, err := os.Lstat(p)
 		if err != nil {
 			continue // purged since it was listed
 		}
@@ -269,7 +269,8 @@ func (ls *logStream) stream(ctx context.Context, idx int, off int64, emit func(s
 			return err
 		}
 		if f == nil {
-			opened, err := os.Open(ls.path(idx))
+			// Never through a link, never blocking on a FIFO.
+			opened, err := logrotate.Open(ls.path(idx))
 			switch {
 			case err == nil:
 				if _, err := opened.Seek(off, io.SeekStart); err != nil {

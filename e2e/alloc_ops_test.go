@@ -122,6 +122,13 @@ func TestAllocLogsAcrossRotation(t *testing.T) {
 	if r := a.cli(t, "alloc", "fs", id, "../../"); r.code == 0 || !strings.Contains(r.stderr, "outside the allocation directory") {
 		t.Errorf("alloc fs ../../:\n%s", r)
 	}
+	// The shims' state (the tasks' environment) is Drover's own: hidden.
+	if r := a.cli(t, "alloc", "fs", id); r.code != 0 || strings.Contains(r.stdout, ".shims") || !strings.Contains(r.stdout, "talk/") {
+		t.Errorf("alloc fs of the alloc dir: want talk/ and no .shims:\n%s", r)
+	}
+	if r := a.cli(t, "alloc", "fs", id, ".shims"); r.code == 0 || !strings.Contains(r.stderr, "no such file or directory") {
+		t.Errorf("alloc fs .shims:\n%s", r)
+	}
 
 	// Stop it: a replacement runs; once the stopped one is done, system gc
 	// removes it and its files are gone.

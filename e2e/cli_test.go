@@ -175,6 +175,22 @@ func TestRunMalformedJobChangesNothing(t *testing.T) {
 	if !regexp.MustCompile(regexp.QuoteMeta(bad) + `:\d+:\d+`).MatchString(r.stderr) {
 		t.Errorf("stderr does not name the position (file:line:col):\n%s", r)
 	}
+	// A task name that would climb out of the allocation directory is
+	// refused at submit time, naming the task and what to do.
+	traverse := writeFile(t, "traverse.nomad.hcl", `job "traverse" {
+  group "g" {
+    task "../../../x" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/true"
+      }
+    }
+  }
+}
+`)
+	if r := a.cli(t, "job", "run", traverse); r.code == 0 || !strings.Contains(r.stderr, `task name "../../../x" contains "/"`) {
+		t.Errorf("job run with a task named ../../../x:\n%s", r)
+	}
 	jobs, _, err := a.client(t).Jobs().List(nil)
 	if err != nil {
 		t.Fatal(err)

@@ -327,7 +327,7 @@ func (j *Job) Canonicalize() {
 // Validate checks a canonicalized job and returns every problem found,
 // joined, each naming the group and task it concerns. The error is KindInvalid.
 func (j *Job) Validate() error {
-	var errs []error
+	errs := j.nameErrors()
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if j.ID == "" {
 		add("job ID is missing")

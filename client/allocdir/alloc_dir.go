@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/drover-io/drover/drivers/shared/beneath"
 )
 
 // Names of the shared and per-task subdirectories.
@@ -18,11 +20,15 @@ const (
 	SecretsDirName  = "secrets"
 )
 
-// Directory permissions: shared dirs are world-writable with the sticky bit
-// (tasks may run as other users); secrets are private.
+// Directory permissions. The shared alloc/, its tmp/ and data/ and a task's
+// local/ and tmp/ are world-writable with the sticky bit (tasks may run as
+// other users); alloc/logs is written by the agent and the shims only:
+// tasks read their logs but cannot create, replace or remove anything
+// there. Secrets are private to the task's user.
 const (
 	sharedPerm  os.FileMode = 0o777 | os.ModeSticky
 	dirPerm     os.FileMode = 0o755
+	logsPerm    os.FileMode = 0o755
 	secretsPerm os.FileMode = 0o700
 )
 
@@ -38,6 +44,12 @@ type AllocDir struct {
 	// LogDir is <root>/<alloc id>/alloc/logs.
 	LogDir string
 
+	root string // the client's alloc root, holding AllocDir
+	id   string
+	// idErr is set when id cannot be a directory name; the paths above
+	// are then empty and Build fails with it.
+	idErr error
+
 	mu        sync.Mutex // guards the fields below
 	built     bool
 	destroyed bool
@@ -45,31 +57,55 @@ type AllocDir struct {
 }
 
 // New returns the AllocDir of allocID under root. It creates nothing;
-// call Build.
+// call Build. An allocID that is not a plain directory name gives an
+// AllocDir without paths whose Build fails.
 func New(root, allocID string) *AllocDir {
-	dir := filepath.Join(root, allocID)
-	shared := filepath.Join(dir, SharedAllocName)
-	return &AllocDir{
-		AllocDir:  dir,
-		SharedDir: shared,
-		LogDir:    filepath.Join(shared, LogDirName),
-		taskDirs:  make(map[string]*TaskDir),
+	d := &AllocDir{root: root, id: allocID, taskDirs: make(map[string]*TaskDir)}
+	if d.idErr = checkName("alloc ID", allocID); d.idErr != nil {
+		return d
 	}
+	d.AllocDir = filepath.Join(root, allocID)
+	d.SharedDir = filepath.Join(d.AllocDir, SharedAllocName)
+	d.LogDir = filepath.Join(d.SharedDir, LogDirName)
+	return d
 }
 
-// Build creates the alloc directory and its shared subdirectories. It is
-// idempotent.
+// Build creates the alloc directory and its shared subdirectories, and
+// (re)sets their permissions. It is idempotent. Every path is created
+// beneath the alloc root without following a link: a link a task planted
+// in place of one of them fails the build.
 func (d *AllocDir) Build() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.destroyed {
 		return ErrDestroyed
 	}
-	if err := os.MkdirAll(d.AllocDir, dirPerm); err != nil {
+	if d.idErr != nil {
+		return fmt.Errorf("build alloc dir: %w", d.idErr)
+	}
+	root, err := beneath.OpenRoot(d.root)
+	if err != nil {
 		return fmt.Errorf("build alloc dir: %w", err)
 	}
-	for _, p := range []string{d.SharedDir, d.LogDir, filepath.Join(d.SharedDir, TmpDirName), filepath.Join(d.SharedDir, DataDirName)} {
-		if err := mkdirPerm(p, sharedPerm); err != nil {
+	defer root.Close()
+	if err := root.MkdirAll(d.id, dirPerm); err != nil {
+		return fmt.Errorf("build alloc dir: %w", err)
+	}
+	alloc, err := d.open()
+	if err != nil {
+		return fmt.Errorf("build alloc dir: %w", err)
+	}
+	defer alloc.Close()
+	for _, p := range []struct {
+		name string
+		perm os.FileMode
+	}{
+		{SharedAllocName, sharedPerm},
+		{filepath.Join(SharedAllocName, LogDirName), logsPerm},
+		{filepath.Join(SharedAllocName, TmpDirName), sharedPerm},
+		{filepath.Join(SharedAllocName, DataDirName), sharedPerm},
+	} {
+		if err := mkdirPerm(alloc, p.name, p.perm); err != nil {
 			return fmt.Errorf("build alloc dir: %w", err)
 		}
 	}
@@ -78,37 +114,66 @@ func (d *AllocDir) Build() error {
 }
 
 // NewTaskDir returns the task's directory, creating nothing; call its Build.
-// Calling it twice for a name returns the same TaskDir.
+// Calling it twice for a name returns the same TaskDir. A name that is not
+// a plain directory name (see the package doc) gives a TaskDir without
+// paths whose Build fails.
 func (d *AllocDir) NewTaskDir(name string) *TaskDir {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if td, ok := d.taskDirs[name]; ok {
 		return td
 	}
-	dir := filepath.Join(d.AllocDir, name)
-	td := &TaskDir{
-		Dir:        dir,
-		LocalDir:   filepath.Join(dir, LocalDirName),
-		SecretsDir: filepath.Join(dir, SecretsDirName),
-		TmpDir:     filepath.Join(dir, TmpDirName),
-		SharedDir:  d.SharedDir,
-		LogDir:     d.LogDir,
-		alloc:      d,
+	td := &TaskDir{name: name, alloc: d, nameErr: d.idErr}
+	if td.nameErr == nil {
+		td.nameErr = checkTaskName(name)
+	}
+	if td.nameErr == nil {
+		dir := filepath.Join(d.AllocDir, name)
+		td.Dir = dir
+		td.LocalDir = filepath.Join(dir, LocalDirName)
+		td.SecretsDir = filepath.Join(dir, SecretsDirName)
+		td.TmpDir = filepath.Join(dir, TmpDirName)
+		td.SharedDir = d.SharedDir
+		td.LogDir = d.LogDir
 	}
 	d.taskDirs[name] = td
 	return td
 }
 
 // Destroy removes the whole alloc directory. Later Builds fail with
-// ErrDestroyed. Destroying twice is not an error.
+// ErrDestroyed. Destroying twice is not an error. Links are removed, never
+// followed; a file system still mounted below the alloc dir is left alone
+// (with everything beneath it) and the error says so.
 func (d *AllocDir) Destroy() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.destroyed = true
-	if err := os.RemoveAll(d.AllocDir); err != nil {
+	if d.idErr != nil {
+		return nil // nothing was ever built
+	}
+	root, err := beneath.OpenRoot(d.root)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("destroy alloc dir %s: %w", d.AllocDir, err)
+	}
+	defer root.Close()
+	if err := root.RemoveAll(d.id); err != nil {
 		return fmt.Errorf("destroy alloc dir %s: %w", d.AllocDir, err)
 	}
 	return nil
+}
+
+// open opens the alloc directory as a Root: the client's alloc root is
+// trusted, the alloc directory is opened beneath it.
+func (d *AllocDir) open() (*beneath.Root, error) {
+	root, err := beneath.OpenRoot(d.root)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return root.OpenRoot(d.id)
 }
 
 // Built reports whether Build succeeded and Destroy was not called since.
@@ -119,8 +184,12 @@ func (d *AllocDir) Built() bool {
 }
 
 // LogPaths returns where a task's current stdout and stderr logs are
-// written: <alloc>/alloc/logs/<task>.stdout.0 and .stderr.0.
+// written: <alloc>/alloc/logs/<task>.stdout.0 and .stderr.0. Both are
+// empty for a task name that cannot be a file name.
 func (d *AllocDir) LogPaths(task string) (stdout, stderr string) {
+	if d.idErr != nil || checkTaskName(task) != nil {
+		return "", ""
+	}
 	return filepath.Join(d.LogDir, task+".stdout.0"), filepath.Join(d.LogDir, task+".stderr.0")
 }
 
@@ -139,11 +208,16 @@ type TaskDir struct {
 	// LogDir is <alloc>/alloc/logs.
 	LogDir string
 
-	alloc *AllocDir
+	name string
+	// nameErr is set when the task's name cannot be a directory name;
+	// the paths above are then empty and Build fails with it.
+	nameErr error
+	alloc   *AllocDir
 }
 
-// Build creates the task directory and its subdirectories. It is
-// idempotent; it fails with ErrDestroyed after the alloc dir was destroyed.
+// Build creates the task directory and its subdirectories, and (re)sets
+// their permissions. It is idempotent; it fails with ErrDestroyed after the
+// alloc dir was destroyed. As AllocDir.Build, it never follows a link.
 func (t *TaskDir) Build() error {
 	// Hold the alloc dir's lock so that a concurrent Destroy cannot
 	// interleave with the mkdirs.
@@ -152,25 +226,33 @@ func (t *TaskDir) Build() error {
 	if t.alloc.destroyed {
 		return ErrDestroyed
 	}
-	if err := os.MkdirAll(t.Dir, dirPerm); err != nil {
+	if t.nameErr != nil {
+		return fmt.Errorf("build task dir: %w", t.nameErr)
+	}
+	alloc, err := t.alloc.open()
+	if err != nil {
+		return fmt.Errorf("build task dir: %w", err)
+	}
+	defer alloc.Close()
+	if err := alloc.MkdirAll(t.name, dirPerm); err != nil {
 		return fmt.Errorf("build task dir: %w", err)
 	}
 	for _, p := range []struct {
-		path string
+		name string
 		perm os.FileMode
-	}{{t.LocalDir, sharedPerm}, {t.TmpDir, sharedPerm}, {t.SecretsDir, secretsPerm}} {
-		if err := mkdirPerm(p.path, p.perm); err != nil {
+	}{{LocalDirName, sharedPerm}, {TmpDirName, sharedPerm}, {SecretsDirName, secretsPerm}} {
+		if err := mkdirPerm(alloc, filepath.Join(t.name, p.name), p.perm); err != nil {
 			return fmt.Errorf("build task dir: %w", err)
 		}
 	}
 	return nil
 }
 
-// mkdirPerm creates dir (if missing) and sets its permissions, which
-// MkdirAll would filter through the umask.
-func mkdirPerm(dir string, perm os.FileMode) error {
-	if err := os.MkdirAll(dir, perm); err != nil {
+// mkdirPerm creates name beneath root (if missing) and sets its
+// permissions, also on a directory that already existed.
+func mkdirPerm(root *beneath.Root, name string, perm os.FileMode) error {
+	if err := root.MkdirAll(name, perm); err != nil {
 		return err
 	}
-	return os.Chmod(dir, perm)
+	return root.Chmod(name, perm)
 }

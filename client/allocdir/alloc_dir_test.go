@@ -27,8 +27,31 @@ func TestBuildLayoutAndDestroy(t *testing.T) {
 			t.Errorf("%s: not a directory: %v", p, err)
 		}
 	}
-	if fi, _ := os.Stat(td.SecretsDir); fi.Mode().Perm() != 0o700 {
-		t.Errorf("secrets perm = %v", fi.Mode().Perm())
+	for p, want := range map[string]os.FileMode{
+		"a1":             os.ModeDir | 0o755,
+		"a1/alloc":       os.ModeDir | os.ModeSticky | 0o777,
+		"a1/alloc/logs":  os.ModeDir | 0o755, // tasks cannot plant anything for the shims
+		"a1/alloc/tmp":   os.ModeDir | os.ModeSticky | 0o777,
+		"a1/alloc/data":  os.ModeDir | os.ModeSticky | 0o777,
+		"a1/web":         os.ModeDir | 0o755,
+		"a1/web/local":   os.ModeDir | os.ModeSticky | 0o777,
+		"a1/web/tmp":     os.ModeDir | os.ModeSticky | 0o777,
+		"a1/web/secrets": os.ModeDir | 0o700,
+	} {
+		if fi, err := os.Lstat(filepath.Join(root, p)); err != nil || fi.Mode() != want {
+			t.Errorf("%s: mode %v (%v), want %v", p, fi.Mode(), err, want)
+		}
+	}
+	// A rebuild (an upgrade from a world-writable logs dir, say) resets
+	// the modes.
+	if err := os.Chmod(d.LogDir, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Build(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Lstat(d.LogDir); fi.Mode().Perm() != 0o755 || fi.Mode()&os.ModeSticky != 0 {
+		t.Errorf("logs mode after a rebuild: %v", fi.Mode())
 	}
 	out, errp := d.LogPaths("web")
 	if out != filepath.Join(root, "a1/alloc/logs/web.stdout.0") || errp != filepath.Join(root, "a1/alloc/logs/web.stderr.0") {

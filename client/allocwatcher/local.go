@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"sync/atomic"
 	"syscall"
 
 	"github.com/drover-io/drover/client/allocdir"
+	"github.com/drover-io/drover/drivers/shared/beneath"
 )
 
 // localWatcher follows an allocation that runs on this node through its
@@ -83,29 +86,36 @@ func (w *localWatcher) Migrate(ctx context.Context, dest *allocdir.AllocDir) err
 // MoveAllocData moves src's alloc/data and the local/ directory of each
 // named task into dest, by renaming on the same filesystem (copying and
 // removing across filesystems). A directory missing in src is skipped;
-// dest's copy of it must be absent or empty.
+// dest's copy of it must be absent or empty. Both alloc dirs must lie in
+// the same client alloc root; every path is resolved beneath it without
+// following a link, so a link a task planted in either alloc dir fails
+// the move instead of moving, copying or removing anything elsewhere.
 func MoveAllocData(src, dest *allocdir.AllocDir, tasks []string) error {
-	pairs := [][2]string{{
-		filepath.Join(src.SharedDir, allocdir.DataDirName),
-		filepath.Join(dest.SharedDir, allocdir.DataDirName),
-	}}
-	for _, t := range tasks {
-		pairs = append(pairs, [2]string{
-			filepath.Join(src.AllocDir, t, allocdir.LocalDirName),
-			filepath.Join(dest.AllocDir, t, allocdir.LocalDirName),
-		})
+	base := filepath.Dir(src.AllocDir)
+	if filepath.Dir(dest.AllocDir) != base {
+		return fmt.Errorf("alloc dirs %s and %s are not in the same alloc root", src.AllocDir, dest.AllocDir)
 	}
-	for _, p := range pairs {
-		if err := moveDir(p[0], p[1]); err != nil {
+	root, err := beneath.OpenRoot(base)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	from, to := filepath.Base(src.AllocDir), filepath.Base(dest.AllocDir)
+	rels := []string{path.Join(allocdir.SharedAllocName, allocdir.DataDirName)}
+	for _, t := range tasks {
+		rels = append(rels, path.Join(t, allocdir.LocalDirName))
+	}
+	for _, rel := range rels {
+		if err := moveDir(root, path.Join(from, rel), path.Join(to, rel)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// moveDir renames from to to, replacing an empty to.
-func moveDir(from, to string) error {
-	fi, err := os.Lstat(from)
+// moveDir renames from to to (both beneath root), replacing an empty to.
+func moveDir(root *beneath.Root, from, to string) error {
+	fi, err := root.Lstat(from)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -115,65 +125,71 @@ func moveDir(from, to string) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("%s is not a directory", from)
 	}
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+	if err := root.MkdirAll(path.Dir(to), 0o755); err != nil {
 		return err
 	}
 	// Remove fails on a non-empty directory: existing data is never lost.
-	if err := os.Remove(to); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := root.Remove(to); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("replace %s: %w", to, err)
 	}
-	err = os.Rename(from, to)
+	err = root.Rename(from, to)
 	if errors.Is(err, syscall.EXDEV) {
-		if err := copyTree(from, to); err != nil {
+		if err := copyTree(root, from, to); err != nil {
 			return err
 		}
-		return os.RemoveAll(from)
+		return root.RemoveAll(from)
 	}
 	return err
 }
 
-// copyTree copies directories, regular files and symlinks under from to to.
-func copyTree(from, to string) error {
-	return filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
+// copyTree copies directories, regular files and symlinks under from to
+// to (both beneath root), never following a link.
+func copyTree(root *beneath.Root, from, to string) error {
+	fi, err := root.Lstat(from)
+	if err != nil {
+		return err
+	}
+	switch {
+	case fi.IsDir():
+		if err := root.Mkdir(to, fi.Mode()&(fs.ModePerm|fs.ModeSticky|fs.ModeSetgid)); err != nil {
+			return err
+		}
+		entries, err := root.ReadDir(from)
 		if err != nil {
 			return err
 		}
-		rel, err := filepath.Rel(from, path)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(to, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, info.Mode().Perm())
-		case d.Type()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(path)
-			if err != nil {
+		for _, e := range entries {
+			if err := copyTree(root, from+"/"+e.Name(), to+"/"+e.Name()); err != nil {
 				return err
 			}
-			return os.Symlink(link, target)
-		case d.Type().IsRegular():
-			return copyFile(path, target, info.Mode().Perm())
 		}
 		return nil
-	})
+	case fi.Mode()&fs.ModeSymlink != 0:
+		link, err := root.Readlink(from)
+		if err != nil {
+			return err
+		}
+		return root.Symlink(link, to)
+	case fi.Mode().IsRegular():
+		return copyFile(root, from, to, fi.Mode().Perm())
+	}
+	return nil
 }
 
-func copyFile(from, to string, perm fs.FileMode) error {
-	in, err := os.Open(from)
+func copyFile(root *beneath.Root, from, to string, perm fs.FileMode) error {
+	in, err := root.Open(from)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
+	if fi, err := in.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s changed while it was copied", from)
+	}
+	out, err := root.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
 	if err != nil {
 		return err
 	}
-	if _, err := out.ReadFrom(in); err != nil {
+	if _, err := io.Copy(out, in); err != nil {
 		out.Close()
 		return err
 	}

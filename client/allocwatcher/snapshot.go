@@ -9,10 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/drover-io/drover/client/allocdir"
+	"github.com/drover-io/drover/drivers/shared/beneath"
 )
 
 // maxSnapshotEntries bounds the number of entries an unpacked snapshot
@@ -27,8 +28,17 @@ var ErrUnsafeSnapshot = errors.New("unsafe snapshot")
 // WriteSnapshot writes a tar.gz of dir's migratable data to w: alloc/data
 // and each named task's local/ directory, with paths relative to the alloc
 // directory. Regular files, directories and symlinks are included; other
-// file types are skipped.
+// file types are skipped. The tree is read beneath the alloc dir without
+// following any link (a link is archived as a link, whose target Unpack
+// checks), so a link a task swaps in cannot make the archive carry a host
+// file. A root that is not a directory (a task replaced it by a link) is
+// left out.
 func WriteSnapshot(w io.Writer, dir *allocdir.AllocDir, tasks []string) error {
+	r, err := beneath.OpenRoot(dir.AllocDir)
+	if err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	defer r.Close()
 	gz := gzip.NewWriter(w)
 	tw := tar.NewWriter(gz)
 	roots := []string{path.Join(allocdir.SharedAllocName, allocdir.DataDirName)}
@@ -36,7 +46,14 @@ func WriteSnapshot(w io.Writer, dir *allocdir.AllocDir, tasks []string) error {
 		roots = append(roots, path.Join(t, allocdir.LocalDirName))
 	}
 	for _, root := range roots {
-		if err := addTree(tw, dir.AllocDir, root); err != nil {
+		fi, err := r.Lstat(root)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, beneath.ErrSymlink) || (err == nil && !fi.IsDir()) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("snapshot %s: %w", root, err)
+		}
+		if err := addTree(tw, r, root, fi); err != nil {
 			return fmt.Errorf("snapshot %s: %w", root, err)
 		}
 	}
@@ -49,61 +66,64 @@ func WriteSnapshot(w io.Writer, dir *allocdir.AllocDir, tasks []string) error {
 	return nil
 }
 
-// addTree adds base/root and everything below it.
-func addTree(tw *tar.Writer, base, root string) error {
-	start := filepath.Join(base, filepath.FromSlash(root))
-	if _, err := os.Lstat(start); errors.Is(err, fs.ErrNotExist) {
+// addTree adds name (described by fi) and, for a directory, everything
+// below it.
+func addTree(tw *tar.Writer, r *beneath.Root, name string, fi fs.FileInfo) error {
+	var link string
+	switch {
+	case fi.IsDir(), fi.Mode().IsRegular():
+	case fi.Mode()&fs.ModeSymlink != 0:
+		var err error
+		if link, err = r.Readlink(name); err != nil {
+			return err
+		}
+	default:
 		return nil
 	}
-	return filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(base, p)
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		var link string
-		switch {
-		case d.IsDir(), d.Type().IsRegular():
-		case d.Type()&fs.ModeSymlink != 0:
-			if link, err = os.Readlink(p); err != nil {
-				return err
-			}
-		default:
-			return nil
-		}
-		hdr, err := tar.FileInfoHeader(info, link)
-		if err != nil {
-			return err
-		}
-		hdr.Name = filepath.ToSlash(rel)
-		if d.IsDir() {
-			hdr.Name += "/"
-		}
-		hdr.Uname, hdr.Gname = "", ""
-		if err := tw.WriteHeader(hdr); err != nil {
-			return err
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		f, err := os.Open(p)
+	hdr, err := tar.FileInfoHeader(fi, link)
+	if err != nil {
+		return err
+	}
+	hdr.Name = name
+	if fi.IsDir() {
+		hdr.Name += "/"
+	}
+	hdr.Uname, hdr.Gname = "", ""
+	if fi.Mode().IsRegular() {
+		f, err := r.Open(name)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
+		if ofi, err := f.Stat(); err != nil || !ofi.Mode().IsRegular() {
+			return fmt.Errorf("%s changed while it was archived", name)
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
 		// Copy exactly the header's size: a file growing meanwhile must not
 		// corrupt the archive.
 		if _, err := io.CopyN(tw, f, hdr.Size); err != nil {
-			return fmt.Errorf("%s: %w", rel, err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
 		return nil
-	})
+	}
+	if err := tw.WriteHeader(hdr); err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return nil
+	}
+	entries, err := r.ReadDir(name)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := addTree(tw, r, name+"/"+e.Name(), e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // UnpackLimits bounds what Unpack accepts.
@@ -131,7 +151,12 @@ func Unpack(r io.Reader, root string, limits UnpackLimits) error {
 	for _, t := range limits.Tasks {
 		allowed = append(allowed, path.Join(t, allocdir.LocalDirName))
 	}
-	u := &unpacker{root: root, allowed: allowed, left: limits.MaxBytes, links: map[string]bool{}}
+	rt, err := beneath.OpenRoot(root)
+	if err != nil {
+		return fmt.Errorf("unpack snapshot: %w", err)
+	}
+	defer rt.Close()
+	u := &unpacker{root: rt, allowed: allowed, left: limits.MaxBytes, links: map[string]bool{}}
 	tr := tar.NewReader(gz)
 	for n := 0; ; n++ {
 		hdr, err := tr.Next()
@@ -151,7 +176,9 @@ func Unpack(r io.Reader, root string, limits UnpackLimits) error {
 }
 
 type unpacker struct {
-	root    string
+	// root is the alloc dir: everything is written beneath it without
+	// following a link, whatever the archive or the directory holds.
+	root    *beneath.Root
 	allowed []string
 	left    int64
 	// links are the symlinks created so far (cleaned relative paths):
@@ -197,28 +224,39 @@ func (u *unpacker) entry(hdr *tar.Header, r io.Reader) error {
 	if err != nil {
 		return err
 	}
-	target := filepath.Join(u.root, filepath.FromSlash(clean))
+	err = u.write(hdr, clean, r)
+	if errors.Is(err, beneath.ErrSymlink) {
+		return unsafe("would write through an existing symlink")
+	}
+	return err
+}
+
+func (u *unpacker) write(hdr *tar.Header, clean string, r io.Reader) error {
 	perm := fs.FileMode(hdr.Mode) & fs.ModePerm
-	if fi, err := os.Lstat(target); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+	if fi, err := u.root.Lstat(clean); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return unsafe("would write through an existing symlink")
 	}
 	switch hdr.Typeflag {
 	case tar.TypeDir:
-		if err := os.MkdirAll(target, 0o755); err != nil {
+		if err := u.root.MkdirAll(clean, 0o755); err != nil {
 			return err
 		}
-		return os.Chmod(target, perm|0o700)
+		return u.root.Chmod(clean, perm|0o700)
 	case tar.TypeReg:
 		if hdr.Size < 0 || hdr.Size > u.left {
 			return unsafe("snapshot is larger than the limit")
 		}
 		u.left -= hdr.Size
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		if err := u.root.MkdirAll(path.Dir(clean), 0o755); err != nil {
 			return err
 		}
-		f, err := os.OpenFile(target, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, perm)
+		f, err := u.root.OpenFile(clean, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|syscall.O_NONBLOCK, perm)
 		if err != nil {
 			return err
+		}
+		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+			f.Close()
+			return unsafe("would write into something that is not a regular file")
 		}
 		if _, err := io.CopyN(f, r, hdr.Size); err != nil {
 			f.Close()
@@ -234,10 +272,10 @@ func (u *unpacker) entry(hdr *tar.Header, r io.Reader) error {
 		if resolved == ".." || strings.HasPrefix(resolved, "../") {
 			return unsafe("symlink %q points out of the alloc dir", link)
 		}
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		if err := u.root.MkdirAll(path.Dir(clean), 0o755); err != nil {
 			return err
 		}
-		if err := os.Symlink(link, target); err != nil {
+		if err := u.root.Symlink(link, clean); err != nil {
 			return err
 		}
 		u.links[clean] = true

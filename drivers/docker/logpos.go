@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -31,7 +32,8 @@ func openLogPosition(taskDir, containerID string) (*logPosition, error) {
 	if taskDir == "" {
 		return nil, nil
 	}
-	f, err := os.OpenFile(filepath.Join(taskDir, logPositionFile), os.O_RDWR|os.O_CREATE, 0o600)
+	// Never through a link: a volume may show the task dir to the container.
+	f, err := os.OpenFile(filepath.Join(taskDir, logPositionFile), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open log position: %w", err)
 	}

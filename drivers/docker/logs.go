@@ -180,6 +180,11 @@ func openLog(p string, cfg *drivers.TaskConfig) (*logrotate.FileRotator, error) 
 	}
 	dir, base := filepath.Split(p)
 	base = strings.TrimSuffix(base, ".0")
+	if cfg.AllocDir != "" {
+		// The container writes in the alloc dir (as root, often): open
+		// the log dir beneath it without following links.
+		return logrotate.NewFileRotatorBeneath(cfg.AllocDir, filepath.Clean(dir), base, files, int64(sizeMB)<<20)
+	}
 	return logrotate.NewFileRotator(filepath.Clean(dir), base, files, int64(sizeMB)<<20)
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/drover-io/drover/drivers/shared/beneath"
 	"github.com/drover-io/drover/drivers/shared/isolation"
 	"github.com/drover-io/drover/drivers/shared/shim"
 	"github.com/drover-io/drover/plugins/drivers"
@@ -243,6 +244,7 @@ func (d *Driver) shimSpec(cfg *drivers.TaskConfig) (*shim.Spec, uint32, uint32, 
 		ID:            cfg.ID,
 		StdoutPath:    stdout,
 		StderrPath:    stderr,
+		LogRoot:       cfg.AllocDir,
 		MaxFiles:      max(cfg.LogMaxFiles, 0),
 		MaxFileSizeMB: max(cfg.LogMaxFileSizeMB, 0),
 		StateDir:      stateDir,
@@ -274,12 +276,19 @@ func (d *Driver) shimSpec(cfg *drivers.TaskConfig) (*shim.Spec, uint32, uint32, 
 	}, uid, gid, nil
 }
 
-// chownSecrets gives the task's secrets dir to its user.
+// chownSecrets gives the task's secrets dir to its user. The dir is
+// changed beneath its parent without following a link: a link planted in
+// its place is refused, not followed.
 func chownSecrets(cfg *drivers.TaskConfig, uid, gid uint32) error {
 	if cfg.TaskDir.SecretsDir == "" {
 		return nil
 	}
-	if err := os.Chown(cfg.TaskDir.SecretsDir, int(uid), int(gid)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	parent, err := beneath.OpenRoot(filepath.Dir(cfg.TaskDir.SecretsDir))
+	if err == nil {
+		err = parent.Chown(filepath.Base(cfg.TaskDir.SecretsDir), int(uid), int(gid))
+		parent.Close()
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("give the secrets dir to the task's user: %w", err)
 	}
 	return nil

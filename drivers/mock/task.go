@@ -120,7 +120,8 @@ func (t *task) openStdout(logf func(msg string, args ...any)) *os.File {
 	if t.cfg.StdoutPath == "" || t.conf.StdoutString == "" {
 		return nil
 	}
-	f, err := os.OpenFile(t.cfg.StdoutPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	// Never through a link another task of the alloc planted.
+	f, err := os.OpenFile(t.cfg.StdoutPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o644)
 	if err != nil {
 		logf("open stdout failed", "path", t.cfg.StdoutPath, "error", err)
 		return nil

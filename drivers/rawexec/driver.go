@@ -181,6 +181,7 @@ func (d *Driver) shimSpec(cfg *drivers.TaskConfig) (*shim.Spec, error) {
 		User:          cfg.User,
 		StdoutPath:    stdout,
 		StderrPath:    stderr,
+		LogRoot:       cfg.AllocDir,
 		MaxFiles:      max(cfg.LogMaxFiles, 0),
 		MaxFileSizeMB: max(cfg.LogMaxFileSizeMB, 0),
 		StateDir:      stateDir,

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/drover-io/drover/drivers/shared/beneath"
 )
 
 // devices are the host devices bind-mounted into the task's /dev.
@@ -112,38 +114,44 @@ func copySymlink(root string, m Mount) error {
 
 // mountPoint creates target inside root (a directory, or an empty file
 // when dir is false) and returns its host path. It refuses a path with a
-// symlink in it: the task may have planted one to redirect the mount.
+// symlink in it: the task may have planted one to redirect the mount. The
+// path is created beneath root without following any link
+// (drivers/shared/beneath); nothing of the task runs while the root is
+// set up, so it cannot swap one in before the mount.
 func mountPoint(root, target string, dir bool) (string, error) {
 	rel := strings.TrimPrefix(filepath.Clean("/"+target), "/")
-	cur := root
 	if rel == "" {
-		return cur, nil
+		return root, nil
 	}
-	parts := strings.Split(rel, "/")
-	for i, part := range parts {
-		cur = filepath.Join(cur, part)
-		last := i == len(parts)-1
-		fi, err := os.Lstat(cur)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			if last && !dir {
-				f, err := os.OpenFile(cur, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-				if err != nil {
-					return "", fmt.Errorf("create mount point %s: %w", target, err)
-				}
-				f.Close()
-			} else if err := os.Mkdir(cur, 0o755); err != nil {
-				return "", fmt.Errorf("create mount point %s: %w", target, err)
-			}
-		case err != nil:
-			return "", fmt.Errorf("mount point %s: %w", target, err)
-		case fi.Mode()&os.ModeSymlink != 0:
-			return "", fmt.Errorf("mount point %s: %s is a symlink", target, strings.TrimPrefix(cur, root))
-		case !last && !fi.IsDir():
-			return "", fmt.Errorf("mount point %s: %s is not a directory", target, strings.TrimPrefix(cur, root))
+	r, err := beneath.OpenRoot(root)
+	if err != nil {
+		return "", fmt.Errorf("mount point %s: %w", target, err)
+	}
+	defer r.Close()
+	if dir {
+		if err := r.MkdirAll(rel, 0o755); err != nil {
+			return "", fmt.Errorf("create mount point %s: %w", target, err)
 		}
+		return filepath.Join(root, rel), nil
 	}
-	return cur, nil
+	if err := r.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
+		return "", fmt.Errorf("create mount point %s: %w", target, err)
+	}
+	f, err := r.OpenFile(rel, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		// Keep what is there, unless it is a link.
+		fi, lerr := r.Lstat(rel)
+		if lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+			lerr = beneath.ErrSymlink
+		}
+		err = lerr
+	} else if err == nil {
+		err = f.Close()
+	}
+	if err != nil {
+		return "", fmt.Errorf("create mount point %s: %w", target, err)
+	}
+	return filepath.Join(root, rel), nil
 }
 
 // setupDev mounts a small tmpfs at /dev with the basic devices bound from

@@ -19,4 +19,13 @@
 //
 // A FileRotator writes straight to its file (no buffer), so what Write
 // accepted survives a crash of the writing process.
+//
+// The writer is privileged (the shim and the agent run as root) and the
+// directory may hold what a task planted, so the rotator never writes
+// through a link: it opens its directory once (beneath the alloc dir
+// without following any link, with NewFileRotatorBeneath) and opens,
+// creates and removes its files in it with drivers/shared/beneath; a link,
+// FIFO, directory or hard link found under a log's name is removed and a
+// fresh file created. Readers open log files with Open, which refuses
+// anything but a regular file.
 package logrotate

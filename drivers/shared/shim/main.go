@@ -139,12 +139,11 @@ func supervise(stateDir string, ready *os.File) int {
 	defer logf.Close()
 	log := slog.New(slog.NewTextHandler(logf, nil)).With("task_id", spec.ID, "shim_pid", os.Getpid())
 
-	maxSize := int64(spec.MaxFileSizeMB) << 20
-	stdout, err := logrotate.NewFileRotator(filepath.Dir(spec.StdoutPath), filepath.Base(spec.StdoutPath), spec.MaxFiles, maxSize)
+	stdout, err := openLog(spec, spec.StdoutPath)
 	if err != nil {
 		return fail(fmt.Errorf("task stdout: %w", err))
 	}
-	stderr, err := logrotate.NewFileRotator(filepath.Dir(spec.StderrPath), filepath.Base(spec.StderrPath), spec.MaxFiles, maxSize)
+	stderr, err := openLog(spec, spec.StderrPath)
 	if err != nil {
 		stdout.Close()
 		return fail(fmt.Errorf("task stderr: %w", err))
@@ -193,6 +192,17 @@ func supervise(stateDir string, ready *os.File) int {
 		return 1
 	}
 	return 0
+}
+
+// openLog opens the rotated log whose base path is base, beneath
+// spec.LogRoot when set.
+func openLog(spec *Spec, base string) (*logrotate.FileRotator, error) {
+	maxSize := int64(spec.MaxFileSizeMB) << 20
+	dir, name := filepath.Dir(base), filepath.Base(base)
+	if spec.LogRoot != "" {
+		return logrotate.NewFileRotatorBeneath(spec.LogRoot, dir, name, spec.MaxFiles, maxSize)
+	}
+	return logrotate.NewFileRotator(dir, name, spec.MaxFiles, maxSize)
 }
 
 // shimState is the State the agent persists for this shim and task.

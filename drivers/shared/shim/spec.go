@@ -41,6 +41,11 @@ type Spec struct {
 	// "web.stdout.0", "web.stdout.1", ...
 	StdoutPath string `json:"stdout_path"`
 	StderrPath string `json:"stderr_path"`
+	// LogRoot, when set, is a directory the log paths lie beneath (the
+	// alloc dir): their directory is then opened beneath it without
+	// following any link, as tasks write there. Without it the log
+	// directory is trusted; the files in it are never followed either.
+	LogRoot string `json:"log_root,omitempty"`
 	// MaxFiles and MaxFileSizeMB bound each stream's files (Nomad's logs
 	// block); 0 means the defaults, 10 files of 10 MB.
 	MaxFiles      int `json:"max_files,omitempty"`
