@@ -92,6 +92,7 @@ func NewAgentContext(ctx context.Context, cfg *Config, logger *slog.Logger) (*Ag
 	c := *cfg
 	c.Client.Servers = slices.Clone(cfg.Client.Servers)
 	c.Client.Meta = maps.Clone(cfg.Client.Meta)
+	c.Client.Options = maps.Clone(cfg.Client.Options)
 	c.Plugins = maps.Clone(cfg.Plugins)
 	defaults := DefaultConfig()
 	c.BindAddr = firstNonEmpty(c.BindAddr, defaults.BindAddr)
@@ -280,7 +281,18 @@ func (a *Agent) setupClient(rpc client.RPC) error {
 		Datacenter: a.cfg.Datacenter,
 		NodeName:   a.cfg.NodeName,
 		NodeClass:  a.cfg.Client.NodeClass,
+		NodePool:   a.cfg.Client.NodePool,
 		Meta:       a.cfg.Client.Meta,
+		Fingerprint: client.FingerprintConfig{
+			Allowlist:              a.cfg.Client.optionList(optFingerprintAllowlist),
+			Denylist:               a.cfg.Client.optionList(optFingerprintDenylist),
+			NetworkInterface:       a.cfg.Client.NetworkInterface,
+			PreferredAddressFamily: a.cfg.Client.PreferredAddressFamily,
+			CPUTotalCompute:        a.cfg.Client.CPUTotalCompute,
+			MemoryTotalMB:          a.cfg.Client.MemoryTotalMB,
+			DiskTotalMB:            a.cfg.Client.DiskTotalMB,
+			DiskFreeMB:             a.cfg.Client.DiskFreeMB,
+		},
 		HTTPAddr:   a.httpAddr,
 		Reserved: &structs.NodeReservedResources{
 			Cpu:    structs.NodeReservedCpuResources{CpuShares: uint64(r.CPU)},
@@ -337,6 +349,24 @@ func (a *Agent) Start() error {
 	a.http.serve()
 	a.logger.Info("agent started", "http_addr", a.httpAddr, "node_id", a.NodeID())
 	return nil
+}
+
+// Leave is what leave_on_interrupt and leave_on_terminate ask for before
+// the agent stops. A server alone in its cluster (the only kind drover runs
+// for now) has no peer to tell, as a Nomad server alone in its cluster; a
+// client has nothing to do without drain_on_shutdown, which drover does not
+// have yet, so its tasks keep running as on any stop. Leave logs what it
+// did; the shutdown that follows does the rest. When servers form a cluster
+// over the network, a server removes itself from the raft peer set here.
+func (a *Agent) Leave() {
+	if a.server != nil {
+		a.logger.Info("server leaving the cluster", "peers", len(a.server.Peers()),
+			"note", "a single server has no peer to notify")
+	}
+	if a.client != nil {
+		a.logger.Info("client leaving the cluster", "node_id", a.NodeID(),
+			"note", "no drain_on_shutdown: tasks keep running")
+	}
 }
 
 // Shutdown stops the HTTP API, then the client, then the server, and

@@ -28,11 +28,13 @@ const agentUsage = `Usage: drover agent [options]
 
   Its configuration comes from -config files and directories (HCL or JSON,
   merged in order, later wins; see docs/agent-config.md), then from flags,
-  which win over the files:
+  which win over the files. The flags are Nomad's: a Nomad setting drover
+  does not have is accepted and logged once as ignored.
 
       drover agent -config /etc/drover.d
       drover agent -server -client -data-dir /var/lib/drover
       drover agent -client -servers 10.0.0.1:4647 -data-dir /var/lib/drover
+      drover agent -dev -meta rack=r1 -node-class batch
 
   -dev starts a development agent: server and client in one process, state
   in memory, raw_exec and mock_driver enabled, everything it ran removed
@@ -42,8 +44,6 @@ const agentUsage = `Usage: drover agent [options]
   agent re-attaches to them. If the client state file is unusable (corrupt,
   or written by a newer drover) the agent refuses to start; -state-move-aside
   renames it so that the next start begins with empty local state.
-
-Options:
 `
 
 // RunCommand runs `drover agent` with args (the arguments after "agent")
@@ -71,12 +71,19 @@ func runCommand(args []string, stdout, stderr io.Writer, signals <-chan os.Signa
 	if cmd.moveAside {
 		return moveStateAside(cfg, stdout, stderr)
 	}
-	level, err := parseLogLevel(cfg.LogLevel)
+	logger, sinks, err := newLogger(cfg, stderr, nil, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "Error: %v\n", err)
 		return 1
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	defer func() {
+		if err := sinks.Close(); err != nil {
+			fmt.Fprintf(stderr, "Error closing the logs: %v\n", err)
+		}
+	}()
+	for _, w := range cfg.Warnings {
+		logger.Warn("drover ignores this Nomad setting", "key", w.Key, "at", w.Where, "reason", w.Reason)
+	}
 
 	a, err := startUntilSignal(cfg, logger, signals, stdout)
 	if err != nil {
@@ -97,6 +104,10 @@ func runCommand(args []string, stdout, stderr io.Writer, signals <-chan os.Signa
 
 	sig := <-signals
 	fmt.Fprintf(stdout, "==> Caught signal: %v\n", sig)
+	if leaveOnSignal(cfg, sig) {
+		fmt.Fprintln(stdout, "==> Leaving the cluster before stopping (leave_on_interrupt / leave_on_terminate)...")
+		a.Leave()
+	}
 	fmt.Fprintln(stdout, "==> Gracefully shutting down agent...")
 	done := make(chan error, 1)
 	go func() { done <- a.Shutdown() }()
@@ -151,6 +162,19 @@ func startUntilSignal(cfg *Config, logger *slog.Logger, signals <-chan os.Signal
 	}
 }
 
+// leaveOnSignal reports whether sig asks the agent to leave the cluster
+// before it stops: SIGINT with leave_on_interrupt, SIGTERM with
+// leave_on_terminate.
+func leaveOnSignal(cfg *Config, sig os.Signal) bool {
+	switch sig {
+	case os.Interrupt:
+		return cfg.LeaveOnInterrupt
+	case syscall.SIGTERM:
+		return cfg.LeaveOnTerminate
+	}
+	return false
+}
+
 // moveStateAside is -state-move-aside: it renames the client state file
 // and exits.
 func moveStateAside(cfg *Config, stdout, stderr io.Writer) int {
@@ -175,48 +199,39 @@ type agentCommand struct {
 }
 
 // parseFlags turns the command line into a Config: the defaults (or the
-// dev defaults), then the -config files in order, then the flags given.
+// dev defaults), then the -config files in order, then the flags given, in
+// their order.
 func parseFlags(args []string, stdout, stderr io.Writer) (*agentCommand, error) {
-	def := DefaultConfig()
-	var (
-		dev, moveAside         bool
-		configs                []string
-		flagVals               Config
-		serverFlag, clientFlag bool
-		bootstrapExpect        int
-		servers                string
-	)
+	flags := agentFlags(DefaultConfig())
+	var uses []flagUse
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.BoolVar(&dev, "dev", false, "Start in development mode: server and client in one process, state in memory,\nraw_exec and mock_driver enabled.")
-	fs.Func("config", "A config file or directory (.hcl, .json); repeat it to merge several, later wins.", func(s string) error {
-		configs = append(configs, s)
-		return nil
-	})
-	fs.StringVar(&flagVals.BindAddr, "bind", def.BindAddr, "The address the agent binds its listeners to.")
-	fs.IntVar(&flagVals.HTTPPort, "http-port", def.HTTPPort, "The HTTP API port; 0 picks a free port. (drover extension: Nomad sets it in\nthe config file's ports block)")
-	fs.StringVar(&flagVals.DataDir, "data-dir", "", "The directory for the agent's state (required outside -dev). In -dev mode it is\noptional: without it allocation directories go to a temporary directory\nremoved at shutdown.")
-	fs.StringVar(&flagVals.PluginDir, "plugin-dir", "", "The directory of external plugins.")
-	fs.StringVar(&flagVals.LogLevel, "log-level", def.LogLevel, "The log level: debug, info, warn or error.")
-	fs.StringVar(&flagVals.Region, "region", def.Region, "The region the agent belongs to.")
-	fs.StringVar(&flagVals.Datacenter, "dc", def.Datacenter, "The datacenter of the agent.")
-	fs.StringVar(&flagVals.NodeName, "node", def.NodeName, "The name of the agent (and of its client node).")
-	fs.BoolVar(&serverFlag, "server", false, "Run a server.")
-	fs.BoolVar(&clientFlag, "client", false, "Run a client.")
-	fs.IntVar(&bootstrapExpect, "bootstrap-expect", 0, "The number of servers to wait for before bootstrapping (only 1 is supported).")
-	fs.StringVar(&servers, "servers", "", "Comma-separated RPC addresses of the servers a client joins (host:4647).")
-	fs.BoolVar(&moveAside, state.MoveAsideFlag, false, "Rename <data_dir>/client/state.db to state.db.corrupt-<UTC timestamp>, print the\nnew path and exit. Refused while an agent holds the file.")
+	for _, f := range flags {
+		fs.Var(flagValue{flag: f, uses: &uses}, f.name, f.usage)
+	}
 	fs.Usage = func() {
 		fmt.Fprint(stdout, agentUsage)
-		fs.SetOutput(stdout)
-		fs.PrintDefaults()
-		fs.SetOutput(stderr)
+		writeFlagHelp(stdout, flags)
 	}
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q: the agent takes only flags (see drover agent -h)", fs.Args())
+	}
+	var (
+		dev, moveAside bool
+		configs        []string
+	)
+	for _, u := range uses {
+		switch u.flag.name {
+		case flagConfig:
+			configs = append(configs, u.value)
+		case flagDev, flagDevConnect, flagDevConsul, flagDevVault:
+			dev = dev || u.value == "true"
+		case state.MoveAsideFlag:
+			moveAside = u.value == "true"
+		}
 	}
 	cfg := DefaultConfig()
 	if dev {
@@ -225,39 +240,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*agentCommand, error) 
 	if err := LoadConfigFiles(cfg, configs); err != nil {
 		return nil, err
 	}
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "bind":
-			cfg.BindAddr = flagVals.BindAddr
-		case "http-port":
-			cfg.HTTPPort = flagVals.HTTPPort
-		case "data-dir":
-			cfg.DataDir = flagVals.DataDir
-		case "plugin-dir":
-			cfg.PluginDir = flagVals.PluginDir
-		case "log-level":
-			cfg.LogLevel = flagVals.LogLevel
-		case "region":
-			cfg.Region = flagVals.Region
-		case "dc":
-			cfg.Datacenter = flagVals.Datacenter
-		case "node":
-			cfg.NodeName = flagVals.NodeName
-		case "server":
-			cfg.Server.Enabled = serverFlag
-		case "client":
-			cfg.Client.Enabled = clientFlag
-		case "bootstrap-expect":
-			cfg.Server.BootstrapExpect = bootstrapExpect
-		case "servers":
-			cfg.Client.Servers = nil
-			for _, s := range strings.Split(servers, ",") {
-				if s = strings.TrimSpace(s); s != "" {
-					cfg.Client.Servers = append(cfg.Client.Servers, s)
-				}
-			}
-		}
-	})
+	if err := applyFlags(cfg, uses); err != nil {
+		return nil, err
+	}
 	if cfg.HTTPPort < 0 || cfg.HTTPPort > 65535 {
 		return nil, fmt.Errorf("-http-port %d is out of range [0, 65535]", cfg.HTTPPort)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -41,6 +42,12 @@ type Config struct {
 	PluginDir string
 	// LogLevel is debug, info, warn or error (used by the agent command).
 	LogLevel string
+	// Logging says where and how the agent logs (config_log.go).
+	Logging LoggingConfig
+	// LeaveOnInterrupt and LeaveOnTerminate make SIGINT and SIGTERM leave
+	// the cluster before the agent stops (see Agent.Leave).
+	LeaveOnInterrupt bool
+	LeaveOnTerminate bool
 	// Region and Datacenter place the agent; NodeName names it (and its
 	// client node).
 	Region     string
@@ -51,6 +58,33 @@ type Config struct {
 	Client ClientConfig
 	// Plugins holds each `plugin "NAME" { config { ... } }` block by name.
 	Plugins map[string]*PluginConfig
+
+	// Warnings are the Nomad settings the files and flags set that drover
+	// ignores, one per key; the agent command logs them at start.
+	Warnings []ConfigWarning
+}
+
+// LoggingConfig configures the agent's logs: to stderr always, and to a
+// file and syslog when configured.
+type LoggingConfig struct {
+	// JSON writes JSON lines instead of text.
+	JSON bool
+	// IncludeLocation adds the source file and line to every line.
+	IncludeLocation bool
+	// File is the log file's path; a directory (or a path ending in "/")
+	// holds DefaultLogFileName. Empty: no log file.
+	File string
+	// RotateBytes rotates the file once it holds this many bytes; 0: no
+	// size limit.
+	RotateBytes int
+	// RotateDuration rotates the file when it is this old.
+	RotateDuration time.Duration
+	// RotateMaxFiles is the number of rotated files kept; 0 keeps them all.
+	RotateMaxFiles int
+	// EnableSyslog also sends the logs to the local syslog daemon.
+	EnableSyslog bool
+	// SyslogFacility is the syslog facility ("LOCAL0").
+	SyslogFacility string
 }
 
 // Addresses are per-listener bind addresses; empty means BindAddr.
@@ -89,7 +123,25 @@ type ClientConfig struct {
 	// that is also a server talks to itself in process and needs none.
 	Servers   []string
 	NodeClass string
-	Meta      map[string]string
+	// NodePool is the node's pool; "" is "default".
+	NodePool string
+	Meta     map[string]string
+	// Options are the client options drover honours (driver.allowlist,
+	// driver.denylist, fingerprint.allowlist, fingerprint.denylist,
+	// driver.raw_exec.enable), by name.
+	Options map[string]string
+	// NetworkInterface is the interface whose address the node reports as
+	// unique.network.ip-address; "" picks the default route's.
+	NetworkInterface string
+	// PreferredAddressFamily is "ipv4", "ipv6" or "" (the interface's
+	// first address).
+	PreferredAddressFamily string
+	// CPUTotalCompute (MHz), MemoryTotalMB, DiskTotalMB and DiskFreeMB
+	// replace what the fingerprint measures when not 0.
+	CPUTotalCompute int
+	MemoryTotalMB   int
+	DiskTotalMB     int
+	DiskFreeMB      int
 	// AllocDir is the root of the allocation directories; default
 	// <data_dir>/alloc.
 	AllocDir string
@@ -137,6 +189,15 @@ const (
 	DefaultGCInodeUsageThreshold = 70
 )
 
+// Logging defaults, as Nomad's.
+const (
+	DefaultLogRotateDuration = 24 * time.Hour
+	DefaultSyslogFacility    = "LOCAL0"
+	// DefaultLogFileName is the log file's name when log_file is a
+	// directory.
+	DefaultLogFileName = "drover.log"
+)
+
 // DefaultConfig returns the configuration of `drover agent` without files
 // or flags.
 func DefaultConfig() *Config {
@@ -152,6 +213,10 @@ func DefaultConfig() *Config {
 		Region:     structs.DefaultRegion,
 		Datacenter: DefaultDatacenter,
 		NodeName:   name,
+		Logging: LoggingConfig{
+			RotateDuration: DefaultLogRotateDuration,
+			SyslogFacility: DefaultSyslogFacility,
+		},
 		Client: ClientConfig{GC: ClientGCConfig{
 			Interval:            DefaultGCInterval,
 			MaxAllocs:           DefaultGCMaxAllocs,
@@ -168,85 +233,77 @@ func DevConfig() *Config {
 	c.Server.Enabled = true
 	c.Server.BootstrapExpect = 1
 	c.Client.Enabled = true
+	// As Nomad's dev mode: the node reports its loopback address.
+	c.Client.NetworkInterface = loopbackInterface()
 	return c
 }
 
 // LoadConfigFiles merges the configuration files and directories at paths,
-// in order (later wins), into base, which it changes.
+// in order (later wins), into base, which it changes. The Nomad settings
+// the files set and drover ignores are added to base.Warnings, one per key.
 func LoadConfigFiles(base *Config, paths []string) error {
 	files, err := loadConfigPaths(paths)
 	if err != nil {
 		return err
 	}
 	for _, f := range files {
-		if err := base.merge(f); err != nil {
-			return err
+		base.merge(f)
+		for _, w := range f.warnings {
+			base.addWarning(w)
 		}
 	}
 	return nil
 }
 
+// addWarning records w unless a warning for its key exists.
+func (c *Config) addWarning(w ConfigWarning) {
+	for _, have := range c.Warnings {
+		if have.Key == w.Key {
+			return
+		}
+	}
+	c.Warnings = append(c.Warnings, w)
+}
+
 // merge applies what f sets.
-func (c *Config) merge(f *parsedFile) error {
+func (c *Config) merge(f *parsedFile) {
 	fc := &f.cfg
-	setStr(&c.NodeName, fc.Name)
-	setStr(&c.Region, fc.Region)
-	setStr(&c.Datacenter, fc.Datacenter)
-	setStr(&c.DataDir, fc.DataDir)
-	setStr(&c.PluginDir, fc.PluginDir)
-	setStr(&c.BindAddr, fc.BindAddr)
-	setStr(&c.LogLevel, fc.LogLevel)
+	setVal(&c.NodeName, fc.Name)
+	setVal(&c.Region, fc.Region)
+	setVal(&c.Datacenter, fc.Datacenter)
+	setVal(&c.DataDir, fc.DataDir)
+	setVal(&c.PluginDir, fc.PluginDir)
+	setVal(&c.BindAddr, fc.BindAddr)
+	setVal(&c.LogLevel, fc.Log.Level)
+	setVal(&c.Logging.JSON, fc.Log.JSON)
+	setVal(&c.Logging.IncludeLocation, fc.Log.IncludeLocation)
+	setVal(&c.Logging.File, fc.Log.File)
+	setVal(&c.Logging.RotateBytes, fc.Log.RotateBytes)
+	setVal(&c.Logging.RotateDuration, fc.Log.RotateDuration)
+	setVal(&c.Logging.RotateMaxFiles, fc.Log.RotateMaxFiles)
+	setVal(&c.Logging.EnableSyslog, fc.Log.EnableSyslog)
+	setVal(&c.Logging.SyslogFacility, fc.Log.SyslogFacility)
+	setVal(&c.LeaveOnInterrupt, fc.Leave.OnInterrupt)
+	setVal(&c.LeaveOnTerminate, fc.Leave.OnTerminate)
 	if p := fc.Ports; p != nil {
 		setVal(&c.HTTPPort, p.HTTP)
 		setVal(&c.RPCPort, p.RPC)
 	}
 	if a := fc.Addresses; a != nil {
-		setStr(&c.Addresses.HTTP, a.HTTP)
-		setStr(&c.Addresses.RPC, a.RPC)
+		setVal(&c.Addresses.HTTP, a.HTTP)
+		setVal(&c.Addresses.RPC, a.RPC)
 	}
 	if s := fc.Server; s != nil {
 		setVal(&c.Server.Enabled, s.Enabled)
 		setVal(&c.Server.BootstrapExpect, s.BootstrapExpect)
-		if err := setDuration(&c.Server.HeartbeatGrace, s.HeartbeatGrace, f.path, "server.heartbeat_grace"); err != nil {
-			return err
-		}
-		if err := setDuration(&c.Server.MinHeartbeatTTL, s.MinHeartbeatTTL, f.path, "server.min_heartbeat_ttl"); err != nil {
-			return err
-		}
-		if s.NumSchedulers != nil {
-			n := *s.NumSchedulers
-			c.Server.NumSchedulers = &n
-		}
+		setVal(&c.Server.HeartbeatGrace, s.HeartbeatGrace)
+		setVal(&c.Server.MinHeartbeatTTL, s.MinHeartbeatTTL)
+		setVal(&c.Server.NumSchedulers, s.NumSchedulers)
 		setVal(&c.Server.JobMaxCount, s.JobMaxCount)
-		if err := setDuration(&c.Server.EvalNackTimeout, s.EvalNackTimeout, f.path, "server.eval_nack_timeout"); err != nil {
-			return err
-		}
+		setVal(&c.Server.EvalNackTimeout, s.EvalNackTimeout)
 	}
 	if cl := fc.Client; cl != nil {
-		setVal(&c.Client.Enabled, cl.Enabled)
-		if cl.Servers != nil {
-			c.Client.Servers = slices.Clone(cl.Servers)
-		}
-		setStr(&c.Client.NodeClass, cl.NodeClass)
-		setStr(&c.Client.AllocDir, cl.AllocDir)
-		setStr(&c.Client.StateDir, cl.StateDir)
-		if err := setDuration(&c.Client.GC.Interval, cl.GCInterval, f.path, "client.gc_interval"); err != nil {
-			return err
-		}
-		setVal(&c.Client.GC.MaxAllocs, cl.GCMaxAllocs)
-		setVal(&c.Client.GC.DiskUsageThreshold, cl.GCDiskUsageThreshold)
-		setVal(&c.Client.GC.InodeUsageThreshold, cl.GCInodeUsageThreshold)
-		if r := cl.Reserved; r != nil {
-			setVal(&c.Client.Reserved.CPU, r.CPU)
-			setVal(&c.Client.Reserved.MemoryMB, r.Memory)
-			setVal(&c.Client.Reserved.DiskMB, r.Disk)
-		}
-		if f.meta != nil {
-			if c.Client.Meta == nil {
-				c.Client.Meta = map[string]string{}
-			}
-			maps.Copy(c.Client.Meta, f.meta)
-		}
+		c.Client.mergeFile(cl)
 	}
 	for name, raw := range f.plugins {
 		if c.Plugins == nil {
@@ -254,12 +311,44 @@ func (c *Config) merge(f *parsedFile) error {
 		}
 		c.Plugins[name] = &PluginConfig{Name: name, Config: raw}
 	}
-	return nil
 }
 
-func setStr(dst *string, v *string) {
-	if v != nil {
-		*dst = *v
+// mergeFile applies what a file's client block sets.
+func (c *ClientConfig) mergeFile(cl *clientBlock) {
+	setVal(&c.Enabled, cl.Enabled)
+	if cl.Servers != nil {
+		c.Servers = slices.Clone(cl.Servers)
+	}
+	setVal(&c.NodeClass, cl.NodeClass)
+	setVal(&c.NodePool, cl.NodePool)
+	setVal(&c.AllocDir, cl.AllocDir)
+	setVal(&c.StateDir, cl.StateDir)
+	setVal(&c.NetworkInterface, cl.NetworkInterface)
+	setVal(&c.PreferredAddressFamily, cl.PreferredAddressFamily)
+	setVal(&c.CPUTotalCompute, cl.CPUTotalCompute)
+	setVal(&c.MemoryTotalMB, cl.MemoryTotalMB)
+	setVal(&c.DiskTotalMB, cl.DiskTotalMB)
+	setVal(&c.DiskFreeMB, cl.DiskFreeMB)
+	setVal(&c.GC.Interval, cl.GCInterval)
+	setVal(&c.GC.MaxAllocs, cl.GCMaxAllocs)
+	setVal(&c.GC.DiskUsageThreshold, cl.GCDiskUsageThreshold)
+	setVal(&c.GC.InodeUsageThreshold, cl.GCInodeUsageThreshold)
+	if r := cl.Reserved; r != nil {
+		setVal(&c.Reserved.CPU, r.CPU)
+		setVal(&c.Reserved.MemoryMB, r.Memory)
+		setVal(&c.Reserved.DiskMB, r.Disk)
+	}
+	if cl.Meta != nil {
+		if c.Meta == nil {
+			c.Meta = map[string]string{}
+		}
+		maps.Copy(c.Meta, cl.Meta)
+	}
+	if cl.Options != nil {
+		if c.Options == nil {
+			c.Options = map[string]string{}
+		}
+		maps.Copy(c.Options, cl.Options)
 	}
 }
 
@@ -267,18 +356,6 @@ func setVal[T any](dst *T, v *T) {
 	if v != nil {
 		*dst = *v
 	}
-}
-
-func setDuration(dst *time.Duration, v *string, path, key string) error {
-	if v == nil {
-		return nil
-	}
-	d, err := time.ParseDuration(*v)
-	if err != nil || d < 0 {
-		return fmt.Errorf("%s: %s = %q is not a duration such as \"30s\" or \"5m\"", path, key, *v)
-	}
-	*dst = d
-	return nil
 }
 
 // Validate checks a merged configuration and fills what derives from
@@ -324,6 +401,15 @@ func (c *Config) Validate() error {
 	}
 	if _, err := parseLogLevel(c.LogLevel); err != nil {
 		errs = append(errs, err)
+	}
+	errs = append(errs, c.Logging.validate()...)
+	switch c.Client.PreferredAddressFamily {
+	case "", "ipv4", "ipv6":
+	default:
+		errs = append(errs, fmt.Errorf("client.preferred_address_family = %q must be \"ipv4\" or \"ipv6\"", c.Client.PreferredAddressFamily))
+	}
+	if c.Client.CPUTotalCompute < 0 || c.Client.MemoryTotalMB < 0 || c.Client.DiskTotalMB < 0 || c.Client.DiskFreeMB < 0 {
+		errs = append(errs, errors.New("client cpu_total_compute, memory_total_mb, disk_total_mb and disk_free_mb must not be negative (0 keeps what the fingerprint measures)"))
 	}
 	gc := c.Client.GC
 	if gc.MaxAllocs < 0 || gc.DiskUsageThreshold < 0 || gc.DiskUsageThreshold > 100 || gc.InodeUsageThreshold < 0 || gc.InodeUsageThreshold > 100 {
@@ -376,4 +462,17 @@ func (c *Config) rpcBind() string  { return firstNonEmpty(c.Addresses.RPC, c.Bin
 func (c *Config) describePlugins() string {
 	names := slices.Sorted(maps.Keys(c.Plugins))
 	return strings.Join(names, ", ")
+}
+
+// loopbackInterface names this host's loopback interface ("lo" on Linux).
+func loopbackInterface() string {
+	ifaces, err := net.Interfaces()
+	if err == nil {
+		for _, i := range ifaces {
+			if i.Flags&net.FlagLoopback != 0 {
+				return i.Name
+			}
+		}
+	}
+	return "lo"
 }

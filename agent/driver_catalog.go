@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/drover-io/drover/client/drivermanager"
 	"github.com/drover-io/drover/drivers/docker"
@@ -32,6 +33,13 @@ import (
 //   - mock_driver (for tests and demos) is in dev agents, and in others
 //     with a plugin "mock_driver" block (enabled unless it says false).
 //
+// The client options driver.allowlist and driver.denylist (as Nomad's)
+// then switch drivers off, built-in or external: a driver not in a
+// non-empty allowlist, or in the denylist, is not started and not
+// reported to the servers, so nothing is placed for it. The legacy client
+// option driver.raw_exec.enable = true enables raw_exec as its plugin
+// block does.
+//
 // plugin_dir defaults to <data_dir>/plugins, as Nomad's.
 func driverManagerConfig(cfg *Config) (*drivermanager.Config, error) {
 	builtIn := map[string]drivermanager.Factory{
@@ -42,6 +50,9 @@ func driverManagerConfig(cfg *Config) (*drivermanager.Config, error) {
 	raw, err := cfg.pluginEnabled(rawexec.Name, !cfg.DevMode)
 	if err != nil {
 		return nil, err
+	}
+	if on, set := cfg.Client.rawExecOption(); set && cfg.Plugins[rawexec.Name] == nil {
+		raw = on
 	}
 	if raw || (cfg.DevMode && cfg.Plugins[rawexec.Name] == nil) {
 		builtIn[rawexec.Name] = newRawExec
@@ -57,6 +68,7 @@ func driverManagerConfig(cfg *Config) (*drivermanager.Config, error) {
 	} else {
 		disabled[mock.Name] = `it is for tests; run a dev agent or add plugin "mock_driver" {} to the agent config`
 	}
+	applyDriverLists(builtIn, disabled, cfg.Client.optionList(optDriverAllowlist), cfg.Client.optionList(optDriverDenylist))
 	configs := make(map[string]json.RawMessage, len(cfg.Plugins))
 	for _, name := range slices.Sorted(maps.Keys(cfg.Plugins)) {
 		configs[name] = cfg.Plugins[name].Config
@@ -68,10 +80,34 @@ func driverManagerConfig(cfg *Config) (*drivermanager.Config, error) {
 	return &drivermanager.Config{
 		BuiltIn:       builtIn,
 		Disabled:      disabled,
+		Allowlist:     cfg.Client.optionList(optDriverAllowlist),
 		PluginDir:     pluginDir,
 		PluginConfigs: configs,
 		AgentConfig:   &base.AgentConfig{Region: cfg.Region, Datacenter: cfg.Datacenter, DataDir: cfg.DataDir},
 	}, nil
+}
+
+// applyDriverLists moves the built-in drivers that the allowlist (when not
+// empty) leaves out, or the denylist names, from builtIn to disabled, with
+// the reason Dispense gives; the names they list are also disabled for
+// external plugins of the same name.
+func applyDriverLists(builtIn map[string]drivermanager.Factory, disabled map[string]string, allow, deny []string) {
+	names := slices.Collect(maps.Keys(builtIn))
+	names = append(names, allow...)
+	names = append(names, deny...)
+	for _, name := range names {
+		var reason string
+		switch {
+		case slices.Contains(deny, name):
+			reason = fmt.Sprintf("the client option driver.denylist (%s) names it", strings.Join(deny, ","))
+		case len(allow) > 0 && !slices.Contains(allow, name):
+			reason = fmt.Sprintf("the client option driver.allowlist (%s) leaves it out", strings.Join(allow, ","))
+		default:
+			continue
+		}
+		delete(builtIn, name)
+		disabled[name] = reason
+	}
 }
 
 func newRawExec(logger *slog.Logger, _ json.RawMessage) (drivers.DriverPlugin, error) {

@@ -188,11 +188,14 @@ func (c *Client) buildNode(cfg *Config) (*structs.Node, error) {
 			return nil, fmt.Errorf("client: save node identity: %w", err)
 		}
 	}
-	version := cfg.Version
-	if version == "" {
-		version = Version
+	if unknown := cfg.Fingerprint.UnknownFingerprinters(); len(unknown) > 0 {
+		c.logger.Warn("fingerprint.allowlist or fingerprint.denylist names fingerprinters this agent does not have",
+			"names", unknown, "have", fingerprinterNames)
 	}
-	host := fingerprintHost(gatherHostSources(cfg.AllocDir, version))
+	host, err := fingerprintHost(gatherHostSources(cfg, cfg.Fingerprint), cfg.Fingerprint)
+	if err != nil {
+		return nil, fmt.Errorf("client: fingerprint the host: %w", err)
+	}
 	node := &structs.Node{
 		ID:                    id.ID,
 		SecretID:              id.SecretID,

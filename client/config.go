@@ -66,6 +66,9 @@ type Config struct {
 	// GC configures the garbage collection of terminal allocations; zero
 	// fields get the defaults.
 	GC GCConfig
+	// Fingerprint selects and adjusts the host fingerprint (attributes and
+	// resources).
+	Fingerprint FingerprintConfig
 	// NodeLookup finds the node a previous allocation ran on, to migrate
 	// its data (sticky, migrate ephemeral disks); nil uses RPC when it
 	// implements NodeLookup, and otherwise no data crosses nodes.

@@ -46,7 +46,10 @@ func TestFingerprintHost(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fp := fingerprintHost(tc.src)
+			fp, err := fingerprintHost(tc.src, FingerprintConfig{})
+			if err != nil {
+				t.Fatal(err)
+			}
 			for k, v := range tc.wantAttrs {
 				if fp.Attributes[k] != v {
 					t.Errorf("%s = %q, want %q", k, fp.Attributes[k], v)

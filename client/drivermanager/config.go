@@ -53,6 +53,11 @@ type Config struct {
 	// Disabled names drivers that exist but are switched off, with the
 	// reason Dispense gives ("enable it with plugin \"raw_exec\" ...").
 	Disabled map[string]string
+	// Allowlist, when not empty, names the only drivers that may run (the
+	// client option driver.allowlist): an external plugin outside it is
+	// not used. Built-in drivers outside it are left out of BuiltIn (and
+	// put in Disabled) by the caller.
+	Allowlist []string
 	// PluginDir is where external driver plugins live; every executable
 	// regular file in it is launched. Empty: no external plugins.
 	PluginDir string

@@ -17,12 +17,25 @@ import (
 // reports (PluginInfo.Name), if there is one. A plugin with the name of a
 // built-in driver replaces it. A binary that
 // fails to launch is logged and skipped; an invalid config block fails
-// the start.
+// the start. A plugin whose driver is switched off (Disabled, or outside
+// Allowlist) is killed and not used.
 
 // pluginState is what is persisted per external plugin.
 type pluginState struct {
 	Path     string                  `json:"path"`
 	Reattach *plugins.ReattachConfig `json:"reattach"`
+}
+
+// switchedOff returns why the driver name must not run (Disabled, or
+// outside a non-empty Allowlist), or "".
+func (m *Manager) switchedOff(name string) string {
+	if reason, ok := m.cfg.Disabled[name]; ok {
+		return reason
+	}
+	if len(m.cfg.Allowlist) > 0 && !slices.Contains(m.cfg.Allowlist, name) {
+		return "it is not in the client option driver.allowlist"
+	}
+	return ""
 }
 
 // launch starts the plugin binary at path.
@@ -69,6 +82,11 @@ func (m *Manager) startExternal(ctx context.Context, insts map[string]*instance)
 			m.logger.Info("driver plugin launched", "path", path, "plugin", inst.ext.Info().Name)
 		}
 		name := inst.ext.Info().Name
+		if reason := m.switchedOff(name); reason != "" {
+			m.logger.Info("driver plugin is switched off; not using it", "plugin", name, "path", path, "reason", reason)
+			m.killExternal(inst, name)
+			continue
+		}
 		if prev, ok := insts[name]; ok {
 			if prev.ext != nil {
 				m.logger.Error("two driver plugins share a name; skipping the second", "plugin", name, "path", path, "first", prev.path)

@@ -2,6 +2,7 @@ package drivers
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -55,4 +56,15 @@ func ParseSignal(s string) (syscall.Signal, error) {
 		return sig, nil
 	}
 	return 0, fmt.Errorf("unknown signal %q: use a name such as SIGINT or SIGHUP", s)
+}
+
+// SignalNames returns the names of the signals a task may be sent
+// ("SIGHUP", ...), sorted; the client reports them as os.signals.
+func SignalNames() []string {
+	names := make([]string, 0, len(signalsByName))
+	for n := range signalsByName {
+		names = append(names, "SIG"+n)
+	}
+	slices.Sort(names)
+	return names
 }

@@ -1,0 +1,173 @@
+package agent
+
+import "strings"
+
+// Reasons shared by several ignored keys.
+const (
+	reasonSingleServer = "drover runs a single server for now, so there is no server cluster to join or tune"
+	reasonServerGC     = "the server's garbage collection of jobs, evaluations, deployments and nodes is not configurable yet"
+	reasonRaftTuning   = "raft tuning is not configurable yet"
+	reasonNoConsul     = "drover has no Consul integration"
+	reasonNoVault      = "drover has no Vault integration"
+	reasonNoCSI        = "drover has no CSI volume support"
+	reasonNoIdentity   = "drover has no workload identity, ACL tokens or keyring yet"
+	reasonEnterprise   = "a Nomad Enterprise feature that drover does not have"
+	reasonNoHostVols   = "drover has no host volumes yet"
+	reasonNoBridge     = "drover has no bridge networking or CNI yet"
+	reasonNoPorts      = "drover does not allocate ports for tasks yet"
+	reasonNotYet       = "drover does not support this setting yet"
+	reasonNoSerf       = "drover servers do not gossip over serf yet"
+)
+
+// nomadIgnored lists, by section path, the keys of Nomad's agent
+// configuration that drover accepts and ignores, with the reason the
+// warning gives. A Nomad file using them starts drover with one warning
+// line per key; a key that is neither here nor in the schema
+// (config_schema.go) is an error. A whole ignored block (consul, vault,
+// tls, ...) is one key here: its contents are not checked.
+var nomadIgnored = map[string]map[string]string{
+	"": {
+		"acl":                       "ACLs are not enforced yet: every API request is allowed",
+		"advertise":                 "drover advertises its bind addresses; advertise {} is not supported yet",
+		"audit":                     reasonEnterprise,
+		"autopilot":                 reasonSingleServer,
+		"consul":                    reasonNoConsul,
+		"enable_debug":              "drover serves no debug (pprof) endpoints",
+		"eventlog":                  "the Windows event log is not supported",
+		"http_api_response_headers": "custom HTTP API response headers are not supported yet",
+		"keyring":                   reasonNoIdentity,
+		"limits":                    "HTTP and RPC connection limits are not enforced yet",
+		"reporting":                 reasonEnterprise,
+		"rpc":                       "RPC connection tuning does not apply to drover's RPC transport",
+		"sentinel":                  reasonEnterprise,
+		"telemetry":                 "drover does not publish metrics yet",
+		"tls":                       "TLS is not supported yet: the HTTP API and the RPC port are served in plain text",
+		"ui":                        "drover has no web UI",
+		"vault":                     reasonNoVault,
+	},
+	"ports": {
+		"serf": reasonNoSerf,
+	},
+	"addresses": {
+		"serf": reasonNoSerf,
+	},
+	"plugin": {
+		"args": "drover does not pass arguments to plugins",
+	},
+	"server": {
+		"authoritative_region":          "drover runs one region",
+		"client_introduction":           reasonNoIdentity,
+		"data_dir":                      "drover keeps the server's state under the top-level data_dir",
+		"protocol_version":              reasonRaftTuning,
+		"raft_protocol":                 reasonRaftTuning,
+		"raft_multiplier":               reasonRaftTuning,
+		"raft_logstore":                 reasonRaftTuning,
+		"raft_boltdb":                   reasonRaftTuning,
+		"raft_snapshot_threshold":       reasonRaftTuning,
+		"raft_snapshot_interval":        reasonRaftTuning,
+		"raft_trailing_logs":            reasonRaftTuning,
+		"enabled_schedulers":            "every scheduler (service, batch, system) is always enabled",
+		"node_gc_threshold":             reasonServerGC,
+		"job_gc_interval":               reasonServerGC,
+		"job_gc_threshold":              reasonServerGC,
+		"eval_gc_threshold":             reasonServerGC,
+		"batch_eval_gc_threshold":       reasonServerGC,
+		"deployment_gc_threshold":       reasonServerGC,
+		"csi_volume_claim_gc_interval":  reasonNoCSI,
+		"csi_volume_claim_gc_threshold": reasonNoCSI,
+		"csi_plugin_gc_threshold":       reasonNoCSI,
+		"acl_token_gc_threshold":        reasonNoIdentity,
+		"root_key_gc_interval":          reasonNoIdentity,
+		"root_key_gc_threshold":         reasonNoIdentity,
+		"root_key_rotation_threshold":   reasonNoIdentity,
+		"oidc_issuer":                   reasonNoIdentity,
+		"max_heartbeats_per_second":     "heartbeat TTLs do not scale with the number of nodes yet; min_heartbeat_ttl applies",
+		"failover_heartbeat_ttl":        reasonSingleServer,
+		"start_join":                    reasonSingleServer,
+		"retry_join":                    reasonSingleServer,
+		"retry_max":                     reasonSingleServer,
+		"retry_interval":                reasonSingleServer,
+		"rejoin_after_leave":            reasonSingleServer,
+		"non_voting_server":             reasonSingleServer,
+		"redundancy_zone":               reasonSingleServer,
+		"upgrade_version":               reasonSingleServer,
+		"encrypt":                       reasonNoSerf,
+		"server_join":                   reasonSingleServer,
+		"default_scheduler_config":      "set the scheduler configuration with `drover operator scheduler set-config`",
+		"plan_rejection_tracker":        reasonNotYet,
+		"enable_event_broker":           "drover has no event stream yet",
+		"event_buffer_size":             "drover has no event stream yet",
+		"license_path":                  reasonEnterprise,
+		"search":                        "drover has no search API yet",
+		"deploy_query_rate_limit":       reasonNotYet,
+		"job_default_priority":          reasonNotYet,
+		"job_max_priority":              reasonNotYet,
+		"job_max_source_size":           reasonNotYet,
+		"job_tracked_versions":          reasonNotYet,
+		"start_timeout":                 reasonNotYet,
+		"log_file":                      "drover logs to the agent's log_file",
+		"non_production":                reasonNotYet,
+	},
+	"client": {
+		"alloc_mounts_dir":                   reasonNotYet,
+		"host_volumes_dir":                   reasonNoHostVols,
+		"host_volume_plugin_dir":             reasonNoHostVols,
+		"host_volume":                        reasonNoHostVols,
+		"common_plugin_dir":                  reasonNoCSI,
+		"chroot_env":                         `set chroot_env in plugin "exec" { config { chroot_env = {...} } } instead`,
+		"network_speed":                      "drover does not schedule network bandwidth",
+		"cpu_disable_dmidecode":              "drover does not run dmidecode",
+		"reservable_cores":                   reasonNotYet,
+		"max_kill_timeout":                   reasonNotYet,
+		"client_max_port":                    reasonNoPorts,
+		"client_min_port":                    reasonNoPorts,
+		"max_dynamic_port":                   reasonNoPorts,
+		"min_dynamic_port":                   reasonNoPorts,
+		"gc_parallel_destroys":               reasonNotYet,
+		"gc_volumes_on_node_gc":              reasonNoHostVols,
+		"no_host_uuid":                       "node IDs are random and kept in the client state, never derived from the host",
+		"disable_remote_exec":                "drover has no alloc exec yet",
+		"template":                           "drover has no template block yet",
+		"server_join":                        "set client { servers = [...] } to list the servers",
+		"cni_path":                           reasonNoBridge,
+		"cni_config_dir":                     reasonNoBridge,
+		"bridge_network_name":                reasonNoBridge,
+		"bridge_network_subnet":              reasonNoBridge,
+		"bridge_network_subnet_ipv6":         reasonNoBridge,
+		"bridge_network_hairpin_mode":        reasonNoBridge,
+		"host_network":                       reasonNoBridge,
+		"bind_wildcard_default_host_network": reasonNoBridge,
+		"cgroup_parent":                      reasonNotYet,
+		"nomad_service_discovery":            "drover has no service discovery yet",
+		"artifact":                           "drover has no artifact block yet",
+		"drain_on_shutdown":                  "node drains are not supported yet",
+		"users":                              reasonNotYet,
+		"node_max_allocs":                    reasonNotYet,
+		"log_file":                           "drover logs to the agent's log_file",
+		"fingerprint":                        "cloud fingerprinters are not run; use options { \"fingerprint.denylist\" = ... } to select fingerprinters",
+		"default_ineligible":                 reasonNotYet,
+		"intro_token":                        reasonNoIdentity,
+	},
+	"client.reserved": {
+		"reserved_ports": reasonNoPorts,
+		"cores":          reasonNotYet,
+	},
+}
+
+// ignoredReason returns why drover ignores a Nomad setting, by its path
+// ("consul.address" is ignored because "consul" is).
+func ignoredReason(path string) (string, bool) {
+	section := ""
+	rest := path
+	for {
+		key, tail, more := strings.Cut(rest, ".")
+		if reason, ok := nomadIgnored[section][key]; ok {
+			return reason, true
+		}
+		if !more {
+			return "", false
+		}
+		section = dotted(section, key)
+		rest = tail
+	}
+}

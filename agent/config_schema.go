@@ -1,0 +1,342 @@
+package agent
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// fileConfig is one agent configuration file as written: pointers and nil
+// slices are "not set", so that merging knows what a later file sets.
+// Every key is documented in docs/agent-config.md.
+//
+// The schema is the section tables below: each honoured key has a keyFunc
+// that sets a field here. Nomad keys drover does not honour yet are listed
+// in nomadIgnored (config_nomad.go) and draw one warning each; honouring
+// one is adding its field and keyFunc here, a line in merge, and removing
+// it from nomadIgnored.
+type fileConfig struct {
+	Name       *string
+	Region     *string
+	Datacenter *string
+	DataDir    *string
+	PluginDir  *string
+	BindAddr   *string
+
+	Log   logFileConfig
+	Leave leaveConfig
+	// DisableUpdateCheck and DisableAnonymousSignature are honoured as
+	// they stand: drover never contacts an update service.
+	DisableUpdateCheck        *bool
+	DisableAnonymousSignature *bool
+
+	Ports     *portsBlock
+	Addresses *addressesBlock
+	Server    *serverBlock
+	Client    *clientBlock
+}
+
+// logFileConfig is the logging keys of a file.
+type logFileConfig struct {
+	Level           *string
+	JSON            *bool
+	IncludeLocation *bool
+	File            *string
+	RotateBytes     *int
+	RotateDuration  *time.Duration
+	RotateMaxFiles  *int
+	EnableSyslog    *bool
+	SyslogFacility  *string
+}
+
+type leaveConfig struct {
+	OnInterrupt *bool
+	OnTerminate *bool
+}
+
+type portsBlock struct {
+	HTTP *int
+	RPC  *int
+}
+
+type addressesBlock struct {
+	HTTP *string
+	RPC  *string
+}
+
+type serverBlock struct {
+	Enabled         *bool
+	BootstrapExpect *int
+	HeartbeatGrace  *time.Duration
+	MinHeartbeatTTL *time.Duration
+	// NumSchedulers is a pointer in Config too: nil is "one per core".
+	NumSchedulers   **int
+	JobMaxCount     *int
+	EvalNackTimeout *time.Duration
+}
+
+type clientBlock struct {
+	Enabled                *bool
+	Servers                []string
+	NodeClass              *string
+	NodePool               *string
+	AllocDir               *string
+	StateDir               *string
+	NetworkInterface       *string
+	PreferredAddressFamily *string
+	CPUTotalCompute        *int
+	MemoryTotalMB          *int
+	DiskTotalMB            *int
+	DiskFreeMB             *int
+	GCInterval             *time.Duration
+	GCMaxAllocs            *int
+	GCDiskUsageThreshold   *float64
+	GCInodeUsageThreshold  *float64
+	// Meta merges key by key across files.
+	Meta map[string]string
+	// Options holds the client options drover honours (see
+	// honouredOptions), merged key by key across files.
+	Options  map[string]string
+	Reserved *reservedBlock
+}
+
+type reservedBlock struct {
+	CPU    *int
+	Memory *int
+	Disk   *int
+}
+
+// topSection is the top level of a file.
+func (pf *parsedFile) topSection() section {
+	fc := &pf.cfg
+	return section{path: "", keys: map[string]keyFunc{
+		"name":                        strKey(&fc.Name, ""),
+		"region":                      strKey(&fc.Region, ""),
+		"datacenter":                  strKey(&fc.Datacenter, ""),
+		"data_dir":                    strKey(&fc.DataDir, ""),
+		"plugin_dir":                  strKey(&fc.PluginDir, ""),
+		"bind_addr":                   strKey(&fc.BindAddr, ""),
+		"log_level":                   strKey(&fc.Log.Level, ""),
+		"log_json":                    boolKey(&fc.Log.JSON, ""),
+		"log_include_location":        boolKey(&fc.Log.IncludeLocation, ""),
+		"log_file":                    strKey(&fc.Log.File, ""),
+		"log_rotate_bytes":            intKey(&fc.Log.RotateBytes, ""),
+		"log_rotate_duration":         durationKey(&fc.Log.RotateDuration, ""),
+		"log_rotate_max_files":        intKey(&fc.Log.RotateMaxFiles, ""),
+		"enable_syslog":               boolKey(&fc.Log.EnableSyslog, ""),
+		"syslog_facility":             strKey(&fc.Log.SyslogFacility, ""),
+		"leave_on_interrupt":          boolKey(&fc.Leave.OnInterrupt, ""),
+		"leave_on_terminate":          boolKey(&fc.Leave.OnTerminate, ""),
+		"disable_update_check":        boolKey(&fc.DisableUpdateCheck, ""),
+		"disable_anonymous_signature": boolKey(&fc.DisableAnonymousSignature, ""),
+		"ports": blockKey(func() section {
+			if fc.Ports == nil {
+				fc.Ports = &portsBlock{}
+			}
+			return section{path: "ports", keys: map[string]keyFunc{
+				"http": intKey(&fc.Ports.HTTP, "ports"),
+				"rpc":  intKey(&fc.Ports.RPC, "ports"),
+			}}
+		}),
+		"addresses": blockKey(func() section {
+			if fc.Addresses == nil {
+				fc.Addresses = &addressesBlock{}
+			}
+			return section{path: "addresses", keys: map[string]keyFunc{
+				"http": strKey(&fc.Addresses.HTTP, "addresses"),
+				"rpc":  strKey(&fc.Addresses.RPC, "addresses"),
+			}}
+		}),
+		"server": blockKey(func() section {
+			if fc.Server == nil {
+				fc.Server = &serverBlock{}
+			}
+			return fc.Server.section()
+		}),
+		"client": blockKey(func() section {
+			if fc.Client == nil {
+				fc.Client = &clientBlock{}
+			}
+			return fc.Client.section()
+		}),
+		"plugin": labelledBlocks("plugin", pf.decodePlugin),
+	}}
+}
+
+func (s *serverBlock) section() section {
+	const p = "server"
+	return section{path: p, keys: map[string]keyFunc{
+		"enabled":           boolKey(&s.Enabled, p),
+		"bootstrap_expect":  intKey(&s.BootstrapExpect, p),
+		"heartbeat_grace":   durationKey(&s.HeartbeatGrace, p),
+		"min_heartbeat_ttl": durationKey(&s.MinHeartbeatTTL, p),
+		"num_schedulers": func(d *decoder, it *cfgItem) {
+			var n *int
+			intKey(&n, p)(d, it)
+			if n != nil {
+				s.NumSchedulers = &n
+			}
+		},
+		"job_max_count":     intKey(&s.JobMaxCount, p),
+		"eval_nack_timeout": durationKey(&s.EvalNackTimeout, p),
+	}}
+}
+
+func (c *clientBlock) section() section {
+	const p = "client"
+	return section{path: p, keys: map[string]keyFunc{
+		"enabled":                  boolKey(&c.Enabled, p),
+		"servers":                  strListKey(&c.Servers, p),
+		"node_class":               strKey(&c.NodeClass, p),
+		"node_pool":                strKey(&c.NodePool, p),
+		"alloc_dir":                strKey(&c.AllocDir, p),
+		"state_dir":                strKey(&c.StateDir, p),
+		"network_interface":        strKey(&c.NetworkInterface, p),
+		"preferred_address_family": strKey(&c.PreferredAddressFamily, p),
+		"cpu_total_compute":        intKey(&c.CPUTotalCompute, p),
+		"memory_total_mb":          intKey(&c.MemoryTotalMB, p),
+		"disk_total_mb":            intKey(&c.DiskTotalMB, p),
+		"disk_free_mb":             intKey(&c.DiskFreeMB, p),
+		"gc_interval":              durationKey(&c.GCInterval, p),
+		"gc_max_allocs":            intKey(&c.GCMaxAllocs, p),
+		"gc_disk_usage_threshold":  floatKey(&c.GCDiskUsageThreshold, p),
+		"gc_inode_usage_threshold": floatKey(&c.GCInodeUsageThreshold, p),
+		"meta": func(d *decoder, it *cfgItem) {
+			if !d.unlabelled(p, it) {
+				return
+			}
+			m, _ := d.strMap("client.meta", it.val)
+			if c.Meta == nil {
+				c.Meta = map[string]string{}
+			}
+			for k, v := range m {
+				c.Meta[k] = v
+			}
+		},
+		"options": c.decodeOptions,
+		"reserved": blockKey(func() section {
+			if c.Reserved == nil {
+				c.Reserved = &reservedBlock{}
+			}
+			const r = "client.reserved"
+			return section{path: r, keys: map[string]keyFunc{
+				"cpu":    intKey(&c.Reserved.CPU, r),
+				"memory": intKey(&c.Reserved.Memory, r),
+				"disk":   intKey(&c.Reserved.Disk, r),
+			}}
+		}),
+	}}
+}
+
+// Client options drover honours. Nomad's options map is free-form: other
+// keys are accepted and ignored with a warning each, as Nomad ignores the
+// options it does not know.
+const (
+	optDriverAllowlist      = "driver.allowlist"
+	optDriverDenylist       = "driver.denylist"
+	optFingerprintAllowlist = "fingerprint.allowlist"
+	optFingerprintDenylist  = "fingerprint.denylist"
+	optRawExecEnable        = "driver.raw_exec.enable"
+)
+
+// optionAliases maps the options' older names (still read by Nomad) to
+// their current ones.
+var optionAliases = map[string]string{
+	"driver.whitelist":      optDriverAllowlist,
+	"driver.blacklist":      optDriverDenylist,
+	"fingerprint.whitelist": optFingerprintAllowlist,
+	"fingerprint.blacklist": optFingerprintDenylist,
+}
+
+// decodeOptions reads `options { "driver.allowlist" = "docker" }`.
+func (c *clientBlock) decodeOptions(d *decoder, it *cfgItem) {
+	if !d.unlabelled("client", it) {
+		return
+	}
+	m, where := d.strMap("client.options", it.val)
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		v, pos := m[k], where[k]
+		name := k
+		if alias, ok := optionAliases[k]; ok {
+			name = alias
+		}
+		switch name {
+		case optDriverAllowlist, optDriverDenylist, optFingerprintAllowlist, optFingerprintDenylist:
+		case optRawExecEnable:
+			if _, err := strconv.ParseBool(strings.TrimSpace(v)); err != nil {
+				d.errorf(pos, "client.options.%s = %q must be true or false", k, v)
+				continue
+			}
+		default:
+			d.warnings = append(d.warnings, ConfigWarning{Key: "client.options." + k, Where: d.where(pos),
+				Reason: "drover does not use this client option"})
+			continue
+		}
+		if c.Options == nil {
+			c.Options = map[string]string{}
+		}
+		c.Options[name] = v
+	}
+}
+
+// decodePlugin reads one `plugin "NAME" { config { ... } }` block.
+func (pf *parsedFile) decodePlugin(d *decoder, name string, pos cfgPos, body *cfgValue) {
+	if _, dup := pf.plugins[name]; dup {
+		d.errorf(pos, "plugin %q is configured twice in one file", name)
+		return
+	}
+	var cfg any = map[string]any{}
+	sec := section{path: "plugin", keys: map[string]keyFunc{
+		"config": func(d *decoder, it *cfgItem) {
+			if !d.unlabelled("plugin", it) {
+				return
+			}
+			bodies := d.bodies("plugin "+strconv.Quote(name)+" config", it.val)
+			if len(bodies) == 1 {
+				cfg = d.freeform(bodies[0])
+			} else if len(bodies) > 1 {
+				d.errorf(it.pos, "plugin %q has more than one config block", name)
+			}
+		},
+	}}
+	d.decodeSection(sec, body)
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		d.errorf(pos, "plugin %q config: %v", name, err)
+		return
+	}
+	if pf.plugins == nil {
+		pf.plugins = map[string]json.RawMessage{}
+	}
+	pf.plugins[name] = raw
+}
+
+// splitList splits a comma-separated option value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// optionList returns a comma-separated client option as a list.
+func (c *ClientConfig) optionList(name string) []string {
+	return splitList(c.Options[name])
+}
+
+// rawExecOption reports whether the client option driver.raw_exec.enable
+// is set, and its value.
+func (c *ClientConfig) rawExecOption() (enable, set bool) {
+	v, ok := c.Options[optRawExecEnable]
+	if !ok {
+		return false, false
+	}
+	b, err := strconv.ParseBool(strings.TrimSpace(v))
+	return err == nil && b, true
+}
