@@ -293,7 +293,7 @@ func (a *Agent) setupClient(rpc client.RPC) error {
 			DiskTotalMB:            a.cfg.Client.DiskTotalMB,
 			DiskFreeMB:             a.cfg.Client.DiskFreeMB,
 		},
-		HTTPAddr:   a.httpAddr,
+		HTTPAddr: a.httpAddr,
 		Reserved: &structs.NodeReservedResources{
 			Cpu:    structs.NodeReservedCpuResources{CpuShares: uint64(r.CPU)},
 			Memory: structs.NodeReservedMemoryResources{MemoryMB: uint64(r.MemoryMB)},

@@ -39,8 +39,8 @@ func TestRunCommandArguments(t *testing.T) {
 	}{
 		{
 			name: "help", args: []string{"-h"}, wantCode: 0,
-			wantStdout: []string{"Usage: drover agent [options]", "-dev ", "-bind=<addr>", "Default: 127.0.0.1", "-http-port=<port>", "Default: 4646", "-data-dir=<path>", "-log-level=<level>", "Default: info", "-region=<region>", "Default: global", "-dc=<datacenter>", "Default: dc1", "-node=<name>",
-				"(config: client.network_interface)", "Server options:", "Client options:", "Consul options"},
+			wantStdout: []string{"Usage: drover agent [options]", "-dev ", "-bind=<addr>", "127.0.0.1", "-http-port=<port>", "4646", "-data-dir=<path>", "-log-level=<level>", "Default: info", "-region=<region>", "global", "-dc=<datacenter>", "Default: dc1", "-node=<name>",
+				"client.network_interface", "Server options:", "Client options:", "Consul options"},
 		},
 		{name: "neither server nor client", args: []string{"-data-dir", "/tmp/x"}, wantCode: 1, wantStderr: []string{"must run a server, a client or both"}},
 		{name: "no data dir", args: []string{"-server"}, wantCode: 1, wantStderr: []string{"data_dir is required unless in -dev mode"}},
