@@ -1,32 +1,39 @@
 package scheduler
 
 import (
+	"cmp"
 	"regexp"
 	"strconv"
 	"strings"
+
+	goversion "github.com/hashicorp/go-version"
 
 	"github.com/drover-io/drover/structs"
 )
 
 // resolveTarget returns the value a constraint target names on node, and
-// whether it is set. A target without ${...} is a literal.
+// whether it is set, as Nomad resolves it: a target that does not start
+// with "${" is a literal; ${node.unique.id}, ${node.unique.name},
+// ${node.datacenter}, ${node.class} and ${node.pool} are always set (an
+// empty class is the empty string); ${attr.K} and ${meta.K} are set when
+// the node has K; anything else is unset.
 func resolveTarget(target string, node *structs.Node) (string, bool) {
-	if !strings.HasPrefix(target, "${") || !strings.HasSuffix(target, "}") {
+	if !strings.HasPrefix(target, "${") {
 		return target, true
 	}
-	ref := target[2 : len(target)-1]
-	switch ref {
-	case "node.unique.id":
+	switch target {
+	case "${node.unique.id}":
 		return node.ID, true
-	case "node.unique.name":
+	case "${node.unique.name}":
 		return node.Name, true
-	case "node.datacenter":
+	case "${node.datacenter}":
 		return node.Datacenter, true
-	case "node.class":
-		return node.NodeClass, node.NodeClass != ""
-	case "node.pool":
-		return node.NodePool, node.NodePool != ""
+	case "${node.class}":
+		return node.NodeClass, true
+	case "${node.pool}":
+		return node.NodePool, true
 	}
+	ref := strings.TrimSuffix(target[2:], "}")
 	if k, ok := strings.CutPrefix(ref, "attr."); ok {
 		v, ok := node.Attributes[k]
 		return v, ok
@@ -41,20 +48,22 @@ func resolveTarget(target string, node *structs.Node) (string, bool) {
 // constraintChecker evaluates constraints against nodes, caching compiled
 // regular expressions and version constraints for one evaluation.
 type constraintChecker struct {
-	regexps map[string]*regexp.Regexp
+	regexps  map[string]*regexp.Regexp
+	versions map[string]goversion.Constraints // nil: invalid
 }
 
 func newConstraintChecker() *constraintChecker {
-	return &constraintChecker{regexps: map[string]*regexp.Regexp{}}
+	return &constraintChecker{regexps: map[string]*regexp.Regexp{}, versions: map[string]goversion.Constraints{}}
 }
 
-// meets reports whether node satisfies c. distinct_hosts and
-// distinct_property are placement-time constraints and always pass here.
+// meets reports whether node satisfies c, with Nomad's semantics for
+// each operator. distinct_hosts and distinct_property are placement-time
+// constraints (scheduler.go, distinct_property.go) and always pass here.
 func (cc *constraintChecker) meets(c *structs.Constraint, node *structs.Node) bool {
 	lv, lok := resolveTarget(c.LTarget, node)
 	rv, rok := resolveTarget(c.RTarget, node)
 	switch c.Operand {
-	case structs.ConstraintDistinctHosts, "distinct_property":
+	case structs.ConstraintDistinctHosts, structs.ConstraintDistinctProperty:
 		return true
 	case structs.ConstraintAttributeIsSet:
 		return lok
@@ -63,6 +72,7 @@ func (cc *constraintChecker) meets(c *structs.Constraint, node *structs.Node) bo
 	case "", structs.ConstraintEqual, "==", "is":
 		return lok && rok && lv == rv
 	case structs.ConstraintNotEqual, "not":
+		// Unset differs from every value, and unset equals unset.
 		return lok != rok || lv != rv
 	}
 	if !lok || !rok {
@@ -81,34 +91,32 @@ func (cc *constraintChecker) meets(c *structs.Constraint, node *structs.Node) bo
 			cc.regexps[rv] = re
 		}
 		return re != nil && re.MatchString(lv)
-	case structs.ConstraintVersion, "semver":
-		return versionMatches(lv, rv)
-	case structs.ConstraintSetContains, "set_contains_all":
+	case structs.ConstraintVersion:
+		return cc.versionMatches(lv, rv)
+	case structs.ConstraintSemver:
+		return semverMatches(lv, rv)
+	case structs.ConstraintSetContains, structs.ConstraintSetContainsAll:
 		return setContains(lv, rv, true)
-	case "set_contains_any":
+	case structs.ConstraintSetContainsAny:
 		return setContains(lv, rv, false)
 	}
 	return false
 }
 
-// compareOrdered compares numerically when both sides are numbers, else as
-// strings.
+// compareOrdered compares as integers when both sides are integers, else
+// as numbers when both are numbers, else as strings.
 func compareOrdered(op, l, r string) bool {
-	var cmp int
-	lf, lerr := strconv.ParseFloat(l, 64)
-	rf, rerr := strconv.ParseFloat(r, 64)
-	switch {
-	case lerr == nil && rerr == nil:
-		switch {
-		case lf < rf:
-			cmp = -1
-		case lf > rf:
-			cmp = 1
+	if li, err := strconv.ParseInt(l, 10, 64); err == nil {
+		if ri, err := strconv.ParseInt(r, 10, 64); err == nil {
+			return cmpSatisfies(op, cmp.Compare(li, ri))
 		}
-	default:
-		cmp = strings.Compare(l, r)
 	}
-	return cmpSatisfies(op, cmp)
+	if lf, err := strconv.ParseFloat(l, 64); err == nil {
+		if rf, err := strconv.ParseFloat(r, 64); err == nil {
+			return cmpSatisfies(op, cmp.Compare(lf, rf))
+		}
+	}
+	return cmpSatisfies(op, strings.Compare(l, r))
 }
 
 func cmpSatisfies(op string, cmp int) bool {
@@ -129,126 +137,89 @@ func cmpSatisfies(op string, cmp int) bool {
 	return false
 }
 
-func splitSet(s string) map[string]bool {
-	out := map[string]bool{}
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out[p] = true
-		}
+// setItems splits a comma-separated list, trimming each item.
+func setItems(s string) []string {
+	items := strings.Split(s, ",")
+	for i, it := range items {
+		items[i] = strings.TrimSpace(it)
 	}
-	return out
+	return items
 }
 
 // setContains reports whether the comma-separated list l holds all (or,
-// with all false, any) of the values in r.
+// with all false, any) of the items of r.
 func setContains(l, r string, all bool) bool {
-	have := splitSet(l)
-	want := splitSet(r)
-	for v := range want {
-		if have[v] && !all {
+	have := map[string]bool{}
+	for _, it := range setItems(l) {
+		have[it] = true
+	}
+	for _, it := range setItems(r) {
+		if have[it] && !all {
 			return true
 		}
-		if !have[v] && all {
+		if !have[it] && all {
 			return false
 		}
 	}
 	return all
 }
 
-// versionMatches reports whether version v satisfies every comma-separated
-// clause of constraint, such as ">= 1.2.0, < 2".
-func versionMatches(v, constraint string) bool {
-	have, ok := parseVersion(v)
+// versionMatches reports whether v satisfies the version constraint c
+// (">= 1.2, < 2", "~> 1.4"), with hashicorp/go-version's rules as Nomad
+// uses them: a prerelease version ("1.6.0-beta", and so "6.1.0-18-amd64")
+// satisfies only constraints that name a prerelease of the same version.
+func (cc *constraintChecker) versionMatches(v, c string) bool {
+	parsed, ok := cc.versions[c]
 	if !ok {
+		var err error
+		if parsed, err = goversion.NewConstraint(c); err != nil {
+			parsed = nil
+		}
+		cc.versions[c] = parsed
+	}
+	return constraintsMatch(v, parsed)
+}
+
+// versionMatches is constraintChecker.versionMatches without the cache.
+func versionMatches(v, c string) bool {
+	parsed, err := goversion.NewConstraint(c)
+	return err == nil && constraintsMatch(v, parsed)
+}
+
+func constraintsMatch(v string, c goversion.Constraints) bool {
+	if c == nil {
 		return false
 	}
-	for _, clause := range strings.Split(constraint, ",") {
+	ver, err := goversion.NewVersion(strings.TrimSpace(v))
+	return err == nil && c.Check(ver)
+}
+
+// semverMatches reports whether v satisfies every comma-separated clause
+// of c, each an operator (=, !=, >, >=, <, <=; none means =) and a
+// semantic version. Unlike version, prereleases are ordered by the
+// Semantic Versioning rules and may satisfy any clause ("1.7.0-beta" is
+// >= 1.6.0); there is no pessimistic operator.
+func semverMatches(v, c string) bool {
+	ver, err := goversion.NewSemver(strings.TrimSpace(v))
+	if err != nil {
+		return false
+	}
+	for _, clause := range strings.Split(c, ",") {
 		clause = strings.TrimSpace(clause)
 		op := "="
-		for _, candidate := range []string{">=", "<=", "!=", "~>", ">", "<", "="} {
+		for _, candidate := range []string{">=", "<=", "!=", ">", "<", "="} {
 			if rest, ok := strings.CutPrefix(clause, candidate); ok {
 				op, clause = candidate, strings.TrimSpace(rest)
 				break
 			}
 		}
-		want, ok := parseVersion(clause)
-		if !ok {
+		want, err := goversion.NewSemver(clause)
+		if err != nil {
 			return false
 		}
-		if op == "~>" {
-			// Pessimistic: >= want and below the next release of its
-			// second-to-last given segment.
-			if compareVersions(have, want) < 0 {
-				return false
-			}
-			n := strings.Count(strings.TrimPrefix(clause, "v"), ".")
-			upper := make([]int, len(want.nums))
-			copy(upper, want.nums)
-			if n == 0 {
-				n = 1
-			}
-			upper[n-1]++
-			for i := n; i < len(upper); i++ {
-				upper[i] = 0
-			}
-			if compareVersions(have, version{nums: upper}) >= 0 {
-				return false
-			}
-			continue
-		}
-		if !cmpSatisfies(op, compareVersions(have, want)) {
+		if !cmpSatisfies(op, ver.Compare(want)) {
 			return false
 		}
 	}
 	return true
-}
-
-// version is a parsed major.minor.patch[-prerelease].
-type version struct {
-	nums []int
-	pre  string
-}
-
-func parseVersion(s string) (version, bool) {
-	s = strings.TrimPrefix(strings.TrimSpace(s), "v")
-	if i := strings.IndexByte(s, '+'); i >= 0 {
-		s = s[:i]
-	}
-	var v version
-	if i := strings.IndexByte(s, '-'); i >= 0 {
-		s, v.pre = s[:i], s[i+1:]
-	}
-	parts := strings.Split(s, ".")
-	if len(parts) == 0 || len(parts) > 3 {
-		return v, false
-	}
-	v.nums = make([]int, 3)
-	for i, p := range parts {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 {
-			return v, false
-		}
-		v.nums[i] = n
-	}
-	return v, true
-}
-
-func compareVersions(a, b version) int {
-	for i := range 3 {
-		switch {
-		case a.nums[i] < b.nums[i]:
-			return -1
-		case a.nums[i] > b.nums[i]:
-			return 1
-		}
-	}
-	switch {
-	case a.pre == b.pre:
-		return 0
-	case a.pre == "":
-		return 1
-	case b.pre == "":
-		return -1
-	}
-	return strings.Compare(a.pre, b.pre)
 }

@@ -124,11 +124,13 @@ func deviceMeets(c *structs.Constraint, g *structs.NodeDeviceResource, regexps m
 			regexps[rv] = re
 		}
 		return re != nil && re.MatchString(attrString(l))
-	case structs.ConstraintVersion, "semver":
+	case structs.ConstraintVersion:
 		return versionMatches(attrString(l), attrString(r))
-	case structs.ConstraintSetContains, "set_contains_all":
+	case structs.ConstraintSemver:
+		return semverMatches(attrString(l), attrString(r))
+	case structs.ConstraintSetContains, structs.ConstraintSetContainsAll:
 		return setContains(attrString(l), attrString(r), true)
-	case "set_contains_any":
+	case structs.ConstraintSetContainsAny:
 		return setContains(attrString(l), attrString(r), false)
 	}
 	return false

@@ -44,20 +44,10 @@ func driverHealthy(node *structs.Node, driver string) bool {
 
 // feasible reports whether node may run group tg of the job, recording in
 // metric why it was filtered. It does not check resources or placement-time
-// constraints (distinct_hosts).
+// constraints (distinct_hosts, distinct_property).
 func (r *run) feasible(node *structs.Node, tg *structs.TaskGroup, metric *structs.AllocMetric) bool {
 	filter := func(key string) bool {
-		metric.NodesFiltered++
-		if metric.ConstraintFiltered == nil {
-			metric.ConstraintFiltered = map[string]int{}
-		}
-		metric.ConstraintFiltered[key]++
-		if node.NodeClass != "" {
-			if metric.ClassFiltered == nil {
-				metric.ClassFiltered = map[string]int{}
-			}
-			metric.ClassFiltered[node.NodeClass]++
-		}
+		filterNode(metric, node, key)
 		return false
 	}
 	if !node.Ready() {
@@ -75,6 +65,21 @@ func (r *run) feasible(node *structs.Node, tg *structs.TaskGroup, metric *struct
 		}
 	}
 	return true
+}
+
+// filterNode records in metric that node was filtered, and why (key).
+func filterNode(metric *structs.AllocMetric, node *structs.Node, key string) {
+	metric.NodesFiltered++
+	if metric.ConstraintFiltered == nil {
+		metric.ConstraintFiltered = map[string]int{}
+	}
+	metric.ConstraintFiltered[key]++
+	if node.NodeClass != "" {
+		if metric.ClassFiltered == nil {
+			metric.ClassFiltered = map[string]int{}
+		}
+		metric.ClassFiltered[node.NodeClass]++
+	}
 }
 
 // constraintsOf returns the job's, the group's and its tasks' constraints.

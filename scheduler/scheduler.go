@@ -248,6 +248,10 @@ func (r *run) place(tg *structs.TaskGroup, name string, prev *structs.Allocation
 	}
 	ask := newAllocResources(r.job, tg)
 	scope := distinctHostsScope(r.job, tg)
+	props, err := r.distinctProperties(tg)
+	if err != nil {
+		return err
+	}
 	var best *structs.Node
 	var bestScore float64
 	var exhausted []*structs.Node // feasible, but full
@@ -268,6 +272,10 @@ func (r *run) place(tg *structs.TaskGroup, name string, prev *structs.Allocation
 				metric.ConstraintFiltered = map[string]int{}
 			}
 			metric.ConstraintFiltered[filterDistinctHosts]++
+			continue
+		}
+		if reason := propertyBlocks(props, node); reason != "" {
+			filterNode(metric, node, reason)
 			continue
 		}
 		fit, dim, score := AllocsFit(node, append(allocs, &structs.Allocation{Resources: ask.total}))

@@ -66,6 +66,13 @@ func (r *run) system() error {
 			if !r.feasible(node, tg, probe) {
 				continue // not a node for this job: no failure
 			}
+			props, err := r.distinctProperties(tg)
+			if err != nil {
+				return err
+			}
+			if propertyBlocks(props, node) != "" {
+				continue // distinct_property filters it, as a constraint would
+			}
 			name := structs.AllocName(r.job.ID, tg.Name, 0)
 			if prev := freed[node.ID]; prev == nil || prev.DesiredDescription != descUpdating {
 				r.plan.desired(tg.Name).Place++

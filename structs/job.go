@@ -215,18 +215,22 @@ func DefaultEphemeralDisk() *EphemeralDisk { return &EphemeralDisk{SizeMB: 300} 
 
 // Constraint operands.
 const (
-	ConstraintEqual           = "="
-	ConstraintNotEqual        = "!="
-	ConstraintRegex           = "regexp"
-	ConstraintVersion         = "version"
-	ConstraintSetContains     = "set_contains"
-	ConstraintAttributeIsSet  = "is_set"
-	ConstraintAttributeNotSet = "is_not_set"
-	ConstraintDistinctHosts   = "distinct_hosts"
-	ConstraintLessThan        = "<"
-	ConstraintLessEqual       = "<="
-	ConstraintGreaterThan     = ">"
-	ConstraintGreaterEqual    = ">="
+	ConstraintEqual            = "="
+	ConstraintNotEqual         = "!="
+	ConstraintRegex            = "regexp"
+	ConstraintVersion          = "version"
+	ConstraintSetContains      = "set_contains"
+	ConstraintSetContainsAll   = "set_contains_all"
+	ConstraintSetContainsAny   = "set_contains_any"
+	ConstraintSemver           = "semver"
+	ConstraintDistinctProperty = "distinct_property"
+	ConstraintAttributeIsSet   = "is_set"
+	ConstraintAttributeNotSet  = "is_not_set"
+	ConstraintDistinctHosts    = "distinct_hosts"
+	ConstraintLessThan         = "<"
+	ConstraintLessEqual        = "<="
+	ConstraintGreaterThan      = ">"
+	ConstraintGreaterEqual     = ">="
 )
 
 // Constraint restricts the nodes a job, group or task may be placed on.
