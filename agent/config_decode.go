@@ -136,13 +136,18 @@ func (s section) candidates() []string {
 }
 
 // ignore records the warning for a Nomad key drover ignores, unless the
-// key is a block that only says `enabled = false`: that is what drover
-// does without the subsystem, so the setting is honoured as it is.
+// key turns something off (`enable_debug = false`, or a block that only
+// says `enabled = false`): that is what drover does without the feature,
+// so the setting is honoured as it is.
 func (d *decoder) ignore(key string, it *cfgItem, reason string) {
-	if onlyDisabled(it.val) {
+	if isFalse(it.val) || onlyDisabled(it.val) {
 		return
 	}
 	d.warnings = append(d.warnings, ConfigWarning{Key: key, Where: d.where(it.pos), Reason: reason})
+}
+
+func isFalse(v *cfgValue) bool {
+	return v.kind == kindBool && v.text == "false"
 }
 
 // onlyDisabled reports whether v is a block whose only key is
@@ -152,7 +157,7 @@ func onlyDisabled(v *cfgValue) bool {
 		return false
 	}
 	for _, it := range v.items {
-		if it.key != "enabled" || it.val.kind != kindBool || it.val.text != "false" {
+		if it.key != "enabled" || !isFalse(it.val) {
 			return false
 		}
 	}

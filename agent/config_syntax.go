@@ -12,6 +12,7 @@ import (
 	hcl1 "github.com/hashicorp/hcl"
 	hcl1ast "github.com/hashicorp/hcl/hcl/ast"
 	hcl1parser "github.com/hashicorp/hcl/hcl/parser"
+	hcl1scanner "github.com/hashicorp/hcl/hcl/scanner"
 	hcl1token "github.com/hashicorp/hcl/hcl/token"
 )
 
@@ -138,7 +139,24 @@ func parseHCLTree(src []byte) (*cfgValue, error) {
 	if !ok {
 		return nil, &syntaxError{msg: "the file is not a set of keys and blocks"}
 	}
+	if pos, dangling := danglingAssign(src); dangling {
+		// The HCL 1 parser drops a last `key =` without a value.
+		return nil, &syntaxError{pos: pos, msg: "expected a value after ="}
+	}
 	return hclObject(list, cfgPos{1, 1})
+}
+
+// danglingAssign reports whether the last token of src (comments aside) is
+// "=", and where.
+func danglingAssign(src []byte) (cfgPos, bool) {
+	sc := hcl1scanner.New(src)
+	var last hcl1token.Token
+	for tok := sc.Scan(); tok.Type != hcl1token.EOF; tok = sc.Scan() {
+		if tok.Type != hcl1token.COMMENT {
+			last = tok
+		}
+	}
+	return hclPos(last.Pos), last.Type == hcl1token.ASSIGN
 }
 
 func hclPos(p hcl1token.Pos) cfgPos { return cfgPos{p.Line, p.Column} }

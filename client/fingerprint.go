@@ -51,13 +51,17 @@ func (c *FingerprintConfig) enabled(name string) bool {
 	return !slices.Contains(c.Denylist, name)
 }
 
-// UnknownFingerprinters returns the names in the lists that are not
-// fingerprinters of this agent (Nomad's cloud and Consul fingerprinters,
-// or typos), for a warning.
+// nomadOnlyFingerprinters are Nomad's fingerprinters that drover does not
+// run (cloud metadata, Consul, Vault, CNI...): lists may name them.
+var nomadOnlyFingerprinters = []string{"bridge", "cni", "consul", "dynamic_host_volumes", "env_aws", "env_azure",
+	"env_digitalocean", "env_gce", "host_volume_plugins", "landlock", "plugins_cni", "secrets_plugins", "vault"}
+
+// UnknownFingerprinters returns the names in the lists that are neither
+// fingerprinters of this agent nor Nomad's (typos), for a warning.
 func (c *FingerprintConfig) UnknownFingerprinters() []string {
 	var out []string
 	for _, n := range append(slices.Clone(c.Allowlist), c.Denylist...) {
-		if !slices.Contains(fingerprinterNames, n) && !slices.Contains(out, n) {
+		if !slices.Contains(fingerprinterNames, n) && !slices.Contains(nomadOnlyFingerprinters, n) && !slices.Contains(out, n) {
 			out = append(out, n)
 		}
 	}
