@@ -119,3 +119,65 @@ func TestAgentRawExecGating(t *testing.T) {
 		t.Fatalf("Dispense(raw_exec) = %v, want the disabled reason", err)
 	}
 }
+
+// TestDriverManagerConfigClientOptions: driver.allowlist and
+// driver.denylist switch drivers off (with the reason Dispense gives), and
+// the legacy driver.raw_exec.enable option enables raw_exec.
+func TestDriverManagerConfigClientOptions(t *testing.T) {
+	tests := []struct {
+		name         string
+		dev          bool
+		options      map[string]string
+		plugins      map[string]string
+		want         []string
+		wantDisabled map[string]string // name -> part of the reason
+		wantAllow    []string
+	}{
+		{name: "allowlist", dev: true, options: map[string]string{"driver.allowlist": "raw_exec, exec"},
+			want: []string{"exec", "raw_exec"}, wantAllow: []string{"raw_exec", "exec"},
+			wantDisabled: map[string]string{"docker": "driver.allowlist (raw_exec,exec) leaves it out", "mock_driver": "driver.allowlist"}},
+		{name: "denylist", dev: true, options: map[string]string{"driver.denylist": "docker,raw_exec"},
+			want: []string{"exec", "mock_driver"}, wantDisabled: map[string]string{"docker": "driver.denylist (docker,raw_exec) names it", "raw_exec": "driver.denylist"}},
+		{name: "denylist wins over allowlist", dev: true, options: map[string]string{"driver.allowlist": "exec,docker", "driver.denylist": "docker"},
+			want: []string{"exec"}, wantAllow: []string{"exec", "docker"},
+			wantDisabled: map[string]string{"docker": "denylist", "mock_driver": "allowlist", "raw_exec": "allowlist"}},
+		{name: "denylist of an external driver", options: map[string]string{"driver.denylist": "podman"},
+			want: []string{"docker", "exec"}, wantDisabled: map[string]string{"podman": "denylist", "raw_exec": "isolation", "mock_driver": "tests"}},
+		{name: "driver.raw_exec.enable", options: map[string]string{"driver.raw_exec.enable": "true"},
+			want: []string{"docker", "exec", "raw_exec"}, wantDisabled: map[string]string{"mock_driver": "tests"}},
+		{name: "the plugin block wins over driver.raw_exec.enable", options: map[string]string{"driver.raw_exec.enable": "true"},
+			plugins: map[string]string{"raw_exec": `{"enabled": false}`},
+			want:    []string{"docker", "exec"}, wantDisabled: map[string]string{"mock_driver": "tests", "raw_exec": "isolation"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			c.DevMode = tc.dev
+			c.Client.Options = tc.options
+			for name, raw := range tc.plugins {
+				if c.Plugins == nil {
+					c.Plugins = map[string]*PluginConfig{}
+				}
+				c.Plugins[name] = &PluginConfig{Name: name, Config: json.RawMessage(raw)}
+			}
+			dm, err := driverManagerConfig(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := slices.Sorted(maps.Keys(dm.BuiltIn)); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("built-in drivers = %v, want %v", got, tc.want)
+			}
+			if got, want := slices.Sorted(maps.Keys(dm.Disabled)), slices.Sorted(maps.Keys(tc.wantDisabled)); !reflect.DeepEqual(got, want) {
+				t.Errorf("disabled = %v, want %v", got, want)
+			}
+			for name, part := range tc.wantDisabled {
+				if !strings.Contains(dm.Disabled[name], part) {
+					t.Errorf("%s disabled because %q, want it to say %q", name, dm.Disabled[name], part)
+				}
+			}
+			if !slices.Equal(dm.Allowlist, tc.wantAllow) {
+				t.Errorf("allowlist = %v, want %v", dm.Allowlist, tc.wantAllow)
+			}
+		})
+	}
+}

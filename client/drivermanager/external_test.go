@@ -345,3 +345,33 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// TestManager_ExternalPluginSwitchedOff: an external plugin whose driver is
+// outside the allowlist (driver.allowlist) or disabled (driver.denylist) is
+// killed and not used: no fingerprint reaches the node, and it cannot be
+// dispensed.
+func TestManager_ExternalPluginSwitchedOff(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+	}{
+		{"outside the allowlist", Config{Allowlist: []string{"raw_exec"}}},
+		{"disabled", Config{Disabled: map[string]string{"mock_driver": "the client option driver.denylist names it"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.PluginDir, cfg.KillOnShutdown = pluginDir(t, "mock_driver"), true
+			m, rec := startManager(t, cfg)
+			if info := rec.last("mock_driver"); info != nil {
+				t.Errorf("the switched-off plugin reported %+v", info)
+			}
+			if _, ok := m.Drivers()["mock_driver"]; ok {
+				t.Error("the switched-off plugin is among the drivers")
+			}
+			if _, err := m.Dispense("mock_driver"); err == nil {
+				t.Error("the switched-off plugin was dispensed")
+			}
+		})
+	}
+}
