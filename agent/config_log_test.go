@@ -128,7 +128,9 @@ func TestNewLoggerSyslog(t *testing.T) {
 	defer conn.Close()
 	cfg := DefaultConfig()
 	cfg.Logging.EnableSyslog, cfg.Logging.SyslogFacility = true, "local3"
-	dial := func(p syslog.Priority, tag string) (*syslog.Writer, error) { return syslog.Dial("unixgram", sock, p, tag) }
+	dial := func(p syslog.Priority, tag string) (*syslog.Writer, error) {
+		return syslog.Dial("unixgram", sock, p, tag)
+	}
 	var out strings.Builder
 	logger, sinks, err := newLogger(cfg, &out, dial, nil)
 	if err != nil {
@@ -160,7 +162,9 @@ func TestNewLoggerSyslog(t *testing.T) {
 func TestNewLoggerSyslogUnavailable(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Logging.EnableSyslog = true
-	dial := func(syslog.Priority, string) (*syslog.Writer, error) { return nil, errors.New("dial unix /dev/log: no such file") }
+	dial := func(syslog.Priority, string) (*syslog.Writer, error) {
+		return nil, errors.New("dial unix /dev/log: no such file")
+	}
 	_, _, err := newLogger(cfg, &strings.Builder{}, dial, nil)
 	if err == nil || !strings.Contains(err.Error(), "enable_syslog") || !strings.Contains(err.Error(), "enable_syslog = false") {
 		t.Errorf("error = %v", err)
