@@ -362,3 +362,38 @@ func TestSuggest(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentConfigDocumented: docs/agent-config.md names every key drover
+// honours and every Nomad key it ignores.
+func TestAgentConfigDocumented(t *testing.T) {
+	raw, err := os.ReadFile("../docs/agent-config.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	var keys []string
+	pf := &parsedFile{}
+	for _, s := range []section{pf.topSection(), (&serverBlock{}).section(), (&clientBlock{}).section()} {
+		for k := range s.keys {
+			keys = append(keys, k)
+		}
+	}
+	for _, byKey := range nomadIgnored {
+		for k := range byKey {
+			keys = append(keys, k)
+		}
+	}
+	for _, opt := range []string{optDriverAllowlist, optDriverDenylist, optFingerprintAllowlist, optFingerprintDenylist, optRawExecEnable} {
+		keys = append(keys, opt)
+	}
+	for _, k := range keys {
+		if !strings.Contains(doc, "`"+k) {
+			t.Errorf("docs/agent-config.md does not document %q", k)
+		}
+	}
+	for _, f := range agentFlags(DefaultConfig()) {
+		if !strings.Contains(doc, "`-"+f.name) {
+			t.Errorf("docs/agent-config.md does not document -%s", f.name)
+		}
+	}
+}
