@@ -397,3 +397,10 @@ func TestAgentConfigDocumented(t *testing.T) {
 		}
 	}
 }
+
+func TestExampleAgentConfig(t *testing.T) {
+	c := loadFiles(t, DefaultConfig(), "../examples/agent.hcl")
+	if len(c.Warnings) != 0 || !c.Server.Enabled || !c.Client.Enabled || c.Client.Meta["rack"] != "r1" {
+		t.Errorf("examples/agent.hcl: warnings %v, config %+v", c.Warnings, c)
+	}
+}
