@@ -33,7 +33,7 @@ var nomadAgentWarnings = []string{
 	"reporting", "rpc", "sentinel",
 	"server.default_scheduler_config", "server.deployment_gc_threshold", "server.enabled_schedulers",
 	"server.encrypt", "server.eval_gc_threshold", "server.job_gc_interval", "server.job_gc_threshold",
-	"server.license_path", "server.node_gc_threshold", "server.num_schedulers", "server.plan_rejection_tracker",
+	"server.license_path", "server.node_gc_threshold", "server.plan_rejection_tracker",
 	"server.raft_protocol", "server.server_join",
 	"telemetry", "tls", "ui", "vault",
 }
@@ -56,7 +56,8 @@ func TestNomadAgentConfigFile(t *testing.T) {
 	want.LeaveOnInterrupt, want.LeaveOnTerminate = true, true
 	want.HTTPPort, want.RPCPort = 4646, 4647
 	want.Addresses = Addresses{HTTP: "0.0.0.0", RPC: "10.1.0.7"}
-	want.Server = ServerConfig{Enabled: true, BootstrapExpect: 1, HeartbeatGrace: 30 * time.Second, MinHeartbeatTTL: 15 * time.Second}
+	two := 2
+	want.Server = ServerConfig{Enabled: true, BootstrapExpect: 1, HeartbeatGrace: 30 * time.Second, MinHeartbeatTTL: 15 * time.Second, NumSchedulers: &two}
 	want.Client = ClientConfig{
 		Enabled: true, NodeClass: "compute", NodePool: "batch-pool", NetworkInterface: "eth0",
 		CPUTotalCompute: 12000, MemoryTotalMB: 16384,
