@@ -13,10 +13,16 @@
 // data_dir; its RPC in process, or over the network to client.servers),
 // and the HTTP API (forward_backend.go for a client-only agent);
 // driver_catalog.go is the catalog of built-in drivers (for the client's
-// driver manager, with plugin blocks and plugin_dir); config.go is the agent's
-// configuration and config_file.go its HCL/JSON files (keys documented in
-// docs/agent-config.md); command.go is the `drover agent` command
-// (flags, -state-move-aside, signals); convert.go turns
+// driver manager, with plugin blocks, plugin_dir and the client options
+// driver.allowlist/denylist); config.go is the agent's configuration and
+// config_file.go reads its files: config_syntax.go parses them (Nomad's
+// HCL 1, or JSON, decided by content) into a tree that config_decode.go
+// walks against the schema (config_schema.go; the Nomad keys drover
+// ignores, with one warning each, are in config_nomad.go; every key is in
+// docs/agent-config.md); config_log.go builds the logger (log_json,
+// log_file with rotation, syslog); command.go is the `drover agent`
+// command (-state-move-aside, signals, leave_on_*) and command_flags.go
+// its flags (Nomad's, each mapped to its config key); convert.go turns
 // submitted jobs into domain jobs; http.go holds the HTTP server and the
 // writing of responses, http_request.go the reading of bodies and query
 // parameters, http_router.go the router, http_errors.go the one mapping

@@ -3,6 +3,11 @@
 // servers assign to it, runs each in an AllocRunner, and sends their
 // client-side state back to the servers in batches.
 //
+// The host fingerprint (fingerprint.go: pure, fed by fingerprint_linux.go)
+// gives the node Nomad's attributes (cpu.*, kernel.*, os.*, unique.*,
+// nomad.version, ...) and its resources; FingerprintConfig selects
+// fingerprinters by Nomad's names and the network interface.
+//
 // Where it sits in the data flow: the agent (agent/) builds a Config with an
 // RPC (in process, *server.Server; over the network, client/rpcclient) and
 // the driver manager's config (the built-in driver catalog, plugin configs,

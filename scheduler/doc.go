@@ -24,4 +24,10 @@
 // nowhere may evict allocations of lower-priority jobs when the scheduler
 // configuration allows it for the job's type. See
 // docs/updates-and-preemption.md.
+//
+// Constraints (constraint.go, feasible.go): a node is feasible when it meets
+// the job's, the group's and its tasks' constraints, with Nomad's operator
+// semantics (docs/constraints.md). distinct_hosts and distinct_property
+// (distinct_property.go) are checked when an allocation is placed, against
+// the job's live allocations and the plan built so far.
 package scheduler
