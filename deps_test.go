@@ -43,6 +43,8 @@ var boundaries = []boundary{
 		"the client and the server never import each other"},
 	{"jobspec", []string{"server", "client", "agent", "command", "scheduler"},
 		"jobspec turns files into api.Job and nothing else"},
+	{"inputlimit", []string{"api", "agent", "client", "command", "drivers", "devices", "jobspec", "plugins", "scheduler", "server", "structs"},
+		"inputlimit is a leaf every door for input may import: it imports nothing of drover's"},
 }
 
 type listedPackage struct {
