@@ -3,10 +3,10 @@ package jobspec
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/drover-io/drover/api"
+	"github.com/drover-io/drover/inputlimit"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
@@ -19,10 +19,14 @@ func Parse(filename string, src []byte) (*api.Job, error) {
 	return parse(filename, src, inputs{})
 }
 
-// ParseFile reads and parses a job file.
+// ParseFile reads and parses a job file. A file larger than
+// inputlimit.MaxJSONBytes is refused without being read whole.
 func ParseFile(path string) (*api.Job, error) {
-	src, err := os.ReadFile(path)
+	src, err := inputlimit.ReadFile(path, inputlimit.MaxJSONBytes)
 	if err != nil {
+		if inputlimit.IsLimit(err) {
+			return nil, limitError(err)
+		}
 		return nil, fmt.Errorf("read job file: %w", err)
 	}
 	return Parse(path, src)
@@ -43,9 +47,14 @@ func ParseRequest(req *api.JobsParseRequest) (*api.Job, error) {
 	return parse("job.nomad.hcl", []byte(req.JobHCL), inputs{file: req.Variables, flags: req.VarFlags})
 }
 
-// parse is Parse with variable values from outside the file.
+// parse is Parse with variable values from outside the file. The file is
+// checked against the limits of package inputlimit before it is parsed.
 func parse(filename string, src []byte, in inputs) (*api.Job, error) {
-	if isJSON(filename, src) {
+	json := isJSON(filename, src)
+	if err := checkSource(filename, src, json); err != nil {
+		return nil, err
+	}
+	if json {
 		return parseJSON(filename, src)
 	}
 	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)

@@ -132,6 +132,10 @@ func (d *decoder) constant(expr hcl.Expression) cty.Value {
 
 // varFile applies the values of a variable file.
 func (d *decoder) varFile(src string, decls map[string]*declared) {
+	if err := checkSource("variables.hcl", []byte(src), false); err != nil {
+		d.add(limitDiag(err))
+		return
+	}
 	f, diags := hclsyntax.ParseConfig([]byte(src), "variables.hcl", hcl.InitialPos)
 	d.add(diags...)
 	if diags.HasErrors() {
@@ -162,6 +166,10 @@ func (d *decoder) flagValue(name, raw string, ty cty.Type) cty.Value {
 	bad := func() cty.Value {
 		d.add(&hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid value for variable",
 			Detail: fmt.Sprintf("-var %s=%s: %q is not a valid %s.", name, raw, raw, ty.FriendlyName())})
+		return cty.NilVal
+	}
+	if err := checkSource("-var "+name, []byte(raw), false); err != nil {
+		d.add(limitDiag(err))
 		return cty.NilVal
 	}
 	expr, diags := hclsyntax.ParseExpression([]byte(raw), "-var "+name, hcl.InitialPos)
