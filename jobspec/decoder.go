@@ -20,6 +20,9 @@ type decoder struct {
 	src   []byte
 	ctx   *hcl.EvalContext
 	diags hcl.Diagnostics
+	// budget meters what the file's expressions compute (budget.go); the
+	// functions of ctx charge it too.
+	budget *budget
 }
 
 func (d *decoder) add(diags ...*hcl.Diagnostic) {
@@ -75,12 +78,23 @@ func blocksOf(c *hcl.BodyContent, typ string) []*hcl.Block {
 // It returns cty.NilVal after reporting an error; a null value means the
 // attribute is treated as unset.
 func (d *decoder) eval(expr hcl.Expression) cty.Value {
+	return d.evalIn(expr, d.ctx, knownRoots(d.ctx))
+}
+
+// evalIn evaluates expr in ctx, keeping references to names other than
+// known literally (nil: none), metered by the decoder's budget. The value
+// is charged too: it is kept, in the job or in a variable.
+func (d *decoder) evalIn(expr hcl.Expression, ctx *hcl.EvalContext, known map[string]bool) cty.Value {
 	if se, ok := expr.(hclsyntax.Expression); ok {
-		expr = keepLiteral(se, d.src, knownRoots(d.ctx))
+		expr = keepLiteral(se, d.src, known, d.budget)
 	}
-	v, diags := expr.Value(d.ctx)
+	v, diags := expr.Value(ctx)
 	d.add(diags...)
 	if diags.HasErrors() {
+		return cty.NilVal
+	}
+	if diag := d.budget.chargeValue(v, expr.Range()); diag != nil {
+		d.add(diag)
 		return cty.NilVal
 	}
 	if !v.IsWhollyKnown() {

@@ -52,6 +52,16 @@
 // `validation` blocks, and the deprecated job arguments vault_token and
 // consul_token.
 //
+// # Limits
+//
+// Job files come from strangers (POST /v1/jobs/parse needs no token), so
+// a file, a variable file and each -var value are checked before parsing
+// against the size and nesting limits of package inputlimit, and the
+// evaluation of expressions is metered: once they have computed more than
+// MaxEvalBytes (strings built, function results, for-expression
+// iterations), the parse stops with an error (budget.go). The limits are
+// listed in docs/security.md.
+//
 // # Errors
 //
 // Every problem is an *Error with the file, line and column where it is,

@@ -14,11 +14,16 @@ import (
 // so the parser must hand them on untouched: "${attr.kernel.name}" stays
 // "${attr.kernel.name}", and "/data/${NOMAD_ALLOC_ID}" stays as written.
 //
-// known holds the root names that HCL evaluates itself (var, local).
-// Expression kinds not handled here are returned as they are; evaluating
-// them reports unknown variables as errors, with their position.
-func keepLiteral(expr hclsyntax.Expression, src []byte, known map[string]bool) hclsyntax.Expression {
-	r := rewriter{src: src, known: known}
+// known holds the root names that HCL evaluates itself (var, local); nil
+// means every name, so that nothing is kept literally. Expression kinds
+// not handled here are returned as they are; evaluating them reports
+// unknown variables as errors, with their position.
+//
+// When b is not nil, the copy is also metered (budget.go): the operations
+// whose cost grows with their operands' size (building strings, iterating,
+// comparing, splatting) charge b before they run.
+func keepLiteral(expr hclsyntax.Expression, src []byte, known map[string]bool, b *budget) hclsyntax.Expression {
+	r := rewriter{src: src, known: known, budget: b}
 	return r.expr(expr)
 }
 
@@ -26,11 +31,12 @@ type rewriter struct {
 	src   []byte
 	known map[string]bool
 	// bound holds the names bound by enclosing for expressions.
-	bound []string
+	bound  []string
+	budget *budget
 }
 
 func (r *rewriter) isKnown(name string) bool {
-	if r.known[name] {
+	if r.known == nil || r.known[name] {
 		return true
 	}
 	for _, b := range r.bound {
@@ -61,6 +67,9 @@ func (r *rewriter) expr(expr hclsyntax.Expression) hclsyntax.Expression {
 	case *hclsyntax.TemplateExpr:
 		n := *e
 		n.Parts = r.exprs(e.Parts)
+		for i, p := range n.Parts {
+			n.Parts[i] = r.budget.meterSize(p) // each part is copied into the string
+		}
 		return &n
 	case *hclsyntax.TemplateWrapExpr:
 		n := *e
@@ -70,7 +79,7 @@ func (r *rewriter) expr(expr hclsyntax.Expression) hclsyntax.Expression {
 		return e
 	case *hclsyntax.TemplateJoinExpr:
 		n := *e
-		n.Tuple = r.expr(e.Tuple)
+		n.Tuple = r.budget.meterSize(r.expr(e.Tuple))
 		return &n
 	case *hclsyntax.TupleConsExpr:
 		n := *e
@@ -86,8 +95,9 @@ func (r *rewriter) expr(expr hclsyntax.Expression) hclsyntax.Expression {
 	case *hclsyntax.ConditionalExpr:
 		n := *e
 		n.Condition = r.expr(e.Condition)
-		n.TrueResult = r.expr(e.TrueResult)
-		n.FalseResult = r.expr(e.FalseResult)
+		// Both results are evaluated and may be converted to one type.
+		n.TrueResult = r.budget.meterSize(r.expr(e.TrueResult))
+		n.FalseResult = r.budget.meterSize(r.expr(e.FalseResult))
 		return &n
 	case *hclsyntax.FunctionCallExpr:
 		n := *e
@@ -101,6 +111,10 @@ func (r *rewriter) expr(expr hclsyntax.Expression) hclsyntax.Expression {
 		n := *e
 		n.LHS = r.expr(e.LHS)
 		n.RHS = r.expr(e.RHS)
+		if e.Op == hclsyntax.OpEqual || e.Op == hclsyntax.OpNotEqual { // compares whole values
+			n.LHS = r.budget.meterSize(n.LHS)
+			n.RHS = r.budget.meterSize(n.RHS)
+		}
 		return &n
 	case *hclsyntax.UnaryOpExpr:
 		n := *e
@@ -117,11 +131,11 @@ func (r *rewriter) expr(expr hclsyntax.Expression) hclsyntax.Expression {
 		return &n
 	case *hclsyntax.SplatExpr:
 		n := *e
-		n.Source = r.expr(e.Source)
+		n.Source = r.budget.meterLength(r.expr(e.Source), costPerElement)
 		return &n
 	case *hclsyntax.ForExpr:
 		n := *e
-		n.CollExpr = r.expr(e.CollExpr)
+		n.CollExpr = r.budget.meterLength(r.expr(e.CollExpr), forCost(e))
 		saved := r.bound
 		r.bound = append(append([]string(nil), saved...), e.KeyVar, e.ValVar)
 		n.KeyExpr = r.expr(e.KeyExpr)

@@ -61,12 +61,14 @@ func parse(filename string, src []byte, in inputs) (*api.Job, error) {
 	if diags.HasErrors() {
 		return nil, diagsError(filename, diags)
 	}
+	b := newBudget()
 	d := &decoder{
 		src: src,
 		ctx: &hcl.EvalContext{
 			Variables: map[string]cty.Value{"var": cty.EmptyObjectVal, "local": cty.EmptyObjectVal},
-			Functions: functions(),
+			Functions: meterFunctions(functions(), b),
 		},
+		budget: b,
 	}
 	c := d.content(file.Body, nil,
 		hcl.BlockHeaderSchema{Type: "job", LabelNames: []string{"id"}},
@@ -90,6 +92,9 @@ func parse(filename string, src []byte, in inputs) (*api.Job, error) {
 			"A job file holds exactly one job; another was defined at %s.", lineCol1(jobs[0].DefRange))
 	default:
 		job = d.job(jobs[0])
+	}
+	if b.spent != nil && !d.diags.HasErrors() {
+		d.add(b.diag(*b.spent)) // only try() or can() saw it
 	}
 	if err := diagsError(filename, d.diags); err != nil {
 		return nil, err

@@ -122,12 +122,7 @@ func (d *decoder) variableBlock(b *hcl.Block) *declared {
 
 // constant evaluates an expression that may not refer to variables.
 func (d *decoder) constant(expr hcl.Expression) cty.Value {
-	v, diags := expr.Value(&hcl.EvalContext{Functions: d.ctx.Functions})
-	d.add(diags...)
-	if diags.HasErrors() {
-		return cty.NilVal
-	}
-	return v
+	return d.evalIn(expr, &hcl.EvalContext{Functions: d.ctx.Functions}, nil)
 }
 
 // varFile applies the values of a variable file.
@@ -176,9 +171,13 @@ func (d *decoder) flagValue(name, raw string, ty cty.Type) cty.Value {
 	if diags.HasErrors() {
 		return bad()
 	}
-	v, diags := expr.Value(&hcl.EvalContext{Functions: d.ctx.Functions})
+	v, diags := keepLiteral(expr, nil, nil, d.budget).Value(&hcl.EvalContext{Functions: d.ctx.Functions})
 	if diags.HasErrors() {
 		return bad()
+	}
+	if diag := d.budget.chargeValue(v, expr.Range()); diag != nil {
+		d.add(diag)
+		return cty.NilVal
 	}
 	return v
 }
