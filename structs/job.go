@@ -410,6 +410,7 @@ func (j *Job) Validate() error {
 			add("group %q has %d leader tasks: at most one is allowed", name, leaders)
 		}
 	}
+	errs = append(errs, j.validateFreeform()...) // limits.go
 	if len(errs) == 0 {
 		return nil
 	}
