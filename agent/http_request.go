@@ -13,16 +13,21 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drover-io/drover/inputlimit"
 	"github.com/drover-io/drover/structs"
 )
 
 // decodeBody decodes the JSON request body into out. Unknown fields (named
-// with their path, such as Job.TaskGroups[0].Cuont), a missing body and
-// trailing data are errors that name the problem.
+// with their path, such as Job.TaskGroups[0].Cuont), a missing body,
+// trailing data and nesting deeper than inputlimit.MaxNesting are errors
+// that name the problem.
 func decodeBody(req *http.Request, out any) error {
 	body, err := io.ReadAll(req.Body)
 	if err != nil {
 		return err // *http.MaxBytesError when too large
+	}
+	if err := inputlimit.CheckJSON("", body, inputlimit.MaxNesting); err != nil {
+		return structs.Invalid("request body: %v", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

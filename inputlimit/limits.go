@@ -137,3 +137,30 @@ func lineCol(src []byte, off int) (line, col int) {
 	}
 	return line, col
 }
+
+// Format is the syntax of a document.
+type Format int
+
+// The formats Check knows.
+const (
+	// HCL is HCL's native syntax.
+	HCL Format = iota
+	// JSON is JSON (also HCL's JSON syntax).
+	JSON
+)
+
+// Check refuses a document larger than its format's limit (MaxHCLBytes,
+// MaxJSONBytes) or nested deeper than MaxNesting: what every door checks
+// before it hands a whole document to a parser.
+func Check(filename string, src []byte, f Format) error {
+	if f == JSON {
+		if err := CheckSize(filename, int64(len(src)), MaxJSONBytes); err != nil {
+			return err
+		}
+		return CheckJSON(filename, src, MaxNesting)
+	}
+	if err := CheckSize(filename, int64(len(src)), MaxHCLBytes); err != nil {
+		return err
+	}
+	return CheckHCL(filename, src, MaxNesting)
+}

@@ -13,19 +13,11 @@ import (
 // any recursive parser sees it: HCL's parser recurses once per level, and a
 // file nested 100,000 levels deep would exhaust the stack.
 func checkSource(filename string, src []byte, isJSON bool) error {
-	var err error
+	f := inputlimit.HCL
 	if isJSON {
-		err = inputlimit.CheckSize(filename, int64(len(src)), inputlimit.MaxJSONBytes)
-		if err == nil {
-			err = inputlimit.CheckJSON(filename, src, inputlimit.MaxNesting)
-		}
-	} else {
-		err = inputlimit.CheckSize(filename, int64(len(src)), inputlimit.MaxHCLBytes)
-		if err == nil {
-			err = inputlimit.CheckHCL(filename, src, inputlimit.MaxNesting)
-		}
+		f = inputlimit.JSON
 	}
-	return limitError(err)
+	return limitError(inputlimit.Check(filename, src, f))
 }
 
 // limitError turns an *inputlimit.Error into this package's *Error.
