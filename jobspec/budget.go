@@ -5,8 +5,10 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/ext/customdecode"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
 	"github.com/zclconf/go-cty/cty/function"
 
 	"github.com/drover-io/drover/inputlimit"
@@ -174,6 +176,24 @@ func (b *budget) meterSize(expr hclsyntax.Expression) hclsyntax.Expression {
 	return metered{Expression: expr, b: b}
 }
 
+// meterConverted charges the size of expr's value and what converting it
+// to a list or map type costs: a conditional's results are unified.
+func (b *budget) meterConverted(expr hclsyntax.Expression) hclsyntax.Expression {
+	if b == nil || expr == nil {
+		return expr
+	}
+	return metered{Expression: expr, b: b, cost: func(v cty.Value) int64 {
+		size, _ := measure(v, b.left)
+		return sat(size + convertCost(v, b.left))
+	}}
+}
+
+// chargeConversion charges converting v, which the expression at rng
+// produced, to a list, set or map type.
+func (b *budget) chargeConversion(v cty.Value, rng hcl.Range) *hcl.Diagnostic {
+	return b.charge(convertCost(v, b.left), rng)
+}
+
 // meterLength charges perElement for each element of expr's value.
 func (b *budget) meterLength(expr hclsyntax.Expression, perElement int64) hclsyntax.Expression {
 	if b == nil || expr == nil {
@@ -206,19 +226,44 @@ func forCost(e *hclsyntax.ForExpr) int64 {
 }
 
 // meterFunctions wraps every function so that a call is charged: before
-// it runs, what it may produce (estimated from its arguments); after, what
-// it produced beyond that estimate.
+// it runs, what converting its arguments costs and what it may produce
+// (estimated from its arguments); after, what it produced beyond that
+// estimate. The wrapper takes its arguments unconverted (HCL would convert
+// them before any charge) and converts them itself.
 func meterFunctions(funcs map[string]function.Function, b *budget) map[string]function.Function {
 	out := make(map[string]function.Function, len(funcs))
 	for name, f := range funcs {
+		params := f.Params()
+		for i := range params {
+			params[i].Type = meteredParam(params[i].Type)
+		}
+		var varParam *function.Parameter
+		if vp := f.VarParam(); vp != nil {
+			c := *vp
+			c.Type = meteredParam(c.Type)
+			varParam = &c
+		}
+		convert := func(args []cty.Value) ([]cty.Value, error) {
+			if b.spent != nil {
+				return nil, budgetError()
+			}
+			return convertArgs(f, args, b)
+		}
 		out[name] = function.New(&function.Spec{
 			Description: f.Description(),
-			Params:      f.Params(),
-			VarParam:    f.VarParam(),
-			Type:        f.ReturnTypeForValues,
+			Params:      params,
+			VarParam:    varParam,
+			Type: func(args []cty.Value) (cty.Type, error) {
+				args, err := convert(args)
+				if err != nil {
+					return cty.NilType, err
+				}
+				return f.ReturnTypeForValues(args)
+			},
 			Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-				if b.spent != nil {
-					return cty.NilVal, budgetError()
+				args, err := convert(args)
+				if err != nil {
+					return cty.NilVal, err
 				}
 				if err := precheck(name, args); err != nil {
 					return cty.NilVal, err
@@ -239,6 +284,67 @@ func meterFunctions(funcs map[string]function.Function, b *budget) map[string]fu
 		})
 	}
 	return out
+}
+
+// meteredParam is the type a wrapped function's parameter takes: any value,
+// converted by convertArgs, except the expressions that try() and can()
+// take, which HCL must keep handing over as they are.
+func meteredParam(ty cty.Type) cty.Type {
+	if customdecode.CustomExpressionDecoderForType(ty) != nil {
+		return ty
+	}
+	return cty.DynamicPseudoType
+}
+
+// convertArgs converts args to the types of f's parameters, as HCL would
+// have, after charging what converting a tuple or object costs.
+func convertArgs(f function.Function, args []cty.Value, b *budget) ([]cty.Value, error) {
+	params, varParam := f.Params(), f.VarParam()
+	out := make([]cty.Value, len(args))
+	for i, a := range args {
+		p := varParam
+		if i < len(params) {
+			p = &params[i]
+		}
+		if p == nil || meteredParam(p.Type) != cty.DynamicPseudoType || p.Type == cty.DynamicPseudoType {
+			out[i] = a
+			continue
+		}
+		if b.charge(convertCost(a, b.left), hcl.Range{}) != nil {
+			return nil, budgetError()
+		}
+		c, err := convert.Convert(a, p.Type)
+		if err != nil {
+			return nil, function.NewArgErrorf(i, "invalid value for %q parameter: %s", p.Name, err)
+		}
+		out[i] = c
+	}
+	return out, nil
+}
+
+// convertCost is what converting v to a list, set or map type may cost,
+// counted up to limit: to convert a tuple or an object, cty unifies its
+// element types by comparing every pair of them, so the cost grows with
+// the square of its length (a list of 10,000 strings takes seconds).
+func convertCost(v cty.Value, limit int64) int64 {
+	v, _ = v.Unmark()
+	if !v.IsKnown() || v.IsNull() {
+		return 0
+	}
+	ty := v.Type()
+	if !ty.IsTupleType() && !ty.IsObjectType() && !ty.IsListType() && !ty.IsMapType() && !ty.IsSetType() {
+		return 0
+	}
+	var cost int64
+	if ty.IsTupleType() || ty.IsObjectType() {
+		size, _ := measure(v, limit)
+		cost = mulSat(int64(v.LengthInt()), size) / costEntry
+	}
+	for it := v.ElementIterator(); it.Next() && cost <= limit; {
+		_, e := it.Element()
+		cost = sat(cost + convertCost(e, limit-cost))
+	}
+	return cost
 }
 
 func budgetError() error {

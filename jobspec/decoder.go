@@ -124,6 +124,10 @@ func (d *decoder) typed(attr *hcl.Attribute, ty cty.Type) (cty.Value, bool) {
 	if v == cty.NilVal || v.IsNull() {
 		return cty.NilVal, false
 	}
+	if diag := d.budget.chargeConversion(v, attr.Expr.Range()); diag != nil {
+		d.add(diag)
+		return cty.NilVal, false
+	}
 	cv, err := convert.Convert(v, ty)
 	if err != nil {
 		d.errorf(attr.Expr.Range(), "Invalid value for \""+attr.Name+"\"", "%s required, got %s.", typeName(ty), v.Type().FriendlyName())

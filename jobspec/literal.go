@@ -96,8 +96,8 @@ func (r *rewriter) expr(expr hclsyntax.Expression) hclsyntax.Expression {
 		n := *e
 		n.Condition = r.expr(e.Condition)
 		// Both results are evaluated and may be converted to one type.
-		n.TrueResult = r.budget.meterSize(r.expr(e.TrueResult))
-		n.FalseResult = r.budget.meterSize(r.expr(e.FalseResult))
+		n.TrueResult = r.budget.meterConverted(r.expr(e.TrueResult))
+		n.FalseResult = r.budget.meterConverted(r.expr(e.FalseResult))
 		return &n
 	case *hclsyntax.FunctionCallExpr:
 		n := *e

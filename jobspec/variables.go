@@ -85,6 +85,11 @@ func (d *decoder) variables(c *hcl.BodyContent, in inputs) cty.Value {
 			d.errorf(v.rng, "Missing value for variable", "Variable %q has no default; give it one or pass a value (-var %s=...).", name, name)
 			continue
 		}
+		if diag := d.budget.chargeConversion(v.value, v.rng); diag != nil {
+			d.add(diag)
+			vals[name] = cty.NullVal(v.ty)
+			continue
+		}
 		cv, err := convert.Convert(v.value, v.ty)
 		if err != nil {
 			d.errorf(v.rng, "Invalid value for variable", "Variable %q: %v.", name, err)
