@@ -60,9 +60,9 @@ func loadConfigPaths(paths []string) ([]*parsedFile, error) {
 // parseConfigFile decodes one file; an unknown key, a wrong type or a
 // malformed file is an error naming file:line:col.
 func parseConfigFile(path string) (*parsedFile, error) {
-	src, err := os.ReadFile(path)
+	src, err := readConfigFile(path) // config_limits.go
 	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
+		return nil, err
 	}
 	return parseConfig(path, src)
 }
@@ -70,6 +70,9 @@ func parseConfigFile(path string) (*parsedFile, error) {
 // parseConfig decodes src, read from path. Its syntax is decided by its
 // content (see detectFormat), never by the file name.
 func parseConfig(path string, src []byte) (*parsedFile, error) {
+	if err := checkConfigLimits(path, src); err != nil { // config_limits.go
+		return nil, err
+	}
 	tree, format, err := parseSyntax(src)
 	if err != nil {
 		var se *syntaxError

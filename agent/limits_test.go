@@ -108,6 +108,8 @@ func TestConfigFileBeyondLimits(t *testing.T) {
 			[]string{"plugin.hcl:", "Nesting too deep"}},
 		{"JSON nested too deep", write("deep.json", `{"client": {"meta": `+nestedJSON(100_000)+`}}`),
 			[]string{"invalid agent configuration:", "deep.json:1:", "Nesting too deep at client.meta.a.a"}},
+		{"JSON content in a .hcl file", write("deep-json.hcl", `{"client": {"meta": `+nestedJSON(100_000)+`}}`),
+			[]string{"deep-json.hcl:1:", "Nesting too deep"}},
 		{"HCL too large", write("big.hcl", strings.Repeat("# comment\n", 110_000)),
 			[]string{"invalid agent configuration:", "big.hcl: Input too large", "the limit is 1048576 bytes (1 MiB)"}},
 	}
