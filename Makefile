@@ -3,12 +3,14 @@
 
 GO  ?= go
 BIN := bin/drover
+# How long `make fuzz` runs each fuzz target; `make test` runs each for 8s.
+FUZZTIME ?= 30s
 
 # go-nvml (the nvidia device plugin) declares NVML functions deprecated;
 # silence gcc's warnings about them so they do not bury test output.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: build dev test lint clean
+.PHONY: build dev test fuzz lint clean
 
 ## build: compile the drover binary into bin/drover
 build:
@@ -18,9 +20,13 @@ build:
 dev: build
 	./scripts/dev.sh
 
-## test: vet and run every test with the race detector (end-to-end tests included)
+## test: vet and run every test with the race detector (end-to-end tests included), then every fuzz target for 8s (about 2 minutes)
 test:
-	$(GO) vet ./... && $(GO) test -race -timeout 25m ./...
+	$(GO) vet ./... && $(GO) test -race -timeout 25m ./... && FUZZTIME=8s GO=$(GO) ./scripts/fuzz.sh
+
+## fuzz: run every fuzz target (func FuzzXxx) for FUZZTIME each (default 30s)
+fuzz:
+	FUZZTIME=$(FUZZTIME) GO=$(GO) ./scripts/fuzz.sh
 
 ## lint: check formatting (gofmt) and vet
 lint:
