@@ -75,13 +75,14 @@ func CheckSize(filename string, size int64, max int64) error {
 	return tooLarge(filename, size, max)
 }
 
+// tooLarge is the error of an input of size bytes (-1: unknown, more
+// than max) over max.
 func tooLarge(filename string, size, max int64) *Error {
-	got := fmt.Sprintf("%d bytes", size)
+	detail := fmt.Sprintf("it is %d bytes, and the limit is %d bytes (%s)", size, max, human(max))
 	if size < 0 {
-		got = "more"
+		detail = fmt.Sprintf("it is larger than the limit of %d bytes (%s)", max, human(max))
 	}
-	return &Error{Filename: filename, Summary: "Input too large",
-		Detail: fmt.Sprintf("it is %s, and the limit is %d bytes (%s); split it or make it smaller", got, max, human(max))}
+	return &Error{Filename: filename, Summary: "Input too large", Detail: detail + "; split it or make it smaller"}
 }
 
 // human renders a byte count as "1 MiB" when it is a whole number of them.
