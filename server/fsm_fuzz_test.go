@@ -92,9 +92,12 @@ func FuzzFSMApply(f *testing.F) {
 	for _, c := range fuzzCommands(f) {
 		f.Add(c)
 	}
-	f.Add([]byte{byte(JobRegisterRequestType), 0x80})                                                                          // {}: no job, no eval
-	f.Add([]byte{byte(JobRegisterRequestType), 0x81, 0xa3, 'J', 'o', 'b', 0x81, 0xa2, 'I', 'D', 0xdb, 0xff, 0xff, 0xff, 0xff}) // a job ID claiming 4 GiB
-	f.Add([]byte{byte(EvalUpdateRequestType), 0xdd, 0xff, 0xff, 0xff, 0xff})                                                   // an array claiming 4 billion elements
+	// {}: no job, no eval
+	f.Add([]byte{byte(JobRegisterRequestType), 0x80})
+	// a job ID claiming 4 GiB
+	f.Add([]byte{byte(JobRegisterRequestType), 0x81, 0xa3, 'J', 'o', 'b', 0x81, 0xa2, 'I', 'D', 0xdb, 0xff, 0xff, 0xff, 0xff})
+	// an array claiming 4 billion elements
+	f.Add([]byte{byte(EvalUpdateRequestType), 0xdd, 0xff, 0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fsm, err := newFSM(slog.New(slog.DiscardHandler), &recorder{})
 		if err != nil {
@@ -128,8 +131,10 @@ func FuzzFSMRestore(f *testing.F) {
 		}
 		f.Add(sink.Bytes())
 	}
-	f.Add([]byte{0x81, 0xa4, 'J', 'o', 'b', 's', 0x91, 0xc0})                                               // {"Jobs": [nil]}
-	f.Add([]byte{0x81, 0xa4, 'J', 'o', 'b', 's', 0x91, 0x81, 0xa2, 'I', 'D', 0xdb, 0xff, 0xff, 0xff, 0xff}) // a job ID claiming 4 GiB
+	// {"Jobs": [nil]}
+	f.Add([]byte{0x81, 0xa4, 'J', 'o', 'b', 's', 0x91, 0xc0})
+	// a job ID claiming 4 GiB
+	f.Add([]byte{0x81, 0xa4, 'J', 'o', 'b', 's', 0x91, 0x81, 0xa2, 'I', 'D', 0xdb, 0xff, 0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fsm, err := newFSM(slog.New(slog.DiscardHandler), nil)
 		if err != nil {
