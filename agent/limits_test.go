@@ -54,7 +54,7 @@ func TestAgentRefusesInputBeyondLimits(t *testing.T) {
 		{"task config JSON 5,000 levels deep", "PUT", "/v1/jobs", jobWithConfig(nestedJSON(5000)), 400,
 			[]string{"request body: line 3, column", "Nesting too deep at Job.TaskGroups[0].Tasks[0].Config.a.a"}},
 		{"task config 40 levels deep", "PUT", "/v1/jobs", jobWithConfig(nestedJSON(40)), 400,
-			[]string{`group "g", task "t": config nests deeper than 32 levels at config.a.a`}},
+			[]string{`group "g", task "t": config is nested deeper than 32 levels at config.a.a`}},
 		{"body nested 5,000 levels deep elsewhere", "PUT", "/v1/operator/scheduler/configuration", strings.Repeat("[", 5000) + strings.Repeat("]", 5000), 400,
 			[]string{"Nesting too deep at [0][0]"}},
 		{"body too large", "PUT", "/v1/jobs", `{"Job": {"ID": "big", "Meta": {"a": "` + strings.Repeat("x", 11<<20) + `"}}}`, 413,

@@ -91,13 +91,14 @@ func TestDeepestAcceptedJobSurvivesSnapshot(t *testing.T) {
 	}
 	registerNode(t, s, testNode("n1", 4000, 4096))
 
-	// The deepest config the server accepts.
+	// The deepest config the server accepts: valid (structs.MaxFreeformDepth)
+	// and storable.
 	depth := 0
 	for d := jobDepth; d > 0; d-- {
 		j := testJob("probe", 1, 100, 100)
 		j.TaskGroups[0].Tasks[0].Config = nestedConfig(d)
 		j.Canonicalize()
-		if s.fsm.storableJob(j) == nil {
+		if j.Validate() == nil && s.fsm.storableJob(j) == nil {
 			depth = d
 			break
 		}

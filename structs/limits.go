@@ -64,7 +64,7 @@ func checkFreeform(where string, v any) error {
 	w.walk(reflect.ValueOf(v), []string{root})
 	switch {
 	case w.deep != nil:
-		return fmt.Errorf("%s nests deeper than %d levels at %s: flatten it", where, MaxFreeformDepth, formatFreeformPath(w.deep))
+		return fmt.Errorf("%s is nested deeper than %d levels at %s: flatten it", where, MaxFreeformDepth, formatFreeformPath(w.deep))
 	case w.size > w.limit:
 		return fmt.Errorf("%s is larger than %d bytes (1 MiB): make it smaller", where, MaxFreeformBytes)
 	}

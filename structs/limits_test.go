@@ -23,16 +23,16 @@ func TestJobValidateFreeformLimits(t *testing.T) {
 	}{
 		{"config at the depth limit", func(j *Job) { j.TaskGroups[0].Tasks[0].Config = nestedConfig(MaxFreeformDepth) }, ""},
 		{"config one level too deep", func(j *Job) { j.TaskGroups[0].Tasks[0].Config = nestedConfig(MaxFreeformDepth + 1) },
-			`group "g", task "t": config nests deeper than 32 levels at config.a.a.a.a.a.a.a...(23 more)...a.a: flatten it`},
+			`group "g", task "t": config is nested deeper than 32 levels at config.a.a.a.a.a.a.a...(23 more)...a.a: flatten it`},
 		{"config nested 5,000 deep (the issue's attack)", func(j *Job) { j.TaskGroups[0].Tasks[0].Config = nestedConfig(5000) },
-			`group "g", task "t": config nests deeper than 32 levels`},
+			`group "g", task "t": config is nested deeper than 32 levels`},
 		{"lists count as levels", func(j *Job) {
 			var v any = "x"
 			for range 40 {
 				v = []any{v}
 			}
 			j.TaskGroups[0].Tasks[0].Config = map[string]any{"args": v}
-		}, `config nests deeper than 32 levels at config.args[0][0][0][0][0][0]...(23 more)...[0][0]: flatten it`},
+		}, `config is nested deeper than 32 levels at config.args[0][0][0][0][0][0]...(23 more)...[0][0]: flatten it`},
 		{"config too large", func(j *Job) { j.TaskGroups[0].Tasks[0].Config = map[string]any{"a": long, "b": "y"} },
 			`group "g", task "t": config is larger than 1048576 bytes (1 MiB)`},
 		{"config many small values", func(j *Job) {
