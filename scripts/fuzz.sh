@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every fuzz target of the repository (each `func FuzzXxx(f *testing.F)`
 # in a _test.go file) for a bounded time, one after the other. Called by
-# `make fuzz` (FUZZTIME=30s a target) and by `make test` (FUZZTIME=8s).
+# `make fuzz` (FUZZTIME=30s a target) and by `make test` (FUZZTIME=5s).
 #
 #   FUZZTIME   how long each target runs (go test -fuzztime), default 30s
 #
