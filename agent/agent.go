@@ -19,6 +19,7 @@ import (
 	"github.com/drover-io/drover/client/rpcclient"
 	"github.com/drover-io/drover/client/state"
 	"github.com/drover-io/drover/jobspec"
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/server"
 	"github.com/drover-io/drover/structs"
 	"github.com/drover-io/drover/version"
@@ -247,7 +248,7 @@ func (a *Agent) setupServer(ctx context.Context) error {
 		return fmt.Errorf("create server: %w", err)
 	}
 	if rpcLn != nil {
-		a.rpcServer = server.NewRPCServer(srv, rpcLn, a.logger.With("component", "rpc"))
+		a.rpcServer = server.NewRPCServer(srv.Handlers(), rpcLn, a.logger.With("component", "rpc"))
 	}
 	a.server = srv
 	return nil
@@ -256,7 +257,7 @@ func (a *Agent) setupServer(ctx context.Context) error {
 // setupClient creates the client, its state DB and its link to the
 // servers: rpc (the in-process server of a combined agent), or when nil
 // an RPC client of the configured servers.
-func (a *Agent) setupClient(rpc client.RPC) error {
+func (a *Agent) setupClient(rpc rpcapi.Conn) error {
 	clientLogger := a.logger.With("component", "client")
 	if rpc == nil {
 		rc, err := rpcclient.New(&rpcclient.Config{Servers: a.cfg.Client.Servers, Logger: clientLogger})
@@ -340,11 +341,11 @@ func (a *Agent) Start() error {
 		}
 	}
 	// A client-only agent forwards the API to the servers.
-	var backend Backend = &forwardBackend{rpc: a.rpcClient}
+	var rpc rpcapi.Conn = a.rpcClient
 	if a.server != nil {
-		backend = a.server
+		rpc = a.server
 	}
-	a.http = newHTTPServer(a.ln, backend, a, jobspec.ParseRequest, a.logger.With("component", "http"))
+	a.http = newHTTPServer(a.ln, rpc, a, jobspec.ParseRequest, a.logger.With("component", "http"))
 	a.ln = nil // owned by the HTTP server now
 	a.http.serve()
 	a.logger.Info("agent started", "http_addr", a.httpAddr, "node_id", a.NodeID())

@@ -11,7 +11,7 @@
 // snapshots and server ID under data_dir; in-memory in dev mode) that
 // serves the client RPCs on the RPC port, a client (its state file under
 // data_dir; its RPC in process, or over the network to client.servers),
-// and the HTTP API (forward_backend.go for a client-only agent);
+// and the HTTP API (which calls the server through rpcapi);
 // driver_catalog.go is the catalog of built-in drivers (for the client's
 // driver manager, with plugin blocks, plugin_dir and the client options
 // driver.allowlist/denylist); config.go is the agent's configuration and
@@ -87,11 +87,12 @@
 // paths are confined to the allocation directory: ".." out of it, or a
 // symlink pointing outside it, is a 403.
 //
-// A client-only agent serves the whole API: its Backend (forward_backend.go)
-// calls the servers' API RPCs (server.APIRPCs) over the RPC port through
-// the client's rpcclient (failover, error kinds, blocking queries timed
-// by their wait and cancelled with the HTTP request); the headers of a
-// read are the server's QueryMeta. /v1/status/leader and peers answer
+// The handlers call the server through an rpcapi.Conn, with rpcapi's
+// declared methods: the server in process, or for a client-only agent the
+// client's rpcclient over the servers' RPC port (failover, error kinds,
+// retries of what is safe to repeat, blocking queries timed by their wait
+// and cancelled with the HTTP request); the headers of a read are the
+// server's QueryMeta. /v1/status/leader and peers answer
 // from its servers list.
 //
 // Every read takes ?index=N&wait=D (a blocking query: it returns once the

@@ -10,16 +10,15 @@ import (
 	"time"
 
 	"github.com/drover-io/drover/client/rpcclient"
-	"github.com/drover-io/drover/server"
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
 
 // blockingServer is a server whose JobList blocks until its caller goes
 // away, and reports the query it got and that its context ended.
 type blockingServer struct {
-	*server.Server // other methods are not called
-	got            chan structs.QueryOptions
-	ended          chan struct{}
+	got   chan structs.QueryOptions
+	ended chan struct{}
 }
 
 func (s *blockingServer) JobList(ctx context.Context, r *structs.JobListRequest) (*structs.JobListResponse, error) {
@@ -34,14 +33,16 @@ func (s *blockingServer) JobList(ctx context.Context, r *structs.JobListRequest)
 // HTTP caller goes away the query ends on the server too.
 func TestForwardedBlockingQueryCancels(t *testing.T) {
 	srv := &blockingServer{got: make(chan structs.QueryOptions, 1), ended: make(chan struct{})}
-	rpcTS := httptest.NewServer(server.NewRPCHandler(srv, nil))
+	h := rpcapi.NewHandlers()
+	rpcapi.Handle(h, rpcapi.JobList, srv.JobList)
+	rpcTS := httptest.NewServer(rpcapi.NewHTTPHandler(h, nil))
 	defer rpcTS.Close()
 	rc, err := rpcclient.New(&rpcclient.Config{Servers: []string{strings.TrimPrefix(rpcTS.URL, "http://")}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rc.Close()
-	hs := newHTTPServer(nil, &forwardBackend{rpc: rc}, fakeInfo{}, fakeParse, slog.New(slog.DiscardHandler))
+	hs := newHTTPServer(nil, rc, fakeInfo{}, fakeParse, slog.New(slog.DiscardHandler))
 	apiTS := httptest.NewServer(hs.handler())
 	defer apiTS.Close()
 

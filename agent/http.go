@@ -12,28 +12,12 @@ import (
 	"time"
 
 	"github.com/drover-io/drover/api"
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
 
 // maxBodyBytes bounds a request body: 10 MB is far above any real job.
 const maxBodyBytes = 10 << 20
-
-// Backend is what the HTTP API needs from a server: its RPC methods (reads
-// are blocking queries). *server.Server implements it.
-type Backend interface {
-	JobRegister(context.Context, *structs.JobRegisterRequest) (*structs.JobRegisterResponse, error)
-	JobDeregister(context.Context, *structs.JobDeregisterRequest) (*structs.JobDeregisterResponse, error)
-	JobGet(context.Context, *structs.JobSpecificRequest) (*structs.SingleJobResponse, error)
-	JobList(context.Context, *structs.JobListRequest) (*structs.JobListResponse, error)
-	JobAllocations(context.Context, *structs.JobSpecificRequest) (*structs.JobAllocationsResponse, error)
-	JobEvaluations(context.Context, *structs.JobSpecificRequest) (*structs.JobEvaluationsResponse, error)
-	AllocList(context.Context, *structs.AllocListRequest) (*structs.AllocListResponse, error)
-	AllocGet(context.Context, *structs.AllocSpecificRequest) (*structs.SingleAllocResponse, error)
-	EvalList(context.Context, *structs.EvalListRequest) (*structs.EvalListResponse, error)
-	EvalGet(context.Context, *structs.EvalSpecificRequest) (*structs.SingleEvalResponse, error)
-	NodeList(context.Context, *structs.NodeListRequest) (*structs.NodeListResponse, error)
-	NodeGet(context.Context, *structs.NodeSpecificRequest) (*structs.SingleNodeResponse, error)
-}
 
 // agentInfo is what the agent endpoints report about the agent itself.
 type agentInfo interface {
@@ -59,10 +43,12 @@ type endpoint func(w http.ResponseWriter, req *http.Request) (any, error)
 
 // httpServer serves the HTTP API on a listener.
 type httpServer struct {
-	backend Backend
-	info    agentInfo
-	parse   jobParser
-	logger  *slog.Logger
+	// rpc calls the server's methods: the server in process, or the
+	// servers over the RPC port for a client-only agent.
+	rpc    rpcapi.Conn
+	info   agentInfo
+	parse  jobParser
+	logger *slog.Logger
 	// forwarder proxies /v1/client requests for other nodes to their
 	// agents (http_client_forward.go); nil serves every request here.
 	forwarder *nodeForwarder
@@ -76,8 +62,8 @@ type httpServer struct {
 }
 
 // newHTTPServer returns a server for ln; serve starts it.
-func newHTTPServer(ln net.Listener, backend Backend, info agentInfo, parse jobParser, logger *slog.Logger) *httpServer {
-	s := &httpServer{backend: backend, info: info, parse: parse, logger: logger, ln: ln, done: make(chan struct{}),
+func newHTTPServer(ln net.Listener, rpc rpcapi.Conn, info agentInfo, parse jobParser, logger *slog.Logger) *httpServer {
+	s := &httpServer{rpc: rpc, info: info, parse: parse, logger: logger, ln: ln, done: make(chan struct{}),
 		forwarder: newNodeForwarder(logger)}
 	base, cancel := context.WithCancel(context.Background())
 	s.stopRequests = cancel

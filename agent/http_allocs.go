@@ -3,6 +3,7 @@ package agent
 import (
 	"net/http"
 
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -12,7 +13,7 @@ func (s *httpServer) allocList(w http.ResponseWriter, req *http.Request) (any, e
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.backend.AllocList(req.Context(), &structs.AllocListRequest{QueryOptions: opts})
+	resp, err := rpcapi.AllocList.Call(req.Context(), s.rpc, &structs.AllocListRequest{QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -27,7 +28,7 @@ func (s *httpServer) allocGet(w http.ResponseWriter, req *http.Request) (any, er
 		return nil, err
 	}
 	id := pathParam(req, "id")
-	resp, err := s.backend.AllocGet(req.Context(), &structs.AllocSpecificRequest{AllocID: id, QueryOptions: opts})
+	resp, err := rpcapi.AllocGet.Call(req.Context(), s.rpc, &structs.AllocSpecificRequest{AllocID: id, QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +45,7 @@ func (s *httpServer) evalList(w http.ResponseWriter, req *http.Request) (any, er
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.backend.EvalList(req.Context(), &structs.EvalListRequest{QueryOptions: opts})
+	resp, err := rpcapi.EvalList.Call(req.Context(), s.rpc, &structs.EvalListRequest{QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +68,7 @@ func (s *httpServer) evalGet(w http.ResponseWriter, req *http.Request) (any, err
 }
 
 func (s *httpServer) lookupEval(req *http.Request, id string, opts structs.QueryOptions) (*structs.SingleEvalResponse, error) {
-	resp, err := s.backend.EvalGet(req.Context(), &structs.EvalSpecificRequest{EvalID: id, QueryOptions: opts})
+	resp, err := rpcapi.EvalGet.Call(req.Context(), s.rpc, &structs.EvalSpecificRequest{EvalID: id, QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +90,7 @@ func (s *httpServer) evalAllocations(w http.ResponseWriter, req *http.Request) (
 		return nil, err
 	}
 	opts.Namespace = "*"
-	list, err := s.backend.AllocList(req.Context(), &structs.AllocListRequest{QueryOptions: opts})
+	list, err := rpcapi.AllocList.Call(req.Context(), s.rpc, &structs.AllocListRequest{QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +110,7 @@ func (s *httpServer) nodeList(w http.ResponseWriter, req *http.Request) (any, er
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.backend.NodeList(req.Context(), &structs.NodeListRequest{QueryOptions: opts})
+	resp, err := rpcapi.NodeList.Call(req.Context(), s.rpc, &structs.NodeListRequest{QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +133,7 @@ func (s *httpServer) nodeGet(w http.ResponseWriter, req *http.Request) (any, err
 }
 
 func (s *httpServer) lookupNode(req *http.Request, id string, opts structs.QueryOptions) (*structs.SingleNodeResponse, error) {
-	resp, err := s.backend.NodeGet(req.Context(), &structs.NodeSpecificRequest{NodeID: id, QueryOptions: opts})
+	resp, err := rpcapi.NodeGet.Call(req.Context(), s.rpc, &structs.NodeSpecificRequest{NodeID: id, QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +155,7 @@ func (s *httpServer) nodeAllocations(w http.ResponseWriter, req *http.Request) (
 		return nil, err
 	}
 	opts.Namespace = "*"
-	list, err := s.backend.AllocList(req.Context(), &structs.AllocListRequest{QueryOptions: opts})
+	list, err := rpcapi.AllocList.Call(req.Context(), s.rpc, &structs.AllocListRequest{QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +164,7 @@ func (s *httpServer) nodeAllocations(w http.ResponseWriter, req *http.Request) (
 		if stub.NodeID != node.Node.ID {
 			continue
 		}
-		a, err := s.backend.AllocGet(req.Context(), &structs.AllocSpecificRequest{
+		a, err := rpcapi.AllocGet.Call(req.Context(), s.rpc, &structs.AllocSpecificRequest{
 			AllocID: stub.ID, QueryOptions: structs.QueryOptions{Namespace: stub.Namespace, Region: opts.Region},
 		})
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -98,7 +99,7 @@ func (s *httpServer) clientTarget(req *http.Request) (*structs.Allocation, *stru
 		// client sends for a snapshot): no need to ask the servers.
 		return nil, nil, nil
 	case allocID != "":
-		resp, err := s.backend.AllocGet(req.Context(), &structs.AllocSpecificRequest{
+		resp, err := rpcapi.AllocGet.Call(req.Context(), s.rpc, &structs.AllocSpecificRequest{
 			AllocID:      allocID,
 			QueryOptions: structs.QueryOptions{Namespace: namespaceParam(req), Region: req.URL.Query().Get("region")},
 		})
@@ -120,7 +121,7 @@ func (s *httpServer) clientTarget(req *http.Request) (*structs.Allocation, *stru
 	default:
 		return nil, nil, nil
 	}
-	resp, err := s.backend.NodeGet(req.Context(), &structs.NodeSpecificRequest{
+	resp, err := rpcapi.NodeGet.Call(req.Context(), s.rpc, &structs.NodeSpecificRequest{
 		NodeID: nodeID, QueryOptions: structs.QueryOptions{Region: req.URL.Query().Get("region")},
 	})
 	if err == nil && resp.Node == nil {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -20,6 +21,13 @@ import (
 type nodesBackend struct {
 	*opsBackend
 	nodes []*structs.Node
+}
+
+// handlers binds the server's methods to the fake.
+func (b *nodesBackend) handlers() *rpcapi.Handlers {
+	h := b.opsBackend.handlers()
+	rpcapi.Handle(h, rpcapi.NodeGet, b.NodeGet)
+	return h
 }
 
 func (b *nodesBackend) NodeGet(_ context.Context, r *structs.NodeSpecificRequest) (*structs.SingleNodeResponse, error) {
@@ -117,7 +125,7 @@ func newForwardingServer(t *testing.T, withClient bool) (*httptest.Server, *othe
 	if withClient {
 		info = clientInfo{nc: local}
 	}
-	hs := newHTTPServer(nil, b, info, fakeParse, slog.New(slog.DiscardHandler))
+	hs := newHTTPServer(nil, b.handlers(), info, fakeParse, slog.New(slog.DiscardHandler))
 	ts := httptest.NewServer(hs.handler())
 	t.Cleanup(hs.forwarder.close)
 	t.Cleanup(ts.Close)

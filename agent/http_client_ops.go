@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -27,12 +28,6 @@ type nodeClient interface {
 // fakes without a client need not implement it.
 type nodeClientSource interface {
 	nodeClient() nodeClient
-}
-
-// allocStopper is implemented by a Backend that can stop allocations
-// (*server.Server).
-type allocStopper interface {
-	AllocStop(context.Context, *structs.AllocStopRequest) (*structs.AllocStopResponse, error)
 }
 
 // defaultSignal is sent when a signal request names none, as Nomad does.
@@ -82,7 +77,7 @@ func (s *httpServer) localAlloc(req *http.Request) (*structs.Allocation, nodeCli
 	alloc, _ := req.Context().Value(resolvedAllocKey{}).(*structs.Allocation)
 	if alloc == nil {
 		id := pathParam(req, "id")
-		resp, err := s.backend.AllocGet(req.Context(), &structs.AllocSpecificRequest{
+		resp, err := rpcapi.AllocGet.Call(req.Context(), s.rpc, &structs.AllocSpecificRequest{
 			AllocID:      id,
 			QueryOptions: structs.QueryOptions{Namespace: namespaceParam(req), Region: req.URL.Query().Get("region")},
 		})
@@ -196,16 +191,12 @@ func (s *httpServer) clientAllocSignal(_ http.ResponseWriter, req *http.Request)
 // allocation and evaluate its job, placing a replacement. It answers
 // {"EvalID", "Index"}.
 func (s *httpServer) allocStop(w http.ResponseWriter, req *http.Request) (any, error) {
-	stopper, ok := s.backend.(allocStopper)
-	if !ok {
-		return nil, newHTTPError(http.StatusNotImplemented, "this agent's server cannot stop allocations")
-	}
 	noShuffle, err := boolParam(req, "no_shuffle")
 	if err != nil {
 		return nil, err
 	}
 	id := pathParam(req, "id")
-	got, err := s.backend.AllocGet(req.Context(), &structs.AllocSpecificRequest{
+	got, err := rpcapi.AllocGet.Call(req.Context(), s.rpc, &structs.AllocSpecificRequest{
 		AllocID: id, QueryOptions: structs.QueryOptions{Namespace: namespaceParam(req)},
 	})
 	if err != nil {
@@ -214,7 +205,7 @@ func (s *httpServer) allocStop(w http.ResponseWriter, req *http.Request) (any, e
 	if got.Alloc == nil {
 		return nil, structs.NotFound("allocation", id)
 	}
-	resp, err := stopper.AllocStop(req.Context(), &structs.AllocStopRequest{AllocID: got.Alloc.ID, NoShuffle: noShuffle})
+	resp, err := rpcapi.AllocStop.Call(req.Context(), s.rpc, &structs.AllocStopRequest{AllocID: got.Alloc.ID, NoShuffle: noShuffle})
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -28,6 +29,14 @@ type opsBackend struct {
 	allocs []*structs.Allocation
 	mu     sync.Mutex // guards the field below
 	stops  []string
+}
+
+// handlers binds the server's methods to the fake.
+func (b *opsBackend) handlers() *rpcapi.Handlers {
+	h := b.fakeBackend.handlers()
+	rpcapi.Handle(h, rpcapi.AllocGet, b.AllocGet)
+	rpcapi.Handle(h, rpcapi.AllocStop, b.AllocStop)
+	return h
 }
 
 func (b *opsBackend) AllocGet(_ context.Context, r *structs.AllocSpecificRequest) (*structs.SingleAllocResponse, error) {
@@ -139,7 +148,7 @@ func newOpsServer(t *testing.T, nc *fakeNodeClient, withClient bool) (*httptest.
 	if withClient {
 		info = clientInfo{nc: nc}
 	}
-	hs := newHTTPServer(nil, b, info, fakeParse, slog.New(slog.DiscardHandler))
+	hs := newHTTPServer(nil, b.handlers(), info, fakeParse, slog.New(slog.DiscardHandler))
 	ts := httptest.NewServer(hs.handler())
 	t.Cleanup(ts.Close)
 	return ts, b, nc.dirs["local-1"]

@@ -43,7 +43,7 @@ func (deviceStatsNodeClient) HostDeviceStats() []*device.DeviceGroupStats {
 func TestClientStats(t *testing.T) {
 	nc := deviceStatsNodeClient{&fakeNodeClient{dirs: map[string]string{}}}
 	b := &opsBackend{fakeBackend: &fakeBackend{}, allocs: []*structs.Allocation{testAlloc("local-2", testNodeID, "a", "b")}}
-	hs := newHTTPServer(nil, b, clientInfo{nc: nc}, fakeParse, slog.New(slog.DiscardHandler))
+	hs := newHTTPServer(nil, b.handlers(), clientInfo{nc: nc}, fakeParse, slog.New(slog.DiscardHandler))
 	ts := httptest.NewServer(hs.handler())
 	t.Cleanup(ts.Close)
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/drover-io/drover/api"
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -24,7 +25,25 @@ type fakeBackend struct {
 	err       error
 }
 
-var _ Backend = (*fakeBackend)(nil)
+// handlers binds the server's methods to the fake (the update methods are
+// in http_updates_test.go).
+func (f *fakeBackend) handlers() *rpcapi.Handlers {
+	h := rpcapi.NewHandlers()
+	rpcapi.Handle(h, rpcapi.JobRegister, f.JobRegister)
+	rpcapi.Handle(h, rpcapi.JobDeregister, f.JobDeregister)
+	rpcapi.Handle(h, rpcapi.JobGet, f.JobGet)
+	rpcapi.Handle(h, rpcapi.JobList, f.JobList)
+	rpcapi.Handle(h, rpcapi.JobAllocations, f.JobAllocations)
+	rpcapi.Handle(h, rpcapi.JobEvaluations, f.JobEvaluations)
+	rpcapi.Handle(h, rpcapi.AllocList, f.AllocList)
+	rpcapi.Handle(h, rpcapi.AllocGet, f.AllocGet)
+	rpcapi.Handle(h, rpcapi.EvalList, f.EvalList)
+	rpcapi.Handle(h, rpcapi.EvalGet, f.EvalGet)
+	rpcapi.Handle(h, rpcapi.NodeList, f.NodeList)
+	rpcapi.Handle(h, rpcapi.NodeGet, f.NodeGet)
+	f.handleUpdates(h)
+	return h
+}
 
 func (f *fakeBackend) record(q structs.QueryOptions) error {
 	f.mu.Lock()
@@ -134,7 +153,7 @@ func fakeParse(r *api.JobsParseRequest) (*api.Job, error) {
 func newFakeServer(t *testing.T, b *fakeBackend) *httptest.Server {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	hs := newHTTPServer(nil, b, fakeInfo{}, fakeParse, logger)
+	hs := newHTTPServer(nil, b.handlers(), fakeInfo{}, fakeParse, logger)
 	ts := httptest.NewServer(hs.handler())
 	t.Cleanup(ts.Close)
 	return ts

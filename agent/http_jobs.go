@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/drover-io/drover/api"
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -16,7 +17,7 @@ func (s *httpServer) jobList(w http.ResponseWriter, req *http.Request) (any, err
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.backend.JobList(req.Context(), &structs.JobListRequest{QueryOptions: opts})
+	resp, err := rpcapi.JobList.Call(req.Context(), s.rpc, &structs.JobListRequest{QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +59,7 @@ func (s *httpServer) jobRegister(w http.ResponseWriter, req *http.Request) (any,
 	if err := job.Validate(); err != nil {
 		return nil, err
 	}
-	resp, err := s.backend.JobRegister(req.Context(), &structs.JobRegisterRequest{
+	resp, err := rpcapi.JobRegister.Call(req.Context(), s.rpc, &structs.JobRegisterRequest{
 		Job:            job,
 		EnforceIndex:   body.EnforceIndex,
 		JobModifyIndex: body.JobModifyIndex,
@@ -96,7 +97,7 @@ func (s *httpServer) jobGet(w http.ResponseWriter, req *http.Request) (any, erro
 		return nil, err
 	}
 	id := pathParam(req, "id")
-	resp, err := s.backend.JobGet(req.Context(), &structs.JobSpecificRequest{JobID: id, QueryOptions: opts})
+	resp, err := rpcapi.JobGet.Call(req.Context(), s.rpc, &structs.JobSpecificRequest{JobID: id, QueryOptions: opts})
 	if err != nil && structs.KindOf(err) != structs.KindNotFound {
 		return nil, err
 	}
@@ -106,7 +107,7 @@ func (s *httpServer) jobGet(w http.ResponseWriter, req *http.Request) (any, erro
 			return nil, err
 		}
 		opts.MinQueryIndex, opts.MaxQueryTime = 0, 0
-		resp, err = s.backend.JobGet(req.Context(), &structs.JobSpecificRequest{JobID: full, QueryOptions: opts})
+		resp, err = rpcapi.JobGet.Call(req.Context(), s.rpc, &structs.JobSpecificRequest{JobID: full, QueryOptions: opts})
 		if err != nil {
 			return nil, err
 		}
@@ -123,7 +124,7 @@ func (s *httpServer) jobGet(w http.ResponseWriter, req *http.Request) (any, erro
 func (s *httpServer) resolveJobPrefix(req *http.Request, opts structs.QueryOptions, prefix string) (string, error) {
 	opts.Prefix = prefix
 	opts.MinQueryIndex, opts.MaxQueryTime = 0, 0
-	list, err := s.backend.JobList(req.Context(), &structs.JobListRequest{QueryOptions: opts})
+	list, err := rpcapi.JobList.Call(req.Context(), s.rpc, &structs.JobListRequest{QueryOptions: opts})
 	if err != nil {
 		return "", err
 	}
@@ -147,7 +148,7 @@ func (s *httpServer) jobDeregister(w http.ResponseWriter, req *http.Request) (an
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.backend.JobDeregister(req.Context(), &structs.JobDeregisterRequest{
+	resp, err := rpcapi.JobDeregister.Call(req.Context(), s.rpc, &structs.JobDeregisterRequest{
 		Namespace: namespaceParam(req),
 		JobID:     pathParam(req, "id"),
 		Purge:     purge,
@@ -173,7 +174,7 @@ func (s *httpServer) jobAllocations(w http.ResponseWriter, req *http.Request) (a
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.backend.JobAllocations(req.Context(), &structs.JobSpecificRequest{JobID: pathParam(req, "id"), All: all, QueryOptions: opts})
+	resp, err := rpcapi.JobAllocations.Call(req.Context(), s.rpc, &structs.JobSpecificRequest{JobID: pathParam(req, "id"), All: all, QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +188,7 @@ func (s *httpServer) jobEvaluations(w http.ResponseWriter, req *http.Request) (a
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.backend.JobEvaluations(req.Context(), &structs.JobSpecificRequest{JobID: pathParam(req, "id"), QueryOptions: opts})
+	resp, err := rpcapi.JobEvaluations.Call(req.Context(), s.rpc, &structs.JobSpecificRequest{JobID: pathParam(req, "id"), QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +205,7 @@ func (s *httpServer) jobSummary(w http.ResponseWriter, req *http.Request) (any, 
 	}
 	id := pathParam(req, "id")
 	opts.Prefix = id
-	list, err := s.backend.JobList(req.Context(), &structs.JobListRequest{QueryOptions: opts})
+	list, err := rpcapi.JobList.Call(req.Context(), s.rpc, &structs.JobListRequest{QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +223,7 @@ func (s *httpServer) jobSummary(w http.ResponseWriter, req *http.Request) (any, 
 	if stub.JobSummary != nil {
 		return stub.JobSummary, nil
 	}
-	allocs, err := s.backend.JobAllocations(req.Context(), &structs.JobSpecificRequest{
+	allocs, err := rpcapi.JobAllocations.Call(req.Context(), s.rpc, &structs.JobSpecificRequest{
 		JobID: id, All: true, QueryOptions: structs.QueryOptions{Namespace: stub.Namespace},
 	})
 	if err != nil {
@@ -286,7 +287,7 @@ func (s *httpServer) jobExact(w http.ResponseWriter, req *http.Request) (*struct
 		return nil, err
 	}
 	id := pathParam(req, "id")
-	resp, err := s.backend.JobGet(req.Context(), &structs.JobSpecificRequest{JobID: id, QueryOptions: opts})
+	resp, err := rpcapi.JobGet.Call(req.Context(), s.rpc, &structs.JobSpecificRequest{JobID: id, QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}

@@ -1,30 +1,14 @@
 package agent
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/drover-io/drover/api"
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
-
-// updateBackend is what the endpoints of job versions, plans, deployments
-// and the scheduler configuration need from a server (*server.Server). It
-// is asserted from the Backend, so that backends without it (fakes) need
-// not implement it; they answer 501.
-type updateBackend interface {
-	JobVersions(context.Context, *structs.JobVersionsRequest) (*structs.JobVersionsResponse, error)
-	JobRevert(context.Context, *structs.JobRevertRequest) (*structs.JobRegisterResponse, error)
-	JobPlan(context.Context, *structs.JobPlanRequest) (*structs.JobPlanResponse, error)
-	DeploymentList(context.Context, *structs.DeploymentListRequest) (*structs.DeploymentListResponse, error)
-	DeploymentGet(context.Context, *structs.DeploymentSpecificRequest) (*structs.SingleDeploymentResponse, error)
-	DeploymentFail(context.Context, *structs.DeploymentFailRequest) (*structs.DeploymentUpdateResponse, error)
-	DeploymentPause(context.Context, *structs.DeploymentPauseRequest) (*structs.DeploymentUpdateResponse, error)
-	SchedulerGetConfig(context.Context, *structs.SchedulerConfigRequest) (*structs.SchedulerConfigResponse, error)
-	SchedulerSetConfig(context.Context, *structs.SchedulerSetConfigRequest) (*structs.SchedulerSetConfigResponse, error)
-}
 
 // registerUpdateRoutes adds the endpoints of job versions, plans,
 // deployments and the scheduler configuration (the job versions and
@@ -42,21 +26,9 @@ func (s *httpServer) registerUpdateRoutes(rt *router) {
 	write("/v1/operator/scheduler/configuration", s.schedulerSetConfig)
 }
 
-func (s *httpServer) updates() (updateBackend, error) {
-	b, ok := s.backend.(updateBackend)
-	if !ok {
-		return nil, newHTTPError(http.StatusNotImplemented, "this agent's server does not support job versions, plans, deployments or scheduler configuration")
-	}
-	return b, nil
-}
-
 // jobVersions is GET /v1/job/:id/versions[?diffs=true]:
 // {"Versions": [...newest first], "Diffs": [...]}.
 func (s *httpServer) jobVersions(w http.ResponseWriter, req *http.Request) (any, error) {
-	b, err := s.updates()
-	if err != nil {
-		return nil, err
-	}
 	opts, err := queryOptions(req)
 	if err != nil {
 		return nil, err
@@ -65,7 +37,7 @@ func (s *httpServer) jobVersions(w http.ResponseWriter, req *http.Request) (any,
 	if err != nil {
 		return nil, err
 	}
-	resp, err := b.JobVersions(req.Context(), &structs.JobVersionsRequest{JobID: pathParam(req, "id"), Diffs: diffs, QueryOptions: opts})
+	resp, err := rpcapi.JobVersions.Call(req.Context(), s.rpc, &structs.JobVersionsRequest{JobID: pathParam(req, "id"), Diffs: diffs, QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -83,10 +55,6 @@ type jobVersionsResponse struct {
 // jobDeployment is GET /v1/job/:id/deployment: the job's latest
 // deployment, null when it never had one.
 func (s *httpServer) jobDeployment(w http.ResponseWriter, req *http.Request) (any, error) {
-	b, err := s.updates()
-	if err != nil {
-		return nil, err
-	}
 	if _, err := s.jobExact(w, req); err != nil {
 		return nil, err
 	}
@@ -94,7 +62,7 @@ func (s *httpServer) jobDeployment(w http.ResponseWriter, req *http.Request) (an
 	if err != nil {
 		return nil, err
 	}
-	resp, err := b.DeploymentGet(req.Context(), &structs.DeploymentSpecificRequest{JobID: pathParam(req, "id"), QueryOptions: opts})
+	resp, err := rpcapi.DeploymentGet.Call(req.Context(), s.rpc, &structs.DeploymentSpecificRequest{JobID: pathParam(req, "id"), QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -104,10 +72,6 @@ func (s *httpServer) jobDeployment(w http.ResponseWriter, req *http.Request) (an
 
 // jobDeployments is GET /v1/job/:id/deployments: newest first.
 func (s *httpServer) jobDeployments(w http.ResponseWriter, req *http.Request) (any, error) {
-	b, err := s.updates()
-	if err != nil {
-		return nil, err
-	}
 	if _, err := s.jobExact(w, req); err != nil {
 		return nil, err
 	}
@@ -115,7 +79,7 @@ func (s *httpServer) jobDeployments(w http.ResponseWriter, req *http.Request) (a
 	if err != nil {
 		return nil, err
 	}
-	resp, err := b.DeploymentList(req.Context(), &structs.DeploymentListRequest{JobID: pathParam(req, "id"), QueryOptions: opts})
+	resp, err := rpcapi.DeploymentList.Call(req.Context(), s.rpc, &structs.DeploymentListRequest{JobID: pathParam(req, "id"), QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -125,15 +89,11 @@ func (s *httpServer) jobDeployments(w http.ResponseWriter, req *http.Request) (a
 
 // deploymentList is GET /v1/deployments[?prefix=]: newest first.
 func (s *httpServer) deploymentList(w http.ResponseWriter, req *http.Request) (any, error) {
-	b, err := s.updates()
-	if err != nil {
-		return nil, err
-	}
 	opts, err := queryOptions(req)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := b.DeploymentList(req.Context(), &structs.DeploymentListRequest{QueryOptions: opts})
+	resp, err := rpcapi.DeploymentList.Call(req.Context(), s.rpc, &structs.DeploymentListRequest{QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -143,15 +103,11 @@ func (s *httpServer) deploymentList(w http.ResponseWriter, req *http.Request) (a
 
 // deploymentGet is GET /v1/deployment/:id (ID or unique prefix).
 func (s *httpServer) deploymentGet(w http.ResponseWriter, req *http.Request) (any, error) {
-	b, err := s.updates()
-	if err != nil {
-		return nil, err
-	}
 	opts, err := queryOptions(req)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := b.DeploymentGet(req.Context(), &structs.DeploymentSpecificRequest{DeploymentID: pathParam(req, "id"), QueryOptions: opts})
+	resp, err := rpcapi.DeploymentGet.Call(req.Context(), s.rpc, &structs.DeploymentSpecificRequest{DeploymentID: pathParam(req, "id"), QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -162,10 +118,6 @@ func (s *httpServer) deploymentGet(w http.ResponseWriter, req *http.Request) (an
 // deploymentFail is PUT|POST /v1/deployment/fail/:id: the body (optional)
 // is {"DeploymentID"}; the answer a DeploymentUpdateResponse.
 func (s *httpServer) deploymentFail(w http.ResponseWriter, req *http.Request) (any, error) {
-	b, err := s.updates()
-	if err != nil {
-		return nil, err
-	}
 	var body struct{ DeploymentID string }
 	if req.ContentLength != 0 {
 		if err := decodeBody(req, &body); err != nil {
@@ -176,7 +128,7 @@ func (s *httpServer) deploymentFail(w http.ResponseWriter, req *http.Request) (a
 	if err != nil {
 		return nil, err
 	}
-	resp, err := b.DeploymentFail(req.Context(), &structs.DeploymentFailRequest{DeploymentID: id, Namespace: namespaceParam(req)})
+	resp, err := rpcapi.DeploymentFail.Call(req.Context(), s.rpc, &structs.DeploymentFailRequest{DeploymentID: id, Namespace: namespaceParam(req)})
 	if err != nil {
 		return nil, err
 	}
@@ -188,10 +140,6 @@ func (s *httpServer) deploymentFail(w http.ResponseWriter, req *http.Request) (a
 // {"DeploymentID", "Pause": true|false}; the answer a
 // DeploymentUpdateResponse.
 func (s *httpServer) deploymentPause(w http.ResponseWriter, req *http.Request) (any, error) {
-	b, err := s.updates()
-	if err != nil {
-		return nil, err
-	}
 	var body struct {
 		DeploymentID string
 		Pause        bool
@@ -203,7 +151,7 @@ func (s *httpServer) deploymentPause(w http.ResponseWriter, req *http.Request) (
 	if err != nil {
 		return nil, err
 	}
-	resp, err := b.DeploymentPause(req.Context(), &structs.DeploymentPauseRequest{DeploymentID: id, Pause: body.Pause, Namespace: namespaceParam(req)})
+	resp, err := rpcapi.DeploymentPause.Call(req.Context(), s.rpc, &structs.DeploymentPauseRequest{DeploymentID: id, Pause: body.Pause, Namespace: namespaceParam(req)})
 	if err != nil {
 		return nil, err
 	}
@@ -224,10 +172,6 @@ func deploymentIDOf(req *http.Request, inBody string) (string, error) {
 // jobPlan is PUT|POST /v1/job/:id/plan: the body is {"Job": {...},
 // "Diff": true}; the answer a JobPlanResponse. Nothing is committed.
 func (s *httpServer) jobPlan(w http.ResponseWriter, req *http.Request) (any, error) {
-	b, err := s.updates()
-	if err != nil {
-		return nil, err
-	}
 	var body api.JobPlanRequest
 	if err := decodeBody(req, &body); err != nil {
 		return nil, err
@@ -236,7 +180,7 @@ func (s *httpServer) jobPlan(w http.ResponseWriter, req *http.Request) (any, err
 	if err != nil {
 		return nil, err
 	}
-	resp, err := b.JobPlan(req.Context(), &structs.JobPlanRequest{Job: job, Diff: body.Diff})
+	resp, err := rpcapi.JobPlan.Call(req.Context(), s.rpc, &structs.JobPlanRequest{Job: job, Diff: body.Diff})
 	if err != nil {
 		return nil, err
 	}
@@ -303,10 +247,6 @@ func (s *httpServer) submittedJob(req *http.Request, in *api.Job, namespace, reg
 // jobRevert is PUT|POST /v1/job/:id/revert: the body is {"JobID",
 // "JobVersion", "EnforcePriorVersion"}; the answer a JobRegisterResponse.
 func (s *httpServer) jobRevert(w http.ResponseWriter, req *http.Request) (any, error) {
-	b, err := s.updates()
-	if err != nil {
-		return nil, err
-	}
 	var body api.JobRevertRequest
 	if err := decodeBody(req, &body); err != nil {
 		return nil, err
@@ -319,7 +259,7 @@ func (s *httpServer) jobRevert(w http.ResponseWriter, req *http.Request) (any, e
 	if req.URL.Query().Get("namespace") == "" && body.Namespace != "" {
 		ns = body.Namespace
 	}
-	resp, err := b.JobRevert(req.Context(), &structs.JobRevertRequest{
+	resp, err := rpcapi.JobRevert.Call(req.Context(), s.rpc, &structs.JobRevertRequest{
 		Namespace: ns, JobID: id, JobVersion: body.JobVersion, EnforcePriorVersion: body.EnforcePriorVersion,
 	})
 	if err != nil {
@@ -334,15 +274,11 @@ func (s *httpServer) jobRevert(w http.ResponseWriter, req *http.Request) (any, e
 // schedulerGetConfig is GET /v1/operator/scheduler/configuration:
 // {"SchedulerConfig": {...}, "Index": N, ...}.
 func (s *httpServer) schedulerGetConfig(w http.ResponseWriter, req *http.Request) (any, error) {
-	b, err := s.updates()
-	if err != nil {
-		return nil, err
-	}
 	opts, err := queryOptions(req)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := b.SchedulerGetConfig(req.Context(), &structs.SchedulerConfigRequest{QueryOptions: opts})
+	resp, err := rpcapi.SchedulerGetConfig.Call(req.Context(), s.rpc, &structs.SchedulerConfigRequest{QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -368,10 +304,6 @@ type schedulerConfigResponse struct {
 // {"Updated": bool, "Index": N}. With cas, the write happens only if N is
 // the current configuration's ModifyIndex.
 func (s *httpServer) schedulerSetConfig(w http.ResponseWriter, req *http.Request) (any, error) {
-	b, err := s.updates()
-	if err != nil {
-		return nil, err
-	}
 	var body api.SchedulerConfiguration
 	if err := decodeBody(req, &body); err != nil {
 		return nil, err
@@ -396,7 +328,7 @@ func (s *httpServer) schedulerSetConfig(w http.ResponseWriter, req *http.Request
 		}
 		r.CAS, r.Config.ModifyIndex = true, idx
 	}
-	resp, err := b.SchedulerSetConfig(req.Context(), r)
+	resp, err := rpcapi.SchedulerSetConfig.Call(req.Context(), s.rpc, r)
 	if err != nil {
 		return nil, err
 	}

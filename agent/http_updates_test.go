@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -14,7 +15,18 @@ import (
 // there are no deployments, plans echo the job, and the scheduler
 // configuration is the default until set.
 
-var _ updateBackend = (*fakeBackend)(nil)
+// handleUpdates binds the update methods to the fake.
+func (f *fakeBackend) handleUpdates(h *rpcapi.Handlers) {
+	rpcapi.Handle(h, rpcapi.JobVersions, f.JobVersions)
+	rpcapi.Handle(h, rpcapi.JobRevert, f.JobRevert)
+	rpcapi.Handle(h, rpcapi.JobPlan, f.JobPlan)
+	rpcapi.Handle(h, rpcapi.DeploymentList, f.DeploymentList)
+	rpcapi.Handle(h, rpcapi.DeploymentGet, f.DeploymentGet)
+	rpcapi.Handle(h, rpcapi.DeploymentFail, f.DeploymentFail)
+	rpcapi.Handle(h, rpcapi.DeploymentPause, f.DeploymentPause)
+	rpcapi.Handle(h, rpcapi.SchedulerGetConfig, f.SchedulerGetConfig)
+	rpcapi.Handle(h, rpcapi.SchedulerSetConfig, f.SchedulerSetConfig)
+}
 
 func (f *fakeBackend) JobVersions(_ context.Context, r *structs.JobVersionsRequest) (*structs.JobVersionsResponse, error) {
 	if err := f.record(r.QueryOptions); err != nil {

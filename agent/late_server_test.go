@@ -6,18 +6,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
 
-// fakeLink answers every call of a serverLink.
-type fakeLink struct{ serverLink }
-
-func (fakeLink) NodeRegister(context.Context, *structs.NodeRegisterRequest) (*structs.NodeUpdateResponse, error) {
-	return &structs.NodeUpdateResponse{HeartbeatTTL: time.Second}, nil
-}
-
-func (fakeLink) NodeGet(context.Context, *structs.NodeSpecificRequest) (*structs.SingleNodeResponse, error) {
-	return &structs.SingleNodeResponse{Node: &structs.Node{ID: "n1"}}, nil
+// fakeLink answers NodeRegister and NodeGet.
+func fakeLink() rpcapi.Conn {
+	h := rpcapi.NewHandlers()
+	rpcapi.Handle(h, rpcapi.NodeRegister, func(context.Context, *structs.NodeRegisterRequest) (*structs.NodeUpdateResponse, error) {
+		return &structs.NodeUpdateResponse{HeartbeatTTL: time.Second}, nil
+	})
+	rpcapi.Handle(h, rpcapi.NodeGet, func(context.Context, *structs.NodeSpecificRequest) (*structs.SingleNodeResponse, error) {
+		return &structs.SingleNodeResponse{Node: &structs.Node{ID: "n1"}}, nil
+	})
+	return h
 }
 
 func TestLateServer(t *testing.T) {
@@ -27,9 +29,9 @@ func TestLateServer(t *testing.T) {
 		cancel  bool
 		wantErr bool
 	}{
-		{name: "calls wait for the server", set: func(l *lateServer) { l.set(fakeLink{}, nil) }},
+		{name: "calls wait for the server", set: func(l *lateServer) { l.set(fakeLink(), nil) }},
 		{name: "the server's error", set: func(l *lateServer) { l.set(nil, errors.New("no leader")) }, wantErr: true},
-		{name: "first set wins", set: func(l *lateServer) { l.set(fakeLink{}, nil); l.set(nil, errors.New("late")) }},
+		{name: "first set wins", set: func(l *lateServer) { l.set(fakeLink(), nil); l.set(nil, errors.New("late")) }},
 		{name: "the caller's context ends", cancel: true, wantErr: true},
 	}
 	for _, tt := range tests {
@@ -39,11 +41,11 @@ func TestLateServer(t *testing.T) {
 			defer cancel()
 			done := make(chan error, 2)
 			go func() {
-				_, err := l.NodeRegister(ctx, &structs.NodeRegisterRequest{})
+				_, err := rpcapi.NodeRegister.Call(ctx, l, &structs.NodeRegisterRequest{})
 				done <- err
 			}()
 			go func() {
-				_, err := l.NodeGet(ctx, &structs.NodeSpecificRequest{})
+				_, err := rpcapi.NodeGet.Call(ctx, l, &structs.NodeSpecificRequest{})
 				done <- err
 			}()
 			select {

@@ -12,11 +12,12 @@ import (
 	"github.com/drover-io/drover/client"
 	"github.com/drover-io/drover/drivers/mock"
 	"github.com/drover-io/drover/plugins/drivers"
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/server"
 	"github.com/drover-io/drover/structs"
 )
 
-var _ client.NodeLookup = (*server.Server)(nil)
+var _ rpcapi.Conn = (*server.Server)(nil)
 
 // TestStickyMigrateBetweenTwoClients runs one in-process server and two
 // clients, each with its agent's snapshot endpoint on its own HTTP

@@ -15,6 +15,7 @@ import (
 
 	"github.com/drover-io/drover/client/rpcclient"
 	"github.com/drover-io/drover/client/state"
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -270,16 +271,16 @@ func TestRPCOverTheWire(t *testing.T) {
 	defer rc.Close()
 	ctx := context.Background()
 
-	_, err = rc.NodeUpdateStatus(ctx, &structs.NodeUpdateStatusRequest{NodeID: "nope", SecretID: "x", Status: structs.NodeStatusReady})
+	_, err = rpcapi.NodeUpdateStatus.Call(ctx, rc, &structs.NodeUpdateStatusRequest{NodeID: "nope", SecretID: "x", Status: structs.NodeStatusReady})
 	if structs.KindOf(err) != structs.KindNotFound {
 		t.Fatalf("heartbeat of an unknown node: %v (kind %v), want not found", err, structs.KindOf(err))
 	}
-	if _, err := rc.NodeRegister(ctx, &structs.NodeRegisterRequest{}); structs.KindOf(err) != structs.KindInvalid {
+	if _, err := rpcapi.NodeRegister.Call(ctx, rc, &structs.NodeRegisterRequest{}); structs.KindOf(err) != structs.KindInvalid {
 		t.Fatalf("register without a node: %v, want invalid", err)
 	}
 
 	node := &structs.Node{ID: structs.GenerateUUID(), SecretID: structs.GenerateUUID(), Name: "wire", Status: structs.NodeStatusReady}
-	reg, err := rc.NodeRegister(ctx, &structs.NodeRegisterRequest{Node: node})
+	reg, err := rpcapi.NodeRegister.Call(ctx, rc, &structs.NodeRegisterRequest{Node: node})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,10 +288,10 @@ func TestRPCOverTheWire(t *testing.T) {
 		t.Fatalf("register response = %+v", reg)
 	}
 	// The secret crossed the wire: the right one authenticates, another does not.
-	if _, err := rc.NodeUpdateStatus(ctx, &structs.NodeUpdateStatusRequest{NodeID: node.ID, SecretID: node.SecretID}); err != nil {
+	if _, err := rpcapi.NodeUpdateStatus.Call(ctx, rc, &structs.NodeUpdateStatusRequest{NodeID: node.ID, SecretID: node.SecretID}); err != nil {
 		t.Fatalf("heartbeat with the node's secret: %v", err)
 	}
-	if _, err := rc.NodeUpdateStatus(ctx, &structs.NodeUpdateStatusRequest{NodeID: node.ID, SecretID: "wrong"}); err == nil {
+	if _, err := rpcapi.NodeUpdateStatus.Call(ctx, rc, &structs.NodeUpdateStatusRequest{NodeID: node.ID, SecretID: "wrong"}); err == nil {
 		t.Fatal("heartbeat with a wrong secret succeeded")
 	}
 
@@ -298,7 +299,7 @@ func TestRPCOverTheWire(t *testing.T) {
 	bctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = rc.NodeGetClientAllocs(bctx, &structs.NodeSpecificRequest{NodeID: node.ID, SecretID: node.SecretID,
+	_, err = rpcapi.NodeGetClientAllocs.Call(bctx, rc, &structs.NodeSpecificRequest{NodeID: node.ID, SecretID: node.SecretID,
 		QueryOptions: structs.QueryOptions{MinQueryIndex: reg.Index + 1000, MaxQueryTime: time.Minute}})
 	if err == nil {
 		t.Fatal("blocking query returned without error after its context ended")

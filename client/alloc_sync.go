@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -62,7 +63,7 @@ func (c *Client) flushUpdates(ctx context.Context) {
 		})
 	}
 	slices.SortFunc(list, func(a, b *structs.Allocation) int { return strings.Compare(a.ID, b.ID) })
-	_, err := c.rpc.NodeUpdateAlloc(ctx, &structs.AllocUpdateRequest{NodeID: c.NodeID(), SecretID: c.secretID(), Alloc: list})
+	_, err := rpcapi.NodeUpdateAlloc.Call(ctx, c.rpc, &structs.AllocUpdateRequest{NodeID: c.NodeID(), SecretID: c.secretID(), Alloc: list})
 	if err == nil {
 		return
 	}

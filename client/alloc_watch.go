@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/drover-io/drover/client/allocrunner"
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -61,7 +62,7 @@ func (c *Client) watchAllocations() {
 			case <-timer.C:
 			}
 		}
-		resp, err := c.rpc.NodeGetClientAllocs(c.ctx, &structs.NodeSpecificRequest{
+		resp, err := rpcapi.NodeGetClientAllocs.Call(c.ctx, c.rpc, &structs.NodeSpecificRequest{
 			NodeID:   c.NodeID(),
 			SecretID: c.secretID(),
 			QueryOptions: structs.QueryOptions{
@@ -83,7 +84,7 @@ func (c *Client) watchAllocations() {
 		pull := append(slices.Clone(diff.added), diff.updated...)
 		var fetched []*structs.Allocation
 		if len(pull) > 0 {
-			got, err := c.rpc.AllocGetAllocs(c.ctx, &structs.AllocsGetRequest{
+			got, err := rpcapi.AllocGetAllocs.Call(c.ctx, c.rpc, &structs.AllocsGetRequest{
 				AllocIDs:     pull,
 				QueryOptions: structs.QueryOptions{Region: c.region, MinQueryIndex: resp.Index - 1},
 			})

@@ -7,19 +7,13 @@ import (
 
 	"github.com/drover-io/drover/client/allocrunner"
 	"github.com/drover-io/drover/client/allocwatcher"
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
 
 // remoteAllocWait bounds one blocking query of a remote watcher: below the
 // network RPC client's per-call timeout, so a long wait is not an error.
 const remoteAllocWait = 10 * time.Second
-
-// NodeLookup reads a node from the servers; the Client uses it to find the
-// HTTP address of the node a previous allocation ran on, to migrate its
-// data. *server.Server implements it.
-type NodeLookup interface {
-	NodeGet(ctx context.Context, req *structs.NodeSpecificRequest) (*structs.SingleNodeResponse, error)
-}
 
 // watchers returns the watchers of alloc's previous and preempted
 // allocations. c.allocs must be locked by the caller (or not yet shared).
@@ -52,7 +46,7 @@ type serverLookup struct{ c *Client }
 
 // AllocByID is a blocking query for one allocation.
 func (s serverLookup) AllocByID(ctx context.Context, allocID string, minIndex uint64) (*structs.Allocation, uint64, error) {
-	resp, err := s.c.rpc.AllocGetAllocs(ctx, &structs.AllocsGetRequest{
+	resp, err := rpcapi.AllocGetAllocs.Call(ctx, s.c.rpc, &structs.AllocsGetRequest{
 		AllocIDs:     []string{allocID},
 		QueryOptions: structs.QueryOptions{Region: s.c.region, MinQueryIndex: minIndex, MaxQueryTime: min(s.c.watchWait, remoteAllocWait)},
 	})
@@ -69,10 +63,7 @@ func (s serverLookup) AllocByID(ctx context.Context, allocID string, minIndex ui
 
 // NodeHTTPAddr returns a node's HTTP address.
 func (s serverLookup) NodeHTTPAddr(ctx context.Context, nodeID string) (string, error) {
-	if s.c.nodes == nil {
-		return "", structs.NewError(structs.KindUnavailable, "the client has no way to look up nodes on the servers")
-	}
-	resp, err := s.c.nodes.NodeGet(ctx, &structs.NodeSpecificRequest{NodeID: nodeID, QueryOptions: structs.QueryOptions{Region: s.c.region}})
+	resp, err := rpcapi.NodeGet.Call(ctx, s.c.rpc, &structs.NodeSpecificRequest{NodeID: nodeID, QueryOptions: structs.QueryOptions{Region: s.c.region}})
 	if err != nil {
 		return "", fmt.Errorf("look up node %s: %w", nodeID, err)
 	}

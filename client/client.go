@@ -16,6 +16,7 @@ import (
 	"github.com/drover-io/drover/client/drivermanager"
 	"github.com/drover-io/drover/client/state"
 	"github.com/drover-io/drover/client/stats"
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -31,8 +32,7 @@ const (
 // Client is the node agent. Create it with New, then Start; Shutdown stops it.
 type Client struct {
 	logger  *slog.Logger
-	rpc     RPC
-	nodes   NodeLookup // nil: no cross-node data migration
+	rpc     rpcapi.Conn
 	drivers *drivermanager.Manager
 	devices *devicemanager.Manager // nil: no device plugins
 	stateDB state.StateDB
@@ -134,10 +134,6 @@ func New(cfg *Config) (*Client, error) {
 		known:          make(map[string]uint64),
 		pending:        make(map[string]*structs.Allocation),
 		gc:             newGCState(cfg.GC),
-		nodes:          cfg.NodeLookup,
-	}
-	if c.nodes == nil {
-		c.nodes, _ = cfg.RPC.(NodeLookup)
 	}
 	node, err := c.buildNode(cfg)
 	if err != nil {

@@ -1,13 +1,13 @@
 package client
 
 import (
-	"context"
 	"log/slog"
 
 	"github.com/drover-io/drover/client/devicemanager"
 	"github.com/drover-io/drover/client/drivermanager"
 	"github.com/drover-io/drover/client/state"
 	"github.com/drover-io/drover/plugins/drivers"
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 	"github.com/drover-io/drover/version"
 )
@@ -16,20 +16,15 @@ import (
 // attribute when Config.Version is empty.
 const Version = version.Version
 
-// RPC is what the client needs from the servers. *server.Server satisfies
-// it in process; a network client satisfies it remotely.
-type RPC interface {
-	NodeRegister(ctx context.Context, req *structs.NodeRegisterRequest) (*structs.NodeUpdateResponse, error)
-	NodeUpdateStatus(ctx context.Context, req *structs.NodeUpdateStatusRequest) (*structs.NodeUpdateResponse, error)
-	NodeGetClientAllocs(ctx context.Context, req *structs.NodeSpecificRequest) (*structs.NodeClientAllocsResponse, error)
-	AllocGetAllocs(ctx context.Context, req *structs.AllocsGetRequest) (*structs.AllocsGetResponse, error)
-	NodeUpdateAlloc(ctx context.Context, req *structs.AllocUpdateRequest) (*structs.GenericResponse, error)
-}
-
 // Config configures a Client.
 type Config struct {
 	Logger *slog.Logger
-	RPC    RPC
+	// RPC calls the servers' methods (rpcapi): *server.Server in process,
+	// rpcclient.Client over the network. The client calls NodeRegister,
+	// NodeUpdateStatus, NodeGetClientAllocs, AllocGetAllocs, NodeUpdateAlloc
+	// and, to migrate a previous allocation's data from another node,
+	// NodeGet.
+	RPC rpcapi.Conn
 	// DriverManager configures the drivers: the built-in catalog, the
 	// plugin configs and plugin_dir. The client sets its Logger, State,
 	// UpdateNode and KillOnShutdown (DevMode). Nil: only Drivers.
@@ -69,8 +64,4 @@ type Config struct {
 	// Fingerprint selects and adjusts the host fingerprint (attributes and
 	// resources).
 	Fingerprint FingerprintConfig
-	// NodeLookup finds the node a previous allocation ran on, to migrate
-	// its data (sticky, migrate ephemeral disks); nil uses RPC when it
-	// implements NodeLookup, and otherwise no data crosses nodes.
-	NodeLookup NodeLookup
 }

@@ -9,7 +9,8 @@
 // fingerprinters by Nomad's names and the network interface.
 //
 // Where it sits in the data flow: the agent (agent/) builds a Config with an
-// RPC (in process, *server.Server; over the network, client/rpcclient) and
+// RPC, an rpcapi.Conn through which it calls the server's declared methods
+// (in process, *server.Server; over the network, client/rpcclient), and
 // the driver manager's config (the built-in driver catalog, plugin configs,
 // plugin_dir), calls New, which starts client/drivermanager, and Start. The
 // driver manager reports each driver's fingerprint through
@@ -33,7 +34,7 @@
 // others (PreemptedAllocations) gets watchers from client/allocwatcher
 // (alloc_watchers.go): local ones over the runners this client holds,
 // remote ones over the servers (AllocGetAllocs as a blocking query, and
-// NodeLookup for the previous node's HTTP address, from which
+// NodeGet for the previous node's HTTP address, from which
 // SnapshotAlloc's tar.gz of the data is fetched when the disk is sticky
 // and migrate). Deployment health (DeploymentStatus) travels with the
 // batched updates.

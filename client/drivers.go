@@ -10,6 +10,7 @@ import (
 
 	"github.com/drover-io/drover/client/drivermanager"
 	"github.com/drover-io/drover/plugins/drivers"
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -133,7 +134,7 @@ func (c *Client) nodeUpdateLoop() {
 		for attempt := 1; ; attempt++ {
 			node := c.Node()
 			node.Status = structs.NodeStatusReady
-			_, err := c.rpc.NodeRegister(c.ctx, &structs.NodeRegisterRequest{Node: node})
+			_, err := rpcapi.NodeRegister.Call(c.ctx, c.rpc, &structs.NodeRegisterRequest{Node: node})
 			if err == nil || c.ctx.Err() != nil {
 				if err == nil {
 					c.logger.Info("node updated with new driver info")

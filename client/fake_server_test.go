@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -21,18 +22,38 @@ type fakeServer struct {
 	registerErrs int // fail this many registrations first
 	allocs       map[string]*structs.Allocation
 	batches      [][]*structs.Allocation
+
+	conn *rpcapi.Handlers // the methods below, set by newFakeServer
 }
 
-var _ RPC = (*fakeServer)(nil)
+var _ rpcapi.Conn = (*fakeServer)(nil)
+
+// handlers binds the client's methods to the fake.
+func (s *fakeServer) handlers() *rpcapi.Handlers {
+	h := rpcapi.NewHandlers()
+	rpcapi.Handle(h, rpcapi.NodeRegister, s.NodeRegister)
+	rpcapi.Handle(h, rpcapi.NodeUpdateStatus, s.NodeUpdateStatus)
+	rpcapi.Handle(h, rpcapi.NodeGetClientAllocs, s.NodeGetClientAllocs)
+	rpcapi.Handle(h, rpcapi.AllocGetAllocs, s.AllocGetAllocs)
+	rpcapi.Handle(h, rpcapi.NodeUpdateAlloc, s.NodeUpdateAlloc)
+	return h
+}
+
+// Invoke implements rpcapi.Conn.
+func (s *fakeServer) Invoke(ctx context.Context, m *rpcapi.Info, req any) (any, error) {
+	return s.conn.Invoke(ctx, m, req)
+}
 
 func newFakeServer() *fakeServer {
-	return &fakeServer{
+	s := &fakeServer{
 		ttl:     200 * time.Millisecond,
 		index:   1,
 		changed: make(chan struct{}),
 		nodes:   make(map[string]*structs.Node),
 		allocs:  make(map[string]*structs.Allocation),
 	}
+	s.conn = s.handlers()
+	return s
 }
 
 // bump advances the index and wakes blocking queries. s.mu must be held.

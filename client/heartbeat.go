@@ -3,6 +3,7 @@ package client
 import (
 	"time"
 
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -27,7 +28,7 @@ func (c *Client) heartbeatLoop() {
 			return
 		case <-timer.C:
 		}
-		resp, err := c.rpc.NodeUpdateStatus(c.ctx, &structs.NodeUpdateStatusRequest{
+		resp, err := rpcapi.NodeUpdateStatus.Call(c.ctx, c.rpc, &structs.NodeUpdateStatusRequest{
 			NodeID: c.NodeID(), SecretID: c.secretID(), Status: structs.NodeStatusReady,
 		})
 		switch {
@@ -56,7 +57,7 @@ func (c *Client) register() (time.Duration, bool) {
 	for attempt := 0; ; attempt++ {
 		node := c.Node()
 		node.Status = structs.NodeStatusReady
-		resp, err := c.rpc.NodeRegister(c.ctx, &structs.NodeRegisterRequest{Node: node})
+		resp, err := rpcapi.NodeRegister.Call(c.ctx, c.rpc, &structs.NodeRegisterRequest{Node: node})
 		if c.ctx.Err() != nil {
 			return 0, false
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/drover-io/drover/client/state"
 	"github.com/drover-io/drover/drivers/mock"
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -15,6 +16,13 @@ import (
 type unreachableServer struct {
 	*fakeServer
 	registering atomic.Int32
+}
+
+// Invoke implements rpcapi.Conn: the fake's methods with this NodeRegister.
+func (s *unreachableServer) Invoke(ctx context.Context, m *rpcapi.Info, req any) (any, error) {
+	h := s.handlers()
+	rpcapi.Handle(h, rpcapi.NodeRegister, s.NodeRegister)
+	return h.Invoke(ctx, m, req)
 }
 
 func (s *unreachableServer) NodeRegister(ctx context.Context, _ *structs.NodeRegisterRequest) (*structs.NodeUpdateResponse, error) {

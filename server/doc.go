@@ -2,8 +2,11 @@
 // schedules them, and serves clients their allocations.
 //
 // Where it sits in the data flow: the agent's HTTP layer and the node
-// clients call Server methods (JobRegister, NodeRegister,
-// NodeGetClientAllocs, ...). Every state change is encoded as one raft log
+// clients call the server's methods (JobRegister, NodeRegister,
+// NodeGetClientAllocs, ...) through rpcapi, which declares them:
+// rpc_api.go binds each declared method to its implementation (a Server is
+// an rpcapi.Conn in process) and rpcserver.go serves them on the RPC port.
+// Every state change is encoded as one raft log
 // entry (raftApply) and applied by the FSM to the go-memdb state store in
 // server/state. On the leader, evaluations with status pending enter the
 // eval broker; workers dequeue them, run the pure scheduler package on a

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
 
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -20,21 +21,22 @@ type stranger struct {
 	hc   *http.Client
 }
 
-// call POSTs req to method and returns the status code, decoding a 200
-// body into out and a failure into an RPCError.
-func (c *stranger) call(method string, req, out any) (int, RPCError) {
+// call POSTs req to method m and returns the status code, decoding a 200
+// body into out and a failure into an rpcapi.ErrorBody.
+func (c *stranger) call(m *rpcapi.Info, req, out any) (int, rpcapi.ErrorBody) {
 	c.t.Helper()
+	method := m.Name()
 	var buf bytes.Buffer
-	if err := codec.NewEncoder(&buf, NewRPCCodec()).Encode(req); err != nil {
+	if err := codec.NewEncoder(&buf, rpcapi.NewCodec()).Encode(req); err != nil {
 		c.t.Fatal(err)
 	}
-	resp, err := c.hc.Post(c.base+RPCPathPrefix+method, RPCContentType, &buf)
+	resp, err := c.hc.Post(c.base+rpcapi.PathPrefix+method, rpcapi.ContentType, &buf)
 	if err != nil {
 		c.t.Fatalf("%s: %v", method, err)
 	}
 	defer resp.Body.Close()
-	var rerr RPCError
-	dec := codec.NewDecoder(resp.Body, NewRPCCodec())
+	var rerr rpcapi.ErrorBody
+	dec := codec.NewDecoder(resp.Body, rpcapi.NewCodec())
 	if resp.StatusCode == http.StatusOK {
 		if err := dec.Decode(out); err != nil {
 			c.t.Fatalf("%s: decode response: %v", method, err)
@@ -77,7 +79,7 @@ func TestRPCNodeForgeryRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs := NewRPCServer(s, ln, nil)
+	rs := NewRPCServer(s.Handlers(), ln, nil)
 	rs.Start()
 	defer func() {
 		if err := rs.Shutdown(); err != nil {
@@ -90,7 +92,7 @@ func TestRPCNodeForgeryRefused(t *testing.T) {
 
 	// What the port tells anyone: the node, but never its secret.
 	var got structs.SingleNodeResponse
-	if code, e := c.call("NodeGet", &structs.NodeSpecificRequest{NodeID: "n1"}, &got); code != http.StatusOK {
+	if code, e := c.call(rpcapi.NodeGet.Info(), &structs.NodeSpecificRequest{NodeID: "n1"}, &got); code != http.StatusOK {
 		t.Fatalf("NodeGet: %d %+v", code, e)
 	}
 	if got.Node == nil || got.Node.ID != "n1" {
@@ -100,26 +102,26 @@ func TestRPCNodeForgeryRefused(t *testing.T) {
 		t.Fatalf("NodeGet leaked the node's secret %q", got.Node.SecretID)
 	}
 	var list structs.NodeListResponse
-	if code, e := c.call("NodeList", &structs.NodeListRequest{}, &list); code != http.StatusOK || len(list.Nodes) != 1 {
+	if code, e := c.call(rpcapi.NodeList.Info(), &structs.NodeListRequest{}, &list); code != http.StatusOK || len(list.Nodes) != 1 {
 		t.Fatalf("NodeList: %d %+v %+v", code, e, list)
 	}
 
 	for _, secret := range []string{"", "wrong", got.Node.SecretID} {
 		forged := []struct {
-			method string
+			method *rpcapi.Info
 			req    any
 		}{
-			{"NodeUpdateStatus", &structs.NodeUpdateStatusRequest{NodeID: "n1", SecretID: secret, Status: structs.NodeStatusDown}},
-			{"NodeRegister", &structs.NodeRegisterRequest{Node: &structs.Node{ID: "n1", SecretID: secret, Status: structs.NodeStatusDown}}},
-			{"NodeUpdateAlloc", &structs.AllocUpdateRequest{NodeID: "n1", SecretID: secret, Alloc: []*structs.Allocation{
+			{rpcapi.NodeUpdateStatus.Info(), &structs.NodeUpdateStatusRequest{NodeID: "n1", SecretID: secret, Status: structs.NodeStatusDown}},
+			{rpcapi.NodeRegister.Info(), &structs.NodeRegisterRequest{Node: &structs.Node{ID: "n1", SecretID: secret, Status: structs.NodeStatusDown}}},
+			{rpcapi.NodeUpdateAlloc.Info(), &structs.AllocUpdateRequest{NodeID: "n1", SecretID: secret, Alloc: []*structs.Allocation{
 				{ID: allocs[0].ID, ClientStatus: structs.AllocClientStatusFailed}}}},
-			{"NodeGetClientAllocs", &structs.NodeSpecificRequest{NodeID: "n1", SecretID: secret}},
+			{rpcapi.NodeGetClientAllocs.Info(), &structs.NodeSpecificRequest{NodeID: "n1", SecretID: secret}},
 		}
 		for _, f := range forged {
 			var out map[string]any
 			code, e := c.call(f.method, f.req, &out)
 			if code != http.StatusForbidden || e.Kind != structs.KindPermission.String() {
-				t.Errorf("%s with secret %q: status %d %+v, want 403 %q", f.method, secret, code, e, structs.KindPermission)
+				t.Errorf("%s with secret %q: status %d %+v, want 403 %q", f.method.Name(), secret, code, e, structs.KindPermission)
 			}
 		}
 	}

@@ -3,91 +3,54 @@ package server
 import (
 	"context"
 
-	"github.com/drover-io/drover/structs"
+	"github.com/drover-io/drover/rpcapi"
 )
 
-// APIRPCs are the server methods behind the HTTP API (jobs, allocations,
-// evaluations, nodes, deployments, plans, versions, the scheduler
-// configuration). A client-only agent forwards its HTTP API to a server
-// by calling them over the RPC port. *Server implements it; NewRPCHandler
-// serves them when its ClientRPCs also implement APIRPCs.
-type APIRPCs interface {
-	JobRegister(context.Context, *structs.JobRegisterRequest) (*structs.JobRegisterResponse, error)
-	JobDeregister(context.Context, *structs.JobDeregisterRequest) (*structs.JobDeregisterResponse, error)
-	JobGet(context.Context, *structs.JobSpecificRequest) (*structs.SingleJobResponse, error)
-	JobList(context.Context, *structs.JobListRequest) (*structs.JobListResponse, error)
-	JobAllocations(context.Context, *structs.JobSpecificRequest) (*structs.JobAllocationsResponse, error)
-	JobEvaluations(context.Context, *structs.JobSpecificRequest) (*structs.JobEvaluationsResponse, error)
-	JobVersions(context.Context, *structs.JobVersionsRequest) (*structs.JobVersionsResponse, error)
-	JobRevert(context.Context, *structs.JobRevertRequest) (*structs.JobRegisterResponse, error)
-	JobPlan(context.Context, *structs.JobPlanRequest) (*structs.JobPlanResponse, error)
-	AllocList(context.Context, *structs.AllocListRequest) (*structs.AllocListResponse, error)
-	AllocGet(context.Context, *structs.AllocSpecificRequest) (*structs.SingleAllocResponse, error)
-	AllocStop(context.Context, *structs.AllocStopRequest) (*structs.AllocStopResponse, error)
-	EvalList(context.Context, *structs.EvalListRequest) (*structs.EvalListResponse, error)
-	EvalGet(context.Context, *structs.EvalSpecificRequest) (*structs.SingleEvalResponse, error)
-	NodeList(context.Context, *structs.NodeListRequest) (*structs.NodeListResponse, error)
-	NodeGet(context.Context, *structs.NodeSpecificRequest) (*structs.SingleNodeResponse, error)
-	DeploymentList(context.Context, *structs.DeploymentListRequest) (*structs.DeploymentListResponse, error)
-	DeploymentGet(context.Context, *structs.DeploymentSpecificRequest) (*structs.SingleDeploymentResponse, error)
-	DeploymentFail(context.Context, *structs.DeploymentFailRequest) (*structs.DeploymentUpdateResponse, error)
-	DeploymentPause(context.Context, *structs.DeploymentPauseRequest) (*structs.DeploymentUpdateResponse, error)
-	SchedulerGetConfig(context.Context, *structs.SchedulerConfigRequest) (*structs.SchedulerConfigResponse, error)
-	SchedulerSetConfig(context.Context, *structs.SchedulerSetConfigRequest) (*structs.SchedulerSetConfigResponse, error)
+// newHandlers binds every method declared in rpcapi to its implementation
+// on s; a new method is one line here (rpc_api_test.go checks that none is
+// missing).
+func (s *Server) newHandlers() *rpcapi.Handlers {
+	h := rpcapi.NewHandlers()
+	// The client's methods.
+	rpcapi.Handle(h, rpcapi.NodeRegister, s.NodeRegister)
+	rpcapi.Handle(h, rpcapi.NodeUpdateStatus, s.NodeUpdateStatus)
+	rpcapi.Handle(h, rpcapi.NodeGetClientAllocs, s.NodeGetClientAllocs)
+	rpcapi.Handle(h, rpcapi.AllocGetAllocs, s.AllocGetAllocs)
+	rpcapi.Handle(h, rpcapi.NodeUpdateAlloc, s.NodeUpdateAlloc)
+	rpcapi.Handle(h, rpcapi.NodeGet, s.NodeGet)
+	// The methods behind the HTTP API.
+	rpcapi.Handle(h, rpcapi.JobRegister, s.JobRegister)
+	rpcapi.Handle(h, rpcapi.JobDeregister, s.JobDeregister)
+	rpcapi.Handle(h, rpcapi.JobGet, s.JobGet)
+	rpcapi.Handle(h, rpcapi.JobList, s.JobList)
+	rpcapi.Handle(h, rpcapi.JobAllocations, s.JobAllocations)
+	rpcapi.Handle(h, rpcapi.JobEvaluations, s.JobEvaluations)
+	rpcapi.Handle(h, rpcapi.JobVersions, s.JobVersions)
+	rpcapi.Handle(h, rpcapi.JobRevert, s.JobRevert)
+	rpcapi.Handle(h, rpcapi.JobPlan, s.JobPlan)
+	rpcapi.Handle(h, rpcapi.AllocList, s.AllocList)
+	rpcapi.Handle(h, rpcapi.AllocGet, s.AllocGet)
+	rpcapi.Handle(h, rpcapi.AllocStop, s.AllocStop)
+	rpcapi.Handle(h, rpcapi.EvalList, s.EvalList)
+	rpcapi.Handle(h, rpcapi.EvalGet, s.EvalGet)
+	rpcapi.Handle(h, rpcapi.NodeList, s.NodeList)
+	rpcapi.Handle(h, rpcapi.DeploymentList, s.DeploymentList)
+	rpcapi.Handle(h, rpcapi.DeploymentGet, s.DeploymentGet)
+	rpcapi.Handle(h, rpcapi.DeploymentFail, s.DeploymentFail)
+	rpcapi.Handle(h, rpcapi.DeploymentPause, s.DeploymentPause)
+	rpcapi.Handle(h, rpcapi.SchedulerGetConfig, s.SchedulerGetConfig)
+	rpcapi.Handle(h, rpcapi.SchedulerSetConfig, s.SchedulerSetConfig)
+	return h
 }
 
-var _ APIRPCs = (*Server)(nil)
+// Handlers returns the server's methods, for an RPC listener
+// (NewRPCServer).
+func (s *Server) Handlers() *rpcapi.Handlers { return s.handlers }
 
-// rpcMethod decodes a request with dec and calls a server method with it.
-type rpcMethod func(ctx context.Context, dec func(any) error) (any, error)
-
-// register adds the method name, served by fn, to m. A new RPC is one
-// line: register(m, "JobGet", rpcs.JobGet). The call's context is the
-// HTTP request's, so that a caller that goes away cancels a blocking
-// query; the query's own wait bounds it on this side.
-func register[Req, Resp any](m map[string]rpcMethod, name string, fn func(context.Context, *Req) (*Resp, error)) {
-	m[name] = func(ctx context.Context, dec func(any) error) (any, error) {
-		var req Req
-		if err := dec(&req); err != nil {
-			return nil, err
-		}
-		return fn(ctx, &req)
-	}
+// Invoke implements rpcapi.Conn: it calls a method of this server in
+// process (a combined agent's HTTP API and client call it so).
+func (s *Server) Invoke(ctx context.Context, m *rpcapi.Info, req any) (any, error) {
+	return s.handlers.Invoke(ctx, m, req)
 }
 
-// registerClientRPCs adds the methods a node agent calls.
-func registerClientRPCs(m map[string]rpcMethod, rpcs ClientRPCs) {
-	register(m, "NodeRegister", rpcs.NodeRegister)
-	register(m, "NodeUpdateStatus", rpcs.NodeUpdateStatus)
-	register(m, "NodeGetClientAllocs", rpcs.NodeGetClientAllocs)
-	register(m, "AllocGetAllocs", rpcs.AllocGetAllocs)
-	register(m, "NodeUpdateAlloc", rpcs.NodeUpdateAlloc)
-	register(m, "NodeGet", rpcs.NodeGet)
-}
-
-// registerAPIRPCs adds the methods behind the HTTP API, which a
-// client-only agent forwards (agent/forward_backend.go).
-func registerAPIRPCs(m map[string]rpcMethod, rpcs APIRPCs) {
-	register(m, "JobRegister", rpcs.JobRegister)
-	register(m, "JobDeregister", rpcs.JobDeregister)
-	register(m, "JobGet", rpcs.JobGet)
-	register(m, "JobList", rpcs.JobList)
-	register(m, "JobAllocations", rpcs.JobAllocations)
-	register(m, "JobEvaluations", rpcs.JobEvaluations)
-	register(m, "JobVersions", rpcs.JobVersions)
-	register(m, "JobRevert", rpcs.JobRevert)
-	register(m, "JobPlan", rpcs.JobPlan)
-	register(m, "AllocList", rpcs.AllocList)
-	register(m, "AllocGet", rpcs.AllocGet)
-	register(m, "AllocStop", rpcs.AllocStop)
-	register(m, "EvalList", rpcs.EvalList)
-	register(m, "EvalGet", rpcs.EvalGet)
-	register(m, "NodeList", rpcs.NodeList)
-	register(m, "NodeGet", rpcs.NodeGet)
-	register(m, "DeploymentList", rpcs.DeploymentList)
-	register(m, "DeploymentGet", rpcs.DeploymentGet)
-	register(m, "DeploymentFail", rpcs.DeploymentFail)
-	register(m, "DeploymentPause", rpcs.DeploymentPause)
-	register(m, "SchedulerGetConfig", rpcs.SchedulerGetConfig)
-	register(m, "SchedulerSetConfig", rpcs.SchedulerSetConfig)
-}
+var _ rpcapi.Conn = (*Server)(nil)

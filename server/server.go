@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/server/state"
 	"github.com/drover-io/drover/structs"
 )
@@ -37,6 +38,7 @@ type Server struct {
 	blocked    *blockedEvals
 	heartbeats *heartbeats
 	planQueue  chan *pendingPlan
+	handlers   *rpcapi.Handlers // every rpcapi method, bound to this server (rpc_api.go)
 
 	ctx          context.Context // cancelled by Shutdown; stops every goroutine below
 	cancel       context.CancelFunc
@@ -75,6 +77,7 @@ func NewServer(ctx context.Context, cfg *Config) (*Server, error) {
 	s.broker = newEvalBroker(c.Clock)
 	s.blocked = newBlockedEvals(s.broker.Enqueue)
 	s.heartbeats = newHeartbeats(c.Clock, c.HeartbeatTTL)
+	s.handlers = s.newHandlers()
 	fsm, err := newFSM(s.logger, s)
 	if err != nil {
 		cancel()

@@ -38,6 +38,7 @@ type JobRegisterRequest struct {
 	Job            *Job
 	EnforceIndex   bool
 	JobModifyIndex uint64
+	WriteRequest
 }
 
 // JobRegisterResponse is returned by a job registration.
@@ -54,6 +55,7 @@ type JobDeregisterRequest struct {
 	Namespace string
 	JobID     string
 	Purge     bool
+	WriteRequest
 }
 
 // JobDeregisterResponse is returned by a job deregistration.

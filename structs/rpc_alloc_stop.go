@@ -8,7 +8,7 @@ type AllocStopRequest struct {
 	// NoShuffle is accepted for compatibility with Nomad's API; placement
 	// of the replacement does not depend on it.
 	NoShuffle bool
-	QueryOptions
+	WriteRequest
 }
 
 // AllocStopResponse names the evaluation that replaces the stopped

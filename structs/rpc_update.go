@@ -67,6 +67,7 @@ type JobRevertRequest struct {
 	JobID               string
 	JobVersion          uint64
 	EnforcePriorVersion *uint64
+	WriteRequest
 }
 
 // DeploymentListRequest lists deployments (all, or one job's with JobID).
@@ -111,6 +112,7 @@ type SchedulerConfigResponse struct {
 type SchedulerSetConfigRequest struct {
 	Config SchedulerConfiguration
 	CAS    bool
+	WriteRequest
 }
 
 // SchedulerSetConfigResponse says whether the configuration was written.

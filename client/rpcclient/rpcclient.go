@@ -1,30 +1,18 @@
 package rpcclient
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"reflect"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/hashicorp/go-msgpack/v2/codec"
-
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
-)
-
-// Wire constants; they match server.RPCPathPrefix and server.RPCContentType
-// (the client does not import the server: a test in package agent checks
-// the two sides against each other).
-const (
-	pathPrefix  = "/rpc/v1/"
-	contentType = "application/msgpack"
 )
 
 // Defaults of Config.
@@ -56,13 +44,14 @@ type Config struct {
 	Rounds    int
 }
 
-// Client calls the servers' RPC endpoints. It implements client.RPC and is
+// Client calls the servers' methods over the network: an rpcapi.Conn with
+// failover between servers and retries of what is safe to repeat. It is
 // safe for concurrent use.
 type Client struct {
 	logger      *slog.Logger
 	hc          *http.Client
 	ownHC       bool
-	mh          *codec.MsgpackHandle
+	wire        *rpcapi.Transport
 	callTimeout time.Duration
 	retryBase   time.Duration
 	retryMax    time.Duration
@@ -81,7 +70,6 @@ func New(cfg *Config) (*Client, error) {
 	c := &Client{
 		logger:      cfg.Logger,
 		hc:          cfg.HTTPClient,
-		mh:          newCodec(),
 		callTimeout: cfg.CallTimeout,
 		retryBase:   cfg.RetryBase,
 		retryMax:    cfg.RetryMax,
@@ -100,6 +88,7 @@ func New(cfg *Config) (*Client, error) {
 		}}
 		c.ownHC = true
 	}
+	c.wire = rpcapi.NewTransport(c.hc)
 	if c.callTimeout <= 0 {
 		c.callTimeout = DefaultCallTimeout
 	}
@@ -116,17 +105,6 @@ func New(cfg *Config) (*Client, error) {
 		return nil, err
 	}
 	return c, nil
-}
-
-// newCodec returns the msgpack handle of RPC bodies: "codec" tags only,
-// as the server's (see server.NewRPCCodec).
-func newCodec() *codec.MsgpackHandle {
-	h := &codec.MsgpackHandle{}
-	h.TypeInfos = codec.NewTypeInfos([]string{"codec"})
-	h.MapType = reflect.TypeOf(map[string]any(nil))
-	h.RawToString = true
-	h.Canonical = true
-	return h
 }
 
 // SetServers replaces the server list.
@@ -168,23 +146,30 @@ func (c *Client) Close() {
 	}
 }
 
-// NodeRegister registers the node.
-func (c *Client) NodeRegister(ctx context.Context, req *structs.NodeRegisterRequest) (*structs.NodeUpdateResponse, error) {
-	var out structs.NodeUpdateResponse
-	return &out, c.call(ctx, "NodeRegister", req, &out, c.callTimeout)
+var _ rpcapi.Conn = (*Client)(nil)
+
+// Invoke implements rpcapi.Conn: it calls method m with req on the servers,
+// failing over between them. A server's answer (success or a domain error,
+// its kind preserved) ends the call; an unreachable or unavailable server
+// moves on to the next, with a backoff between rounds, as long as the call
+// is safe to send again (m's Class): a call that may have reached a server
+// is repeated only if it is a read, an idempotent write, or a deduplicated
+// write, whose request gets a request ID here (on a copy) when it has
+// none, the same for every attempt. A blocking query's attempt lasts its
+// wait plus some slack; cancelling ctx ends the call, and the query on the
+// server with it.
+func (c *Client) Invoke(ctx context.Context, m *rpcapi.Info, req any) (any, error) {
+	req, _ = m.WithRequestID(req)
+	return c.call(ctx, m, req, c.timeoutOf(m, req))
 }
 
-// NodeUpdateStatus heartbeats.
-func (c *Client) NodeUpdateStatus(ctx context.Context, req *structs.NodeUpdateStatusRequest) (*structs.NodeUpdateResponse, error) {
-	var out structs.NodeUpdateResponse
-	return &out, c.call(ctx, "NodeUpdateStatus", req, &out, c.callTimeout)
-}
-
-// NodeGetClientAllocs is a blocking query: its timeout is its wait plus
-// some slack, and cancelling ctx ends it on the server too.
-func (c *Client) NodeGetClientAllocs(ctx context.Context, req *structs.NodeSpecificRequest) (*structs.NodeClientAllocsResponse, error) {
-	var out structs.NodeClientAllocsResponse
-	return &out, c.call(ctx, "NodeGetClientAllocs", req, &out, blockingTimeout(req.MaxQueryTime))
+// timeoutOf returns the attempt timeout of a call of m with req: a
+// blocking query's wait plus slack, else the call timeout.
+func (c *Client) timeoutOf(m *rpcapi.Info, req any) time.Duration {
+	if q := m.Query(req); q != nil && q.MinQueryIndex > 0 {
+		return blockingTimeout(q.MaxQueryTime)
+	}
+	return c.callTimeout
 }
 
 // blockingTimeout is the call timeout of a blocking query that waits up to
@@ -199,43 +184,13 @@ func blockingTimeout(wait time.Duration) time.Duration {
 	return wait + wait/16 + blockingSlack
 }
 
-// AllocGetAllocs fetches allocations. It is a blocking query when
-// req.MinQueryIndex is set (the remote previous-alloc watcher uses it so).
-func (c *Client) AllocGetAllocs(ctx context.Context, req *structs.AllocsGetRequest) (*structs.AllocsGetResponse, error) {
-	var out structs.AllocsGetResponse
-	timeout := c.callTimeout
-	if req.MinQueryIndex > 0 {
-		timeout = blockingTimeout(req.MaxQueryTime)
-	}
-	return &out, c.call(ctx, "AllocGetAllocs", req, &out, timeout)
-}
-
-// NodeGet reads a node, e.g. to find the HTTP address of the node a
-// previous allocation ran on. It is a blocking query when
-// req.MinQueryIndex is set.
-func (c *Client) NodeGet(ctx context.Context, req *structs.NodeSpecificRequest) (*structs.SingleNodeResponse, error) {
-	var out structs.SingleNodeResponse
-	timeout := c.callTimeout
-	if req.MinQueryIndex > 0 {
-		timeout = blockingTimeout(req.MaxQueryTime)
-	}
-	return &out, c.call(ctx, "NodeGet", req, &out, timeout)
-}
-
-// NodeUpdateAlloc reports allocation state.
-func (c *Client) NodeUpdateAlloc(ctx context.Context, req *structs.AllocUpdateRequest) (*structs.GenericResponse, error) {
-	var out structs.GenericResponse
-	return &out, c.call(ctx, "NodeUpdateAlloc", req, &out, c.callTimeout)
-}
-
 // call makes rounds over the servers, from the last one that worked, until
-// one answers. A server's answer (success or a domain error) ends the
-// call; an unreachable or unavailable server moves on to the next, with a
-// backoff between rounds.
-func (c *Client) call(ctx context.Context, method string, req, out any, timeout time.Duration) error {
-	var body bytes.Buffer
-	if err := codec.NewEncoder(&body, c.mh).Encode(req); err != nil {
-		return fmt.Errorf("rpc %s: encode request: %w", method, err)
+// one answers or the call is not safe to send again.
+func (c *Client) call(ctx context.Context, m *rpcapi.Info, req any, timeout time.Duration) (any, error) {
+	method := m.Name()
+	body, err := c.wire.Encode(m, req)
+	if err != nil {
+		return nil, err
 	}
 	var lastErr error
 	backoff := c.retryBase
@@ -245,28 +200,28 @@ func (c *Client) call(ctx context.Context, method string, req, out any, timeout 
 			select {
 			case <-ctx.Done():
 				t.Stop()
-				return fmt.Errorf("rpc %s: %w (last error: %v)", method, ctx.Err(), lastErr)
+				return nil, fmt.Errorf("rpc %s: %w (last error: %v)", method, ctx.Err(), lastErr)
 			case <-t.C:
 			}
 			backoff = min(2*backoff, c.retryMax)
 		}
-		servers := c.Servers()
-		for _, addr := range servers {
-			err := c.attempt(ctx, addr, method, body.Bytes(), out, timeout)
-			if err == nil || !retryable(err) {
-				if err == nil {
-					c.prefer(addr)
-				}
-				return err
+		for _, addr := range c.Servers() {
+			out, err := c.attempt(ctx, addr, m, body, timeout)
+			if err == nil {
+				c.prefer(addr)
+				return out, nil
+			}
+			if !retryable(m, err) {
+				return nil, err
 			}
 			if ctx.Err() != nil {
-				return fmt.Errorf("rpc %s: %w", method, ctx.Err())
+				return nil, fmt.Errorf("rpc %s: %w", method, ctx.Err())
 			}
 			c.logger.Debug("RPC to server failed, trying the next", "method", method, "server", addr, "error", err)
 			lastErr = err
 		}
 	}
-	return structs.NewError(structs.KindUnavailable, "rpc %s: no server answered after %d rounds: %v", method, c.rounds, lastErr)
+	return nil, structs.NewError(structs.KindUnavailable, "rpc %s: no server answered after %d rounds: %v", method, c.rounds, lastErr)
 }
 
 // prefer makes addr the server tried first.
@@ -281,76 +236,24 @@ func (c *Client) prefer(addr string) {
 	}
 }
 
-// transportError is a failure to reach a server or to get its answer.
-type transportError struct{ err error }
-
-func (e *transportError) Error() string { return e.err.Error() }
-func (e *transportError) Unwrap() error { return e.err }
-
-// retryable reports whether another server may succeed where err failed.
-func retryable(err error) bool {
-	var te *transportError
-	if errors.As(err, &te) {
-		return true
+// retryable reports whether the call of m that failed with err may be sent
+// again, to this server or another: when it never reached one, or when the
+// server may not have applied it (unreachable, unavailable) and m is safe
+// to repeat.
+func retryable(m *rpcapi.Info, err error) bool {
+	var te *rpcapi.TransportError
+	switch {
+	case errors.As(err, &te):
+		return !te.Sent || m.Class().SafeToRepeat()
+	case structs.KindOf(err) == structs.KindUnavailable:
+		return m.Class().SafeToRepeat()
 	}
-	return structs.KindOf(err) == structs.KindUnavailable
+	return false
 }
 
 // attempt makes one call to one server.
-func (c *Client) attempt(ctx context.Context, addr, method string, body []byte, out any, timeout time.Duration) error {
+func (c *Client) attempt(ctx context.Context, addr string, m *rpcapi.Info, body []byte, timeout time.Duration) (any, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	url := "http://" + addr + pathPrefix + method
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return fmt.Errorf("rpc %s: %w", method, err)
-	}
-	hreq.Header.Set("Content-Type", contentType)
-	hreq.Header.Set("Accept", contentType)
-	resp, err := c.hc.Do(hreq)
-	if err != nil {
-		return &transportError{fmt.Errorf("rpc %s to %s: %w", method, addr, err)}
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusOK {
-		if err := codec.NewDecoder(resp.Body, c.mh).Decode(out); err != nil {
-			return &transportError{fmt.Errorf("rpc %s to %s: decode response: %w", method, addr, err)}
-		}
-		return nil
-	}
-	return c.decodeError(resp, method, addr)
-}
-
-// wireError is the body of a failed call (server.RPCError).
-type wireError struct {
-	Kind    string
-	Message string
-}
-
-// decodeError turns a non-200 answer into an error of the server's kind.
-func (c *Client) decodeError(resp *http.Response, method, addr string) error {
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return &transportError{fmt.Errorf("rpc %s to %s: read error response: %w", method, addr, err)}
-	}
-	var we wireError
-	if resp.Header.Get("Content-Type") != contentType || codec.NewDecoderBytes(raw, c.mh).Decode(&we) != nil || we.Kind == "" {
-		// Not an answer from a drover server (a proxy, an older agent).
-		msg := strings.TrimSpace(string(raw))
-		if len(msg) > 200 {
-			msg = msg[:200]
-		}
-		return &transportError{fmt.Errorf("rpc %s to %s: HTTP %d: %s", method, addr, resp.StatusCode, msg)}
-	}
-	return &structs.KindError{Kind: parseKind(we.Kind), Msg: we.Message}
-}
-
-// parseKind maps an ErrorKind's name back to the kind.
-func parseKind(name string) structs.ErrorKind {
-	for _, k := range []structs.ErrorKind{structs.KindInvalid, structs.KindNotFound, structs.KindConflict, structs.KindUnavailable, structs.KindPermission} {
-		if k.String() == name {
-			return k
-		}
-	}
-	return structs.KindInternal
+	return c.wire.Post(ctx, addr, m, body)
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/hashicorp/go-msgpack/v2/codec"
 	"go.uber.org/goleak"
 
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -42,8 +44,8 @@ func (f *fakeServer) addr() string { return strings.TrimPrefix(f.URL, "http://")
 
 func writeMsgpack(w http.ResponseWriter, code int, v any) {
 	var buf bytes.Buffer
-	_ = codec.NewEncoder(&buf, newCodec()).Encode(v)
-	w.Header().Set("Content-Type", contentType)
+	_ = codec.NewEncoder(&buf, rpcapi.NewCodec()).Encode(v)
+	w.Header().Set("Content-Type", rpcapi.ContentType)
 	w.WriteHeader(code)
 	_, _ = w.Write(buf.Bytes())
 }
@@ -72,19 +74,19 @@ func newTestClient(t *testing.T, servers ...string) *Client {
 
 func TestFailoverToALiveServer(t *testing.T) {
 	live := newFakeServer(t, func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/rpc/v1/NodeRegister" || r.Method != http.MethodPost {
-			writeMsgpack(w, http.StatusNotFound, wireError{Kind: "not found", Message: r.URL.Path})
+		if r.URL.Path != rpcapi.PathPrefix+rpcapi.NodeRegister.Name() || r.Method != http.MethodPost {
+			writeMsgpack(w, http.StatusNotFound, rpcapi.ErrorBody{Kind: "not found", Message: r.URL.Path})
 			return
 		}
 		var req structs.NodeRegisterRequest
-		if err := codec.NewDecoder(r.Body, newCodec()).Decode(&req); err != nil || req.Node.SecretID != "s3cret" {
-			writeMsgpack(w, http.StatusBadRequest, wireError{Kind: "invalid", Message: "bad body"})
+		if err := codec.NewDecoder(r.Body, rpcapi.NewCodec()).Decode(&req); err != nil || req.Node.SecretID != "s3cret" {
+			writeMsgpack(w, http.StatusBadRequest, rpcapi.ErrorBody{Kind: "invalid", Message: "bad body"})
 			return
 		}
 		writeMsgpack(w, http.StatusOK, &structs.NodeUpdateResponse{HeartbeatTTL: 7 * time.Second})
 	})
 	c := newTestClient(t, deadAddr(t), live.addr())
-	resp, err := c.NodeRegister(context.Background(), &structs.NodeRegisterRequest{Node: &structs.Node{ID: "n1", SecretID: "s3cret"}})
+	resp, err := rpcapi.NodeRegister.Call(context.Background(), c, &structs.NodeRegisterRequest{Node: &structs.Node{ID: "n1", SecretID: "s3cret"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,10 +106,10 @@ func TestErrorKinds(t *testing.T) {
 		wantKind  structs.ErrorKind
 		wantCalls int32 // per server, with 2 rounds
 	}{
-		{"not found is final", http.StatusNotFound, wireError{Kind: "not found", Message: `node "x" not found`}, structs.KindNotFound, 1},
-		{"invalid is final", http.StatusBadRequest, wireError{Kind: "invalid", Message: "bad"}, structs.KindInvalid, 1},
-		{"internal is final", http.StatusInternalServerError, wireError{Kind: "internal", Message: "boom"}, structs.KindInternal, 1},
-		{"unavailable is retried", http.StatusServiceUnavailable, wireError{Kind: "unavailable", Message: "no leader"}, structs.KindUnavailable, 2},
+		{"not found is final", http.StatusNotFound, rpcapi.ErrorBody{Kind: "not found", Message: `node "x" not found`}, structs.KindNotFound, 1},
+		{"invalid is final", http.StatusBadRequest, rpcapi.ErrorBody{Kind: "invalid", Message: "bad"}, structs.KindInvalid, 1},
+		{"internal is final", http.StatusInternalServerError, rpcapi.ErrorBody{Kind: "internal", Message: "boom"}, structs.KindInternal, 1},
+		{"unavailable is retried", http.StatusServiceUnavailable, rpcapi.ErrorBody{Kind: "unavailable", Message: "no leader"}, structs.KindUnavailable, 2},
 		{"foreign answer is retried", http.StatusBadGateway, "proxy says no", structs.KindUnavailable, 2},
 	}
 	for _, tc := range tests {
@@ -121,7 +123,7 @@ func TestErrorKinds(t *testing.T) {
 				writeMsgpack(w, tc.code, tc.body)
 			})
 			c := newTestClient(t, srv.addr())
-			_, err := c.NodeUpdateStatus(context.Background(), &structs.NodeUpdateStatusRequest{NodeID: "x"})
+			_, err := rpcapi.NodeUpdateStatus.Call(context.Background(), c, &structs.NodeUpdateStatusRequest{NodeID: "x"})
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -149,7 +151,7 @@ func TestBlockingCallCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errCh := make(chan error, 1)
 	go func() {
-		_, err := c.NodeGetClientAllocs(ctx, &structs.NodeSpecificRequest{
+		_, err := rpcapi.NodeGetClientAllocs.Call(ctx, c, &structs.NodeSpecificRequest{
 			NodeID: "n1", QueryOptions: structs.QueryOptions{MinQueryIndex: 5, MaxQueryTime: time.Minute}})
 		errCh <- err
 	}()
@@ -175,5 +177,102 @@ func TestNewNeedsServers(t *testing.T) {
 		if _, err := New(&Config{Servers: servers}); structs.KindOf(err) != structs.KindInvalid {
 			t.Fatalf("New(%q) = %v, want an invalid error", servers, err)
 		}
+	}
+}
+
+func TestTimeouts(t *testing.T) {
+	c := newTestClient(t, "127.0.0.1:1")
+	tests := []struct {
+		name string
+		m    *rpcapi.Info
+		req  any
+		want time.Duration
+	}{
+		{"a read without index uses the default", rpcapi.JobList.Info(), &structs.JobListRequest{}, DefaultCallTimeout},
+		{"a blocking query waits its wait plus slack", rpcapi.JobList.Info(),
+			&structs.JobListRequest{QueryOptions: structs.QueryOptions{MinQueryIndex: 7, MaxQueryTime: 2 * time.Minute}}, blockingTimeout(2 * time.Minute)},
+		{"a blocking query without a wait gets the default wait", rpcapi.AllocGet.Info(),
+			&structs.AllocSpecificRequest{QueryOptions: structs.QueryOptions{MinQueryIndex: 7}}, blockingTimeout(structs.DefaultBlockingWait)},
+		{"the client's blocking query", rpcapi.NodeGetClientAllocs.Info(),
+			&structs.NodeSpecificRequest{QueryOptions: structs.QueryOptions{MinQueryIndex: 7, MaxQueryTime: time.Minute}}, blockingTimeout(time.Minute)},
+		{"a write uses the default", rpcapi.JobRegister.Info(), &structs.JobRegisterRequest{}, DefaultCallTimeout},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := c.timeoutOf(tt.m, tt.req); got != tt.want {
+				t.Errorf("timeout = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestRetriesOnlyWhatIsSafe: after a failure that leaves unknown whether
+// the server applied a call (here the server answers "unavailable", as a
+// server losing its leadership does), reads, idempotent and deduplicated
+// writes are sent again, with the same request ID; an at-most-once write
+// is not. A server that could not be reached is tried again for any call.
+func TestRetriesOnlyWhatIsSafe(t *testing.T) {
+	var (
+		mu  sync.Mutex // guards ids
+		ids []string
+	)
+	srv := newFakeServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == rpcapi.PathPrefix+rpcapi.JobRegister.Name() {
+			var req structs.JobRegisterRequest
+			_ = codec.NewDecoder(r.Body, rpcapi.NewCodec()).Decode(&req)
+			mu.Lock()
+			ids = append(ids, req.RequestID)
+			mu.Unlock()
+		}
+		writeMsgpack(w, http.StatusServiceUnavailable, rpcapi.ErrorBody{Kind: "unavailable", Message: "leadership lost"})
+	})
+	tests := []struct {
+		name      string
+		call      func(c *Client) error
+		wantCalls int32 // with 2 rounds
+	}{
+		{"read", func(c *Client) error {
+			_, err := rpcapi.JobList.Call(context.Background(), c, &structs.JobListRequest{})
+			return err
+		}, 2},
+		{"idempotent", func(c *Client) error {
+			_, err := rpcapi.NodeUpdateStatus.Call(context.Background(), c, &structs.NodeUpdateStatusRequest{NodeID: "n1"})
+			return err
+		}, 2},
+		{"deduplicated", func(c *Client) error {
+			_, err := rpcapi.JobRegister.Call(context.Background(), c, &structs.JobRegisterRequest{})
+			return err
+		}, 2},
+		{"at most once", func(c *Client) error {
+			_, err := rpcapi.DeploymentFail.Call(context.Background(), c, &structs.DeploymentFailRequest{DeploymentID: "d1"})
+			return err
+		}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv.calls.Store(0)
+			c := newTestClient(t, srv.addr())
+			if err := tt.call(c); structs.KindOf(err) != structs.KindUnavailable {
+				t.Fatalf("err = %v, want unavailable", err)
+			}
+			if n := srv.calls.Load(); n != tt.wantCalls {
+				t.Errorf("calls = %d, want %d", n, tt.wantCalls)
+			}
+		})
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ids) != 2 || ids[0] == "" || ids[0] != ids[1] {
+		t.Errorf("request IDs of the deduplicated write's attempts = %q, want one ID twice", ids)
+	}
+
+	// An at-most-once write that never reached a server is sent to the next.
+	live := newFakeServer(t, func(w http.ResponseWriter, r *http.Request) {
+		writeMsgpack(w, http.StatusOK, &structs.DeploymentUpdateResponse{Index: 3})
+	})
+	c := newTestClient(t, deadAddr(t), live.addr())
+	resp, err := rpcapi.DeploymentFail.Call(context.Background(), c, &structs.DeploymentFailRequest{DeploymentID: "d1"})
+	if err != nil || resp.Index != 3 {
+		t.Fatalf("DeploymentFail past a dead server = %+v, %v", resp, err)
 	}
 }

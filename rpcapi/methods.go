@@ -1,0 +1,91 @@
+package rpcapi
+
+import "github.com/drover-io/drover/structs"
+
+// The methods a node's client calls: its registration, heartbeats, the
+// blocking query for its allocations and the reports of their state.
+var (
+	// NodeRegister registers or re-registers a node. Idempotent: the
+	// server stores the node again and creates evaluations only when its
+	// status changed.
+	NodeRegister = idempotent[structs.NodeRegisterRequest, structs.NodeUpdateResponse]("NodeRegister")
+	// NodeUpdateStatus is a heartbeat. Idempotent: a status equal to the
+	// stored one changes nothing but the node's TTL.
+	NodeUpdateStatus = idempotent[structs.NodeUpdateStatusRequest, structs.NodeUpdateResponse]("NodeUpdateStatus")
+	// NodeGetClientAllocs is the blocking query of a node's allocations
+	// (alloc ID -> AllocModifyIndex).
+	NodeGetClientAllocs = read[structs.NodeSpecificRequest, structs.NodeClientAllocsResponse]("NodeGetClientAllocs")
+	// AllocGetAllocs reads full allocations by ID.
+	AllocGetAllocs = read[structs.AllocsGetRequest, structs.AllocsGetResponse]("AllocGetAllocs")
+	// NodeUpdateAlloc reports allocations' client state. Idempotent: the
+	// server compares each update with the stored allocation and creates
+	// evaluations only for a change (a new failure, a health change).
+	NodeUpdateAlloc = idempotent[structs.AllocUpdateRequest, structs.GenericResponse]("NodeUpdateAlloc")
+	// NodeGet reads one node by ID or unique prefix (a client looks up the
+	// HTTP address of the node a previous allocation ran on).
+	NodeGet = read[structs.NodeSpecificRequest, structs.SingleNodeResponse]("NodeGet")
+)
+
+// The methods behind the HTTP API: jobs, allocations, evaluations, nodes,
+// deployments, plans, versions and the scheduler configuration.
+var (
+	// JobRegister creates or updates a job with an evaluation.
+	JobRegister = deduplicated[structs.JobRegisterRequest, structs.JobRegisterResponse]("JobRegister")
+	// JobDeregister stops a job, or with Purge deletes it.
+	JobDeregister = deduplicated[structs.JobDeregisterRequest, structs.JobDeregisterResponse]("JobDeregister")
+	// JobGet reads one job by ID or unique ID prefix.
+	JobGet = read[structs.JobSpecificRequest, structs.SingleJobResponse]("JobGet")
+	// JobList lists jobs with their summaries.
+	JobList = read[structs.JobListRequest, structs.JobListResponse]("JobList")
+	// JobAllocations lists a job's allocations.
+	JobAllocations = read[structs.JobSpecificRequest, structs.JobAllocationsResponse]("JobAllocations")
+	// JobEvaluations lists a job's evaluations.
+	JobEvaluations = read[structs.JobSpecificRequest, structs.JobEvaluationsResponse]("JobEvaluations")
+	// JobVersions lists the kept versions of a job.
+	JobVersions = read[structs.JobVersionsRequest, structs.JobVersionsResponse]("JobVersions")
+	// JobRevert registers a kept version of a job again.
+	JobRevert = deduplicated[structs.JobRevertRequest, structs.JobRegisterResponse]("JobRevert")
+	// JobPlan dry-runs the scheduler for a job. Idempotent: it commits
+	// nothing.
+	JobPlan = idempotent[structs.JobPlanRequest, structs.JobPlanResponse]("JobPlan")
+	// AllocList lists allocations.
+	AllocList = read[structs.AllocListRequest, structs.AllocListResponse]("AllocList")
+	// AllocGet reads one allocation by ID or unique ID prefix.
+	AllocGet = read[structs.AllocSpecificRequest, structs.SingleAllocResponse]("AllocGet")
+	// AllocStop stops an allocation; the scheduler replaces it.
+	AllocStop = deduplicated[structs.AllocStopRequest, structs.AllocStopResponse]("AllocStop")
+	// EvalList lists evaluations.
+	EvalList = read[structs.EvalListRequest, structs.EvalListResponse]("EvalList")
+	// EvalGet reads one evaluation by ID or unique ID prefix.
+	EvalGet = read[structs.EvalSpecificRequest, structs.SingleEvalResponse]("EvalGet")
+	// NodeList lists nodes.
+	NodeList = read[structs.NodeListRequest, structs.NodeListResponse]("NodeList")
+	// DeploymentList lists deployments, all or one job's.
+	DeploymentList = read[structs.DeploymentListRequest, structs.DeploymentListResponse]("DeploymentList")
+	// DeploymentGet reads one deployment, or a job's latest.
+	DeploymentGet = read[structs.DeploymentSpecificRequest, structs.SingleDeploymentResponse]("DeploymentGet")
+	// DeploymentFail fails an active deployment, reverting its job when
+	// auto_revert says so. At most once: failing it again is an error.
+	DeploymentFail = atMostOnce[structs.DeploymentFailRequest, structs.DeploymentUpdateResponse]("DeploymentFail")
+	// DeploymentPause pauses or resumes an active deployment. At most
+	// once: each resume creates an evaluation.
+	DeploymentPause = atMostOnce[structs.DeploymentPauseRequest, structs.DeploymentUpdateResponse]("DeploymentPause")
+	// SchedulerGetConfig reads the scheduler configuration.
+	SchedulerGetConfig = read[structs.SchedulerConfigRequest, structs.SchedulerConfigResponse]("SchedulerGetConfig")
+	// SchedulerSetConfig sets the scheduler configuration (with CAS, only
+	// over the given ModifyIndex).
+	SchedulerSetConfig = deduplicated[structs.SchedulerSetConfigRequest, structs.SchedulerSetConfigResponse]("SchedulerSetConfig")
+)
+
+// All returns every declared method: the server serves each of them.
+func All() []*Info {
+	return []*Info{
+		NodeRegister.info, NodeUpdateStatus.info, NodeGetClientAllocs.info, AllocGetAllocs.info,
+		NodeUpdateAlloc.info, NodeGet.info,
+		JobRegister.info, JobDeregister.info, JobGet.info, JobList.info, JobAllocations.info,
+		JobEvaluations.info, JobVersions.info, JobRevert.info, JobPlan.info,
+		AllocList.info, AllocGet.info, AllocStop.info, EvalList.info, EvalGet.info, NodeList.info,
+		DeploymentList.info, DeploymentGet.info, DeploymentFail.info, DeploymentPause.info,
+		SchedulerGetConfig.info, SchedulerSetConfig.info,
+	}
+}
