@@ -24,6 +24,9 @@ func (s *Server) AllocStop(ctx context.Context, req *structs.AllocStopRequest) (
 	if req == nil || req.AllocID == "" {
 		return nil, structs.Invalid("missing allocation ID")
 	}
+	if r, ok, err := replayed(s, req.RequestID, completeAllocStop); ok || err != nil {
+		return r, err
+	}
 	alloc, err := s.fsm.State().AllocByID(nil, req.AllocID)
 	if err != nil {
 		return nil, fmt.Errorf("read allocation %q: %w", req.AllocID, err)
@@ -56,9 +59,8 @@ func (s *Server) AllocStop(ctx context.Context, req *structs.AllocStopRequest) (
 		stopped.ModifyTime = now
 		cmd.Allocs = []*structs.Allocation{stopped}
 	}
-	index, _, err := s.raftApply(ApplyPlanResultsRequestType, cmd)
-	if err != nil {
-		return nil, err
-	}
-	return &structs.AllocStopResponse{EvalID: eval.ID, WriteMeta: structs.WriteMeta{Index: index}}, nil
+	return applyWrite(s, req.RequestID, ApplyPlanResultsRequestType, cmd, &structs.AllocStopResponse{EvalID: eval.ID}, completeAllocStop)
 }
+
+// completeAllocStop completes a stop's reply with its index.
+func completeAllocStop(r *structs.AllocStopResponse, index uint64, _ any) { r.Index = index }

@@ -133,6 +133,9 @@ func (s *Server) JobRevert(ctx context.Context, req *structs.JobRevertRequest) (
 	if req == nil || req.JobID == "" {
 		return nil, structs.Invalid("missing job ID")
 	}
+	if r, ok, err := replayed(s, req.RequestID, completeJobRegister); ok || err != nil {
+		return r, err
+	}
 	ns := req.Namespace
 	if ns == "" {
 		ns = structs.DefaultNamespace
@@ -161,5 +164,5 @@ func (s *Server) JobRevert(ctx context.Context, req *structs.JobRevertRequest) (
 	job := old.Copy()
 	job.Stop = false
 	job.Stable = false
-	return s.JobRegister(ctx, &structs.JobRegisterRequest{Job: job})
+	return s.JobRegister(ctx, &structs.JobRegisterRequest{Job: job, WriteRequest: req.WriteRequest})
 }

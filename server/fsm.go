@@ -99,7 +99,7 @@ func (f *FSM) Apply(l *raft.Log) (out any) {
 			out = err
 		}
 	}()
-	resp, err := f.apply(t, l.Data[1:], l.Index)
+	resp, err := f.apply(t, l.Data[1:], l.Index, nil)
 	if err != nil {
 		f.logger.Error("apply raft entry", "type", t.String(), "index", l.Index, "error", err)
 		return err
@@ -109,11 +109,44 @@ func (f *FSM) Apply(l *raft.Log) (out any) {
 
 // apply applies one command; resp is what the command answers besides
 // success (SchedulerConfigRequestType: whether the CAS write happened).
-func (f *FSM) apply(t MessageType, body []byte, index uint64) (resp any, err error) {
+// rec, when not nil, is the record of the deduplicated write the command
+// belongs to (WriteOnceRequestType): it is stored in the command's
+// transaction, with resp as its Result.
+func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRecord) (resp any, err error) {
 	st := f.State()
 	var evals []*structs.Evaluation
 	capacity := false
+	// batch commits fn's changes at index, with rec.
+	batch := func(fn func(w *state.WriteTxn) error) error {
+		return st.Batch(index, func(w *state.WriteTxn) error {
+			if err := fn(w); err != nil {
+				return err
+			}
+			if rec == nil {
+				return nil
+			}
+			rec.Result = resp
+			return w.RecordWrite(rec, writeRecordTTL, maxWriteRecords)
+		})
+	}
 	switch t {
+	case WriteOnceRequestType:
+		if rec != nil {
+			return nil, fmt.Errorf("apply %s: a write-once command inside another", t)
+		}
+		var cmd WriteOnceCommand
+		if err := decodeBody(f.handle, body, &cmd); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", t, err)
+		}
+		if prev, err := st.WriteRecordByID(cmd.RequestID); err != nil || prev != nil {
+			// A repeat of a write already applied: applied no more.
+			return prev, err
+		}
+		rec := &state.WriteRecord{ID: cmd.RequestID, Index: index, Time: cmd.Time, ReplyType: cmd.ReplyType, Reply: cmd.Reply}
+		if _, err := f.apply(cmd.Type, cmd.Body, index, rec); err != nil {
+			return nil, err
+		}
+		return rec, nil
 	case JobRegisterRequestType:
 		var cmd JobRegisterCommand
 		if err := decodeBody(f.handle, body, &cmd); err != nil {
@@ -124,7 +157,7 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64) (resp any, err err
 		}
 		cmd.Eval.JobModifyIndex = index
 		evals = []*structs.Evaluation{cmd.Eval}
-		err = st.Batch(index, func(w *state.WriteTxn) error {
+		err = batch(func(w *state.WriteTxn) error {
 			if err := w.UpsertJob(cmd.Job); err != nil {
 				return err
 			}
@@ -140,7 +173,7 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64) (resp any, err err
 		}
 		cmd.Eval.JobModifyIndex = index
 		evals = []*structs.Evaluation{cmd.Eval}
-		err = st.Batch(index, func(w *state.WriteTxn) error {
+		err = batch(func(w *state.WriteTxn) error {
 			if cmd.Purge {
 				if err := w.DeleteJob(cmd.Namespace, cmd.JobID); err != nil {
 					return err
@@ -156,7 +189,7 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64) (resp any, err err
 			return nil, fmt.Errorf("decode %s: %w", t, err)
 		}
 		evals = cmd.Evals
-		err = st.UpsertEvals(index, evals)
+		err = batch(func(w *state.WriteTxn) error { return w.UpsertEvals(evals) })
 	case ApplyPlanResultsRequestType:
 		var cmd PlanResultCommand
 		if err := decodeBody(f.handle, body, &cmd); err != nil {
@@ -168,7 +201,7 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64) (resp any, err err
 				capacity = true
 			}
 		}
-		err = st.Batch(index, func(w *state.WriteTxn) error {
+		err = batch(func(w *state.WriteTxn) error {
 			if err := w.UpsertAllocs(cmd.Allocs); err != nil {
 				return err
 			}
@@ -189,7 +222,7 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64) (resp any, err err
 		}
 		evals = cmd.Evals
 		capacity = cmd.Node.Status == structs.NodeStatusReady
-		err = st.Batch(index, func(w *state.WriteTxn) error {
+		err = batch(func(w *state.WriteTxn) error {
 			if err := w.UpsertNode(cmd.Node); err != nil {
 				return err
 			}
@@ -202,7 +235,7 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64) (resp any, err err
 		}
 		evals = cmd.Evals
 		capacity = cmd.Status == structs.NodeStatusReady
-		err = st.Batch(index, func(w *state.WriteTxn) error {
+		err = batch(func(w *state.WriteTxn) error {
 			if err := w.UpdateNodeStatus(cmd.NodeID, cmd.Status, cmd.UpdatedAt); err != nil {
 				return err
 			}
@@ -216,7 +249,7 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64) (resp any, err err
 		if err := decodeBody(f.handle, body, &cmd); err != nil {
 			return nil, fmt.Errorf("decode %s: %w", t, err)
 		}
-		err = st.DeleteNode(index, cmd.NodeID)
+		err = batch(func(w *state.WriteTxn) error { return w.DeleteNode(cmd.NodeID) })
 	case AllocClientUpdateRequestType:
 		var cmd AllocClientUpdateCommand
 		if err := decodeBody(f.handle, body, &cmd); err != nil {
@@ -228,7 +261,7 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64) (resp any, err err
 				capacity = true
 			}
 		}
-		err = st.Batch(index, func(w *state.WriteTxn) error {
+		err = batch(func(w *state.WriteTxn) error {
 			if err := w.UpdateAllocsFromClient(cmd.Allocs); err != nil {
 				return err
 			}
@@ -240,12 +273,12 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64) (resp any, err err
 			return nil, fmt.Errorf("decode %s: %w", t, err)
 		}
 		updated := false
-		err = st.Batch(index, func(w *state.WriteTxn) error {
+		err = batch(func(w *state.WriteTxn) error {
 			var err error
 			updated, err = w.SetSchedulerConfig(&cmd.Config, cmd.CAS)
+			resp = updated
 			return err
 		})
-		resp = updated
 		// Preemption may have been switched on: blocked evals may now fit.
 		capacity = updated
 	default:
@@ -279,6 +312,8 @@ type snapshotData struct {
 	JobVersions     []*structs.Job
 	Deployments     []*structs.Deployment
 	SchedulerConfig *structs.SchedulerConfiguration
+	// Added with deduplicated writes; absent from older snapshots.
+	WriteRecords []*state.WriteRecord
 }
 
 const snapshotVersion = 1
@@ -352,6 +387,11 @@ func (f *FSM) Restore(rc io.ReadCloser) (err error) {
 				return err
 			}
 		}
+		for _, rec := range data.WriteRecords {
+			if err := r.WriteRecord(rec); err != nil {
+				return err
+			}
+		}
 		for table, idx := range data.Indexes {
 			if err := r.Index(table, idx); err != nil {
 				return err
@@ -409,6 +449,9 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 		return err
 	}
 	if data.SchedulerConfig, err = s.snap.SchedulerConfig(nil); err != nil {
+		return err
+	}
+	if data.WriteRecords, err = s.snap.WriteRecords(); err != nil {
 		return err
 	}
 	return codec.NewEncoder(w, s.handle).Encode(&data)

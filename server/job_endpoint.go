@@ -25,6 +25,9 @@ func (s *Server) JobRegister(ctx context.Context, req *structs.JobRegisterReques
 	if req == nil || req.Job == nil {
 		return nil, structs.Invalid("missing job")
 	}
+	if r, ok, err := replayed(s, req.RequestID, completeJobRegister); ok || err != nil {
+		return r, err
+	}
 	job := req.Job.Copy()
 	job.Canonicalize()
 	if err := job.Validate(); err != nil {
@@ -63,7 +66,6 @@ func (s *Server) JobRegister(ctx context.Context, req *structs.JobRegisterReques
 		CreateTime:  now,
 		ModifyTime:  now,
 	}
-	resp := &structs.JobRegisterResponse{EvalID: eval.ID}
 	if existing != nil {
 		changed, err := s.specChanged(existing, job)
 		if err != nil {
@@ -71,23 +73,25 @@ func (s *Server) JobRegister(ctx context.Context, req *structs.JobRegisterReques
 		}
 		if !changed {
 			eval.JobModifyIndex = existing.JobModifyIndex
-			index, _, err := s.raftApply(EvalUpdateRequestType, &EvalUpdateCommand{Evals: []*structs.Evaluation{eval}})
-			if err != nil {
-				return nil, err
-			}
-			resp.EvalCreateIndex, resp.JobModifyIndex, resp.Index = index, existing.JobModifyIndex, index
-			return resp, nil
+			return applyWrite(s, req.RequestID, EvalUpdateRequestType, &EvalUpdateCommand{Evals: []*structs.Evaluation{eval}},
+				&structs.JobRegisterResponse{EvalID: eval.ID, JobModifyIndex: existing.JobModifyIndex}, completeJobRegister)
 		}
 		job.Version = existing.Version + 1
 	}
 	job.SubmitTime = now
 	job.Status, job.StatusDescription = "", ""
-	index, _, err := s.raftApply(JobRegisterRequestType, &JobRegisterCommand{Job: job, Eval: eval})
-	if err != nil {
-		return nil, err
+	return applyWrite(s, req.RequestID, JobRegisterRequestType, &JobRegisterCommand{Job: job, Eval: eval},
+		&structs.JobRegisterResponse{EvalID: eval.ID}, completeJobRegister)
+}
+
+// completeJobRegister completes a registration's reply with its index; its
+// JobModifyIndex is the index too, unless the job was left unchanged (the
+// reply holds its JobModifyIndex then).
+func completeJobRegister(r *structs.JobRegisterResponse, index uint64, _ any) {
+	r.EvalCreateIndex, r.Index = index, index
+	if r.JobModifyIndex == 0 {
+		r.JobModifyIndex = index
 	}
-	resp.EvalCreateIndex, resp.JobModifyIndex, resp.Index = index, index, index
-	return resp, nil
 }
 
 // specChanged reports whether a submitted job differs from the stored one
@@ -133,6 +137,9 @@ func (s *Server) JobDeregister(ctx context.Context, req *structs.JobDeregisterRe
 	if req == nil || req.JobID == "" {
 		return nil, structs.Invalid("missing job ID")
 	}
+	if r, ok, err := replayed(s, req.RequestID, completeJobDeregister); ok || err != nil {
+		return r, err
+	}
 	ns := req.Namespace
 	if ns == "" {
 		ns = structs.DefaultNamespace
@@ -166,14 +173,12 @@ func (s *Server) JobDeregister(ctx context.Context, req *structs.JobDeregisterRe
 		stopped.SubmitTime = now
 		cmd.Job = stopped
 	}
-	index, _, err := s.raftApply(JobDeregisterRequestType, cmd)
-	if err != nil {
-		return nil, err
-	}
-	return &structs.JobDeregisterResponse{
-		EvalID: eval.ID, EvalCreateIndex: index, JobModifyIndex: index,
-		WriteMeta: structs.WriteMeta{Index: index},
-	}, nil
+	return applyWrite(s, req.RequestID, JobDeregisterRequestType, cmd, &structs.JobDeregisterResponse{EvalID: eval.ID}, completeJobDeregister)
+}
+
+// completeJobDeregister completes a deregistration's reply with its index.
+func completeJobDeregister(r *structs.JobDeregisterResponse, index uint64, _ any) {
+	r.EvalCreateIndex, r.JobModifyIndex, r.Index = index, index, index
 }
 
 // JobGet returns one job by exact ID; an unknown job is KindNotFound.

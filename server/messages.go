@@ -24,6 +24,7 @@ const (
 	NodeDeregisterRequestType
 	AllocClientUpdateRequestType
 	SchedulerConfigRequestType
+	WriteOnceRequestType
 )
 
 // String names the message type for logs.
@@ -47,6 +48,8 @@ func (t MessageType) String() string {
 		return "alloc-client-update"
 	case SchedulerConfigRequestType:
 		return "scheduler-config"
+	case WriteOnceRequestType:
+		return "write-once"
 	}
 	return fmt.Sprintf("message-type-%d", uint8(t))
 }
@@ -132,6 +135,23 @@ const (
 	// registration command: plan results carry the job two levels deeper.
 	jobDepth = proposalDepth - 16
 )
+
+// WriteOnceCommand wraps the command of a deduplicated write (Type and
+// Body: a raft entry's type byte and msgpack body) with the request ID it
+// is applied once for. The FSM applies it only if no write with that ID
+// was applied before, and records it in the same transaction
+// (state.WriteRecord, with ReplyType, Reply and Time); either way it
+// answers the record of the first write.
+type WriteOnceCommand struct {
+	RequestID string
+	// Time is the leader's clock (Unix nanoseconds): the record's age
+	// counts from it.
+	Time      int64
+	ReplyType string
+	Reply     []byte
+	Type      MessageType
+	Body      []byte
+}
 
 // newMsgpackHandle returns the codec handle of raft entries and snapshots.
 func newMsgpackHandle() *codec.MsgpackHandle {

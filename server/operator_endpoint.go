@@ -39,6 +39,9 @@ func (s *Server) SchedulerSetConfig(ctx context.Context, req *structs.SchedulerS
 	if req == nil {
 		return nil, structs.Invalid("missing scheduler configuration")
 	}
+	if r, ok, err := replayed(s, req.RequestID, completeSchedulerSetConfig); ok || err != nil {
+		return r, err
+	}
 	cfg := req.Config
 	switch cfg.SchedulerAlgorithm {
 	case "":
@@ -48,10 +51,13 @@ func (s *Server) SchedulerSetConfig(ctx context.Context, req *structs.SchedulerS
 		return nil, structs.Invalid("scheduler algorithm %q is invalid: use %q or %q", cfg.SchedulerAlgorithm,
 			structs.SchedulerAlgorithmBinpack, structs.SchedulerAlgorithmSpread)
 	}
-	index, out, err := s.raftApply(SchedulerConfigRequestType, &SchedulerConfigCommand{Config: cfg, CAS: req.CAS})
-	if err != nil {
-		return nil, err
-	}
-	updated, _ := out.(bool)
-	return &structs.SchedulerSetConfigResponse{Updated: updated, WriteMeta: structs.WriteMeta{Index: index}}, nil
+	return applyWrite(s, req.RequestID, SchedulerConfigRequestType, &SchedulerConfigCommand{Config: cfg, CAS: req.CAS},
+		&structs.SchedulerSetConfigResponse{}, completeSchedulerSetConfig)
+}
+
+// completeSchedulerSetConfig completes the reply with the write's index and
+// whether the configuration was written (a CAS may have failed).
+func completeSchedulerSetConfig(r *structs.SchedulerSetConfigResponse, index uint64, result any) {
+	r.Updated, _ = result.(bool)
+	r.Index = index
 }

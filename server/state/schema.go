@@ -90,6 +90,7 @@ func schema() *memdb.DBSchema {
 			"id":  stringIndex("id", "ID", true, false),
 			"job": jobIndex(),
 		}},
+		TableWriteRecords: writeRecordsSchema(),
 		TableSchedConf: {Name: TableSchedConf, Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: &memdb.ConditionalIndex{
 				Conditional: func(any) (bool, error) { return true, nil },
