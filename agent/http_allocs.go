@@ -85,23 +85,12 @@ func (s *httpServer) evalAllocations(w http.ResponseWriter, req *http.Request) (
 	if err != nil {
 		return nil, err
 	}
-	eval, err := s.lookupEval(req, pathParam(req, "id"), structs.QueryOptions{Namespace: opts.Namespace, Region: opts.Region})
+	resp, err := rpcapi.EvalAllocations.Call(req.Context(), s.rpc, &structs.EvalSpecificRequest{EvalID: pathParam(req, "id"), QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
-	opts.Namespace = "*"
-	list, err := rpcapi.AllocList.Call(req.Context(), s.rpc, &structs.AllocListRequest{QueryOptions: opts})
-	if err != nil {
-		return nil, err
-	}
-	out := []*structs.AllocListStub{}
-	for _, a := range list.Allocations {
-		if a.EvalID == eval.Eval.ID {
-			out = append(out, a)
-		}
-	}
-	setQueryMeta(w, list.QueryMeta)
-	return out, nil
+	setQueryMeta(w, resp.QueryMeta)
+	return nonNil(resp.Allocations), nil
 }
 
 // nodeList is GET /v1/nodes: []NodeListStub.
@@ -150,33 +139,10 @@ func (s *httpServer) nodeAllocations(w http.ResponseWriter, req *http.Request) (
 	if err != nil {
 		return nil, err
 	}
-	node, err := s.lookupNode(req, pathParam(req, "id"), structs.QueryOptions{Region: opts.Region})
+	resp, err := rpcapi.NodeAllocations.Call(req.Context(), s.rpc, &structs.NodeSpecificRequest{NodeID: pathParam(req, "id"), QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
-	opts.Namespace = "*"
-	list, err := rpcapi.AllocList.Call(req.Context(), s.rpc, &structs.AllocListRequest{QueryOptions: opts})
-	if err != nil {
-		return nil, err
-	}
-	out := []*structs.Allocation{}
-	for _, stub := range list.Allocations {
-		if stub.NodeID != node.Node.ID {
-			continue
-		}
-		a, err := rpcapi.AllocGet.Call(req.Context(), s.rpc, &structs.AllocSpecificRequest{
-			AllocID: stub.ID, QueryOptions: structs.QueryOptions{Namespace: stub.Namespace, Region: opts.Region},
-		})
-		if err != nil {
-			if structs.KindOf(err) == structs.KindNotFound {
-				continue // removed since the list was read
-			}
-			return nil, err
-		}
-		if a.Alloc != nil {
-			out = append(out, a.Alloc)
-		}
-	}
-	setQueryMeta(w, list.QueryMeta)
-	return out, nil
+	setQueryMeta(w, resp.QueryMeta)
+	return nonNil(resp.Allocs), nil
 }

@@ -187,25 +187,15 @@ func (s *httpServer) clientAllocSignal(_ http.ResponseWriter, req *http.Request)
 	return genericResponse{}, nil
 }
 
-// allocStop is PUT /v1/allocation/:id/stop: the servers stop the
-// allocation and evaluate its job, placing a replacement. It answers
-// {"EvalID", "Index"}.
+// allocStop is PUT /v1/allocation/:id/stop (an ID or a unique prefix): the
+// servers stop the allocation and evaluate its job, placing a replacement.
+// It answers {"EvalID", "Index"}.
 func (s *httpServer) allocStop(w http.ResponseWriter, req *http.Request) (any, error) {
 	noShuffle, err := boolParam(req, "no_shuffle")
 	if err != nil {
 		return nil, err
 	}
-	id := pathParam(req, "id")
-	got, err := rpcapi.AllocGet.Call(req.Context(), s.rpc, &structs.AllocSpecificRequest{
-		AllocID: id, QueryOptions: structs.QueryOptions{Namespace: namespaceParam(req)},
-	})
-	if err != nil {
-		return nil, err
-	}
-	if got.Alloc == nil {
-		return nil, structs.NotFound("allocation", id)
-	}
-	resp, err := rpcapi.AllocStop.Call(req.Context(), s.rpc, &structs.AllocStopRequest{AllocID: got.Alloc.ID, NoShuffle: noShuffle})
+	resp, err := rpcapi.AllocStop.Call(req.Context(), s.rpc, &structs.AllocStopRequest{AllocID: pathParam(req, "id"), NoShuffle: noShuffle})
 	if err != nil {
 		return nil, err
 	}

@@ -55,10 +55,15 @@ func (b *opsBackend) AllocGet(_ context.Context, r *structs.AllocSpecificRequest
 	return &structs.SingleAllocResponse{}, nil
 }
 
-func (b *opsBackend) AllocStop(_ context.Context, r *structs.AllocStopRequest) (*structs.AllocStopResponse, error) {
+// AllocStop stops an allocation by ID or unique prefix, as the server does.
+func (b *opsBackend) AllocStop(ctx context.Context, r *structs.AllocStopRequest) (*structs.AllocStopResponse, error) {
+	got, _ := b.AllocGet(ctx, &structs.AllocSpecificRequest{AllocID: r.AllocID})
+	if got.Alloc == nil {
+		return nil, structs.NotFound("allocation", r.AllocID)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.stops = append(b.stops, r.AllocID)
+	b.stops = append(b.stops, got.Alloc.ID)
 	return &structs.AllocStopResponse{EvalID: "eval-stop", WriteMeta: structs.WriteMeta{Index: 42}}, nil
 }
 

@@ -35,6 +35,9 @@ func (f *fakeBackend) handlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.JobList, f.JobList)
 	rpcapi.Handle(h, rpcapi.JobAllocations, f.JobAllocations)
 	rpcapi.Handle(h, rpcapi.JobEvaluations, f.JobEvaluations)
+	rpcapi.Handle(h, rpcapi.JobSummary, f.JobSummary)
+	rpcapi.Handle(h, rpcapi.EvalAllocations, f.EvalAllocations)
+	rpcapi.Handle(h, rpcapi.NodeAllocations, f.NodeAllocations)
 	rpcapi.Handle(h, rpcapi.AllocList, f.AllocList)
 	rpcapi.Handle(h, rpcapi.AllocGet, f.AllocGet)
 	rpcapi.Handle(h, rpcapi.EvalList, f.EvalList)
@@ -69,16 +72,63 @@ func (f *fakeBackend) JobDeregister(_ context.Context, r *structs.JobDeregisterR
 	return &structs.JobDeregisterResponse{EvalID: "eval-2", WriteMeta: structs.WriteMeta{Index: 9}}, nil
 }
 
+// JobGet finds a job by ID or unique prefix, as the server does.
 func (f *fakeBackend) JobGet(_ context.Context, r *structs.JobSpecificRequest) (*structs.SingleJobResponse, error) {
 	if err := f.record(r.QueryOptions); err != nil {
 		return nil, err
 	}
+	var matches []string
 	for _, j := range f.jobs {
 		if j.ID == r.JobID {
 			return &structs.SingleJobResponse{Job: j, QueryMeta: structs.QueryMeta{Index: 5, KnownLeader: true}}, nil
 		}
+		if strings.HasPrefix(j.ID, r.JobID) {
+			matches = append(matches, j.ID)
+		}
 	}
-	return &structs.SingleJobResponse{QueryMeta: structs.QueryMeta{Index: 5}}, nil
+	switch len(matches) {
+	case 0:
+		return nil, structs.NotFound("job", r.JobID)
+	case 1:
+		return f.JobGet(context.Background(), &structs.JobSpecificRequest{JobID: matches[0]})
+	}
+	return nil, structs.Invalid("job prefix %q matches %d jobs (%s): give more of the ID", r.JobID, len(matches), strings.Join(matches, ", "))
+}
+
+// JobSummary counts the allocations of JobAllocations.
+func (f *fakeBackend) JobSummary(ctx context.Context, r *structs.JobSpecificRequest) (*structs.JobSummaryResponse, error) {
+	allocs, err := f.JobAllocations(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	sum := &structs.JobSummary{JobID: r.JobID, Namespace: "default", Summary: map[string]structs.TaskGroupSummary{}}
+	for _, a := range allocs.Allocations {
+		tg := sum.Summary[a.TaskGroup]
+		switch a.ClientStatus {
+		case structs.AllocClientStatusRunning:
+			tg.Running++
+		case structs.AllocClientStatusFailed:
+			tg.Failed++
+		}
+		sum.Summary[a.TaskGroup] = tg
+	}
+	return &structs.JobSummaryResponse{JobSummary: sum, QueryMeta: structs.QueryMeta{Index: 5}}, nil
+}
+
+// NodeAllocations knows no node.
+func (f *fakeBackend) NodeAllocations(_ context.Context, r *structs.NodeSpecificRequest) (*structs.AllocsGetResponse, error) {
+	if err := f.record(r.QueryOptions); err != nil {
+		return nil, err
+	}
+	return nil, structs.NotFound("node", r.NodeID)
+}
+
+// EvalAllocations knows no evaluation.
+func (f *fakeBackend) EvalAllocations(_ context.Context, r *structs.EvalSpecificRequest) (*structs.AllocListResponse, error) {
+	if err := f.record(r.QueryOptions); err != nil {
+		return nil, err
+	}
+	return nil, structs.NotFound("evaluation", r.EvalID)
 }
 
 func (f *fakeBackend) JobList(_ context.Context, r *structs.JobListRequest) (*structs.JobListResponse, error) {

@@ -3,7 +3,6 @@ package agent
 import (
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/drover-io/drover/api"
@@ -96,50 +95,12 @@ func (s *httpServer) jobGet(w http.ResponseWriter, req *http.Request) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	id := pathParam(req, "id")
-	resp, err := rpcapi.JobGet.Call(req.Context(), s.rpc, &structs.JobSpecificRequest{JobID: id, QueryOptions: opts})
-	if err != nil && structs.KindOf(err) != structs.KindNotFound {
+	resp, err := rpcapi.JobGet.Call(req.Context(), s.rpc, &structs.JobSpecificRequest{JobID: pathParam(req, "id"), QueryOptions: opts})
+	if err != nil {
 		return nil, err
-	}
-	if err != nil || resp.Job == nil {
-		full, err := s.resolveJobPrefix(req, opts, id)
-		if err != nil {
-			return nil, err
-		}
-		opts.MinQueryIndex, opts.MaxQueryTime = 0, 0
-		resp, err = rpcapi.JobGet.Call(req.Context(), s.rpc, &structs.JobSpecificRequest{JobID: full, QueryOptions: opts})
-		if err != nil {
-			return nil, err
-		}
-		if resp.Job == nil {
-			return nil, structs.NotFound("job", id)
-		}
 	}
 	setQueryMeta(w, resp.QueryMeta)
 	return resp.Job, nil
-}
-
-// resolveJobPrefix returns the ID of the one job whose ID starts with
-// prefix, without blocking.
-func (s *httpServer) resolveJobPrefix(req *http.Request, opts structs.QueryOptions, prefix string) (string, error) {
-	opts.Prefix = prefix
-	opts.MinQueryIndex, opts.MaxQueryTime = 0, 0
-	list, err := rpcapi.JobList.Call(req.Context(), s.rpc, &structs.JobListRequest{QueryOptions: opts})
-	if err != nil {
-		return "", err
-	}
-	switch len(list.Jobs) {
-	case 0:
-		return "", structs.NotFound("job", prefix)
-	case 1:
-		return list.Jobs[0].ID, nil
-	}
-	ids := make([]string, 0, len(list.Jobs))
-	for _, j := range list.Jobs {
-		ids = append(ids, j.ID)
-	}
-	slices.Sort(ids)
-	return "", structs.Invalid("job prefix %q matches %d jobs (%s): give more of the ID", prefix, len(ids), strings.Join(ids, ", "))
 }
 
 // jobDeregister is DELETE /v1/job/:id[?purge=true].
@@ -196,70 +157,18 @@ func (s *httpServer) jobEvaluations(w http.ResponseWriter, req *http.Request) (a
 	return nonNil(resp.Evaluations), nil
 }
 
-// jobSummary is GET /v1/job/:id/summary: the job's JobSummary, taken from
-// its list entry (or counted from its allocations when the entry has none).
+// jobSummary is GET /v1/job/:id/summary: the job's JobSummary.
 func (s *httpServer) jobSummary(w http.ResponseWriter, req *http.Request) (any, error) {
 	opts, err := queryOptions(req)
 	if err != nil {
 		return nil, err
 	}
-	id := pathParam(req, "id")
-	opts.Prefix = id
-	list, err := rpcapi.JobList.Call(req.Context(), s.rpc, &structs.JobListRequest{QueryOptions: opts})
+	resp, err := rpcapi.JobSummary.Call(req.Context(), s.rpc, &structs.JobSpecificRequest{JobID: pathParam(req, "id"), QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
-	var stub *structs.JobListStub
-	for _, j := range list.Jobs {
-		if j.ID == id && (opts.Namespace == "*" || j.Namespace == opts.Namespace) {
-			stub = j
-			break
-		}
-	}
-	if stub == nil {
-		return nil, structs.NotFound("job", id)
-	}
-	setQueryMeta(w, list.QueryMeta)
-	if stub.JobSummary != nil {
-		return stub.JobSummary, nil
-	}
-	allocs, err := rpcapi.JobAllocations.Call(req.Context(), s.rpc, &structs.JobSpecificRequest{
-		JobID: id, All: true, QueryOptions: structs.QueryOptions{Namespace: stub.Namespace},
-	})
-	if err != nil {
-		return nil, err
-	}
-	return summarize(stub, allocs.Allocations), nil
-}
-
-// summarize counts allocations by group and client status.
-func summarize(stub *structs.JobListStub, allocs []*structs.AllocListStub) *structs.JobSummary {
-	sum := &structs.JobSummary{
-		JobID:       stub.ID,
-		Namespace:   stub.Namespace,
-		Summary:     map[string]structs.TaskGroupSummary{},
-		CreateIndex: stub.CreateIndex,
-		ModifyIndex: stub.ModifyIndex,
-	}
-	for _, a := range allocs {
-		tg := sum.Summary[a.TaskGroup]
-		switch a.ClientStatus {
-		case structs.AllocClientStatusPending:
-			tg.Starting++
-		case structs.AllocClientStatusRunning:
-			tg.Running++
-		case structs.AllocClientStatusComplete:
-			tg.Complete++
-		case structs.AllocClientStatusFailed:
-			tg.Failed++
-		case structs.AllocClientStatusLost:
-			tg.Lost++
-		default:
-			tg.Unknown++
-		}
-		sum.Summary[a.TaskGroup] = tg
-	}
-	return sum
+	setQueryMeta(w, resp.QueryMeta)
+	return resp.JobSummary, nil
 }
 
 // nonNil returns s, or an empty slice so that JSON has [] and not null.
@@ -277,23 +186,4 @@ func firstNonEmpty(vs ...string) string {
 		}
 	}
 	return ""
-}
-
-// jobExact reads the job with exactly this ID (no prefix matching), for the
-// job's sub-resources; it sets the read headers.
-func (s *httpServer) jobExact(w http.ResponseWriter, req *http.Request) (*structs.Job, error) {
-	opts, err := queryOptions(req)
-	if err != nil {
-		return nil, err
-	}
-	id := pathParam(req, "id")
-	resp, err := rpcapi.JobGet.Call(req.Context(), s.rpc, &structs.JobSpecificRequest{JobID: id, QueryOptions: opts})
-	if err != nil {
-		return nil, err
-	}
-	if resp.Job == nil {
-		return nil, structs.NotFound("job", id)
-	}
-	setQueryMeta(w, resp.QueryMeta)
-	return resp.Job, nil
 }

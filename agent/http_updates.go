@@ -53,11 +53,8 @@ type jobVersionsResponse struct {
 }
 
 // jobDeployment is GET /v1/job/:id/deployment: the job's latest
-// deployment, null when it never had one.
+// deployment, null when it never had one; an unknown job is a 404.
 func (s *httpServer) jobDeployment(w http.ResponseWriter, req *http.Request) (any, error) {
-	if _, err := s.jobExact(w, req); err != nil {
-		return nil, err
-	}
 	opts, err := queryOptions(req)
 	if err != nil {
 		return nil, err
@@ -70,11 +67,9 @@ func (s *httpServer) jobDeployment(w http.ResponseWriter, req *http.Request) (an
 	return resp.Deployment, nil
 }
 
-// jobDeployments is GET /v1/job/:id/deployments: newest first.
+// jobDeployments is GET /v1/job/:id/deployments: newest first; an unknown
+// job is a 404.
 func (s *httpServer) jobDeployments(w http.ResponseWriter, req *http.Request) (any, error) {
-	if _, err := s.jobExact(w, req); err != nil {
-		return nil, err
-	}
 	opts, err := queryOptions(req)
 	if err != nil {
 		return nil, err

@@ -69,12 +69,31 @@ func (f *fakeBackend) JobPlan(_ context.Context, r *structs.JobPlanRequest) (*st
 }
 
 func (f *fakeBackend) DeploymentList(_ context.Context, r *structs.DeploymentListRequest) (*structs.DeploymentListResponse, error) {
-	return &structs.DeploymentListResponse{QueryMeta: structs.QueryMeta{Index: 3}}, f.record(r.QueryOptions)
+	if err := f.record(r.QueryOptions); err != nil {
+		return nil, err
+	}
+	if r.JobID != "" && !f.hasJob(r.JobID) {
+		return nil, structs.NotFound("job", r.JobID)
+	}
+	return &structs.DeploymentListResponse{QueryMeta: structs.QueryMeta{Index: 3}}, nil
+}
+
+// hasJob reports whether the fake has the job of exactly this ID.
+func (f *fakeBackend) hasJob(id string) bool {
+	for _, j := range f.jobs {
+		if j.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 func (f *fakeBackend) DeploymentGet(_ context.Context, r *structs.DeploymentSpecificRequest) (*structs.SingleDeploymentResponse, error) {
 	if err := f.record(r.QueryOptions); err != nil {
 		return nil, err
+	}
+	if r.JobID != "" && !f.hasJob(r.JobID) {
+		return nil, structs.NotFound("job", r.JobID)
 	}
 	if r.JobID != "" {
 		return &structs.SingleDeploymentResponse{}, nil

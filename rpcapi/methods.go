@@ -41,6 +41,8 @@ var (
 	JobAllocations = read[structs.JobSpecificRequest, structs.JobAllocationsResponse]("JobAllocations")
 	// JobEvaluations lists a job's evaluations.
 	JobEvaluations = read[structs.JobSpecificRequest, structs.JobEvaluationsResponse]("JobEvaluations")
+	// JobSummary reads a job's allocation counts per group.
+	JobSummary = read[structs.JobSpecificRequest, structs.JobSummaryResponse]("JobSummary")
 	// JobVersions lists the kept versions of a job.
 	JobVersions = read[structs.JobVersionsRequest, structs.JobVersionsResponse]("JobVersions")
 	// JobRevert registers a kept version of a job again.
@@ -52,17 +54,26 @@ var (
 	AllocList = read[structs.AllocListRequest, structs.AllocListResponse]("AllocList")
 	// AllocGet reads one allocation by ID or unique ID prefix.
 	AllocGet = read[structs.AllocSpecificRequest, structs.SingleAllocResponse]("AllocGet")
-	// AllocStop stops an allocation; the scheduler replaces it.
+	// AllocStop stops an allocation (by ID or unique ID prefix); the
+	// scheduler replaces it.
 	AllocStop = deduplicated[structs.AllocStopRequest, structs.AllocStopResponse]("AllocStop")
 	// EvalList lists evaluations.
 	EvalList = read[structs.EvalListRequest, structs.EvalListResponse]("EvalList")
 	// EvalGet reads one evaluation by ID or unique ID prefix.
 	EvalGet = read[structs.EvalSpecificRequest, structs.SingleEvalResponse]("EvalGet")
+	// EvalAllocations lists the allocations an evaluation (by ID or
+	// unique ID prefix) placed.
+	EvalAllocations = read[structs.EvalSpecificRequest, structs.AllocListResponse]("EvalAllocations")
 	// NodeList lists nodes.
 	NodeList = read[structs.NodeListRequest, structs.NodeListResponse]("NodeList")
-	// DeploymentList lists deployments, all or one job's.
+	// NodeAllocations reads the allocations placed on a node (by ID or
+	// unique ID prefix).
+	NodeAllocations = read[structs.NodeSpecificRequest, structs.AllocsGetResponse]("NodeAllocations")
+	// DeploymentList lists deployments, all or one job's (which must
+	// exist).
 	DeploymentList = read[structs.DeploymentListRequest, structs.DeploymentListResponse]("DeploymentList")
-	// DeploymentGet reads one deployment, or a job's latest.
+	// DeploymentGet reads one deployment, or a job's latest (the job
+	// must exist).
 	DeploymentGet = read[structs.DeploymentSpecificRequest, structs.SingleDeploymentResponse]("DeploymentGet")
 	// DeploymentFail fails an active deployment, reverting its job when
 	// auto_revert says so. At most once: failing it again is an error.
@@ -83,8 +94,9 @@ func All() []*Info {
 		NodeRegister.info, NodeUpdateStatus.info, NodeGetClientAllocs.info, AllocGetAllocs.info,
 		NodeUpdateAlloc.info, NodeGet.info,
 		JobRegister.info, JobDeregister.info, JobGet.info, JobList.info, JobAllocations.info,
-		JobEvaluations.info, JobVersions.info, JobRevert.info, JobPlan.info,
-		AllocList.info, AllocGet.info, AllocStop.info, EvalList.info, EvalGet.info, NodeList.info,
+		JobEvaluations.info, JobSummary.info, JobVersions.info, JobRevert.info, JobPlan.info,
+		AllocList.info, AllocGet.info, AllocStop.info, EvalList.info, EvalGet.info, EvalAllocations.info,
+		NodeList.info, NodeAllocations.info,
 		DeploymentList.info, DeploymentGet.info, DeploymentFail.info, DeploymentPause.info,
 		SchedulerGetConfig.info, SchedulerSetConfig.info,
 	}

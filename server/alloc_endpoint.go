@@ -39,17 +39,7 @@ func (s *Server) AllocGet(ctx context.Context, req *structs.AllocSpecificRequest
 	resp := &structs.SingleAllocResponse{}
 	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		index := st.Index(state.TableAllocs)
-		exact, err := st.AllocByID(ws, req.AllocID)
-		if err != nil {
-			return index, err
-		}
-		var matches []*structs.Allocation
-		if exact == nil && req.AllocID != "" {
-			if matches, err = st.AllocsByIDPrefix(ws, prefixOf(req.AllocID)); err != nil {
-				return index, err
-			}
-		}
-		a, err := resolveID("alloc", req.AllocID, exact, exact != nil, matches, func(a *structs.Allocation) string { return a.ID })
+		a, err := lookupAlloc(ws, st, req.AllocID)
 		resp.Alloc = a
 		return index, err
 	})
@@ -88,17 +78,7 @@ func (s *Server) EvalGet(ctx context.Context, req *structs.EvalSpecificRequest) 
 	resp := &structs.SingleEvalResponse{}
 	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		index := st.Index(state.TableEvals)
-		exact, err := st.EvalByID(ws, req.EvalID)
-		if err != nil {
-			return index, err
-		}
-		var matches []*structs.Evaluation
-		if exact == nil && req.EvalID != "" {
-			if matches, err = st.EvalsByIDPrefix(ws, prefixOf(req.EvalID)); err != nil {
-				return index, err
-			}
-		}
-		e, err := resolveID("evaluation", req.EvalID, exact, exact != nil, matches, func(e *structs.Evaluation) string { return e.ID })
+		e, err := lookupEval(ws, st, req.EvalID)
 		resp.Eval = e
 		return index, err
 	})

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/drover-io/drover/structs"
 )
@@ -15,8 +14,8 @@ const allocStopDesc = "alloc stopped by operator request"
 // entry it marks the allocation's desired status stop (the client kills its
 // tasks) and stores an evaluation of its job, which places a replacement
 // as the job's count requires. Stopping an allocation the server already
-// stopped only creates the evaluation. An unknown allocation is
-// KindNotFound.
+// stopped only creates the evaluation. The allocation is named by its ID
+// or a unique ID prefix; an unknown one is KindNotFound.
 func (s *Server) AllocStop(ctx context.Context, req *structs.AllocStopRequest) (*structs.AllocStopResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -27,12 +26,9 @@ func (s *Server) AllocStop(ctx context.Context, req *structs.AllocStopRequest) (
 	if r, ok, err := replayed(s, req.RequestID, completeAllocStop); ok || err != nil {
 		return r, err
 	}
-	alloc, err := s.fsm.State().AllocByID(nil, req.AllocID)
+	alloc, err := lookupAlloc(nil, s.fsm.State(), req.AllocID)
 	if err != nil {
-		return nil, fmt.Errorf("read allocation %q: %w", req.AllocID, err)
-	}
-	if alloc == nil {
-		return nil, structs.NotFound("allocation", req.AllocID)
+		return nil, err
 	}
 	now := s.clock.Now().UnixNano()
 	eval := &structs.Evaluation{

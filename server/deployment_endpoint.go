@@ -9,8 +9,9 @@ import (
 	"github.com/drover-io/drover/structs"
 )
 
-// DeploymentList lists deployments newest first: a job's with JobID, else
-// all of the namespace ("*": every namespace) whose ID starts with Prefix.
+// DeploymentList lists deployments newest first: a job's with JobID (an
+// unknown job is KindNotFound), else all of the namespace ("*": every
+// namespace) whose ID starts with Prefix.
 func (s *Server) DeploymentList(ctx context.Context, req *structs.DeploymentListRequest) (*structs.DeploymentListResponse, error) {
 	resp := &structs.DeploymentListResponse{}
 	ns := namespaceOf(&req.QueryOptions)
@@ -18,6 +19,9 @@ func (s *Server) DeploymentList(ctx context.Context, req *structs.DeploymentList
 		var ds []*structs.Deployment
 		var err error
 		if req.JobID != "" {
+			if err := jobExists(ws, st, ns, req.JobID); err != nil {
+				return st.Index(state.TableDeployment), err
+			}
 			ds, err = st.DeploymentsByJob(ws, ns, req.JobID)
 		} else {
 			ds, err = st.Deployments(ws)
@@ -40,14 +44,17 @@ func (s *Server) DeploymentList(ctx context.Context, req *structs.DeploymentList
 }
 
 // DeploymentGet returns one deployment by ID or unique ID prefix, or with
-// JobID the job's latest (nil when it never had one). An unknown ID is
-// KindNotFound.
+// JobID the job's latest (nil when it never had one). An unknown ID or
+// job is KindNotFound.
 func (s *Server) DeploymentGet(ctx context.Context, req *structs.DeploymentSpecificRequest) (*structs.SingleDeploymentResponse, error) {
 	resp := &structs.SingleDeploymentResponse{}
 	ns := namespaceOf(&req.QueryOptions)
 	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		index := st.Index(state.TableDeployment)
 		if req.JobID != "" {
+			if err := jobExists(ws, st, ns, req.JobID); err != nil {
+				return index, err
+			}
 			d, err := st.LatestDeploymentByJob(ws, ns, req.JobID)
 			resp.Deployment = d
 			return index, err
@@ -79,4 +86,16 @@ func (s *Server) DeploymentGet(ctx context.Context, req *structs.DeploymentSpeci
 		return nil, err
 	}
 	return resp, nil
+}
+
+// jobExists returns KindNotFound unless the job with exactly this ID exists.
+func jobExists(ws memdb.WatchSet, st *state.StateStore, ns, id string) error {
+	j, err := st.JobByID(ws, ns, id)
+	if err != nil {
+		return err
+	}
+	if j == nil {
+		return structs.NotFound("job", id)
+	}
+	return nil
 }

@@ -181,27 +181,6 @@ func completeJobDeregister(r *structs.JobDeregisterResponse, index uint64, _ any
 	r.EvalCreateIndex, r.JobModifyIndex, r.Index = index, index, index
 }
 
-// JobGet returns one job by exact ID; an unknown job is KindNotFound.
-func (s *Server) JobGet(ctx context.Context, req *structs.JobSpecificRequest) (*structs.SingleJobResponse, error) {
-	resp := &structs.SingleJobResponse{}
-	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
-		index := st.Index(state.TableJobs)
-		j, err := st.JobByID(ws, namespaceOf(&req.QueryOptions), req.JobID)
-		if err != nil {
-			return index, err
-		}
-		resp.Job = j
-		if j == nil {
-			return index, structs.NotFound("job", req.JobID)
-		}
-		return index, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
 // JobList lists jobs with their summaries, filtered by namespace ("*" for
 // all) and ID prefix.
 func (s *Server) JobList(ctx context.Context, req *structs.JobListRequest) (*structs.JobListResponse, error) {
@@ -292,26 +271,3 @@ func (s *Server) JobEvaluations(ctx context.Context, req *structs.JobSpecificReq
 }
 
 func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }
-
-// JobSummary returns a job's allocation counts per group, blocking like
-// the other reads; an unknown job is KindNotFound.
-func (s *Server) JobSummary(ctx context.Context, req *structs.JobSpecificRequest) (*structs.JobSummary, structs.QueryMeta, error) {
-	var meta structs.QueryMeta
-	var sum *structs.JobSummary
-	err := s.blockingQuery(ctx, &req.QueryOptions, &meta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
-		index := st.Index(state.TableJobSummary)
-		var err error
-		sum, err = st.JobSummaryByID(ws, namespaceOf(&req.QueryOptions), req.JobID)
-		if err != nil {
-			return index, err
-		}
-		if sum == nil {
-			return index, structs.NotFound("job", req.JobID)
-		}
-		return index, nil
-	})
-	if err != nil {
-		return nil, meta, err
-	}
-	return sum, meta, nil
-}

@@ -259,17 +259,7 @@ func (s *Server) NodeGet(ctx context.Context, req *structs.NodeSpecificRequest) 
 	resp := &structs.SingleNodeResponse{}
 	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		index := st.Index(state.TableNodes)
-		exact, err := st.NodeByID(ws, req.NodeID)
-		if err != nil {
-			return index, err
-		}
-		var matches []*structs.Node
-		if exact == nil && req.NodeID != "" {
-			if matches, err = st.NodesByIDPrefix(ws, req.NodeID); err != nil {
-				return index, err
-			}
-		}
-		n, err := resolveID("node", req.NodeID, exact, exact != nil, matches, func(n *structs.Node) string { return n.ID })
+		n, err := lookupNode(ws, st, req.NodeID)
 		resp.Node = withoutSecret(n)
 		return index, err
 	})

@@ -58,11 +58,11 @@ func TestJobRegisterPlacesAllocs(t *testing.T) {
 	if err != nil || len(list.Jobs) != 1 || list.Jobs[0].JobSummary.Summary["web"].Starting != 2 {
 		t.Fatalf("JobList = %+v, %v", list, err)
 	}
-	sum, meta, err := s.JobSummary(ctx, &structs.JobSpecificRequest{JobID: "web"})
-	if err != nil || sum.Summary["web"].Starting != 2 || meta.Index == 0 {
-		t.Fatalf("JobSummary = %+v, %+v, %v", sum, meta, err)
+	sum, err := s.JobSummary(ctx, &structs.JobSpecificRequest{JobID: "web"})
+	if err != nil || sum.JobSummary.Summary["web"].Starting != 2 || sum.Index == 0 {
+		t.Fatalf("JobSummary = %+v, %v", sum, err)
 	}
-	if _, _, err := s.JobSummary(ctx, &structs.JobSpecificRequest{JobID: "nope"}); structs.KindOf(err) != structs.KindNotFound {
+	if _, err := s.JobSummary(ctx, &structs.JobSpecificRequest{JobID: "nope"}); structs.KindOf(err) != structs.KindNotFound {
 		t.Fatalf("JobSummary of unknown job: %v", err)
 	}
 	ja, err := s.JobAllocations(ctx, &structs.JobSpecificRequest{JobID: "web"})

@@ -18,3 +18,10 @@ func (w *WriteRequest) WriteOpts() *WriteRequest { return w }
 // QueryOpts returns q; read requests that embed QueryOptions so expose
 // them (a caller times a blocking query by its wait).
 func (q *QueryOptions) QueryOpts() *QueryOptions { return q }
+
+// JobSummaryResponse returns a job's summary: its allocations counted per
+// group and client status.
+type JobSummaryResponse struct {
+	JobSummary *JobSummary
+	QueryMeta
+}
