@@ -97,8 +97,14 @@ func TestCompositeReads(t *testing.T) {
 	}
 
 	for _, err := range []error{
-		func() error { _, err := s.DeploymentGet(ctx, &structs.DeploymentSpecificRequest{JobID: "nope"}); return err }(),
-		func() error { _, err := s.DeploymentList(ctx, &structs.DeploymentListRequest{JobID: "nope"}); return err }(),
+		func() error {
+			_, err := s.DeploymentGet(ctx, &structs.DeploymentSpecificRequest{JobID: "nope"})
+			return err
+		}(),
+		func() error {
+			_, err := s.DeploymentList(ctx, &structs.DeploymentListRequest{JobID: "nope"})
+			return err
+		}(),
 	} {
 		if structs.KindOf(err) != structs.KindNotFound || !strings.Contains(err.Error(), `job "nope" not found`) {
 			t.Errorf("deployments of an unknown job: %v", err)
