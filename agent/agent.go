@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"github.com/drover-io/drover/client"
 	"github.com/drover-io/drover/client/rpcclient"
 	"github.com/drover-io/drover/client/state"
+	"github.com/drover-io/drover/httpapi"
 	"github.com/drover-io/drover/jobspec"
 	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/server"
@@ -65,7 +65,7 @@ type Agent struct {
 	ln       net.Listener // the HTTP listener until Start hands it over
 
 	mu       sync.Mutex // guards the fields below
-	http     *httpServer
+	http     *httpapi.Server
 	shutdown bool
 }
 
@@ -345,9 +345,15 @@ func (a *Agent) Start() error {
 	if a.server != nil {
 		rpc = a.server
 	}
-	a.http = newHTTPServer(a.ln, rpc, a, jobspec.ParseRequest, a.logger.With("component", "http"))
+	var nc httpapi.NodeClient // nil: no client
+	if a.client != nil {
+		nc = a.client
+	}
+	a.http = httpapi.New(a.ln, &httpapi.Config{
+		RPC: rpc, Agent: agentInfo{a}, Client: nc, ParseJob: jobspec.ParseRequest, Logger: a.logger.With("component", "http"),
+	})
 	a.ln = nil // owned by the HTTP server now
-	a.http.serve()
+	a.http.Serve()
 	a.logger.Info("agent started", "http_addr", a.httpAddr, "node_id", a.NodeID())
 	return nil
 }
@@ -388,7 +394,7 @@ func (a *Agent) Shutdown() error {
 	var errs []error
 	if hs != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), httpShutdownTimeout)
-		if err := hs.shutdown(ctx); err != nil {
+		if err := hs.Shutdown(ctx); err != nil {
 			errs = append(errs, err)
 		}
 		cancel()
@@ -462,120 +468,7 @@ func (a *Agent) ServerEnabled() bool { return a.server != nil }
 // ClientEnabled reports whether the agent runs a client.
 func (a *Agent) ClientEnabled() bool { return a.client != nil }
 
-// self implements agentInfo: GET /v1/agent/self.
-func (a *Agent) self() *agentSelf {
-	httpAddr := a.HTTPAddr()
-	host, port, _ := net.SplitHostPort(httpAddr)
-	httpPort, _ := strconv.Atoi(port)
-	rpcHost, rpcPortStr, _ := net.SplitHostPort(a.RPCAddr())
-	rpcPort, _ := strconv.Atoi(rpcPortStr)
-	cfg := map[string]any{
-		"Region":     a.cfg.Region,
-		"Datacenter": a.cfg.Datacenter,
-		"NodeName":   a.cfg.NodeName,
-		"DataDir":    a.cfg.DataDir,
-		"BindAddr":   a.cfg.BindAddr,
-		"LogLevel":   a.cfg.LogLevel,
-		"DevMode":    a.cfg.DevMode,
-		"Version":    map[string]any{"Version": Version, "VersionPrerelease": "", "Revision": ""},
-		"PluginDir":  a.cfg.PluginDir,
-		"Ports":      map[string]any{"HTTP": httpPort, "RPC": rpcPort},
-		"Addresses":  map[string]any{"HTTP": host, "RPC": rpcHost},
-		"Server":     map[string]any{"Enabled": a.ServerEnabled(), "BootstrapExpect": a.cfg.Server.BootstrapExpect},
-		"Client": map[string]any{"Enabled": a.ClientEnabled(), "NodeID": a.NodeID(), "AllocDir": a.allocDir,
-			"Servers": a.cfg.Client.Servers, "NodeClass": a.cfg.Client.NodeClass, "Meta": a.cfg.Client.Meta},
-	}
-	stats := map[string]map[string]string{
-		"runtime": {
-			"version":    runtime.Version(),
-			"arch":       runtime.GOARCH,
-			"goos":       runtime.GOOS,
-			"goroutines": strconv.Itoa(runtime.NumGoroutine()),
-			"cpu_count":  strconv.Itoa(runtime.NumCPU()),
-		},
-	}
-	if a.server != nil {
-		stats["nomad"] = withDefault(a.server.Stats(), map[string]string{"server": "true"})
-	}
-	if a.client != nil {
-		stats["client"] = withDefault(a.client.Stats(), map[string]string{"node_id": a.NodeID()})
-	}
-	return &agentSelf{
-		Config: cfg,
-		Member: agentMember{
-			Name: a.cfg.NodeName + "." + a.cfg.Region,
-			Addr: a.cfg.BindAddr,
-			Port: uint16(rpcPort),
-			Tags: map[string]string{
-				"region": a.cfg.Region, "dc": a.cfg.Datacenter, "role": "nomad",
-				"build": Version, "port": rpcPortStr,
-			},
-			Status: "alive",
-		},
-		Stats: stats,
-	}
-}
-
-// withDefault returns m with the keys of d that m lacks.
-func withDefault(m, d map[string]string) map[string]string {
-	out := make(map[string]string, len(m)+len(d))
-	for k, v := range d {
-		out[k] = v
-	}
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
 // RPCAddr returns the address the server's RPC listener binds
 // ("127.0.0.1:4647"); with RPCPort 0 it holds the port picked. A dev agent
 // reports the configured address without listening on it.
 func (a *Agent) RPCAddr() string { return a.rpcAddr }
-
-// leader implements agentInfo: the leader's RPC address, "" when there is
-// none. A dev agent is its own single server, so the leader is this agent.
-// A client-only agent reports the server it reaches first (the one that
-// last answered it).
-func (a *Agent) leader() string {
-	if a.server == nil && a.rpcClient != nil {
-		return a.rpcClient.Servers()[0]
-	}
-	if a.server == nil || a.server.Leader() == "" {
-		return ""
-	}
-	return a.RPCAddr()
-}
-
-// peers implements agentInfo: the servers' RPC addresses; for a
-// client-only agent, the servers it is configured with.
-func (a *Agent) peers() []string {
-	if a.server == nil && a.rpcClient != nil {
-		return a.rpcClient.Servers()
-	}
-	if a.server == nil || len(a.server.Peers()) == 0 {
-		return []string{}
-	}
-	return []string{a.RPCAddr()}
-}
-
-// region implements agentInfo.
-func (a *Agent) region() string { return a.cfg.Region }
-
-// health implements agentInfo: GET /v1/agent/health.
-func (a *Agent) health() (*agentHealthResponse, bool) {
-	out := &agentHealthResponse{}
-	ok := true
-	if a.server != nil {
-		if a.server.Leader() == "" {
-			out.Server = &agentHealth{Ok: false, Message: "server has no leader"}
-			ok = false
-		} else {
-			out.Server = &agentHealth{Ok: true, Message: "ok"}
-		}
-	}
-	if a.client != nil {
-		out.Client = &agentHealth{Ok: true, Message: "ok"}
-	}
-	return out, ok
-}

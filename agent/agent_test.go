@@ -18,6 +18,7 @@ import (
 	"github.com/drover-io/drover/api"
 	"github.com/drover-io/drover/drivers/shared/isolation"
 	"github.com/drover-io/drover/drivers/shared/shim"
+	"github.com/drover-io/drover/httpapi"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -379,7 +380,7 @@ func TestAgentStatusAndSelf(t *testing.T) {
 	if s, _ := self.Config["Server"].(map[string]any); s["Enabled"] != true {
 		t.Errorf("self server = %v", self.Config["Server"])
 	}
-	var health agentHealthResponse
+	var health httpapi.AgentHealthResponse
 	ta.must("GET", "/v1/agent/health", "", &health)
 	if health.Server == nil || !health.Server.Ok || health.Client == nil || !health.Client.Ok {
 		t.Errorf("health = %+v", health)

@@ -476,3 +476,13 @@ func loopbackInterface() string {
 	}
 	return "lo"
 }
+
+// firstNonEmpty returns the first of vs that is not "".
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,102 +1,29 @@
-// Package agent is the drover agent: the process that runs a server, a
-// client (node agent) or both, and serves the HTTP API.
+// Package agent is the drover agent's wiring: the process that runs a
+// server, a client (node agent) or both, and serves the HTTP API.
 //
-// Where it sits in the data flow: a job arrives as JSON on the HTTP API
-// (Nomad-compatible, port 4646), is decoded into an api.Job, converted into
-// a structs.Job here (convert.go) and handed to the server's RPC methods.
-// Reads (jobs, allocations, evaluations, nodes) are the server's blocking
-// queries, rendered in Nomad's JSON shapes.
+// Where it sits in the data flow: the agent reads its configuration,
+// decides which parts run, builds them and connects them: a server
+// (server_persist.go: raft log, snapshots and server ID under data_dir;
+// in-memory in dev mode) that serves its methods on the RPC port; a client
+// (its state file under data_dir; the drivers of driver_catalog.go and the
+// device plugins of device_catalog.go) that calls the server through an
+// rpcapi.Conn: the server in process (late_server.go while a combined
+// agent's server elects itself), or rpcclient over the network to
+// client.servers; and the HTTP API (package httpapi), given the same Conn,
+// the client, and agentInfo (agent_info.go: /v1/agent/self, health, leader
+// and peers). Start starts them; Shutdown stops the HTTP API, then the
+// client, then the server.
 //
-// Files: agent.go wires an agent: a server (server_persist.go: raft log,
-// snapshots and server ID under data_dir; in-memory in dev mode) that
-// serves the client RPCs on the RPC port, a client (its state file under
-// data_dir; its RPC in process, or over the network to client.servers),
-// and the HTTP API (which calls the server through rpcapi);
-// driver_catalog.go is the catalog of built-in drivers (for the client's
-// driver manager, with plugin blocks, plugin_dir and the client options
-// driver.allowlist/denylist); config.go is the agent's configuration and
-// config_file.go reads its files: config_syntax.go parses them (Nomad's
-// HCL 1, or JSON, decided by content) into a tree that config_decode.go
-// walks against the schema (config_schema.go; the Nomad keys drover
-// ignores, with one warning each, are in config_nomad.go; every key is in
-// docs/agent-config.md); config_log.go builds the logger (log_json,
-// log_file with rotation, syslog); command.go is the `drover agent`
-// command (-state-move-aside, signals, leave_on_*) and command_flags.go
-// its flags (Nomad's, each mapped to its config key); convert.go turns
-// submitted jobs into domain jobs; http.go holds the HTTP server and the
-// writing of responses, http_request.go the reading of bodies and query
-// parameters, http_router.go the router, http_errors.go the one mapping
-// from errors to status codes, and the other http_*.go the handlers.
-//
-// Endpoints (JSON as Nomad's; errors are plain text with the status code):
-//
-//	GET      /v1/jobs                        []JobListStub (?prefix, ?namespace)
-//	PUT|POST /v1/jobs                        {"Job": {...}} -> JobRegisterResponse
-//	GET|PUT|POST /v1/jobs/parse              JobsParseRequest -> Job
-//	GET      /v1/job/:id                     Job (ID or unique prefix)
-//	PUT|POST /v1/job/:id                     register; the body's job ID must be :id
-//	DELETE   /v1/job/:id[?purge=true]        JobDeregisterResponse
-//	GET      /v1/job/:id/allocations[?all]   []AllocListStub
-//	GET      /v1/job/:id/evaluations         []Evaluation
-//	GET      /v1/job/:id/summary             JobSummary
-//	GET      /v1/job/:id/versions[?diffs]    {"Versions": [Job], "Diffs": [...]} (newest first)
-//	PUT|POST /v1/job/:id/plan                {"Job", "Diff"} -> JobPlanResponse (nothing committed)
-//	PUT|POST /v1/job/:id/revert              {"JobID", "JobVersion", "EnforcePriorVersion"} -> JobRegisterResponse
-//	GET      /v1/job/:id/deployment          the latest Deployment, or null
-//	GET      /v1/job/:id/deployments         []Deployment (newest first)
-//	GET      /v1/deployments[?prefix]        []Deployment (newest first)
-//	GET      /v1/deployment/:id              Deployment (ID or unique prefix)
-//	GET      /v1/operator/scheduler/configuration  {"SchedulerConfig", "Index"}
-//	PUT|POST /v1/operator/scheduler/configuration[?cas=N]  SchedulerConfiguration -> {"Updated", "Index"}
-//	GET      /v1/allocations                 []AllocListStub
-//	GET      /v1/allocation/:id              Allocation (ID or unique prefix)
-//	GET      /v1/evaluations                 []Evaluation
-//	GET      /v1/evaluation/:id              Evaluation (ID or unique prefix)
-//	GET      /v1/evaluation/:id/allocations  []AllocListStub
-//	GET      /v1/nodes                       []NodeListStub
-//	GET      /v1/node/:id                    Node (ID or unique prefix)
-//	GET      /v1/node/:id/allocations        []Allocation
-//	GET      /v1/status/leader               "127.0.0.1:4647"
-//	GET      /v1/status/peers                ["127.0.0.1:4647"]
-//	GET      /v1/regions                     ["global"]
-//	GET      /v1/agent/self                  {"config", "member", "stats"}
-//	GET      /v1/agent/health                {"client": {"ok"}, "server": {"ok"}}
-//	PUT|POST /v1/allocation/:id/stop         {"EvalID", "Index"}: stop it; an eval places a replacement
-//	PUT|POST /v1/client/allocation/:id/restart  {"TaskName", "AllTasks"} -> {"Index"}
-//	PUT|POST /v1/client/allocation/:id/signal   {"Signal" (default SIGKILL), "Task"} -> {"Index"}
-//	GET|PUT  /v1/client/allocation/:id/gc    collect one terminal allocation
-//	GET      /v1/client/allocation/:id/stats AllocResourceUsage (per task and summed)
-//	GET      /v1/client/allocation/:id/snapshot  tar.gz of the allocation's data (for a migrating replacement)
-//	GET      /v1/client/stats                HostStats (CPU, memory, alloc dir disk, uptime, devices)
-//	GET      /v1/client/fs/logs/:id          ?task&type=stdout|stderr&follow&offset&origin=start|end&plain:
-//	                                         StreamFrame JSON objects {"File","Offset","Data"} (raw bytes with plain)
-//	GET      /v1/client/fs/ls/:id?path=      []AllocFileInfo
-//	GET      /v1/client/fs/stat/:id?path=    AllocFileInfo
-//	GET      /v1/client/fs/cat/:id?path=     the file's bytes
-//	GET      /v1/client/fs/readat/:id?path=&offset=&limit=  limit bytes from offset (0: to the end)
-//	GET|PUT  /v1/client/gc[?node_id]         collect every terminal allocation now -> {"Collected": [IDs]}
-//	PUT|POST /v1/system/gc                   the same as /v1/client/gc on this agent
-//
-// The /v1/client endpoints act on this agent's client (http_client_ops.go,
-// http_fs.go, http_logs.go). A request for an allocation (or ?node_id) of
-// another node is proxied to that node's agent, found through the servers
-// (http_client_forward.go): the answer streams back with its status; an
-// unreachable node is a 502 (504 on a timeout) naming it. The proxied
-// request carries X-Drover-Forwarded-By and is never forwarded again: an
-// agent that gets one for an allocation it does not run answers 400. File
-// paths are confined to the allocation directory: ".." out of it, or a
-// symlink pointing outside it, is a 403.
-//
-// The handlers call the server through an rpcapi.Conn, with rpcapi's
-// declared methods: the server in process, or for a client-only agent the
-// client's rpcclient over the servers' RPC port (failover, error kinds,
-// retries of what is safe to repeat, blocking queries timed by their wait
-// and cancelled with the HTTP request); the headers of a read are the
-// server's QueryMeta. /v1/status/leader and peers answer
-// from its servers list.
-//
-// Every read takes ?index=N&wait=D (a blocking query: it returns once the
-// data's index exceeds N, or after D, at most 10 minutes) and ?pretty, and
-// answers with X-Nomad-Index, X-Nomad-KnownLeader and X-Nomad-LastContact;
-// writes answer with X-Nomad-Index.
+// Files: agent.go wires an agent; driver_catalog.go is the catalog of
+// built-in drivers (for the client's driver manager, with plugin blocks,
+// plugin_dir and the client options driver.allowlist/denylist); config.go
+// is the agent's configuration and config_file.go reads its files:
+// config_syntax.go parses them (Nomad's HCL 1, or JSON, decided by
+// content) into a tree that config_decode.go walks against the schema
+// (config_schema.go; the Nomad keys drover ignores, with one warning each,
+// are in config_nomad.go; every key is in docs/agent-config.md);
+// config_log.go builds the logger (log_json, log_file with rotation,
+// syslog); command.go is the `drover agent` command (-state-move-aside,
+// signals, leave_on_*) and command_flags.go its flags (Nomad's, each
+// mapped to its config key).
 package agent

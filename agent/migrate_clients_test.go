@@ -2,8 +2,7 @@ package agent
 
 import (
 	"context"
-	"log/slog"
-	"net/http/httptest"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/drover-io/drover/client"
 	"github.com/drover-io/drover/drivers/mock"
+	"github.com/drover-io/drover/httpapi"
 	"github.com/drover-io/drover/plugins/drivers"
 	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/server"
@@ -36,28 +36,32 @@ func TestStickyMigrateBetweenTwoClients(t *testing.T) {
 
 	clients := map[string]*client.Client{}
 	for _, name := range []string{"node-a", "node-b"} {
-		hs := &httpServer{info: clientInfo{}, logger: slog.New(slog.DiscardHandler)}
-		rt := &router{}
-		hs.registerSnapshotRoute(rt)
-		ts := httptest.NewServer(rt)
+		// Each node's agent serves the HTTP API (the snapshot endpoint)
+		// of its client.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
 		cl, err := client.New(&client.Config{
 			RPC:      srv,
 			Drivers:  map[string]drivers.DriverPlugin{mock.Name: driver},
 			AllocDir: t.TempDir(),
 			NodeName: name,
-			HTTPAddr: ts.Listener.Addr().String(),
+			HTTPAddr: ln.Addr().String(),
 			DevMode:  true,
 		})
 		if err != nil {
+			_ = ln.Close()
 			t.Fatal(err)
 		}
-		hs.info = clientInfo{nc: cl}
+		hs := httpapi.New(ln, &httpapi.Config{RPC: srv, Agent: agentInfo{&Agent{cfg: DefaultConfig()}}, Client: cl})
+		hs.Serve()
 		if err := cl.Start(); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() {
 			_ = cl.Shutdown()
-			ts.Close()
+			_ = hs.Shutdown(context.Background())
 		})
 		clients[name] = cl
 	}

@@ -1,0 +1,131 @@
+package agent
+
+import (
+	"net"
+	"runtime"
+	"strconv"
+
+	"github.com/drover-io/drover/httpapi"
+)
+
+// agentInfo is what the HTTP API reports about the agent (httpapi.Agent).
+type agentInfo struct{ a *Agent }
+
+var _ httpapi.Agent = agentInfo{}
+
+// Self implements httpapi.Agent: GET /v1/agent/self.
+func (i agentInfo) Self() *httpapi.AgentSelf {
+	a := i.a
+	httpAddr := a.HTTPAddr()
+	host, port, _ := net.SplitHostPort(httpAddr)
+	httpPort, _ := strconv.Atoi(port)
+	rpcHost, rpcPortStr, _ := net.SplitHostPort(a.RPCAddr())
+	rpcPort, _ := strconv.Atoi(rpcPortStr)
+	cfg := map[string]any{
+		"Region":     a.cfg.Region,
+		"Datacenter": a.cfg.Datacenter,
+		"NodeName":   a.cfg.NodeName,
+		"DataDir":    a.cfg.DataDir,
+		"BindAddr":   a.cfg.BindAddr,
+		"LogLevel":   a.cfg.LogLevel,
+		"DevMode":    a.cfg.DevMode,
+		"Version":    map[string]any{"Version": Version, "VersionPrerelease": "", "Revision": ""},
+		"PluginDir":  a.cfg.PluginDir,
+		"Ports":      map[string]any{"HTTP": httpPort, "RPC": rpcPort},
+		"Addresses":  map[string]any{"HTTP": host, "RPC": rpcHost},
+		"Server":     map[string]any{"Enabled": a.ServerEnabled(), "BootstrapExpect": a.cfg.Server.BootstrapExpect},
+		"Client": map[string]any{"Enabled": a.ClientEnabled(), "NodeID": a.NodeID(), "AllocDir": a.allocDir,
+			"Servers": a.cfg.Client.Servers, "NodeClass": a.cfg.Client.NodeClass, "Meta": a.cfg.Client.Meta},
+	}
+	stats := map[string]map[string]string{
+		"runtime": {
+			"version":    runtime.Version(),
+			"arch":       runtime.GOARCH,
+			"goos":       runtime.GOOS,
+			"goroutines": strconv.Itoa(runtime.NumGoroutine()),
+			"cpu_count":  strconv.Itoa(runtime.NumCPU()),
+		},
+	}
+	if a.server != nil {
+		stats["nomad"] = withDefault(a.server.Stats(), map[string]string{"server": "true"})
+	}
+	if a.client != nil {
+		stats["client"] = withDefault(a.client.Stats(), map[string]string{"node_id": a.NodeID()})
+	}
+	return &httpapi.AgentSelf{
+		Config: cfg,
+		Member: httpapi.AgentMember{
+			Name: a.cfg.NodeName + "." + a.cfg.Region,
+			Addr: a.cfg.BindAddr,
+			Port: uint16(rpcPort),
+			Tags: map[string]string{
+				"region": a.cfg.Region, "dc": a.cfg.Datacenter, "role": "nomad",
+				"build": Version, "port": rpcPortStr,
+			},
+			Status: "alive",
+		},
+		Stats: stats,
+	}
+}
+
+// withDefault returns m with the keys of d that m lacks.
+func withDefault(m, d map[string]string) map[string]string {
+	out := make(map[string]string, len(m)+len(d))
+	for k, v := range d {
+		out[k] = v
+	}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// Leader implements httpapi.Agent: the leader's RPC address, "" when there
+// is none. A dev agent is its own single server, so the leader is this
+// agent. A client-only agent reports the server it reaches first (the one
+// that last answered it).
+func (i agentInfo) Leader() string {
+	a := i.a
+	if a.server == nil && a.rpcClient != nil {
+		return a.rpcClient.Servers()[0]
+	}
+	if a.server == nil || a.server.Leader() == "" {
+		return ""
+	}
+	return a.RPCAddr()
+}
+
+// Peers implements httpapi.Agent: the servers' RPC addresses; for a
+// client-only agent, the servers it is configured with.
+func (i agentInfo) Peers() []string {
+	a := i.a
+	if a.server == nil && a.rpcClient != nil {
+		return a.rpcClient.Servers()
+	}
+	if a.server == nil || len(a.server.Peers()) == 0 {
+		return []string{}
+	}
+	return []string{a.RPCAddr()}
+}
+
+// Region implements httpapi.Agent.
+func (i agentInfo) Region() string { return i.a.cfg.Region }
+
+// Health implements httpapi.Agent: GET /v1/agent/health.
+func (i agentInfo) Health() (*httpapi.AgentHealthResponse, bool) {
+	a := i.a
+	out := &httpapi.AgentHealthResponse{}
+	ok := true
+	if a.server != nil {
+		if a.server.Leader() == "" {
+			out.Server = &httpapi.AgentHealth{Ok: false, Message: "server has no leader"}
+			ok = false
+		} else {
+			out.Server = &httpapi.AgentHealth{Ok: true, Message: "ok"}
+		}
+	}
+	if a.client != nil {
+		out.Client = &httpapi.AgentHealth{Ok: true, Message: "ok"}
+	}
+	return out, ok
+}

@@ -1,0 +1,93 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/drover-io/drover/api"
+	"github.com/drover-io/drover/structs"
+)
+
+// AgentSelf is the body of GET /v1/agent/self, in Nomad's shape.
+type AgentSelf struct {
+	Config map[string]any               `json:"config"`
+	Member AgentMember                  `json:"member"`
+	Stats  map[string]map[string]string `json:"stats"`
+}
+
+// AgentMember describes this agent as a cluster member.
+type AgentMember struct {
+	Name   string
+	Addr   string
+	Port   uint16
+	Tags   map[string]string
+	Status string
+}
+
+// AgentHealthResponse is the body of GET /v1/agent/health.
+type AgentHealthResponse struct {
+	Client *AgentHealth `json:"client,omitempty"`
+	Server *AgentHealth `json:"server,omitempty"`
+}
+
+// AgentHealth is the health of the client or the server half.
+type AgentHealth struct {
+	Ok      bool   `json:"ok"`
+	Message string `json:"message"`
+}
+
+// statusLeader is GET /v1/status/leader: the leader's RPC address as a
+// JSON string.
+func (s *Server) statusLeader(_ http.ResponseWriter, _ *http.Request) (any, error) {
+	return s.agent.Leader(), nil
+}
+
+// statusPeers is GET /v1/status/peers: the servers' RPC addresses.
+func (s *Server) statusPeers(_ http.ResponseWriter, _ *http.Request) (any, error) {
+	return nonNil(s.agent.Peers()), nil
+}
+
+// regions is GET /v1/regions: the regions known, which for a drover agent
+// is its own.
+func (s *Server) regions(_ http.ResponseWriter, _ *http.Request) (any, error) {
+	return []string{s.agent.Region()}, nil
+}
+
+// agentSelf is GET /v1/agent/self.
+func (s *Server) agentSelf(_ http.ResponseWriter, _ *http.Request) (any, error) {
+	return s.agent.Self(), nil
+}
+
+// agentHealth is GET /v1/agent/health: 200 when healthy, 500 otherwise,
+// with the same JSON body either way (as Nomad does).
+func (s *Server) agentHealth(w http.ResponseWriter, req *http.Request) (any, error) {
+	h, ok := s.agent.Health()
+	if !ok {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+	}
+	return h, nil
+}
+
+// jobsParse is GET|PUT|POST /v1/jobs/parse: a job file (JobsParseRequest)
+// in, the submitted form of the job (api.Job) out. Parse errors are 400s
+// that name the file position.
+func (s *Server) jobsParse(_ http.ResponseWriter, req *http.Request) (any, error) {
+	var body api.JobsParseRequest
+	if err := decodeBody(req, &body); err != nil {
+		return nil, err
+	}
+	if body.JobHCL == "" {
+		return nil, structs.Invalid("JobHCL is empty: send the job file's text")
+	}
+	if body.HCLv1 {
+		return nil, structs.Invalid("HCLv1 job files are not supported: use HCL2")
+	}
+	job, err := s.parse(&body)
+	if err != nil {
+		if k := structs.KindOf(err); k != structs.KindInternal && k != structs.KindInvalid {
+			return nil, err
+		}
+		return nil, structs.Invalid("%v", err)
+	}
+	return job, nil
+}

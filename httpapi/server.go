@@ -1,0 +1,236 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/drover-io/drover/api"
+	"github.com/drover-io/drover/rpcapi"
+	"github.com/drover-io/drover/structs"
+)
+
+// maxBodyBytes bounds a request body: 10 MB is far above any real job.
+const maxBodyBytes = 10 << 20
+
+// Agent is what the agent endpoints report about the agent that serves the
+// API.
+type Agent interface {
+	// Self returns the body of GET /v1/agent/self.
+	Self() *AgentSelf
+	// Health returns the body of GET /v1/agent/health and whether all is
+	// well.
+	Health() (*AgentHealthResponse, bool)
+	// Leader returns the leader's RPC address, "" when there is none.
+	Leader() string
+	// Peers returns the servers' RPC addresses.
+	Peers() []string
+	// Region returns the agent's region.
+	Region() string
+}
+
+// JobParser turns a job file into a submitted job (jobspec.ParseRequest).
+type JobParser func(*api.JobsParseRequest) (*api.Job, error)
+
+// Config configures a Server.
+type Config struct {
+	// RPC calls the server's methods: the server in process, or the
+	// servers over the RPC port (rpcclient) for a client-only agent.
+	RPC rpcapi.Conn
+	// Agent reports on the agent.
+	Agent Agent
+	// Client is the agent's node client, which the /v1/client endpoints
+	// act on; nil when the agent runs none.
+	Client NodeClient
+	// ParseJob parses job files for /v1/jobs/parse.
+	ParseJob JobParser
+	// Logger logs requests at debug level; nil discards.
+	Logger *slog.Logger
+}
+
+// endpoint handles one request. It returns the value to encode as JSON, or
+// an error that writeError turns into a status code; it sets its own
+// headers (X-Nomad-Index, ...) on w before returning.
+type endpoint func(w http.ResponseWriter, req *http.Request) (any, error)
+
+// Server serves the HTTP API on a listener.
+type Server struct {
+	rpc    rpcapi.Conn
+	agent  Agent
+	client NodeClient // nil: no client
+	parse  JobParser
+	logger *slog.Logger
+	// forwarder proxies /v1/client requests for other nodes to their
+	// agents (client_forward.go).
+	forwarder *nodeForwarder
+
+	ln  net.Listener
+	srv *http.Server
+	// stopRequests cancels the context of every in-flight request, so that
+	// blocking queries return at shutdown instead of holding it up.
+	stopRequests context.CancelFunc
+	done         chan struct{} // closed when Serve returns
+}
+
+// New returns a server of the API on ln (nil: Handler only); Serve starts
+// it and Shutdown stops it.
+func New(ln net.Listener, cfg *Config) *Server {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{rpc: cfg.RPC, agent: cfg.Agent, client: cfg.Client, parse: cfg.ParseJob, logger: logger, ln: ln,
+		done: make(chan struct{}), forwarder: newNodeForwarder(logger)}
+	base, cancel := context.WithCancel(context.Background())
+	s.stopRequests = cancel
+	s.srv = &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
+	}
+	return s
+}
+
+// Serve serves requests in a goroutine until Shutdown.
+func (s *Server) Serve() {
+	go func() {
+		defer close(s.done)
+		if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.logger.Error("http server stopped", "error", err)
+		}
+	}()
+}
+
+// Shutdown ends in-flight requests (blocking queries return at once), stops
+// accepting new ones and waits for the serving goroutine.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.stopRequests()
+	err := s.srv.Shutdown(ctx)
+	if err != nil {
+		_ = s.srv.Close()
+	}
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		return fmt.Errorf("http server: %w", ctx.Err())
+	}
+	s.forwarder.close()
+	if err != nil {
+		return fmt.Errorf("http server shutdown: %w", err)
+	}
+	return nil
+}
+
+// Handler returns the API's router, behind the forwarding of client
+// requests to other nodes' agents.
+func (s *Server) Handler() http.Handler {
+	rt := &router{}
+	get := func(p string, e endpoint) { rt.handle(p, s.wrap(e), http.MethodGet) }
+	write := func(p string, e endpoint) { rt.handle(p, s.wrap(e), http.MethodPut, http.MethodPost) }
+
+	get("/v1/jobs", s.jobList)
+	write("/v1/jobs", s.jobRegister)
+	rt.handle("/v1/jobs/parse", s.wrap(s.jobsParse), http.MethodGet, http.MethodPut, http.MethodPost)
+	get("/v1/job/:id", s.jobGet)
+	write("/v1/job/:id", s.jobRegister)
+	rt.handle("/v1/job/:id", s.wrap(s.jobDeregister), http.MethodDelete)
+	get("/v1/job/:id/allocations", s.jobAllocations)
+	get("/v1/job/:id/evaluations", s.jobEvaluations)
+	get("/v1/job/:id/summary", s.jobSummary)
+	get("/v1/job/:id/versions", s.jobVersions)
+	get("/v1/job/:id/deployment", s.jobDeployment)
+	get("/v1/job/:id/deployments", s.jobDeployments)
+
+	get("/v1/allocations", s.allocList)
+	get("/v1/allocation/:id", s.allocGet)
+	get("/v1/evaluations", s.evalList)
+	get("/v1/evaluation/:id", s.evalGet)
+	get("/v1/evaluation/:id/allocations", s.evalAllocations)
+	get("/v1/nodes", s.nodeList)
+	get("/v1/node/:id", s.nodeGet)
+	get("/v1/node/:id/allocations", s.nodeAllocations)
+
+	get("/v1/status/leader", s.statusLeader)
+	get("/v1/status/peers", s.statusPeers)
+	get("/v1/regions", s.regions)
+	get("/v1/agent/self", s.agentSelf)
+	get("/v1/agent/health", s.agentHealth)
+	s.registerUpdateRoutes(rt)  // updates.go
+	s.registerClientRoutes(rt)  // client_ops.go
+	s.registerStatsRoutes(rt)   // client_stats.go
+	s.registerSnapshotRoute(rt) // snapshot.go
+
+	// Client requests for other nodes go to their agents
+	// (client_forward.go).
+	return s.forwardClientRequests(rt)
+}
+
+// wrap adapts an endpoint to http.Handler: it bounds the body, and writes
+// the result as JSON or the error as plain text.
+func (s *Server) wrap(e endpoint) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		start := time.Now()
+		req.Body = http.MaxBytesReader(w, req.Body, maxBodyBytes)
+		out, err := e(w, req)
+		if err != nil {
+			s.logger.Debug("http request failed", "method", req.Method, "path", req.URL.Path,
+				"code", statusCode(err), "error", err, "duration", time.Since(start))
+			writeError(w, req, err)
+			return
+		}
+		writeJSON(w, req, out)
+		s.logger.Debug("http request", "method", req.Method, "path", req.URL.Path, "duration", time.Since(start))
+	})
+}
+
+// writeJSON encodes v, indented when the request has ?pretty.
+func writeJSON(w http.ResponseWriter, req *http.Request, v any) {
+	var (
+		b   []byte
+		err error
+	)
+	if isPretty(req) {
+		b, err = json.MarshalIndent(v, "", "    ")
+		b = append(b, '\n')
+	} else {
+		b, err = json.Marshal(v)
+	}
+	if err != nil {
+		writeError(w, req, fmt.Errorf("encode response: %w", err))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(b)
+}
+
+func isPretty(req *http.Request) bool {
+	v, ok := req.URL.Query()["pretty"]
+	if !ok {
+		return false
+	}
+	if len(v) == 0 || v[0] == "" {
+		return true
+	}
+	p, err := strconv.ParseBool(v[0])
+	return err != nil || p
+}
+
+// setQueryMeta sets the headers of a read.
+func setQueryMeta(w http.ResponseWriter, m structs.QueryMeta) {
+	setIndex(w, m.Index)
+	w.Header().Set("X-Nomad-KnownLeader", strconv.FormatBool(m.KnownLeader))
+	w.Header().Set("X-Nomad-LastContact", strconv.FormatInt(m.LastContact.Milliseconds(), 10))
+}
+
+// setIndex sets X-Nomad-Index. An index is never reported as 0: a client
+// that blocks on index 0 would not block at all.
+func setIndex(w http.ResponseWriter, index uint64) {
+	w.Header().Set("X-Nomad-Index", strconv.FormatUint(max(index, 1), 10))
+}
