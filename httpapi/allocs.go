@@ -27,7 +27,7 @@ func (s *Server) allocGet(w http.ResponseWriter, req *http.Request) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	id := pathParam(req, "id")
+	id := req.PathValue("id")
 	resp, err := rpcapi.AllocGet.Call(req.Context(), s.rpc, &structs.AllocSpecificRequest{AllocID: id, QueryOptions: opts})
 	if err != nil {
 		return nil, err
@@ -59,7 +59,7 @@ func (s *Server) evalGet(w http.ResponseWriter, req *http.Request) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.lookupEval(req, pathParam(req, "id"), opts)
+	resp, err := s.lookupEval(req, req.PathValue("id"), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func (s *Server) evalAllocations(w http.ResponseWriter, req *http.Request) (any,
 	if err != nil {
 		return nil, err
 	}
-	resp, err := rpcapi.EvalAllocations.Call(req.Context(), s.rpc, &structs.EvalSpecificRequest{EvalID: pathParam(req, "id"), QueryOptions: opts})
+	resp, err := rpcapi.EvalAllocations.Call(req.Context(), s.rpc, &structs.EvalSpecificRequest{EvalID: req.PathValue("id"), QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func (s *Server) nodeGet(w http.ResponseWriter, req *http.Request) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.lookupNode(req, pathParam(req, "id"), opts)
+	resp, err := s.lookupNode(req, req.PathValue("id"), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +139,7 @@ func (s *Server) nodeAllocations(w http.ResponseWriter, req *http.Request) (any,
 	if err != nil {
 		return nil, err
 	}
-	resp, err := rpcapi.NodeAllocations.Call(req.Context(), s.rpc, &structs.NodeSpecificRequest{NodeID: pathParam(req, "id"), QueryOptions: opts})
+	resp, err := rpcapi.NodeAllocations.Call(req.Context(), s.rpc, &structs.NodeSpecificRequest{NodeID: req.PathValue("id"), QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}

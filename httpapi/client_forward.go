@@ -58,12 +58,12 @@ func (f *nodeForwarder) close() { f.transport.CloseIdleConnections() }
 // forwarding step resolved, so that the endpoint need not ask again.
 type resolvedAllocKey struct{}
 
-// forwardClientRequests wraps the API's handler: a /v1/client request for
-// another node goes to that node's agent; every other request (and every
-// request another agent forwarded) is served here.
+// forwardClientRequests wraps the handler of a /v1/client route: a request
+// for another node goes to that node's agent; every other request (and
+// every request another agent forwarded) is served here.
 func (s *Server) forwardClientRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if !strings.HasPrefix(req.URL.Path, "/v1/client/") || req.Header.Get(forwardedHeader) != "" {
+		if req.Header.Get(forwardedHeader) != "" {
 			next.ServeHTTP(w, req)
 			return
 		}
@@ -144,19 +144,13 @@ func (s *Server) clientTarget(req *http.Request) (*structs.Allocation, *structs.
 	return alloc, resp.Node, nil
 }
 
-// clientRequestTarget parses what a /v1/client path acts on: an
-// allocation (/v1/client/allocation/:id/..., /v1/client/fs/<op>/:id), or
-// a node (?node_id= of /v1/client/gc, /v1/client/stats, ...).
+// clientRequestTarget returns what a /v1/client request acts on: an
+// allocation (the {id} of /v1/client/allocation/{id}/...,
+// /v1/client/fs/<op>/{id}), or a node (?node_id= of /v1/client/gc,
+// /v1/client/stats, ...).
 func clientRequestTarget(req *http.Request) (allocID, nodeID string) {
-	segs, err := splitEscapedPath(req.URL.EscapedPath())
-	if err != nil || len(segs) < 3 {
-		return "", ""
-	}
-	switch {
-	case segs[2] == "allocation" && len(segs) >= 5:
-		return segs[3], ""
-	case segs[2] == "fs" && len(segs) == 5:
-		return segs[4], ""
+	if id := req.PathValue("id"); id != "" {
+		return id, ""
 	}
 	return "", req.URL.Query().Get("node_id")
 }

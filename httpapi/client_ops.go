@@ -47,18 +47,18 @@ func (s *Server) registerClientRoutes(rt *router) {
 	write := func(p string, e endpoint) { rt.handle(p, s.wrap(e), http.MethodPut, http.MethodPost) }
 	get := func(p string, e endpoint) { rt.handle(p, s.wrap(e), http.MethodGet) }
 
-	write("/v1/client/allocation/:id/restart", s.clientAllocRestart)
-	write("/v1/client/allocation/:id/signal", s.clientAllocSignal)
-	rt.handle("/v1/client/allocation/:id/gc", s.wrap(s.clientAllocGC), http.MethodGet, http.MethodPut, http.MethodPost)
-	write("/v1/allocation/:id/stop", s.allocStop)
+	write("/v1/client/allocation/{id}/restart", s.clientAllocRestart)
+	write("/v1/client/allocation/{id}/signal", s.clientAllocSignal)
+	rt.handle("/v1/client/allocation/{id}/gc", s.wrap(s.clientAllocGC), http.MethodGet, http.MethodPut, http.MethodPost)
+	write("/v1/allocation/{id}/stop", s.allocStop)
 	rt.handle("/v1/client/gc", s.wrap(s.clientGC), http.MethodGet, http.MethodPut, http.MethodPost)
 	write("/v1/system/gc", s.clientGC)
 
-	get("/v1/client/fs/ls/:id", s.fsList)
-	get("/v1/client/fs/stat/:id", s.fsStat)
-	rt.handle("/v1/client/fs/cat/:id", http.HandlerFunc(s.fsCat), http.MethodGet)
-	rt.handle("/v1/client/fs/readat/:id", http.HandlerFunc(s.fsReadAt), http.MethodGet)
-	rt.handle("/v1/client/fs/logs/:id", http.HandlerFunc(s.fsLogs), http.MethodGet)
+	get("/v1/client/fs/ls/{id}", s.fsList)
+	get("/v1/client/fs/stat/{id}", s.fsStat)
+	rt.handle("/v1/client/fs/cat/{id}", http.HandlerFunc(s.fsCat), http.MethodGet)
+	rt.handle("/v1/client/fs/readat/{id}", http.HandlerFunc(s.fsReadAt), http.MethodGet)
+	rt.handle("/v1/client/fs/logs/{id}", http.HandlerFunc(s.fsLogs), http.MethodGet)
 }
 
 // localClient returns the agent's client, or an error saying there is none.
@@ -82,7 +82,7 @@ func (s *Server) localAlloc(req *http.Request) (*structs.Allocation, NodeClient,
 	}
 	alloc, _ := req.Context().Value(resolvedAllocKey{}).(*structs.Allocation)
 	if alloc == nil {
-		id := pathParam(req, "id")
+		id := req.PathValue("id")
 		resp, err := rpcapi.AllocGet.Call(req.Context(), s.rpc, &structs.AllocSpecificRequest{
 			AllocID:      id,
 			QueryOptions: structs.QueryOptions{Namespace: namespaceParam(req), Region: req.URL.Query().Get("region")},
@@ -201,7 +201,7 @@ func (s *Server) allocStop(w http.ResponseWriter, req *http.Request) (any, error
 	if err != nil {
 		return nil, err
 	}
-	resp, err := rpcapi.AllocStop.Call(req.Context(), s.rpc, &structs.AllocStopRequest{AllocID: pathParam(req, "id"), NoShuffle: noShuffle})
+	resp, err := rpcapi.AllocStop.Call(req.Context(), s.rpc, &structs.AllocStopRequest{AllocID: req.PathValue("id"), NoShuffle: noShuffle})
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 
 // registerStatsRoutes adds the client stats endpoints.
 func (s *Server) registerStatsRoutes(rt *router) {
-	rt.handle("/v1/client/allocation/:id/stats", s.wrap(s.clientAllocStats), http.MethodGet)
+	rt.handle("/v1/client/allocation/{id}/stats", s.wrap(s.clientAllocStats), http.MethodGet)
 	rt.handle("/v1/client/stats", s.wrap(s.clientHostStats), http.MethodGet)
 }
 

@@ -38,7 +38,7 @@ func (s *Server) jobRegister(w http.ResponseWriter, req *http.Request) (any, err
 	if body.Job.ID == nil || *body.Job.ID == "" {
 		return nil, structs.Invalid("job ID is missing")
 	}
-	if id := pathParam(req, "id"); id != "" && id != *body.Job.ID {
+	if id := req.PathValue("id"); id != "" && id != *body.Job.ID {
 		return nil, structs.Invalid("job ID %q in the body does not match %q in the URL", *body.Job.ID, id)
 	}
 	job, warnings, err := ConvertJob(body.Job)
@@ -95,7 +95,7 @@ func (s *Server) jobGet(w http.ResponseWriter, req *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := rpcapi.JobGet.Call(req.Context(), s.rpc, &structs.JobSpecificRequest{JobID: pathParam(req, "id"), QueryOptions: opts})
+	resp, err := rpcapi.JobGet.Call(req.Context(), s.rpc, &structs.JobSpecificRequest{JobID: req.PathValue("id"), QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (s *Server) jobDeregister(w http.ResponseWriter, req *http.Request) (any, e
 	}
 	resp, err := rpcapi.JobDeregister.Call(req.Context(), s.rpc, &structs.JobDeregisterRequest{
 		Namespace: namespaceParam(req),
-		JobID:     pathParam(req, "id"),
+		JobID:     req.PathValue("id"),
 		Purge:     purge,
 	})
 	if err != nil {
@@ -135,7 +135,7 @@ func (s *Server) jobAllocations(w http.ResponseWriter, req *http.Request) (any, 
 	if err != nil {
 		return nil, err
 	}
-	resp, err := rpcapi.JobAllocations.Call(req.Context(), s.rpc, &structs.JobSpecificRequest{JobID: pathParam(req, "id"), All: all, QueryOptions: opts})
+	resp, err := rpcapi.JobAllocations.Call(req.Context(), s.rpc, &structs.JobSpecificRequest{JobID: req.PathValue("id"), All: all, QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func (s *Server) jobEvaluations(w http.ResponseWriter, req *http.Request) (any, 
 	if err != nil {
 		return nil, err
 	}
-	resp, err := rpcapi.JobEvaluations.Call(req.Context(), s.rpc, &structs.JobSpecificRequest{JobID: pathParam(req, "id"), QueryOptions: opts})
+	resp, err := rpcapi.JobEvaluations.Call(req.Context(), s.rpc, &structs.JobSpecificRequest{JobID: req.PathValue("id"), QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +163,7 @@ func (s *Server) jobSummary(w http.ResponseWriter, req *http.Request) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	resp, err := rpcapi.JobSummary.Call(req.Context(), s.rpc, &structs.JobSpecificRequest{JobID: pathParam(req, "id"), QueryOptions: opts})
+	resp, err := rpcapi.JobSummary.Call(req.Context(), s.rpc, &structs.JobSpecificRequest{JobID: req.PathValue("id"), QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}

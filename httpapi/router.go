@@ -1,118 +1,86 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 )
 
-// router maps "/v1/job/:id/allocations"-style patterns and methods to
-// handlers. It exists (instead of http.ServeMux) so that an unknown path is
-// a 404 and a known path with the wrong method a 405, each with a plain-text
-// message, and so that path parameters are unescaped segments (a job ID may
-// hold an escaped "/").
+// router routes requests with an http.ServeMux: patterns hold the method
+// and {name} wildcards ("GET /v1/job/{id}/allocations"), whose values are
+// the unescaped path segments, so that a job ID holding "/" is matched when
+// escaped (/v1/job/a%2Fb, as api and Nomad's clients send it). Around the
+// mux, it keeps the API's answers to requests that match no route: a
+// plain-text 404 naming the path, or a 405 naming the methods the path
+// takes (in Allow too); and a trailing slash is ignored, as before.
 type router struct {
-	routes []*route
+	mux *http.ServeMux
+	// client wraps the handlers of the /v1/client routes (the forwarding
+	// of requests for other nodes to their agents).
+	client func(http.Handler) http.Handler
 }
 
-type route struct {
-	segments []string // literal segments, or ":name" for a parameter
-	methods  map[string]http.Handler
+// routeMethods are the methods a route may take, probed for a 405's Allow.
+var routeMethods = []string{http.MethodDelete, http.MethodGet, http.MethodPost, http.MethodPut}
+
+// newRouter returns a router whose /v1/client routes' handlers are wrapped
+// with client.
+func newRouter(client func(http.Handler) http.Handler) *router {
+	return &router{mux: http.NewServeMux(), client: client}
 }
 
-// handle registers h for the pattern and methods.
+// handle registers h for the path pattern and methods.
 func (rt *router) handle(pattern string, h http.Handler, methods ...string) {
-	segs := strings.Split(strings.Trim(pattern, "/"), "/")
-	var r *route
-	for _, existing := range rt.routes {
-		if slices.Equal(existing.segments, segs) {
-			r = existing
-			break
-		}
-	}
-	if r == nil {
-		r = &route{segments: segs, methods: map[string]http.Handler{}}
-		rt.routes = append(rt.routes, r)
+	if strings.HasPrefix(pattern, "/v1/client/") {
+		h = rt.client(h)
 	}
 	for _, m := range methods {
-		r.methods[m] = h
+		rt.mux.Handle(m+" "+pattern, h)
 	}
-}
-
-type pathParamsKey struct{}
-
-// pathParam returns the named path parameter of the request.
-func pathParam(req *http.Request, name string) string {
-	params, _ := req.Context().Value(pathParamsKey{}).(map[string]string)
-	return params[name]
 }
 
 // ServeHTTP dispatches the request.
 func (rt *router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	segs, err := splitEscapedPath(req.URL.EscapedPath())
-	if err != nil {
-		writeError(w, req, newHTTPError(http.StatusBadRequest, "invalid URL path %q: %v", req.URL.Path, err))
+	if p := req.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") {
+		req = trimTrailingSlash(req)
+	}
+	if _, pattern := rt.mux.Handler(req); pattern != "" {
+		rt.mux.ServeHTTP(w, req)
 		return
 	}
-	for _, r := range rt.routes {
-		params, ok := r.match(segs)
-		if !ok {
-			continue
-		}
-		h, ok := r.methods[req.Method]
-		if !ok {
-			allowed := make([]string, 0, len(r.methods))
-			for m := range r.methods {
-				allowed = append(allowed, m)
-			}
-			slices.Sort(allowed)
-			w.Header().Set("Allow", strings.Join(allowed, ", "))
-			writeError(w, req, newHTTPError(http.StatusMethodNotAllowed,
-				"method %s is not allowed on %s: use %s", req.Method, req.URL.Path, strings.Join(allowed, ", ")))
-			return
-		}
-		ctx := context.WithValue(req.Context(), pathParamsKey{}, params)
-		h.ServeHTTP(w, req.WithContext(ctx))
+	if allowed := rt.allowed(req); len(allowed) > 0 {
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		writeError(w, req, newHTTPError(http.StatusMethodNotAllowed,
+			"method %s is not allowed on %s: use %s", req.Method, req.URL.Path, strings.Join(allowed, ", ")))
 		return
 	}
 	writeError(w, req, newHTTPError(http.StatusNotFound, "no such endpoint: %s %s", req.Method, req.URL.Path))
 }
 
-func (r *route) match(segs []string) (map[string]string, bool) {
-	if len(segs) != len(r.segments) {
-		return nil, false
-	}
-	var params map[string]string
-	for i, s := range r.segments {
-		if name, ok := strings.CutPrefix(s, ":"); ok {
-			if segs[i] == "" {
-				return nil, false
-			}
-			if params == nil {
-				params = map[string]string{}
-			}
-			params[name] = segs[i]
-			continue
-		}
-		if s != segs[i] {
-			return nil, false
+// allowed returns the methods the request's path takes, sorted.
+func (rt *router) allowed(req *http.Request) []string {
+	var out []string
+	for _, m := range routeMethods {
+		probe := *req
+		probe.Method = m
+		if _, pattern := rt.mux.Handler(&probe); pattern != "" {
+			out = append(out, m)
 		}
 	}
-	return params, true
+	slices.Sort(out)
+	return out
 }
 
-// splitEscapedPath splits an escaped URL path into unescaped segments.
-func splitEscapedPath(p string) ([]string, error) {
-	raw := strings.Split(strings.Trim(p, "/"), "/")
-	out := make([]string, len(raw))
-	for i, s := range raw {
-		u, err := url.PathUnescape(s)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = u
+// trimTrailingSlash returns a copy of req without the trailing slashes of
+// its path.
+func trimTrailingSlash(req *http.Request) *http.Request {
+	r := req.Clone(req.Context())
+	r.URL.Path = strings.TrimRight(r.URL.Path, "/")
+	if r.URL.RawPath != "" {
+		r.URL.RawPath = strings.TrimRight(r.URL.RawPath, "/")
 	}
-	return out, nil
+	if r.URL.Path == "" {
+		r.URL.Path = "/"
+	}
+	return r
 }

@@ -128,34 +128,34 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return nil
 }
 
-// Handler returns the API's router, behind the forwarding of client
-// requests to other nodes' agents.
+// Handler returns the API's router; the /v1/client routes forward requests
+// for other nodes to their agents (client_forward.go).
 func (s *Server) Handler() http.Handler {
-	rt := &router{}
+	rt := newRouter(s.forwardClientRequests)
 	get := func(p string, e endpoint) { rt.handle(p, s.wrap(e), http.MethodGet) }
 	write := func(p string, e endpoint) { rt.handle(p, s.wrap(e), http.MethodPut, http.MethodPost) }
 
 	get("/v1/jobs", s.jobList)
 	write("/v1/jobs", s.jobRegister)
 	rt.handle("/v1/jobs/parse", s.wrap(s.jobsParse), http.MethodGet, http.MethodPut, http.MethodPost)
-	get("/v1/job/:id", s.jobGet)
-	write("/v1/job/:id", s.jobRegister)
-	rt.handle("/v1/job/:id", s.wrap(s.jobDeregister), http.MethodDelete)
-	get("/v1/job/:id/allocations", s.jobAllocations)
-	get("/v1/job/:id/evaluations", s.jobEvaluations)
-	get("/v1/job/:id/summary", s.jobSummary)
-	get("/v1/job/:id/versions", s.jobVersions)
-	get("/v1/job/:id/deployment", s.jobDeployment)
-	get("/v1/job/:id/deployments", s.jobDeployments)
+	get("/v1/job/{id}", s.jobGet)
+	write("/v1/job/{id}", s.jobRegister)
+	rt.handle("/v1/job/{id}", s.wrap(s.jobDeregister), http.MethodDelete)
+	get("/v1/job/{id}/allocations", s.jobAllocations)
+	get("/v1/job/{id}/evaluations", s.jobEvaluations)
+	get("/v1/job/{id}/summary", s.jobSummary)
+	get("/v1/job/{id}/versions", s.jobVersions)
+	get("/v1/job/{id}/deployment", s.jobDeployment)
+	get("/v1/job/{id}/deployments", s.jobDeployments)
 
 	get("/v1/allocations", s.allocList)
-	get("/v1/allocation/:id", s.allocGet)
+	get("/v1/allocation/{id}", s.allocGet)
 	get("/v1/evaluations", s.evalList)
-	get("/v1/evaluation/:id", s.evalGet)
-	get("/v1/evaluation/:id/allocations", s.evalAllocations)
+	get("/v1/evaluation/{id}", s.evalGet)
+	get("/v1/evaluation/{id}/allocations", s.evalAllocations)
 	get("/v1/nodes", s.nodeList)
-	get("/v1/node/:id", s.nodeGet)
-	get("/v1/node/:id/allocations", s.nodeAllocations)
+	get("/v1/node/{id}", s.nodeGet)
+	get("/v1/node/{id}/allocations", s.nodeAllocations)
 
 	get("/v1/status/leader", s.statusLeader)
 	get("/v1/status/peers", s.statusPeers)
@@ -166,10 +166,7 @@ func (s *Server) Handler() http.Handler {
 	s.registerClientRoutes(rt)  // client_ops.go
 	s.registerStatsRoutes(rt)   // client_stats.go
 	s.registerSnapshotRoute(rt) // snapshot.go
-
-	// Client requests for other nodes go to their agents
-	// (client_forward.go).
-	return s.forwardClientRequests(rt)
+	return rt
 }
 
 // wrap adapts an endpoint to http.Handler: it bounds the body, and writes

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/drover-io/drover/client/allocwatcher"
 )
@@ -11,7 +12,10 @@ import (
 // the replacement of a sticky, migrating allocation on another node calls
 // to fetch the allocation's data as a tar.gz.
 func (s *Server) registerSnapshotRoute(rt *router) {
-	rt.handle(allocwatcher.SnapshotPath(":id"), http.HandlerFunc(s.clientAllocSnapshot), http.MethodGet)
+	// The path the replacement's client fetches (allocwatcher), with the
+	// {id} wildcard.
+	pattern := strings.Replace(allocwatcher.SnapshotPath("_"), "/_/", "/{id}/", 1)
+	rt.handle(pattern, http.HandlerFunc(s.clientAllocSnapshot), http.MethodGet)
 }
 
 // clientAllocSnapshot streams the snapshot of an allocation this agent's
@@ -22,7 +26,7 @@ func (s *Server) clientAllocSnapshot(w http.ResponseWriter, req *http.Request) {
 		writeError(w, req, err)
 		return
 	}
-	id := pathParam(req, "id")
+	id := req.PathValue("id")
 	if _, err := nc.AllocDir(id); err != nil {
 		writeError(w, req, err)
 		return

@@ -16,12 +16,12 @@ import (
 func (s *Server) registerUpdateRoutes(rt *router) {
 	get := func(p string, e endpoint) { rt.handle(p, s.wrap(e), http.MethodGet) }
 	write := func(p string, e endpoint) { rt.handle(p, s.wrap(e), http.MethodPut, http.MethodPost) }
-	write("/v1/job/:id/plan", s.jobPlan)
-	write("/v1/job/:id/revert", s.jobRevert)
+	write("/v1/job/{id}/plan", s.jobPlan)
+	write("/v1/job/{id}/revert", s.jobRevert)
 	get("/v1/deployments", s.deploymentList)
-	get("/v1/deployment/:id", s.deploymentGet)
-	write("/v1/deployment/fail/:id", s.deploymentFail)
-	write("/v1/deployment/pause/:id", s.deploymentPause)
+	get("/v1/deployment/{id}", s.deploymentGet)
+	write("/v1/deployment/fail/{id}", s.deploymentFail)
+	write("/v1/deployment/pause/{id}", s.deploymentPause)
 	get("/v1/operator/scheduler/configuration", s.schedulerGetConfig)
 	write("/v1/operator/scheduler/configuration", s.schedulerSetConfig)
 }
@@ -37,7 +37,7 @@ func (s *Server) jobVersions(w http.ResponseWriter, req *http.Request) (any, err
 	if err != nil {
 		return nil, err
 	}
-	resp, err := rpcapi.JobVersions.Call(req.Context(), s.rpc, &structs.JobVersionsRequest{JobID: pathParam(req, "id"), Diffs: diffs, QueryOptions: opts})
+	resp, err := rpcapi.JobVersions.Call(req.Context(), s.rpc, &structs.JobVersionsRequest{JobID: req.PathValue("id"), Diffs: diffs, QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func (s *Server) jobDeployment(w http.ResponseWriter, req *http.Request) (any, e
 	if err != nil {
 		return nil, err
 	}
-	resp, err := rpcapi.DeploymentGet.Call(req.Context(), s.rpc, &structs.DeploymentSpecificRequest{JobID: pathParam(req, "id"), QueryOptions: opts})
+	resp, err := rpcapi.DeploymentGet.Call(req.Context(), s.rpc, &structs.DeploymentSpecificRequest{JobID: req.PathValue("id"), QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func (s *Server) jobDeployments(w http.ResponseWriter, req *http.Request) (any, 
 	if err != nil {
 		return nil, err
 	}
-	resp, err := rpcapi.DeploymentList.Call(req.Context(), s.rpc, &structs.DeploymentListRequest{JobID: pathParam(req, "id"), QueryOptions: opts})
+	resp, err := rpcapi.DeploymentList.Call(req.Context(), s.rpc, &structs.DeploymentListRequest{JobID: req.PathValue("id"), QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func (s *Server) deploymentGet(w http.ResponseWriter, req *http.Request) (any, e
 	if err != nil {
 		return nil, err
 	}
-	resp, err := rpcapi.DeploymentGet.Call(req.Context(), s.rpc, &structs.DeploymentSpecificRequest{DeploymentID: pathParam(req, "id"), QueryOptions: opts})
+	resp, err := rpcapi.DeploymentGet.Call(req.Context(), s.rpc, &structs.DeploymentSpecificRequest{DeploymentID: req.PathValue("id"), QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +157,7 @@ func (s *Server) deploymentPause(w http.ResponseWriter, req *http.Request) (any,
 // deploymentIDOf returns the deployment ID of the URL, which the body's
 // (when given) must match.
 func deploymentIDOf(req *http.Request, inBody string) (string, error) {
-	id := pathParam(req, "id")
+	id := req.PathValue("id")
 	if inBody != "" && inBody != id {
 		return "", structs.Invalid("deployment ID %q in the body does not match %q in the URL", inBody, id)
 	}
@@ -216,7 +216,7 @@ func (s *Server) submittedJob(req *http.Request, in *api.Job, namespace, region 
 	if in.ID == nil || *in.ID == "" {
 		return nil, nil, structs.Invalid("job ID is missing")
 	}
-	if id := pathParam(req, "id"); id != "" && id != *in.ID {
+	if id := req.PathValue("id"); id != "" && id != *in.ID {
 		return nil, nil, structs.Invalid("job ID %q in the body does not match %q in the URL", *in.ID, id)
 	}
 	job, warnings, err := ConvertJob(in)
@@ -246,7 +246,7 @@ func (s *Server) jobRevert(w http.ResponseWriter, req *http.Request) (any, error
 	if err := decodeBody(req, &body); err != nil {
 		return nil, err
 	}
-	id := pathParam(req, "id")
+	id := req.PathValue("id")
 	if body.JobID != "" && body.JobID != id {
 		return nil, structs.Invalid("job ID %q in the body does not match %q in the URL", body.JobID, id)
 	}
