@@ -2,9 +2,17 @@ package drover_test
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/drover-io/drover/rpcapi"
 )
 
 // The dependency boundaries of DESIGN.md, as a test (STYLE rule 15): a change
@@ -23,11 +31,11 @@ type boundary struct {
 }
 
 var boundaries = []boundary{
-	{"version", []string{"api", "agent", "client", "command", "drivers", "devices", "jobspec", "plugins", "scheduler", "server", "structs"},
+	{"version", []string{"api", "agent", "client", "command", "drivers", "devices", "httpapi", "jobspec", "plugins", "rpcapi", "scheduler", "server", "structs"},
 		"version is a leaf every package may import: it imports nothing of drover's"},
-	{"structs", []string{"api", "agent", "client", "command", "drivers", "devices", "jobspec", "plugins", "scheduler", "server"},
+	{"structs", []string{"api", "agent", "client", "command", "drivers", "devices", "httpapi", "jobspec", "plugins", "rpcapi", "scheduler", "server"},
 		"structs is the bottom of the graph: it imports nothing of drover's"},
-	{"api", []string{"agent", "client", "command", "drivers", "devices", "jobspec", "plugins", "scheduler", "server", "structs"},
+	{"api", []string{"agent", "client", "command", "drivers", "devices", "httpapi", "jobspec", "plugins", "rpcapi", "scheduler", "server", "structs"},
 		"api is a standalone client library for third parties"},
 	{"plugins/...", []string{"structs", "agent", "client", "command", "scheduler", "server"},
 		"the plugin SDK must not depend on drover's internals"},
@@ -37,11 +45,15 @@ var boundaries = []boundary{
 		"device plugins speak only the plugin SDK"},
 	{"scheduler", []string{"server", "client", "agent", "command", "std:net", "std:os", "std:net/http"},
 		"the scheduler is pure placement logic: no I/O"},
-	{"client/...", []string{"server", "scheduler", "agent", "command"},
-		"the client and the server never import each other"},
-	{"server/...", []string{"client", "agent", "command", "drivers"},
-		"the client and the server never import each other"},
-	{"jobspec", []string{"server", "client", "agent", "command", "scheduler"},
+	{"rpcapi", []string{"api", "agent", "client", "command", "drivers", "devices", "httpapi", "jobspec", "plugins", "scheduler", "server"},
+		"rpcapi declares the server API for both sides of the wire: it imports only structs"},
+	{"client/...", []string{"server", "scheduler", "agent", "command", "httpapi"},
+		"the client reaches the server only through the declared API (rpcapi)"},
+	{"server/...", []string{"client", "agent", "command", "drivers", "httpapi"},
+		"the client and the server never import each other; the server serves rpcapi, not HTTP"},
+	{"httpapi", []string{"server", "agent", "command", "scheduler", "jobspec"},
+		"the HTTP API calls the server only through the declared API (rpcapi), never its internals"},
+	{"jobspec", []string{"server", "client", "agent", "command", "scheduler", "httpapi", "rpcapi"},
 		"jobspec turns files into api.Job and nothing else"},
 	{"inputlimit", []string{"api", "agent", "client", "command", "drivers", "devices", "jobspec", "plugins", "scheduler", "server", "structs"},
 		"inputlimit is a leaf every door for input may import: it imports nothing of drover's"},
@@ -97,4 +109,62 @@ func violates(dep, forbidden string) bool {
 	}
 	full := module + "/" + forbidden
 	return dep == full || strings.HasPrefix(dep, full+"/")
+}
+
+// TestServerAPIDeclaredOnce: the server's methods and wire protocol are
+// declared in rpcapi only (STYLE rule 19). No other Go file, tests
+// included, spells a method's name as a string or the wire's path prefix
+// or media type: callers use rpcapi's descriptors and constants.
+func TestServerAPIDeclaredOnce(t *testing.T) {
+	forbidden := map[string]string{}
+	for _, m := range rpcapi.All() {
+		forbidden[m.Name()] = "the name of rpcapi." + m.Name()
+	}
+	wire := map[string]string{
+		strings.TrimSuffix(rpcapi.PathPrefix, "/"): "rpcapi.PathPrefix",
+		rpcapi.ContentType:                         "rpcapi.ContentType",
+	}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case "rpcapi", "testdata", ".git", "bin":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			v, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				return true
+			}
+			if what, ok := forbidden[v]; ok {
+				t.Errorf("%s: the string %q spells %s: call through the rpcapi descriptor", fset.Position(lit.Pos()), v, what)
+			}
+			for w, name := range wire {
+				if strings.Contains(v, w) {
+					t.Errorf("%s: the string %q repeats %s: use it", fset.Position(lit.Pos()), v, name)
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
