@@ -70,6 +70,7 @@ type httpHandler struct {
 	mh     *codec.MsgpackHandle
 }
 
+// ServeHTTP serves one call.
 func (s *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name, ok := strings.CutPrefix(r.URL.Path, PathPrefix)
 	if !ok {
