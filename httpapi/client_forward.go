@@ -84,7 +84,8 @@ func (s *Server) forwardClientRequests(next http.Handler) http.Handler {
 }
 
 // clientTarget returns the allocation a client request names (nil when it
-// names none) and the node to forward it to (nil: serve it here).
+// names none) and the node to forward it to (nil: serve it here), with one
+// server call.
 func (s *Server) clientTarget(req *http.Request) (*structs.Allocation, *structs.Node, error) {
 	nc := s.client
 	local := ""
@@ -92,56 +93,57 @@ func (s *Server) clientTarget(req *http.Request) (*structs.Allocation, *structs.
 		local = nc.NodeID()
 	}
 	allocID, nodeID := clientRequestTarget(req)
-	var alloc *structs.Allocation
+	var (
+		alloc *structs.Allocation
+		node  *structs.Node
+	)
 	switch {
 	case allocID != "" && nc != nil && hasAllocDir(nc, allocID):
 		// A full ID of an allocation this node runs (as another node's
 		// client sends for a snapshot): no need to ask the servers.
 		return nil, nil, nil
 	case allocID != "":
-		resp, err := rpcapi.AllocGet.Call(req.Context(), s.rpc, &structs.AllocSpecificRequest{
+		resp, err := rpcapi.AllocNode.Call(req.Context(), s.rpc, &structs.AllocSpecificRequest{
 			AllocID:      allocID,
 			QueryOptions: structs.QueryOptions{Namespace: namespaceParam(req), Region: req.URL.Query().Get("region")},
 		})
 		if err != nil {
 			return nil, nil, err
 		}
-		if resp.Alloc == nil {
-			return nil, nil, structs.NotFound("allocation", allocID)
-		}
 		alloc = resp.Alloc
 		if alloc.NodeID == "" || alloc.NodeID == local {
 			return alloc, nil, nil
 		}
-		nodeID = alloc.NodeID
+		if resp.Node == nil {
+			return nil, nil, newHTTPError(http.StatusBadGateway,
+				"allocation %s runs on node %s, which the servers no longer know", alloc.ID, shortNodeID(alloc.NodeID))
+		}
+		node = resp.Node
 	case nodeID != "":
 		if local != "" && strings.HasPrefix(local, nodeID) {
 			return nil, nil, nil
 		}
+		resp, err := rpcapi.NodeGet.Call(req.Context(), s.rpc, &structs.NodeSpecificRequest{
+			NodeID: nodeID, QueryOptions: structs.QueryOptions{Region: req.URL.Query().Get("region")},
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		if resp.Node == nil {
+			return nil, nil, structs.NotFound("node", nodeID)
+		}
+		node = resp.Node
 	default:
 		return nil, nil, nil
 	}
-	resp, err := rpcapi.NodeGet.Call(req.Context(), s.rpc, &structs.NodeSpecificRequest{
-		NodeID: nodeID, QueryOptions: structs.QueryOptions{Region: req.URL.Query().Get("region")},
-	})
-	if err == nil && resp.Node == nil {
-		err = structs.NotFound("node", nodeID)
-	}
-	if err != nil {
-		if alloc != nil && structs.KindOf(err) == structs.KindNotFound {
-			return nil, nil, newHTTPError(http.StatusBadGateway,
-				"allocation %s runs on node %s, which the servers no longer know", alloc.ID, shortNodeID(nodeID))
-		}
-		return nil, nil, err
-	}
-	if resp.Node.ID == local {
+	if node.ID == local {
 		return alloc, nil, nil
 	}
-	if resp.Node.HTTPAddr == "" {
+	if node.HTTPAddr == "" {
 		return nil, nil, newHTTPError(http.StatusBadGateway,
-			"node %s (%s) has no HTTP address to forward the request to", shortNodeID(resp.Node.ID), resp.Node.Name)
+			"node %s (%s) has no HTTP address to forward the request to", shortNodeID(node.ID), node.Name)
 	}
-	return alloc, resp.Node, nil
+	return alloc, node, nil
 }
 
 // clientRequestTarget returns what a /v1/client request acts on: an

@@ -26,6 +26,7 @@ type nodesBackend struct {
 func (b *nodesBackend) handlers() *rpcapi.Handlers {
 	h := b.opsBackend.handlers()
 	rpcapi.Handle(h, rpcapi.NodeGet, b.NodeGet)
+	rpcapi.Handle(h, rpcapi.AllocNode, allocNode(b.AllocGet, b.NodeGet))
 	return h
 }
 

@@ -39,7 +39,30 @@ func (b *opsBackend) handlers() *rpcapi.Handlers {
 	h := b.fakeBackend.handlers()
 	rpcapi.Handle(h, rpcapi.AllocGet, b.AllocGet)
 	rpcapi.Handle(h, rpcapi.AllocStop, b.AllocStop)
+	rpcapi.Handle(h, rpcapi.AllocNode, allocNode(b.AllocGet, b.fakeBackend.NodeGet))
 	return h
+}
+
+// allocNode serves AllocNode from a fake's AllocGet and NodeGet, as the
+// server does from its state.
+func allocNode(
+	getAlloc func(context.Context, *structs.AllocSpecificRequest) (*structs.SingleAllocResponse, error),
+	getNode func(context.Context, *structs.NodeSpecificRequest) (*structs.SingleNodeResponse, error),
+) func(context.Context, *structs.AllocSpecificRequest) (*structs.AllocNodeResponse, error) {
+	return func(ctx context.Context, r *structs.AllocSpecificRequest) (*structs.AllocNodeResponse, error) {
+		got, err := getAlloc(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		if got.Alloc == nil {
+			return nil, structs.NotFound("allocation", r.AllocID)
+		}
+		resp := &structs.AllocNodeResponse{Alloc: got.Alloc}
+		if n, err := getNode(ctx, &structs.NodeSpecificRequest{NodeID: got.Alloc.NodeID}); err == nil {
+			resp.Node = n.Node
+		}
+		return resp, nil
+	}
 }
 
 func (b *opsBackend) AllocGet(_ context.Context, r *structs.AllocSpecificRequest) (*structs.SingleAllocResponse, error) {

@@ -54,6 +54,9 @@ var (
 	AllocList = read[structs.AllocListRequest, structs.AllocListResponse]("AllocList")
 	// AllocGet reads one allocation by ID or unique ID prefix.
 	AllocGet = read[structs.AllocSpecificRequest, structs.SingleAllocResponse]("AllocGet")
+	// AllocNode reads an allocation (by ID or unique ID prefix) with the
+	// node it is placed on.
+	AllocNode = read[structs.AllocSpecificRequest, structs.AllocNodeResponse]("AllocNode")
 	// AllocStop stops an allocation (by ID or unique ID prefix); the
 	// scheduler replaces it.
 	AllocStop = deduplicated[structs.AllocStopRequest, structs.AllocStopResponse]("AllocStop")
@@ -95,7 +98,7 @@ func All() []*Info {
 		NodeUpdateAlloc.info, NodeGet.info,
 		JobRegister.info, JobDeregister.info, JobGet.info, JobList.info, JobAllocations.info,
 		JobEvaluations.info, JobSummary.info, JobVersions.info, JobRevert.info, JobPlan.info,
-		AllocList.info, AllocGet.info, AllocStop.info, EvalList.info, EvalGet.info, EvalAllocations.info,
+		AllocList.info, AllocGet.info, AllocNode.info, AllocStop.info, EvalList.info, EvalGet.info, EvalAllocations.info,
 		NodeList.info, NodeAllocations.info,
 		DeploymentList.info, DeploymentGet.info, DeploymentFail.info, DeploymentPause.info,
 		SchedulerGetConfig.info, SchedulerSetConfig.info,

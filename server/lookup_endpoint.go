@@ -164,3 +164,28 @@ func (s *Server) NodeAllocations(ctx context.Context, req *structs.NodeSpecificR
 	}
 	return resp, nil
 }
+
+// AllocNode returns an allocation (by ID or unique ID prefix) with the node
+// it is placed on, nil when it is not placed or the node is gone: where an
+// agent forwards a request about the allocation.
+func (s *Server) AllocNode(ctx context.Context, req *structs.AllocSpecificRequest) (*structs.AllocNodeResponse, error) {
+	resp := &structs.AllocNodeResponse{}
+	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		index := st.MaxIndex(state.TableAllocs, state.TableNodes)
+		a, err := lookupAlloc(ws, st, req.AllocID)
+		if err != nil {
+			return index, err
+		}
+		resp.Alloc, resp.Node = a, nil
+		if a.NodeID != "" {
+			if resp.Node, err = st.NodeByID(ws, a.NodeID); err != nil {
+				return index, err
+			}
+		}
+		return index, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}

@@ -114,6 +114,11 @@ func TestCompositeReads(t *testing.T) {
 		t.Errorf("DeploymentGet of a known job: %+v, %v", d, err)
 	}
 
+	an, err := s.AllocNode(ctx, &structs.AllocSpecificRequest{AllocID: placed[0].ID[:8]})
+	if err != nil || an.Alloc.ID != placed[0].ID || an.Node == nil || an.Node.ID != placed[0].NodeID {
+		t.Errorf("AllocNode = %+v, %v; want %s on %s", an, err, placed[0].ID, placed[0].NodeID)
+	}
+
 	stop, err := s.AllocStop(ctx, &structs.AllocStopRequest{AllocID: placed[0].ID[:8]})
 	if err != nil || stop.EvalID == "" {
 		t.Fatalf("AllocStop by prefix = %+v, %v", stop, err)

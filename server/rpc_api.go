@@ -31,6 +31,7 @@ func (s *Server) newHandlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.JobPlan, s.JobPlan)
 	rpcapi.Handle(h, rpcapi.AllocList, s.AllocList)
 	rpcapi.Handle(h, rpcapi.AllocGet, s.AllocGet)
+	rpcapi.Handle(h, rpcapi.AllocNode, s.AllocNode)
 	rpcapi.Handle(h, rpcapi.AllocStop, s.AllocStop)
 	rpcapi.Handle(h, rpcapi.EvalList, s.EvalList)
 	rpcapi.Handle(h, rpcapi.EvalGet, s.EvalGet)

@@ -25,3 +25,11 @@ type JobSummaryResponse struct {
 	JobSummary *JobSummary
 	QueryMeta
 }
+
+// AllocNodeResponse returns an allocation and the node it is placed on
+// (nil when it is not placed, or the node is gone).
+type AllocNodeResponse struct {
+	Alloc *Allocation
+	Node  *Node
+	QueryMeta
+}
