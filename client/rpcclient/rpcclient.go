@@ -212,6 +212,13 @@ func (c *Client) call(ctx context.Context, m *rpcapi.Info, req any, timeout time
 				return out, nil
 			}
 			if !retryable(m, err) {
+				var te *rpcapi.TransportError
+				if errors.As(err, &te) {
+					// A write that must not be sent twice, and may have
+					// been applied: say so, rather than fail as internal.
+					return nil, structs.NewError(structs.KindUnavailable,
+						"%v: the server may have applied it; check before sending it again", err)
+				}
 				return nil, err
 			}
 			if ctx.Err() != nil {

@@ -266,11 +266,25 @@ func TestRetriesOnlyWhatIsSafe(t *testing.T) {
 		t.Errorf("request IDs of the deduplicated write's attempts = %q, want one ID twice", ids)
 	}
 
+	// An at-most-once write whose connection broke is not sent again, and
+	// its error says that it may have been applied.
+	broken := newFakeServer(t, func(w http.ResponseWriter, r *http.Request) {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			_ = conn.Close()
+		}
+	})
+	c := newTestClient(t, broken.addr())
+	_, err := rpcapi.DeploymentFail.Call(context.Background(), c, &structs.DeploymentFailRequest{DeploymentID: "d1"})
+	if structs.KindOf(err) != structs.KindUnavailable || !strings.Contains(err.Error(), "may have applied it") || broken.calls.Load() != 1 {
+		t.Errorf("DeploymentFail over a broken connection: %v after %d calls, want one call and an unavailable error saying it may have been applied", err, broken.calls.Load())
+	}
+
 	// An at-most-once write that never reached a server is sent to the next.
 	live := newFakeServer(t, func(w http.ResponseWriter, r *http.Request) {
 		writeMsgpack(w, http.StatusOK, &structs.DeploymentUpdateResponse{Index: 3})
 	})
-	c := newTestClient(t, deadAddr(t), live.addr())
+	c = newTestClient(t, deadAddr(t), live.addr())
 	resp, err := rpcapi.DeploymentFail.Call(context.Background(), c, &structs.DeploymentFailRequest{DeploymentID: "d1"})
 	if err != nil || resp.Index != 3 {
 		t.Fatalf("DeploymentFail past a dead server = %+v, %v", resp, err)
