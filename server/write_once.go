@@ -28,6 +28,9 @@ const (
 	writeRecordTTL = 10 * time.Minute
 	// maxWriteRecords bounds the records kept, oldest dropped first.
 	maxWriteRecords = 1 << 16
+	// maxRequestIDLen bounds a request ID (a UUID is 36 bytes), and so
+	// the size of the records.
+	maxRequestIDLen = 128
 )
 
 // completeFunc completes a deduplicated write's reply with what applying
@@ -41,6 +44,9 @@ type completeFunc[R any] func(r *R, index uint64, result any)
 func replayed[R any](s *Server, id string, complete completeFunc[R]) (r *R, ok bool, err error) {
 	if id == "" {
 		return nil, false, nil
+	}
+	if len(id) > maxRequestIDLen {
+		return nil, false, structs.Invalid("request ID is %d bytes long: at most %d (a UUID)", len(id), maxRequestIDLen)
 	}
 	rec, err := s.fsm.State().WriteRecordByID(id)
 	if err != nil || rec == nil {
@@ -62,6 +68,9 @@ func applyWrite[R any](s *Server, id string, t MessageType, cmd any, reply *R, c
 		}
 		complete(reply, index, result)
 		return reply, nil
+	}
+	if len(id) > maxRequestIDLen {
+		return nil, structs.Invalid("request ID is %d bytes long: at most %d (a UUID)", len(id), maxRequestIDLen)
 	}
 	// The wrapped command passes the checks of any proposal (storable).
 	entry, err := s.fsm.proposal(t, cmd)

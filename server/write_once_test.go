@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/raft"
@@ -93,8 +94,14 @@ func TestDeduplicatedWrites(t *testing.T) {
 		})
 	}
 
+	// A request ID longer than a UUID needs is refused.
+	_, err := s.JobDeregister(ctx, &structs.JobDeregisterRequest{JobID: "placed", WriteRequest: structs.WriteRequest{RequestID: strings.Repeat("x", 129)}})
+	if structs.KindOf(err) != structs.KindInvalid {
+		t.Fatalf("a 129-byte request ID: err = %v, want invalid", err)
+	}
+
 	// An ID reused for another method is an error, not another's reply.
-	_, err := s.JobDeregister(ctx, &structs.JobDeregisterRequest{JobID: "placed", WriteRequest: structs.WriteRequest{RequestID: "req-a"}})
+	_, err = s.JobDeregister(ctx, &structs.JobDeregisterRequest{JobID: "placed", WriteRequest: structs.WriteRequest{RequestID: "req-a"}})
 	if structs.KindOf(err) != structs.KindConflict {
 		t.Fatalf("reused request ID: err = %v, want a conflict", err)
 	}
