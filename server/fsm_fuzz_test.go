@@ -82,7 +82,13 @@ func fuzzCommands(f *testing.F) [][]byte {
 		}
 		out = append(out, b)
 	}
-	return out
+	// A deduplicated write: the registration wrapped with its request ID.
+	once, err := encodeCommand(h, WriteOnceRequestType, &WriteOnceCommand{
+		RequestID: "r1", Time: 1, ReplyType: "*structs.JobRegisterResponse", Reply: []byte{0x80}, Type: JobRegisterRequestType, Body: out[1][1:]})
+	if err != nil {
+		f.Fatal(err)
+	}
+	return append(out, once)
 }
 
 // FuzzFSMApply feeds arbitrary raft entries to the FSM, as a corrupt or
