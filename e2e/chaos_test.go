@@ -300,6 +300,13 @@ func (ch *chaos) converged() (ok bool, why string, failed bool) {
 		return false, err.Error(), false
 	}
 	procs := markedByAlloc(tt)
+	for id, pids := range procs {
+		if id != "" && len(pids) > 1 {
+			// No task ever has two processes running the marker: a
+			// second one is a task started twice.
+			return false, fmt.Sprintf("alloc %s runs %d task processes %v: duplicated", id, len(pids), pids), true
+		}
+	}
 	want := map[string]int{} // job -> running allocs of its version
 	wantAllocs := map[string]bool{}
 	for _, al := range allocs {
@@ -337,10 +344,6 @@ func (ch *chaos) converged() (ok bool, why string, failed bool) {
 	}
 	for id, pids := range procs {
 		switch {
-		case len(pids) > 1:
-			// No task ever has two processes running the marker: a
-			// second one is a task started twice.
-			return false, fmt.Sprintf("alloc %q runs %d task processes %v: duplicated", id, len(pids), pids), true
 		case id == "" || !wantAllocs[id]:
 			return false, fmt.Sprintf("pid %v runs the marker for alloc %q, which should run nothing", pids, id), false
 		}
