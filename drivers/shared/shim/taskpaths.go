@@ -1,6 +1,7 @@
 package shim
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -76,12 +77,36 @@ func RemoveDeadState(cfg *drivers.TaskConfig, st *State) error {
 	if dir, err := TaskStateDir(cfg); err != nil || dir != st.StateDir || st.SocketPath != SocketPathFor(dir) {
 		return fmt.Errorf("not removing shim state at unexpected paths (state dir %q, socket %q)", st.StateDir, st.SocketPath)
 	}
-	err := os.Remove(st.SocketPath)
+	return removeState(st.StateDir, st.SocketPath)
+}
+
+// FindTask is Find for the invocation of the task cfg describes, whose
+// state dir is TaskStateDir(cfg): a driver's RecoverTask calls it for a
+// start intent (a TaskHandle without DriverState, saved before StartTask).
+// When no shim started the task (ErrNotStarted) or its shim died
+// (ErrShimDied), the state dir and socket are removed as well.
+func FindTask(ctx context.Context, cfg *drivers.TaskConfig) (*Handle, error) {
+	dir, err := TaskStateDir(cfg)
+	if err != nil {
+		return nil, err
+	}
+	h, err := Find(ctx, dir)
+	if errors.Is(err, ErrNotStarted) || errors.Is(err, ErrShimDied) {
+		if rerr := removeState(dir, SocketPathFor(dir)); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}
+	return h, err
+}
+
+// removeState removes a shim's socket and state dir.
+func removeState(stateDir, socket string) error {
+	err := os.Remove(socket)
 	if errors.Is(err, fs.ErrNotExist) {
 		err = nil
 	}
-	if err := errors.Join(err, os.RemoveAll(st.StateDir)); err != nil {
-		return fmt.Errorf("remove the state of a dead shim: %w", err)
+	if err := errors.Join(err, os.RemoveAll(stateDir)); err != nil {
+		return fmt.Errorf("remove the state of shim %s: %w", stateDir, err)
 	}
 	return nil
 }
