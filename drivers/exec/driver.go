@@ -307,9 +307,8 @@ func chownSecrets(cfg *drivers.TaskConfig, uid, gid uint32) error {
 // derives from the config (shim.FindTask): re-attached when its shim runs
 // or ran (WaitTask reports the exit it recorded); an error wrapping
 // drivers.ErrTaskNotFound and shim.ErrNotStarted when no shim started the
-// task, and none will; an error wrapping shim.ErrShimDied (and not
-// drivers.ErrTaskNotFound: the task did start) when its shim died without
-// recording the exit.
+// task, and none will. A task whose shim died after starting it is
+// recovered as well: its WaitTask reports that (shim.ShimDiedResult).
 func (d *Driver) RecoverTask(ctx context.Context, th *drivers.TaskHandle) error {
 	if th == nil || th.Config == nil || th.Config.ID == "" {
 		return errors.New("recover task: handle without config")

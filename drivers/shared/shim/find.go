@@ -49,17 +49,25 @@ const findPoll = 20 * time.Millisecond
 // makes sure none will and returns an error wrapping ErrNotStarted. A shim
 // still starting is waited for, until ctx ends.
 func Find(ctx context.Context, stateDir string) (*Handle, error) {
+	_, h, err := find(ctx, stateDir)
+	return h, err
+}
+
+// find is Find that also returns the shim's published State, when there
+// is one (also when its shim died).
+func find(ctx context.Context, stateDir string) (*State, *Handle, error) {
 	for {
 		st, err := readState(stateDir)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if st != nil {
-			return Attach(ctx, st)
+			h, err := Attach(ctx, st)
+			return st, h, err
 		}
-		h, found, err := claimUnstarted(ctx, stateDir)
+		st, h, found, err := claimUnstarted(ctx, stateDir)
 		if found || err != nil {
-			return h, err
+			return st, h, err
 		}
 		// A shim holds the spec: it is starting the task and publishes
 		// its state once the task runs (or exits, releasing the spec).
@@ -67,51 +75,51 @@ func Find(ctx context.Context, stateDir string) (*Handle, error) {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fmt.Errorf("find shim in %s: a shim is starting but has not published its state: %w", stateDir, ctx.Err())
+			return nil, nil, fmt.Errorf("find shim in %s: a shim is starting but has not published its state: %w", stateDir, ctx.Err())
 		case <-t.C:
 		}
 	}
 }
 
 // claimUnstarted decides a state dir without a published state: found is
-// false while a shim holds the spec (it is starting); otherwise Find's
-// answer is in h and err.
-func claimUnstarted(ctx context.Context, stateDir string) (h *Handle, found bool, err error) {
+// false while a shim holds the spec (it is starting); otherwise find's
+// answer is in st, h and err.
+func claimUnstarted(ctx context.Context, stateDir string) (st *State, h *Handle, found bool, err error) {
 	specPath := filepath.Join(stateDir, specFile)
 	f, err := os.Open(specPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		// Start never launched a shim here, or Find fenced it before.
-		return nil, true, fmt.Errorf("find shim in %s: %w", stateDir, ErrNotStarted)
+		return nil, nil, true, fmt.Errorf("find shim in %s: %w", stateDir, ErrNotStarted)
 	}
 	if err != nil {
-		return nil, true, fmt.Errorf("find shim in %s: %w", stateDir, err)
+		return nil, nil, true, fmt.Errorf("find shim in %s: %w", stateDir, err)
 	}
 	defer f.Close()
 	locked, err := tryLockFile(f)
 	if err != nil {
-		return nil, true, fmt.Errorf("find shim in %s: lock spec: %w", stateDir, err)
+		return nil, nil, true, fmt.Errorf("find shim in %s: lock spec: %w", stateDir, err)
 	}
 	if !locked {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	defer unlockFile(f)
 	// No shim holds the spec, and none can start the task without it. One
 	// that exited may have published its state just before: look again.
-	st, err := readState(stateDir)
+	st, err = readState(stateDir)
 	if err != nil {
-		return nil, true, err
+		return nil, nil, true, err
 	}
 	if st != nil {
 		h, err := Attach(ctx, st)
-		return h, true, err
+		return st, h, true, err
 	}
 	if err := os.Remove(specPath); err != nil {
-		return nil, true, fmt.Errorf("find shim in %s: remove the spec of a shim that never started: %w", stateDir, err)
+		return nil, nil, true, fmt.Errorf("find shim in %s: remove the spec of a shim that never started: %w", stateDir, err)
 	}
 	if err := syncDir(stateDir); err != nil {
-		return nil, true, fmt.Errorf("find shim in %s: %w", stateDir, err)
+		return nil, nil, true, fmt.Errorf("find shim in %s: %w", stateDir, err)
 	}
-	return nil, true, fmt.Errorf("find shim in %s: %w", stateDir, ErrNotStarted)
+	return nil, nil, true, fmt.Errorf("find shim in %s: %w", stateDir, ErrNotStarted)
 }
 
 // Live reports whether a shim runs for stateDir: its spec is locked. It

@@ -83,15 +83,22 @@ func RemoveDeadState(cfg *drivers.TaskConfig, st *State) error {
 // FindTask is Find for the invocation of the task cfg describes, whose
 // state dir is TaskStateDir(cfg): a driver's RecoverTask calls it for a
 // start intent (a TaskHandle without DriverState, saved before StartTask).
-// When no shim started the task (ErrNotStarted) or its shim died
-// (ErrShimDied), the state dir and socket are removed as well.
+// Unlike Find, it returns a handle for a task whose shim died after it
+// started the task: the task did start, and the handle's Wait reports
+// that its shim died (ErrShimDied; WaitResult gives ShimDiedResult), as
+// for a task whose shim dies while the agent watches. When no shim
+// started the task (ErrNotStarted), the state dir and socket are removed.
 func FindTask(ctx context.Context, cfg *drivers.TaskConfig) (*Handle, error) {
 	dir, err := TaskStateDir(cfg)
 	if err != nil {
 		return nil, err
 	}
-	h, err := Find(ctx, dir)
-	if errors.Is(err, ErrNotStarted) || errors.Is(err, ErrShimDied) {
+	st, h, err := find(ctx, dir)
+	switch {
+	case errors.Is(err, ErrShimDied) && st != nil:
+		// Its leftovers were killed by the failed Attach.
+		return &Handle{st: *st, orphansKilled: true}, nil
+	case errors.Is(err, ErrNotStarted):
 		if rerr := removeState(dir, SocketPathFor(dir)); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
