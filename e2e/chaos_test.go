@@ -27,13 +27,14 @@ const (
 	// chaosKillRounds are the SIGKILL rounds; chaosCleanRounds the
 	// SIGTERM/SIGINT ones.
 	chaosKillRounds  = 10
-	chaosCleanRounds = 3
-	// chaosJobs raw_exec jobs of chaosCount allocations each run at most.
-	chaosJobs  = 3
-	chaosCount = 10
+	chaosCleanRounds = 2
+	// chaosJobs raw_exec jobs of chaosCount allocations each run at most;
+	// the first round starts them all at once.
+	chaosJobs  = 5
+	chaosCount = 6
 	// chaosMaxKillDelay bounds the random wait between an action and the
 	// agent's death.
-	chaosMaxKillDelay = 1500 * time.Millisecond
+	chaosMaxKillDelay = time.Second
 	// chaosConvergeTimeout bounds each wait for convergence: generous, as
 	// the machine may be loaded and the binary built with -race. It is a
 	// bound on failure, not a pause: the wait ends with the condition.
@@ -53,7 +54,7 @@ type chaosJob struct {
 // marker (a unique "/bin/sleep <n>") with CHAOS_VERSION in its
 // environment. Restarts and reschedules are off: a task lost by the agent
 // would show as a failed allocation instead of being hidden by a
-// replacement. Updates roll four allocations at a time.
+// replacement. Updates roll half the allocations at a time.
 func chaosHCL(j *chaosJob, marker []string) string {
 	quoted := make([]string, len(marker)-1)
 	for i, a := range marker[1:] {
@@ -63,7 +64,7 @@ func chaosHCL(j *chaosJob, marker []string) string {
   type = "service"
 
   update {
-    max_parallel      = 4
+    max_parallel      = %d
     min_healthy_time  = "100ms"
     healthy_deadline  = "2m"
     progress_deadline = "3m"
@@ -102,7 +103,7 @@ func chaosHCL(j *chaosJob, marker []string) string {
     }
   }
 }
-`, j.id, j.count, j.driver, j.version, marker[0], strings.Join(quoted, ", "))
+`, j.id, j.count/2, j.count, j.driver, j.version, marker[0], strings.Join(quoted, ", "))
 }
 
 // chaos drives one agent through restarts.
@@ -241,8 +242,10 @@ func (ch *chaos) restart(how string, delay time.Duration) {
 		ch.t.Fatalf("unknown restart %q", how)
 	}
 	ch.restarts[how]++
+	begin := time.Now()
 	a.start(ch.t)
 	a.waitReady(ch.t, surviveStartTimeout)
+	ch.t.Logf("  the agent serves again after %s", time.Since(begin).Round(time.Millisecond))
 }
 
 // chaosAllocs returns the allocations of the test's jobs.
@@ -378,13 +381,15 @@ func allocVersion(pids []int) (int, error) {
 // at once on a state that can never converge.
 func (ch *chaos) waitConverged(what string) {
 	ch.t.Helper()
-	deadline := time.Now().Add(chaosConvergeTimeout)
+	begin := time.Now()
+	deadline := begin.Add(chaosConvergeTimeout)
 	var index uint64
 	for {
 		ch.a.checkAlive(ch.t)
 		ok, why, failed := ch.converged()
 		switch {
 		case ok:
+			ch.t.Logf("  converged after %s", time.Since(begin).Round(time.Millisecond))
 			return
 		case failed:
 			ch.t.Fatalf("%s: %s", what, why)
@@ -515,10 +520,12 @@ func (a *persistentAgent) signalAndWait(t *testing.T, sig syscall.Signal) {
 		if a.err != nil {
 			t.Fatalf("agent %s exited with %v after %v; its output:\n%s", a.name, a.err, sig, a.sinceLastStart())
 		}
-	case <-time.After(45 * time.Second):
-		_ = syscall.Kill(a.cmd.Process.Pid, syscall.SIGKILL)
+	case <-time.After(25 * time.Second):
+		// Before the agent's own shutdown timeout (30s): SIGQUIT makes it
+		// print every goroutine's stack, to see what holds the shutdown.
+		_ = syscall.Kill(a.cmd.Process.Pid, syscall.SIGQUIT)
 		<-a.exited
-		t.Fatalf("agent %s did not exit within 45s of %v", a.name, sig)
+		t.Fatalf("agent %s did not exit within 25s of %v; its output (stacks at the end):\n%s", a.name, sig, a.sinceLastStart())
 	}
 }
 
