@@ -119,6 +119,7 @@ type AllocRunner struct {
 	alloc        *structs.Allocation
 	runClaimed   bool // Run, Destroy or Shutdown took the right to close waitCh
 	runStarted   bool // Run itself is running or ran
+	restored     bool // Restore loaded the state of an earlier agent
 	destroyed    bool
 	shuttingDown bool
 	stopping     bool            // stopped by the server or destroyed: the group rules no longer apply
@@ -274,6 +275,9 @@ func (ar *AllocRunner) Restore() error {
 			return fmt.Errorf("restore alloc %s: %w", ar.id, err)
 		}
 	}
+	ar.mu.Lock()
+	ar.restored = true
+	ar.mu.Unlock()
 	return nil
 }
 
@@ -349,12 +353,20 @@ func (ar *AllocRunner) Run() {
 		return
 	}
 	ar.runClaimed, ar.runStarted = true, true
+	restored := ar.restored
 	ar.mu.Unlock()
 	defer close(ar.waitCh)
 
 	go ar.updateLoop()
 	tasksDone, stateDone := make(chan struct{}), make(chan struct{})
 	go ar.stateLoop(tasksDone, stateDone)
+	if restored {
+		// The earlier agent may have died before it told the servers of
+		// its last states (tasks it recorded running while the servers
+		// still see them pending), and re-attaching changes none of them:
+		// publish the restored state once.
+		taskNotifier{ar}.TaskStateUpdated()
+	}
 
 	alloc := ar.Alloc()
 	switch {
