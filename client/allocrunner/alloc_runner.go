@@ -284,6 +284,19 @@ func (ar *AllocRunner) Restore() error {
 // ID returns the allocation's ID.
 func (ar *AllocRunner) ID() string { return ar.id }
 
+// TaskInvocations returns the configs of the invocations its tasks run or
+// are starting (see TaskRunner.Invocation), in task order. They must not
+// be mutated.
+func (ar *AllocRunner) TaskInvocations() []*drivers.TaskConfig {
+	var out []*drivers.TaskConfig
+	for _, name := range ar.taskOrder {
+		if cfg := ar.tasks[name].Invocation(); cfg != nil {
+			out = append(out, cfg)
+		}
+	}
+	return out
+}
+
 // Alloc returns the latest server-sent allocation. It must not be mutated.
 func (ar *AllocRunner) Alloc() *structs.Allocation {
 	ar.mu.RLock()

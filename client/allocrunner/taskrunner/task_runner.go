@@ -228,6 +228,18 @@ func (tr *TaskRunner) Restore() error {
 // Name returns the task's name.
 func (tr *TaskRunner) Name() string { return tr.taskName }
 
+// Invocation returns the config of the task's current invocation as the
+// runner knows it: its handle's, else its start intent's; nil when none
+// (the task is not running nor starting). It must not be mutated.
+func (tr *TaskRunner) Invocation() *drivers.TaskConfig {
+	tr.mu.RLock()
+	defer tr.mu.RUnlock()
+	if h := tr.local.TaskHandle; h != nil && h.Config != nil {
+		return h.Config
+	}
+	return tr.local.StartIntent
+}
+
 // Task returns the task (from the latest alloc); it must not be mutated.
 func (tr *TaskRunner) Task() *structs.Task {
 	tr.mu.RLock()

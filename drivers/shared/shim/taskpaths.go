@@ -117,3 +117,37 @@ func removeState(stateDir, socket string) error {
 	}
 	return nil
 }
+
+// StateDirs lists the shim state dirs under the alloc dirs of allocRoot
+// ("<allocRoot>/<alloc>/.shims/<dir>"), sorted: every shim raw_exec and
+// exec started for the allocations there, live or not. A missing root
+// holds none.
+func StateDirs(allocRoot string) ([]string, error) {
+	allocs, err := os.ReadDir(allocRoot)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list shim state dirs: %w", err)
+	}
+	var out []string
+	for _, a := range allocs {
+		if !a.IsDir() {
+			continue
+		}
+		parent := filepath.Join(allocRoot, a.Name(), StatesDir)
+		entries, err := os.ReadDir(parent)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return out, fmt.Errorf("list shim state dirs: %w", err)
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				out = append(out, filepath.Join(parent, e.Name()))
+			}
+		}
+	}
+	return out, nil
+}
