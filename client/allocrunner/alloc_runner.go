@@ -198,7 +198,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 		clock = realClock{}
 	}
 	ar.hooks = []runnerHook{
-		&allocDirHook{dir: ar.allocDir},
+		&allocDirHook{dir: ar.allocDir, logger: logger},
 		newAllocWatcherHook(ar, cfg.PrevAllocWatcher, cfg.PreemptedAllocWatcher),
 		newHealthHook(ar, clock),
 	}

@@ -261,7 +261,8 @@ const abandonTimeout = 10 * time.Second
 // a shim still starting is fenced (it will not start the task), and one
 // that runs the task is told to SIGKILL it and waited for. It is for
 // shims nobody should have: an agent's start that failed half-way, or a
-// shim the agent's state does not know. It returns nil when nothing runs.
+// shim the agent's state does not know. It returns nil once nothing runs
+// (the shim too has exited).
 func Abandon(ctx context.Context, stateDir string) error {
 	h, err := Find(ctx, stateDir)
 	switch {
@@ -272,6 +273,17 @@ func Abandon(ctx context.Context, stateDir string) error {
 	}
 	if err := h.Stop(ctx, "SIGKILL", 0); err != nil {
 		return fmt.Errorf("abandon shim: %w", err)
+	}
+	// The shim exits right after it answered: wait for that too.
+	st := h.State()
+	tick := time.NewTicker(findPoll)
+	defer tick.Stop()
+	for processAlive(st.ShimPID, st.ShimStartTicks, st.BootID) {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("abandon shim: its task is dead but shim pid %d has not exited: %w", st.ShimPID, ctx.Err())
+		case <-tick.C:
+		}
 	}
 	return nil
 }

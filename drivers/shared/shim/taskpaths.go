@@ -119,9 +119,9 @@ func removeState(stateDir, socket string) error {
 }
 
 // StateDirs lists the shim state dirs under the alloc dirs of allocRoot
-// ("<allocRoot>/<alloc>/.shims/<dir>"), sorted: every shim raw_exec and
-// exec started for the allocations there, live or not. A missing root
-// holds none.
+// ("<allocRoot>/<alloc>/.shims/<dir>"): every shim raw_exec and exec
+// started for the allocations there, live or not. A missing root holds
+// none.
 func StateDirs(allocRoot string) ([]string, error) {
 	allocs, err := os.ReadDir(allocRoot)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -135,18 +135,30 @@ func StateDirs(allocRoot string) ([]string, error) {
 		if !a.IsDir() {
 			continue
 		}
-		parent := filepath.Join(allocRoot, a.Name(), StatesDir)
-		entries, err := os.ReadDir(parent)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
+		dirs, err := AllocStateDirs(filepath.Join(allocRoot, a.Name()))
 		if err != nil {
-			return out, fmt.Errorf("list shim state dirs: %w", err)
+			return out, err
 		}
-		for _, e := range entries {
-			if e.IsDir() {
-				out = append(out, filepath.Join(parent, e.Name()))
-			}
+		out = append(out, dirs...)
+	}
+	return out, nil
+}
+
+// AllocStateDirs lists the shim state dirs of one alloc dir
+// ("<allocDir>/.shims/<dir>"); none when it has no shims dir.
+func AllocStateDirs(allocDir string) ([]string, error) {
+	parent := filepath.Join(allocDir, StatesDir)
+	entries, err := os.ReadDir(parent)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list shim state dirs: %w", err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, filepath.Join(parent, e.Name()))
 		}
 	}
 	return out, nil
