@@ -482,11 +482,14 @@ func (ar *AllocRunner) runTasks() {
 }
 
 // waitStarted waits until every task of trs has started once or its
-// runner has returned (the task is dead or the runner shut down).
+// runner has returned (the task is dead or the runner shut down), or the
+// alloc runner shuts down: a task runner that only begins to run after
+// the shutdown returns at once without a state change that would wake
+// this wait.
 func (ar *AllocRunner) waitStarted(trs []*taskrunner.TaskRunner) {
 	for {
 		changed := ar.changed()
-		if allStarted(trs) {
+		if allStarted(trs) || ar.isShuttingDown() {
 			return
 		}
 		<-changed

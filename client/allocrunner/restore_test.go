@@ -88,3 +88,22 @@ func TestAllocRunnerRestorePublishesState(t *testing.T) {
 		t.Errorf("events %q: the task changed state on re-attach", types(ts))
 	}
 }
+
+// TestAllocRunnerWaitStartedEndsOnShutdown: a shutdown that comes while
+// the runner starts its tasks (an agent stopped right after it received
+// an allocation) may find a task runner that has not begun to run: the
+// shutdown does not wait for it, and once it runs it returns at once
+// without any state change, so nothing wakes a wait for the tasks to
+// start. That wait must end on the shutdown itself, or the agent's
+// shutdown hangs (seen in the chaos test).
+func TestAllocRunnerWaitStartedEndsOnShutdown(t *testing.T) {
+	alloc := testAlloc(structs.JobTypeService, mockTask("web", map[string]any{"run_for": "1h"}))
+	h := newHarness(t, alloc)
+	h.ar.Shutdown() // no task runner ever ran
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.ar.waitStarted(h.ar.lifecyclePhases().main)
+	}()
+	waitClosed(t, "the wait for tasks to start to end on the shutdown", done)
+}
