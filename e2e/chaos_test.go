@@ -34,7 +34,7 @@ const (
 	chaosCount = 6
 	// chaosMaxKillDelay bounds the random wait between an action and the
 	// agent's death.
-	chaosMaxKillDelay = time.Second
+	chaosMaxKillDelay = 700 * time.Millisecond
 	// chaosConvergeTimeout bounds each wait for convergence: generous, as
 	// the machine may be loaded and the binary built with -race. It is a
 	// bound on failure, not a pause: the wait ends with the condition.
@@ -54,7 +54,8 @@ type chaosJob struct {
 // marker (a unique "/bin/sleep <n>") with CHAOS_VERSION in its
 // environment. Restarts and reschedules are off: a task lost by the agent
 // would show as a failed allocation instead of being hidden by a
-// replacement. Updates roll half the allocations at a time.
+// replacement. Updates roll half the allocations (at least two) at a
+// time.
 func chaosHCL(j *chaosJob, marker []string) string {
 	quoted := make([]string, len(marker)-1)
 	for i, a := range marker[1:] {
@@ -103,7 +104,7 @@ func chaosHCL(j *chaosJob, marker []string) string {
     }
   }
 }
-`, j.id, j.count/2, j.count, j.driver, j.version, marker[0], strings.Join(quoted, ", "))
+`, j.id, max(j.count/2, 2), j.count, j.driver, j.version, marker[0], strings.Join(quoted, ", "))
 }
 
 // chaos drives one agent through restarts.
