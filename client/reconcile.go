@@ -76,12 +76,19 @@ func (c *Client) reconcileShims() {
 }
 
 // abandonShim makes sure the shim of dir (unknown to the state) neither
-// runs nor starts its task, and reports whether one was live.
+// runs nor starts its task, and reports whether one was live. The dir of a
+// shim that ran and exited is left alone: nothing of it runs (its task
+// died with it), and the alloc dir's removal takes it.
 func (c *Client) abandonShim(dir string) bool {
 	allocID := filepath.Base(filepath.Dir(filepath.Dir(dir)))
 	live, err := shim.Live(dir)
 	if err != nil {
 		c.logger.Warn("reconcile shims: could not tell whether a shim runs", "alloc_id", allocID, "state_dir", dir, "error", err)
+	}
+	if !live && err == nil {
+		if ran, err := shim.Published(dir); err == nil && ran {
+			return false
+		}
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, reconcileStopTimeout)
 	defer cancel()

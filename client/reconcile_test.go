@@ -85,6 +85,12 @@ func TestClientReconcilesShimsAtStart(t *testing.T) {
 	intentShim := startTestShim(t, intentCfg)
 	orphanShim := startTestShim(t, taskCfg(root, structs.GenerateUUID(), "cccc0001")) // alloc unknown
 	oldShim := startTestShim(t, taskCfg(root, known.ID, "aaaa0000"))                  // an old invocation
+	// A shim nobody knows that ran and exited: nothing to stop.
+	exitedCfg := taskCfg(root, structs.GenerateUUID(), "eeee0001")
+	exited := startTestShim(t, exitedCfg)
+	if err := exited.Stop(context.Background(), "SIGKILL", 0); err != nil {
+		t.Fatal(err)
+	}
 	// A spec written by an agent that died before it launched the shim.
 	unlaunched := taskCfg(root, structs.GenerateUUID(), "dddd0001")
 	unlaunchedDir, _ := shim.TaskStateDir(unlaunched)
@@ -120,5 +126,8 @@ func TestClientReconcilesShimsAtStart(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(unlaunchedDir, "spec.json")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the unlaunched spec is still there (%v): a late shim could start it", err)
+	}
+	if e, err := exited.Wait(ctx); err != nil || e.Signal != int(syscall.SIGKILL) {
+		t.Errorf("the exited shim's record: %+v, %v", e, err)
 	}
 }

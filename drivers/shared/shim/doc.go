@@ -46,7 +46,8 @@
 // waits for its state), and an unlocked spec belongs to a shim that never
 // started the task: Find removes the spec while holding the lock, so a
 // shim still being launched finds no spec and exits without starting the
-// task (ErrNotStarted). Live tells whether a shim runs for a state dir;
+// task (ErrNotStarted). Live tells whether a shim runs for a state dir,
+// Published whether one published its state (it started the task);
 // Abandon makes sure none runs or will (a shim nobody knows: Start does it
 // when it gives up on a shim, the client for shims its state does not
 // know, and an alloc's destroy for shims left in its directory);

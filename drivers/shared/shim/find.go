@@ -143,6 +143,19 @@ func Live(stateDir string) (bool, error) {
 	return !locked, nil
 }
 
+// Published reports whether a shim published its state in stateDir: it
+// started the task (it may have exited since).
+func Published(stateDir string) (bool, error) {
+	_, err := os.Stat(filepath.Join(stateDir, stateFile))
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	}
+	return false, fmt.Errorf("shim state dir %s: %w", stateDir, err)
+}
+
 // lockSpec opens the spec in stateDir and locks it for the shim's
 // lifetime, waiting while an agent's Find holds it; it fails when the spec
 // is gone (Find fenced a shim that had not started yet). The returned

@@ -62,6 +62,12 @@ func TestFindExitedShim(t *testing.T) {
 	spec := testSpec(t, `exit 7`)
 	st := startShim(t, spec).State()
 	eventually(t, 10*time.Second, "shim to exit", func() bool { return !processAlive(st.ShimPID, st.ShimStartTicks, st.BootID) })
+	if live, err := Live(spec.StateDir); err != nil || live {
+		t.Errorf("Live = %v, %v; want no live shim", live, err)
+	}
+	if ran, err := Published(spec.StateDir); err != nil || !ran {
+		t.Errorf("Published = %v, %v; want the state of a shim that started its task", ran, err)
+	}
 	h, err := Find(ctxT(t), spec.StateDir)
 	if err != nil {
 		t.Fatalf("Find: %v", err)
@@ -91,6 +97,9 @@ func TestFindNeverStarted(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			spec := testSpec(t, "exit 0")
 			tt.setup(t, spec)
+			if ran, err := Published(spec.StateDir); err != nil || ran {
+				t.Errorf("Published = %v, %v; want none", ran, err)
+			}
 			_, err := Find(ctxT(t), spec.StateDir)
 			if !errors.Is(err, ErrNotStarted) {
 				t.Fatalf("Find = %v, want ErrNotStarted", err)
