@@ -253,7 +253,22 @@ func (ch *chaos) restart(how string, delay time.Duration) {
 	begin := time.Now()
 	a.start(ch.t)
 	a.waitReady(ch.t, surviveStartTimeout)
-	ch.t.Logf("  the agent serves again after %s", time.Since(begin).Round(time.Millisecond))
+	took := time.Since(begin)
+	ch.t.Logf("  the agent serves again after %s", took.Round(time.Millisecond))
+	if took > 10*time.Second {
+		ch.t.Logf("  slow restart; the agent's log since its start, without DEBUG lines:\n%s", withoutDebug(a.sinceLastStart()))
+	}
+}
+
+// withoutDebug drops an agent log's DEBUG lines.
+func withoutDebug(log string) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(log, "\n") {
+		if !strings.Contains(line, "level=DEBUG") {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
 }
 
 // chaosAllocs returns the allocations of the test's jobs.
