@@ -126,7 +126,8 @@ func (a *Agent) setup(ctx context.Context) error {
 		// The state file first: a bad one stops the agent before anything
 		// else starts.
 		if !a.cfg.DevMode {
-			db, err := state.NewBoltStateDB(a.cfg.DataDir, a.logger.With("component", "client"))
+			db, err := state.NewBoltStateDB(a.cfg.DataDir, a.logger.With("component", "client"),
+				state.WithAllocDir(a.cfg.Client.AllocDir))
 			if err != nil {
 				return fmt.Errorf("open client state: %w", err)
 			}

@@ -188,7 +188,7 @@ func moveStateAside(cfg *Config, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "==> Moved the client state file aside: %s\n", dst)
-	fmt.Fprintln(stdout, "    The next agent start begins with empty client state (tasks left running are not re-attached).")
+	fmt.Fprintln(stdout, "    The next agent start begins with empty client state as a new node, and stops the tasks left running (it cannot re-attach to them).")
 	return 0
 }
 

@@ -88,8 +88,9 @@ type Client struct {
 
 // New fingerprints the node, starts the driver manager (launching the
 // driver plugins and taking their first fingerprints), loads the node
-// identity and the allocations of an earlier run from the StateDB, and
-// returns a Client. It sends no RPC; only the driver manager runs until
+// identity and the allocations of an earlier run from the StateDB, stops
+// the task shims the restored allocations do not know (reconcileShims),
+// and returns a Client. It sends no RPC; only the driver manager runs until
 // Start. An invalid plugin config fails New with an error naming the
 // plugin and the field.
 func New(cfg *Config) (*Client, error) {
@@ -160,6 +161,7 @@ func New(cfg *Config) (*Client, error) {
 		cancel()
 		return nil, err
 	}
+	c.reconcileShims()
 	return c, nil
 }
 

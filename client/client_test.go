@@ -10,11 +10,21 @@ import (
 
 	"github.com/drover-io/drover/client/state"
 	"github.com/drover-io/drover/drivers/mock"
+	"github.com/drover-io/drover/drivers/shared/shim"
 	"github.com/drover-io/drover/plugins/drivers"
 	"github.com/drover-io/drover/structs"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// The reconcile tests start real shims: this binary, as "shim".
+	if code, ok := shim.RunIfShim(os.Args[1:]); ok {
+		os.Exit(code)
+	}
+	// A -race binary sleeps a second at exit by default; every shim's
+	// launcher exits.
+	os.Setenv("GORACE", "atexit_sleep_ms=0")
+	goleak.VerifyTestMain(m)
+}
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()

@@ -39,6 +39,11 @@
 // and migrate). Deployment health (DeploymentStatus) travels with the
 // batched updates.
 //
-// Local state (node identity, allocations, task handles) lives in a
-// client/state.StateDB so that a restarted agent re-attaches to its tasks.
+// Local state (node identity, allocations, task handles and start
+// intents) lives in a client/state.StateDB so that a restarted agent
+// re-attaches to its tasks. At every start, after restoring its
+// allocations and before running them, the client reconciles the task
+// shims under its alloc dir with that state (reconcile.go): a shim of an
+// invocation no restored task knows is stopped, never left running as an
+// orphan beside a replacement.
 package client

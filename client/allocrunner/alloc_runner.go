@@ -119,6 +119,7 @@ type AllocRunner struct {
 	alloc        *structs.Allocation
 	runClaimed   bool // Run, Destroy or Shutdown took the right to close waitCh
 	runStarted   bool // Run itself is running or ran
+	restored     bool // Restore loaded the state of an earlier agent
 	destroyed    bool
 	shuttingDown bool
 	stopping     bool            // stopped by the server or destroyed: the group rules no longer apply
@@ -197,7 +198,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 		clock = realClock{}
 	}
 	ar.hooks = []runnerHook{
-		&allocDirHook{dir: ar.allocDir},
+		&allocDirHook{dir: ar.allocDir, logger: logger},
 		newAllocWatcherHook(ar, cfg.PrevAllocWatcher, cfg.PreemptedAllocWatcher),
 		newHealthHook(ar, clock),
 	}
@@ -274,11 +275,27 @@ func (ar *AllocRunner) Restore() error {
 			return fmt.Errorf("restore alloc %s: %w", ar.id, err)
 		}
 	}
+	ar.mu.Lock()
+	ar.restored = true
+	ar.mu.Unlock()
 	return nil
 }
 
 // ID returns the allocation's ID.
 func (ar *AllocRunner) ID() string { return ar.id }
+
+// TaskInvocations returns the configs of the invocations its tasks run or
+// are starting (see TaskRunner.Invocation), in task order. They must not
+// be mutated.
+func (ar *AllocRunner) TaskInvocations() []*drivers.TaskConfig {
+	var out []*drivers.TaskConfig
+	for _, name := range ar.taskOrder {
+		if cfg := ar.tasks[name].Invocation(); cfg != nil {
+			out = append(out, cfg)
+		}
+	}
+	return out
+}
 
 // Alloc returns the latest server-sent allocation. It must not be mutated.
 func (ar *AllocRunner) Alloc() *structs.Allocation {
@@ -349,12 +366,20 @@ func (ar *AllocRunner) Run() {
 		return
 	}
 	ar.runClaimed, ar.runStarted = true, true
+	restored := ar.restored
 	ar.mu.Unlock()
 	defer close(ar.waitCh)
 
 	go ar.updateLoop()
 	tasksDone, stateDone := make(chan struct{}), make(chan struct{})
 	go ar.stateLoop(tasksDone, stateDone)
+	if restored {
+		// The earlier agent may have died before it told the servers of
+		// its last states (tasks it recorded running while the servers
+		// still see them pending), and re-attaching changes none of them:
+		// publish the restored state once.
+		taskNotifier{ar}.TaskStateUpdated()
+	}
 
 	alloc := ar.Alloc()
 	switch {
@@ -457,11 +482,14 @@ func (ar *AllocRunner) runTasks() {
 }
 
 // waitStarted waits until every task of trs has started once or its
-// runner has returned (the task is dead or the runner shut down).
+// runner has returned (the task is dead or the runner shut down), or the
+// alloc runner shuts down: a task runner that only begins to run after
+// the shutdown returns at once without a state change that would wake
+// this wait.
 func (ar *AllocRunner) waitStarted(trs []*taskrunner.TaskRunner) {
 	for {
 		changed := ar.changed()
-		if allStarted(trs) {
+		if allStarted(trs) || ar.isShuttingDown() {
 			return
 		}
 		<-changed

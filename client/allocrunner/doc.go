@@ -32,7 +32,9 @@
 // the data migration of alloc_watcher completed (a restored runner never
 // waits or migrates twice, even when the agent went down before a task
 // started). The tasks' own state, hook states included, is restored by
-// their TaskRunners.
+// their TaskRunners. A restored runner publishes its state once when it
+// runs, even if re-attaching changes no task's state: the agent that died
+// may not have told the servers its last states.
 //
 // Operator restarts (alloc restart) never count against restart policies:
 // RestartTask restarts one running task, RestartAll the running tasks, and
@@ -45,5 +47,8 @@
 // runtime state (client status, task states, deployment health). Updates are serialized by a
 // buffered channel and one goroutine, where only the latest pending update
 // matters. Shutdown leaves tasks running; Destroy kills them and removes
-// the alloc directory, and works even if Run was never called.
+// the alloc directory, and works even if Run was never called. The alloc
+// directory is never removed from under a live task shim: one still
+// running from it (an invocation nobody supervises) is stopped first, and
+// if it cannot be, the directory stays.
 package allocrunner

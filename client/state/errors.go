@@ -43,8 +43,8 @@ func lockedError(path string, cause error) error {
 // moveAsideAdvice ends the corrupt and too-new errors.
 func moveAsideAdvice() string {
 	return "move the file aside with `drover agent -" + MoveAsideFlag + "` plus the agent's usual " +
-		"-config/-data-dir flags (the agent then starts with empty local state and cannot " +
-		"re-attach to tasks left running)"
+		"-config/-data-dir flags (the agent then starts with empty local state as a new node, " +
+		"and stops the tasks left running, which it cannot re-attach to)"
 }
 
 func corruptError(path string, cause error) error {

@@ -33,13 +33,41 @@ func StatePath(dataDir string) string {
 // older schema after keeping a copy of the old file. It fails, leaving the
 // file untouched, when the file is locked by another process (ErrLocked),
 // corrupt (ErrCorrupt) or written by a newer drover (ErrSchemaTooNew).
-func NewBoltStateDB(dataDir string, logger *slog.Logger) (*BoltStateDB, error) {
-	return openBoltStateDB(dataDir, logger, DefaultOpenTimeout)
+//
+// A file of zero bytes is a new node's only when the client's alloc dir
+// (WithAllocDir; default <dataDir>/alloc) holds no allocation directory:
+// otherwise the file lost what it held (a crash while it was created, a
+// full disk), and starting afresh would register a new node and run the
+// tasks of those allocations a second time, so it is ErrCorrupt.
+func NewBoltStateDB(dataDir string, logger *slog.Logger, opts ...Option) (*BoltStateDB, error) {
+	return openBoltStateDB(dataDir, logger, DefaultOpenTimeout, opts...)
 }
 
-func openBoltStateDB(dataDir string, logger *slog.Logger, timeout time.Duration) (*BoltStateDB, error) {
+// Option configures NewBoltStateDB.
+type Option func(*openOptions)
+
+type openOptions struct {
+	allocDir string
+}
+
+// WithAllocDir names the client's alloc dir (its alloc_dir setting),
+// whose allocation directories tell an empty state file that lost its
+// contents from a new node's.
+func WithAllocDir(dir string) Option {
+	return func(o *openOptions) {
+		if dir != "" {
+			o.allocDir = dir
+		}
+	}
+}
+
+func openBoltStateDB(dataDir string, logger *slog.Logger, timeout time.Duration, opts ...Option) (*BoltStateDB, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	o := openOptions{allocDir: filepath.Join(dataDir, "alloc")}
+	for _, opt := range opts {
+		opt(&o)
 	}
 	path := StatePath(dataDir)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -50,6 +78,9 @@ func openBoltStateDB(dataDir string, logger *slog.Logger, timeout time.Duration)
 	// Inspect an existing file read-only first, so that nothing is ever
 	// written to a file that is corrupt or newer than this drover.
 	version, err := inspectFile(path, timeout)
+	if errors.Is(err, errEmptyFile) {
+		err = checkEmptyFile(path, o.allocDir)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -70,8 +101,12 @@ func openBoltStateDB(dataDir string, logger *slog.Logger, timeout time.Duration)
 	return s, nil
 }
 
+// errEmptyFile is inspectFile's answer for a file of zero bytes.
+var errEmptyFile = errors.New("state file is empty")
+
 // inspectFile opens an existing, non-empty state file read-only, checks
-// its structure and returns its schema version (0 for a new file).
+// its structure and returns its schema version (0 for a new file); a file
+// of zero bytes is errEmptyFile.
 func inspectFile(path string, timeout time.Duration) (int, error) {
 	info, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -81,7 +116,7 @@ func inspectFile(path string, timeout time.Duration) (int, error) {
 		return 0, fmt.Errorf("state file %s: %w", path, err)
 	}
 	if info.Size() == 0 {
-		return 0, nil // a file created but never initialised: bbolt formats it
+		return 0, errEmptyFile
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: timeout})
 	if err != nil {
@@ -153,4 +188,26 @@ func (s *BoltStateDB) prepareSchema() error {
 		return tooNewError(s.path, version)
 	}
 	return corruptError(s.path, fmt.Errorf("unknown schema version %d", version))
+}
+
+// checkEmptyFile decides a state file of zero bytes: a file created but
+// never initialised (bbolt formats it) when allocDir holds no allocation
+// directory, else corrupt.
+func checkEmptyFile(path, allocDir string) error {
+	entries, err := os.ReadDir(allocDir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("state file %s is empty; cannot tell a new node from a lost state without alloc dir %s: %w", path, allocDir, err)
+	}
+	allocs := 0
+	for _, e := range entries {
+		if e.IsDir() {
+			allocs++
+		}
+	}
+	if allocs == 0 {
+		return nil
+	}
+	return corruptError(path, fmt.Errorf("the file is empty (0 bytes) but alloc dir %s holds allocation "+
+		"directories (%d): the file lost its contents (a crash while it was written, a full disk?), and starting "+
+		"as a new node would run the tasks of those allocations a second time", allocDir, allocs))
 }

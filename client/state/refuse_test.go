@@ -172,3 +172,87 @@ func TestBoltEmptyFileIsNew(t *testing.T) {
 	db := openTestBolt(t, dir)
 	mustNil(t, db.PutNodeIdentity(&NodeIdentity{ID: "n"}))
 }
+
+// TestBoltEmptyStateFile: a state file of zero bytes is a new node's only
+// when the alloc dir holds no allocation; with allocations it is refused
+// as corrupt (a new node would run their tasks a second time), naming the
+// file and the way out, and moving it aside lets the agent start afresh.
+func TestBoltEmptyStateFile(t *testing.T) {
+	tests := []struct {
+		name     string
+		allocDir string // relative to the data dir; "" is the default "alloc"
+		setup    func(t *testing.T, allocDir string)
+		refused  bool
+	}{
+		{name: "no alloc dir"},
+		{name: "empty alloc dir", setup: func(t *testing.T, dir string) { mustNil(t, os.MkdirAll(dir, 0o755)) }},
+		{name: "alloc dir with files only", setup: func(t *testing.T, dir string) {
+			mustNil(t, os.MkdirAll(dir, 0o755))
+			mustNil(t, os.WriteFile(filepath.Join(dir, "README"), nil, 0o644))
+		}},
+		{name: "an allocation", refused: true, setup: func(t *testing.T, dir string) {
+			mustNil(t, os.MkdirAll(filepath.Join(dir, "6a1b0c2d-0000-4000-8000-000000000001", "alloc"), 0o755))
+		}},
+		{name: "an allocation in a configured alloc dir", allocDir: "elsewhere", refused: true, setup: func(t *testing.T, dir string) {
+			mustNil(t, os.MkdirAll(filepath.Join(dir, "6a1b0c2d-0000-4000-8000-000000000001"), 0o755))
+		}},
+		{name: "allocations only under another dir", allocDir: "elsewhere", setup: func(t *testing.T, dir string) {
+			mustNil(t, os.MkdirAll(filepath.Join(filepath.Dir(dir), "alloc", "6a1b0c2d-0000-4000-8000-000000000001"), 0o755))
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dataDir := t.TempDir()
+			allocDir := filepath.Join(dataDir, "alloc")
+			var opts []Option
+			if tt.allocDir != "" {
+				allocDir = filepath.Join(dataDir, tt.allocDir)
+				opts = append(opts, WithAllocDir(allocDir))
+			}
+			if tt.setup != nil {
+				tt.setup(t, allocDir)
+			}
+			path := StatePath(dataDir)
+			mustNil(t, os.MkdirAll(filepath.Dir(path), 0o700))
+			mustNil(t, os.WriteFile(path, nil, 0o600))
+
+			db, err := openBoltStateDB(dataDir, nil, 100*time.Millisecond, opts...)
+			if !tt.refused {
+				if err != nil {
+					t.Fatalf("open: %v", err)
+				}
+				id, err := db.GetNodeIdentity()
+				mustNil(t, err)
+				mustNil(t, db.Close())
+				if id.ID != "" {
+					t.Errorf("a new file holds identity %+v", id)
+				}
+				return
+			}
+			if err == nil {
+				_ = db.Close()
+				t.Fatal("open of an empty state file beside allocations succeeded")
+			}
+			t.Logf("open: %v", err)
+			if !errors.Is(err, ErrCorrupt) {
+				t.Errorf("err = %v, want ErrCorrupt", err)
+			}
+			for _, s := range []string{path, "empty", allocDir, "-" + MoveAsideFlag} {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q does not contain %q", err, s)
+				}
+			}
+			if info, err := os.Stat(path); err != nil || info.Size() != 0 {
+				t.Errorf("the refused file changed: %v, %v", info, err)
+			}
+			if _, err := MoveAside(dataDir, time.Now()); err != nil {
+				t.Fatalf("move aside: %v", err)
+			}
+			db, err = openBoltStateDB(dataDir, nil, 100*time.Millisecond, opts...)
+			if err != nil {
+				t.Fatalf("open after moving the file aside: %v", err)
+			}
+			mustNil(t, db.Close())
+		})
+	}
+}

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/drover-io/drover/plugins/drivers"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -23,8 +25,9 @@ import (
 //	    alloc_runner           JSON AllocRunnerLocalState, written by the
 //	                           first put (files written before it lack it)
 //	    task-<task name>/      bucket, one per task
-//	      local_state          JSON LocalState (its HookState field is
-//	                           absent in files written before it existed)
+//	      local_state          JSON LocalState (its HookState and
+//	                           StartIntent fields are absent in files
+//	                           written before they existed)
 //	      task_state           JSON structs.TaskState
 //	node/                      bucket
 //	  identity                 JSON NodeIdentity
@@ -153,24 +156,46 @@ func decodeLocalState(data []byte) (*LocalState, error) {
 	if err := decodeValue(data, &ls); err != nil {
 		return nil, err
 	}
-	if ls != nil && ls.TaskHandle != nil && ls.TaskHandle.Config != nil &&
-		bytes.Equal(ls.TaskHandle.Config.RawConfig, []byte("null")) {
-		ls.TaskHandle.Config.RawConfig = nil
+	if ls == nil {
+		return nil, nil
+	}
+	for _, cfg := range ls.configs() {
+		if bytes.Equal(cfg.RawConfig, []byte("null")) {
+			cfg.RawConfig = nil
+		}
 	}
 	return ls, nil
 }
 
+// configs returns the task configs ls holds: its handle's and its start
+// intent's.
+func (s *LocalState) configs() []*drivers.TaskConfig {
+	var out []*drivers.TaskConfig
+	if s.TaskHandle != nil && s.TaskHandle.Config != nil {
+		out = append(out, s.TaskHandle.Config)
+	}
+	if s.StartIntent != nil {
+		out = append(out, s.StartIntent)
+	}
+	return out
+}
+
 // normalizeLocalState returns ls, or a copy of it whose empty (non-nil)
-// RawConfig is nil: an empty document is not JSON and means "no config".
+// RawConfigs are nil: an empty document is not JSON and means "no config".
 func normalizeLocalState(ls *LocalState) *LocalState {
-	if ls == nil || ls.TaskHandle == nil || ls.TaskHandle.Config == nil {
+	if ls == nil {
 		return ls
 	}
-	if raw := ls.TaskHandle.Config.RawConfig; raw == nil || len(raw) > 0 {
+	empty := func(cfg *drivers.TaskConfig) bool { return cfg.RawConfig != nil && len(cfg.RawConfig) == 0 }
+	if !slices.ContainsFunc(ls.configs(), empty) {
 		return ls
 	}
 	c := ls.Copy()
-	c.TaskHandle.Config.RawConfig = nil
+	for _, cfg := range c.configs() {
+		if empty(cfg) {
+			cfg.RawConfig = nil
+		}
+	}
 	return c
 }
 

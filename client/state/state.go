@@ -79,8 +79,18 @@ type LocalState struct {
 	// InvocationID identifies the task's current run (a uuid substring).
 	InvocationID string
 	// TaskHandle is the driver's handle of the running task; nil when the
-	// task is not running.
+	// task is not running. A handle without DriverState is one found
+	// from a StartIntent: the driver finds the task by its Config again.
 	TaskHandle *drivers.TaskHandle
+	// StartIntent is written, durably, before the driver is asked to
+	// start invocation InvocationID with this config, and replaced by
+	// TaskHandle once the driver returns it (or cleared if the start
+	// failed). A restarted agent that finds an intent without a handle
+	// died during the start: it asks the driver to find the task by the
+	// intent (a TaskHandle holding only Config) instead of starting a
+	// second one. nil when no start is in flight (and in files written
+	// before it existed).
+	StartIntent *drivers.TaskConfig
 	// HookState is the state the task's hooks saved, by hook name; nil
 	// when no hook saved any (and in files written before it existed).
 	// It outlives invocations: a new start or a cleared handle keeps it.
@@ -149,6 +159,7 @@ func (s *LocalState) Copy() *LocalState {
 	}
 	c := *s
 	c.TaskHandle = CopyTaskHandle(s.TaskHandle)
+	c.StartIntent = CopyTaskConfig(s.StartIntent)
 	c.HookState = copyHookStates(s.HookState)
 	return &c
 }
@@ -163,6 +174,11 @@ func (s *LocalState) Equal(o *LocalState) bool {
 	}
 	a, errA := json.Marshal(s.TaskHandle)
 	b, errB := json.Marshal(o.TaskHandle)
+	if errA != nil || errB != nil || !bytes.Equal(a, b) {
+		return false
+	}
+	a, errA = json.Marshal(s.StartIntent)
+	b, errB = json.Marshal(o.StartIntent)
 	return errA == nil && errB == nil && bytes.Equal(a, b)
 }
 
@@ -173,15 +189,22 @@ func CopyTaskHandle(h *drivers.TaskHandle) *drivers.TaskHandle {
 	}
 	c := *h
 	c.DriverState = bytes.Clone(h.DriverState)
-	if h.Config != nil {
-		cfg := *h.Config
-		cfg.Env = maps.Clone(h.Config.Env)
-		cfg.RawConfig = bytes.Clone(h.Config.RawConfig)
-		if h.Config.Resources != nil {
-			r := *h.Config.Resources
-			cfg.Resources = &r
-		}
-		c.Config = &cfg
+	c.Config = CopyTaskConfig(h.Config)
+	return &c
+}
+
+// CopyTaskConfig returns a copy of a driver task config deep enough for
+// the state: its maps, raw config and resources are its own.
+func CopyTaskConfig(cfg *drivers.TaskConfig) *drivers.TaskConfig {
+	if cfg == nil {
+		return nil
+	}
+	c := *cfg
+	c.Env = maps.Clone(cfg.Env)
+	c.RawConfig = bytes.Clone(cfg.RawConfig)
+	if cfg.Resources != nil {
+		r := *cfg.Resources
+		c.Resources = &r
 	}
 	return &c
 }

@@ -335,13 +335,15 @@ func testCopies(t *testing.T, db StateDB) {
 
 func testUnsetIsNotZero(t *testing.T, db StateDB) {
 	localStates := map[string]*LocalState{
-		"nil-handle":   {InvocationID: "i1"},
-		"zero-handle":  {InvocationID: "i2", TaskHandle: &drivers.TaskHandle{}},
-		"empty-fields": {InvocationID: "i3", TaskHandle: &drivers.TaskHandle{DriverState: []byte{}, Config: &drivers.TaskConfig{Env: map[string]string{}}}},
-		"nil-fields":   {InvocationID: "i4", TaskHandle: &drivers.TaskHandle{Config: &drivers.TaskConfig{}}},
-		"empty-hooks":  {InvocationID: "i5", HookState: map[string]*HookState{}},
-		"hook-data":    {InvocationID: "i6", HookState: map[string]*HookState{"nil": {}, "empty": {Data: map[string]string{}}, "done": {Done: true, Data: map[string]string{"k": ""}}}},
-		"full":         testLocalState(),
+		"nil-handle":     {InvocationID: "i1"},
+		"zero-handle":    {InvocationID: "i2", TaskHandle: &drivers.TaskHandle{}},
+		"empty-fields":   {InvocationID: "i3", TaskHandle: &drivers.TaskHandle{DriverState: []byte{}, Config: &drivers.TaskConfig{Env: map[string]string{}}}},
+		"nil-fields":     {InvocationID: "i4", TaskHandle: &drivers.TaskHandle{Config: &drivers.TaskConfig{}}},
+		"empty-hooks":    {InvocationID: "i5", HookState: map[string]*HookState{}},
+		"hook-data":      {InvocationID: "i6", HookState: map[string]*HookState{"nil": {}, "empty": {Data: map[string]string{}}, "done": {Done: true, Data: map[string]string{"k": ""}}}},
+		"full":           testLocalState(),
+		"start-intent":   {InvocationID: "i7", StartIntent: &drivers.TaskConfig{ID: "a1/web/i7", Name: "web", Env: map[string]string{}, RawConfig: []byte(`{"a":1}`)}},
+		"nil-raw-intent": {InvocationID: "i8", StartIntent: &drivers.TaskConfig{ID: "a1/web/i8"}},
 	}
 	taskStates := map[string]*structs.TaskState{
 		"zero":         {},

@@ -242,6 +242,11 @@ func (d *Driver) RecoverTask(ctx context.Context, h *drivers.TaskHandle) error {
 	if h == nil || h.Config == nil {
 		return errors.New("recover task: handle without config")
 	}
+	if len(h.DriverState) == 0 {
+		// A start intent (the agent died during StartTask): a new start
+		// replaces any container of the task's name, so none runs twice.
+		return fmt.Errorf("recover task %q: no container recorded for the interrupted start: %w", h.Config.Name, drivers.ErrTaskNotFound)
+	}
 	if h.Version != handleVersion {
 		return fmt.Errorf("recover task %q: driver state version %d, want %d", h.Config.Name, h.Version, handleVersion)
 	}

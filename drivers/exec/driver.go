@@ -300,6 +300,15 @@ func chownSecrets(cfg *drivers.TaskConfig, uid, gid uint32) error {
 // recording the exit, the task's cgroup is destroyed (nothing of the task
 // runs on), the shim's state removed, and the error wraps
 // drivers.ErrTaskNotFound and shim.ErrShimDied.
+//
+// A handle without DriverState is a start intent, which the client saves
+// before StartTask: the agent died before it had the handle. The task is
+// then found from its config alone, in the shim state dir that StartTask
+// derives from the config (shim.FindTask): re-attached when its shim runs
+// or ran (WaitTask reports the exit it recorded); an error wrapping
+// drivers.ErrTaskNotFound and shim.ErrNotStarted when no shim started the
+// task, and none will. A task whose shim died after starting it is
+// recovered as well: its WaitTask reports that (shim.ShimDiedResult).
 func (d *Driver) RecoverTask(ctx context.Context, th *drivers.TaskHandle) error {
 	if th == nil || th.Config == nil || th.Config.ID == "" {
 		return errors.New("recover task: handle without config")
@@ -311,18 +320,32 @@ func (d *Driver) RecoverTask(ctx context.Context, th *drivers.TaskHandle) error 
 	if known && t != nil {
 		return nil // still supervised by this driver
 	}
-	st, err := decodeDriverState(th)
-	if err != nil {
-		return fmt.Errorf("recover task %q: %w", cfg.Name, err)
+	var h *shim.Handle
+	if len(th.DriverState) == 0 {
+		// A start intent: found by its config's ID (see RecoverTask).
+		var err error
+		h, err = shim.FindTask(ctx, cfg)
+		if errors.Is(err, shim.ErrNotStarted) {
+			return fmt.Errorf("recover task %q: %w: %w", cfg.Name, drivers.ErrTaskNotFound, err)
+		}
+		if err != nil {
+			return fmt.Errorf("recover task %q: %w", cfg.Name, err)
+		}
+	} else {
+		st, err := decodeDriverState(th)
+		if err != nil {
+			return fmt.Errorf("recover task %q: %w", cfg.Name, err)
+		}
+		h, err = shim.Attach(ctx, st)
+		if errors.Is(err, shim.ErrShimDied) {
+			d.removeShimState(cfg, st)
+			return fmt.Errorf("recover task %q: %w: %w", cfg.Name, drivers.ErrTaskNotFound, err)
+		}
+		if err != nil {
+			return fmt.Errorf("recover task %q: %w", cfg.Name, err)
+		}
 	}
-	h, err := shim.Attach(ctx, st)
-	if errors.Is(err, shim.ErrShimDied) {
-		d.removeShimState(cfg, st)
-		return fmt.Errorf("recover task %q: %w: %w", cfg.Name, drivers.ErrTaskNotFound, err)
-	}
-	if err != nil {
-		return fmt.Errorf("recover task %q: %w", cfg.Name, err)
-	}
+	st := h.State()
 	d.mu.Lock()
 	if t := d.tasks[cfg.ID]; t != nil {
 		d.mu.Unlock()
@@ -456,7 +479,7 @@ func (d *Driver) InspectTask(ctx context.Context, taskID string) (*drivers.TaskS
 	switch {
 	case errors.Is(err, shim.ErrShimDied):
 		status.State = drivers.TaskStateExited
-		status.ExitResult = &drivers.ExitResult{Err: fmt.Errorf("task %q: %w", t.cfg.Name, err)}
+		status.ExitResult = shim.ShimDiedResult(t.cfg.Name, err)
 	case err != nil:
 		return nil, fmt.Errorf("inspect task %q: %w", t.cfg.Name, err)
 	case s.Exit != nil:

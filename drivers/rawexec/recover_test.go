@@ -145,6 +145,9 @@ func TestDriver_ShimKilled(t *testing.T) {
 	if res.Err == nil || !errors.Is(res.Err, shim.ErrShimDied) || !strings.Contains(res.Err.Error(), "shim exited without recording the task's exit") {
 		t.Fatalf("result = %+v, want ErrShimDied", res)
 	}
+	if res.ExitCode != 137 || res.Signal != 9 {
+		t.Errorf("result = exit %d signal %d, want the SIGKILL its shim's death dealt (137, 9), never 0", res.ExitCode, res.Signal)
+	}
 	eventually(t, "task and its child killed", func() bool {
 		return !running(st.TaskPID, st.TaskStartTicks) && !running(child, 0)
 	})
@@ -228,4 +231,76 @@ func TestDriver_RecoverKilledTask(t *testing.T) {
 	if res := <-oldWait; res == nil || res.Signal != 9 || res.ExitCode != 137 {
 		t.Fatalf("result = %+v", res)
 	}
+}
+
+// TestDriver_RecoverStartIntent: an agent that died during StartTask has
+// only the start intent (a handle holding the config, no DriverState); a
+// new driver finds the task from the config alone: running, exited, or
+// killed with its shim; a task never started is reported not found.
+func TestDriver_RecoverStartIntent(t *testing.T) {
+	tests := []struct {
+		name  string
+		start bool                               // the dead agent's start got as far as the task
+		then  func(t *testing.T, st *shim.State) // what happens while no driver is attached
+		check func(t *testing.T, d *Driver, st *shim.State)
+	}{
+		{name: "running", start: true, check: func(t *testing.T, d *Driver, st *shim.State) {
+			status, err := d.InspectTask(context.Background(), "t1")
+			if err != nil || status.State != drivers.TaskStateRunning || status.DriverAttributes["pid"] != strconv.Itoa(st.TaskPID) {
+				t.Fatalf("status = %+v, %v; want task pid %d running", status, err, st.TaskPID)
+			}
+			if err := d.StopTask(context.Background(), "t1", 10*time.Second, "SIGTERM"); err != nil {
+				t.Fatal(err)
+			}
+			if res := waitResult(t, d, "t1"); *res != (drivers.ExitResult{ExitCode: 143, Signal: 15}) {
+				t.Fatalf("result = %+v", res)
+			}
+		}},
+		{name: "shim killed", start: true,
+			then: func(t *testing.T, st *shim.State) {
+				if err := syscall.Kill(st.ShimPID, syscall.SIGKILL); err != nil {
+					t.Fatal(err)
+				}
+				eventually(t, "shim and task gone", func() bool {
+					return !running(st.ShimPID, st.ShimStartTicks) && !running(st.TaskPID, st.TaskStartTicks)
+				})
+			},
+			check: func(t *testing.T, d *Driver, st *shim.State) {
+				res := waitResult(t, d, "t1")
+				if res.ExitCode != 137 || res.Signal != 9 || !errors.Is(res.Err, shim.ErrShimDied) {
+					t.Fatalf("result = %+v, want SIGKILL and ErrShimDied", res)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			cfg := h.config("t1", "sleep", "30")
+			st := shimState(t, h.start(cfg))
+			h.d = nil // the agent died before it saved the handle
+			if tt.then != nil {
+				tt.then(t, st)
+			}
+			d := newDriver(t)
+			h.d = d
+			if err := d.RecoverTask(context.Background(), &drivers.TaskHandle{Config: cfg, State: drivers.TaskStateUnknown}); err != nil {
+				t.Fatalf("RecoverTask by intent: %v", err)
+			}
+			tt.check(t, d, st)
+			if err := d.DestroyTask(context.Background(), "t1", true); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(st.StateDir); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("shim state dir left behind: %v", err)
+			}
+		})
+	}
+	t.Run("never started", func(t *testing.T) {
+		h := newHarness(t)
+		cfg := h.config("t1", "sleep", "30")
+		err := newDriver(t).RecoverTask(context.Background(), &drivers.TaskHandle{Config: cfg})
+		if !errors.Is(err, drivers.ErrTaskNotFound) || !errors.Is(err, shim.ErrNotStarted) {
+			t.Fatalf("RecoverTask = %v, want ErrTaskNotFound and ErrNotStarted", err)
+		}
+	})
 }

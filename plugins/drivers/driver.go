@@ -31,6 +31,15 @@ type DriverPlugin interface {
 	StartTask(ctx context.Context, cfg *TaskConfig) (*TaskHandle, error)
 	// RecoverTask re-attaches to a task started before an agent restart.
 	// It returns ErrTaskNotFound-wrapped errors when the task is gone.
+	//
+	// A handle without DriverState is a start intent: the client saved
+	// the config before it called StartTask and the agent died before it
+	// had the handle. A driver that can find the task from the config
+	// alone re-attaches to it (also to one that exited: WaitTask reports
+	// its exit); it returns an ErrTaskNotFound-wrapped error only when no
+	// task was started for the config's ID and none will be, and the
+	// client then starts the task. Any other error makes the client treat
+	// the task as lost (its exit unknown).
 	RecoverTask(ctx context.Context, h *TaskHandle) error
 	// WaitTask returns a channel that receives the task's ExitResult once
 	// and then closes. Cancelling ctx abandons the wait, not the task.

@@ -21,12 +21,26 @@
 // agent restart) re-uses them instead of reserving its devices again; the
 // task directory hook is Done once the directory is built.
 //
+// Every start is written ahead: the invocation's config is persisted as
+// the task's start intent (state.LocalState.StartIntent, synced) before
+// the driver's StartTask is called, and replaced by the handle once it
+// returns; without the intent on disk nothing is started.
+//
 // After an agent restart, Restore loads the persisted state and Run
-// re-attaches to the task through its driver. A task that cannot be
-// re-attached (its shim died while the agent was down, say) ended without
-// the agent seeing its exit: it is recorded (a Driver message saying why,
-// Terminated) and handled by its restart policy like any failed exit. A
-// shutdown while re-attaching keeps the handle for the next agent.
+// re-attaches to the task through its driver: by its handle, or, when the
+// agent died during a start, by its start intent (a handle holding only
+// the config), which the driver uses to find the task instead of the
+// runner starting a second one; a driver that answers ErrTaskNotFound
+// guarantees no task was or will be started for it, and the task is then
+// started (once). Re-attaching runs under the shutdown context, not the
+// kill context: a kill requested meanwhile (the servers stopped the alloc
+// while the agent was down) stops the re-attached task through its
+// driver. A task that cannot be re-attached (its shim died while the agent
+// was down, say) ended without the agent seeing its exit: it is recorded
+// (a Driver message saying why, Terminated) and handled by its restart
+// policy like any failed exit; if it was to be killed, Killed is recorded,
+// with a kill error unless the driver said the task is gone. A shutdown
+// while re-attaching keeps the handle (or intent) for the next agent.
 //
 // Kill is a desired state: Kill marks the task to be killed and the run
 // loop converges to it from wherever it is (pending, in its hooks, running,

@@ -228,6 +228,18 @@ func (tr *TaskRunner) Restore() error {
 // Name returns the task's name.
 func (tr *TaskRunner) Name() string { return tr.taskName }
 
+// Invocation returns the config of the task's current invocation as the
+// runner knows it: its handle's, else its start intent's; nil when none
+// (the task is not running nor starting). It must not be mutated.
+func (tr *TaskRunner) Invocation() *drivers.TaskConfig {
+	tr.mu.RLock()
+	defer tr.mu.RUnlock()
+	if h := tr.local.TaskHandle; h != nil && h.Config != nil {
+		return h.Config
+	}
+	return tr.local.StartIntent
+}
+
 // Task returns the task (from the latest alloc); it must not be mutated.
 func (tr *TaskRunner) Task() *structs.Task {
 	tr.mu.RLock()
@@ -314,7 +326,11 @@ func (tr *TaskRunner) run() {
 	handle, lost := tr.recoverHandle()
 	if lost != nil {
 		// The task ended while the agent was down: an abnormal exit.
-		if tr.stopping() {
+		if tr.shutdownCtx.Err() != nil {
+			return
+		}
+		if tr.killContext().Err() != nil {
+			tr.killedLost(lost)
 			return
 		}
 		if !tr.restartOrStop(tr.restartTracker.OnExit(tr.now(), lost)) {
@@ -434,43 +450,11 @@ func (tr *TaskRunner) killedNotRunning() {
 	tr.updateState(structs.TaskStateDead, structs.NewTaskEvent(structs.TaskKilled))
 }
 
-// recoverHandle re-attaches to a restored task handle. It returns the
-// handle when the task still runs; nil and a nil result when there is no
-// handle or the runner is shutting down (the handle is kept for the next
-// agent); nil and the exit to apply the restart policy to when the task
-// cannot be re-attached: it was started and ended without this agent
-// seeing its exit (its shim died while the agent was down, say). That
-// case is recorded as a Driver message and a Terminated event, and the
-// handle is forgotten.
-func (tr *TaskRunner) recoverHandle() (*drivers.TaskHandle, *drivers.ExitResult) {
-	tr.mu.RLock()
-	h := state.CopyTaskHandle(tr.local.TaskHandle)
-	tr.mu.RUnlock()
-	if h == nil {
-		return nil, nil
-	}
-	err := tr.driver.RecoverTask(tr.killContext(), h)
-	if err == nil {
-		tr.logger.Info("re-attached to task")
-		tr.watchDriverEvents(h.Config.ID)
-		return h, nil
-	}
-	if tr.shutdownCtx.Err() != nil {
-		return nil, nil
-	}
-	tr.logger.Warn("could not re-attach to task; applying its restart policy", "error", err)
-	tr.EmitEvent(structs.NewTaskEvent(structs.TaskDriverMessage).
-		SetDriverMessage(fmt.Sprintf("Failed to re-attach to task: %v", err)))
-	res := &drivers.ExitResult{ExitCode: -1, Err: errLostTask}
-	var id string
-	if h.Config != nil {
-		id = h.Config.ID
-	}
-	tr.taskEnded(id, res)
-	return nil, res
-}
-
-// startTask starts the task with a new invocation ID and persists its handle.
+// startTask starts the task with a new invocation ID and persists its
+// handle. The start is written ahead: the invocation and its config are
+// persisted (durably) as the start intent before the driver is asked, so
+// that an agent that dies during the start finds the task by the intent
+// instead of starting a second one (recoverIntent).
 func (tr *TaskRunner) startTask() (*drivers.TaskHandle, error) {
 	alloc, task := tr.allocAndTask()
 	invocation := structs.GenerateUUID()[:8]
@@ -478,15 +462,26 @@ func (tr *TaskRunner) startTask() (*drivers.TaskHandle, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := tr.driver.StartTask(tr.killContext(), cfg)
+	err = tr.updateLocal("start intent", func(ls *state.LocalState) {
+		ls.InvocationID, ls.TaskHandle, ls.StartIntent = invocation, nil, state.CopyTaskConfig(cfg)
+	})
 	if err != nil {
+		// Without the intent on disk, a crash during the start could
+		// leave a task nobody knows of: do not start.
+		return nil, drivers.NewRecoverableError(fmt.Errorf("start task %q: record the start intent: %w", task.Name, err), true)
+	}
+	h, err := tr.driver.StartTask(tr.killContext(), cfg)
+	if err == nil && (h == nil || h.Config == nil || h.Config.ID == "") {
+		err = errors.New("driver returned no task handle")
+	}
+	if err != nil {
+		tr.updateLocal("cleared start intent", func(ls *state.LocalState) {
+			ls.InvocationID, ls.StartIntent = "", nil
+		})
 		return nil, fmt.Errorf("start task %q: %w", task.Name, err)
 	}
-	if h == nil || h.Config == nil || h.Config.ID == "" {
-		return nil, fmt.Errorf("start task %q: driver returned no task handle", task.Name)
-	}
 	tr.updateLocal("task handle", func(ls *state.LocalState) {
-		ls.InvocationID, ls.TaskHandle = invocation, state.CopyTaskHandle(h)
+		ls.InvocationID, ls.TaskHandle, ls.StartIntent = invocation, state.CopyTaskHandle(h), nil
 	})
 	tr.mu.Lock()
 	tr.starts++
@@ -560,22 +555,23 @@ func taskResources(alloc *structs.Allocation, task *structs.Task) *drivers.Resou
 	return nil
 }
 
-// clearHandle forgets the task handle (and invocation), in memory and in
-// the StateDB; the hooks' states stay.
+// clearHandle forgets the task handle, start intent and invocation, in
+// memory and in the StateDB; the hooks' states stay.
 func (tr *TaskRunner) clearHandle() {
 	var taskID string
 	tr.updateLocal("cleared task handle", func(ls *state.LocalState) {
 		if h := ls.TaskHandle; h != nil && h.Config != nil {
 			taskID = h.Config.ID
 		}
-		ls.InvocationID, ls.TaskHandle = "", nil
+		ls.InvocationID, ls.TaskHandle, ls.StartIntent = "", nil, nil
 	})
 	tr.unwatchDriverEvents(taskID)
 }
 
 // updateLocal applies change to a copy of the local state, makes it the
-// runner's, and persists it; what names the change in the error log.
-func (tr *TaskRunner) updateLocal(what string, change func(ls *state.LocalState)) {
+// runner's, and persists it; what names the change in the error log. It
+// returns the error of persisting, already logged.
+func (tr *TaskRunner) updateLocal(what string, change func(ls *state.LocalState)) error {
 	tr.persistMu.Lock()
 	defer tr.persistMu.Unlock()
 	tr.mu.Lock()
@@ -586,11 +582,10 @@ func (tr *TaskRunner) updateLocal(what string, change func(ls *state.LocalState)
 	tr.mu.Unlock()
 	if err := tr.stateDB.PutTaskRunnerLocalState(tr.allocID, tr.taskName, snapshot); err != nil {
 		tr.logger.Error("could not persist task local state", "change", what, "error", err)
+		return err
 	}
+	return nil
 }
 
 // errNoExit is recorded when a driver never reports a task's exit.
 var errNoExit = errors.New("driver did not report the task's exit")
-
-// errLostTask is recorded when a restored task cannot be re-attached.
-var errLostTask = errors.New("could not re-attach to the task; its exit is unknown")

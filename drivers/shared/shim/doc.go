@@ -5,12 +5,13 @@
 // exec) calls Start, persists Handle.State() in the TaskHandle's
 // DriverState, and serves WaitTask, StopTask, SignalTask, TaskStats and
 // InspectTask through the Handle. After an agent restart, RecoverTask calls
-// Attach with the persisted State.
+// Attach with the persisted State, or, given only the client's start
+// intent (the agent died during StartTask), FindTask with the task config.
 //
 //	agent ── unix socket (JSON lines, versioned) ──▶ shim ──▶ task process group
 //	                                                  │
 //	                                                  ├─▶ <StdoutPath>.<n>, <StderrPath>.<n> (logrotate)
-//	                                                  └─▶ <StateDir>/exit.json, shim.log
+//	                                                  └─▶ <StateDir>/spec.json (locked), state.json, exit.json, shim.log
 //
 // # The shim process
 //
@@ -33,6 +34,26 @@
 // from that file. (Should writing the file fail, connected waiters still
 // get the exit; a later Attach then reports ErrShimDied.)
 //
+// # Finding a shim without its State
+//
+// The state dir describes its shim by itself, for an agent that died
+// after Start launched a shim and before it saved the State: Start writes
+// spec.json before it launches the shim; the shim locks spec.json (flock)
+// before reading it and holds the lock until it exits; once the task runs,
+// and before Start returns, the shim publishes its State in state.json
+// (atomically, synced). Find (FindTask for a task config) reads state.json
+// and attaches; without one, a locked spec is a shim still starting (Find
+// waits for its state), and an unlocked spec belongs to a shim that never
+// started the task: Find removes the spec while holding the lock, so a
+// shim still being launched finds no spec and exits without starting the
+// task (ErrNotStarted). Live tells whether a shim runs for a state dir,
+// Published whether one published its state (it started the task);
+// Abandon makes sure none runs or will (a shim nobody knows: Start does it
+// when it gives up on a shim, the client for shims its state does not
+// know, and an alloc's destroy for shims left in its directory);
+// StateDirs and AllocStateDirs list the state dirs under an alloc root or
+// dir.
+//
 // The shim must not be killed with the agent: under systemd, run the agent
 // with KillMode=process (as Nomad's docs advise), or shims die with every
 // agent restart and their tasks with them.
@@ -40,8 +61,11 @@
 // If the shim itself dies (it is SIGKILLed, say), the kernel SIGKILLs the
 // task's main process (Pdeathsig). Other processes of the task's group are
 // killed by the next Handle call that finds the shim gone (Attach, Wait,
-// ...), which then returns ErrShimDied: the exit is unknown. Until then they
-// run unsupervised; an isolated task (below) has no such gap.
+// ...), which then returns ErrShimDied: the task's own exit is unknown,
+// and WaitResult reports it as killed by SIGKILL (ShimDiedResult: exit
+// code 137, signal 9, and an error saying its shim died), never as a
+// success. Until then they run unsupervised; an isolated task (below) has
+// no such gap.
 //
 // Signal goes to the task's main process only (as Nomad's raw_exec);
 // Stop goes to the whole group. Stats sums /proc over the group.

@@ -94,8 +94,13 @@ func Start(ctx context.Context, exe string, exeArgs []string, spec *Spec) (*Hand
 	if err := os.MkdirAll(spec.StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create shim state dir: %w", err)
 	}
-	if err := os.Remove(filepath.Join(spec.StateDir, exitFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("remove stale exit file: %w", err)
+	if live, err := Live(spec.StateDir); err != nil || live {
+		return nil, errors.Join(fmt.Errorf("start shim: a shim already runs in %s: use a new state dir per task invocation", spec.StateDir), err)
+	}
+	for _, stale := range []string{exitFile, stateFile} {
+		if err := os.Remove(filepath.Join(spec.StateDir, stale)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("remove stale %s: %w", stale, err)
+		}
 	}
 	b, err := json.Marshal(spec)
 	if err != nil {
@@ -131,15 +136,17 @@ func Start(ctx context.Context, exe string, exeArgs []string, spec *Spec) (*Hand
 	for {
 		var m readyMsg
 		if err := dec.Decode(&m); err != nil {
+			// The shim may be starting the task, or run it already: do
+			// not leave it behind.
 			if shimPID > 0 {
-				// It may be running the task: do not leave it behind.
 				_ = syscall.Kill(shimPID, syscall.SIGKILL)
 			}
+			abandonErr := abandonStart(ctx, spec.StateDir)
 			if ctx.Err() != nil {
-				return nil, fmt.Errorf("start shim: %w", ctx.Err())
+				return nil, errors.Join(fmt.Errorf("start shim: %w", ctx.Err()), abandonErr)
 			}
-			return nil, fmt.Errorf("shim exited before it was ready (launcher: %v); see %s",
-				launchErr, filepath.Join(spec.StateDir, logFile))
+			return nil, errors.Join(fmt.Errorf("shim exited before it was ready (launcher: %v); see %s",
+				launchErr, filepath.Join(spec.StateDir, logFile)), abandonErr)
 		}
 		switch {
 		case m.Error != "":

@@ -128,7 +128,14 @@ func supervise(stateDir string, ready *os.File) int {
 		ready.Close()
 		return 1
 	}
-	spec, err := readSpec(stateDir)
+	// The spec stays locked while the shim lives: an agent that lost the
+	// shim's State finds it by the lock and the published state (find.go).
+	lock, err := lockSpec(stateDir)
+	if err != nil {
+		return fail(err)
+	}
+	defer lock.Close()
+	spec, err := readSpecFrom(lock)
 	if err != nil {
 		return fail(err)
 	}
@@ -163,6 +170,9 @@ func supervise(stateDir string, ready *os.File) int {
 		return fail(err)
 	}
 	st := shimState(spec, sup, log)
+	if err := writeState(st); err != nil {
+		log.Error("publish shim state", "error", err)
+	}
 	log.Info("task started", "task_pid", sup.pid, "command", spec.Command)
 
 	ctx, cancel := context.WithCancel(context.Background())

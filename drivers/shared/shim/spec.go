@@ -3,7 +3,6 @@ package shim
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -132,15 +131,3 @@ const (
 	exitFile = "exit.json"
 	logFile  = "shim.log"
 )
-
-func readSpec(stateDir string) (*Spec, error) {
-	b, err := os.ReadFile(filepath.Join(stateDir, specFile))
-	if err != nil {
-		return nil, fmt.Errorf("read shim spec: %w", err)
-	}
-	var s Spec
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("decode shim spec: %w", err)
-	}
-	return s.validate()
-}

@@ -1,6 +1,7 @@
 package shim
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -76,12 +77,89 @@ func RemoveDeadState(cfg *drivers.TaskConfig, st *State) error {
 	if dir, err := TaskStateDir(cfg); err != nil || dir != st.StateDir || st.SocketPath != SocketPathFor(dir) {
 		return fmt.Errorf("not removing shim state at unexpected paths (state dir %q, socket %q)", st.StateDir, st.SocketPath)
 	}
-	err := os.Remove(st.SocketPath)
+	return removeState(st.StateDir, st.SocketPath)
+}
+
+// FindTask is Find for the invocation of the task cfg describes, whose
+// state dir is TaskStateDir(cfg): a driver's RecoverTask calls it for a
+// start intent (a TaskHandle without DriverState, saved before StartTask).
+// Unlike Find, it returns a handle for a task whose shim died after it
+// started the task: the task did start, and the handle's Wait reports
+// that its shim died (ErrShimDied; WaitResult gives ShimDiedResult), as
+// for a task whose shim dies while the agent watches. When no shim
+// started the task (ErrNotStarted), the state dir and socket are removed.
+func FindTask(ctx context.Context, cfg *drivers.TaskConfig) (*Handle, error) {
+	dir, err := TaskStateDir(cfg)
+	if err != nil {
+		return nil, err
+	}
+	st, h, err := find(ctx, dir)
+	switch {
+	case errors.Is(err, ErrShimDied) && st != nil:
+		// Its leftovers were killed by the failed Attach.
+		return &Handle{st: *st, orphansKilled: true}, nil
+	case errors.Is(err, ErrNotStarted):
+		if rerr := removeState(dir, SocketPathFor(dir)); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}
+	return h, err
+}
+
+// removeState removes a shim's socket and state dir.
+func removeState(stateDir, socket string) error {
+	err := os.Remove(socket)
 	if errors.Is(err, fs.ErrNotExist) {
 		err = nil
 	}
-	if err := errors.Join(err, os.RemoveAll(st.StateDir)); err != nil {
-		return fmt.Errorf("remove the state of a dead shim: %w", err)
+	if err := errors.Join(err, os.RemoveAll(stateDir)); err != nil {
+		return fmt.Errorf("remove the state of shim %s: %w", stateDir, err)
 	}
 	return nil
+}
+
+// StateDirs lists the shim state dirs under the alloc dirs of allocRoot
+// ("<allocRoot>/<alloc>/.shims/<dir>"): every shim raw_exec and exec
+// started for the allocations there, live or not. A missing root holds
+// none.
+func StateDirs(allocRoot string) ([]string, error) {
+	allocs, err := os.ReadDir(allocRoot)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list shim state dirs: %w", err)
+	}
+	var out []string
+	for _, a := range allocs {
+		if !a.IsDir() {
+			continue
+		}
+		dirs, err := AllocStateDirs(filepath.Join(allocRoot, a.Name()))
+		if err != nil {
+			return out, err
+		}
+		out = append(out, dirs...)
+	}
+	return out, nil
+}
+
+// AllocStateDirs lists the shim state dirs of one alloc dir
+// ("<allocDir>/.shims/<dir>"); none when it has no shims dir.
+func AllocStateDirs(allocDir string) ([]string, error) {
+	parent := filepath.Join(allocDir, StatesDir)
+	entries, err := os.ReadDir(parent)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list shim state dirs: %w", err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, filepath.Join(parent, e.Name()))
+		}
+	}
+	return out, nil
 }
