@@ -15,14 +15,18 @@ is parsed here, so syntax errors are reported with file:line:col before
 anything is sent.
 
 Unless -detach is given, follow the evaluation the submission created:
-print where allocations were placed, or why they could not be, then wait
-until the allocations are running (for batch jobs: finished).
+print where allocations were placed, or why they could not be. Then, for a
+service job with an update strategy (every service job has one unless it
+sets max_parallel = 0), follow the deployment of the new version: its
+allocations, their health, each group's progress, until it succeeds or
+fails. Other jobs are followed until their allocations are running (batch
+jobs: finished).
 
-Exit codes: 0 on success, 1 on errors, 2 when some allocations could not be
-placed.`)
+Exit codes: 0 when the job came up, 1 on errors and when the deployment
+failed or allocations failed, 2 when some allocations could not be placed.`)
 	detach := fset.Bool("detach", false, "Return once the job is submitted, printing the evaluation ID, without following it.")
 	verbose := fset.Bool("verbose", false, "Show full IDs.")
-	timeout := fset.Duration("timeout", 5*time.Minute, "How long to wait for the allocations to start (drover-specific).")
+	timeout := fset.Duration("timeout", 5*time.Minute, "How long to follow the evaluation, then the deployment or the allocations, before giving up with exit code 1 (drover-specific).")
 	checkIndex := fset.Uint64("check-index", 0, "Register only if the job's modify index is this one (0: only if the job does not exist yet); `drover job plan` prints it.")
 	if code, done := m.parse(fset, args); done {
 		return code
@@ -76,6 +80,9 @@ placed.`)
 	code := mon.reportEval(eval)
 	if code == exitError {
 		return code
+	}
+	if followed, ok := mon.followDeployment(ctx, eval.JobID, resp.JobModifyIndex, code); ok {
+		return followed
 	}
 	if waited := mon.waitAllocs(ctx, eval.JobID, eval.Type); waited != exitOK {
 		return waited
