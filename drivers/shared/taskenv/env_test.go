@@ -13,7 +13,7 @@ func TestBuild(t *testing.T) {
 		NodeID: "node-1", NodeName: "host1",
 		CPULimit: 500, MemoryLimitMB: 256, MemoryMaxMB: 512,
 		AllocDir: "/a/alloc", TaskDir: "/a/server", LocalDir: "/a/server/local", SecretsDir: "/a/server/secrets",
-		Meta: map[string]string{"version": "v1", "team-name": "x", "class": "${node.class}", "where": "${NOMAD_DC}/${meta.rack}", "self": "${NOMAD_META_version}"},
+		Meta:      map[string]string{"version": "v1", "team-name": "x", "class": "${node.class}", "where": "${NOMAD_DC}/${meta.rack}", "self": "${NOMAD_META_version}"},
 		NodeClass: "gpu",
 		TaskEnv: map[string]string{
 			"GREETING":                 "hello ${NOMAD_TASK_NAME} in ${node.datacenter}",
