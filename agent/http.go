@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/drover-io/drover/api"
+	"github.com/drover-io/drover/server"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -63,6 +64,8 @@ type httpServer struct {
 	info    agentInfo
 	parse   jobParser
 	logger  *slog.Logger
+	// taskConfigs checks task config blocks for /v1/validate/job.
+	taskConfigs server.TaskConfigValidator
 	// forwarder proxies /v1/client requests for other nodes to their
 	// agents (http_client_forward.go); nil serves every request here.
 	forwarder *nodeForwarder
@@ -78,7 +81,7 @@ type httpServer struct {
 // newHTTPServer returns a server for ln; serve starts it.
 func newHTTPServer(ln net.Listener, backend Backend, info agentInfo, parse jobParser, logger *slog.Logger) *httpServer {
 	s := &httpServer{backend: backend, info: info, parse: parse, logger: logger, ln: ln, done: make(chan struct{}),
-		forwarder: newNodeForwarder(logger)}
+		forwarder: newNodeForwarder(logger), taskConfigs: TaskConfigSchemas()}
 	base, cancel := context.WithCancel(context.Background())
 	s.stopRequests = cancel
 	s.srv = &http.Server{
@@ -132,6 +135,7 @@ func (s *httpServer) handler() http.Handler {
 	get("/v1/jobs", s.jobList)
 	write("/v1/jobs", s.jobRegister)
 	rt.handle("/v1/jobs/parse", s.wrap(s.jobsParse), http.MethodGet, http.MethodPut, http.MethodPost)
+	write("/v1/validate/job", s.jobValidate) // http_validate.go
 	get("/v1/job/:id", s.jobGet)
 	write("/v1/job/:id", s.jobRegister)
 	rt.handle("/v1/job/:id", s.wrap(s.jobDeregister), http.MethodDelete)

@@ -25,11 +25,22 @@ type TaskConfigValidator interface {
 }
 
 // checkTaskConfigs checks the config block of every task of job whose
-// driver v knows; a nil v checks nothing. The error, of kind invalid,
-// names each field by its path in the job as the API writes it
-// (Job.TaskGroups[0].Tasks[1].Config.port_map), with its group, task and
-// driver.
+// driver v knows (see TaskConfigProblems); the error, of kind invalid,
+// lists every problem.
 func checkTaskConfigs(v TaskConfigValidator, job *structs.Job) error {
+	problems := TaskConfigProblems(v, job)
+	if len(problems) == 0 {
+		return nil
+	}
+	return structs.Invalid("invalid driver config:\n%s", strings.Join(problems, "\n"))
+}
+
+// TaskConfigProblems returns the problems of the config blocks of job's
+// tasks whose driver v knows (nil v: none), one per field, each naming
+// the field by its path in the job as the API writes it
+// (Job.TaskGroups[0].Tasks[1].Config.port_map), with its group, task and
+// driver. The HTTP API's /v1/validate/job reports them too.
+func TaskConfigProblems(v TaskConfigValidator, job *structs.Job) []string {
 	if v == nil {
 		return nil
 	}
@@ -55,10 +66,7 @@ func checkTaskConfigs(v TaskConfigValidator, job *structs.Job) error {
 			}
 		}
 	}
-	if len(problems) == 0 {
-		return nil
-	}
-	return structs.Invalid("invalid driver config:\n%s", strings.Join(problems, "\n"))
+	return problems
 }
 
 // flatten returns the errors joined in err (errors.Join), or err alone.
