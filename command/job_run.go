@@ -11,7 +11,8 @@ import (
 func runJobRun(m *Meta, args []string) int {
 	fset := m.apiFlagSet("job run", "[options] <file>", `
 Submit a job file: the job is created, or updated if it exists. The file
-is parsed here, so syntax errors are reported with file:line:col before
+is parsed and checked here (see drover job validate), so syntax errors and
+mistakes in tasks' config blocks are reported with file:line:col before
 anything is sent.
 
 Unless -detach is given, follow the evaluation the submission created:
@@ -35,14 +36,8 @@ failed or allocations failed, 2 when some allocations could not be placed.`)
 		return m.usageError(fset, "this command takes one argument: the job file")
 	}
 	path := fset.Arg(0)
-	src, err := m.readFile(path)
-	if err != nil {
-		fmt.Fprintf(m.stderr, "Error reading job file: %v\n", err)
-		return exitError
-	}
-	job, err := m.parseJob(path, src)
-	if err != nil {
-		fmt.Fprintf(m.stderr, "Error parsing job file %s:\n%v\n", path, err)
+	job, ok := m.readJob(path)
+	if !ok {
 		return exitError
 	}
 	c := m.apiClient()
