@@ -153,11 +153,11 @@ func (s *Schema) ValidateSubmitted(plugin string, raw json.RawMessage) error {
 	return errors.Join(s.validateObject(plugin, "", obj, validation{submitted: true})...)
 }
 
-// configObject decodes a config block: a JSON object, nil or empty for an
-// empty block.
+// configObject decodes a config block: a JSON object; nil, empty or null
+// for an empty block.
 func configObject(plugin string, raw json.RawMessage) (map[string]json.RawMessage, error) {
 	obj := map[string]json.RawMessage{}
-	if len(bytes.TrimSpace(raw)) > 0 {
+	if len(bytes.TrimSpace(raw)) > 0 && !isNull(raw) {
 		if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 			return nil, &ConfigError{Plugin: plugin, Err: errors.New("must be an object of fields")}
 		}

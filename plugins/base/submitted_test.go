@@ -109,6 +109,9 @@ func TestTaskConfigSchemas(t *testing.T) {
 	if known, err := s.ValidateTaskConfig("docker", map[string]any{"image": "redis"}); !known || err != nil {
 		t.Errorf("valid docker config: known %v, err %v", known, err)
 	}
+	if known, err := s.ValidateTaskConfig("docker", nil); !known || err == nil || !strings.Contains(err.Error(), `"image": required field is missing`) {
+		t.Errorf("no config block: known %v, err %v", known, err)
+	}
 	if known, err := s.ValidateTaskConfig("my-plugin", map[string]any{"anything": 1}); known || err != nil {
 		t.Errorf("a driver it does not know: known %v, err %v", known, err)
 	}
