@@ -250,7 +250,7 @@ func (r *run) place(tg *structs.TaskGroup, name string, prev *structs.Allocation
 	scope := distinctHostsScope(r.job, tg)
 	props, err := r.distinctProperties(tg)
 	if err != nil {
-		return err
+		return false, err
 	}
 	var best *structs.Node
 	var bestScore float64
