@@ -4,8 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/drover-io/drover/agent"
 )
 
 // TestExampleJobsParse keeps `job init`'s job and examples/ valid job files.
@@ -30,7 +28,7 @@ func TestExampleJobsParse(t *testing.T) {
 		if job.ID == nil || len(job.TaskGroups) == 0 {
 			t.Errorf("%s: parsed to a job without ID or groups", f)
 		}
-		if err := checkTaskConfigs(agent.TaskConfigSchemas(), f, src, job); err != nil {
+		if err := checkTaskConfigs(builtinTaskConfigs(), f, src, job); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-io/drover/agent"
 	"github.com/drover-io/drover/api"
 )
 
@@ -23,7 +22,7 @@ func runChecked(t *testing.T, addr string, args ...string) result {
 	d := deps{
 		runAgent:    func([]string, io.Writer, io.Writer) int { t.Error("agent run unexpectedly"); return 1 },
 		parseJob:    jobspecParse,
-		taskConfigs: agent.TaskConfigSchemas(),
+		taskConfigs: builtinTaskConfigs(),
 		now:         func() time.Time { return fixedNow },
 		getenv: func(k string) string {
 			if k == "DROVER_ADDR" {

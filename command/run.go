@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/drover-io/drover/agent"
 	"github.com/drover-io/drover/drivers/shared/isolation"
 	"github.com/drover-io/drover/drivers/shared/shim"
 	"github.com/drover-io/drover/version"
@@ -214,7 +213,7 @@ func defaultDeps() deps {
 	return deps{
 		runAgent:    agentRunCommand,
 		parseJob:    jobspecParse,
-		taskConfigs: agent.TaskConfigSchemas(),
+		taskConfigs: builtinTaskConfigs(),
 		now:         time.Now,
 		getenv:      os.Getenv,
 		readFile:    os.ReadFile,
