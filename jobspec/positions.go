@@ -30,9 +30,9 @@ func (p Position) String() string {
 
 // ConfigPositions returns where the keys of the tasks' config blocks are
 // in an HCL job file, for messages about a task's driver config
-// (ConfigPosition). It reads the file's syntax only, so it works on any
-// file Parse accepts; it returns nil for a JSON job file or a file that
-// does not parse.
+// (ConfigPosition). It reads the file's syntax only; call it on a file
+// Parse accepted, whose input limits then bound its work. It returns nil
+// for a JSON job file or a file that does not parse.
 func ConfigPositions(filename string, src []byte) map[ConfigKey]Position {
 	if isJSON(filename, src) {
 		return nil
