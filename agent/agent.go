@@ -216,6 +216,7 @@ func (a *Agent) setupServer(ctx context.Context) error {
 		HeartbeatTTL: a.cfg.Server.MinHeartbeatTTL,
 		JobMaxCount:  a.cfg.Server.JobMaxCount,
 		EvalTimeout:  a.cfg.Server.EvalNackTimeout,
+		TaskConfigs:  TaskConfigSchemas(),
 	}
 	if n := a.cfg.Server.NumSchedulers; n != nil {
 		scfg.NumWorkers = *n

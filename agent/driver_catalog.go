@@ -159,3 +159,18 @@ func configFieldError(plugin string, err error) error {
 	}
 	return &base.ConfigError{Plugin: plugin, Err: err}
 }
+
+// TaskConfigSchemas returns the schemas of the built-in drivers' task
+// config blocks, by driver name: what the server checks submitted jobs
+// against (server.Config.TaskConfigs), and what `drover job validate`,
+// `job plan` and `job run` check a job file against before sending it. A
+// driver this agent does not offer keeps its schema: other nodes may offer
+// it. Tasks of other drivers (plugins) are checked when they start.
+func TaskConfigSchemas() base.TaskConfigSchemas {
+	return base.TaskConfigSchemas{
+		docker.Name:  docker.TaskConfigSchema(),
+		exec.Name:    exec.TaskConfigSchema(),
+		rawexec.Name: rawexec.TaskConfigSchema(),
+		mock.Name:    mock.TaskConfigSchema(),
+	}
+}

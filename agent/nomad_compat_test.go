@@ -92,8 +92,9 @@ func TestNomadClientCompat(t *testing.T) {
 	if sum, _, err := c.Jobs().Summary("compat", nil); err != nil || sum.Summary["g"].Running != 1 {
 		t.Fatalf("Jobs().Summary = %+v, %v", sum, err)
 	}
-	if d, _, err := c.Jobs().LatestDeployment("compat", nil); err != nil || d != nil {
-		t.Fatalf("Jobs().LatestDeployment = %+v, %v; want none", d, err)
+	// As Nomad's, a service job's first version is deployed.
+	if d, _, err := c.Jobs().LatestDeployment("compat", nil); err != nil || d == nil || d.JobID != "compat" || d.JobVersion != 0 {
+		t.Fatalf("Jobs().LatestDeployment = %+v, %v; want the first version's", d, err)
 	}
 	if vs, _, _, err := c.Jobs().Versions("compat", false, nil); err != nil || len(vs) != 1 {
 		t.Fatalf("Jobs().Versions = %+v, %v", vs, err)

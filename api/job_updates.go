@@ -127,6 +127,15 @@ type Deployment struct {
 	ModifyIndex        uint64
 }
 
+// Statuses of a deployment, as Nomad's API names them.
+const (
+	DeploymentStatusRunning    = "running"
+	DeploymentStatusPaused     = "paused"
+	DeploymentStatusSuccessful = "successful"
+	DeploymentStatusFailed     = "failed"
+	DeploymentStatusCancelled  = "cancelled"
+)
+
 // DeploymentState is one group's progress in a deployment.
 type DeploymentState struct {
 	AutoRevert        bool

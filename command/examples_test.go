@@ -28,5 +28,8 @@ func TestExampleJobsParse(t *testing.T) {
 		if job.ID == nil || len(job.TaskGroups) == 0 {
 			t.Errorf("%s: parsed to a job without ID or groups", f)
 		}
+		if err := checkTaskConfigs(builtinTaskConfigs(), f, src, job); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
 	}
 }

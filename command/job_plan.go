@@ -40,14 +40,8 @@ Exit codes: 0 when no allocations would be created, replaced or stopped,
 		return exitPlanError
 	}
 	path := fset.Arg(0)
-	src, err := m.readFile(path)
-	if err != nil {
-		fmt.Fprintf(m.stderr, "Error reading job file: %v\n", err)
-		return exitPlanError
-	}
-	job, err := m.parseJob(path, src)
-	if err != nil {
-		fmt.Fprintf(m.stderr, "Error parsing job file %s:\n%v\n", path, err)
+	job, ok := m.readJob(path)
+	if !ok {
 		return exitPlanError
 	}
 	c := m.apiClient()

@@ -11,7 +11,8 @@ func runJobRevert(m *Meta, args []string) int {
 	fset := m.apiFlagSet("job revert", "[options] <job> <version>", `
 Register a kept version of a job again, as its newest version (see
 drover job history). Unless -detach is given, follow the evaluation it
-creates as drover job run does.`)
+creates, then the deployment of the reverted version, as drover job run
+does, with the same exit codes.`)
 	detach := fset.Bool("detach", false, "Return once the job is reverted, printing the evaluation ID.")
 	verbose := fset.Bool("verbose", false, "Show full IDs.")
 	if code, done := m.parse(fset, args); done {
@@ -53,5 +54,10 @@ creates as drover job run does.`)
 		}
 		return m.fail("monitoring evaluation", err)
 	}
-	return mon.reportEval(eval)
+	code = mon.reportEval(eval)
+	if code == exitError {
+		return code
+	}
+	exit, _ := mon.followDeployment(ctx, jobID, resp.JobModifyIndex, code)
+	return exit
 }

@@ -11,18 +11,23 @@ import (
 func runJobRun(m *Meta, args []string) int {
 	fset := m.apiFlagSet("job run", "[options] <file>", `
 Submit a job file: the job is created, or updated if it exists. The file
-is parsed here, so syntax errors are reported with file:line:col before
+is parsed and checked here (see drover job validate), so syntax errors and
+mistakes in tasks' config blocks are reported with file:line:col before
 anything is sent.
 
 Unless -detach is given, follow the evaluation the submission created:
-print where allocations were placed, or why they could not be, then wait
-until the allocations are running (for batch jobs: finished).
+print where allocations were placed, or why they could not be. Then, for a
+service job with an update strategy (every service job has one unless it
+sets max_parallel = 0), follow the deployment of the new version: its
+allocations, their health, each group's progress, until it succeeds or
+fails. Other jobs are followed until their allocations are running (batch
+jobs: finished).
 
-Exit codes: 0 on success, 1 on errors, 2 when some allocations could not be
-placed.`)
+Exit codes: 0 when the job came up, 1 on errors and when the deployment
+failed or allocations failed, 2 when some allocations could not be placed.`)
 	detach := fset.Bool("detach", false, "Return once the job is submitted, printing the evaluation ID, without following it.")
 	verbose := fset.Bool("verbose", false, "Show full IDs.")
-	timeout := fset.Duration("timeout", 5*time.Minute, "How long to wait for the allocations to start (drover-specific).")
+	timeout := fset.Duration("timeout", 5*time.Minute, "How long to follow the evaluation, then the deployment or the allocations, before giving up with exit code 1 (drover-specific).")
 	checkIndex := fset.Uint64("check-index", 0, "Register only if the job's modify index is this one (0: only if the job does not exist yet); `drover job plan` prints it.")
 	if code, done := m.parse(fset, args); done {
 		return code
@@ -31,14 +36,8 @@ placed.`)
 		return m.usageError(fset, "this command takes one argument: the job file")
 	}
 	path := fset.Arg(0)
-	src, err := m.readFile(path)
-	if err != nil {
-		fmt.Fprintf(m.stderr, "Error reading job file: %v\n", err)
-		return exitError
-	}
-	job, err := m.parseJob(path, src)
-	if err != nil {
-		fmt.Fprintf(m.stderr, "Error parsing job file %s:\n%v\n", path, err)
+	job, ok := m.readJob(path)
+	if !ok {
 		return exitError
 	}
 	c := m.apiClient()
@@ -76,6 +75,9 @@ placed.`)
 	code := mon.reportEval(eval)
 	if code == exitError {
 		return code
+	}
+	if followed, ok := mon.followDeployment(ctx, eval.JobID, resp.JobModifyIndex, code); ok {
+		return followed
 	}
 	if waited := mon.waitAllocs(ctx, eval.JobID, eval.Type); waited != exitOK {
 		return waited

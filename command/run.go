@@ -37,6 +37,7 @@ func commands() map[string]cliCommand {
 		"job stop":                      {"Stop a running job", runJobStop},
 		"job inspect":                   {"Show the job as the server stores it (JSON)", runJobInspect},
 		"job plan":                      {"Show what running a job file would change (dry run)", runJobPlan},
+		"job validate":                  {"Check a job file without running it", runJobValidate},
 		"job history":                   {"List the kept versions of a job", runJobHistory},
 		"job revert":                    {"Revert a job to an earlier version", runJobRevert},
 		"deployment":                    {"Interact with deployments (rolling updates)", nil},
@@ -200,17 +201,21 @@ func printCommandList(w io.Writer, cmds map[string]cliCommand, prefix string) {
 type deps struct {
 	runAgent func(args []string, stdout, stderr io.Writer) int
 	parseJob parseJobFunc
-	now      func() time.Time
-	getenv   func(string) string
-	readFile func(string) ([]byte, error)
+	// taskConfigs checks job files' task config blocks before they are
+	// sent; nil checks none (the agent still does).
+	taskConfigs taskConfigValidator
+	now         func() time.Time
+	getenv      func(string) string
+	readFile    func(string) ([]byte, error)
 }
 
 func defaultDeps() deps {
 	return deps{
-		runAgent: agentRunCommand,
-		parseJob: jobspecParse,
-		now:      time.Now,
-		getenv:   os.Getenv,
-		readFile: os.ReadFile,
+		runAgent:    agentRunCommand,
+		parseJob:    jobspecParse,
+		taskConfigs: builtinTaskConfigs(),
+		now:         time.Now,
+		getenv:      os.Getenv,
+		readFile:    os.ReadFile,
 	}
 }

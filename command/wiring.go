@@ -17,6 +17,12 @@ func agentRunCommand(args []string, stdout, stderr io.Writer) int {
 	return agent.RunCommand(args, stdout, stderr)
 }
 
+// builtinTaskConfigs returns the schemas of the built-in drivers' task
+// config blocks, which job files are checked against before they are sent.
+func builtinTaskConfigs() taskConfigValidator {
+	return agent.TaskConfigSchemas()
+}
+
 // jobspecParse parses a job file with Nomad's HCL2 job specification.
 func jobspecParse(filename string, src []byte) (*api.Job, error) {
 	return jobspec.Parse(filename, src)

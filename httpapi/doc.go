@@ -24,6 +24,7 @@
 //	GET      /v1/jobs                        []JobListStub (?prefix, ?namespace)
 //	PUT|POST /v1/jobs                        {"Job": {...}} -> JobRegisterResponse
 //	GET|PUT|POST /v1/jobs/parse              JobsParseRequest -> Job
+//	PUT|POST /v1/validate/job                {"Job": {...}} -> JobValidateResponse (problems listed, nothing stored)
 //	GET      /v1/job/:id                     Job (ID or unique prefix)
 //	PUT|POST /v1/job/:id                     register; the body's job ID must be :id
 //	DELETE   /v1/job/:id[?purge=true]        JobDeregisterResponse

@@ -138,6 +138,7 @@ func (s *Server) Handler() http.Handler {
 	get("/v1/jobs", s.jobList)
 	write("/v1/jobs", s.jobRegister)
 	rt.handle("/v1/jobs/parse", s.wrap(s.jobsParse), http.MethodGet, http.MethodPut, http.MethodPost)
+	write("/v1/validate/job", s.jobValidate) // validate.go
 	get("/v1/job/{id}", s.jobGet)
 	write("/v1/job/{id}", s.jobRegister)
 	rt.handle("/v1/job/{id}", s.wrap(s.jobDeregister), http.MethodDelete)

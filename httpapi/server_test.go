@@ -44,6 +44,7 @@ func (f *fakeBackend) handlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.EvalGet, f.EvalGet)
 	rpcapi.Handle(h, rpcapi.NodeList, f.NodeList)
 	rpcapi.Handle(h, rpcapi.NodeGet, f.NodeGet)
+	rpcapi.Handle(h, rpcapi.JobValidate, f.JobValidate)
 	f.handleUpdates(h)
 	return h
 }

@@ -50,6 +50,10 @@ var (
 	// JobPlan dry-runs the scheduler for a job. Idempotent: it commits
 	// nothing.
 	JobPlan = idempotent[structs.JobPlanRequest, structs.JobPlanResponse]("JobPlan")
+	// JobValidate checks a job as a registration would (structure, task
+	// config blocks against the drivers' schemas). Idempotent: it stores
+	// nothing.
+	JobValidate = idempotent[structs.JobValidateRequest, structs.JobValidateResponse]("JobValidate")
 	// AllocList lists allocations.
 	AllocList = read[structs.AllocListRequest, structs.AllocListResponse]("AllocList")
 	// AllocGet reads one allocation by ID or unique ID prefix.

@@ -97,14 +97,17 @@ func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation
 	sort.Slice(destructive, func(i, j int) bool { return destructive[i].Index() < destructive[j].Index() })
 
 	// Destructive updates: all at once, or MaxParallel at a time under a
-	// deployment whose next batch waits for the previous one's health.
+	// deployment whose next batch waits for the previous one's health. A
+	// version that no allocation runs yet (a service's first version, say)
+	// gets a deployment too, which follows its placements' health.
 	replace := destructive
 	var dep *structs.Deployment
+	var depState *structs.DeploymentState
 	if r.rolling(tg) {
-		var state *structs.DeploymentState
-		dep, state = r.deploymentFor(tg, len(destructive) > 0)
+		needed := len(destructive) > 0 || (tg.Count > 0 && !r.hasCurrentAlloc(tg.Name))
+		dep, depState = r.deploymentFor(tg, needed)
 		if dep != nil {
-			replace = r.rollingBatch(tg, dep, state, allocs, destructive)
+			replace = r.rollingBatch(tg, dep, depState, allocs, destructive)
 		}
 	}
 	replacing := map[*structs.Allocation]bool{}
@@ -141,18 +144,40 @@ func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation
 		}
 		missing--
 		prev := freed[idx]
-		if prev == nil || !replacing[prev] {
+		replacement := prev != nil && replacing[prev]
+		if !replacement {
 			du.Place++
 		}
 		deploymentID := ""
-		if dep != nil && prev != nil && replacing[prev] {
+		if dep != nil && dep.Active() {
+			// Every placement of the version joins its deployment.
 			deploymentID = dep.ID
 		}
-		if err := r.place(tg, structs.AllocName(r.job.ID, tg.Name, idx), prev, deploymentID, nodes, freshMetric(pool), true); err != nil {
+		placed, err := r.place(tg, structs.AllocName(r.job.ID, tg.Name, idx), prev, deploymentID, nodes, freshMetric(pool), true)
+		if err != nil {
 			return err
 		}
+		if placed && deploymentID != "" && !replacement {
+			depState.PlacedAllocs++ // rollingBatch counted the replacements
+		}
+	}
+	if dep != nil && dep.Active() {
+		// The deployment waits for what was placed now, or for room to
+		// place what could not be (until its progress deadline).
+		r.deps.pending = true
 	}
 	return nil
+}
+
+// hasCurrentAlloc reports whether group has an allocation of the current
+// job version, in any state.
+func (r *run) hasCurrentAlloc(group string) bool {
+	for _, a := range r.allocs {
+		if a.TaskGroup == group && !r.oldVersion(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // slicesFilter returns the elements of s for which keep is true.

@@ -237,20 +237,20 @@ func (r *run) candidates(metric *structs.AllocMetric) []*structs.Node {
 // preempt, allocations of jobs at least PreemptionPriorityDelta lower in
 // priority are evicted from the feasible node where that disrupts least
 // (see preempt.go). deploymentID tags a replacement made by a rolling
-// update.
-func (r *run) place(tg *structs.TaskGroup, name string, prev *structs.Allocation, deploymentID string, nodes []*structs.Node, metric *structs.AllocMetric, coalesce bool) error {
+// update. It reports whether the allocation was placed.
+func (r *run) place(tg *structs.TaskGroup, name string, prev *structs.Allocation, deploymentID string, nodes []*structs.Node, metric *structs.AllocMetric, coalesce bool) (bool, error) {
 	if err := r.interrupted(); err != nil {
-		return err
+		return false, err
 	}
 	if f, ok := r.plan.FailedTGAllocs[tg.Name]; ok && coalesce {
 		r.plan.failed(tg.Name, f)
-		return nil
+		return false, nil
 	}
 	ask := newAllocResources(r.job, tg)
 	scope := distinctHostsScope(r.job, tg)
 	props, err := r.distinctProperties(tg)
 	if err != nil {
-		return err
+		return false, err
 	}
 	var best *structs.Node
 	var bestScore float64
@@ -264,7 +264,7 @@ func (r *run) place(tg *structs.TaskGroup, name string, prev *structs.Allocation
 		}
 		allocs, err := r.proposed(node.ID)
 		if err != nil {
-			return fmt.Errorf("read allocs of node %q: %w", node.ID, err)
+			return false, fmt.Errorf("read allocs of node %q: %w", node.ID, err)
 		}
 		if scope != "" && sharesHost(allocs, r.job, tg, scope) {
 			metric.NodesFiltered++
@@ -312,12 +312,12 @@ func (r *run) place(tg *structs.TaskGroup, name string, prev *structs.Allocation
 		var err error
 		best, preempt, bestScore, err = r.choosePreemption(exhausted, ask.total)
 		if err != nil {
-			return err
+			return false, err
 		}
 	}
 	if best == nil {
 		r.plan.failed(tg.Name, metric)
-		return nil
+		return false, nil
 	}
 	metric.Scores = map[string]float64{best.ID + ".binpack": bestScore}
 	a := &structs.Allocation{
@@ -352,7 +352,7 @@ func (r *run) place(tg *structs.TaskGroup, name string, prev *structs.Allocation
 		r.plan.desired(tg.Name).Preemptions++
 	}
 	r.plan.AppendAlloc(a)
-	return nil
+	return true, nil
 }
 
 // sharesHost reports whether allocs hold one that distinct_hosts keeps off

@@ -77,7 +77,7 @@ func (r *run) system() error {
 			if prev := freed[node.ID]; prev == nil || prev.DesiredDescription != descUpdating {
 				r.plan.desired(tg.Name).Place++
 			}
-			if err := r.place(tg, name, freed[node.ID], "", []*structs.Node{node}, freshMetric(pool), false); err != nil {
+			if _, err := r.place(tg, name, freed[node.ID], "", []*structs.Node{node}, freshMetric(pool), false); err != nil {
 				return err
 			}
 		}

@@ -53,6 +53,10 @@ type Config struct {
 	EvalTimeout time.Duration
 	// Clock drives heartbeat timers and timestamps; nil uses the wall clock.
 	Clock Clock
+	// TaskConfigs checks the driver config blocks of submitted jobs
+	// against the drivers' schemas; nil checks none (the clients check
+	// them when tasks start).
+	TaskConfigs TaskConfigValidator
 
 	// Raft storage and transport. Nil values use in-memory ones (dev
 	// mode); a persistent agent sets a bbolt log store and file snapshots.

@@ -33,6 +33,9 @@ func (s *Server) JobRegister(ctx context.Context, req *structs.JobRegisterReques
 	if err := job.Validate(); err != nil {
 		return nil, err
 	}
+	if err := checkTaskConfigs(s.config.TaskConfigs, job); err != nil {
+		return nil, err
+	}
 	if err := checkJobCount(job, s.config.JobMaxCount); err != nil {
 		return nil, err
 	}

@@ -24,6 +24,9 @@ func (s *Server) JobPlan(ctx context.Context, req *structs.JobPlanRequest) (*str
 	if err := job.Validate(); err != nil {
 		return nil, err
 	}
+	if err := checkTaskConfigs(s.config.TaskConfigs, job); err != nil {
+		return nil, err
+	}
 	if err := checkJobCount(job, s.config.JobMaxCount); err != nil {
 		return nil, err
 	}

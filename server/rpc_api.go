@@ -29,6 +29,7 @@ func (s *Server) newHandlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.JobVersions, s.JobVersions)
 	rpcapi.Handle(h, rpcapi.JobRevert, s.JobRevert)
 	rpcapi.Handle(h, rpcapi.JobPlan, s.JobPlan)
+	rpcapi.Handle(h, rpcapi.JobValidate, s.JobValidate)
 	rpcapi.Handle(h, rpcapi.AllocList, s.AllocList)
 	rpcapi.Handle(h, rpcapi.AllocGet, s.AllocGet)
 	rpcapi.Handle(h, rpcapi.AllocNode, s.AllocNode)

@@ -111,8 +111,24 @@ func TestRollingUpdateMaxParallel(t *testing.T) {
 	if n := len(running(t, s, "web")); n != 3 {
 		t.Fatalf("allocs = %d", n)
 	}
-	if d, _ := s.State().LatestDeploymentByJob(nil, "default", "web"); d != nil {
-		t.Fatalf("first version made a deployment: %+v", d)
+	// The first version is deployed too, all at once, and becomes stable
+	// once its allocations are healthy.
+	first, _ := s.State().LatestDeploymentByJob(nil, "default", "web")
+	if first == nil || first.Status != structs.DeploymentStatusRunning || first.JobVersion != 0 {
+		t.Fatalf("first version's deployment = %+v, want one running", first)
+	}
+	for _, a := range running(t, s, "web") {
+		if a.DeploymentID != first.ID {
+			t.Fatalf("alloc %s of the first version not in its deployment %s", a.ID, first.ID)
+		}
+		reportHealth(t, s, "n1", a, true)
+	}
+	jobIdle(t, s, "web")
+	if d, _ := s.State().DeploymentByID(nil, first.ID); d.Status != structs.DeploymentStatusSuccessful {
+		t.Fatalf("first version's deployment = %s (%s), want successful", d.Status, d.StatusDescription)
+	}
+	if j, _ := s.State().JobByID(nil, "default", "web"); !j.Stable || j.Version != 0 {
+		t.Fatalf("job version %d stable=%v, want version 0 stable", j.Version, j.Stable)
 	}
 
 	v2 := v1.Copy()

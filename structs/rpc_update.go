@@ -156,3 +156,15 @@ type DeploymentUpdateResponse struct {
 	RevertedJobVersion    *uint64
 	Index                 uint64
 }
+
+// JobValidateRequest asks the server to check a job as a registration
+// would, without storing anything.
+type JobValidateRequest struct {
+	Job *Job
+}
+
+// JobValidateResponse lists a job's problems: empty when it would be
+// accepted.
+type JobValidateResponse struct {
+	Problems []string
+}

@@ -2,10 +2,6 @@ package docker
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/drover-io/drover/plugins/base"
 )
@@ -84,7 +80,7 @@ func mountSchema() *base.Schema {
 // TaskConfigSchema describes a task's config block (TaskConfig): every
 // option the driver takes, for validation when a job is submitted.
 func TaskConfigSchema() *base.Schema {
-	return &base.Schema{Fields: []*base.Field{
+	return &base.Schema{Hints: nomadOnlyKeys, Fields: []*base.Field{
 		{Name: "image", Type: base.TypeString, Required: true, Description: "the image; a missing tag, or latest, is pulled on every start"},
 		{Name: "image_pull_timeout", Type: base.TypeDuration, Default: raw(`"5m"`), Description: "bound on pulling the image"},
 		{Name: "force_pull", Type: base.TypeBool, Default: raw(`false`), Description: "pull the image even when it is present"},
@@ -140,7 +136,7 @@ func TaskConfigSchema() *base.Schema {
 }
 
 // nomadOnlyKeys are Nomad docker options drover does not support, with
-// what to do instead.
+// what to do instead: TaskConfigSchema's hints.
 var nomadOnlyKeys = map[string]string{
 	"ports":                     `publishing ports is not supported yet; use network_mode = "host"`,
 	"port_map":                  `publishing ports is not supported yet; use network_mode = "host"`,
@@ -163,22 +159,6 @@ var nomadOnlyKeys = map[string]string{
 	"oom_score_adj":             "not supported",
 	"tty":                       "not supported",
 	"interactive":               "not supported",
-}
-
-// checkNomadOnlyKeys reports the Nomad options raw uses that drover does
-// not support, each with a hint.
-func checkNomadOnlyKeys(raw json.RawMessage) error {
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(raw, &obj) != nil {
-		return nil // the schema reports it
-	}
-	var errs []error
-	for _, k := range slices.Sorted(maps.Keys(obj)) {
-		if hint, ok := nomadOnlyKeys[k]; ok {
-			errs = append(errs, &base.ConfigError{Plugin: Name, Field: k, Err: fmt.Errorf("a Nomad docker option drover does not support: %s", hint)})
-		}
-	}
-	return errors.Join(errs...)
 }
 
 func mustJSON(v any) json.RawMessage {

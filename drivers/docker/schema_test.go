@@ -135,7 +135,7 @@ func TestTaskConfigErrors(t *testing.T) {
 		{"wrong type", `{"image":"x","pids_limit":"many","init":"yes"}`, []string{`"pids_limit": want int`, `"init": want bool`}},
 		{"nomad option drover lacks", `{"image":"x","ports":["http"],"port_map":[{"http":80}]}`, []string{`config field "port_map": a Nomad docker option drover does not support: publishing ports`, `config field "ports"`}},
 		{"bad duration", `{"image":"x","image_pull_timeout":"soon"}`, []string{`"image_pull_timeout": invalid duration`}},
-		{"device without host path", `{"image":"x","devices":[{"container_path":"/dev/x"}]}`, []string{`"devices.host_path": required field is missing`}},
+		{"device without host path", `{"image":"x","devices":[{"container_path":"/dev/x"}]}`, []string{`"devices[0].host_path": required field is missing`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

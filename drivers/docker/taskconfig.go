@@ -219,9 +219,6 @@ func decodeTaskConfig(cfg *drivers.TaskConfig, env map[string]string) (*TaskConf
 		return nil, err
 	}
 	raw = dropNulls(raw)
-	if err := checkNomadOnlyKeys(raw); err != nil {
-		return nil, fmt.Errorf("the task's config block: %w", err)
-	}
 	if _, err := TaskConfigSchema().Validate(Name, raw); err != nil {
 		return nil, fmt.Errorf("the task's config block: %w", err)
 	}

@@ -38,6 +38,12 @@ const (
 // can produce it.
 type Schema struct {
 	Fields []*Field
+	// Hints maps keys the plugin does not take to what to do instead:
+	// options of Nomad's plugin of the same name that drover handles
+	// differently or not at all. Validate reports such a key with its
+	// hint rather than as unknown. Like nested fields, hints describe
+	// built-in plugins and do not cross the gRPC boundary.
+	Hints map[string]string
 }
 
 // Field is one config field.
@@ -100,6 +106,9 @@ func (s *Schema) Check() error {
 				errs = append(errs, fmt.Errorf("schema field %q: default: %w", f.Name, err))
 			}
 		}
+		if _, ok := s.Hints[f.Name]; ok {
+			errs = append(errs, fmt.Errorf("schema field %q: also has a hint for keys the plugin does not take", f.Name))
+		}
 		if f.Block != nil {
 			if !f.Type.isBlock() {
 				errs = append(errs, fmt.Errorf("schema field %q: only block fields have nested fields", f.Name))
@@ -116,59 +125,138 @@ func (s *Schema) Check() error {
 // absent fields filled in. Every problem is reported, each as a
 // *ConfigError naming plugin and field. A nil schema accepts any object.
 func (s *Schema) Validate(plugin string, raw json.RawMessage) (json.RawMessage, error) {
-	obj := map[string]json.RawMessage{}
-	if len(bytes.TrimSpace(raw)) > 0 {
-		if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-			return nil, &ConfigError{Plugin: plugin, Err: errors.New("must be an object of fields")}
-		}
+	obj, err := configObject(plugin, raw)
+	if err != nil {
+		return nil, err
 	}
 	if s == nil {
 		return json.Marshal(obj)
 	}
-	errs := s.validateObject(plugin, "", obj, true)
+	errs := s.validateObject(plugin, "", obj, validation{fill: true})
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	return json.Marshal(obj)
 }
 
+// ValidateSubmitted checks a task's config block as a submitted job holds
+// it, before the client interpolates it: a null field is an unset one, and
+// a string holding a ${...} reference stands for a value of any scalar
+// type ("${NOMAD_META_port}" for an int), whose type the driver checks
+// once the client resolved it. Defaults are not filled in. Every problem
+// is reported, as with Validate.
+func (s *Schema) ValidateSubmitted(plugin string, raw json.RawMessage) error {
+	obj, err := configObject(plugin, raw)
+	if err != nil || s == nil {
+		return err
+	}
+	return errors.Join(s.validateObject(plugin, "", obj, validation{submitted: true})...)
+}
+
+// configObject decodes a config block: a JSON object; nil, empty or null
+// for an empty block.
+func configObject(plugin string, raw json.RawMessage) (map[string]json.RawMessage, error) {
+	obj := map[string]json.RawMessage{}
+	if len(bytes.TrimSpace(raw)) > 0 && !isNull(raw) {
+		if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+			return nil, &ConfigError{Plugin: plugin, Err: errors.New("must be an object of fields")}
+		}
+	}
+	return obj, nil
+}
+
+// validation says how validateObject checks a block.
+type validation struct {
+	// fill adds the defaults of absent top-level fields.
+	fill bool
+	// submitted checks a block before interpolation (ValidateSubmitted).
+	submitted bool
+}
+
 // validateObject checks the fields of obj, whose field names are reported
-// under prefix ("gc." for the fields of block gc); fill adds the defaults
-// of absent fields.
-func (s *Schema) validateObject(plugin, prefix string, obj map[string]json.RawMessage, fill bool) []error {
+// under prefix ("gc." for the fields of block gc, "mount[1]." for those
+// of the second mount block).
+func (s *Schema) validateObject(plugin, prefix string, obj map[string]json.RawMessage, how validation) []error {
 	var errs []error
 	known := make(map[string]*Field, len(s.Fields))
 	for _, f := range s.Fields {
 		known[f.Name] = f
 	}
+	if how.submitted {
+		for k, v := range obj {
+			if isNull(v) {
+				delete(obj, k)
+			}
+		}
+	}
 	for _, name := range sortedKeys(obj) {
 		if _, ok := known[name]; !ok {
-			errs = append(errs, &ConfigError{Plugin: plugin, Field: prefix + name,
-				Err: fmt.Errorf("unknown field; known fields: %s", strings.Join(s.names(), ", "))})
+			errs = append(errs, &ConfigError{Plugin: plugin, Field: prefix + name, Err: s.unknown(plugin, name)})
 		}
 	}
 	for _, f := range s.Fields {
 		v, ok := obj[f.Name]
 		switch {
 		case ok:
+			if how.submitted && f.Type.scalar() && isReference(v) {
+				continue
+			}
 			if err := f.Type.check(v); err != nil {
 				errs = append(errs, &ConfigError{Plugin: plugin, Field: prefix + f.Name, Err: err})
 			} else if f.Type.isBlock() {
-				for _, item := range blockItems(v) {
-					if f.Block == nil {
-						errs = append(errs, checkScalars(plugin, prefix+f.Name+".", item)...)
-						continue
-					}
-					errs = append(errs, f.Block.validateObject(plugin, prefix+f.Name+".", item, false)...)
-				}
+				errs = append(errs, f.validateItems(plugin, prefix, v, how)...)
 			}
 		case f.Required:
 			errs = append(errs, &ConfigError{Plugin: plugin, Field: prefix + f.Name, Err: errors.New("required field is missing")})
-		case fill && f.Default != nil:
+		case how.fill && f.Default != nil:
 			obj[f.Name] = f.Default
 		}
 	}
 	return errs
+}
+
+// validateItems checks the objects of block field f's value v. The items
+// of a list of blocks are named by their index (mount[0].target), those
+// of a block written once by the block's name (tls.cert).
+func (f *Field) validateItems(plugin, prefix string, v json.RawMessage, how validation) []error {
+	var errs []error
+	items, isList := blockItems(v)
+	nested := validation{submitted: how.submitted}
+	for i, item := range items {
+		p := prefix + f.Name + "."
+		if isList && f.Type == TypeBlockList {
+			p = fmt.Sprintf("%s%s[%d].", prefix, f.Name, i)
+		}
+		if f.Block == nil {
+			errs = append(errs, checkScalars(plugin, p, item)...)
+			continue
+		}
+		errs = append(errs, f.Block.validateObject(plugin, p, item, nested)...)
+	}
+	return errs
+}
+
+// unknown explains a key the schema does not have: the schema's hint for
+// it, a field it is probably a typo of, or the fields there are.
+func (s *Schema) unknown(plugin, name string) error {
+	if hint, ok := s.Hints[name]; ok {
+		return fmt.Errorf("a Nomad %s option drover does not support: %s", plugin, hint)
+	}
+	if near := closest(name, s.names()); near != "" {
+		return fmt.Errorf("unknown field; did you mean %q?", near)
+	}
+	return fmt.Errorf("unknown field; known fields: %s", strings.Join(s.names(), ", "))
+}
+
+// isNull reports whether v is JSON null.
+func isNull(v json.RawMessage) bool {
+	return bytes.Equal(bytes.TrimSpace(v), []byte("null"))
+}
+
+// isReference reports whether v is a string holding a ${...} reference.
+func isReference(v json.RawMessage) bool {
+	var s string
+	return json.Unmarshal(v, &s) == nil && strings.Contains(s, "${")
 }
 
 // checkScalars reports the values of a free-form block that are not a
@@ -190,15 +278,15 @@ func checkScalars(plugin, prefix string, item map[string]json.RawMessage) []erro
 }
 
 // blockItems returns the objects of a block value that check accepted: an
-// object or a list of objects.
-func blockItems(v json.RawMessage) []map[string]json.RawMessage {
+// object, or a list of objects (isList).
+func blockItems(v json.RawMessage) (items []map[string]json.RawMessage, isList bool) {
 	var one map[string]json.RawMessage
 	if json.Unmarshal(v, &one) == nil && one != nil {
-		return []map[string]json.RawMessage{one}
+		return []map[string]json.RawMessage{one}, false
 	}
 	var list []map[string]json.RawMessage
 	_ = json.Unmarshal(v, &list)
-	return list
+	return list, true
 }
 
 func (s *Schema) names() []string {
@@ -219,6 +307,15 @@ func (t FieldType) known() bool {
 }
 
 func (t FieldType) isBlock() bool { return t == TypeBlock || t == TypeBlockList }
+
+// scalar reports whether values of t are a single string, number or bool.
+func (t FieldType) scalar() bool {
+	switch t {
+	case TypeString, TypeBool, TypeInt, TypeFloat, TypeDuration:
+		return true
+	}
+	return false
+}
 
 // check reports whether the JSON value v has type t.
 func (t FieldType) check(v json.RawMessage) error {

@@ -31,7 +31,7 @@ func TestSchema_Validate(t *testing.T) {
 			`{"count":3,"enabled":false,"gc":"1s","image":"x","labels":{"k":"v"},"ratio":0.5,"volumes":["a"]}`, nil},
 		{"missing required", `{}`, "", []string{`plugin "docker": config field "image": required field is missing`}},
 		{"empty block", ``, "", []string{`field "image": required`}},
-		{"unknown field", `{"image":"x","imagee":"y"}`, "", []string{`config field "imagee": unknown field; known fields: count, enabled`}},
+		{"unknown field", `{"image":"x","imagee":"y"}`, "", []string{`config field "imagee": unknown field; did you mean "image"?`}},
 		{"wrong types", `{"image":1,"enabled":"yes","count":1.5,"gc":"soon","volumes":"a","labels":{"k":1}}`, "", []string{
 			`field "image": want string, got 1`, `field "enabled": want bool`, `field "count": want int`,
 			`field "gc": invalid duration "soon"`, `field "volumes": want list(string)`, `field "labels": want map(string)`}},
@@ -143,9 +143,9 @@ func TestSchema_Blocks(t *testing.T) {
 	}{
 		{"object form", `{"tls":{"cert":"a"},"labels":{"a":"b","n":1},"mount":[{"target":"/x","options":{"size":1}}]}`, nil},
 		{"list form", `{"tls":[{"cert":"a"},{"verify":false}],"labels":[{"a":"b"}],"mount":{"target":"/x","options":[{"size":2}]}}`, nil},
-		{"unknown nested", `{"tls":{"certt":"a"}}`, []string{`config field "tls.certt": unknown field; known fields: cert, verify`}},
-		{"nested type", `{"mount":[{"target":"/x","options":{"size":"big"}}]}`, []string{`config field "mount.options.size": want int`}},
-		{"nested required", `{"mount":[{"target":"/x"},{}]}`, []string{`config field "mount.target": required field is missing`}},
+		{"unknown nested", `{"tls":{"certt":"a"}}`, []string{`config field "tls.certt": unknown field; did you mean "cert"?`}},
+		{"nested type", `{"mount":[{"target":"/x","options":{"size":"big"}}]}`, []string{`config field "mount[0].options.size": want int`}},
+		{"nested required", `{"mount":[{"target":"/x"},{}]}`, []string{`config field "mount[1].target": required field is missing`}},
 		{"not a block", `{"tls":"x","mount":[1]}`, []string{`"tls": want a block`, `"mount": want a block`}},
 		{"free-form block values", `{"labels":{"a":["x"]}}`, []string{`"labels.a": want a string, number or bool`}},
 	}

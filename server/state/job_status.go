@@ -8,7 +8,9 @@ import (
 )
 
 // refreshJob recomputes a job's Status and JobSummary from its allocations
-// and evaluations, writing them only when they changed.
+// and evaluations, writing them only when they changed. Only those of the
+// job as registered now count (see ownWork): a job purged and registered
+// again under the same ID starts from zero.
 func (w *WriteTxn) refreshJob(key structs.NamespacedID) error {
 	raw, err := w.txn.First(TableJobs, "id", key.Namespace, key.ID)
 	if err != nil {
@@ -26,6 +28,7 @@ func (w *WriteTxn) refreshJob(key structs.NamespacedID) error {
 	if err != nil {
 		return err
 	}
+	allocs, evals = ownWork(job, allocs, evals)
 	if status := jobStatus(job, allocs, evals); status != job.Status {
 		c := job.Copy()
 		c.Status = status
@@ -36,6 +39,27 @@ func (w *WriteTxn) refreshJob(key structs.NamespacedID) error {
 		w.markTable(TableJobs)
 	}
 	return w.refreshSummary(job, allocs, evals)
+}
+
+// ownWork keeps the allocations and evaluations of job's own registration,
+// leaving out those of an earlier job with the same ID that was purged
+// (they stay in the store until garbage collected): an allocation carries
+// the job it was placed for, whose CreateIndex tells the registrations
+// apart, and an evaluation of this job was created at or after it.
+func ownWork(job *structs.Job, allocs []*structs.Allocation, evals []*structs.Evaluation) ([]*structs.Allocation, []*structs.Evaluation) {
+	ownAllocs := allocs[:0:0]
+	for _, a := range allocs {
+		if a.Job == nil || a.Job.CreateIndex == job.CreateIndex {
+			ownAllocs = append(ownAllocs, a)
+		}
+	}
+	ownEvals := evals[:0:0]
+	for _, e := range evals {
+		if e.CreateIndex >= job.CreateIndex {
+			ownEvals = append(ownEvals, e)
+		}
+	}
+	return ownAllocs, ownEvals
 }
 
 // jobStatus derives a job's status: dead once stopped; running while it has

@@ -2,9 +2,12 @@ package taskrunner
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 
+	"github.com/drover-io/drover/client/allocdir"
 	"github.com/drover-io/drover/drivers/shared/taskenv"
+	"github.com/drover-io/drover/plugins/drivers"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -64,14 +67,46 @@ func BuildEnv(req *PrestartRequest, node *structs.Node) map[string]string {
 		in.MemoryLimitMB = int(r.MemoryMB)
 		in.MemoryMaxMB = int(r.MemoryMaxMB)
 	}
-	if node != nil {
-		in.Datacenter = node.Datacenter
-		in.NodeID = node.ID
-		in.NodeName = node.Name
-		in.NodeClass = node.NodeClass
-		in.NodePool = node.NodePool
-		in.NodeAttrs = node.Attributes
-		in.NodeMeta = node.Meta
-	}
+	setNode(in, node)
 	return taskenv.Build(in)
+}
+
+// setNode fills in the node's values of in.
+func setNode(in *taskenv.Input, node *structs.Node) {
+	if node == nil {
+		return
+	}
+	in.Datacenter = node.Datacenter
+	in.NodeID = node.ID
+	in.NodeName = node.Name
+	in.NodeClass = node.NodeClass
+	in.NodePool = node.NodePool
+	in.NodeAttrs = node.Attributes
+	in.NodeMeta = node.Meta
+}
+
+// driverView returns the task's config block and environment as its
+// driver gets them: the environment as the task sees it given the
+// driver's filesystem isolation (taskenv.ForIsolation: /local rather than
+// the host path in a chroot or an image), and the config with every
+// ${...} reference resolved against it and the node's attributes and meta,
+// for every driver, as Nomad's client does.
+func driverView(raw json.RawMessage, env map[string]string, caps *drivers.Capabilities, dir *allocdir.TaskDir, node *structs.Node, alloc *structs.Allocation) (json.RawMessage, map[string]string, error) {
+	isolation := taskenv.IsolationNone
+	if caps != nil && caps.FSIsolation != "" {
+		isolation = caps.FSIsolation
+	}
+	env = taskenv.ForIsolation(env, isolation, taskenv.Dirs{
+		Alloc: dir.SharedDir, Task: dir.Dir, Local: dir.LocalDir, Secrets: dir.SecretsDir,
+	})
+	in := &taskenv.Input{}
+	if alloc.Job != nil {
+		in.Region = alloc.Job.Region
+	}
+	setNode(in, node)
+	raw, err := taskenv.InterpolateJSON(raw, env, taskenv.NodeAttrs(in), in.NodeMeta)
+	if err != nil {
+		return nil, nil, err
+	}
+	return raw, env, nil
 }

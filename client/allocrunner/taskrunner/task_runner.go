@@ -77,6 +77,8 @@ type TaskRunner struct {
 	taskDir   *allocdir.TaskDir
 	now       func() time.Time
 	killGrace time.Duration
+	// node is the node the task runs on, for interpolation.
+	node *structs.Node
 
 	// driverName and driverEvents route the driver's task events here.
 	driverName   string
@@ -167,6 +169,7 @@ func New(cfg *Config) (*TaskRunner, error) {
 		taskDir:        cfg.AllocDir.NewTaskDir(cfg.Task.Name),
 		now:            now,
 		killGrace:      killGrace,
+		node:           cfg.Node,
 		restartTracker: NewTaskRestartTracker(cfg.Task.RestartPolicy, cfg.Alloc.Job.Type, cfg.Task.Lifecycle),
 		hooksDone:      make(map[string]bool),
 		shutdownCtx:    shutdownCtx,
@@ -501,6 +504,10 @@ func (tr *TaskRunner) buildTaskConfig(alloc *structs.Allocation, task *structs.T
 		}
 		raw = b
 	}
+	raw, env, err := driverView(raw, tr.resources.env, tr.driver.Capabilities(), tr.taskDir, tr.node, alloc)
+	if err != nil {
+		return nil, fmt.Errorf("task %q: %w", task.Name, err)
+	}
 	cfg := &drivers.TaskConfig{
 		ID:            alloc.ID + "/" + task.Name + "/" + invocation,
 		JobID:         alloc.JobID,
@@ -509,7 +516,7 @@ func (tr *TaskRunner) buildTaskConfig(alloc *structs.Allocation, task *structs.T
 		Namespace:     alloc.Namespace,
 		AllocID:       alloc.ID,
 		User:          task.User,
-		Env:           tr.resources.env,
+		Env:           env,
 		Resources:     taskResources(alloc, task),
 		AllocDir:      tr.allocDir.AllocDir,
 		TaskDir: drivers.TaskDir{

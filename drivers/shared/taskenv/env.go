@@ -72,9 +72,10 @@ type Input struct {
 	NodeMeta  map[string]string
 }
 
-// Build returns the task's environment: the NOMAD_* variables, then the
-// task's env block interpolated against them and the node's values. The
-// env block wins where a key is set twice.
+// Build returns the task's environment: the NOMAD_* variables, the meta
+// values (NOMAD_META_*, which may reference the node: class =
+// "${node.class}"), then the task's env block interpolated against them and
+// the node's values. The env block wins where a key is set twice.
 func Build(in *Input) map[string]string {
 	env := make(map[string]string)
 	set := func(k, v string) {
@@ -109,16 +110,19 @@ func Build(in *Input) map[string]string {
 		set(TaskDir, in.TaskDir)
 	}
 	set(SecretsDir, in.SecretsDir)
+
+	attrs := NodeAttrs(in)
+	// Meta values are interpolated against the NOMAD_* values above and
+	// the node's, and the env block against those and the meta values, so
+	// that the result does not depend on map iteration order.
+	base := maps.Clone(env)
 	for k, v := range in.Meta {
 		key := metaKey(k)
+		v = Interpolate(v, base, attrs, in.NodeMeta)
 		env[MetaPrefix+key] = v
 		env[MetaPrefix+strings.ToUpper(key)] = v
 	}
-
-	attrs := NodeAttrs(in)
-	// The env block is interpolated against the NOMAD_* values only, so
-	// the result does not depend on map iteration order.
-	base := maps.Clone(env)
+	base = maps.Clone(env)
 	for k, v := range in.TaskEnv {
 		env[Interpolate(k, base, attrs, in.NodeMeta)] = Interpolate(v, base, attrs, in.NodeMeta)
 	}

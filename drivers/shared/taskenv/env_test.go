@@ -13,7 +13,8 @@ func TestBuild(t *testing.T) {
 		NodeID: "node-1", NodeName: "host1",
 		CPULimit: 500, MemoryLimitMB: 256, MemoryMaxMB: 512,
 		AllocDir: "/a/alloc", TaskDir: "/a/server", LocalDir: "/a/server/local", SecretsDir: "/a/server/secrets",
-		Meta: map[string]string{"version": "v1", "team-name": "x"},
+		Meta:      map[string]string{"version": "v1", "team-name": "x", "class": "${node.class}", "where": "${NOMAD_DC}/${meta.rack}", "self": "${NOMAD_META_version}"},
+		NodeClass: "gpu",
 		TaskEnv: map[string]string{
 			"GREETING":                 "hello ${NOMAD_TASK_NAME} in ${node.datacenter}",
 			"KERNEL":                   "${attr.kernel.name}",
@@ -52,6 +53,11 @@ func TestBuild(t *testing.T) {
 				"NOMAD_TASK_DIR": "/a/server/local", "NOMAD_SECRETS_DIR": "/a/server/secrets",
 				"NOMAD_META_version": "v1", "NOMAD_META_VERSION": "v1",
 				"NOMAD_META_team_name": "x", "NOMAD_META_TEAM_NAME": "x",
+				"NOMAD_META_class": "gpu", "NOMAD_META_CLASS": "gpu",
+				"NOMAD_META_where": "dc1/r1", "NOMAD_META_WHERE": "dc1/r1",
+				// Meta values do not reference each other: the result
+				// would depend on the order they are read in.
+				"NOMAD_META_self": "${NOMAD_META_version}", "NOMAD_META_SELF": "${NOMAD_META_version}",
 				"GREETING": "hello server in dc1", "KERNEL": "linux", "RACK": "r1", "VER": "v1",
 				"UNKNOWN": "${NOPE}", "KEY_2": "k",
 			},
