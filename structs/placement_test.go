@@ -6,7 +6,9 @@ import (
 )
 
 func TestPlacementValidate(t *testing.T) {
-	aff := func(l, op, r string, w int) *Affinity { return &Affinity{LTarget: l, Operand: op, RTarget: r, Weight: w} }
+	aff := func(l, op, r string, w int) *Affinity {
+		return &Affinity{LTarget: l, Operand: op, RTarget: r, Weight: w}
+	}
 	rack := func(w int, targets ...*SpreadTarget) *Spread {
 		return &Spread{Attribute: "${meta.rack}", Weight: w, SpreadTarget: targets}
 	}
