@@ -167,4 +167,3 @@ func slicesFilter[T any](s []T, keep func(T) bool) []T {
 	}
 	return out
 }
-

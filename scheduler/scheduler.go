@@ -158,11 +158,11 @@ type run struct {
 	// Per-run caches (placer.go, rank.go, feasible.go).
 	usages        map[string]*nodeUsage // by node ID
 	feasibilities map[*structs.TaskGroup]*feasibility
-	classes       map[string]string // computed classes of nodes that lack one, by ID
+	classes       map[string]string         // computed classes of nodes that lack one, by ID
 	regexps       map[string]*regexp.Regexp // compiled device constraint patterns
-	cands         []*structs.Node // candidate nodes, by ID; nil until computed
+	cands         []*structs.Node           // candidate nodes, by ID; nil until computed
 	candByID      map[string]*structs.Node
-	order         []*structs.Node // cands in visiting order
+	order         []*structs.Node      // cands in visiting order
 	pool          *structs.AllocMetric // NodesInPool and NodesAvailable of cands
 }
 
