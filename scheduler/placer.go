@@ -41,7 +41,7 @@ import (
 // lowest node ID.
 
 // minSample is the fewest candidates a placer gathers before placing.
-const minSample = 16
+const minSample = 256
 
 // maxScoreMeta is how many nodes' scores a placement's metric lists.
 const maxScoreMeta = 3
@@ -149,7 +149,8 @@ type placer struct {
 	missing  int             // allocations the placer is expected to place
 	placed   int
 	buckets  map[string]*bucket
-	list     []*bucket // buckets in creation order, for determinism
+	list     []*bucket // buckets in creation order
+	held     int       // candidates in the buckets
 
 	// metric counts the visited nodes; snapshot is a copy that
 	// placements share until the next visit changes the counts.
@@ -168,7 +169,6 @@ func (r *run) newPlacer(tg *structs.TaskGroup, missing int) (*placer, error) {
 		devices:  requestsDevices(tg),
 		spread:   newSpreadScorer(r.job, tg),
 		affinity: newAffinityScorer(r.job, tg),
-		order:    r.visitOrder(),
 		buckets:  map[string]*bucket{},
 		missing:  missing,
 	}
@@ -179,7 +179,8 @@ func (r *run) newPlacer(tg *structs.TaskGroup, missing int) (*placer, error) {
 	if missing == 0 {
 		return p, nil
 	}
-	p.visitAll = p.spread != nil || p.affinity != nil
+	p.order = r.visitOrder()
+	p.visitAll = p.spread != nil || p.affinity != nil || r.exhaustive
 	if p.spread != nil {
 		if err := p.countExisting(); err != nil {
 			return nil, err
@@ -329,18 +330,22 @@ func (p *placer) visit(node *structs.Node) error {
 
 // keep adds c, a candidate on node, to the bucket of node's spread values.
 func (p *placer) keep(node *structs.Node, c *candidate) {
-	var k spreadKey
+	key := ""
 	if p.spread != nil {
-		k = p.spread.keyOf(node)
-		p.spread.feasible(k)
+		key = p.spread.keyString(node)
 	}
-	b, ok := p.buckets[k.key]
+	b, ok := p.buckets[key]
 	if !ok {
-		b = &bucket{key: k}
-		p.buckets[k.key] = b
+		b = &bucket{}
+		if p.spread != nil {
+			b.key = p.spread.keyOf(node)
+			p.spread.feasible(b.key)
+		}
+		p.buckets[key] = b
 		p.list = append(p.list, b)
 	}
 	b.push(c)
+	p.held++
 }
 
 // fill visits nodes until n more candidates were found or every node was
@@ -358,22 +363,13 @@ func (p *placer) fill(n int) error {
 				return err
 			}
 		}
-		before := p.size()
+		before := p.held
 		if err := p.visit(node); err != nil {
 			return err
 		}
-		found += p.size() - before
+		found += p.held - before
 	}
 	return nil
-}
-
-// size returns how many candidates the placer holds.
-func (p *placer) size() int {
-	n := 0
-	for _, b := range p.list {
-		n += len(b.heap)
-	}
-	return n
 }
 
 // scored is a candidate with its full score for one placement.
@@ -486,7 +482,7 @@ func (p *placer) place(name string, prev *structs.Allocation, deploymentID strin
 	}
 	want := max(2*(p.missing-p.placed), minSample)
 	if p.placed == 0 {
-		if err := p.fill(want - p.size()); err != nil {
+		if err := p.fill(want - p.held); err != nil {
 			return err
 		}
 	}
@@ -528,6 +524,7 @@ func (p *placer) commit(best scored, runners []scored, name string, prev *struct
 	r := p.r
 	c := best.c
 	c.bucket.remove(c.idx)
+	p.held--
 	a := r.newAllocation(p.tg, name, c.node, c.devices, p.placementMetric(best, runners), deploymentID, prev)
 	r.plan.AppendAlloc(a)
 	r.placedOn(a)
@@ -547,6 +544,7 @@ func (p *placer) commit(best scored, runners []scored, name string, prev *struct
 	}
 	if next != nil {
 		c.bucket.push(next)
+		p.held++
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 // nodeUsage is what a node will hold once the plan built so far is
 // applied: its proposed allocations and the CPU and memory they use.
 type nodeUsage struct {
-	allocs   []*structs.Allocation // read-only: shared with every caller
+	allocs   []*structs.Allocation // shared with every caller: read it, never append to it
 	cpu, mem int64
 	mark     planMark
 }
@@ -80,8 +80,8 @@ func (r *run) placedOn(a *structs.Allocation) {
 		delete(r.usages, a.NodeID)
 		return
 	}
-	// Callers may hold u.allocs: a new backing array keeps their view.
-	u.allocs = append(u.allocs[:len(u.allocs):len(u.allocs)], a)
+	// Callers that hold u.allocs keep their view: they never append.
+	u.allocs = append(u.allocs, a)
 	c, m := allocUsage(a)
 	u.cpu += c
 	u.mem += m

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/drover-io/drover/structs"
@@ -37,6 +39,10 @@ type Options struct {
 	// NewEvalID returns a new evaluation ID (follow-up evaluations); nil
 	// uses NewID.
 	NewEvalID func() string
+
+	// exhaustive makes every placement consider every node, as the
+	// sampling placer's reference in tests.
+	exhaustive bool
 }
 
 // Process processes eval against state with default Options.
@@ -72,8 +78,11 @@ func (o Options) Process(state State, eval *structs.Evaluation) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read nodes: %w", err)
 	}
-	nodes = append([]*structs.Node(nil), nodes...)
-	sort.Slice(nodes, func(i, j int) bool { return nodes[i].ID < nodes[j].ID })
+	byID := func(a, b *structs.Node) int { return strings.Compare(a.ID, b.ID) }
+	if !slices.IsSortedFunc(nodes, byID) { // the state store's are
+		nodes = slices.Clone(nodes)
+		slices.SortFunc(nodes, byID)
+	}
 
 	cfg, err := state.SchedulerConfig()
 	if err != nil {
@@ -101,6 +110,7 @@ func (o Options) Process(state State, eval *structs.Evaluation) (*Plan, error) {
 		feasibilities:   map[*structs.TaskGroup]*feasibility{},
 		classes:         map[string]string{},
 		regexps:         map[string]*regexp.Regexp{},
+		exhaustive:      o.exhaustive,
 	}
 	if job != nil {
 		for _, tg := range job.TaskGroups {
@@ -154,6 +164,8 @@ type run struct {
 	deps         deploymentRun
 	// err is the first state read error met where returning one is awkward.
 	err error
+
+	exhaustive bool // Options.exhaustive
 
 	// Per-run caches (placer.go, rank.go, feasible.go).
 	usages        map[string]*nodeUsage // by node ID

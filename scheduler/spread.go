@@ -95,24 +95,38 @@ func newSpreadScorer(job *structs.Job, tg *structs.TaskGroup) *spreadScorer {
 // keyOf returns node's spread values.
 func (s *spreadScorer) keyOf(node *structs.Node) spreadKey {
 	k := spreadKey{vals: make([]string, len(s.specs)), has: make([]bool, len(s.specs))}
-	var b strings.Builder
 	for i, spec := range s.specs {
 		k.vals[i], k.has[i] = resolveTarget(spec.attribute, node)
-		if i > 0 {
-			b.WriteByte(0)
-		}
-		if k.has[i] {
-			b.WriteString(k.vals[i])
-		} else {
-			b.WriteByte(1) // no value set: unlike any value
-		}
 	}
-	k.key = b.String()
+	k.key = s.keyString(node)
 	return k
 }
 
-// feasible records that a node with key k can take an allocation of the
-// group: its values join the even spreads' sets.
+// keyString returns the key of node's spread values, allocating nothing
+// for a single spread over a set attribute.
+func (s *spreadScorer) keyString(node *structs.Node) string {
+	if len(s.specs) == 1 {
+		if v, ok := resolveTarget(s.specs[0].attribute, node); ok {
+			return v
+		}
+		return "\x01" // no value set: unlike any value
+	}
+	var b strings.Builder
+	for i, spec := range s.specs {
+		if i > 0 {
+			b.WriteByte(0)
+		}
+		if v, ok := resolveTarget(spec.attribute, node); ok {
+			b.WriteString(v)
+		} else {
+			b.WriteByte(1)
+		}
+	}
+	return b.String()
+}
+
+// feasible records that nodes with key k can take an allocation of the
+// group: their values join the even spreads' sets.
 func (s *spreadScorer) feasible(k spreadKey) {
 	for i, spec := range s.specs {
 		if k.has[i] {
