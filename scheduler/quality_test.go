@@ -66,7 +66,9 @@ func indexed(st *fakeState) *indexedState {
 	return s
 }
 
-func (s *indexedState) AllocsByNode(id string) ([]*structs.Allocation, error) { return s.byNode[id], nil }
+func (s *indexedState) AllocsByNode(id string) ([]*structs.Allocation, error) {
+	return s.byNode[id], nil
+}
 
 // outcome summarises a plan: the placements' nodes and mean bin-packing
 // score, and the number of distinct nodes used.
