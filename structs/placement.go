@@ -239,3 +239,49 @@ func validatePlacement(where string, affinities []*Affinity, spreads []*Spread, 
 		attrs[s.Attribute] = true
 	}
 }
+
+// affinitiesDiff lists added and removed affinities as objects (job plan).
+func affinitiesDiff(old, new []*Affinity) *ObjectDiff {
+	return listDiff("Affinities", "Affinity", old, new, (*Affinity).String, func(a *Affinity) map[string]string { return flatStruct(a) })
+}
+
+// spreadsDiff lists added and removed spreads as objects (job plan); a
+// spread's targets are fields "SpreadTarget[VALUE]" holding the percent.
+func spreadsDiff(old, new []*Spread) *ObjectDiff {
+	return listDiff("Spreads", "Spread", old, new, (*Spread).String, func(s *Spread) map[string]string {
+		m := map[string]string{"Attribute": s.Attribute, "Weight": fmt.Sprint(s.Weight)}
+		for _, t := range s.SpreadTarget {
+			m["SpreadTarget["+t.Value+"]"] = fmt.Sprint(t.Percent)
+		}
+		return m
+	})
+}
+
+// listDiff compares two lists of blocks by their rendering: those only in
+// old are deleted objects named item, those only in new added ones, all
+// under an edited object named name; nil when the lists hold the same.
+func listDiff[T any](name, item string, old, new []T, key func(T) string, flat func(T) map[string]string) *ObjectDiff {
+	in := func(xs []T, k string) bool {
+		for _, x := range xs {
+			if key(x) == k {
+				return true
+			}
+		}
+		return false
+	}
+	var objs []*ObjectDiff
+	for _, x := range old {
+		if !in(new, key(x)) {
+			objs = append(objs, &ObjectDiff{Type: DiffTypeDeleted, Name: item, Fields: fieldDiffs(flat(x), nil)})
+		}
+	}
+	for _, x := range new {
+		if !in(old, key(x)) {
+			objs = append(objs, &ObjectDiff{Type: DiffTypeAdded, Name: item, Fields: fieldDiffs(nil, flat(x))})
+		}
+	}
+	if len(objs) == 0 {
+		return nil
+	}
+	return &ObjectDiff{Type: DiffTypeEdited, Name: name, Objects: objs}
+}
