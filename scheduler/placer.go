@@ -501,6 +501,7 @@ func (p *placer) place(name string, prev *structs.Allocation, deploymentID strin
 			// A placement since the node was visited used up its
 			// property value: it is out for the rest of the group.
 			best.c.bucket.remove(best.c.idx)
+			p.held--
 			continue
 		}
 		if ok {
