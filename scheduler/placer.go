@@ -480,7 +480,7 @@ func (p *placer) place(name string, prev *structs.Allocation, deploymentID strin
 		r.plan.failed(p.tg.Name, f)
 		return nil
 	}
-	want := max(2*(p.missing-p.placed), minSample)
+	want := max(2*min(p.missing-p.placed, len(p.order)), minSample)
 	if p.placed == 0 {
 		if err := p.fill(want - p.held); err != nil {
 			return err
