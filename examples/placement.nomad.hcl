@@ -19,9 +19,9 @@ job "placement" {
   group "web" {
     count = 3
 
-    # Spread the group over racks evenly; nodes without meta.rack are used
-    # only when no rack has room. Add target "rack-1" { percent = 50 }
-    # blocks to give racks uneven shares.
+    # Spread the group over racks evenly; nodes without meta.rack come
+    # last. Add target "rack-1" { percent = 50 } blocks to give racks
+    # uneven shares.
     spread {
       attribute = "${meta.rack}"
       weight    = 100

@@ -3,6 +3,8 @@ package scheduler
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -105,6 +107,8 @@ func benchCluster(shape benchShape) *benchState {
 			st.byNode[id] = append(st.byNode[id], a)
 		}
 	}
+	// The state store lists nodes by ID.
+	slices.SortFunc(st.nodes, func(a, b *structs.Node) int { return strings.Compare(a.ID, b.ID) })
 	job := newJob("bench", structs.JobTypeService, shape.allocs, 100, 256)
 	tg := job.TaskGroups[0]
 	switch shape.variant {

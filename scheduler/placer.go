@@ -3,6 +3,7 @@ package scheduler
 import (
 	"hash/fnv"
 	"math/rand/v2"
+	"slices"
 	"sort"
 
 	"github.com/drover-io/drover/structs"
@@ -142,7 +143,7 @@ type placer struct {
 	spread   *spreadScorer   // nil without spreads
 	affinity *affinityScorer // nil without affinities
 
-	order    []*structs.Node // visiting order
+	order    *visitOrder     // nil when placing on given nodes
 	skip     map[string]bool // visited ahead of order (nodes the plan already uses)
 	next     int             // the next node of order to visit
 	visitAll bool            // spreads or affinities: visit every node first
@@ -240,17 +241,39 @@ func (p *placer) countExisting() error {
 	return nil
 }
 
-// visitOrder returns the candidate nodes in this run's visiting order.
-func (r *run) visitOrder() []*structs.Node {
-	if r.order != nil {
-		return r.order
+// visitOrder is the run's visiting order of the candidate nodes: a
+// permutation drawn lazily, one Fisher-Yates step per node visited, so
+// that a placer that visits a sample pays for the sample only.
+type visitOrder struct {
+	nodes []*structs.Node // a copy of the candidates; nodes[:drawn] in order
+	drawn int
+	rng   *rand.Rand
+}
+
+// visitOrder returns the run's visiting order, seeded by the evaluation ID.
+func (r *run) visitOrder() *visitOrder {
+	if r.order == nil {
+		h := fnv.New64a()
+		h.Write([]byte(r.eval.ID))
+		r.order = &visitOrder{
+			nodes: slices.Clone(r.candidateNodes()),
+			rng:   rand.New(rand.NewPCG(h.Sum64(), 0x9e3779b97f4a7c15)),
+		}
 	}
-	r.order = append([]*structs.Node(nil), r.candidateNodes()...)
-	h := fnv.New64a()
-	h.Write([]byte(r.eval.ID))
-	rng := rand.New(rand.NewPCG(h.Sum64(), 0x9e3779b97f4a7c15))
-	rng.Shuffle(len(r.order), func(i, j int) { r.order[i], r.order[j] = r.order[j], r.order[i] })
 	return r.order
+}
+
+// len returns how many nodes the order holds.
+func (o *visitOrder) len() int { return len(o.nodes) }
+
+// at returns the i-th node of the order.
+func (o *visitOrder) at(i int) *structs.Node {
+	for o.drawn <= i {
+		j := o.drawn + o.rng.IntN(len(o.nodes)-o.drawn)
+		o.nodes[o.drawn], o.nodes[j] = o.nodes[j], o.nodes[o.drawn]
+		o.drawn++
+	}
+	return o.nodes[i]
 }
 
 // candidateIndex returns the candidate nodes by ID.
@@ -352,8 +375,8 @@ func (p *placer) keep(node *structs.Node, c *candidate) {
 // visited.
 func (p *placer) fill(n int) error {
 	found := 0
-	for p.next < len(p.order) && (p.visitAll || found < n) {
-		node := p.order[p.next]
+	for p.next < p.order.len() && (p.visitAll || found < n) {
+		node := p.order.at(p.next)
 		p.next++
 		if p.skip[node.ID] {
 			continue
@@ -480,7 +503,7 @@ func (p *placer) place(name string, prev *structs.Allocation, deploymentID strin
 		r.plan.failed(p.tg.Name, f)
 		return nil
 	}
-	want := max(2*min(p.missing-p.placed, len(p.order)), minSample)
+	want := max(2*min(p.missing-p.placed, p.order.len()), minSample)
 	if p.placed == 0 {
 		if err := p.fill(want - p.held); err != nil {
 			return err
@@ -489,7 +512,7 @@ func (p *placer) place(name string, prev *structs.Allocation, deploymentID strin
 	penalized := r.penalizedNodes(prev)
 	for {
 		best, runners, ok := p.choose(penalized)
-		if (!ok || best.penalty > 0) && p.next < len(p.order) {
+		if (!ok || best.penalty > 0) && p.next < p.order.len() {
 			// Used up, or only nodes the allocation failed on: look
 			// further before settling.
 			if err := p.fill(want); err != nil {
@@ -556,7 +579,8 @@ func (p *placer) commit(best scored, runners []scored, name string, prev *struct
 func (p *placer) revisit() (metric *structs.AllocMetric, exhausted []*structs.Node, found bool, err error) {
 	r := p.r
 	metric = r.freshMetric()
-	for i, node := range p.order {
+	for i := range p.order.len() {
+		node := p.order.at(i)
 		if i%256 == 255 {
 			if err := r.interrupted(); err != nil {
 				return nil, nil, false, err

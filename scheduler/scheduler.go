@@ -174,7 +174,7 @@ type run struct {
 	regexps       map[string]*regexp.Regexp // compiled device constraint patterns
 	cands         []*structs.Node           // candidate nodes, by ID; nil until computed
 	candByID      map[string]*structs.Node
-	order         []*structs.Node      // cands in visiting order
+	order         *visitOrder          // cands in visiting order (placer.go)
 	pool          *structs.AllocMetric // NodesInPool and NodesAvailable of cands
 }
 
@@ -245,7 +245,7 @@ func (r *run) candidateNodes() []*structs.Node {
 		return r.cands
 	}
 	r.pool = &structs.AllocMetric{}
-	r.cands = []*structs.Node{}
+	r.cands = make([]*structs.Node, 0, len(r.nodes))
 	for _, n := range r.nodes {
 		if !inDatacenters(n.Datacenter, r.job.Datacenters) {
 			continue
