@@ -42,7 +42,7 @@ import (
 // lowest node ID.
 
 // minSample is the fewest candidates a placer gathers before placing.
-const minSample = 256
+const minSample = 512
 
 // maxScoreMeta is how many nodes' scores a placement's metric lists.
 const maxScoreMeta = 3

@@ -19,7 +19,7 @@ const (
 	// sampledScoreSlack: the sampled placements' mean bin-packing score
 	// may be this much lower than the exhaustive ones' (scores are in
 	// [0, 1], 1 for a full node).
-	sampledScoreSlack = 0.06
+	sampledScoreSlack = 0.05
 	// sampledRankFloor: on average, a sampled placement's node must have
 	// a better bin-packing score than this share of the nodes that could
 	// have taken it.
@@ -173,37 +173,37 @@ func TestExhaustivePlacerMatchesNaiveScan(t *testing.T) {
 }
 
 // TestSampledPlacementQuality: on clusters of 2,000 nodes already partly
-// used, each sampled placement is ranked against every node that could
-// have taken it at that point, by bin-packing score. On average the
-// chosen node must be better than sampledRankFloor of them, and the
-// placements' mean bin-packing score within sampledScoreSlack of the
+// used, each placement is ranked against every node that could have
+// taken it at that point, by bin-packing score (the exhaustive scan's
+// node beats them all: 100%). On average over a job, the sampled
+// placements' nodes must beat at least sampledRankFloor of them, and the
+// placements' mean bin-packing score be within sampledScoreSlack of the
 // exhaustive scan's.
 func TestSampledPlacementQuality(t *testing.T) {
 	shapes := []struct{ count, cpu, mem int }{
 		{1, 500, 512}, {10, 250, 256}, {100, 500, 1024}, {500, 100, 256}, {1200, 200, 300},
 	}
-	for seed := range uint64(3) {
+	for seed := range uint64(2) {
 		st := qualityCluster(100+seed, 2000, 25)
 		for _, tc := range shapes {
 			job := newJob("web", structs.JobTypeService, tc.count, tc.cpu, tc.mem)
 			st.jobs = map[structs.NamespacedID]*structs.Job{job.NamespacedID(): job}
 			ist := indexed(st)
-			run := func(exhaustive bool) (*Plan, outcome) {
+			run := func(exhaustive bool) outcome {
 				opts := testOptions()
 				opts.exhaustive = exhaustive
 				plan, err := opts.Process(ist, evalFor(job))
 				if err != nil {
 					t.Fatal(err)
 				}
-				return plan, summarize(t, plan, tc.count)
+				return summarize(t, plan, tc.count)
 			}
-			_, ref := run(true)
-			_, got := run(false)
+			ref, got := run(true), run(false)
 			rank := meanRank(st, got.nodes, &structs.Resources{CPU: tc.cpu, MemoryMB: tc.mem})
-			t.Logf("cluster %d, count %d: better than %.2f%% of the nodes that fit; mean bin-packing score %.3f (exhaustive %.3f) on %d nodes (exhaustive %d)",
+			t.Logf("cluster %d, count %d: nodes better than %.2f%% of those that fit; mean bin-packing score %.3f (exhaustive %.3f) on %d nodes (exhaustive %d)",
 				seed, tc.count, 100*rank, got.meanScore, ref.meanScore, got.used, ref.used)
 			if rank < sampledRankFloor {
-				t.Errorf("cluster %d, count %d: the sampled nodes are better than %.2f%% of the nodes that fit on average, want %.0f%%",
+				t.Errorf("cluster %d, count %d: the sampled nodes are better than %.2f%% of the nodes that fit on average, want at least %.0f%%",
 					seed, tc.count, 100*rank, 100*sampledRankFloor)
 			}
 			if gap := ref.meanScore - got.meanScore; gap > sampledScoreSlack {
@@ -215,7 +215,7 @@ func TestSampledPlacementQuality(t *testing.T) {
 }
 
 // meanRank replays placements (node IDs by allocation index) of ask on st
-// and returns, averaged over the first 200 of them, the share of the nodes
+// and returns, averaged over the first 100 of them, the share of the nodes
 // that could take each one whose bin-packing score is lower than the
 // chosen node's.
 func meanRank(st *fakeState, placements []string, ask *structs.Resources) float64 {
@@ -239,7 +239,7 @@ func meanRank(st *fakeState, placements []string, ask *structs.Resources) float6
 	for _, n := range st.nodes {
 		byID[n.ID] = n
 	}
-	placements = placements[:min(len(placements), 200)]
+	placements = placements[:min(len(placements), 100)]
 	var sum float64
 	for _, id := range placements {
 		chosen := byID[id]
