@@ -6,8 +6,9 @@
 // calls Process with a state snapshot, and hands the Plan to the plan
 // applier, which re-checks it against the latest state and commits it
 // through raft. The package is pure: no goroutines, no I/O, no clock or
-// randomness it does not get from Options; the same inputs give the same
-// plan, which the golden tests in testdata/ rely on. Options.Context
+// randomness it does not get from Options (the order nodes are visited in
+// is shuffled by a generator seeded with the evaluation's ID); the same
+// inputs give the same plan, which the golden tests in testdata/ rely on. Options.Context
 // interrupts a run between placements (a worker's evaluation deadline,
 // a plan request whose caller went away); it is only read, never waited on.
 //
