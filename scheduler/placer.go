@@ -408,7 +408,12 @@ func (p *placer) headUntilUnpenalized(b *bucket, penalized map[string]bool) []*c
 	return out
 }
 
-// place places one allocation named name (see run.place).
+// place places one allocation of the group named name on the best node,
+// or records in the plan why it fits nowhere (preempting where the
+// configuration allows it: preemptOrFail). prev is the allocation it
+// replaces, deploymentID tags a rolling update's replacement. With
+// coalesce, a group that already failed fails again without trying:
+// nothing changed since.
 func (p *placer) place(name string, prev *structs.Allocation, deploymentID string, coalesce bool) error {
 	r := p.r
 	if err := r.interrupted(); err != nil {
