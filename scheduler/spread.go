@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"math"
 	"strings"
 
 	"github.com/drover-io/drover/structs"
@@ -9,25 +10,35 @@ import (
 // Spreads (the spread blocks of the job and the group) distribute a
 // group's allocations over the values a node attribute takes. Each spread
 // gives every value a desired count: the group's count times the value's
-// target percent; the values no target names share, as one implicit
-// target, what the percents leave of 100; without targets, every value
-// the group's nodes with room have gets an equal share. A node's boost for
-// one spread is how many allocations its value still lacks, clamped to
-// [-1, 1]: 1 while it lacks one or more, a fraction when it lacks part of
-// one, 0 when it has its share, and below 0 when it has more (-1/2 one
-// more, -2/3 two more, ...); -1 when its share is zero or the node lacks
-// the attribute. The spread score is the sum of the boosts weighted by
-// each spread's weight over the total weight, in [-1, 1], added to the
-// node's other scores.
+// target percent; the values no target names (the implicit target) share
+// what the percents leave of 100 equally; without targets, every value
+// shares the whole count equally. The values that share are those of the
+// nodes that had room for the group when visited.
+//
+// A node's boost for one spread ranks its value in levels one apart, so
+// that bin-packing (in [0, 1]) decides only within a level: 1 while the
+// value lacks a whole allocation (fewer than the floor of its share); 0
+// while it only lacks the fraction of one (a share of 12.04 at 12: one
+// value among those gets the 13th); -1 at its share (or above the fraction),
+// sinking towards -2 the further over it is, so that what the shares
+// cannot take is spread too; -2 on a node without the attribute. A share
+// of zero is full at once. The spread score is the sum of the boosts
+// weighted by each spread's weight over the total weight, in [-2, 1],
+// added to the node's other scores. With one spread, the shares are thus
+// met within one allocation per value wherever the nodes have room.
 //
 // The counts are the group's allocations that stay (existing ones that
 // are not terminal and not stopped by the plan) and the plan's
 // placements, kept up to date as each placement is made; nothing is
-// recounted per candidate node. Because the boost saturates at one
-// allocation, a value below its share beats a value at its share whatever
-// their bin-packing scores, so the shares are met within one allocation
-// per value whenever the feasible nodes have room, and bin-packing
-// decides among the nodes of the values that most lack allocations.
+// recounted per candidate node.
+
+// Spread boosts (see above).
+const (
+	boostLacking  = 1.0
+	boostFraction = 0.0
+	boostFull     = -1.0
+	boostMissing  = -2.0
+)
 
 // spreadScorer scores nodes by one group's spreads.
 type spreadScorer struct {
@@ -41,12 +52,12 @@ type spreadSpec struct {
 	weight    float64 // this spread's share of the total weight
 	// targets: desired count by value; nil for an even spread.
 	targets map[string]float64
-	others  float64 // desired count of the values targets do not name
+	others  float64 // desired count of the values targets do not name, together
 	// values: the values of the nodes that had room for the group when
-	// visited (an even spread's set).
-	values     map[string]bool
-	used       map[string]int
-	usedOthers int // allocations on values targets do not name
+	// visited, that targets do not name (all of them without targets):
+	// they share the count, or what the targets leave of it, evenly.
+	values map[string]bool
+	used   map[string]int
 }
 
 // spreadKey is a node's values for every spread of the group; it names
@@ -82,10 +93,10 @@ func newSpreadScorer(job *structs.Job, tg *structs.TaskGroup) *spreadScorer {
 			spec.targets = map[string]float64{}
 			sum := 0
 			for _, t := range sp.SpreadTarget {
-				spec.targets[t.Value] = float64(t.Percent) / 100 * s.count
+				spec.targets[t.Value] = float64(t.Percent*tg.Count) / 100
 				sum += t.Percent
 			}
-			spec.others = float64(max(100-sum, 0)) / 100 * s.count
+			spec.others = float64(max(100-sum, 0)*tg.Count) / 100
 		}
 		s.specs = append(s.specs, spec)
 	}
@@ -126,10 +137,13 @@ func (s *spreadScorer) keyString(node *structs.Node) string {
 }
 
 // feasible records that nodes with key k can take an allocation of the
-// group: their values join the even spreads' sets.
+// group: their values join the sets that share a count evenly.
 func (s *spreadScorer) feasible(k spreadKey) {
 	for i, spec := range s.specs {
-		if k.has[i] {
+		if !k.has[i] {
+			continue
+		}
+		if _, named := spec.targets[k.vals[i]]; !named {
 			spec.values[k.vals[i]] = true
 		}
 	}
@@ -142,16 +156,11 @@ func (s *spreadScorer) add(k spreadKey) {
 			continue
 		}
 		spec.used[k.vals[i]]++
-		if spec.targets != nil {
-			if _, named := spec.targets[k.vals[i]]; !named {
-				spec.usedOthers++
-			}
-		}
 	}
 }
 
 // score returns the spread score of placing one more allocation on a node
-// with key k, in [-1, 1].
+// with key k, in [-2, 1].
 func (s *spreadScorer) score(k spreadKey) float64 {
 	var sum float64
 	for i, spec := range s.specs {
@@ -160,32 +169,30 @@ func (s *spreadScorer) score(k spreadKey) float64 {
 	return sum
 }
 
-// boost is how much value v still lacks of its desired count, in [-1, 1].
+// boost ranks value v by what it lacks of its desired count (see above).
 func (spec *spreadSpec) boost(v string, has bool, count float64) float64 {
 	if !has {
-		return -1
+		return boostMissing
 	}
-	var desired, used float64
+	desired, named := spec.targets[v]
 	switch {
+	case named:
 	case spec.targets == nil:
 		desired = count / float64(max(len(spec.values), 1))
-		used = float64(spec.used[v])
 	default:
-		t, named := spec.targets[v]
-		if named {
-			desired, used = t, float64(spec.used[v])
-		} else {
-			desired, used = spec.others, float64(spec.usedOthers)
-		}
+		desired = spec.others / float64(max(len(spec.values), 1))
 	}
-	if desired <= 0 {
-		return -1
+	used := float64(spec.used[v])
+	const eps = 1e-9 // shares like 1000 * 30% are whole numbers
+	floor, ceil := math.Floor(desired+eps), math.Ceil(desired-eps)
+	switch {
+	case used < floor:
+		return boostLacking
+	case used < ceil:
+		return boostFraction
 	}
-	lack := desired - used
-	if lack >= 0 {
-		return min(1, lack)
-	}
-	// Over its share: still less the further over, so that what the
-	// shares cannot take is spread too, but never below -1.
-	return lack / (1 - lack)
+	// At or over its share: the further over, the lower, so that what
+	// the shares cannot take is spread too.
+	over := used - ceil
+	return boostFull - over/(over+1)
 }

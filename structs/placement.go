@@ -40,8 +40,8 @@ func (a *Affinity) String() string {
 // Spread asks the scheduler to distribute a group's allocations over the
 // values a node attribute takes (racks, zones): evenly over the values
 // the feasible nodes have when SpreadTarget is empty, else in the
-// percentages SpreadTarget gives; the values it does not name share what
-// the percentages leave of 100. Weight, in [1, 100], ranks it against the
+// percentages SpreadTarget gives; the values it does not name share
+// equally what the percentages leave of 100. Weight, in [1, 100], ranks it against the
 // job's other spreads.
 type Spread struct {
 	Attribute    string
