@@ -19,14 +19,6 @@ type RequestedDevice struct {
 	Affinities []*Affinity `json:",omitempty"`
 }
 
-// Affinity is a soft placement preference; Weight is in [-100, 100].
-type Affinity struct {
-	LTarget string
-	RTarget string
-	Operand string
-	Weight  *int8 `json:",omitempty"`
-}
-
 // RequestedDevices decodes Resources.Devices; nil when it is unset.
 func (r *Resources) RequestedDevices() ([]*RequestedDevice, error) {
 	if r == nil || len(r.Devices) == 0 || string(r.Devices) == "null" {

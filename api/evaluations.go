@@ -75,6 +75,18 @@ type AllocationMetric struct {
 	Scores             map[string]float64
 	AllocationTime     time.Duration
 	CoalescedFailures  int
+	// ScoreMetaData lists the best-scoring nodes of a placement, best
+	// first, with each scorer's component.
+	ScoreMetaData []*NodeScoreMeta `json:",omitempty"`
+}
+
+// NodeScoreMeta is how one node scored for a placement: by scorer
+// ("binpack", "node-affinity", "allocation-spread", ...), and the final
+// score the node was ranked by.
+type NodeScoreMeta struct {
+	NodeID    string
+	Scores    map[string]float64
+	NormScore float64
 }
 
 // List returns the evaluations, newest first.

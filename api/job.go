@@ -26,6 +26,9 @@ type Job struct {
 	Meta        map[string]string
 	// Update is the job-level update strategy; groups inherit it.
 	Update *UpdateStrategy `json:",omitempty"`
+	// Affinities and Spreads rank the nodes of every group.
+	Affinities []*Affinity `json:",omitempty"`
+	Spreads    []*Spread   `json:",omitempty"`
 
 	// Set by the server; ignored on submission.
 	Stop              *bool
@@ -40,9 +43,7 @@ type Job struct {
 
 	// Nomad fields drover does not implement (yet).
 	NodePool                 json.RawMessage   `json:",omitempty"`
-	Affinities               json.RawMessage   `json:",omitempty"`
 	Multiregion              json.RawMessage   `json:",omitempty"`
-	Spreads                  json.RawMessage   `json:",omitempty"`
 	Periodic                 json.RawMessage   `json:",omitempty"`
 	ParameterizedJob         json.RawMessage   `json:",omitempty"`
 	Reschedule               *ReschedulePolicy `json:",omitempty"` // merged into every group's policy
@@ -71,10 +72,11 @@ type TaskGroup struct {
 	Update *UpdateStrategy `json:",omitempty"`
 	// Networks is the group's network block (mode, ports).
 	Networks []*NetworkResource `json:",omitempty"`
+	// Affinities and Spreads rank the group's nodes, with the job's.
+	Affinities []*Affinity `json:",omitempty"`
+	Spreads    []*Spread   `json:",omitempty"`
 
 	// Nomad fields drover does not implement (yet).
-	Affinities                json.RawMessage   `json:",omitempty"`
-	Spreads                   json.RawMessage   `json:",omitempty"`
 	Volumes                   json.RawMessage   `json:",omitempty"`
 	Disconnect                json.RawMessage   `json:",omitempty"`
 	ReschedulePolicy          *ReschedulePolicy `json:",omitempty"` // overrides the job's Reschedule
@@ -105,9 +107,10 @@ type Task struct {
 	LogConfig     *LogConfig
 	Leader        bool
 	KillSignal    string
+	// Affinities rank the nodes of the task's group, with the group's.
+	Affinities []*Affinity `json:",omitempty"`
 
 	// Nomad fields drover does not implement (yet).
-	Affinities      json.RawMessage `json:",omitempty"`
 	Services        json.RawMessage `json:",omitempty"`
 	Artifacts       json.RawMessage `json:",omitempty"`
 	Vault           json.RawMessage `json:",omitempty"`

@@ -25,15 +25,18 @@ func (c *Client) Nodes() *Nodes { return &Nodes{c: c} }
 
 // Node is a client machine that runs allocations.
 type Node struct {
-	ID                    string
-	Datacenter            string
-	Name                  string
-	HTTPAddr              string
-	Attributes            map[string]string
-	NodeResources         *NodeResources
-	ReservedResources     *NodeReservedResources
-	Meta                  map[string]string
-	NodeClass             string
+	ID                string
+	Datacenter        string
+	Name              string
+	HTTPAddr          string
+	Attributes        map[string]string
+	NodeResources     *NodeResources
+	ReservedResources *NodeReservedResources
+	Meta              map[string]string
+	NodeClass         string
+	// ComputedClass groups nodes equally feasible for any job (set by the
+	// servers).
+	ComputedClass         string
 	NodePool              string
 	Drain                 bool
 	SchedulingEligibility string

@@ -100,6 +100,9 @@ func formatAllocStatus(a *api.Allocation, followup *api.Evaluation, now time.Tim
 		{"Created", timeAgoNano(a.CreateTime, now)},
 		{"Modified", timeAgoNano(a.ModifyTime, now)},
 	}, rescheduleInfo(a, followup, now, verbose)...)))
+	if verbose {
+		b.WriteString(formatPlacementMetrics(a.Metrics)) // placement_metrics.go
+	}
 	names := sortedKeys(a.TaskStates)
 	if len(names) == 0 {
 		b.WriteString("\nNo task has started yet\n")

@@ -180,6 +180,16 @@ func TestGoldenOutput(t *testing.T) {
 		{"job_status_verbose", formatJobStatus(fixtureJobStatus(), fixedNow, true)},
 		{"alloc_status", formatAllocStatus(fixtureAlloc(), nil, fixedNow, false)},
 		{"alloc_status_verbose", formatAllocStatus(fixtureAlloc(), nil, fixedNow, true)},
+		{"alloc_status_placement_metrics", formatAllocStatus(func() *api.Allocation {
+			a := fixtureAlloc()
+			a.Metrics = &api.AllocationMetric{NodesEvaluated: 40, NodesFiltered: 3, NodesInPool: 40,
+				ConstraintFiltered: map[string]int{"${meta.rack} != r3": 3},
+				ScoreMetaData: []*api.NodeScoreMeta{
+					{NodeID: a.NodeID, Scores: map[string]float64{"binpack": 0.406, "node-affinity": 1, "allocation-spread": 0.5}, NormScore: 1.906},
+					{NodeID: "9999aaaa-1111-2222-3333-444455556666", Scores: map[string]float64{"binpack": 0.226, "node-affinity": 0, "allocation-spread": 1}, NormScore: 1.226},
+				}}
+			return a
+		}(), nil, fixedNow, true)},
 		{"alloc_list", formatAllocList(ambiguous, fixedNow, false, false)},
 		{"node_list", formatNodeList([]*api.NodeListStub{
 			{ID: node.ID, NodePool: "default", Datacenter: "dc1", Name: "dev", SchedulingEligibility: "eligible", Status: "ready"},

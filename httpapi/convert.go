@@ -143,6 +143,8 @@ func (c *converter) job(in *api.Job) *structs.Job {
 		AllAtOnce:   deref(in.AllAtOnce),
 		Datacenters: slices.Clone(in.Datacenters),
 		Constraints: c.constraints("job", in.Constraints),
+		Affinities:  c.affinities("job", in.Affinities), // convert_placement.go
+		Spreads:     c.spreads("job", in.Spreads),
 		Meta:        maps.Clone(in.Meta),
 	}
 	if strings.ContainsFunc(out.ID, func(r rune) bool { return r == ' ' || r == 0 }) {
@@ -158,9 +160,7 @@ func (c *converter) job(in *api.Job) *structs.Job {
 		c.errorf("job: Dispatched (dispatched jobs) is not supported by drover yet")
 	}
 	c.checkUnimplemented("job",
-		unimplemented{"Affinities", "affinity block", in.Affinities, ignored},
 		unimplemented{"Multiregion", "multiregion block", in.Multiregion, rejected},
-		unimplemented{"Spreads", "spread block", in.Spreads, ignored},
 		unimplemented{"Periodic", "periodic block", in.Periodic, rejected},
 		unimplemented{"ParameterizedJob", "parameterized block", in.ParameterizedJob, rejected},
 		unimplemented{"Migrate", "migrate block", in.Migrate, ignored},
@@ -196,6 +196,8 @@ func (c *converter) group(in *api.TaskGroup, jobType string) *structs.TaskGroup 
 		Name:        deref(in.Name),
 		Count:       defaultGroupCount,
 		Constraints: c.constraints(where, in.Constraints),
+		Affinities:  c.affinities(where, in.Affinities),
+		Spreads:     c.spreads(where, in.Spreads),
 		Meta:        maps.Clone(in.Meta),
 	}
 	if in.Count != nil {
@@ -208,8 +210,6 @@ func (c *converter) group(in *api.TaskGroup, jobType string) *structs.TaskGroup 
 		c.checkUnimplemented(where+" restart", unimplemented{"RenderTemplates", "render_templates", in.RestartPolicy.RenderTemplates, ignored})
 	}
 	c.checkUnimplemented(where,
-		unimplemented{"Affinities", "affinity block", in.Affinities, ignored},
-		unimplemented{"Spreads", "spread block", in.Spreads, ignored},
 		unimplemented{"Volumes", "volume block", in.Volumes, rejected},
 		unimplemented{"Disconnect", "disconnect block", in.Disconnect, ignored},
 		unimplemented{"Migrate", "migrate block", in.Migrate, ignored},
@@ -241,6 +241,7 @@ func (c *converter) task(group string, in *api.Task, groupRestart *structs.Resta
 		Config:        maps.Clone(in.Config),
 		Env:           maps.Clone(in.Env),
 		Constraints:   c.constraints(where, in.Constraints),
+		Affinities:    c.affinities(where, in.Affinities),
 		Resources:     c.resources(where, in.Resources),
 		RestartPolicy: mergeRestart(groupRestart, in.RestartPolicy),
 		Meta:          maps.Clone(in.Meta),
@@ -256,7 +257,6 @@ func (c *converter) task(group string, in *api.Task, groupRestart *structs.Resta
 		c.checkUnimplemented(where+" restart", unimplemented{"RenderTemplates", "render_templates", in.RestartPolicy.RenderTemplates, ignored})
 	}
 	c.checkUnimplemented(where,
-		unimplemented{"Affinities", "affinity block", in.Affinities, ignored},
 		unimplemented{"Services", "service block", in.Services, ignored},
 		unimplemented{"Artifacts", "artifact block", in.Artifacts, rejected},
 		unimplemented{"Vault", "vault block", in.Vault, rejected},

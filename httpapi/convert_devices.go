@@ -34,7 +34,7 @@ func (c *converter) devices(where string, in *api.Resources) []*structs.Requeste
 				c.errorf("%s: affinity %d is null", dw, j+1)
 				continue
 			}
-			w := int8(50)
+			w := structs.DefaultPlacementWeight
 			if a.Weight != nil {
 				w = *a.Weight
 			}

@@ -146,7 +146,6 @@ func TestConvertJob(t *testing.T) {
 		{
 			name: "null and zero unimplemented fields are accepted silently",
 			in: minimalJob(func(j *api.Job) {
-				j.Spreads = json.RawMessage("[]")
 				j.Migrate = json.RawMessage("{}")
 				j.Dispatched = json.RawMessage("false")
 				j.NodePool = json.RawMessage(`"default"`)
@@ -181,6 +180,31 @@ func TestConvertJob(t *testing.T) {
 				`group "g", task "t": Templates (template block) is not supported by drover yet`,
 				`group "g", task "t" resources: NUMA (numa block) is not supported by drover yet`,
 			},
+		},
+		{
+			name: "affinities and spreads at every level, with Nomad's defaults",
+			in: minimalJob(func(j *api.Job) {
+				j.Affinities = []*api.Affinity{{LTarget: "${meta.rack}", RTarget: "r1"}}
+				j.Spreads = []*api.Spread{{Attribute: "${meta.rack}", SpreadTarget: []*api.SpreadTarget{{Value: "r1", Percent: 70}}}}
+				j.TaskGroups[0].Affinities = []*api.Affinity{{LTarget: "${node.class}", Operand: "!=", RTarget: "small", Weight: api.Int(-30)}}
+				j.TaskGroups[0].Spreads = []*api.Spread{{Attribute: "${node.datacenter}", Weight: api.Int(100)}}
+				j.TaskGroups[0].Tasks[0].Affinities = []*api.Affinity{{LTarget: "${attr.cpu.arch}", RTarget: "amd64", Weight: api.Int(10)}}
+			}),
+			check: func(t *testing.T, j *structs.Job) {
+				eq(t, "job affinity", *j.Affinities[0], structs.Affinity{LTarget: "${meta.rack}", RTarget: "r1", Operand: "=", Weight: 50})
+				eq(t, "job spread", j.Spreads[0].String(), "spread ${meta.rack} weight 50 r1=70%")
+				eq(t, "group affinity", *j.TaskGroups[0].Affinities[0], structs.Affinity{LTarget: "${node.class}", RTarget: "small", Operand: "!=", Weight: -30})
+				eq(t, "group spread", j.TaskGroups[0].Spreads[0].String(), "spread ${node.datacenter} weight 100")
+				eq(t, "task affinity", *j.TaskGroups[0].Tasks[0].Affinities[0], structs.Affinity{LTarget: "${attr.cpu.arch}", RTarget: "amd64", Operand: "=", Weight: 10})
+			},
+		},
+		{
+			name: "null affinity and spread entries",
+			in: minimalJob(func(j *api.Job) {
+				j.Affinities = []*api.Affinity{nil}
+				j.TaskGroups[0].Spreads = []*api.Spread{{Attribute: "${meta.rack}", SpreadTarget: []*api.SpreadTarget{nil}}}
+			}),
+			wantErr: []string{"job: affinity 1 is null", `group "g": spread ${meta.rack}: target 1 is null`},
 		},
 		{
 			name:    "explicit priority 0 is out of range",

@@ -8,6 +8,10 @@
 // The package does no I/O besides ParseFile reading its file, and starts no
 // goroutines.
 //
+// The placement blocks, affinity (job, group, task) and spread (job,
+// group), decode into typed fields (placement.go), with their weights,
+// percents, operators and attributes checked where they are written.
+//
 // # Interpolation
 //
 // References that are resolved later, by the scheduler or the client
@@ -26,11 +30,11 @@
 // by the current scheduler and client, or that later changes will
 // implement, are decoded into the matching json.RawMessage fields of
 // api.Job, in the JSON shape of Nomad's API: update, reschedule, migrate,
-// spread, affinity, ui (job); network, service (with check, check_restart,
+// ui (job); network, service (with check, check_restart,
 // identity, weights), volume, scaling, consul, disconnect, shutdown_delay,
 // max_client_disconnect, stop_after_client_disconnect,
 // prevent_reschedule_on_lost (group); artifact, template, volume_mount,
-// vault, consul, identity, service, affinity, shutdown_delay, kind (task);
+// vault, consul, identity, service, shutdown_delay, kind (task);
 // network, device, numa, iops, secrets (resources); render_templates
 // (restart). The agent decides whether to reject or warn about them. The
 // update and a group's network blocks go through the same decoding and are

@@ -61,8 +61,6 @@ func (d *decoder) job(b *hcl.Block) *api.Job {
 		{"update", &update, rawBlock{key: "v", spec: updateSpec}},
 		{"reschedule", &reschedule, rawBlock{key: "v", spec: rescheduleSpec}},
 		{"migrate", &job.Migrate, rawBlock{key: "v", spec: migrateSpec}},
-		{"spread", &job.Spreads, rawBlock{key: "v", many: true, spec: spreadSpec}},
-		{"affinity", &job.Affinities, rawBlock{key: "v", many: true, spec: affinitySpec}},
 		{"ui", &job.UI, rawBlock{key: "v", spec: uiSpec}},
 		unsupportedBlock("periodic", false),
 		unsupportedBlock("parameterized", false),
@@ -71,6 +69,8 @@ func (d *decoder) job(b *hcl.Block) *api.Job {
 	blocks := append(rawHeaders(raw),
 		hcl.BlockHeaderSchema{Type: "meta"},
 		hcl.BlockHeaderSchema{Type: "constraint"},
+		hcl.BlockHeaderSchema{Type: "affinity"},
+		hcl.BlockHeaderSchema{Type: "spread"},
 		hcl.BlockHeaderSchema{Type: "group", LabelNames: []string{"name"}},
 	)
 	c := d.content(b.Body, []string{"name", "type", "datacenters", "namespace", "region",
@@ -100,6 +100,8 @@ func (d *decoder) job(b *hcl.Block) *api.Job {
 	job.NodePool = d.rawArg(c, "node_pool", rawString)
 	job.Meta = d.stringMap(c, "meta")
 	job.Constraints = d.constraints(c)
+	job.Affinities = d.affinities(c) // placement.go
+	job.Spreads = d.spreads(c)
 	d.decodeRawFields(c, raw)
 	job.Update = decodeUpdate(update)
 	job.Reschedule = decodeReschedule(reschedule)
@@ -128,8 +130,6 @@ func (d *decoder) group(b *hcl.Block) *api.TaskGroup {
 		{"update", &update, rawBlock{key: "v", spec: updateSpec}},
 		{"reschedule", &reschedule, rawBlock{key: "v", spec: rescheduleSpec}},
 		{"migrate", &g.Migrate, rawBlock{key: "v", spec: migrateSpec}},
-		{"spread", &g.Spreads, rawBlock{key: "v", many: true, spec: spreadSpec}},
-		{"affinity", &g.Affinities, rawBlock{key: "v", many: true, spec: affinitySpec}},
 		{"network", &networks, rawBlock{key: "v", many: true, spec: networkSpec}},
 		{"service", &g.Services, rawBlock{key: "v", many: true, spec: serviceSpec}},
 		{"volume", &g.Volumes, rawBlock{key: "v", keyed: true, label: "Name", spec: volumeSpec}},
@@ -140,6 +140,8 @@ func (d *decoder) group(b *hcl.Block) *api.TaskGroup {
 	blocks := append(rawHeaders(raw),
 		hcl.BlockHeaderSchema{Type: "meta"},
 		hcl.BlockHeaderSchema{Type: "constraint"},
+		hcl.BlockHeaderSchema{Type: "affinity"},
+		hcl.BlockHeaderSchema{Type: "spread"},
 		hcl.BlockHeaderSchema{Type: "restart"},
 		hcl.BlockHeaderSchema{Type: "ephemeral_disk"},
 		hcl.BlockHeaderSchema{Type: "task", LabelNames: []string{"name"}},
@@ -150,6 +152,8 @@ func (d *decoder) group(b *hcl.Block) *api.TaskGroup {
 	g.Count = d.nonNegative(c.Attributes["count"])
 	g.Meta = d.stringMap(c, "meta")
 	g.Constraints = d.constraints(c)
+	g.Affinities = d.affinities(c)
+	g.Spreads = d.spreads(c)
 	if rb := d.single(c, "restart"); rb != nil {
 		g.RestartPolicy = d.restart(rb)
 	}

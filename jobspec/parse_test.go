@@ -100,6 +100,12 @@ func TestParseInvalid(t *testing.T) {
 		{"template_bad_splay.hcl", "7:17", `"often" is not a duration`},
 		{"circular_locals.hcl", "2:3", `Local "a" refers to itself`},
 		{"missing_variable_value.hcl", "1:1", `Variable "image" has no default`},
+		{"spread_percent_sum.hcl", "3:5", "The targets' percents add up to 110"},
+		{"spread_unknown_attribute.hcl", "3:17", `"${rack}" names no node attribute`},
+		{"spread_bad_weight.hcl", "5:19", "The weight must be in [1, 100], got 0"},
+		{"spread_duplicate_target.hcl", "8:14", `A target "r1" is already defined at line 5`},
+		{"affinity_bad_weight.hcl", "8:21", "The weight must be in [-100, 100] and not 0, got 150"},
+		{"affinity_bad_operator.hcl", "4:17", `"distinct_hosts" is not an affinity operator`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

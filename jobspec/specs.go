@@ -32,18 +32,6 @@ var (
 		"healthy_deadline": {"HealthyDeadline", rawDuration},
 	}}
 
-	spreadSpec = &rawSpec{
-		attrs: map[string]rawAttr{
-			"attribute": {"Attribute", rawString},
-			"weight":    {"Weight", rawInt},
-		},
-		blocks: map[string]rawBlock{
-			"target": {key: "SpreadTarget", many: true, label: "Value", spec: &rawSpec{attrs: map[string]rawAttr{
-				"percent": {"Percent", rawInt},
-			}}},
-		},
-	}
-
 	affinitySpec = &rawSpec{
 		attrs: map[string]rawAttr{
 			"attribute": {"LTarget", rawString},

@@ -14,7 +14,6 @@ func (d *decoder) task(b *hcl.Block) *api.Task {
 	t := &api.Task{Name: b.Labels[0]}
 	var identities json.RawMessage
 	raw := []rawField{
-		{"affinity", &t.Affinities, rawBlock{key: "v", many: true, spec: affinitySpec}},
 		{"service", &t.Services, rawBlock{key: "v", many: true, spec: serviceSpec}},
 		{"artifact", &t.Artifacts, rawBlock{key: "v", many: true, spec: artifactSpec}},
 		{"template", &t.Templates, rawBlock{key: "v", many: true, spec: templateSpec}},
@@ -38,6 +37,7 @@ func (d *decoder) task(b *hcl.Block) *api.Task {
 		hcl.BlockHeaderSchema{Type: "logs"},
 		hcl.BlockHeaderSchema{Type: "restart"},
 		hcl.BlockHeaderSchema{Type: "constraint"},
+		hcl.BlockHeaderSchema{Type: "affinity"},
 	)
 	c := d.content(b.Body, []string{"driver", "user", "env", "meta", "kill_timeout",
 		"kill_signal", "leader", "shutdown_delay", "kind"}, blocks...)
@@ -64,6 +64,7 @@ func (d *decoder) task(b *hcl.Block) *api.Task {
 		t.Leader = *v
 	}
 	t.Constraints = d.constraints(c)
+	t.Affinities = d.affinities(c)
 	if rb := d.single(c, "resources"); rb != nil {
 		t.Resources = d.resources(rb)
 	}

@@ -136,3 +136,13 @@ func propertyBlocks(limits []*propertyLimit, node *structs.Node) string {
 	}
 	return ""
 }
+
+// countPlacement counts a new allocation on node in the limits' use, as
+// a placer does after each placement instead of counting again.
+func countPlacement(limits []*propertyLimit, node *structs.Node) {
+	for _, p := range limits {
+		if v, ok := resolveTarget(p.target, node); ok {
+			p.used[v]++
+		}
+	}
+}

@@ -6,14 +6,27 @@
 // calls Process with a state snapshot, and hands the Plan to the plan
 // applier, which re-checks it against the latest state and commits it
 // through raft. The package is pure: no goroutines, no I/O, no clock or
-// randomness it does not get from Options; the same inputs give the same
-// plan, which the golden tests in testdata/ rely on. Options.Context
+// randomness it does not get from Options (the order nodes are visited in
+// is shuffled by a generator seeded with the evaluation's ID); the same
+// inputs give the same plan, which the golden tests in testdata/ rely on. Options.Context
 // interrupts a run between placements (a worker's evaluation deadline,
 // a plan request whose caller went away); it is only read, never waited on.
 //
 // Job types: service and batch share the generic scheduler (reconcile the
 // desired count per group against existing allocations, then bin-pack the
 // missing ones); system jobs get one allocation per eligible node.
+//
+// Placement (placer.go): a group's candidate nodes wait, scored, in
+// max-heaps (one per combination of spread values), so a placement costs
+// O(log n) rather than a scan of every node; the nodes are visited in an
+// order shuffled per evaluation until the heaps hold a sample large
+// enough, and all of them when the group has spreads or affinities or a
+// placement fits nowhere. Feasibility (feasible.go) is decided once per
+// computed node class; each node's usage (rank.go) is read once per
+// evaluation and kept current. A node's score is the sum of bin-packing
+// (rank.go), device affinity (devices.go), node affinity (affinity.go),
+// spread (spread.go) and the reschedule penalty (reschedule.go). See
+// docs/jobs.md and docs/performance.md.
 //
 // Job updates (update.go, deployment.go): an allocation of an older job
 // version is updated in place when tasksUpdated and jobUpdated say nothing

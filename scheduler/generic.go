@@ -136,8 +136,10 @@ func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation
 	if missing <= 0 {
 		return nil
 	}
-	pool := &structs.AllocMetric{}
-	nodes := r.candidates(pool)
+	p, err := r.newPlacer(tg, missing)
+	if err != nil {
+		return err
+	}
 	for idx := 0; missing > 0; idx++ {
 		if _, ok := kept[idx]; ok {
 			continue
@@ -153,7 +155,7 @@ func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation
 			// Every placement of the version joins its deployment.
 			deploymentID = dep.ID
 		}
-		placed, err := r.place(tg, structs.AllocName(r.job.ID, tg.Name, idx), prev, deploymentID, nodes, freshMetric(pool), true)
+		placed, err := p.place(structs.AllocName(r.job.ID, tg.Name, idx), prev, deploymentID, true)
 		if err != nil {
 			return err
 		}
@@ -189,16 +191,4 @@ func slicesFilter[T any](s []T, keep func(T) bool) []T {
 		}
 	}
 	return out
-}
-
-// freshMetric returns a metric carrying only the pool counts of m.
-func freshMetric(m *structs.AllocMetric) *structs.AllocMetric {
-	c := &structs.AllocMetric{NodesInPool: m.NodesInPool}
-	if m.NodesAvailable != nil {
-		c.NodesAvailable = make(map[string]int, len(m.NodesAvailable))
-		for k, v := range m.NodesAvailable {
-			c.NodesAvailable[k] = v
-		}
-	}
-	return c
 }

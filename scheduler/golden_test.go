@@ -58,6 +58,9 @@ func parseScript(t *testing.T, text string) []*scriptCase {
 //	         [purged=true] [driver=D]
 //	group <name> [count=N] [cpu=N] [mem=N]      (replaces the default group)
 //	constraint job|group|task <ltarget> <op> [rtarget]
+//	affinity job|group|task <ltarget> <op> <rtarget> [weight=N]
+//	spread job|group <attribute> [weight=N] [target=VALUE:PERCENT,...]
+//	tally <attribute>                         (also print the placements per value)
 //	alloc <id> node=<n> [group=G] [index=N] [client=S] [desired=S] [version=N [changed=true]]
 //	other <id> node=<n> [cpu=N] [mem=N] [priority=N] (an allocation of another job)
 //	config preempt=service,batch,system|none    (scheduler configuration)
@@ -80,6 +83,7 @@ func runScript(input []string) (string, error) {
 	customGroups := false
 	eval := &structs.Evaluation{ID: "eval-1", TriggeredBy: structs.EvalTriggerJobRegister, Status: structs.EvalStatusPending}
 	annotations := false
+	var tallies []string
 	for _, line := range input {
 		f := strings.Fields(line)
 		kv := map[string]string{}
@@ -203,6 +207,39 @@ func runScript(input []string) (string, error) {
 			case "task":
 				tg.Tasks[0].Constraints = append(tg.Tasks[0].Constraints, c)
 			}
+		case "affinity":
+			a := &structs.Affinity{LTarget: f[2], Operand: f[3], RTarget: f[4], Weight: structs.DefaultPlacementWeight}
+			if v, ok := kv["weight"]; ok {
+				a.Weight = atoi(v)
+			}
+			tg := job.TaskGroups[len(job.TaskGroups)-1]
+			switch f[1] {
+			case "job":
+				job.Affinities = append(job.Affinities, a)
+			case "group":
+				tg.Affinities = append(tg.Affinities, a)
+			case "task":
+				tg.Tasks[0].Affinities = append(tg.Tasks[0].Affinities, a)
+			}
+		case "spread":
+			sp := &structs.Spread{Attribute: f[2], Weight: structs.DefaultPlacementWeight}
+			if v, ok := kv["weight"]; ok {
+				sp.Weight = atoi(v)
+			}
+			if v, ok := kv["target"]; ok {
+				for _, t := range strings.Split(v, ",") {
+					val, pct, _ := strings.Cut(t, ":")
+					sp.SpreadTarget = append(sp.SpreadTarget, &structs.SpreadTarget{Value: val, Percent: atoi(pct)})
+				}
+			}
+			if f[1] == "job" {
+				job.Spreads = append(job.Spreads, sp)
+			} else {
+				tg := job.TaskGroups[len(job.TaskGroups)-1]
+				tg.Spreads = append(tg.Spreads, sp)
+			}
+		case "tally":
+			tallies = append(tallies, f[1])
 		case "alloc":
 			group := kv["group"]
 			if group == "" {
@@ -331,6 +368,9 @@ func runScript(input []string) (string, error) {
 	out := renderPlan(plan)
 	if annotations {
 		out += renderAnnotations(plan)
+	}
+	for _, attr := range tallies {
+		out += renderTally(st, plan, attr)
 	}
 	return out, nil
 }

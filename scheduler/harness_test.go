@@ -161,8 +161,14 @@ func renderPlan(p *Plan) string {
 			fmt.Fprintf(&b, " preempted=%s", strings.Join(a.PreemptedAllocations, ","))
 		}
 		b.WriteString(renderTracker(a.RescheduleTracker))
-		if s, ok := a.Metrics.Scores[a.NodeID+".binpack"]; ok {
-			fmt.Fprintf(&b, " score=%.3f", s)
+		if m := a.Metrics; m != nil && len(m.ScoreMetaData) > 0 && m.ScoreMetaData[0].NodeID == a.NodeID {
+			sm := m.ScoreMetaData[0]
+			fmt.Fprintf(&b, " score=%.3f", sm.NormScore)
+			for _, k := range []string{structs.ScorerSpread, structs.ScorerNodeAffinity} {
+				if v, ok := sm.Scores[k]; ok {
+					fmt.Fprintf(&b, " %s=%.3f", k, v)
+				}
+			}
 		}
 		b.WriteString("\n")
 	}
@@ -234,4 +240,23 @@ func atoi(s string) int {
 		panic(fmt.Sprintf("bad number %q", s))
 	}
 	return n
+}
+
+// renderTally counts the plan's placements by the value attr takes on
+// their nodes: "tally ${meta.rack}: r1=2 r2=2".
+func renderTally(st *fakeState, p *Plan, attr string) string {
+	counts := map[string]int{}
+	for _, a := range p.Placements() {
+		n, _ := st.NodeByID(a.NodeID)
+		v, ok := resolveTarget(attr, n)
+		if !ok {
+			v = "(unset)"
+		}
+		counts[v]++
+	}
+	var parts []string
+	for _, v := range sortedGroups(counts) {
+		parts = append(parts, fmt.Sprintf("%s=%d", v, counts[v]))
+	}
+	return fmt.Sprintf("tally %s: %s\n", attr, strings.Join(parts, " "))
 }

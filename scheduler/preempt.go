@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"fmt"
 	"sort"
 
 	"github.com/drover-io/drover/structs"
@@ -46,10 +45,11 @@ func (r *run) choosePreemption(nodes []*structs.Node, ask *structs.Resources) (*
 		bestScore float64
 	)
 	for _, node := range nodes { // sorted by ID
-		allocs, err := r.proposed(node.ID)
+		u, err := r.usage(node.ID)
 		if err != nil {
-			return nil, nil, 0, fmt.Errorf("read allocs of node %q: %w", node.ID, err)
+			return nil, nil, 0, err
 		}
+		allocs := u.allocs
 		cpuCap, memCap := nodeCapacity(node)
 		var usedCPU, usedMem int64
 		var cands []*structs.Allocation

@@ -1,36 +1,106 @@
 package scheduler
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/drover-io/drover/structs"
 )
 
-// proposed returns the allocations that will be on node once the plan is
-// applied: the non-terminal ones in the state, minus the plan's stops, plus
-// its placements.
-func (r *run) proposed(nodeID string) ([]*structs.Allocation, error) {
+// nodeUsage is what a node will hold once the plan built so far is
+// applied: its proposed allocations and the CPU and memory they use.
+type nodeUsage struct {
+	allocs   []*structs.Allocation // shared with every caller: read it, never append to it
+	cpu, mem int64
+	mark     planMark
+}
+
+// planMark is how many stops, placements and preemptions the plan held
+// for a node when its usage was computed; the plan only grows, so a
+// different mark means the usage is stale.
+type planMark struct{ stops, placements, preemptions int }
+
+func (r *run) markOf(nodeID string) planMark {
+	return planMark{len(r.plan.NodeUpdate[nodeID]), len(r.plan.NodeAllocation[nodeID]), len(r.plan.NodePreemptions[nodeID])}
+}
+
+// usage returns the node's proposed allocations: the non-terminal ones in
+// the state, minus the plan's stops, preemptions and in-place updates,
+// plus the plan's placements. It is computed once per node and kept
+// current as the run places allocations (placedOn); any other change of
+// the plan on the node recomputes it.
+func (r *run) usage(nodeID string) (*nodeUsage, error) {
+	mark := r.markOf(nodeID)
+	if u, ok := r.usages[nodeID]; ok && u.mark == mark {
+		return u, nil
+	}
 	existing, err := r.state.AllocsByNode(nodeID)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read allocs of node %q: %w", nodeID, err)
 	}
-	stopped := map[string]bool{} // or replaced by an in-place update
-	for _, a := range r.plan.NodeUpdate[nodeID] {
-		stopped[a.ID] = true
-	}
-	for _, a := range r.plan.NodeAllocation[nodeID] {
-		stopped[a.ID] = true
-	}
-	for _, a := range r.plan.NodePreemptions[nodeID] {
-		stopped[a.ID] = true
-	}
-	var out []*structs.Allocation
-	for _, a := range existing {
-		if !a.TerminalStatus() && !stopped[a.ID] {
-			out = append(out, a)
+	var gone map[string]bool // stopped, evicted or replaced in place
+	if mark != (planMark{}) {
+		gone = map[string]bool{}
+		for _, byNode := range []map[string][]*structs.Allocation{r.plan.NodeUpdate, r.plan.NodeAllocation, r.plan.NodePreemptions} {
+			for _, a := range byNode[nodeID] {
+				gone[a.ID] = true
+			}
 		}
 	}
-	return append(out, r.plan.NodeAllocation[nodeID]...), nil
+	u := &nodeUsage{mark: mark}
+	for _, a := range existing {
+		if !a.TerminalStatus() && !gone[a.ID] {
+			u.add(a)
+		}
+	}
+	for _, a := range r.plan.NodeAllocation[nodeID] {
+		u.add(a)
+	}
+	r.usages[nodeID] = u
+	return u, nil
+}
+
+func (u *nodeUsage) add(a *structs.Allocation) {
+	u.allocs = append(u.allocs, a)
+	c, m := allocUsage(a)
+	u.cpu += c
+	u.mem += m
+}
+
+// placedOn records that the plan now places a, a new allocation, on its
+// node, keeping the node's usage current without reading it again.
+func (r *run) placedOn(a *structs.Allocation) {
+	u, ok := r.usages[a.NodeID]
+	if !ok {
+		return
+	}
+	want := u.mark
+	want.placements++
+	if r.markOf(a.NodeID) != want {
+		delete(r.usages, a.NodeID)
+		return
+	}
+	// Callers that hold u.allocs keep their view: they never append.
+	u.allocs = append(u.allocs, a)
+	c, m := allocUsage(a)
+	u.cpu += c
+	u.mem += m
+	u.mark = want
+}
+
+// fits reports whether ask fits on node beside u; when it does not, dim
+// names the first exhausted dimension. score is the node's bin-packing
+// score with ask placed.
+func fits(node *structs.Node, u *nodeUsage, ask *structs.Resources) (fit bool, dim string, score float64) {
+	cpuCap, memCap := nodeCapacity(node)
+	cpu, mem := u.cpu+int64(ask.CPU), u.mem+int64(ask.MemoryMB)
+	if cpu > cpuCap {
+		return false, "cpu", 0
+	}
+	if mem > memCap {
+		return false, "memory", 0
+	}
+	return true, "", binPackScore(cpu, cpuCap, mem, memCap)
 }
 
 // AllocsFit reports whether allocs fit on node by CPU and memory; when they

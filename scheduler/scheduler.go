@@ -3,7 +3,10 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/drover-io/drover/structs"
@@ -36,6 +39,10 @@ type Options struct {
 	// NewEvalID returns a new evaluation ID (follow-up evaluations); nil
 	// uses NewID.
 	NewEvalID func() string
+
+	// exhaustive makes every placement consider every node, as the
+	// sampling placer's reference in tests.
+	exhaustive bool
 }
 
 // Process processes eval against state with default Options.
@@ -71,8 +78,11 @@ func (o Options) Process(state State, eval *structs.Evaluation) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read nodes: %w", err)
 	}
-	nodes = append([]*structs.Node(nil), nodes...)
-	sort.Slice(nodes, func(i, j int) bool { return nodes[i].ID < nodes[j].ID })
+	byID := func(a, b *structs.Node) int { return strings.Compare(a.ID, b.ID) }
+	if !slices.IsSortedFunc(nodes, byID) { // the state store's are
+		nodes = slices.Clone(nodes)
+		slices.SortFunc(nodes, byID)
+	}
 
 	cfg, err := state.SchedulerConfig()
 	if err != nil {
@@ -96,6 +106,11 @@ func (o Options) Process(state State, eval *structs.Evaluation) (*Plan, error) {
 		rescheduling:    map[string]time.Duration{},
 		checker:         newConstraintChecker(),
 		config:          cfg,
+		usages:          map[string]*nodeUsage{},
+		feasibilities:   map[*structs.TaskGroup]*feasibility{},
+		classes:         map[string]string{},
+		regexps:         map[string]*regexp.Regexp{},
+		exhaustive:      o.exhaustive,
 	}
 	if job != nil {
 		for _, tg := range job.TaskGroups {
@@ -149,6 +164,18 @@ type run struct {
 	deps         deploymentRun
 	// err is the first state read error met where returning one is awkward.
 	err error
+
+	exhaustive bool // Options.exhaustive
+
+	// Per-run caches (placer.go, rank.go, feasible.go).
+	usages        map[string]*nodeUsage // by node ID
+	feasibilities map[*structs.TaskGroup]*feasibility
+	classes       map[string]string         // computed classes of nodes that lack one, by ID
+	regexps       map[string]*regexp.Regexp // compiled device constraint patterns
+	cands         []*structs.Node           // candidate nodes, by ID; nil until computed
+	candByID      map[string]*structs.Node
+	order         *visitOrder          // cands in visiting order (placer.go)
+	pool          *structs.AllocMetric // NodesInPool and NodesAvailable of cands
 }
 
 // interrupted returns an error once the run's context is done.
@@ -211,129 +238,55 @@ func (r *run) updateInPlace(a *structs.Allocation) {
 	r.plan.AppendAlloc(c)
 }
 
-// candidates returns the ready nodes in the job's datacenters and fills the
-// pool counts of metric.
-func (r *run) candidates(metric *structs.AllocMetric) []*structs.Node {
-	var out []*structs.Node
+// candidateNodes returns the ready nodes in the job's datacenters, by ID,
+// computing them and their pool counts once per run.
+func (r *run) candidateNodes() []*structs.Node {
+	if r.pool != nil {
+		return r.cands
+	}
+	r.pool = &structs.AllocMetric{}
+	r.cands = make([]*structs.Node, 0, len(r.nodes))
 	for _, n := range r.nodes {
 		if !inDatacenters(n.Datacenter, r.job.Datacenters) {
 			continue
 		}
-		out = append(out, n)
-		if metric.NodesAvailable == nil {
-			metric.NodesAvailable = map[string]int{}
+		r.cands = append(r.cands, n)
+		if r.pool.NodesAvailable == nil {
+			r.pool.NodesAvailable = map[string]int{}
 		}
-		metric.NodesAvailable[n.Datacenter]++
+		r.pool.NodesAvailable[n.Datacenter]++
 	}
-	metric.NodesInPool = len(out)
-	return out
+	r.pool.NodesInPool = len(r.cands)
+	return r.cands
 }
 
-// place tries to place one allocation of tg named name on the best of
-// nodes, recording a failure in the plan when none fits. With coalesce, a
-// group that already failed fails again without trying: nothing changed.
-//
-// When no node fits and the scheduler configuration lets the job's type
-// preempt, allocations of jobs at least PreemptionPriorityDelta lower in
-// priority are evicted from the feasible node where that disrupts least
-// (see preempt.go). deploymentID tags a replacement made by a rolling
-// update. It reports whether the allocation was placed.
-func (r *run) place(tg *structs.TaskGroup, name string, prev *structs.Allocation, deploymentID string, nodes []*structs.Node, metric *structs.AllocMetric, coalesce bool) (bool, error) {
-	if err := r.interrupted(); err != nil {
-		return false, err
-	}
-	if f, ok := r.plan.FailedTGAllocs[tg.Name]; ok && coalesce {
-		r.plan.failed(tg.Name, f)
-		return false, nil
-	}
-	ask := newAllocResources(r.job, tg)
-	scope := distinctHostsScope(r.job, tg)
-	props, err := r.distinctProperties(tg)
-	if err != nil {
-		return false, err
-	}
-	var best *structs.Node
-	var bestScore float64
-	var exhausted []*structs.Node // feasible, but full
-	var bestDevices map[string][]*structs.AllocatedDeviceResource
-	penalized := r.penalizedNodes(prev)
-	for _, node := range nodes {
-		metric.NodesEvaluated++
-		if !r.feasible(node, tg, metric) {
-			continue
-		}
-		allocs, err := r.proposed(node.ID)
-		if err != nil {
-			return false, fmt.Errorf("read allocs of node %q: %w", node.ID, err)
-		}
-		if scope != "" && sharesHost(allocs, r.job, tg, scope) {
-			metric.NodesFiltered++
-			if metric.ConstraintFiltered == nil {
-				metric.ConstraintFiltered = map[string]int{}
-			}
-			metric.ConstraintFiltered[filterDistinctHosts]++
-			continue
-		}
-		if reason := propertyBlocks(props, node); reason != "" {
-			filterNode(metric, node, reason)
-			continue
-		}
-		fit, dim, score := AllocsFit(node, append(allocs, &structs.Allocation{Resources: ask.total}))
-		if !fit {
-			exhausted = append(exhausted, node)
-			metric.NodesExhausted++
-			if metric.DimensionExhausted == nil {
-				metric.DimensionExhausted = map[string]int{}
-			}
-			metric.DimensionExhausted[dim]++
-			if node.NodeClass != "" {
-				if metric.ClassExhausted == nil {
-					metric.ClassExhausted = map[string]int{}
-				}
-				metric.ClassExhausted[node.NodeClass]++
-			}
-			continue
-		}
-		devices, devScore, devFail := assignDevices(node, allocs, tg, nil)
-		if devFail.failed() {
-			devFail.record(metric)
-			continue
-		}
-		score += devScore
-		if penalized[node.ID] {
-			score -= nodeReschedulePenalty
-		}
-		if best == nil || score > bestScore {
-			best, bestScore, bestDevices = node, score, devices
-		}
-	}
-	var preempt []*structs.Allocation
-	if best == nil && len(exhausted) > 0 && r.config.PreemptionEnabled(r.job.Type) && !requestsDevices(tg) {
-		var err error
-		best, preempt, bestScore, err = r.choosePreemption(exhausted, ask.total)
-		if err != nil {
-			return false, err
-		}
-	}
-	if best == nil {
-		r.plan.failed(tg.Name, metric)
-		return false, nil
-	}
-	metric.Scores = map[string]float64{best.ID + ".binpack": bestScore}
+// freshMetric returns a metric carrying only the pool counts. Its
+// NodesAvailable map is shared: metrics are read-only once made.
+func (r *run) freshMetric() *structs.AllocMetric {
+	r.candidateNodes()
+	return &structs.AllocMetric{NodesInPool: r.pool.NodesInPool, NodesAvailable: r.pool.NodesAvailable}
+}
+
+// newAllocation returns a new allocation of tg named name on node, with
+// the given devices. deploymentID tags a replacement made by a rolling
+// update; prev is the allocation it replaces, if any.
+func (r *run) newAllocation(tg *structs.TaskGroup, name string, node *structs.Node,
+	devices map[string][]*structs.AllocatedDeviceResource, metric *structs.AllocMetric, deploymentID string, prev *structs.Allocation) *structs.Allocation {
+	ask := newAllocResources(r.job, tg) // each allocation owns its resources
 	a := &structs.Allocation{
 		ID:                 r.newID(),
 		DeploymentID:       deploymentID,
 		Namespace:          r.job.Namespace,
 		EvalID:             r.eval.ID,
 		Name:               name,
-		NodeID:             best.ID,
-		NodeName:           best.Name,
+		NodeID:             node.ID,
+		NodeName:           node.Name,
 		JobID:              r.job.ID,
 		Job:                r.job,
 		TaskGroup:          tg.Name,
 		Resources:          ask.total,
 		TaskResources:      ask.tasks,
-		AllocatedResources: withDevices(ask.allocated, bestDevices),
+		AllocatedResources: withDevices(ask.allocated, devices),
 		Metrics:            metric,
 		DesiredStatus:      structs.AllocDesiredStatusRun,
 		ClientStatus:       structs.AllocClientStatusPending,
@@ -346,12 +299,38 @@ func (r *run) place(tg *structs.TaskGroup, name string, prev *structs.Allocation
 			r.rescheduledFrom(a, prev, delay)
 		}
 	}
+	return a
+}
+
+// preemptOrFail ends a placement of tg that fits on no node: when the
+// scheduler configuration lets the job's type preempt, allocations of
+// jobs at least PreemptionPriorityDelta lower in priority are evicted from
+// the exhausted node where that disrupts least (preempt.go); otherwise the
+// plan records the failure, explained by metric.
+func (r *run) preemptOrFail(tg *structs.TaskGroup, ask allocResources, exhausted []*structs.Node, metric *structs.AllocMetric,
+	name string, prev *structs.Allocation, deploymentID string) (bool, error) {
+	if len(exhausted) == 0 || !r.config.PreemptionEnabled(r.job.Type) || requestsDevices(tg) {
+		r.plan.failed(tg.Name, metric)
+		return false, nil
+	}
+	sort.Slice(exhausted, func(i, j int) bool { return exhausted[i].ID < exhausted[j].ID })
+	best, preempt, score, err := r.choosePreemption(exhausted, ask.total)
+	if err != nil {
+		return false, err
+	}
+	if best == nil {
+		r.plan.failed(tg.Name, metric)
+		return false, nil
+	}
+	metric.ScoreMetaData = []*structs.NodeScoreMeta{{NodeID: best.ID, Scores: map[string]float64{structs.ScorerBinPack: score}, NormScore: score}}
+	a := r.newAllocation(tg, name, best, nil, metric, deploymentID, prev)
 	for _, p := range preempt {
 		a.PreemptedAllocations = append(a.PreemptedAllocations, p.ID)
 		r.plan.AppendPreemption(p, a.ID, r.now)
 		r.plan.desired(tg.Name).Preemptions++
 	}
 	r.plan.AppendAlloc(a)
+	r.placedOn(a)
 	return true, nil
 }
 

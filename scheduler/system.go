@@ -9,8 +9,7 @@ import (
 // system reconciles a system job: one allocation of each group on every
 // ready node that is in the job's datacenters and meets its constraints.
 func (r *run) system() error {
-	pool := &structs.AllocMetric{}
-	nodes := r.candidates(pool)
+	nodes := r.candidateNodes()
 	ready := map[string]*structs.Node{}
 	for _, n := range nodes {
 		ready[n.ID] = n
@@ -58,26 +57,26 @@ func (r *run) system() error {
 				}
 			}
 		}
+		p, err := r.newPlacer(tg, 0)
+		if err != nil {
+			return err
+		}
 		for _, node := range nodes {
 			if kept[node.ID] {
 				continue
 			}
-			probe := freshMetric(pool)
+			probe := r.freshMetric()
 			if !r.feasible(node, tg, probe) {
 				continue // not a node for this job: no failure
 			}
-			props, err := r.distinctProperties(tg)
-			if err != nil {
-				return err
-			}
-			if propertyBlocks(props, node) != "" {
+			if p.blocked(node) != "" {
 				continue // distinct_property filters it, as a constraint would
 			}
 			name := structs.AllocName(r.job.ID, tg.Name, 0)
 			if prev := freed[node.ID]; prev == nil || prev.DesiredDescription != descUpdating {
 				r.plan.desired(tg.Name).Place++
 			}
-			if _, err := r.place(tg, name, freed[node.ID], "", []*structs.Node{node}, freshMetric(pool), false); err != nil {
+			if err := p.placeOn(node, name, freed[node.ID]); err != nil {
 				return err
 			}
 		}

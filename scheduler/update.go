@@ -13,8 +13,10 @@ import (
 //
 // Destructive: the set of tasks, or any task's driver, config, env, user,
 // resources, lifecycle, kill timeout or signal, leader flag, log config,
-// restart policy or constraints; the group's constraints, restart policy,
-// ephemeral disk or network blocks; and meta at any level, because meta
+// restart policy, constraints or affinities; the group's constraints,
+// affinities, spreads, restart policy, ephemeral disk or network blocks
+// (a placement preference that changed is honoured by placing again, as
+// Nomad does); and meta at any level, because meta
 // reaches the task's environment as NOMAD_META_* variables, which a
 // running process cannot see change (Nomad decides the same).
 //
@@ -30,6 +32,8 @@ func tasksUpdated(old, new *structs.TaskGroup) bool {
 		return true
 	}
 	if !reflect.DeepEqual(old.Constraints, new.Constraints) ||
+		!reflect.DeepEqual(old.Affinities, new.Affinities) ||
+		!reflect.DeepEqual(old.Spreads, new.Spreads) ||
 		!reflect.DeepEqual(old.RestartPolicy, new.RestartPolicy) ||
 		!reflect.DeepEqual(old.EphemeralDisk, new.EphemeralDisk) ||
 		!reflect.DeepEqual(old.Networks, new.Networks) ||
@@ -59,7 +63,8 @@ func taskUpdated(o, n *structs.Task) bool {
 		!reflect.DeepEqual(o.Lifecycle, n.Lifecycle) ||
 		!reflect.DeepEqual(o.LogConfig, n.LogConfig) ||
 		!reflect.DeepEqual(o.RestartPolicy, n.RestartPolicy) ||
-		!reflect.DeepEqual(o.Constraints, n.Constraints)
+		!reflect.DeepEqual(o.Constraints, n.Constraints) ||
+		!reflect.DeepEqual(o.Affinities, n.Affinities)
 }
 
 // metaEqual compares string maps, nil equal to empty.
@@ -72,10 +77,13 @@ func metaEqual(a, b map[string]string) bool {
 
 // jobUpdated reports whether job-level changes force a destructive update
 // of every group: meta (it reaches the tasks' environment), constraints
-// and datacenters (the node may no longer qualify). Priority, all_at_once
-// and the update block are applied in place.
+// and datacenters (the node may no longer qualify), affinities and
+// spreads (placed again to honour them). Priority, all_at_once and the
+// update block are applied in place.
 func jobUpdated(old, new *structs.Job) bool {
 	return !metaEqual(old.Meta, new.Meta) ||
 		!reflect.DeepEqual(old.Constraints, new.Constraints) ||
+		!reflect.DeepEqual(old.Affinities, new.Affinities) ||
+		!reflect.DeepEqual(old.Spreads, new.Spreads) ||
 		!reflect.DeepEqual(old.Datacenters, new.Datacenters)
 }

@@ -42,6 +42,15 @@ func TestTasksUpdated(t *testing.T) {
 			tg.Tasks = append(tg.Tasks, &structs.Task{Name: "side", Driver: "mock"})
 		}, true},
 		{"task renamed", func(tg *structs.TaskGroup) { tg.Tasks[0].Name = "other" }, true},
+		{"group affinity", func(tg *structs.TaskGroup) {
+			tg.Affinities = []*structs.Affinity{{LTarget: "${meta.rack}", Operand: "=", RTarget: "r1", Weight: 50}}
+		}, true},
+		{"task affinity", func(tg *structs.TaskGroup) {
+			tg.Tasks[0].Affinities = []*structs.Affinity{{LTarget: "${meta.rack}", Operand: "=", RTarget: "r1", Weight: 50}}
+		}, true},
+		{"spread", func(tg *structs.TaskGroup) {
+			tg.Spreads = []*structs.Spread{{Attribute: "${meta.rack}", Weight: 50}}
+		}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -65,6 +74,10 @@ func TestJobUpdated(t *testing.T) {
 		{"update", func(j *structs.Job) { j.Update = structs.DefaultUpdateStrategy() }, false},
 		{"meta", func(j *structs.Job) { j.Meta = map[string]string{"v": "2"} }, true},
 		{"datacenters", func(j *structs.Job) { j.Datacenters = []string{"dc2"} }, true},
+		{"affinity", func(j *structs.Job) {
+			j.Affinities = []*structs.Affinity{{LTarget: "${meta.rack}", Operand: "=", RTarget: "r1", Weight: 50}}
+		}, true},
+		{"spread", func(j *structs.Job) { j.Spreads = []*structs.Spread{{Attribute: "${meta.rack}", Weight: 50}} }, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -106,9 +106,32 @@ type AllocMetric struct {
 	ClassExhausted     map[string]int
 	DimensionExhausted map[string]int // e.g. "memory", "cpu"
 	QuotaExhausted     []string
-	Scores             map[string]float64
-	AllocationTime     time.Duration
-	CoalescedFailures  int
+	// Scores holds, by "<node ID>.<scorer>", the chosen node's score
+	// components (Nomad's older form of ScoreMetaData).
+	Scores            map[string]float64
+	AllocationTime    time.Duration
+	CoalescedFailures int
+	// ScoreMetaData lists the best-scoring nodes considered for the
+	// placement, best first, with their score components.
+	ScoreMetaData []*NodeScoreMeta
+}
+
+// Scorer names used in NodeScoreMeta.Scores, as Nomad's.
+const (
+	ScorerBinPack           = "binpack"
+	ScorerNodeAffinity      = "node-affinity"
+	ScorerSpread            = "allocation-spread"
+	ScorerReschedulePenalty = "node-reschedule-penalty"
+	ScorerDevices           = "devices"
+)
+
+// NodeScoreMeta is how one node scored for a placement: each scorer's
+// component and the final score the scheduler ranked the node by (their
+// sum).
+type NodeScoreMeta struct {
+	NodeID    string
+	Scores    map[string]float64
+	NormScore float64
 }
 
 // TerminalStatus reports whether the allocation is finished from the

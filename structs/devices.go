@@ -34,28 +34,8 @@ func (r *RequestedDevice) Copy() *RequestedDevice {
 	}
 	c := *r
 	c.Constraints = copyConstraints(r.Constraints)
-	if r.Affinities != nil {
-		c.Affinities = make([]*Affinity, len(r.Affinities))
-		for i, a := range r.Affinities {
-			ac := *a
-			c.Affinities[i] = &ac
-		}
-	}
+	c.Affinities = copyAffinities(r.Affinities)
 	return &c
-}
-
-// Affinity is a soft placement preference: nodes (or device groups) matching
-// it score higher (Weight > 0) or lower (Weight < 0). Weight is in [-100, 100].
-type Affinity struct {
-	LTarget string
-	RTarget string
-	Operand string
-	Weight  int8
-}
-
-// String renders the affinity as it reads in a job file.
-func (a *Affinity) String() string {
-	return fmt.Sprintf("%s %s %s %d", a.LTarget, a.Operand, a.RTarget, a.Weight)
 }
 
 // DeviceIDTuple names a device group: vendor, type and model name.

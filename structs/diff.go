@@ -109,6 +109,8 @@ func DiffJobs(old, new *Job) *JobDiff {
 	d.Objects = compact(
 		objectDiff("Update", flatUpdate(jobUpdate(old)), flatUpdate(jobUpdate(new))),
 		constraintsDiff(jobConstraints(old), jobConstraints(new)),
+		affinitiesDiff(jobAffinities(old), jobAffinities(new)), // placement.go
+		spreadsDiff(jobSpreads(old), jobSpreads(new)),
 	)
 	groups := map[string]bool{}
 	var names []string
@@ -158,6 +160,20 @@ func jobConstraints(j *Job) []*Constraint {
 	return j.Constraints
 }
 
+func jobAffinities(j *Job) []*Affinity {
+	if j == nil {
+		return nil
+	}
+	return j.Affinities
+}
+
+func jobSpreads(j *Job) []*Spread {
+	if j == nil {
+		return nil
+	}
+	return j.Spreads
+}
+
 func jobFields(j *Job) map[string]string {
 	m := map[string]string{
 		"Name":        j.Name,
@@ -200,8 +216,16 @@ func diffGroups(name string, old, new *TaskGroup) *TaskGroupDiff {
 		}
 		return tg.Networks[0]
 	}
+	placement := func(tg *TaskGroup) ([]*Affinity, []*Spread) {
+		if tg == nil {
+			return nil, nil
+		}
+		return tg.Affinities, tg.Spreads
+	}
 	orp, oed, oup, oc := get(old)
 	nrp, ned, nup, nc := get(new)
+	oa, os := placement(old)
+	na, ns := placement(new)
 	d.Fields = fieldDiffs(fields(old), fields(new))
 	d.Objects = compact(
 		objectDiff("RestartPolicy", flatStruct(orp), flatStruct(nrp)),
@@ -209,6 +233,8 @@ func diffGroups(name string, old, new *TaskGroup) *TaskGroupDiff {
 		objectDiff("Update", flatUpdate(oup), flatUpdate(nup)),
 		objectDiff("Network", flatStruct(network(old)), flatStruct(network(new))),
 		constraintsDiff(oc, nc),
+		affinitiesDiff(oa, na),
+		spreadsDiff(os, ns),
 	)
 	tasks := map[string]bool{}
 	var names []string
@@ -275,6 +301,12 @@ func diffTasks(name string, old, new *Task) *TaskDiff {
 	}
 	ocfg, ores, orp, olog, olc, oc := get(old)
 	ncfg, nres, nrp, nlog, nlc, nc := get(new)
+	affinities := func(t *Task) []*Affinity {
+		if t == nil {
+			return nil
+		}
+		return t.Affinities
+	}
 	d.Fields = fieldDiffs(fields(old), fields(new))
 	d.Objects = compact(
 		objectDiff("Config", flatConfig(ocfg, old != nil), flatConfig(ncfg, new != nil)),
@@ -283,6 +315,7 @@ func diffTasks(name string, old, new *Task) *TaskDiff {
 		objectDiff("LogConfig", flatStruct(olog), flatStruct(nlog)),
 		objectDiff("Lifecycle", flatStruct(olc), flatStruct(nlc)),
 		constraintsDiff(oc, nc),
+		affinitiesDiff(affinities(old), affinities(new)),
 	)
 	if d.Type == DiffTypeNone && (len(d.Fields) > 0 || len(d.Objects) > 0) {
 		d.Type = DiffTypeEdited

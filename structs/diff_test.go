@@ -89,6 +89,26 @@ func TestDiffJobs(t *testing.T) {
 				t.Errorf("objects %+v", d.Objects)
 			}
 		}},
+		{"spread target changed and affinity added", func(j *Job) {
+			j.TaskGroups[0].Spreads = []*Spread{{Attribute: "${meta.rack}", Weight: 50, SpreadTarget: []*SpreadTarget{{"r1", 60}}}}
+			j.TaskGroups[0].Tasks[0].Affinities = []*Affinity{{LTarget: "${meta.rack}", Operand: "=", RTarget: "r1", Weight: 20}}
+		}, func(t *testing.T, d *JobDiff) {
+			g := d.TaskGroups[0]
+			if g.Type != DiffTypeEdited || len(g.Objects) != 1 || g.Objects[0].Name != "Spreads" {
+				t.Fatalf("group objects %+v", g.Objects)
+			}
+			fields := map[string]string{}
+			for _, f := range g.Objects[0].Objects[0].Fields {
+				fields[f.Name] = f.New
+			}
+			if fields["Attribute"] != "${meta.rack}" || fields["SpreadTarget[r1]"] != "60" || fields["Weight"] != "50" {
+				t.Errorf("spread fields %v", fields)
+			}
+			task := g.Tasks[0]
+			if len(task.Objects) != 1 || task.Objects[0].Name != "Affinities" || task.Annotations[0] != AnnotationForcesDestructiveUpdate {
+				t.Errorf("task %+v", task)
+			}
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -44,8 +44,12 @@ type Job struct {
 	AllAtOnce   bool
 	Datacenters []string
 	Constraints []*Constraint
-	TaskGroups  []*TaskGroup
-	Meta        map[string]string
+	// Affinities and Spreads rank the feasible nodes of every group
+	// (placement.go).
+	Affinities []*Affinity
+	Spreads    []*Spread
+	TaskGroups []*TaskGroup
+	Meta       map[string]string
 	// Update is the job-level update strategy; groups inherit it.
 	Update *UpdateStrategy
 
@@ -63,9 +67,13 @@ type Job struct {
 
 // TaskGroup is a set of tasks placed together on one node, count times.
 type TaskGroup struct {
-	Name          string
-	Count         int
-	Constraints   []*Constraint
+	Name        string
+	Count       int
+	Constraints []*Constraint
+	// Affinities and Spreads rank the group's feasible nodes, with the
+	// job's (placement.go).
+	Affinities    []*Affinity
+	Spreads       []*Spread
 	Tasks         []*Task
 	RestartPolicy *RestartPolicy
 	EphemeralDisk *EphemeralDisk
@@ -88,7 +96,9 @@ type Task struct {
 	Config      map[string]any
 	Env         map[string]string
 	Constraints []*Constraint
-	Resources   *Resources
+	// Affinities rank the nodes of the task's group, with the group's.
+	Affinities []*Affinity
+	Resources  *Resources
 	// RestartPolicy is the effective policy: the group's merged with the task's.
 	RestartPolicy *RestartPolicy
 	Meta          map[string]string
@@ -347,6 +357,7 @@ func (j *Job) Validate() error {
 	if len(j.TaskGroups) == 0 {
 		add("job has no task groups: add a group block")
 	}
+	validatePlacement("job", j.Affinities, j.Spreads, add)
 	groups := map[string]bool{}
 	for i, tg := range j.TaskGroups {
 		name := tg.Name
@@ -369,6 +380,7 @@ func (j *Job) Validate() error {
 		if len(tg.Tasks) == 0 {
 			add("group %q has no tasks: add a task block", name)
 		}
+		validatePlacement(fmt.Sprintf("group %q", name), tg.Affinities, tg.Spreads, add)
 		tasks := map[string]bool{}
 		leaders := 0
 		for k, t := range tg.Tasks {
@@ -398,6 +410,7 @@ func (j *Job) Validate() error {
 			if t.KillTimeout < 0 {
 				add("group %q, task %q: kill_timeout must not be negative", name, tname)
 			}
+			validatePlacement(fmt.Sprintf("group %q, task %q", name, tname), t.Affinities, nil, add)
 			if lc := t.Lifecycle; lc != nil {
 				switch lc.Hook {
 				case TaskLifecycleHookPrestart, TaskLifecycleHookPoststart, TaskLifecycleHookPoststop:
@@ -444,6 +457,8 @@ func (j *Job) Copy() *Job {
 	c := *j
 	c.Datacenters = slices.Clone(j.Datacenters)
 	c.Constraints = copyConstraints(j.Constraints)
+	c.Affinities = copyAffinities(j.Affinities)
+	c.Spreads = copySpreads(j.Spreads)
 	c.Meta = maps.Clone(j.Meta)
 	c.Update = j.Update.Copy()
 	c.TaskGroups = make([]*TaskGroup, len(j.TaskGroups))
@@ -460,6 +475,8 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	}
 	c := *tg
 	c.Constraints = copyConstraints(tg.Constraints)
+	c.Affinities = copyAffinities(tg.Affinities)
+	c.Spreads = copySpreads(tg.Spreads)
 	c.RestartPolicy = tg.RestartPolicy.Copy()
 	c.ReschedulePolicy = tg.ReschedulePolicy.Copy()
 	if tg.EphemeralDisk != nil {
@@ -491,6 +508,7 @@ func (t *Task) Copy() *Task {
 	c.Config = maps.Clone(t.Config)
 	c.Env = maps.Clone(t.Env)
 	c.Constraints = copyConstraints(t.Constraints)
+	c.Affinities = copyAffinities(t.Affinities)
 	c.Resources = t.Resources.Copy()
 	c.RestartPolicy = t.RestartPolicy.Copy()
 	c.Meta = maps.Clone(t.Meta)

@@ -21,16 +21,19 @@ const (
 
 // Node is a client machine that runs allocations.
 type Node struct {
-	ID                    string
-	SecretID              string `json:"-"`
-	Datacenter            string
-	Name                  string
-	HTTPAddr              string
-	Attributes            map[string]string // fingerprinted: "cpu.arch", "kernel.name", "driver.raw_exec", ...
-	NodeResources         *NodeResources
-	ReservedResources     *NodeReservedResources
-	Meta                  map[string]string
-	NodeClass             string
+	ID                string
+	SecretID          string `json:"-"`
+	Datacenter        string
+	Name              string
+	HTTPAddr          string
+	Attributes        map[string]string // fingerprinted: "cpu.arch", "kernel.name", "driver.raw_exec", ...
+	NodeResources     *NodeResources
+	ReservedResources *NodeReservedResources
+	Meta              map[string]string
+	NodeClass         string
+	// ComputedClass groups nodes that any constraint reading no unique
+	// value finds equally feasible (ComputeClass); set by the state store.
+	ComputedClass         string
 	NodePool              string
 	Drain                 bool
 	SchedulingEligibility string

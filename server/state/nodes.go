@@ -46,6 +46,7 @@ func (w *WriteTxn) UpsertNode(node *structs.Node) error {
 		node.SchedulingEligibility = structs.NodeSchedulingEligible
 	}
 	node.ModifyIndex = w.index
+	node.ComputedClass = node.ComputeClass() // the scheduler's feasibility cache key
 	if err := w.txn.Insert(TableNodes, node); err != nil {
 		return fmt.Errorf("upsert node %q: %w", node.ID, err)
 	}

@@ -1,0 +1,10 @@
+job "web" {
+  spread {
+    attribute = "${rack}"
+  }
+  group "g" {
+    task "t" {
+      driver = "mock_driver"
+    }
+  }
+}
