@@ -57,6 +57,8 @@ var boundaries = []boundary{
 		"jobspec turns files into api.Job and nothing else"},
 	{"inputlimit", []string{"api", "agent", "client", "command", "drivers", "devices", "jobspec", "plugins", "scheduler", "server", "structs"},
 		"inputlimit is a leaf every door for input may import: it imports nothing of drover's"},
+	{"ui", []string{"api", "agent", "client", "command", "drivers", "devices", "httpapi", "jobspec", "plugins", "scheduler", "rpcapi", "server", "structs"},
+		"the web UI is assets served as they are: the browser reads the cluster through the HTTP API"},
 }
 
 type listedPackage struct {
