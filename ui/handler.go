@@ -142,18 +142,19 @@ func newSite(fsys fs.FS) (*site, error) {
 		return nil, fmt.Errorf("no index.html")
 	}
 	delete(s.files, "index.html")
+	if len(s.files) == 0 {
+		return nil, fmt.Errorf("no assets besides index.html")
+	}
 	if !bytes.Contains(index.body, []byte(assetsPlaceholder)) {
 		return nil, fmt.Errorf("index.html does not refer to %s", assetsPlaceholder)
 	}
 	// The version covers every asset, names and contents.
+	names = slices.DeleteFunc(names, func(n string) bool { return n == "index.html" })
 	slices.Sort(names)
 	h := sha256.New()
 	for _, n := range names {
 		fmt.Fprintf(h, "%s\x00%d\x00", n, len(s.files[n].body))
 		h.Write(s.files[n].body)
-	}
-	if n := len(names); n == 0 {
-		return nil, fmt.Errorf("no assets")
 	}
 	s.assetBase = Prefix + "assets/" + hex.EncodeToString(h.Sum(nil))[:16] + "/"
 	body := bytes.ReplaceAll(index.body, []byte(assetsPlaceholder), []byte(strings.TrimSuffix(s.assetBase, "/")))

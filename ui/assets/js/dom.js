@@ -1,5 +1,6 @@
-// Building the DOM without innerHTML: every string from the API becomes a
-// text node, so nothing the cluster holds can inject markup or script.
+// Building the DOM from elements, never from HTML strings: every string
+// from the API becomes a text node, so nothing the cluster holds can inject
+// markup or script.
 
 // h builds an element: h('a', {href: '/ui/jobs', class: 'x'}, 'text', child).
 // Attributes whose value is null, undefined or false are left out; "on..."
