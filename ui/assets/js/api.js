@@ -109,34 +109,69 @@ export function sleep(ms, signal) {
   });
 }
 
+// A hidden tab holds no long poll: the browser opens at most six
+// connections to the agent, shared by all its tabs. hidden aborts the
+// requests in flight when the tab is hidden; whenVisible waits for its
+// return.
+let hidden = new AbortController();
+document.addEventListener('visibilitychange', () => {
+  if (document.hidden) {
+    hidden.abort();
+    hidden = new AbortController();
+  }
+});
+
+function whenVisible(signal) {
+  return new Promise(resolve => {
+    if (!document.hidden || signal.aborted) return resolve();
+    const done = () => {
+      if (document.hidden && !signal.aborted) return;
+      document.removeEventListener('visibilitychange', done);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    document.addEventListener('visibilitychange', done);
+    signal.addEventListener('abort', done, {once: true});
+  });
+}
+
 // watch calls onData with path's data now and again each time it changes,
 // with blocking queries, until signal aborts. onError(err) is told of
 // each failure; when it returns true the watch ends (the object is gone,
 // the endpoint does not exist), otherwise it retries with backoff. Without
 // blocking (endpoints that do not block), it polls every period ms. quiet
 // keeps its failures out of the footer (a sample that may be missing).
+// While the tab is hidden it pauses, and it catches up when the tab shows.
 export async function watch(path, onData, {signal, onError, blocking = true, period = 10000, quiet = false} = {}) {
   let index = 0;
   let failures = 0;
   while (!signal.aborted) {
+    await whenVisible(signal);
+    if (signal.aborted) return;
+    const req = AbortSignal.any([signal, hidden.signal]);
+    let r;
     try {
-      const r = await get(path, {signal, index: blocking ? index : 0});
-      if (signal.aborted) return;
-      if (!quiet && (failures > 0 || index === 0)) report({ok: true});
-      failures = 0;
-      // An index that went back (a restored snapshot, another server)
-      // starts over; the same index means the wait ended with no change.
-      if (!blocking || r.index !== index || index === 0) onData(r.data, r.index);
-      index = r.index;
-      // An endpoint that reports no index cannot block: poll it.
-      if (!blocking || index === 0) await sleep(period, signal);
+      r = await get(path, {signal: req, index: blocking ? index : 0});
     } catch (err) {
-      if (signal.aborted || (err && err.name === 'AbortError')) return;
+      if (signal.aborted) return;
+      if (req.aborted) continue; // the tab was hidden: wait for it
       failures++;
       if (onError && onError(err) === true) return;
       const wait = backoff(failures);
       if (!quiet) report({ok: false, retryIn: wait, error: describe(err)});
       await sleep(wait, signal);
+      continue;
     }
+    if (signal.aborted) return;
+    if (!quiet && (failures > 0 || index === 0)) report({ok: true});
+    failures = 0;
+    // An index that went back (a restored snapshot, another server)
+    // starts over; the same index means the wait ended with no change.
+    // onData's own errors are bugs: they end the watch and reach the
+    // console rather than being retried as if the agent had failed.
+    if (!blocking || r.index !== index || index === 0) onData(r.data, r.index);
+    index = r.index;
+    // An endpoint that reports no index cannot block: poll it.
+    if (!blocking || index === 0) await sleep(period, signal);
   }
 }

@@ -100,6 +100,12 @@ document.addEventListener('click', e => {
 
 window.addEventListener('popstate', show);
 
+// Leaving the UI (a reload, a typed address) ends the page's long polls
+// first: the browser opens at most six connections to the agent, and the
+// request for the next document must not wait behind them.
+window.addEventListener('pagehide', () => current && current.abort());
+window.addEventListener('beforeunload', () => current && current.abort());
+
 function showToken() {
   const el = document.getElementById('token-link');
   el.textContent = token() ? 'ACL token (set)' : 'ACL token';

@@ -127,18 +127,31 @@ export function render(id) {
 
   // Allocation changes move the summary and deployments; they are read
   // once per change (they hold no long poll of their own, so that a page
-  // stays within the browser's six connections per host).
+  // stays well within the browser's six connections to the agent). Changes
+  // that come while a read is under way make one more read.
+  let busy = false;
+  let again = false;
   const refreshDerived = async signal => {
+    if (busy) {
+      again = true;
+      return;
+    }
+    busy = true;
     try {
-      const [s, d] = await Promise.all([
-        get(api(['job', id, 'summary'], q), {signal}),
-        get(api(['job', id, 'deployments'], q), {signal}),
-      ]);
-      state.summary = s.data;
-      state.deployments = d.data || [];
-      draw();
+      do {
+        again = false;
+        const [s, d] = await Promise.all([
+          get(api(['job', id, 'summary'], q), {signal}),
+          get(api(['job', id, 'deployments'], q), {signal}),
+        ]);
+        state.summary = s.data;
+        state.deployments = d.data || [];
+        draw();
+      } while (again && !signal.aborted);
     } catch (err) {
-      if (!signal.aborted) failed(deployment.body, err, 'The job\'s deployments');
+      if (!signal.aborted) failed(groups.body, err, 'The job\'s summary');
+    } finally {
+      busy = false;
     }
   };
 
