@@ -68,12 +68,16 @@ export function logView(allocID, tasks, taskDead) {
     let failures = 0;
     let offset = tailBytes;
     while (!signal.aborted) {
-      const q = new URLSearchParams({task, type, follow: 'true', plain: 'true', origin: 'end', offset: String(offset)});
+      // A finished task's log is read to its end, not followed.
+      const follow = !taskDead(task);
+      const q = new URLSearchParams({task, type, plain: 'true', origin: 'end', offset: String(offset)});
+      if (follow) q.set('follow', 'true');
       try {
         const resp = await fetch(`/v1/client/fs/logs/${encodeURIComponent(allocID)}?${q}`,
           {headers: headers(), signal, cache: 'no-store'});
         if (!resp.ok) throw new APIError(resp.status, (await resp.text()).trim(), `logs of task "${task}"`);
-        replace(note, `Following ${type} of task "${task}".`);
+        following = follow;
+        replace(note, follow ? `Following ${type} of task "${task}".` : `Reading ${type} of task "${task}"…`);
         failures = 0;
         const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
         for (;;) {
@@ -89,8 +93,10 @@ export function logView(allocID, tasks, taskDead) {
         await sleep(wait, signal);
         continue;
       }
-      if (taskDead(task)) {
-        replace(note, `Task "${task}" has finished; this is the end of its ${type}.`);
+      if (!follow || taskDead(task)) {
+        if (!pre.textContent) replace(pre, `(no ${type} output)`);
+        replace(note, `Task "${task}" has finished; this is the end of its ${type}` +
+          (pre.textContent.length >= tailBytes ? ` (the last ${tailBytes / 1024} KiB).` : '.'));
         return;
       }
       // The stream closed while the task runs (the agent restarted, a
@@ -102,8 +108,21 @@ export function logView(allocID, tasks, taskDead) {
     }
   }
 
-  return {el, start(signal) {
-    pageSignal = signal;
-    restart();
-  }};
+  let following = false; // the open stream follows a running task
+  return {
+    el,
+    start(signal) {
+      pageSignal = signal;
+      restart();
+    },
+    // update is called when the allocation changes: a followed task that
+    // has finished writes no more (the stream stays open for the last
+    // lines the agent has not sent yet).
+    update() {
+      if (following && taskDead(task)) {
+        following = false;
+        replace(note, `Task "${task}" has finished; its ${type} ends here.`);
+      }
+    },
+  };
 }

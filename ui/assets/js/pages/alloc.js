@@ -9,8 +9,20 @@ import {allocURL, api, evalURL, jobURL, nodeURL} from '../paths.js';
 import {logView} from '../logs.js';
 import {page, failed} from './common.js';
 
-// eventDetails lists what an event carries beyond its message.
+// eventDetails lists what an event carries beyond its message (what the
+// message already says is left out).
 export function eventDetails(e) {
+  const msg = squash(e.DisplayMessage || e.Message || '');
+  return rawDetails(e).filter(x => !msg.includes(squash(x)));
+}
+
+// squash lowercases s and drops what is not a letter or a digit, so that
+// "Exit Code: 3" and "exit code 3" compare equal.
+function squash(s) {
+  return String(s).toLowerCase().replace(/[^a-z0-9]/g, '');
+}
+
+function rawDetails(e) {
   const d = [];
   if (e.Type === 'Terminated' || e.ExitCode) d.push(`exit code ${e.ExitCode}`);
   if (e.Signal) d.push(`signal ${e.Signal}`);
@@ -50,13 +62,18 @@ export function eventsTable(events, newestFirst) {
   ], evs, 'No events yet.');
 }
 
+// taskBadge shows a task's state, in the failure colour when it failed.
+export function taskBadge(ts) {
+  return ts.Failed ? badge('failed', '(' + ts.State + ')') : badge(ts.State);
+}
+
 function taskCard(name, ts, taskDef, res, usage, newestFirst) {
   const r = res || {};
   const devices = (r.Devices || []).map(d => `${d.Vendor}/${d.Type}/${d.Name}: ${(d.DeviceIDs || []).join(', ')}`);
   const mem = usage && usage.ResourceUsage && usage.ResourceUsage.MemoryStats;
   const cpu = usage && usage.ResourceUsage && usage.ResourceUsage.CpuStats;
   return h('section', {class: 'task', 'aria-labelledby': 'task-' + name},
-    h('h3', {id: 'task-' + name}, 'Task ', h('span', {class: 'id'}, name), ' ', badge(ts.State, ts.Failed ? '(failed)' : '')),
+    h('h3', {id: 'task-' + name}, 'Task ', h('span', {class: 'id'}, name), ' ', taskBadge(ts)),
     kv([
       ['Driver', taskDef ? taskDef.Driver : null],
       ['Lifecycle', taskDef && taskDef.Lifecycle ? `${taskDef.Lifecycle.Hook}${taskDef.Lifecycle.Sidecar ? ' (sidecar)' : ''}` : null],
@@ -93,7 +110,7 @@ export function render(id) {
   const placed = section('Placement', 'placement');
   let alloc = null;
   let usage = null;
-  let logsStarted = false;
+  let logPanel = null; // the logs, once the allocation has tasks and a node
 
   const draw = () => {
     const a = alloc;
@@ -131,12 +148,13 @@ export function render(id) {
       (m.NodesFiltered ? `, ${m.NodesFiltered} filtered out` : '') +
       (m.NodesExhausted ? `, ${m.NodesExhausted} without room` : '') +
       ', and placed this allocation on the best-scoring node.'), scoresTable(m));
-    if (!logsStarted && names.length && a.NodeID) {
-      logsStarted = true;
+    if (!logPanel && names.length && a.NodeID) {
       const dead = n => ((alloc.TaskStates || {})[n] || {}).State === 'dead';
-      const lv = logView(a.ID, names, dead);
-      replace(logs.body, lv.el);
-      lv.start(signalOf);
+      logPanel = logView(a.ID, names, dead);
+      replace(logs.body, logPanel.el);
+      logPanel.start(signalOf);
+    } else if (logPanel) {
+      logPanel.update();
     }
   };
   order.addEventListener('change', draw);

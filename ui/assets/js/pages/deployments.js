@@ -17,7 +17,7 @@ export function deploymentGroups(d) {
     {label: 'Healthy', cell: ([, s]) => s.HealthyAllocs, num: true},
     {label: 'Unhealthy', cell: ([, s]) => s.UnhealthyAllocs, num: true},
     {label: 'Promoted', cell: ([, s]) => s.DesiredCanaries ? (s.Promoted ? 'yes' : 'no') : '—'},
-    {label: 'Progress deadline', cell: ([, s]) => timeEl(fromRFC3339(s.RequireProgressBy))},
+    {label: 'Progress deadline', cell: ([, s]) => d.Status === 'running' ? timeEl(fromRFC3339(s.RequireProgressBy)) : '—'},
   ], groups, 'No groups.');
 }
 

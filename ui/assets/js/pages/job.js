@@ -14,7 +14,8 @@ export function taskStates(a) {
   const ts = a.TaskStates || {};
   const names = Object.keys(ts).sort();
   if (!names.length) return h('span', {class: 'muted'}, '—');
-  return names.map(n => h('span', {class: 'task-state'}, n + ' ', badge(ts[n].State, ts[n].Failed ? '(failed)' : '')));
+  return names.map(n => h('span', {class: 'task-state'}, n + ' ',
+    ts[n].Failed ? badge('failed', '(' + ts[n].State + ')') : badge(ts[n].State)));
 }
 
 // allocTable lists allocations, newest first.
