@@ -248,16 +248,28 @@ func (b *browser) do(t *testing.T, what string, actions ...chromedp.Action[chrom
 
 }
 
-// text returns the text of the element sel selects.
+// text returns the visible text of the element sel selects, read in one
+// step: the pages replace their sections as data arrives, so a node found
+// by one call may be gone by the next.
 func (b *browser) text(t *testing.T, sel string) string {
 	t.Helper()
+	b.waitJS(t, sel+" to exist", fmt.Sprintf("!!document.querySelector(%q)", sel))
 	ctx, cancel := context.WithTimeout(b.ctx, 90*time.Second)
 	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(
+		"(() => { const el = document.querySelector(%q); return el ? el.innerText : ''; })()", sel)))
 	if err != nil {
 		t.Fatalf("text of %s: %v", sel, err)
 	}
 	return s
+}
+
+// click clicks the element sel selects, found and clicked in one step (the
+// pages replace their sections as data arrives).
+func (b *browser) click(t *testing.T, sel string) {
+	t.Helper()
+	b.waitJS(t, sel+" to exist", fmt.Sprintf("!!document.querySelector(%q)", sel))
+	b.do(t, "click "+sel, chromedp.Evaluate[chromedp.Void](fmt.Sprintf("document.querySelector(%q).click()", sel)))
 }
 
 // waitJS waits, on each change of the page, until the JavaScript
@@ -437,7 +449,8 @@ func TestWebUI(t *testing.T) {
 
 	t.Run("a link navigates in the page", func(t *testing.T) {
 		b.do(t, "mark the document", chromedp.Evaluate[chromedp.Void](`window.droverTestMark = 1`))
-		b.do(t, "follow the job link", chromedp.Click(chromedp.CSS(jobLink)), chromedp.WaitVisible(chromedp.CSS("#allocations "+allocLink)))
+		b.click(t, "#jobs "+jobLink)
+		b.do(t, "the job page", chromedp.WaitVisible(chromedp.CSS("#allocations "+allocLink)))
 		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
 		defer cancel()
 		if mark, err := chromedp.Run(ctx, chromedp.Evaluate[int](`window.droverTestMark || 0`)); err != nil || mark != 1 {
@@ -462,9 +475,9 @@ func TestWebUI(t *testing.T) {
 	t.Run("a hidden tab holds no long poll", func(t *testing.T) {
 		// The browser opens at most six connections to the agent for all
 		// its tabs: a page in a tab the user left gives its up.
-		if len(b.inflightAPI()) == 0 {
-			t.Fatal("the job page has no blocking query under way")
-		}
+		waitFor(t, 30*time.Second, "the job page's blocking queries", func() (bool, string) {
+			return len(b.inflightAPI()) > 0, "no request under way"
+		})
 		b.setHidden(t, true)
 		waitFor(t, 30*time.Second, "the hidden page's requests to end", func() (bool, string) {
 			left := b.inflightAPI()
@@ -481,10 +494,11 @@ func TestWebUI(t *testing.T) {
 		// The request for the next document must not queue behind the
 		// page's blocking queries (up to a minute each): the page ends them
 		// before the browser asks for the next one.
-		polls := b.inflightAPI()
-		if len(polls) == 0 {
-			t.Fatal("the job page has no blocking query under way")
-		}
+		var polls map[network.RequestID]string
+		waitFor(t, 30*time.Second, "the job page's blocking queries", func() (bool, string) {
+			polls = b.inflightAPI()
+			return len(polls) > 0, "no request under way"
+		})
 		b.mu.Lock()
 		b.order = nil
 		b.mu.Unlock()
@@ -528,7 +542,7 @@ func TestWebUI(t *testing.T) {
 			`[...document.querySelector('#log').textContent.matchAll(/tick (\d+)/g)].some(m => +m[1] > %d)`, ticks))
 		b.screenshot(t, "allocation")
 		// stderr is one click away.
-		b.do(t, "show stderr", chromedp.Click(chromedp.CSS(`button[data-type="stderr"]`)))
+		b.click(t, `button[data-type="stderr"]`)
 		b.waitJS(t, "stderr's lines", textHas("#log", "warn "))
 		if text := b.text(t, "#log"); strings.Contains(text, "tick") {
 			t.Errorf("stderr shows stdout's lines:\n%.300s", text)
@@ -553,8 +567,8 @@ func TestWebUI(t *testing.T) {
 	t.Run("evaluations", func(t *testing.T) {
 		b.visit(t, "/ui/evaluations", `#evaluations a[href="/ui/jobs/ui-toobig"]`)
 		b.waitJS(t, "the blocked evaluation", textHas("#evaluations", "blocked", "huge"))
-		b.do(t, "open the failed evaluation", chromedp.Click(chromedp.CSS(`#evaluations tr:has(.fail) a[href^="/ui/evaluations/"]`)),
-			chromedp.WaitVisible(chromedp.CSS("#placement .placement")))
+		b.click(t, `#evaluations tr:has(.fail) a[href^="/ui/evaluations/"]`)
+		b.do(t, "the evaluation's page", chromedp.WaitVisible(chromedp.CSS("#placement .placement")))
 		b.checkClean(t, "evaluations")
 	})
 
@@ -582,8 +596,8 @@ func TestWebUI(t *testing.T) {
 
 	t.Run("ACL token is sent", func(t *testing.T) {
 		b.visit(t, "/ui/settings/tokens", "#token-secret")
-		b.do(t, "save a token", chromedp.SendKeys(chromedp.CSS("#token-secret"), "ui-test-secret"),
-			chromedp.Click(chromedp.CSS(`.token-form button[type="submit"]`)))
+		b.do(t, "type a token", chromedp.SendKeys(chromedp.CSS("#token-secret"), "ui-test-secret"))
+		b.click(t, `.token-form button[type="submit"]`)
 		b.waitJS(t, "the token marked as set", textHas("#token-link", "(set)"))
 		b.mu.Lock()
 		b.tokens = nil
@@ -601,7 +615,7 @@ func TestWebUI(t *testing.T) {
 			}
 		}
 		b.visit(t, "/ui/settings/tokens", "#token-secret")
-		b.do(t, "clear the token", chromedp.Click(chromedp.CSS(`.token-form button[type="button"]`)))
+		b.click(t, `.token-form button[type="button"]`)
 		b.waitJS(t, "the token cleared", `!document.querySelector('#token-link').textContent.includes('(set)')`)
 		b.checkClean(t, "tokens")
 	})
