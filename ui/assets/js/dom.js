@@ -48,18 +48,25 @@ export function section(title, id, {hideTitle = false} = {}) {
   return {el, body};
 }
 
+// maxRows bounds a table: a cluster's thousands of evaluations or
+// allocations would make every update slow, and the newest are the ones
+// that matter (tables are sorted before they get here).
+const maxRows = 500;
+
 // table renders rows under columns. A column is {label, cell(row), num}:
 // cell returns what h takes; num right-aligns it. empty is shown without
 // rows.
 export function table(caption, columns, rows, empty) {
   if (!rows || rows.length === 0) return h('p', {class: 'empty'}, empty || 'None.');
+  const shown = rows.length > maxRows ? rows.slice(0, maxRows) : rows;
   return h('div', {class: 'table-wrap'},
     h('table', null,
       h('caption', {class: 'visually-hidden'}, caption),
       h('thead', null, h('tr', null, columns.map(c =>
         h('th', {scope: 'col', class: c.num ? 'num' : null}, c.label)))),
-      h('tbody', null, rows.map(r => h('tr', null, columns.map(c =>
-        h('td', {class: c.num ? 'num' : null}, c.cell(r))))))));
+      h('tbody', null, shown.map(r => h('tr', null, columns.map(c =>
+        h('td', {class: c.num ? 'num' : null}, c.cell(r))))))),
+    shown !== rows ? h('p', {class: 'hint'}, `Showing the first ${maxRows} of ${rows.length}; the CLI lists them all.`) : null);
 }
 
 // kv renders [label, value] pairs as a description list; pairs whose value
