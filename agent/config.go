@@ -58,10 +58,19 @@ type Config struct {
 	Client ClientConfig
 	// Plugins holds each `plugin "NAME" { config { ... } }` block by name.
 	Plugins map[string]*PluginConfig
+	// UI is the ui block: whether the agent serves the web UI at /ui/.
+	UI UIConfig
 
 	// Warnings are the Nomad settings the files and flags set that drover
 	// ignores, one per key; the agent command logs them at start.
 	Warnings []ConfigWarning
+}
+
+// UIConfig is the ui block.
+type UIConfig struct {
+	// Enabled serves the web UI at /ui/ (and redirects / there); default
+	// true, as Nomad's.
+	Enabled bool
 }
 
 // LoggingConfig configures the agent's logs: to stderr always, and to a
@@ -217,6 +226,7 @@ func DefaultConfig() *Config {
 			RotateDuration: DefaultLogRotateDuration,
 			SyslogFacility: DefaultSyslogFacility,
 		},
+		UI: UIConfig{Enabled: true},
 		Client: ClientConfig{GC: ClientGCConfig{
 			Interval:            DefaultGCInterval,
 			MaxAllocs:           DefaultGCMaxAllocs,
@@ -304,6 +314,9 @@ func (c *Config) merge(f *parsedFile) {
 	}
 	if cl := fc.Client; cl != nil {
 		c.Client.mergeFile(cl)
+	}
+	if u := fc.UI; u != nil {
+		setVal(&c.UI.Enabled, u.Enabled)
 	}
 	for name, raw := range f.plugins {
 		if c.Plugins == nil {

@@ -42,11 +42,16 @@ var nomadIgnored = map[string]map[string]string{
 		"sentinel":                  reasonEnterprise,
 		"telemetry":                 "drover does not publish metrics yet",
 		"tls":                       "TLS is not supported yet: the HTTP API and the RPC port are served in plain text",
-		"ui":                        "drover has no web UI",
 		"vault":                     reasonNoVault,
 	},
 	"ports": {
 		"serf": reasonNoSerf,
+	},
+	"ui": {
+		"content_security_policy": "the web UI's Content-Security-Policy is fixed (see docs/ui.md)",
+		"consul":                  reasonNoConsul,
+		"vault":                   reasonNoVault,
+		"label":                   "the web UI shows no custom label yet",
 	},
 	"addresses": {
 		"serf": reasonNoSerf,

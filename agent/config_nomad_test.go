@@ -35,7 +35,7 @@ var nomadAgentWarnings = []string{
 	"server.encrypt", "server.eval_gc_threshold", "server.job_gc_interval", "server.job_gc_threshold",
 	"server.license_path", "server.node_gc_threshold", "server.plan_rejection_tracker",
 	"server.raft_protocol", "server.server_join",
-	"telemetry", "tls", "ui", "vault",
+	"telemetry", "tls", "ui.consul", "vault",
 }
 
 func TestNomadAgentConfigFile(t *testing.T) {
@@ -242,6 +242,20 @@ log_include_location = true`, func(c *Config) bool {
 			cl := c.Client
 			return cl.NetworkInterface == "eth1" && cl.PreferredAddressFamily == "ipv6" && cl.CPUTotalCompute == 4000 &&
 				cl.MemoryTotalMB == 2048 && cl.DiskTotalMB == 100 && cl.DiskFreeMB == 50
+		}},
+		{"ui disabled", "ui {\n  enabled = false\n}", func(c *Config) bool { return !c.UI.Enabled && len(c.Warnings) == 0 }},
+		{"ui disabled in JSON", `{"ui": {"enabled": false}}`, func(c *Config) bool { return !c.UI.Enabled }},
+		{"ui enabled by default", `ui {}`, func(c *Config) bool { return c.UI.Enabled }},
+		{"ui's Nomad-only keys are ignored", `ui {
+  enabled = false
+  label {
+    text = "prod"
+  }
+  content_security_policy {
+    script_src = ["'self'"]
+  }
+}`, func(c *Config) bool {
+			return !c.UI.Enabled && reflect.DeepEqual(warningKeys(c.Warnings), []string{"ui.content_security_policy", "ui.label"})
 		}},
 		{"update check keys are honoured silently", "disable_update_check = true\ndisable_anonymous_signature = true", func(c *Config) bool { return len(c.Warnings) == 0 }},
 	}

@@ -37,6 +37,7 @@ type fileConfig struct {
 	Addresses *addressesBlock
 	Server    *serverBlock
 	Client    *clientBlock
+	UI        *uiBlock
 }
 
 // logFileConfig is the logging keys of a file.
@@ -55,6 +56,10 @@ type logFileConfig struct {
 type leaveConfig struct {
 	OnInterrupt *bool
 	OnTerminate *bool
+}
+
+type uiBlock struct {
+	Enabled *bool
 }
 
 type portsBlock struct {
@@ -163,6 +168,14 @@ func (pf *parsedFile) topSection() section {
 			return fc.Client.section()
 		}),
 		"plugin": labelledBlocks("plugin", pf.decodePlugin),
+		"ui": blockKey(func() section {
+			if fc.UI == nil {
+				fc.UI = &uiBlock{}
+			}
+			return section{path: "ui", keys: map[string]keyFunc{
+				"enabled": boolKey(&fc.UI.Enabled, "ui"),
+			}}
+		}),
 	}}
 }
 

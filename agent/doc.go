@@ -11,7 +11,8 @@
 // agent's server elects itself), or rpcclient over the network to
 // client.servers; and the HTTP API (package httpapi), given the same Conn,
 // the client, and agentInfo (agent_info.go: /v1/agent/self, health, leader
-// and peers). Start starts them; Shutdown stops the HTTP API, then the
+// and peers), which serves the web UI (package ui) beside the API unless
+// ui { enabled = false }. Start starts them; Shutdown stops the HTTP API, then the
 // client, then the server.
 //
 // Files: agent.go wires an agent; driver_catalog.go is the catalog of

@@ -70,6 +70,7 @@
 //	GET      /v1/client/fs/readat/:id?path=&offset=&limit=  limit bytes from offset (0: to the end)
 //	GET|PUT  /v1/client/gc[?node_id]         collect every terminal allocation now -> {"Collected": [IDs]}
 //	PUT|POST /v1/system/gc                   the same as /v1/client/gc on this agent
+//	GET      /ui/...                         the web UI (package ui) when Config.UI; GET / redirects there
 //
 // The /v1/client endpoints act on this agent's client (client_ops.go,
 // fs.go, logs.go, client_stats.go, snapshot.go). A request for an

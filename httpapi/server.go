@@ -14,6 +14,7 @@ import (
 	"github.com/drover-io/drover/api"
 	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
+	"github.com/drover-io/drover/ui"
 )
 
 // maxBodyBytes bounds a request body: 10 MB is far above any real job.
@@ -52,6 +53,9 @@ type Config struct {
 	ParseJob JobParser
 	// Logger logs requests at debug level; nil discards.
 	Logger *slog.Logger
+	// UI serves the web UI (package ui) at /ui/ beside the API, and
+	// redirects / there (the agent's ui { enabled }).
+	UI bool
 }
 
 // endpoint handles one request. It returns the value to encode as JSON, or
@@ -90,7 +94,7 @@ func New(ln net.Listener, cfg *Config) *Server {
 	base, cancel := context.WithCancel(context.Background())
 	s.stopRequests = cancel
 	s.srv = &http.Server{
-		Handler:           s.Handler(),
+		Handler:           ui.Mount(s.Handler(), cfg.UI),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
