@@ -628,3 +628,31 @@ func TestWebUI(t *testing.T) {
 		b.checkClean(t, "unknown page")
 	})
 }
+
+// TestWebUIDisabled: with ui { enabled = false } the agent serves no UI and
+// says how to turn it on; the API is unchanged.
+func TestWebUIDisabled(t *testing.T) {
+	a := startDevAgentWithConfig(t, "ui {\n  enabled = false\n}\n")
+	noRedirect := &http.Client{Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, tc := range []struct {
+		path string
+		code int
+		has  string
+	}{
+		{"/ui/", http.StatusNotFound, "ui { enabled = true }"},
+		{"/ui/jobs", http.StatusNotFound, "disabled"},
+		{"/", http.StatusNotFound, "no such endpoint"},
+		{"/v1/jobs", http.StatusOK, "["},
+	} {
+		resp, err := noRedirect.Get(a.addr + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.code || !strings.Contains(string(body), tc.has) {
+			t.Errorf("GET %s: %d %.200q, want %d with %q", tc.path, resp.StatusCode, body, tc.code, tc.has)
+		}
+	}
+}
