@@ -522,6 +522,57 @@ func TestWebUI(t *testing.T) {
 		b.checkClean(t, "placement failure")
 	})
 
+	t.Run("placement failures in words", func(t *testing.T) {
+		// placement.js's reasons() for the scheduler's metrics, run in the
+		// browser on the module the page loaded.
+		tests := []struct {
+			name   string
+			metric string // an AllocationMetric as JSON
+			ask    string // what one allocation asks for, or null
+			want   []string
+		}{
+			{"no node evaluated", `{"NodesEvaluated": 0, "NodesInPool": 0}`, `null`,
+				[]string{"No node was eligible", "drover node status"}},
+			{"empty datacenter", `{"NodesEvaluated": 0, "NodesAvailable": {"dc2": 0}}`, `null`,
+				[]string{`No node is available in datacenter "dc2"`, `datacenter = "dc2"`}},
+			{"missing driver", `{"NodesEvaluated": 3, "NodesFiltered": 3, "ConstraintFiltered": {"missing drivers": 3}}`, `null`,
+				[]string{"3 nodes lack a healthy driver", "plugin configuration"}},
+			{"constraint", `{"NodesEvaluated": 2, "NodesFiltered": 1, "ConstraintFiltered": {"${attr.kernel.name} = windows": 1}}`, `null`,
+				[]string{"1 node does not satisfy the constraint ${attr.kernel.name} = windows", "Relax the constraint"}},
+			{"class filtered", `{"NodesEvaluated": 2, "ClassFiltered": {"gpu": 2}}`, `null`,
+				[]string{`2 nodes of class "gpu" were filtered out`}},
+			{"cpu exhausted", `{"NodesEvaluated": 1, "NodesExhausted": 1, "DimensionExhausted": {"cpu": 1}}`, `{"cpu": 4000, "memory": 64}`,
+				[]string{"1 node has too little free CPU for the 4.0 GHz that one allocation asks for", "lower the group's cpu request"}},
+			{"device missing", `{"NodesEvaluated": 1, "NodesFiltered": 1, "ConstraintFiltered": {"missing devices: nvidia/gpu": 1}}`, `null`,
+				[]string{`1 node has no device "nvidia/gpu"`}},
+			{"device busy", `{"NodesEvaluated": 2, "NodesExhausted": 2, "DimensionExhausted": {"devices: nvidia/gpu": 2}}`, `null`,
+				[]string{"2 nodes have no free healthy instance of device nvidia/gpu", "Wait for the instances in use"}},
+			{"distinct hosts", `{"NodesEvaluated": 2, "ConstraintFiltered": {"distinct_hosts": 2}}`, `null`,
+				[]string{"2 nodes already run an allocation of this job", "distinct hosts"}},
+			{"nothing recorded", `{"NodesEvaluated": 4}`, `null`,
+				[]string{"The scheduler recorded no reason"}},
+		}
+		for _, tc := range tests {
+			ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+			got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](fmt.Sprintf(`(async () => {
+				const base = document.querySelector('script[type=module]').src.replace(/js\/app\.js$/, '');
+				const {reasons} = await import(base + 'js/placement.js');
+				return reasons(%s, %s).map(r => r.text + ' | ' + (r.hint || ''));
+			})()`, tc.metric, tc.ask), chromedp.EvalAwaitPromise))
+			cancel()
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			text := strings.Join(got, "\n")
+			for _, w := range tc.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("%s: the explanation does not say %q:\n%s", tc.name, w, text)
+				}
+			}
+		}
+		b.checkClean(t, "placement module")
+	})
+
 	t.Run("allocation", func(t *testing.T) {
 		b.visit(t, "/ui/allocations/"+alloc.ID, "#tasks .task")
 		b.waitJS(t, "the task's events", textHas("#tasks", "Received", "Task Setup", "Started", "Task started by client"))

@@ -33,11 +33,6 @@ export function replace(el, ...children) {
   return append(el, children);
 }
 
-// link is an anchor to one of the UI's own pages.
-export function link(href, ...children) {
-  return h('a', {href}, ...children);
-}
-
 // section is a titled part of a page; its body is replaced as data arrives.
 // With hideTitle the title is for screen readers only (a list page whose
 // heading says the same).

@@ -4,7 +4,7 @@
 
 import {h, kv, replace, section, table} from '../dom.js';
 import {badge, clock, duration, fromNanos, fromRFC3339, mhz, mib, shortID, since, timeEl} from '../format.js';
-import {get, watch} from '../api.js';
+import {watch} from '../api.js';
 import {allocURL, api, evalURL, jobURL, nodeURL} from '../paths.js';
 import {logView} from '../logs.js';
 import {page, failed} from './common.js';

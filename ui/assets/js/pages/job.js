@@ -4,7 +4,7 @@
 import {h, kv, message, replace, section, table} from '../dom.js';
 import {badge, fromNanos, shortID, timeEl, mhz, mib} from '../format.js';
 import {get, watch} from '../api.js';
-import {allocURL, api, evalURL, namespace, nodeURL} from '../paths.js';
+import {allocURL, api, evalURL, jobURL, namespace, nodeURL} from '../paths.js';
 import {explain, groupAsk, latestFailures} from '../placement.js';
 import {page, failed} from './common.js';
 import {deploymentGroups} from './deployments.js';
@@ -24,8 +24,7 @@ export function allocTable(allocs, {withJob = false, withNode = true} = {}) {
   return table('Allocations', [
     {label: 'ID', cell: a => h('a', {href: allocURL(a.ID), class: 'mono'}, shortID(a.ID))},
     {label: 'Name', cell: a => a.Name},
-    withJob ? {label: 'Job', cell: a => h('a', {href: `/ui/jobs/${encodeURIComponent(a.JobID)}` +
-      (a.Namespace && a.Namespace !== 'default' ? '?namespace=' + encodeURIComponent(a.Namespace) : '')}, a.JobID)} : null,
+    withJob ? {label: 'Job', cell: a => h('a', {href: jobURL(a.JobID, a.Namespace)}, a.JobID)} : null,
     withNode ? {label: 'Node', cell: a => a.NodeID ? h('a', {href: nodeURL(a.NodeID)}, a.NodeName || shortID(a.NodeID)) : '—'} : null,
     {label: 'Version', cell: a => a.JobVersion ?? (a.Job ? a.Job.Version : '—'), num: true},
     {label: 'Desired', cell: a => a.DesiredStatus},
@@ -41,8 +40,7 @@ export function evalTable(evals, {withJob = false} = {}) {
   const rows = [...(evals || [])].sort((a, b) => b.CreateIndex - a.CreateIndex);
   return table('Evaluations', [
     {label: 'ID', cell: e => h('a', {href: evalURL(e.ID), class: 'mono'}, shortID(e.ID))},
-    withJob ? {label: 'Job', cell: e => h('a', {href: `/ui/jobs/${encodeURIComponent(e.JobID)}` +
-      (e.Namespace && e.Namespace !== 'default' ? '?namespace=' + encodeURIComponent(e.Namespace) : '')}, e.JobID)} : null,
+    withJob ? {label: 'Job', cell: e => h('a', {href: jobURL(e.JobID, e.Namespace)}, e.JobID)} : null,
     {label: 'Triggered by', cell: e => e.TriggeredBy},
     {label: 'Priority', cell: e => e.Priority, num: true},
     {label: 'Status', cell: e => badge(e.Status)},
