@@ -582,6 +582,7 @@ func TestWebUI(t *testing.T) {
 		if iR >= iS || iS >= iT {
 			t.Errorf("task events are not in order (Received %d, Task Setup %d, Started %d):\n%s", iR, iS, iT, events)
 		}
+		b.waitJS(t, "why it is on its node", textHas("#placement", "evaluated 1 of 1 nodes", "binpack"))
 		b.waitJS(t, "the log's first line", textHas("#log", "ui-hello-from-the-task", "tick 1"))
 		// The log follows: a tick written after the page loaded appears.
 		ticks, err := chromedp.Run(b.ctx, chromedp.Evaluate[int](

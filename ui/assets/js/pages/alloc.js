@@ -89,8 +89,23 @@ function taskCard(name, ts, taskDef, res, usage, newestFirst) {
     h('h4', null, 'Events'), eventsTable(ts.Events, newestFirst));
 }
 
-function scoresTable(metrics) {
-  const rows = Object.entries(metrics && metrics.Scores || {}).map(([k, v]) => {
+// scoresTable lists how the nodes scored: the best-scoring nodes the
+// scheduler considered, each with its scorers' components (ScoreMetaData),
+// or, from a scheduler that records only those, the chosen node's
+// components (Scores, by "<node ID>.<scorer>").
+function scoresTable(metrics, chosen) {
+  const m = metrics || {};
+  if ((m.ScoreMetaData || []).length) {
+    const rows = [...m.ScoreMetaData].sort((a, b) => b.NormScore - a.NormScore);
+    return table('Node scores', [
+      {label: 'Node', cell: r => [h('a', {href: nodeURL(r.NodeID), class: 'mono'}, shortID(r.NodeID)),
+        r.NodeID === chosen ? h('span', {class: 'muted'}, ' (chosen)') : null]},
+      {label: 'Score', cell: r => r.NormScore.toFixed(3), num: true},
+      {label: 'Components', cell: r => Object.entries(r.Scores || {}).sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, v]) => h('span', {class: 'detail'}, `${k} ${v.toFixed(3)}`))},
+    ], rows);
+  }
+  const rows = Object.entries(m.Scores || {}).map(([k, v]) => {
     const dot = k.indexOf('.');
     return {node: k.slice(0, dot), scorer: k.slice(dot + 1), score: v};
   }).sort((a, b) => b.score - a.score);
@@ -147,7 +162,7 @@ export function render(id) {
       `The scheduler evaluated ${m.NodesEvaluated || 0} of ${m.NodesInPool || 0} nodes in the pool` +
       (m.NodesFiltered ? `, ${m.NodesFiltered} filtered out` : '') +
       (m.NodesExhausted ? `, ${m.NodesExhausted} without room` : '') +
-      ', and placed this allocation on the best-scoring node.'), scoresTable(m));
+      ', and placed this allocation on the best-scoring node.'), scoresTable(m, a.NodeID));
     if (!logPanel && names.length && a.NodeID) {
       const dead = n => ((alloc.TaskStates || {})[n] || {}).State === 'dead';
       logPanel = logView(a.ID, names, dead);
