@@ -113,6 +113,11 @@ func InitMain(args []string) int {
 	if err != nil {
 		return fail(fmt.Errorf("init stage: %w", err))
 	}
+	// The task starts with default signal dispositions and an empty mask,
+	// whatever the shim inherited.
+	if err := DefaultSignals(); err != nil {
+		return fail(fmt.Errorf("init stage: %w", err))
+	}
 	syscall.CloseOnExec(errFD)
 	argv := append([]string{spec.Path}, spec.Args...)
 	err = syscall.Exec(path, argv, spec.Env)

@@ -42,7 +42,8 @@ func TestMain(m *testing.M) {
 
 // starterMain starts a shim for the spec in $SHIM_TEST_SPEC, writes its
 // State to $SHIM_TEST_STATE and then blocks until killed, or returns when
-// $SHIM_TEST_EXIT is set.
+// $SHIM_TEST_EXIT is set. With $SHIM_TEST_DIRTY_SIGNALS set it starts the
+// shim with signals ignored and blocked (see dirtySignals).
 func starterMain() int {
 	b, err := os.ReadFile(os.Getenv("SHIM_TEST_SPEC"))
 	if err != nil {
@@ -56,6 +57,9 @@ func starterMain() int {
 	exe, err := os.Executable()
 	if err != nil {
 		return 12
+	}
+	if os.Getenv("SHIM_TEST_DIRTY_SIGNALS") != "" && dirtySignals() != nil {
+		return 15
 	}
 	h, err := Start(context.Background(), exe, nil, &spec)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/drover-io/drover/drivers/shared/isolation"
 	"github.com/drover-io/drover/drivers/shared/logrotate"
 )
 
@@ -73,9 +74,17 @@ func Main(args []string) int {
 	return supervise(*stateDir, ready)
 }
 
-// launch starts the detached shim and reports its pid on ready.
+// launch starts the detached shim and reports its pid on ready. The shim
+// starts with default signal dispositions and an empty signal mask,
+// whatever the agent inherited (see isolation.DefaultSignals), and so do
+// the tasks it starts.
 func launch(ready *os.File) int {
 	defer ready.Close()
+	runtime.LockOSThread() // for DefaultSignals; this process exits soon
+	if err := isolation.DefaultSignals(); err != nil {
+		writeReady(ready, readyMsg{Error: fmt.Sprintf("launch shim: %v", err)})
+		return 1
+	}
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Args = append(append([]string{}, os.Args...), "-detached")
 	cmd.Dir = "/"
@@ -127,6 +136,12 @@ func supervise(stateDir string, ready *os.File) int {
 		writeReady(ready, readyMsg{Error: err.Error()})
 		ready.Close()
 		return 1
+	}
+	// The task starts from this thread: with default signal dispositions
+	// and an empty mask (the launcher gave the shim these already, unless
+	// it was started otherwise).
+	if err := isolation.DefaultSignals(); err != nil {
+		return fail(err)
 	}
 	// The spec stays locked while the shim lives: an agent that lost the
 	// shim's State finds it by the lock and the published state (find.go).
