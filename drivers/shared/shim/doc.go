@@ -25,14 +25,26 @@
 // and stderr on pipes it copies into log files, then serves status,
 // signal, stats, wait and stop on its socket. Stop is carried out by the
 // shim (signal the group, wait the timeout, SIGKILL the group), so it
-// completes even if the agent dies half-way. When the task's main process
-// exits, the shim SIGKILLs what is left of its process group (nothing may
-// run unsupervised, and leftovers would hold the log pipes open), drains
-// the output, closes the log files, writes the exit to
-// <StateDir>/exit.json atomically (temporary file, fsync, rename), and only
-// then answers waiters; then it exits. A restarted agent learns the exit
-// from that file. (Should writing the file fail, connected waiters still
-// get the exit; a later Attach then reports ErrShimDied.)
+// completes even if the agent dies half-way. The shim is the task's child
+// subreaper (PR_SET_CHILD_SUBREAPER): a process of the task whose parent
+// exits becomes the shim's child, also when it left the task's process
+// group or session, so the task's processes are exactly the shim's
+// descendants. When the task's main process exits, the shim SIGKILLs its
+// process group and every descendant (nothing may run unsupervised, and
+// leftovers would hold the log pipes open), drains the output, closes the
+// log files, writes the exit to <StateDir>/exit.json atomically
+// (temporary file, fsync, rename), and only then answers waiters; then it
+// exits. A restarted agent learns the exit from that file. (Should writing
+// the file fail, connected waiters still get the exit; a later Attach then
+// reports ErrShimDied.)
+//
+// An idle shim costs no CPU: its main thread blocks in wait4 for its
+// children (reaping the task's orphans as they exit), its socket waits in
+// the Go runtime's poller, and it has no timer or ticker. It works only
+// when asked: stats are sampled on request, from the task's cgroup or from
+// the shim's descendants found through /proc/<pid>/task/<tid>/children
+// (no scan of all of /proc; a kernel without those files falls back to
+// one).
 //
 // # Finding a shim without its State
 //
@@ -68,7 +80,15 @@
 // no such gap.
 //
 // Signal goes to the task's main process only (as Nomad's raw_exec);
-// Stop goes to the whole group. Stats sums /proc over the group.
+// Stop goes to the whole group. Stats sums /proc/<pid>/stat over the
+// shim's descendants, plus the CPU time of those it reaped.
+//
+// Every task starts with default signal dispositions and an empty signal
+// mask, whatever the agent inherited (an agent under nohup ignores SIGHUP,
+// and an ignored signal stays ignored across fork and execve): the
+// launcher and the shim reset theirs before they fork (see
+// isolation.DefaultSignals), and the isolation init stage resets its own
+// before it execve's the task.
 //
 // # Isolated tasks
 //

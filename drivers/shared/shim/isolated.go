@@ -113,18 +113,26 @@ func startIsolated(spec *Spec, log *slog.Logger, now func() time.Time) (*supervi
 		removeCgroup()
 		return nil, fmt.Errorf("start task command %q: %w", ispec.Path, err)
 	}
+	started := now()
 	return &supervisor{
-		spec:      spec,
-		log:       log,
-		wait:      p.Wait,
+		spec: spec,
+		log:  log,
+		wait: func() (syscall.WaitStatus, error) {
+			ps, err := p.Wait()
+			if ps == nil {
+				return 0, err
+			}
+			return ps.Sys().(syscall.WaitStatus), nil
+		},
 		pid:       p.Pid,
 		cg:        cg,
-		startedAt: now(),
-		stats:     &cgroupSampler{cg: cg, now: now},
-		outR:      outR,
-		errR:      errR,
-		reaped:    make(chan struct{}),
-		exited:    make(chan struct{}),
+		startedAt: started,
+		// The first sample's CPUPercent is the average since the start.
+		stats:  &cgroupSampler{cg: cg, now: now, prev: &isolation.Stats{}, prevAt: started},
+		outR:   outR,
+		errR:   errR,
+		reaped: make(chan struct{}),
+		exited: make(chan struct{}),
 	}, nil
 }
 

@@ -18,6 +18,7 @@ const userHZ = 100
 // procStat holds the fields of /proc/<pid>/stat the shim uses.
 type procStat struct {
 	state      byte
+	ppid       int
 	pgrp       int
 	session    int
 	utime      uint64 // ticks
@@ -60,6 +61,7 @@ func parseProcStat(b []byte) (*procStat, error) {
 	}
 	return &procStat{
 		state:      f[0][0],
+		ppid:       sint(4),
 		pgrp:       sint(5),
 		session:    sint(6),
 		utime:      num(14),

@@ -30,7 +30,7 @@ type supervisor struct {
 	spec *Spec
 	log  *slog.Logger
 	// wait waits for the task's main process and reaps it.
-	wait      func() (*os.ProcessState, error)
+	wait      func() (syscall.WaitStatus, error)
 	pid       int
 	startedAt time.Time
 	stats     usageSampler
@@ -82,6 +82,11 @@ func startTask(spec *Spec, log *slog.Logger, now func() time.Time) (*supervisor,
 		}
 		attr.Credential = cred
 	}
+	// Orphans of the task's processes become the shim's: it finds them for
+	// stats and kills them when the task ends.
+	if err := becomeSubreaper(); err != nil {
+		return nil, err
+	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("stdout pipe: %w", err)
@@ -109,17 +114,20 @@ func startTask(spec *Spec, log *slog.Logger, now func() time.Time) (*supervisor,
 		errR.Close()
 		return nil, fmt.Errorf("start task command %q: %w", spec.Command, err)
 	}
-	pid := cmd.Process.Pid
+	pid, started := cmd.Process.Pid, now()
 	return &supervisor{
 		spec: spec,
 		log:  log,
-		wait: func() (*os.ProcessState, error) {
-			err := cmd.Wait()
-			return cmd.ProcessState, err
+		// Not cmd.Wait: the shim reaps every child, the task's orphans
+		// too, in one blocking wait4 loop on this thread.
+		wait: func() (syscall.WaitStatus, error) {
+			ws, err := reapUntil(pid)
+			_ = cmd.Process.Release()
+			return ws, err
 		},
 		pid:       pid,
-		startedAt: now(),
-		stats:     &sampler{pgid: pid, now: now},
+		startedAt: started,
+		stats:     &treeSampler{root: os.Getpid(), started: started, now: now},
 		outR:      outR,
 		errR:      errR,
 		reaped:    make(chan struct{}),
@@ -142,8 +150,14 @@ func (s *supervisor) run(stdout, stderr io.WriteCloser) (*ExitStatus, error) {
 	copiers.Go(func() { copyOut(stdout, s.outR, "stdout") })
 	copiers.Go(func() { copyOut(stderr, s.errR, "stderr") })
 
-	ps, waitErr := s.wait()
-	exit := exitFromState(ps, time.Now())
+	ws, waitErr := s.wait()
+	var exit *ExitStatus
+	if waitErr != nil {
+		s.log.Error("wait for task", "error", waitErr)
+		exit = &ExitStatus{ExitCode: -1, ExitedAt: time.Now()}
+	} else {
+		exit = exitFromStatus(ws, time.Now())
+	}
 	s.mu.Lock()
 	s.gone = true
 	if s.cg == nil {
@@ -153,9 +167,10 @@ func (s *supervisor) run(stdout, stderr io.WriteCloser) (*ExitStatus, error) {
 		_ = syscall.Kill(-s.pid, syscall.SIGKILL)
 	}
 	s.mu.Unlock()
-	if exit == nil {
-		s.log.Error("wait for task", "error", waitErr)
-		exit = &ExitStatus{ExitCode: -1, ExitedAt: time.Now()}
+	if s.cg == nil {
+		// And what left the group: every process descended from the shim
+		// is the task's.
+		killDescendants(true)
 	}
 	if s.cg != nil {
 		// PID 1's exit ended its namespace; processes that joined the
@@ -191,6 +206,9 @@ func (s *supervisor) run(stdout, stderr io.WriteCloser) (*ExitStatus, error) {
 			errs = append(errs, err)
 			s.log.Error("remove the task's cgroup", "error", err)
 		}
+	} else {
+		// What was forked while the first pass killed its parent.
+		killDescendants(true)
 	}
 
 	exit.Version = exitFileVersion
@@ -208,15 +226,8 @@ func (s *supervisor) run(stdout, stderr io.WriteCloser) (*ExitStatus, error) {
 	return exit, errors.Join(errs...)
 }
 
-// exitFromState converts a reaped process's state; nil if there is none.
-func exitFromState(ps *os.ProcessState, at time.Time) *ExitStatus {
-	if ps == nil {
-		return nil
-	}
-	ws, ok := ps.Sys().(syscall.WaitStatus)
-	if !ok {
-		return &ExitStatus{ExitCode: ps.ExitCode(), ExitedAt: at}
-	}
+// exitFromStatus converts a reaped process's wait status.
+func exitFromStatus(ws syscall.WaitStatus, at time.Time) *ExitStatus {
 	if ws.Signaled() {
 		sig := int(ws.Signal())
 		return &ExitStatus{ExitCode: 128 + sig, Signal: sig, ExitedAt: at}
@@ -261,9 +272,14 @@ func (s *supervisor) killGroup() {
 		return
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.gone {
+	gone := s.gone
+	if !gone {
 		_ = syscall.Kill(-s.pid, syscall.SIGKILL)
+	}
+	s.mu.Unlock()
+	if !gone {
+		// Not reaping: the shim's wait loop must see the task's exit.
+		killDescendants(false)
 	}
 }
 

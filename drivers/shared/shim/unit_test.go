@@ -28,7 +28,7 @@ func TestParseProcStat(t *testing.T) {
 			if !tt.ok {
 				return
 			}
-			want := procStat{state: 'S', pgrp: 100, session: 100, utime: 7, stime: 3, cutime: 2, cstime: 1, startTicks: 12345, rssPages: 250}
+			want := procStat{state: 'S', ppid: 1, pgrp: 100, session: 100, utime: 7, stime: 3, cutime: 2, cstime: 1, startTicks: 12345, rssPages: 250}
 			if *st != want {
 				t.Errorf("got %+v, want %+v", *st, want)
 			}
