@@ -30,11 +30,13 @@ type procStat struct {
 }
 
 // readProcStat reads /proc/<pid>/stat; an error wrapping os.ErrNotExist
-// means there is no such process.
-func readProcStat(pid int) (*procStat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+// means there is no such process. It allocates nothing but the path: the
+// shim reads one per task process for every stats request.
+func readProcStat(pid int) (procStat, error) {
+	var buf [1024]byte
+	b, err := readSmallFile("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
 	if err != nil {
-		return nil, err
+		return procStat{}, &os.PathError{Op: "read", Path: "/proc/" + strconv.Itoa(pid) + "/stat", Err: err}
 	}
 	return parseProcStat(b)
 }
@@ -42,35 +44,64 @@ func readProcStat(pid int) (*procStat, error) {
 // parseProcStat parses the contents of a /proc/<pid>/stat file. The command
 // name (field 2) may contain spaces and parentheses, so fields are counted
 // from the last ')'.
-func parseProcStat(b []byte) (*procStat, error) {
+func parseProcStat(b []byte) (procStat, error) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 || i+2 > len(b) {
-		return nil, errors.New("malformed /proc stat")
+		return procStat{}, errors.New("malformed /proc stat")
 	}
-	f := strings.Fields(string(b[i+2:])) // f[0] is field 3 (state)
-	if len(f) < 22 {
-		return nil, errors.New("short /proc stat")
+	var st procStat
+	rest := b[i+1:]
+	field := 2
+	for field < 24 {
+		for len(rest) > 0 && rest[0] == ' ' {
+			rest = rest[1:]
+		}
+		if len(rest) == 0 || rest[0] == '\n' {
+			return procStat{}, errors.New("short /proc stat")
+		}
+		field++
+		j := 0
+		for j < len(rest) && rest[j] != ' ' && rest[j] != '\n' {
+			j++
+		}
+		f := rest[:j]
+		rest = rest[j:]
+		switch field {
+		case 3:
+			st.state = f[0]
+		case 4:
+			st.ppid = int(atou(f))
+		case 5:
+			st.pgrp = int(atou(f))
+		case 6:
+			st.session = int(atou(f))
+		case 14:
+			st.utime = atou(f)
+		case 15:
+			st.stime = atou(f)
+		case 16:
+			st.cutime = atou(f)
+		case 17:
+			st.cstime = atou(f)
+		case 22:
+			st.startTicks = atou(f)
+		case 24:
+			st.rssPages = atou(f)
+		}
 	}
-	num := func(field int) uint64 {
-		n, _ := strconv.ParseUint(f[field-3], 10, 64)
-		return n
+	return st, nil
+}
+
+// atou parses a decimal number; anything else (a negative number) is 0.
+func atou(b []byte) uint64 {
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + uint64(c-'0')
 	}
-	sint := func(field int) int {
-		n, _ := strconv.Atoi(f[field-3])
-		return n
-	}
-	return &procStat{
-		state:      f[0][0],
-		ppid:       sint(4),
-		pgrp:       sint(5),
-		session:    sint(6),
-		utime:      num(14),
-		stime:      num(15),
-		cutime:     num(16),
-		cstime:     num(17),
-		startTicks: num(22),
-		rssPages:   num(24),
-	}, nil
+	return n
 }
 
 // bootID returns the kernel's boot id, which changes at every boot.
@@ -96,7 +127,7 @@ func processAlive(pid int, startTicks uint64, boot string) bool {
 }
 
 // eachProcess calls fn for every process in /proc whose stat it can read.
-func eachProcess(fn func(pid int, st *procStat)) error {
+func eachProcess(fn func(pid int, st procStat)) error {
 	d, err := os.Open("/proc")
 	if err != nil {
 		return fmt.Errorf("read /proc: %w", err)
@@ -125,7 +156,7 @@ func killOrphans(pgid, sid int) {
 	if pgid <= 0 || sid <= 0 {
 		return
 	}
-	_ = eachProcess(func(pid int, st *procStat) {
+	_ = eachProcess(func(pid int, st procStat) {
 		if st.pgrp == pgid && st.session == sid {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}

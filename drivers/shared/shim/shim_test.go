@@ -171,7 +171,10 @@ func TestSignalReachesTheTask(t *testing.T) {
 }
 
 func TestStatusAndStats(t *testing.T) {
-	spec := testSpec(t, `echo ready; exec sleep 100`)
+	// No shell: Start returns once sleep runs (a shell's exec could be
+	// under way while the stats are read).
+	spec := testSpec(t, "")
+	spec.Command, spec.Args = "/bin/sleep", []string{"100"}
 	h := startShim(t, spec)
 	s, err := h.Status(ctxT(t))
 	if err != nil {

@@ -89,7 +89,7 @@ func descendantsFromChildren(root int) ([]int, error) {
 // every process in /proc, for kernels without children files.
 func descendantsFromScan(root int) ([]int, error) {
 	children := map[int][]int{}
-	err := eachProcess(func(pid int, st *procStat) {
+	err := eachProcess(func(pid int, st procStat) {
 		children[st.ppid] = append(children[st.ppid], pid)
 	})
 	if err != nil {

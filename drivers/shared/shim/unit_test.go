@@ -29,8 +29,8 @@ func TestParseProcStat(t *testing.T) {
 				return
 			}
 			want := procStat{state: 'S', ppid: 1, pgrp: 100, session: 100, utime: 7, stime: 3, cutime: 2, cstime: 1, startTicks: 12345, rssPages: 250}
-			if *st != want {
-				t.Errorf("got %+v, want %+v", *st, want)
+			if st != want {
+				t.Errorf("got %+v, want %+v", st, want)
 			}
 		})
 	}
