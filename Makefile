@@ -5,6 +5,9 @@ GO  ?= go
 BIN := bin/drover
 # How long `make fuzz` runs each fuzz target; `make test` runs each for 5s.
 FUZZTIME ?= 30s
+# The small binary that runs task shims; the agent uses it when it lies
+# beside drover (docs/decisions.md).
+SHIM_BIN := bin/drover-shim
 
 # go-nvml (the nvidia device plugin) declares NVML functions deprecated;
 # silence gcc's warnings about them so they do not bury test output.
@@ -12,9 +15,10 @@ export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
 .PHONY: build dev test fuzz lint clean
 
-## build: compile the drover binary into bin/drover
+## build: compile the drover binary and the drover-shim binary beside it into bin/
 build:
 	$(GO) build -o $(BIN) ./cmd/drover
+	$(GO) build -o $(SHIM_BIN) ./cmd/drover-shim
 
 ## dev: build, start `drover agent -dev`, run examples/hello.nomad.hcl, keep the agent running until Ctrl-C
 dev: build

@@ -59,6 +59,9 @@ var boundaries = []boundary{
 		"inputlimit is a leaf every door for input may import: it imports nothing of drover's"},
 	{"ui", []string{"api", "agent", "client", "command", "drivers", "devices", "httpapi", "jobspec", "plugins", "scheduler", "rpcapi", "server", "structs"},
 		"the web UI is assets served as they are: the browser reads the cluster through the HTTP API"},
+	{"cmd/drover-shim", []string{"agent", "api", "client", "command", "devices", "httpapi", "jobspec", "rpcapi", "scheduler", "server", "structs", "ui",
+		"drivers/rawexec", "drivers/exec", "drivers/docker", "drivers/mock", "plugins/base/proto", "plugins/drivers/proto"},
+		"drover-shim stays small: every package's initialisation runs in every task's shim (docs/decisions.md)"},
 }
 
 type listedPackage struct {

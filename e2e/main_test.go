@@ -39,22 +39,25 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// buildDrover builds ./cmd/drover into dir, with -race when the tests run
-// with it (set DROVER_E2E_NORACE=1 to build without).
+// buildDrover builds ./cmd/drover and ./cmd/drover-shim (which the agent
+// runs task shims with, as `make build` installs it) into dir, with -race
+// when the tests run with it (set DROVER_E2E_NORACE=1 to build without),
+// and returns the drover binary's path.
 func buildDrover(dir string) (string, error) {
-	bin := filepath.Join(dir, "drover")
-	args := []string{"build", "-o", bin}
-	if raceEnabled && os.Getenv("DROVER_E2E_NORACE") == "" {
-		args = append(args, "-race")
+	for _, name := range []string{"drover", "drover-shim"} {
+		args := []string{"build", "-o", filepath.Join(dir, name)}
+		if raceEnabled && os.Getenv("DROVER_E2E_NORACE") == "" {
+			args = append(args, "-race")
+		}
+		args = append(args, "github.com/drover-io/drover/cmd/"+name)
+		cmd := exec.Command("go", args...)
+		cmd.Dir = ".."
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
 	}
-	args = append(args, "github.com/drover-io/drover/cmd/drover")
-	cmd := exec.Command("go", args...)
-	cmd.Dir = ".."
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return bin, nil
+	return filepath.Join(dir, "drover"), nil
 }
 
 // requireBinary skips the test when the binary could not be built.

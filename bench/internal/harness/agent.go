@@ -16,16 +16,17 @@ import (
 	"github.com/drover-io/drover/api"
 )
 
-// Build compiles ./cmd/drover (the module of the working directory) into
-// dir and returns the binary's path.
+// Build compiles ./cmd/drover and ./cmd/drover-shim (the module of the
+// working directory) into dir, as `make build` does, and returns the
+// drover binary's path: its agent runs task shims with drover-shim.
 func Build(dir string) (string, error) {
-	bin := filepath.Join(dir, "drover")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/drover-io/drover/cmd/drover")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	for _, name := range []string{"drover", "drover-shim"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "github.com/drover-io/drover/cmd/"+name)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("go build %s: %v\n%s", name, err, out)
+		}
 	}
-	return bin, nil
+	return filepath.Join(dir, "drover"), nil
 }
 
 // Role says what an Agent runs.

@@ -59,16 +59,6 @@ type Handle struct {
 	orphansKilled bool
 }
 
-// Command returns the executable and leading arguments that start a shim
-// from the running drover binary: os.Executable() and [Subcommand].
-func Command() (string, []string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", nil, fmt.Errorf("find drover executable for the shim: %w", err)
-	}
-	return exe, []string{Subcommand}, nil
-}
-
 // Start runs `exe exeArgs... -state-dir <spec.StateDir>` (see Command) as
 // the shim for spec, waits until the shim runs the task and serves its
 // socket, and returns a handle. The shim is not a child of the caller: it

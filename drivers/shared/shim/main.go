@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
+	"strings"
 	"syscall"
 	"time"
 
@@ -59,7 +61,13 @@ func Main(args []string) int {
 	fs.SetOutput(io.Discard)
 	stateDir := fs.String("state-dir", "", "directory holding spec.json")
 	detached := fs.Bool("detached", false, "internal: run as the detached shim")
-	if err := fs.Parse(args); err != nil || *stateDir == "" {
+	identity := fs.Bool("identity", false, "print what agent and shim binary must agree on (see Command)")
+	err := fs.Parse(args)
+	if err == nil && *identity {
+		fmt.Println(Identity())
+		return 0
+	}
+	if err != nil || *stateDir == "" {
 		fmt.Fprintln(os.Stderr, "usage: drover shim -state-dir <dir> (internal: started by task drivers)")
 		return 2
 	}
@@ -87,6 +95,7 @@ func launch(ready *os.File) int {
 	}
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Args = append(append([]string{}, os.Args...), "-detached")
+	cmd.Env = shimEnv(os.Environ())
 	cmd.Dir = "/"
 	cmd.ExtraFiles = []*os.File{ready}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -116,13 +125,74 @@ func writeReady(w io.Writer, m readyMsg) {
 	_, _ = w.Write(append(b, '\n'))
 }
 
-// tuneRuntime keeps the shim small: one P, frequent GC, a soft memory
-// limit, and the garbage of the binary's package initialisers returned.
-func tuneRuntime() {
-	runtime.GOMAXPROCS(1)
-	debug.SetGCPercent(20)
-	debug.SetMemoryLimit(16 << 20)
-	debug.FreeOSMemory()
+// shimEnv is env (the agent's) with the Go runtime settings that keep a
+// shim small from its first instruction: one P (each P caches spans of
+// every size class), no garbage collection during start-up (settleMemory
+// decides once the shim runs) and no heap profiling. The task gets none
+// of this: its environment is the spec's.
+func shimEnv(env []string) []string {
+	out := make([]string, 0, len(env)+3)
+	godebug := ""
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "GOMAXPROCS", "GOGC", "GOMEMLIMIT":
+			continue
+		case "GODEBUG":
+			godebug = v + ","
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "GOMAXPROCS=1", "GOGC=off", "GODEBUG="+godebug+"memprofilerate=0")
+}
+
+// gcHeadroom is how far the memory limit is set above what the shim uses
+// once running. The runtime collects some way before the limit (it keeps
+// at least 1 MiB of headroom of its own), so with this limit a shim that
+// answers requests collects about every quarter MiB it allocates
+// (docs/performance.md).
+const gcHeadroom = 1 << 20
+
+// settleMemory sets the shim's garbage collection policy once it runs:
+// collect only when its memory grows gcHeadroom over what it uses now
+// (plus extra for requests in flight). GOGC cannot keep a heap this small:
+// the runtime lets a heap grow by at least 1 MiB between collections
+// whatever GOGC says; under a memory limit it does not. The first
+// collections also cost memory of their own (the runtime's bookkeeping
+// for each size class of object in use), so start-up garbage is collected
+// now only when there is more of it than the headroom (the drover binary's
+// package initialisers leave that much; drover-shim's do not). An idle
+// shim allocates nothing, so it never collects again. settleMemory
+// returns the memory limit's base, for setMemoryLimit.
+func settleMemory() int64 {
+	runtime.GOMAXPROCS(1) // for shims started without shimEnv
+	debug.SetGCPercent(-1)
+	s := []metrics.Sample{
+		{Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/memory/classes/heap/objects:bytes"},
+	}
+	metrics.Read(s)
+	if s[2].Value.Uint64() > gcHeadroom {
+		debug.FreeOSMemory()
+		metrics.Read(s)
+	}
+	base := int64(s[0].Value.Uint64() - s[1].Value.Uint64())
+	setMemoryLimit(base, 0)
+	return base
+}
+
+// perRequestMemory is what the memory limit grows by for each request in
+// flight (two goroutine stacks, the connection and its buffers), so that
+// many concurrent requests do not make the garbage collector run without
+// end.
+const perRequestMemory = 32 << 10
+
+// setMemoryLimit sets the runtime's memory limit for base (settleMemory's)
+// and n requests in flight.
+func setMemoryLimit(base int64, n int) {
+	debug.SetMemoryLimit(base + gcHeadroom + int64(n)*perRequestMemory)
 }
 
 // supervise is the detached shim: it runs the task described by
@@ -131,7 +201,7 @@ func supervise(stateDir string, ready *os.File) int {
 	// Pdeathsig follows the thread that forks the task: keep this goroutine
 	// on one thread that lives until the shim exits.
 	runtime.LockOSThread()
-	tuneRuntime()
+	runtime.GOMAXPROCS(1)
 	fail := func(err error) int {
 		writeReady(ready, readyMsg{Error: err.Error()})
 		ready.Close()
@@ -192,7 +262,7 @@ func supervise(stateDir string, ready *os.File) int {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv := &server{ln: ln, sup: sup, log: log}
+	srv := &server{ln: ln, sup: sup, log: log, memoryBase: settleMemory()}
 	serving := make(chan struct{})
 	go func() { defer close(serving); srv.serve(ctx) }()
 	writeReady(ready, readyMsg{State: st})

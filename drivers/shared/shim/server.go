@@ -23,7 +23,13 @@ type server struct {
 	ln  net.Listener
 	sup *supervisor
 	log *slog.Logger
-	wg  sync.WaitGroup // connection handlers
+	// memoryBase is the memory limit's base (settleMemory); 0 leaves the
+	// limit alone.
+	memoryBase int64
+	wg         sync.WaitGroup // connection handlers
+
+	mu       sync.Mutex // guards the field below
+	inFlight int        // requests being handled
 }
 
 // listen removes a stale socket and listens on path, readable by the
@@ -60,7 +66,22 @@ func (s *server) serve(ctx context.Context) {
 			}
 			continue
 		}
-		s.wg.Go(func() { s.handle(ctx, conn) })
+		s.track(1)
+		s.wg.Go(func() {
+			defer s.track(-1)
+			s.handle(ctx, conn)
+		})
+	}
+}
+
+// track counts requests in flight and makes room for them under the
+// memory limit.
+func (s *server) track(delta int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inFlight += delta
+	if s.memoryBase > 0 {
+		setMemoryLimit(s.memoryBase, s.inFlight)
 	}
 }
 
@@ -120,6 +141,7 @@ func (s *server) dispatch(ctx context.Context, req *request, resp *response) {
 		resp.Exit, err = s.sup.waitExit(ctx)
 	case opStats:
 		resp.Usage, err = s.sup.stats.sample()
+
 	case opWait:
 		resp.Exit, err = s.sup.waitExit(ctx)
 	default:
