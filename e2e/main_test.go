@@ -98,8 +98,9 @@ type agent struct {
 
 // startAgent starts a dev agent on a free port with its own data directory,
 // waits until it knows its leader, and stops it with SIGINT when the test
-// ends, failing the test if it does not exit.
-func startAgent(t *testing.T) *agent {
+// ends, failing the test if it does not exit. opts may change the agent's
+// command before it starts.
+func startAgent(t *testing.T, opts ...func(*exec.Cmd)) *agent {
 	t.Helper()
 	requireBinary(t)
 	port := freePort(t)
@@ -114,6 +115,9 @@ func startAgent(t *testing.T) *agent {
 	a.cmd.Stdout = a.output
 	a.cmd.Stderr = a.output
 	a.cmd.Env = append(os.Environ(), "DROVER_ADDR=", "NOMAD_ADDR=")
+	for _, opt := range opts {
+		opt(a.cmd)
+	}
 	if err := a.cmd.Start(); err != nil {
 		t.Fatalf("start agent: %v", err)
 	}
