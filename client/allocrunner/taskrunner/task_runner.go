@@ -252,8 +252,9 @@ func (tr *TaskRunner) Task() *structs.Task {
 
 // LatestStats returns the latest resource usage sample of the running
 // task, as its driver reported it; nil when the task does not run or no
-// sample came yet. It reads what the stats hook kept (no driver call) and
-// must not be mutated.
+// sample came yet. The stats hook samples the task only while someone
+// reads its stats: a read after a quiet spell waits briefly for a first
+// sample. The result must not be mutated.
 func (tr *TaskRunner) LatestStats() *drivers.TaskResourceUsage { return tr.stats.Latest() }
 
 // IsLeader reports whether the task is its group's leader.
