@@ -7,10 +7,11 @@
 // By default it starts -n shims itself with shim.Start, as raw_exec does,
 // each running /bin/sleep, with the shim binary -shim (drover-shim, or
 // drover); -requests has each shim answer that many stats requests first
-// (as an agent asking every second does), to measure a shim after it has
-// collected garbage. With -agent it starts a drover agent (and its
-// drover-shim) and a job of -n raw_exec tasks instead, and measures the
-// shims the agent started, while it asks each for stats once a second.
+// (as an agent does every second while someone reads a task's stats), to
+// measure a shim after it has collected garbage. With -agent it starts a
+// drover agent (and its drover-shim) and a job of -n raw_exec tasks
+// instead, and measures the shims the agent started (it asks them for
+// stats only while someone reads them).
 //
 // Usage (from the repository root; binaries are built into a temporary
 // directory unless given):
@@ -46,7 +47,7 @@ func main() {
 	bin := flag.String("bin", "", "directory holding drover and drover-shim (default: go build both)")
 	shimBin := flag.String("shim", shim.Binary, "direct mode: the binary shims run: drover-shim or drover")
 	requests := flag.Int("requests", 0, "direct mode: stats requests each shim answers before the idle interval")
-	agent := flag.Bool("agent", false, "run the tasks through a drover agent (which asks for stats every second)")
+	agent := flag.Bool("agent", false, "run the tasks through a drover agent")
 	settle := flag.Duration("settle", 5*time.Second, "wait after the last shim started before measuring")
 	idle := flag.Duration("idle", 30*time.Second, "interval over which wake-ups are counted")
 	flag.Parse()
@@ -85,7 +86,7 @@ func run(n int, binDir, shimBin string, requests int, agent bool, settle, idle t
 			return err
 		}
 		shims = pids
-		fmt.Printf("mode: %d raw_exec tasks through a drover agent (stats asked every second)\n", n)
+		fmt.Printf("mode: %d raw_exec tasks through a drover agent (it asks for stats only while someone reads them)\n", n)
 	} else {
 		exe := filepath.Join(binDir, shimBin)
 		hs, err := startDirect(exe, root, n)
@@ -191,7 +192,7 @@ func startThroughAgent(bin, root string, n int) (*harness.Agent, []int, error) {
 		return nil, nil, err
 	}
 	if _, err := a.Start(); err != nil {
-		return a, nil, err
+		return nil, nil, err // nothing to stop
 	}
 	if err := a.WaitReady(nil, 2*time.Minute); err != nil {
 		return a, nil, err

@@ -95,8 +95,8 @@
 // A Spec with Isolation (the exec driver) runs the task through
 // drivers/shared/isolation instead: the shim detects the host's cgroups,
 // creates the task's cgroup, and starts the isolation init stage (the
-// drover binary again, "drover isolation-init", unless Isolation.Init
-// names another) in new namespaces inside it; the init stage execve's the
+// shim's own binary again, "drover-shim isolation-init", unless
+// Isolation.Init names another) in new namespaces inside it; the init stage execve's the
 // task, which is PID 1 of its pid namespace and the shim's child. Then:
 //
 //   - Stop signals every process of the cgroup and, after the timeout,
@@ -119,15 +119,22 @@
 // isolation.RunIfInit as well as "drover shim" to RunIfShim; test binaries
 // do both in TestMain.
 //
-// Memory: the shim runs with GOMAXPROCS=1, GOGC=20 and a 16 MiB soft memory
-// limit, and frees the garbage of package initialisers at once. Being the
-// drover binary, every package's init still runs in it: keep init
-// functions cheap.
+// # Memory
+//
+// Shims run from drover-shim (Binary, cmd/drover-shim), this package and
+// what it imports linked alone: every Go package's init runs in every
+// process, and the agent's packages would cost each shim about 2.5 MiB
+// (docs/decisions.md). Keep this package's imports small; deps_test.go
+// keeps the agent's out. The launcher starts the shim with GOMAXPROCS=1,
+// GOGC off and heap profiling off (shimEnv); once the task runs, the shim
+// collects only under a memory limit just above what it then uses
+// (settleMemory), since GOGC cannot keep a heap of a few hundred KiB
+// small. An idle shim allocates nothing and so never collects.
 //
 // # Wiring "drover shim"
 //
 // The CLI must hand "drover shim ..." to this package before anything else,
-// e.g. first thing in command.Run:
+// e.g. first thing in command.Run (cmd/drover-shim does the same):
 //
 //	if code, ok := shim.RunIfShim(args); ok {
 //		return code
@@ -135,8 +142,12 @@
 //
 // and drivers start shims with
 //
-//	exe, exeArgs, err := shim.Command() // os.Executable(), ["shim"]
+//	exe, exeArgs, err := shim.Command() // drover-shim beside drover, or drover; ["shim"]
 //	h, err := shim.Start(ctx, exe, exeArgs, spec)
+//
+// Command uses drover-shim only when it reports this binary's Identity
+// (`drover-shim shim -identity`): same version, protocol, State and exit
+// file versions and wire types.
 //
 // Tests re-execute the test binary as the shim: in TestMain, when an
 // environment variable is set, os.Exit(shim.Main(os.Args[1:])). Main's
