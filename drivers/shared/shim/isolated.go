@@ -40,7 +40,7 @@ type Isolation struct {
 	// name left by an earlier run is removed first.
 	Cgroup isolation.CgroupConfig `json:"cgroup"`
 	// Init runs the init stage; nil is isolation.DefaultInitCommand(),
-	// the shim's own binary (the drover binary). Tests name the test
+	// the shim's own binary (drover-shim, or drover). Tests name the test
 	// binary, whose TestMain must call isolation.RunIfInit.
 	Init *isolation.InitCommand `json:"init,omitempty"`
 }
