@@ -578,7 +578,14 @@ func TestDriver_LeftoverContainerReplaced(t *testing.T) {
 func TestDriver_LogRotation(t *testing.T) {
 	h := newHarness(t, nil)
 	// About 2.5 MB of 100-byte lines into 1 MB files, at most 2 kept.
-	cfg := h.config(shell("yes 123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789 | head -n 25000"))
+	// Docker keeps its own copy of the output (json-file, by default
+	// 2 files of 2 MB, as Nomad's driver sets) that the driver follows;
+	// 2.5 MB of lines is 4 MB of JSON there, and Docker drops a rotated
+	// file a lagging follower had not read yet. Give Docker room, so that
+	// what is tested is the driver's own rotation.
+	conf := shell("yes 123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789 | head -n 25000")
+	conf.Logging = LoggingConfig{Type: "json-file", Config: StringMap{"max-size": "50m"}}
+	cfg := h.config(conf)
 	cfg.LogMaxFiles = 2
 	cfg.LogMaxFileSizeMB = 1
 	h.start(cfg)
