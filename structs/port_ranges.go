@@ -20,8 +20,11 @@ func ParsePortRanges(spec string) ([]int, error) {
 		}
 		loS, hiS, isRange := strings.Cut(part, "-")
 		lo, err := parsePort(loS)
-		if err != nil {
+		if err != nil && isRange {
 			return nil, fmt.Errorf("port range %q: %w", part, err)
+		}
+		if err != nil {
+			return nil, err
 		}
 		hi := lo
 		if isRange {
