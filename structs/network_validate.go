@@ -122,13 +122,11 @@ func (tg *TaskGroup) networkErrors(name string) []error {
 			}
 			published[l] = true
 		}
-		if pm, ok := t.Config["port_map"].(map[string]any); ok {
-			for l := range pm {
-				if _, ok := labels[l]; !ok {
-					add("group %q, task %q: config port_map names port %q, which no network block declares (declared: %s)", name, t.Name, l, labelList(order))
-				}
-				published[l] = true
+		for _, l := range configMapKeys(t.Config["port_map"]) {
+			if _, ok := labels[l]; !ok {
+				add("group %q, task %q: config port_map names port %q, which no network block declares (declared: %s)", name, t.Name, l, labelList(order))
 			}
+			published[l] = true
 		}
 	}
 	if mode == "" || mode == NetworkModeHost {
@@ -163,6 +161,24 @@ func configStrings(v any) ([]string, bool) {
 		return out, true
 	}
 	return nil, false
+}
+
+// configMapKeys returns the keys of a map block of a driver config: an
+// object, or a list of objects (a block as a job file decodes it).
+func configMapKeys(v any) []string {
+	var out []string
+	switch t := v.(type) {
+	case map[string]any:
+		for k := range t {
+			out = append(out, k)
+		}
+	case []any:
+		for _, e := range t {
+			out = append(out, configMapKeys(e)...)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func labelList(labels []string) string {
