@@ -266,11 +266,15 @@ func assignPorts(node *structs.Node, used *portUsage, tg *structs.TaskGroup, rng
 	if rr := node.ReservedResources; rr != nil {
 		reserved, _ = structs.ParsePortRanges(rr.Networks.ReservedHostPorts) // checked by the client
 	}
-	given := &portUsage{byIP: map[string]*portSet{}} // this placement's
+	type given struct {
+		ip   string
+		port int
+	}
+	var mine []given // this placement's ports: a few
 	taken := func(addr nodeAddress, port int) bool {
 		_, r1 := slices.BinarySearch(reserved, port)
 		_, r2 := slices.BinarySearch(addr.reserved, port)
-		return r1 || r2 || used.has(addr.ip, port) || given.has(addr.ip, port)
+		return r1 || r2 || used.has(addr.ip, port) || slices.Contains(mine, given{addr.ip, port})
 	}
 	lo, hi := dynamicRange(node)
 	out := &portAssignment{}
@@ -292,14 +296,14 @@ func assignPorts(node *structs.Node, used *portUsage, tg *structs.TaskGroup, rng
 				if taken(addr, p.Value) {
 					return p, deviceFailure{exhausted: portCollisionPrefix + p.Label + "=" + strconv.Itoa(p.Value)}
 				}
-				given.add(addr.ip, p.Value)
+				mine = append(mine, given{addr.ip, p.Value})
 			default:
 				port, ok := pickDynamicPort(lo, hi, rng, func(port int) bool { return taken(addr, port) })
 				if !ok {
 					return p, deviceFailure{exhausted: portDynamicExhausted}
 				}
 				p.Value = port
-				given.add(addr.ip, port)
+				mine = append(mine, given{addr.ip, port})
 			}
 			if tn.task == "" {
 				out.ports = append(out.ports, structs.AllocatedPortMapping{

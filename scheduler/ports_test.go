@@ -366,3 +366,33 @@ func TestIgnoreCollisionSharesAStaticPort(t *testing.T) {
 		t.Fatalf("placements = %q\n%s", got, renderPlan(plan))
 	}
 }
+
+// BenchmarkDynamicPorts1000OnOneNode places 1,000 allocations with a
+// dynamic port each on one node (docs/performance.md).
+func BenchmarkDynamicPorts1000OnOneNode(b *testing.B) {
+	job := portJob("burst", 1000, "http")
+	st := newFakeState()
+	st.nodes = []*structs.Node{netNode("a", "10.0.0.1", 20000, 32000, "")}
+	st.jobs[job.NamespacedID()] = job
+	for b.Loop() {
+		plan, err := testOptions().Process(st, evalFor(job))
+		if err != nil || len(plan.Placements()) != 1000 {
+			b.Fatalf("%d placements, %v", len(plan.Placements()), err)
+		}
+	}
+}
+
+// BenchmarkNoPorts1000OnOneNode is the same placements without ports, the
+// baseline of BenchmarkDynamicPorts1000OnOneNode.
+func BenchmarkNoPorts1000OnOneNode(b *testing.B) {
+	job := newJob("burst", "service", 1000, 10, 10)
+	st := newFakeState()
+	st.nodes = []*structs.Node{netNode("a", "10.0.0.1", 20000, 32000, "")}
+	st.jobs[job.NamespacedID()] = job
+	for b.Loop() {
+		plan, err := testOptions().Process(st, evalFor(job))
+		if err != nil || len(plan.Placements()) != 1000 {
+			b.Fatalf("%d placements, %v", len(plan.Placements()), err)
+		}
+	}
+}
