@@ -46,8 +46,12 @@ func webJob(id, busybox, serve, network string) string {
   group "g" {
     %s
 
+    # A job started on a port another job just released may find it
+    # still bound while that job's task stops: retry.
     restart {
-      attempts = 0
+      attempts = 3
+      interval = "1m"
+      delay    = "1s"
       mode     = "fail"
     }
 
@@ -196,6 +200,12 @@ func TestPortsDynamicServerAndStaticCollision(t *testing.T) {
 	for _, want := range []string{"Allocation Addresses", "*http", "127.0.0.1:" + p, "*admin", "127.0.0.1:" + s} {
 		if !strings.Contains(st.stdout, want) {
 			t.Errorf("alloc status lacks %q:\n%s", want, st)
+		}
+	}
+	ns := a.cli(t, "node", "status", "-verbose", alloc.NodeID)
+	for _, want := range []string{"Network Interfaces", "127.0.0.1", "default", "Dynamic Ports  = 20000-32000"} {
+		if !strings.Contains(ns.stdout, want) {
+			t.Errorf("node status -verbose lacks %q:\n%s", want, ns)
 		}
 	}
 
