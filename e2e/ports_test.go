@@ -203,7 +203,7 @@ func TestPortsDynamicServerAndStaticCollision(t *testing.T) {
 		}
 	}
 	ns := a.cli(t, "node", "status", "-verbose", alloc.NodeID)
-	for _, want := range []string{"Network Interfaces", "127.0.0.1", "default", "Dynamic Ports  = 20000-32000"} {
+	for _, want := range []string{"Network Interfaces", "127.0.0.1", "default", "Dynamic Ports", "20000-32000"} {
 		if !strings.Contains(ns.stdout, want) {
 			t.Errorf("node status -verbose lacks %q:\n%s", want, ns)
 		}
