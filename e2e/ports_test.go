@@ -36,11 +36,13 @@ func requireBusybox(t *testing.T) string {
 }
 
 // webJob is a service job id whose raw_exec task "web" serves its
-// NOMAD_TASK_DIR over HTTP with busybox on ${NOMAD_ADDR_<serve>}, after
-// writing index.html ("hello <alloc id>") and its environment (env.txt)
-// there. network is the group's network block.
+// NOMAD_TASK_DIR over HTTP with busybox on ${NOMAD_ADDR_<serve>} (from its
+// env block), after writing there index.html ("hello <alloc id>"), its
+// environment (env.txt) and its argument ${NOMAD_HOST_PORT_<serve>}
+// (arg.txt, interpolated in the driver's config). network is the group's
+// network block.
 func webJob(id, busybox, serve, network string) string {
-	script := `echo "hello $NOMAD_ALLOC_ID" > "$NOMAD_TASK_DIR/index.html"; env > "$NOMAD_TASK_DIR/env.txt"; exec ` +
+	script := `echo "hello $NOMAD_ALLOC_ID" > "$NOMAD_TASK_DIR/index.html"; env > "$NOMAD_TASK_DIR/env.txt"; echo "$0" > "$NOMAD_TASK_DIR/arg.txt"; exec ` +
 		busybox + ` httpd -f -p "$LISTEN" -h "$NOMAD_TASK_DIR"`
 	return fmt.Sprintf(`job %q {
   group "g" {
@@ -60,7 +62,7 @@ func webJob(id, busybox, serve, network string) string {
 
       config {
         command = "/bin/sh"
-        args    = ["-c", %q]
+        args    = ["-c", %q, "${NOMAD_HOST_PORT_%s}"]
       }
 
       env {
@@ -74,7 +76,7 @@ func webJob(id, busybox, serve, network string) string {
     }
   }
 }
-`, id, network, script, serve)
+`, id, network, script, serve, serve)
 }
 
 // portsRunningAlloc waits for jobID's one allocation to run and returns it
@@ -183,6 +185,9 @@ func TestPortsDynamicServerAndStaticCollision(t *testing.T) {
 	}
 	if body := httpBody(t, fmt.Sprintf("http://127.0.0.1:%d/index.html", port)); strings.TrimSpace(body) != "hello "+alloc.ID {
 		t.Errorf("the server answers %q, want hello %s", body, alloc.ID)
+	}
+	if arg := taskFile(t, c, alloc, "arg.txt"); strings.TrimSpace(arg) != strconv.Itoa(port) {
+		t.Errorf("args got ${NOMAD_HOST_PORT_http} = %q, want %d", arg, port)
 	}
 	env := taskFile(t, c, alloc, "env.txt")
 	p, s := strconv.Itoa(port), strconv.Itoa(static)
