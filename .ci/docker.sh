@@ -3,8 +3,12 @@
 # local test image drover-test/busybox:latest, built without a registry.
 # Idempotent: installs docker.io only when dockerd is missing, starts
 # dockerd only when its socket does not answer, builds the image only when
-# it is missing. The daemon runs with --bridge=none and --iptables=false, so
-# containers use network_mode "none" (the driver's default) or "host".
+# it is missing. The daemon runs with Docker's defaults: the bridge network
+# docker0 and iptables, so that the tests really publish container ports
+# (ports = ["http"]) and reach them from the host. A daemon that already
+# answers is used as it is; the port publishing tests then need its bridge
+# network, or one of their own (scripts/dockerd-bridge.sh, named by
+# DROVER_TEST_DOCKER_HOST; docs/networking.md).
 # Without root (or when the daemon cannot start) it warns and exits 0, so the
 # docker driver's tests skip with the reason; under CI=true it fails instead.
 set -uo pipefail
@@ -52,7 +56,7 @@ if ! ping_daemon; then
 	fi
 	echo "docker.sh: starting dockerd (log: $LOG)"
 	# setsid: the daemon outlives this script and is not in its process group.
-	setsid dockerd --iptables=false --bridge=none >"$LOG" 2>&1 < /dev/null &
+	setsid dockerd >"$LOG" 2>&1 < /dev/null &
 	for _ in $(seq 1 60); do
 		ping_daemon && break
 		sleep 0.5

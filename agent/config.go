@@ -159,6 +159,12 @@ type ClientConfig struct {
 	StateDir string
 	Reserved ReservedConfig
 	GC       ClientGCConfig
+	// MinDynamicPort and MaxDynamicPort bound the ports given to tasks'
+	// dynamic ports; 0 uses Nomad's defaults (20000 and 32000).
+	MinDynamicPort int
+	MaxDynamicPort int
+	// HostNetworks are the host_network blocks, by name.
+	HostNetworks map[string]*HostNetworkConfig
 }
 
 // ReservedConfig is what the client keeps for itself and the OS.
@@ -166,6 +172,19 @@ type ReservedConfig struct {
 	CPU      int // MHz
 	MemoryMB int
 	DiskMB   int
+	// ReservedPorts are host ports never given to tasks, on every
+	// address: "22,80,8500-8600".
+	ReservedPorts string
+}
+
+// HostNetworkConfig is a host_network block: the node's addresses that
+// jobs reach with host_network = Name, those of Interface or in CIDR
+// (both: both must hold), with ports kept from tasks on them.
+type HostNetworkConfig struct {
+	Name          string
+	CIDR          string
+	Interface     string
+	ReservedPorts string
 }
 
 // ClientGCConfig configures the client's garbage collection of terminal
@@ -350,6 +369,16 @@ func (c *ClientConfig) mergeFile(cl *clientBlock) {
 		setVal(&c.Reserved.CPU, r.CPU)
 		setVal(&c.Reserved.MemoryMB, r.Memory)
 		setVal(&c.Reserved.DiskMB, r.Disk)
+		setVal(&c.Reserved.ReservedPorts, r.ReservedPorts)
+	}
+	setVal(&c.MinDynamicPort, cl.MinDynamicPort)
+	setVal(&c.MaxDynamicPort, cl.MaxDynamicPort)
+	for name, hn := range cl.HostNetworks {
+		if c.HostNetworks == nil {
+			c.HostNetworks = map[string]*HostNetworkConfig{}
+		}
+		h := *hn
+		c.HostNetworks[name] = &h
 	}
 	if cl.Meta != nil {
 		if c.Meta == nil {
@@ -431,6 +460,7 @@ func (c *Config) Validate() error {
 	if c.Client.Reserved.CPU < 0 || c.Client.Reserved.MemoryMB < 0 || c.Client.Reserved.DiskMB < 0 {
 		errs = append(errs, errors.New("client.reserved values must not be negative"))
 	}
+	errs = append(errs, c.Client.networkErrors()...) // config_network.go
 	if c.DataDir != "" {
 		if c.Client.AllocDir == "" {
 			c.Client.AllocDir = filepath.Join(c.DataDir, "alloc")

@@ -14,7 +14,7 @@ const (
 	reasonEnterprise   = "a Nomad Enterprise feature that drover does not have"
 	reasonNoHostVols   = "drover has no host volumes yet"
 	reasonNoBridge     = "drover has no bridge networking or CNI yet"
-	reasonNoPorts      = "drover does not allocate ports for tasks yet"
+	reasonPluginPorts  = "drover's plugins and task shims talk over unix sockets, not TCP ports"
 	reasonNotYet       = "drover does not support this setting yet"
 	reasonNoSerf       = "drover servers do not gossip over serf yet"
 )
@@ -124,10 +124,8 @@ var nomadIgnored = map[string]map[string]string{
 		"cpu_disable_dmidecode":              "drover does not run dmidecode",
 		"reservable_cores":                   reasonNotYet,
 		"max_kill_timeout":                   reasonNotYet,
-		"client_max_port":                    reasonNoPorts,
-		"client_min_port":                    reasonNoPorts,
-		"max_dynamic_port":                   reasonNoPorts,
-		"min_dynamic_port":                   reasonNoPorts,
+		"client_max_port":                    reasonPluginPorts,
+		"client_min_port":                    reasonPluginPorts,
 		"gc_parallel_destroys":               reasonNotYet,
 		"gc_volumes_on_node_gc":              reasonNoHostVols,
 		"no_host_uuid":                       "node IDs are random and kept in the client state, never derived from the host",
@@ -140,7 +138,6 @@ var nomadIgnored = map[string]map[string]string{
 		"bridge_network_subnet":              reasonNoBridge,
 		"bridge_network_subnet_ipv6":         reasonNoBridge,
 		"bridge_network_hairpin_mode":        reasonNoBridge,
-		"host_network":                       reasonNoBridge,
 		"bind_wildcard_default_host_network": reasonNoBridge,
 		"cgroup_parent":                      reasonNotYet,
 		"nomad_service_discovery":            "drover has no service discovery yet",
@@ -154,8 +151,7 @@ var nomadIgnored = map[string]map[string]string{
 		"intro_token":                        reasonNoIdentity,
 	},
 	"client.reserved": {
-		"reserved_ports": reasonNoPorts,
-		"cores":          reasonNotYet,
+		"cores": reasonNotYet,
 	},
 }
 

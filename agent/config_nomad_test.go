@@ -25,10 +25,10 @@ func warningKeys(ws []ConfigWarning) []string {
 // that drover ignores: one warning each.
 var nomadAgentWarnings = []string{
 	"acl", "addresses.serf", "advertise", "audit", "autopilot",
-	"client.artifact", "client.chroot_env", "client.drain_on_shutdown", "client.host_network",
+	"client.artifact", "client.chroot_env", "client.drain_on_shutdown",
 	"client.host_volume", "client.max_kill_timeout", "client.network_speed", "client.no_host_uuid",
 	"client.options.docker.privileged.enabled", "client.options.fingerprint.network.disallow_link_local",
-	"client.reserved.reserved_ports", "client.server_join", "client.template",
+	"client.server_join", "client.template",
 	"consul", "http_api_response_headers", "keyring", "limits", "plugin.args", "ports.serf",
 	"reporting", "rpc", "sentinel",
 	"server.default_scheduler_config", "server.deployment_gc_threshold", "server.enabled_schedulers",
@@ -61,10 +61,11 @@ func TestNomadAgentConfigFile(t *testing.T) {
 	want.Client = ClientConfig{
 		Enabled: true, NodeClass: "compute", NodePool: "batch-pool", NetworkInterface: "eth0",
 		CPUTotalCompute: 12000, MemoryTotalMB: 16384,
-		Meta:     map[string]string{"rack": "r12", "connect.log_level": "info", "owner": "team-batch"},
-		Options:  map[string]string{"driver.allowlist": "docker,exec,raw_exec", "fingerprint.denylist": "env_aws,env_gce"},
-		Reserved: ReservedConfig{CPU: 500, MemoryMB: 512, DiskMB: 1024},
-		GC:       ClientGCConfig{Interval: 2 * time.Minute, MaxAllocs: 100, DiskUsageThreshold: 80, InodeUsageThreshold: 70},
+		Meta:         map[string]string{"rack": "r12", "connect.log_level": "info", "owner": "team-batch"},
+		Options:      map[string]string{"driver.allowlist": "docker,exec,raw_exec", "fingerprint.denylist": "env_aws,env_gce"},
+		Reserved:     ReservedConfig{CPU: 500, MemoryMB: 512, DiskMB: 1024, ReservedPorts: "22,80,8500-8600"},
+		HostNetworks: map[string]*HostNetworkConfig{"public": {Name: "public", CIDR: "203.0.113.0/24"}},
+		GC:           ClientGCConfig{Interval: 2 * time.Minute, MaxAllocs: 100, DiskUsageThreshold: 80, InodeUsageThreshold: 70},
 	}
 	got := *c
 	got.Plugins, got.Warnings = nil, nil

@@ -104,14 +104,20 @@ type clientBlock struct {
 	Meta map[string]string
 	// Options holds the client options drover honours (see
 	// honouredOptions), merged key by key across files.
-	Options  map[string]string
-	Reserved *reservedBlock
+	Options        map[string]string
+	Reserved       *reservedBlock
+	MinDynamicPort *int
+	MaxDynamicPort *int
+	// HostNetworks are the host_network blocks by name; a later file's
+	// block of the same name replaces an earlier one's.
+	HostNetworks map[string]*HostNetworkConfig
 }
 
 type reservedBlock struct {
-	CPU    *int
-	Memory *int
-	Disk   *int
+	CPU           *int
+	Memory        *int
+	Disk          *int
+	ReservedPorts *string
 }
 
 // topSection is the top level of a file.
@@ -217,6 +223,9 @@ func (c *clientBlock) section() section {
 		"gc_max_allocs":            intKey(&c.GCMaxAllocs, p),
 		"gc_disk_usage_threshold":  floatKey(&c.GCDiskUsageThreshold, p),
 		"gc_inode_usage_threshold": floatKey(&c.GCInodeUsageThreshold, p),
+		"min_dynamic_port":         intKey(&c.MinDynamicPort, p),
+		"max_dynamic_port":         intKey(&c.MaxDynamicPort, p),
+		"host_network":             labelledBlocks("host_network", c.decodeHostNetwork),
 		"meta": func(d *decoder, it *cfgItem) {
 			if !d.unlabelled(p, it) {
 				return
@@ -236,12 +245,37 @@ func (c *clientBlock) section() section {
 			}
 			const r = "client.reserved"
 			return section{path: r, keys: map[string]keyFunc{
-				"cpu":    intKey(&c.Reserved.CPU, r),
-				"memory": intKey(&c.Reserved.Memory, r),
-				"disk":   intKey(&c.Reserved.Disk, r),
+				"cpu":            intKey(&c.Reserved.CPU, r),
+				"memory":         intKey(&c.Reserved.Memory, r),
+				"disk":           intKey(&c.Reserved.Disk, r),
+				"reserved_ports": strKey(&c.Reserved.ReservedPorts, r),
 			}}
 		}),
 	}}
+}
+
+// decodeHostNetwork reads one `host_network "NAME" { cidr, interface,
+// reserved_ports }` block.
+func (c *clientBlock) decodeHostNetwork(d *decoder, name string, pos cfgPos, body *cfgValue) {
+	var b struct{ cidr, iface, reserved *string }
+	const p = "client.host_network"
+	d.decodeSection(section{path: p, keys: map[string]keyFunc{
+		"cidr":           strKey(&b.cidr, p),
+		"interface":      strKey(&b.iface, p),
+		"reserved_ports": strKey(&b.reserved, p),
+	}}, body)
+	hn := &HostNetworkConfig{Name: name}
+	setVal(&hn.CIDR, b.cidr)
+	setVal(&hn.Interface, b.iface)
+	setVal(&hn.ReservedPorts, b.reserved)
+	if c.HostNetworks == nil {
+		c.HostNetworks = map[string]*HostNetworkConfig{}
+	}
+	if _, dup := c.HostNetworks[name]; dup {
+		d.errorf(pos, "client host_network %q is defined twice in one file", name)
+		return
+	}
+	c.HostNetworks[name] = hn
 }
 
 // Client options drover honours. Nomad's options map is free-form: other

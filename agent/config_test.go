@@ -43,8 +43,13 @@ func TestConfigFileEveryKey(t *testing.T) {
 	want.Client = ClientConfig{
 		Enabled: true, Servers: []string{"10.0.0.1:4647", "10.0.0.2:4647"}, NodeClass: "batch",
 		Meta: map[string]string{"rack": "r1", "team": "infra"}, AllocDir: "/srv/allocs",
-		Reserved: ReservedConfig{CPU: 500, MemoryMB: 256, DiskMB: 1024},
-		GC:       ClientGCConfig{Interval: 2 * time.Minute, MaxAllocs: 10, DiskUsageThreshold: 90, InodeUsageThreshold: 75.5},
+		Reserved:       ReservedConfig{CPU: 500, MemoryMB: 256, DiskMB: 1024, ReservedPorts: "22,8500-8600"},
+		GC:             ClientGCConfig{Interval: 2 * time.Minute, MaxAllocs: 10, DiskUsageThreshold: 90, InodeUsageThreshold: 75.5},
+		MinDynamicPort: 21000, MaxDynamicPort: 22000,
+		HostNetworks: map[string]*HostNetworkConfig{
+			"public": {Name: "public", CIDR: "203.0.113.0/24", ReservedPorts: "22"},
+			"vpn":    {Name: "vpn", Interface: "tailscale0"},
+		},
 	}
 	plugins := c.Plugins
 	c.Plugins, want.Plugins = nil, nil
@@ -157,6 +162,9 @@ func TestConfigFileErrors(t *testing.T) {
 		{"meta not a string", "a.hcl", "client {\n  meta {\n    a = [1]\n  }\n}\n", []string{"a.hcl:3:"}},
 		{"plugin without name", "a.hcl", "plugin {\n}\n", []string{"a.hcl:1:"}},
 		{"plugin twice", "a.hcl", "plugin \"x\" {}\nplugin \"x\" {}\n", []string{"a.hcl", `plugin "x" is configured twice`}},
+		{"host_network twice", "a.hcl", "client {\n  host_network \"x\" {\n    cidr = \"10.0.0.0/8\"\n  }\n  host_network \"x\" {\n    cidr = \"10.0.0.0/8\"\n  }\n}\n", []string{"a.hcl:5:", `host_network "x" is defined twice`}},
+		{"host_network without name", "a.hcl", "client {\n  host_network {\n    cidr = \"10.0.0.0/8\"\n  }\n}\n", []string{"a.hcl:2:", "host_network needs a name"}},
+		{"unknown key in host_network", "a.hcl", "client {\n  host_network \"x\" {\n    cdir = \"10.0.0.0/8\"\n  }\n}\n", []string{"a.hcl:3:5:", `"cdir"`}},
 		{"unknown key in a plugin block", "a.hcl", "plugin \"x\" {\n  enabled = true\n}\n", []string{"a.hcl:2:3:", `"enabled"`}},
 		{"unknown JSON key", "a.json", "{\n  \"data_dir\": \"/x\",\n  \"bogus\": 1\n}\n", []string{"a.json:3:3:", `"bogus"`}},
 		{"JSON syntax error", "a.json", "{\"data_dir\": }", []string{"a.json:1:"}},
@@ -208,6 +216,25 @@ func TestConfigValidate(t *testing.T) {
 		{"bad gc threshold", base(func(c *Config) { c.Client.GC.DiskUsageThreshold = 120 }), "percentages"},
 		{"state_dir elsewhere", base(func(c *Config) { c.Client.Enabled = true; c.Client.StateDir = "/other" }), "state_dir"},
 		{"state_dir default", base(func(c *Config) { c.Client.Enabled = true; c.Client.StateDir = "/data/client" }), ""},
+		{"reserved_ports", base(func(c *Config) { c.Client.Reserved.ReservedPorts = "22, 80,8500-8600" }), ""},
+		{"bad reserved_ports", base(func(c *Config) { c.Client.Reserved.ReservedPorts = "22,ssh" }), `client.reserved.reserved_ports = "22,ssh": "ssh" is not a port number`},
+		{"reserved port out of range", base(func(c *Config) { c.Client.Reserved.ReservedPorts = "70000" }), "port 70000 is out of range 1-65535"},
+		{"dynamic range", base(func(c *Config) { c.Client.MinDynamicPort, c.Client.MaxDynamicPort = 30000, 30010 }), ""},
+		{"empty dynamic range", base(func(c *Config) { c.Client.MinDynamicPort, c.Client.MaxDynamicPort = 30010, 30000 }), "dynamic port range 30010-30000 is empty"},
+		{"min above the default max", base(func(c *Config) { c.Client.MinDynamicPort = 40000 }), "dynamic port range 40000-32000 is empty"},
+		{"max_dynamic_port out of range", base(func(c *Config) { c.Client.MaxDynamicPort = 70000 }), "client.max_dynamic_port = 70000 is out of range"},
+		{"host_network without cidr or interface", base(func(c *Config) {
+			c.Client.HostNetworks = map[string]*HostNetworkConfig{"x": {Name: "x"}}
+		}), `client host_network "x" selects no address`},
+		{"host_network bad cidr", base(func(c *Config) {
+			c.Client.HostNetworks = map[string]*HostNetworkConfig{"x": {Name: "x", CIDR: "10.0.0.1"}}
+		}), `cidr "10.0.0.1" is not a network`},
+		{"host_network bad reserved_ports", base(func(c *Config) {
+			c.Client.HostNetworks = map[string]*HostNetworkConfig{"x": {Name: "x", Interface: "eth0", ReservedPorts: "9-1"}}
+		}), `client host_network "x": reserved_ports = "9-1"`},
+		{"host_network named default", base(func(c *Config) {
+			c.Client.HostNetworks = map[string]*HostNetworkConfig{"default": {Name: "default", Interface: "eth0"}}
+		}), "names the node's own address"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

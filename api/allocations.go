@@ -64,11 +64,14 @@ type Allocation struct {
 	FollowupEvalID        string `json:",omitempty"`
 	PreemptedAllocations  []string
 	PreemptedByAllocation string
-	CreateIndex           uint64
-	ModifyIndex           uint64
-	AllocModifyIndex      uint64
-	CreateTime            int64 // Unix nanoseconds
-	ModifyTime            int64 // Unix nanoseconds
+	// NetworkStatus is the allocation's own network (bridge or CNI mode);
+	// nil in host mode.
+	NetworkStatus    *AllocNetworkStatus `json:",omitempty"`
+	CreateIndex      uint64
+	ModifyIndex      uint64
+	AllocModifyIndex uint64
+	CreateTime       int64 // Unix nanoseconds
+	ModifyTime       int64 // Unix nanoseconds
 }
 
 // AllocDeploymentStatus is the client's verdict on an allocation placed
@@ -91,6 +94,8 @@ type AllocatedTaskResources struct {
 	Cpu     AllocatedCpuResources
 	Memory  AllocatedMemoryResources
 	Devices []*AllocatedDeviceResource `json:",omitempty"`
+	// Networks are the task-level network blocks of older jobs, as placed.
+	Networks []*NetworkResource `json:",omitempty"`
 }
 
 // AllocatedCpuResources is a task's CPU reservation in MHz.
@@ -106,7 +111,29 @@ type AllocatedMemoryResources struct {
 
 // AllocatedSharedResources is what the group's tasks share.
 type AllocatedSharedResources struct {
-	DiskMB int64
+	// Networks is the group's network block as placed (IP and port
+	// values set); Ports the same ports as host mappings.
+	Networks []*NetworkResource `json:",omitempty"`
+	DiskMB   int64
+	Ports    []PortMapping `json:",omitempty"`
+}
+
+// PortMapping is one port given to an allocation: host port Value on
+// HostIP, reached in the task's network on To (0: Value).
+type PortMapping struct {
+	Label  string
+	Value  int
+	To     int
+	HostIP string
+}
+
+// AllocNetworkStatus is an allocation's own network (bridge or CNI mode)
+// as its client reports it.
+type AllocNetworkStatus struct {
+	InterfaceName string     `json:",omitempty"`
+	Address       string     `json:",omitempty"`
+	AddressIPv6   string     `json:",omitempty"`
+	DNS           *DNSConfig `json:",omitempty"`
 }
 
 // AllocationListStub is the summary of an allocation returned by lists.

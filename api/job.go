@@ -164,8 +164,10 @@ type Resources struct {
 	MemoryMaxMB *int
 	DiskMB      *int
 
+	// Networks is the task-level network block of older jobs (ports).
+	Networks []*NetworkResource `json:",omitempty"`
+
 	// Nomad fields drover does not implement (yet).
-	Networks  json.RawMessage `json:",omitempty"`
 	Devices   json.RawMessage `json:",omitempty"`
 	NUMA      json.RawMessage `json:",omitempty"`
 	SecretsMB json.RawMessage `json:",omitempty"`

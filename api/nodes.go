@@ -44,9 +44,11 @@ type Node struct {
 	StatusDescription     string
 	StatusUpdatedAt       int64 // Unix seconds
 	Drivers               map[string]*DriverInfo
-	Events                []*NodeEvent
-	CreateIndex           uint64
-	ModifyIndex           uint64
+	// HostNetworks are the client's host_network blocks, by name.
+	HostNetworks map[string]*HostNetworkInfo `json:",omitempty"`
+	Events       []*NodeEvent
+	CreateIndex  uint64
+	ModifyIndex  uint64
 }
 
 // NodeResources is what a node offers.
@@ -55,6 +57,39 @@ type NodeResources struct {
 	Memory  NodeMemoryResources
 	Disk    NodeDiskResources
 	Devices []*NodeDeviceResource `json:",omitempty"`
+	// Networks is the node's address in Nomad's older form.
+	Networks []*NetworkResource `json:",omitempty"`
+	// NodeNetworks are the node's interfaces and addresses.
+	NodeNetworks   []*NodeNetworkResource `json:",omitempty"`
+	MinDynamicPort int                    `json:",omitempty"`
+	MaxDynamicPort int                    `json:",omitempty"`
+}
+
+// NodeNetworkResource is one network interface of a node.
+type NodeNetworkResource struct {
+	Mode       string
+	Device     string
+	MacAddress string `json:",omitempty"`
+	Speed      int    `json:",omitempty"`
+	Addresses  []NodeNetworkAddress
+}
+
+// NodeNetworkAddress is one address of a node's interface; Alias names
+// the host network it belongs to ("default" or a host_network's name).
+type NodeNetworkAddress struct {
+	Family        string
+	Alias         string
+	Address       string
+	ReservedPorts string `json:",omitempty"`
+	Gateway       string `json:",omitempty"`
+}
+
+// HostNetworkInfo is a client's host_network block.
+type HostNetworkInfo struct {
+	Name          string
+	CIDR          string `json:",omitempty"`
+	Interface     string `json:",omitempty"`
+	ReservedPorts string `json:",omitempty"`
 }
 
 // NodeCpuResources is a node's CPU capacity.
@@ -75,9 +110,15 @@ type NodeDiskResources struct {
 
 // NodeReservedResources is what the operator keeps for the system.
 type NodeReservedResources struct {
-	Cpu    NodeReservedCpuResources
-	Memory NodeReservedMemoryResources
-	Disk   NodeReservedDiskResources
+	Cpu      NodeReservedCpuResources
+	Memory   NodeReservedMemoryResources
+	Disk     NodeReservedDiskResources
+	Networks NodeReservedNetworkResources
+}
+
+// NodeReservedNetworkResources are the ports a node keeps from tasks.
+type NodeReservedNetworkResources struct {
+	ReservedHostPorts string
 }
 
 // NodeReservedCpuResources is reserved CPU in MHz.

@@ -194,6 +194,10 @@ func (c *Client) buildNode(cfg *Config) (*structs.Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client: fingerprint the host: %w", err)
 	}
+	for _, w := range host.Warnings {
+		c.logger.Warn(w)
+	}
+	setNodePorts(&host.Resources, cfg) // fingerprint_network.go
 	node := &structs.Node{
 		ID:                    id.ID,
 		SecretID:              id.SecretID,
@@ -225,6 +229,7 @@ func (c *Client) buildNode(cfg *Config) (*structs.Node, error) {
 	if node.ReservedResources == nil {
 		node.ReservedResources = &structs.NodeReservedResources{}
 	}
+	node.HostNetworks = hostNetworksByName(cfg.Fingerprint.HostNetworks) // fingerprint_network.go
 	return node, nil
 }
 

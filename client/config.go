@@ -64,4 +64,10 @@ type Config struct {
 	// Fingerprint selects and adjusts the host fingerprint (attributes and
 	// resources).
 	Fingerprint FingerprintConfig
+	// MinDynamicPort and MaxDynamicPort bound the ports the scheduler
+	// picks for tasks' dynamic ports on this node; 0 uses the defaults
+	// (structs.DefaultMinDynamicPort, DefaultMaxDynamicPort). The ports
+	// the node keeps from tasks are Reserved.Networks.
+	MinDynamicPort int
+	MaxDynamicPort int
 }

@@ -32,6 +32,9 @@ type FingerprintConfig struct {
 	NetworkInterface string
 	// PreferredAddressFamily is "ipv4", "ipv6" or "" (the first address).
 	PreferredAddressFamily string
+	// HostNetworks are the client's host_network blocks: the node's
+	// addresses in them are tagged with their names (NodeNetworks).
+	HostNetworks []*structs.ClientHostNetworkConfig
 	// CPUTotalCompute (MHz), MemoryTotalMB, DiskTotalMB and DiskFreeMB
 	// replace the measured values when not 0.
 	CPUTotalCompute int
@@ -73,7 +76,10 @@ type netInterface struct {
 	Name     string
 	Up       bool
 	Loopback bool
+	MAC      string
 	Addrs    []netip.Addr
+	// Prefixes are Addrs with their networks, when known.
+	Prefixes []netip.Prefix
 }
 
 // hostSources is what the host fingerprint is computed from; gathering
@@ -107,6 +113,9 @@ type hostSources struct {
 type hostFingerprint struct {
 	Attributes map[string]string
 	Resources  structs.NodeResources
+	// Warnings are about the configuration (a host network without
+	// addresses), for the log.
+	Warnings []string
 }
 
 // fingerprintHost computes the node's attributes and resources. It is pure.
@@ -183,22 +192,29 @@ func fingerprintHost(src hostSources, cfg FingerprintConfig) (hostFingerprint, e
 	set("nomad", "nomad.revision", src.Revision)
 	set("nomad", "drover.version", src.Version)
 	set("nomad", "unique.advertise.address", src.HTTPAddr)
-	// network
-	if cfg.enabled("network") || cfg.NetworkInterface != "" {
-		ip, err := selectIPAddress(src.Interfaces, src.DefaultIface, cfg.NetworkInterface, cfg.PreferredAddressFamily)
-		if err != nil {
-			return hostFingerprint{}, err
-		}
-		set("network", "unique.network.ip-address", ip)
-	}
-	return hostFingerprint{
+	out := hostFingerprint{
 		Attributes: attrs,
 		Resources: structs.NodeResources{
 			Cpu:    structs.NodeCpuResources{CpuShares: total, TotalCpuCores: uint16(cores)},
 			Memory: structs.NodeMemoryResources{MemoryMB: int64(mem >> 20)},
 			Disk:   structs.NodeDiskResources{DiskMB: int64(diskFree >> 20)},
 		},
-	}, nil
+	}
+	// network: the node's address, and its interfaces and host networks
+	// for the scheduler's ports (fingerprint_network.go).
+	if cfg.enabled("network") || cfg.NetworkInterface != "" {
+		ip, err := selectIPAddress(src.Interfaces, src.DefaultIface, cfg.NetworkInterface, cfg.PreferredAddressFamily)
+		if err != nil {
+			return hostFingerprint{}, err
+		}
+		set("network", "unique.network.ip-address", ip)
+		nets, legacy, warnings, err := nodeNetworks(src.Interfaces, ip, cfg.HostNetworks)
+		if err != nil {
+			return hostFingerprint{}, err
+		}
+		out.Resources.NodeNetworks, out.Resources.Networks, out.Warnings = nets, legacy, warnings
+	}
+	return out, nil
 }
 
 // selectIPAddress picks the node's address: the first usable address of
@@ -224,10 +240,10 @@ func selectIPAddress(ifaces []netInterface, defaultIface, want, family string) (
 			}
 			return "", fmt.Errorf("client.network_interface %q: no such network interface on this host (it has: %s)", want, strings.Join(names, ", "))
 		}
-		return pickAddress(iface.Addrs, family), nil
+		return pickAddress(iface.addrs(), family), nil
 	}
 	if iface := byName(defaultIface); iface != nil && iface.Up {
-		if ip := pickAddress(iface.Addrs, family); ip != "" {
+		if ip := pickAddress(iface.addrs(), family); ip != "" {
 			return ip, nil
 		}
 	}
@@ -235,7 +251,7 @@ func selectIPAddress(ifaces []netInterface, defaultIface, want, family string) (
 		if !iface.Up || iface.Loopback {
 			continue
 		}
-		if ip := pickAddress(iface.Addrs, family); ip != "" {
+		if ip := pickAddress(iface.addrs(), family); ip != "" {
 			return ip, nil
 		}
 	}

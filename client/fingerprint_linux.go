@@ -104,12 +104,13 @@ func hostInterfaces() []netInterface {
 	}
 	out := make([]netInterface, 0, len(ifaces))
 	for _, i := range ifaces {
-		ni := netInterface{Name: i.Name, Up: i.Flags&net.FlagUp != 0, Loopback: i.Flags&net.FlagLoopback != 0}
+		ni := netInterface{Name: i.Name, Up: i.Flags&net.FlagUp != 0, Loopback: i.Flags&net.FlagLoopback != 0, MAC: i.HardwareAddr.String()}
 		addrs, err := i.Addrs()
 		if err == nil {
 			for _, a := range addrs {
 				if p, err := netip.ParsePrefix(a.String()); err == nil {
 					ni.Addrs = append(ni.Addrs, p.Addr())
+					ni.Prefixes = append(ni.Prefixes, p)
 				}
 			}
 		}

@@ -100,6 +100,7 @@ func formatAllocStatus(a *api.Allocation, followup *api.Evaluation, now time.Tim
 		{"Created", timeAgoNano(a.CreateTime, now)},
 		{"Modified", timeAgoNano(a.ModifyTime, now)},
 	}, rescheduleInfo(a, followup, now, verbose)...)))
+	b.WriteString(formatAllocAddresses(a)) // network_format.go
 	if verbose {
 		b.WriteString(formatPlacementMetrics(a.Metrics)) // placement_metrics.go
 	}
@@ -127,8 +128,16 @@ func formatTaskStatus(a *api.Allocation, name string, ts *api.TaskState, verbose
 	}
 	if cpu, mem, disk, ok := taskResources(a, name); ok {
 		b.WriteString("Task Resources:\n")
-		b.WriteString(formatTable([]string{"CPU", "Memory", "Disk"},
-			[][]string{{fmt.Sprintf("%d MHz", cpu), formatMB(mem), formatMB(disk)}}))
+		header := []string{"CPU", "Memory", "Disk"}
+		rows := [][]string{{fmt.Sprintf("%d MHz", cpu), formatMB(mem), formatMB(disk)}}
+		if addrs := taskAddresses(a, name); len(addrs) > 0 { // network_format.go
+			header = append(header, "Addresses")
+			rows[0] = append(rows[0], addrs[0])
+			for _, addr := range addrs[1:] {
+				rows = append(rows, []string{"", "", "", addr})
+			}
+		}
+		b.WriteString(formatTable(header, rows))
 	}
 	b.WriteString("\nTask Events:\n")
 	b.WriteString(formatKV([]kv{

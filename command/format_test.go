@@ -196,6 +196,8 @@ func TestGoldenOutput(t *testing.T) {
 			{ID: "9999aaaa-1111", Datacenter: "dc2", Name: "edge", NodeClass: "gpu", Drain: true, SchedulingEligibility: "ineligible", Status: "down"},
 		}, false)},
 		{"node_status", formatNodeStatus(node, nodeAllocs, fixedNow, false)},
+		{"node_status_networks", formatNodeStatus(fixtureNetworkNode(), nil, fixedNow, true)},
+		{"alloc_status_ports", formatAllocStatus(fixturePortsAlloc(), nil, fixedNow, false)},
 		{"placement_failure", placementFailures(map[string]*api.AllocationMetric{
 			"web": fixtureMetric(),
 			"db":  {NodesEvaluated: 0, CoalescedFailures: 2, NodesAvailable: map[string]int{"dc2": 0}, QuotaExhausted: []string{"cpu"}},

@@ -49,9 +49,9 @@ const badConfigJob = `job "web" {
       config {
         image    = "redis:${NOMAD_META_tag}"
         shm_size = "${NOMAD_META_shm}"
-        port_map {
-          db = 6379
-        }
+        ipc_mode = "host"
+        # (ports and port_map are supported;
+        # ipc_mode is not)
         mount {
           target = "/data"
           readonly = "yes"
@@ -95,7 +95,7 @@ func TestBadTaskConfigRefusedLocally(t *testing.T) {
 			for _, want := range []string{
 				path + `:6:9: group "g", task "api": raw_exec config field "comand": unknown field; did you mean "command"?`,
 				path + `:5:7: group "g", task "api": raw_exec config field "command": required field is missing`,
-				path + `:14:9: group "g", task "cache": docker config field "port_map": a Nomad docker option drover does not support: publishing ports is not supported yet`,
+				path + `:14:9: group "g", task "cache": docker config field "ipc_mode": a Nomad docker option drover does not support: not supported: containers have their own IPC namespace`,
 				path + `:19:11: group "g", task "cache": docker config field "mount[0].readonly": want bool, got "yes"`,
 			} {
 				if !strings.Contains(r.stderr, want) {

@@ -149,6 +149,9 @@ func formatNodeStatus(n *api.Node, allocs []*api.Allocation, now time.Time, verb
 		}}))
 	}
 
+	if verbose {
+		b.WriteString(formatNodeNetworks(n)) // network_format.go
+	}
 	if verbose && len(n.Attributes) > 0 {
 		b.WriteString("\nAttributes\n")
 		var attrs []kv

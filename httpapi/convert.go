@@ -229,6 +229,7 @@ func (c *converter) group(in *api.TaskGroup, jobType string) *structs.TaskGroup 
 		}
 		out.Tasks = append(out.Tasks, c.task(where, t, out.RestartPolicy))
 	}
+	c.warnings = append(c.warnings, portReferenceWarnings(where, out)...) // convert_network.go
 	return out
 }
 
@@ -302,8 +303,8 @@ func (c *converter) resources(where string, in *api.Resources) *structs.Resource
 		c.errorf("%s: memory_max %d MB is below memory %d MB", where, out.MemoryMaxMB, out.MemoryMB)
 	}
 	out.Devices = c.devices(where, in)
+	out.Networks = c.taskNetworks(where, in.Networks) // convert_network.go
 	c.checkUnimplemented(where+" resources",
-		unimplemented{"Networks", "network block", in.Networks, ignored},
 		unimplemented{"NUMA", "numa block", in.NUMA, rejected},
 		unimplemented{"SecretsMB", "secrets", in.SecretsMB, ignored},
 		unimplemented{"IOPS", "iops", in.IOPS, ignored},

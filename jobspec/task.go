@@ -114,8 +114,9 @@ func (d *decoder) splitIdentities(t *api.Task, blocks []*hcl.Block, all json.Raw
 // resources decodes a task's `resources { ... }` block.
 func (d *decoder) resources(b *hcl.Block) *api.Resources {
 	r := &api.Resources{}
+	var networks json.RawMessage
 	raw := []rawField{
-		{"network", &r.Networks, rawBlock{key: "v", many: true, spec: networkSpec}},
+		{"network", &networks, rawBlock{key: "v", many: true, spec: networkSpec}},
 		{"device", &r.Devices, rawBlock{key: "v", many: true, label: "Name", spec: deviceSpec}},
 		{"numa", &r.NUMA, rawBlock{key: "v", spec: numaSpec}},
 	}
@@ -128,6 +129,7 @@ func (d *decoder) resources(b *hcl.Block) *api.Resources {
 	r.IOPS = d.rawArg(c, "iops", rawInt)
 	r.SecretsMB = d.rawArg(c, "secrets", rawInt)
 	d.decodeRawFields(c, raw)
+	r.Networks = decodeNetworks(networks)
 	return r
 }
 

@@ -12,6 +12,7 @@ type candidate struct {
 	affinity float64
 	partial  float64 // every score but spread and reschedule penalty
 	devices  map[string][]*structs.AllocatedDeviceResource
+	ports    *portAssignment // ports.go
 	bucket   *bucket
 	idx      int // in bucket.heap
 }

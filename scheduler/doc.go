@@ -43,4 +43,10 @@
 // semantics (docs/constraints.md). distinct_hosts and distinct_property
 // (distinct_property.go) are checked when an allocation is placed, against
 // the job's live allocations and the plan built so far.
+//
+// Ports (ports.go) are a node resource: a group's static and dynamic ports
+// get host ports free on the address of their host network, dynamic ones
+// picked from the node's range with Options.Rand; a port already taken
+// exhausts the node ("network: port collision http=8080"), a missing host
+// network filters it. See docs/networking.md.
 package scheduler

@@ -55,6 +55,10 @@ func (r *run) feasible(node *structs.Node, tg *structs.TaskGroup, metric *struct
 	f := r.feasibilityOf(tg)
 	reason := f.check(r, node)
 	if reason == "" {
+		// A node's host networks are its own, not its class's.
+		reason = missingHostNetwork(node, tg) // ports.go
+	}
+	if reason == "" {
 		return true
 	}
 	filterNode(metric, node, reason)

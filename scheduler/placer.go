@@ -247,6 +247,12 @@ func (p *placer) evaluate(node *structs.Node, metric *structs.AllocMetric) (c *c
 		}
 		c.devices, c.devScore = devices, devScore
 	}
+	ports, portFail := r.candidatePorts(node, u, p.tg) // ports.go
+	if portFail.failed() {
+		portFail.record(metric)
+		return nil, false, nil
+	}
+	c.ports = ports
 	if p.affinity != nil {
 		c.affinity = p.affinity.score(r, node)
 	}
@@ -469,7 +475,7 @@ func (p *placer) commit(best scored, runners []scored, name string, prev *struct
 	c := best.c
 	c.bucket.remove(c.idx)
 	p.held--
-	a := r.newAllocation(p.tg, name, c.node, c.devices, p.placementMetric(best, runners), deploymentID, prev)
+	a := r.newAllocation(p.tg, name, c.node, c.devices, c.ports, p.placementMetric(best, runners), deploymentID, prev)
 	r.plan.AppendAlloc(a)
 	r.placedOn(a)
 	p.placed++
@@ -547,7 +553,7 @@ func (p *placer) placeOn(node *structs.Node, name string, prev *structs.Allocati
 		s.total -= s.penalty
 	}
 	metric.ScoreMetaData = []*structs.NodeScoreMeta{scoreMeta(s, p)}
-	a := r.newAllocation(p.tg, name, node, c.devices, metric, "", prev)
+	a := r.newAllocation(p.tg, name, node, c.devices, c.ports, metric, "", prev)
 	r.plan.AppendAlloc(a)
 	r.placedOn(a)
 	countPlacement(p.props, node)

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"sort"
@@ -39,6 +40,10 @@ type Options struct {
 	// NewEvalID returns a new evaluation ID (follow-up evaluations); nil
 	// uses NewID.
 	NewEvalID func() string
+
+	// Rand picks dynamic ports (ports.go); nil seeds one from the
+	// evaluation's ID, so that the same evaluation picks the same ports.
+	Rand *rand.Rand
 
 	// exhaustive makes every placement consider every node, as the
 	// sampling placer's reference in tests.
@@ -111,6 +116,10 @@ func (o Options) Process(state State, eval *structs.Evaluation) (*Plan, error) {
 		classes:         map[string]string{},
 		regexps:         map[string]*regexp.Regexp{},
 		exhaustive:      o.exhaustive,
+		rng:             o.Rand,
+	}
+	if r.rng == nil {
+		r.rng = evalRand(eval) // ports.go
 	}
 	if job != nil {
 		for _, tg := range job.TaskGroups {
@@ -174,8 +183,10 @@ type run struct {
 	regexps       map[string]*regexp.Regexp // compiled device constraint patterns
 	cands         []*structs.Node           // candidate nodes, by ID; nil until computed
 	candByID      map[string]*structs.Node
-	order         *visitOrder          // cands in visiting order (placer.go)
-	pool          *structs.AllocMetric // NodesInPool and NodesAvailable of cands
+	order         *visitOrder           // cands in visiting order (placer.go)
+	pool          *structs.AllocMetric  // NodesInPool and NodesAvailable of cands
+	ports         map[string]*portCache // ports held, by node ID (ports.go)
+	rng           *rand.Rand            // picks dynamic ports
 }
 
 // interrupted returns an error once the run's context is done.
@@ -268,10 +279,10 @@ func (r *run) freshMetric() *structs.AllocMetric {
 }
 
 // newAllocation returns a new allocation of tg named name on node, with
-// the given devices. deploymentID tags a replacement made by a rolling
-// update; prev is the allocation it replaces, if any.
+// the given devices and ports. deploymentID tags a replacement made by a
+// rolling update; prev is the allocation it replaces, if any.
 func (r *run) newAllocation(tg *structs.TaskGroup, name string, node *structs.Node,
-	devices map[string][]*structs.AllocatedDeviceResource, metric *structs.AllocMetric, deploymentID string, prev *structs.Allocation) *structs.Allocation {
+	devices map[string][]*structs.AllocatedDeviceResource, ports *portAssignment, metric *structs.AllocMetric, deploymentID string, prev *structs.Allocation) *structs.Allocation {
 	ask := newAllocResources(r.job, tg) // each allocation owns its resources
 	a := &structs.Allocation{
 		ID:                 r.newID(),
@@ -286,7 +297,7 @@ func (r *run) newAllocation(tg *structs.TaskGroup, name string, node *structs.No
 		TaskGroup:          tg.Name,
 		Resources:          ask.total,
 		TaskResources:      ask.tasks,
-		AllocatedResources: withDevices(ask.allocated, devices),
+		AllocatedResources: withPorts(withDevices(ask.allocated, devices), ports), // ports.go
 		Metrics:            metric,
 		DesiredStatus:      structs.AllocDesiredStatusRun,
 		ClientStatus:       structs.AllocClientStatusPending,
@@ -318,12 +329,21 @@ func (r *run) preemptOrFail(tg *structs.TaskGroup, ask allocResources, exhausted
 	if err != nil {
 		return false, err
 	}
+	var ports *portAssignment
+	if best != nil {
+		if ports, err = r.portsAfterPreemption(best, tg, preempt, metric); err != nil { // ports.go
+			return false, err
+		}
+		if ports == nil && requestsPorts(tg) {
+			best = nil
+		}
+	}
 	if best == nil {
 		r.plan.failed(tg.Name, metric)
 		return false, nil
 	}
 	metric.ScoreMetaData = []*structs.NodeScoreMeta{{NodeID: best.ID, Scores: map[string]float64{structs.ScorerBinPack: score}, NormScore: score}}
-	a := r.newAllocation(tg, name, best, nil, metric, deploymentID, prev)
+	a := r.newAllocation(tg, name, best, nil, ports, metric, deploymentID, prev)
 	for _, p := range preempt {
 		a.PreemptedAllocations = append(a.PreemptedAllocations, p.ID)
 		r.plan.AppendPreemption(p, a.ID, r.now)

@@ -114,7 +114,8 @@ func (s *Server) applyPlan(p *pendingPlan) planResult {
 // against the latest state: the node is ready, every allocation the plan
 // updates in place is still wanted (another worker's plan may have
 // stopped or preempted it since this plan's snapshot), and the placements
-// fit with what the node holds now.
+// fit with what the node holds now: capacity, device instances and host
+// ports (no port given twice on one address).
 func (s *Server) nodeFits(st *state.StateSnapshot, nodeID string, plan *scheduler.Plan) (bool, error) {
 	node, err := st.NodeByID(nil, nodeID)
 	if err != nil {
@@ -157,6 +158,12 @@ func (s *Server) nodeFits(st *state.StateSnapshot, nodeID string, plan *schedule
 	fit, _, _ := scheduler.AllocsFit(node, proposed)
 	if fit {
 		fit, _ = scheduler.DevicesFit(proposed)
+	}
+	if fit {
+		var reason string
+		if fit, reason = scheduler.PortsFit(proposed); !fit {
+			s.logger.Debug("plan gives a port twice", "node_id", nodeID, "eval_id", plan.EvalID, "reason", reason)
+		}
 	}
 	return fit, nil
 }

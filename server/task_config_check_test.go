@@ -19,18 +19,18 @@ func TestTaskConfigsCheckedOnSubmit(t *testing.T) {
 			{Name: "image", Type: base.TypeString, Required: true},
 			{Name: "auth_soft_fail", Type: base.TypeBool},
 		},
-		Hints: map[string]string{"port_map": "use the group's network block"},
+		Hints: map[string]string{"ipc_mode": "containers have their own IPC namespace"},
 	}}
 	s := newTestServer(t, func(c *Config) { c.TaskConfigs = schemas })
 	job := testJob("web", 1, 100, 100)
 	job.TaskGroups[0].Tasks = append(job.TaskGroups[0].Tasks, &structs.Task{
 		Name: "redis", Driver: "docker",
-		Config:    map[string]any{"image": "redis", "auth_soft_fial": true, "port_map": []any{map[string]any{"db": 6379}}},
+		Config:    map[string]any{"image": "redis", "auth_soft_fial": true, "ipc_mode": "host"},
 		Resources: &structs.Resources{CPU: 100, MemoryMB: 100},
 	})
 	wants := []string{
 		`Job.TaskGroups[0].Tasks[1].Config.auth_soft_fial: unknown field; did you mean "auth_soft_fail"? (group "web", task "redis", driver "docker")`,
-		`Job.TaskGroups[0].Tasks[1].Config.port_map: a Nomad docker option drover does not support: use the group's network block (group "web", task "redis", driver "docker")`,
+		`Job.TaskGroups[0].Tasks[1].Config.ipc_mode: a Nomad docker option drover does not support: containers have their own IPC namespace (group "web", task "redis", driver "docker")`,
 	}
 	check := func(what string, err error) {
 		t.Helper()

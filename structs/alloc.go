@@ -57,11 +57,14 @@ type Allocation struct {
 	FollowupEvalID        string
 	PreemptedAllocations  []string
 	PreemptedByAllocation string
-	CreateIndex           uint64
-	ModifyIndex           uint64
-	AllocModifyIndex      uint64 // changes when the server changes what the client must run
-	CreateTime            int64
-	ModifyTime            int64
+	// NetworkStatus is the allocation's own network (bridge or CNI mode)
+	// as its client reports it; nil in host mode (network.go).
+	NetworkStatus    *AllocNetworkStatus `json:",omitempty"`
+	CreateIndex      uint64
+	ModifyIndex      uint64
+	AllocModifyIndex uint64 // changes when the server changes what the client must run
+	CreateTime       int64
+	ModifyTime       int64
 }
 
 // AllocatedResources is what the scheduler reserved for an allocation.
@@ -75,6 +78,9 @@ type AllocatedTaskResources struct {
 	Cpu     AllocatedCpuResources
 	Memory  AllocatedMemoryResources
 	Devices []*AllocatedDeviceResource
+	// Networks are the task-level network blocks of older jobs, as
+	// placed: IP and every port's Value set.
+	Networks []*NetworkResource `json:",omitempty"`
 }
 
 // AllocatedCpuResources is a task's CPU reservation.
@@ -90,7 +96,12 @@ type AllocatedMemoryResources struct {
 
 // AllocatedSharedResources is what the group's tasks share.
 type AllocatedSharedResources struct {
-	DiskMB int64
+	// Networks is the group's network block as placed (IP and every
+	// port's Value set); Ports the same ports as host mappings, which is
+	// what tasks' environments and drivers read.
+	Networks []*NetworkResource `json:",omitempty"`
+	DiskMB   int64
+	Ports    AllocatedPorts `json:",omitempty"`
 }
 
 // AllocMetric explains a placement: how many nodes were considered and why
@@ -205,10 +216,14 @@ func (a *Allocation) Copy() *Allocation {
 					t.Devices[i] = &dc
 				}
 			}
+			t.Networks = copyNetworks(v.Networks)
 			ar.Tasks[k] = &t
 		}
+		ar.Shared.Networks = copyNetworks(a.AllocatedResources.Shared.Networks)
+		ar.Shared.Ports = slices.Clone(a.AllocatedResources.Shared.Ports)
 		c.AllocatedResources = &ar
 	}
+	c.NetworkStatus = a.NetworkStatus.Copy()
 	if a.Metrics != nil {
 		m := *a.Metrics
 		c.Metrics = &m

@@ -231,7 +231,7 @@ func diffGroups(name string, old, new *TaskGroup) *TaskGroupDiff {
 		objectDiff("RestartPolicy", flatStruct(orp), flatStruct(nrp)),
 		objectDiff("EphemeralDisk", flatStruct(oed), flatStruct(ned)),
 		objectDiff("Update", flatUpdate(oup), flatUpdate(nup)),
-		objectDiff("Network", flatStruct(network(old)), flatStruct(network(new))),
+		objectDiff("Network", flatNetwork(network(old)), flatNetwork(network(new))), // network.go
 		constraintsDiff(oc, nc),
 		affinitiesDiff(oa, na),
 		spreadsDiff(os, ns),

@@ -140,6 +140,9 @@ type Resources struct {
 	MemoryMaxMB int
 	DiskMB      int
 	Devices     []*RequestedDevice
+	// Networks is the task-level network block of older jobs (Nomad's
+	// resources { network { port ... } }); groups use TaskGroup.Networks.
+	Networks []*NetworkResource `json:",omitempty"`
 }
 
 // Defaults for task resources, as in Nomad.
@@ -179,6 +182,7 @@ func (r *Resources) Copy() *Resources {
 			c.Devices[i] = d.Copy()
 		}
 	}
+	c.Networks = copyNetworks(r.Networks)
 	return &c
 }
 
@@ -422,6 +426,7 @@ func (j *Job) Validate() error {
 		if leaders > 1 {
 			add("group %q has %d leader tasks: at most one is allowed", name, leaders)
 		}
+		errs = append(errs, tg.networkErrors(name)...) // network_validate.go
 	}
 	errs = append(errs, j.validateFreeform()...) // limits.go
 	if len(errs) == 0 {

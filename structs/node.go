@@ -41,9 +41,12 @@ type Node struct {
 	StatusDescription     string
 	StatusUpdatedAt       int64 // Unix seconds
 	Drivers               map[string]*DriverInfo
-	Events                []*NodeEvent
-	CreateIndex           uint64
-	ModifyIndex           uint64
+	// HostNetworks are the client's host_network blocks, by name
+	// (network.go).
+	HostNetworks map[string]*ClientHostNetworkConfig `json:",omitempty"`
+	Events       []*NodeEvent
+	CreateIndex  uint64
+	ModifyIndex  uint64
 }
 
 // NodeResources is what a node offers.
@@ -52,6 +55,17 @@ type NodeResources struct {
 	Memory  NodeMemoryResources
 	Disk    NodeDiskResources
 	Devices []*NodeDeviceResource
+	// Networks is the node's address as Nomad's older API reports it:
+	// one block with the fingerprinted interface (Device), its address
+	// (IP) and CIDR.
+	Networks []*NetworkResource `json:",omitempty"`
+	// NodeNetworks are the node's interfaces and their addresses, each
+	// tagged with the host networks it belongs to (network.go).
+	NodeNetworks []*NodeNetworkResource `json:",omitempty"`
+	// MinDynamicPort and MaxDynamicPort bound the ports the scheduler
+	// picks for dynamic ports on this node; 0: the defaults (20000-32000).
+	MinDynamicPort int `json:",omitempty"`
+	MaxDynamicPort int `json:",omitempty"`
 }
 
 // NodeCpuResources is a node's CPU capacity.
@@ -72,9 +86,10 @@ type NodeDiskResources struct {
 
 // NodeReservedResources is what the operator keeps for the system.
 type NodeReservedResources struct {
-	Cpu    NodeReservedCpuResources
-	Memory NodeReservedMemoryResources
-	Disk   NodeReservedDiskResources
+	Cpu      NodeReservedCpuResources
+	Memory   NodeReservedMemoryResources
+	Disk     NodeReservedDiskResources
+	Networks NodeReservedNetworkResources
 }
 
 // NodeReservedCpuResources is reserved CPU.
@@ -131,7 +146,21 @@ func (n *Node) Copy() *Node {
 				r.Devices[i] = d.Copy()
 			}
 		}
+		r.Networks = copyNetworks(n.NodeResources.Networks)
+		if n.NodeResources.NodeNetworks != nil {
+			r.NodeNetworks = make([]*NodeNetworkResource, len(n.NodeResources.NodeNetworks))
+			for i, nn := range n.NodeResources.NodeNetworks {
+				r.NodeNetworks[i] = nn.Copy()
+			}
+		}
 		c.NodeResources = &r
+	}
+	if n.HostNetworks != nil {
+		c.HostNetworks = make(map[string]*ClientHostNetworkConfig, len(n.HostNetworks))
+		for k, v := range n.HostNetworks {
+			hn := *v
+			c.HostNetworks[k] = &hn
+		}
 	}
 	if n.ReservedResources != nil {
 		r := *n.ReservedResources

@@ -55,9 +55,9 @@ type Config struct {
 	// job, group, task and namespace ones on every container).
 	ExtraLabels []string `json:"extra_labels"`
 
-	// DefaultNetworkMode is the network_mode of tasks that set none:
-	// "none" by default, as a daemon started with --bridge=none has no
-	// bridge network; set "bridge" where the daemon has one.
+	// DefaultNetworkMode is the network_mode of tasks that set none, in
+	// a group whose network block sets no mode: "default" (the daemon's
+	// default network, its bridge) unless set.
 	DefaultNetworkMode string `json:"default_network_mode"`
 	// PullTimeout is the image_pull_timeout of tasks that set none.
 	PullTimeout Duration `json:"pull_timeout"`
@@ -203,7 +203,7 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 
 // Defaults of Config (Nomad's, where Nomad has the option).
 const (
-	defaultNetworkMode         = "none"
+	defaultNetworkMode         = "default"
 	defaultPullTimeout         = 5 * time.Minute
 	defaultFingerprintPeriod   = 30 * time.Second
 	defaultImageDelay          = 3 * time.Minute

@@ -58,14 +58,14 @@
 // shares, and with cpu_hard_limit also a CFS quota. The task's user runs
 // the command.
 //
-// The default network_mode is "none" because the daemons drover is tested
-// with run with --bridge=none (no bridge network, no iptables); a task that
-// needs the network uses "host", and a node whose daemon has the default
-// bridge sets default_network_mode = "bridge". A task that sets no
-// network_mode in a group whose network block says mode = "none" or
-// mode = "host" gets that Docker mode (drivers.TaskConfig.NetworkMode);
-// a group without a mode leaves the plugin's default. Port mapping is
-// not supported yet.
+// The default network_mode is "default", the daemon's default network: its
+// bridge, or nothing on a daemon started with --bridge=none. A task that
+// sets no network_mode in a group whose network block says mode = "none"
+// gets Docker's "none", and with mode = "host" Docker's "host" unless it
+// publishes ports (drivers.TaskConfig.NetworkMode); a group without a
+// mode leaves the plugin's default. ports = ["http"] and the older
+// port_map publish the allocation's ports (drivers.TaskConfig.Ports) on
+// their host addresses, checked once the container runs (ports.go).
 //
 // Stopping sends the kill_signal (SIGTERM by default, as `docker stop`),
 // waits the kill timeout, then sends SIGKILL; an exit code above 128 after

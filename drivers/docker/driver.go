@@ -228,9 +228,22 @@ func (d *Driver) createAndStart(ctx context.Context, cfg *drivers.TaskConfig, co
 		done:         make(chan struct{}),
 		logsDone:     make(chan struct{}),
 	}
-	if info, err := d.client.inspectContainer(ctx, id); err == nil {
+	info, err := d.client.inspectContainer(ctx, id)
+	if err == nil {
 		if at := parseDockerTime(info.State.StartedAt); !at.IsZero() {
 			t.startedAt = at
+		}
+	}
+	if len(spec.HostConfig.PortBindings) > 0 {
+		if err == nil {
+			err = checkPublished(spec.HostConfig.PortBindings, info) // ports.go
+		}
+		if err != nil {
+			// A task reachable on none of its ports must not run.
+			rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			_ = d.client.removeContainer(rmCtx, id, true)
+			return nil, fmt.Errorf("publish ports: %w", err)
 		}
 	}
 	return t, nil

@@ -340,7 +340,7 @@ func TestDriver_ResourcesEnvMountsLabels(t *testing.T) {
 	if info.HostConfig.Memory != 96<<20 || info.HostConfig.MemoryReservation != 64<<20 || info.HostConfig.CPUShares != 300 {
 		t.Errorf("HostConfig = %+v", info.HostConfig)
 	}
-	if info.HostConfig.NetworkMode != "none" {
+	if info.HostConfig.NetworkMode != "default" {
 		t.Errorf("NetworkMode = %q", info.HostConfig.NetworkMode)
 	}
 	if info.Name != "/web-"+cfg.AllocID {

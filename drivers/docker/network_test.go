@@ -7,6 +7,7 @@ import "testing"
 func TestNetworkMode(t *testing.T) {
 	cases := []struct {
 		name, task, group, pluginDefault, want string
+		publishes                              bool
 	}{
 		{name: "plugin default", pluginDefault: "none", want: "none"},
 		{name: "plugin default bridge", pluginDefault: "bridge", want: "bridge"},
@@ -14,10 +15,12 @@ func TestNetworkMode(t *testing.T) {
 		{name: "group host", group: "host", pluginDefault: "none", want: "host"},
 		{name: "task wins over group", task: "bridge", group: "none", pluginDefault: "none", want: "bridge"},
 		{name: "task host wins over group none", task: "host", group: "none", pluginDefault: "none", want: "host"},
+		{name: "group host publishing ports keeps the default", group: "host", pluginDefault: "default", publishes: true, want: "default"},
+		{name: "group none publishing ports stays none", group: "none", pluginDefault: "default", publishes: true, want: "none"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := networkMode(tc.task, tc.group, tc.pluginDefault); got != tc.want {
+			if got := networkMode(tc.task, tc.group, tc.pluginDefault, tc.publishes); got != tc.want {
 				t.Errorf("networkMode(%q, %q, %q) = %q, want %q", tc.task, tc.group, tc.pluginDefault, got, tc.want)
 			}
 		})

@@ -54,7 +54,7 @@ func PluginConfigSchema() *base.Schema {
 			{Name: "config", Type: base.TypeBlock, Description: "the log driver's options"},
 		}}},
 		{Name: "extra_labels", Type: base.TypeStringList, Description: "Nomad's optional labels (globs); drover sets the job, group, task and namespace labels on every container"},
-		{Name: "default_network_mode", Type: base.TypeString, Default: raw(`"none"`), Description: "network_mode of tasks that set none (drover's own)"},
+		{Name: "default_network_mode", Type: base.TypeString, Default: raw(`"default"`), Description: "network_mode of tasks that set none (drover's own); \"default\" is the daemon's default network"},
 		{Name: "pull_timeout", Type: base.TypeDuration, Default: raw(`"5m"`), Description: "image_pull_timeout of tasks that set none (drover's own)"},
 		{Name: "fingerprint_period", Type: base.TypeDuration, Default: raw(`"30s"`), Description: "how often the daemon's health is checked (drover's own)"},
 	}}
@@ -112,6 +112,8 @@ func TaskConfigSchema() *base.Schema {
 		{Name: "dns_search_domains", Type: base.TypeStringList},
 		{Name: "dns_options", Type: base.TypeStringList},
 		{Name: "extra_hosts", Type: base.TypeStringList, Description: `"host:ip" entries of /etc/hosts`},
+		{Name: "ports", Type: base.TypeStringList, Description: "labels of the group's network ports to publish, each host port to its `to` (else the same port)"},
+		{Name: "port_map", Type: base.TypeBlock, Description: "older form: map of port label to container port"},
 		{Name: "volumes", Type: base.TypeStringList, Description: `"host:container[:options]"; host paths outside the allocation need the plugin's volumes { enabled = true }`},
 		{Name: "mount", Type: base.TypeBlockList, Block: mountSchema()},
 		{Name: "mounts", Type: base.TypeBlockList, Block: mountSchema(), Description: "old name of mount"},
@@ -138,8 +140,6 @@ func TaskConfigSchema() *base.Schema {
 // nomadOnlyKeys are Nomad docker options drover does not support, with
 // what to do instead: TaskConfigSchema's hints.
 var nomadOnlyKeys = map[string]string{
-	"ports":                     `publishing ports is not supported yet; use network_mode = "host"`,
-	"port_map":                  `publishing ports is not supported yet; use network_mode = "host"`,
 	"network_aliases":           "user-defined Docker network options are not supported",
 	"ipv4_address":              "user-defined Docker network options are not supported",
 	"ipv6_address":              "user-defined Docker network options are not supported",

@@ -133,7 +133,7 @@ func TestTaskConfigErrors(t *testing.T) {
 		{"unknown key", `{"image":"x","imagee":"y"}`, []string{`config field "imagee": unknown field`}},
 		{"unknown nested key", `{"image":"x","auth":{"user":"u"}}`, []string{`config field "auth.user": unknown field; known fields: email, password, server_address, username`}},
 		{"wrong type", `{"image":"x","pids_limit":"many","init":"yes"}`, []string{`"pids_limit": want int`, `"init": want bool`}},
-		{"nomad option drover lacks", `{"image":"x","ports":["http"],"port_map":[{"http":80}]}`, []string{`config field "port_map": a Nomad docker option drover does not support: publishing ports`, `config field "ports"`}},
+		{"nomad option drover lacks", `{"image":"x","ipc_mode":"host","runtime":"runc"}`, []string{`config field "ipc_mode": a Nomad docker option drover does not support`, `config field "runtime"`}},
 		{"bad duration", `{"image":"x","image_pull_timeout":"soon"}`, []string{`"image_pull_timeout": invalid duration`}},
 		{"device without host path", `{"image":"x","devices":[{"container_path":"/dev/x"}]}`, []string{`"devices[0].host_path": required field is missing`}},
 	}

@@ -53,7 +53,13 @@ func buildSpec(cfg *drivers.TaskConfig, conf *TaskConfig, env map[string]string,
 	}
 	hc := cc.HostConfig
 	hc.Privileged = conf.Privileged
-	hc.NetworkMode = container.NetworkMode(networkMode(conf.NetworkMode, cfg.NetworkMode, plugin.DefaultNetworkMode))
+	publishes := len(conf.Ports) > 0 || len(conf.PortMap) > 0
+	hc.NetworkMode = container.NetworkMode(networkMode(conf.NetworkMode, cfg.NetworkMode, plugin.DefaultNetworkMode, publishes))
+	withPorts, err := setPorts(cc, cfg, conf, env) // ports.go
+	if err != nil {
+		return nil, err
+	}
+	cc.Env = envList(withPorts)
 	hc.LogConfig = logConfig(conf.Logging, plugin.Logging)
 	hc.ReadonlyRootfs = conf.ReadonlyRootfs
 	hc.ShmSize = conf.ShmSize
@@ -64,7 +70,6 @@ func buildSpec(cfg *drivers.TaskConfig, conf *TaskConfig, env map[string]string,
 	if len(conf.Sysctl) > 0 {
 		hc.Sysctls = conf.Sysctl
 	}
-	var err error
 	if err = setResources(hc, cfg.Resources, conf, in); err != nil {
 		return nil, err
 	}

@@ -46,6 +46,10 @@ type TaskConfig struct {
 	DNSSearchDomains []string `json:"dns_search_domains,omitzero"`
 	DNSOptions       []string `json:"dns_options,omitzero"`
 	ExtraHosts       []string `json:"extra_hosts,omitzero"`
+	// Ports are the labels of the allocation's ports to publish; PortMap
+	// (Nomad's older form) maps labels to container ports (ports.go).
+	Ports   []string  `json:"ports,omitzero"`
+	PortMap StringMap `json:"port_map,omitzero"`
 
 	// Storage.
 	Volumes        []string      `json:"volumes,omitzero"`
@@ -332,13 +336,14 @@ func envList(env map[string]string) []string {
 
 // networkMode is the container's network mode: the task's network_mode,
 // else the group's network mode when the group sets "none" or "host"
-// (Docker has modes of those names), else the plugin's
-// default_network_mode.
-func networkMode(task, group, pluginDefault string) string {
+// (Docker has modes of those names) and, for "host", the task publishes
+// no ports (Nomad's groups in host mode publish docker tasks' ports from
+// Docker's network), else the plugin's default_network_mode.
+func networkMode(task, group, pluginDefault string, publishes bool) string {
 	switch {
 	case task != "":
 		return task
-	case group == "none" || group == "host":
+	case group == "none" || (group == "host" && !publishes):
 		return group
 	default:
 		return pluginDefault

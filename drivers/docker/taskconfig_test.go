@@ -47,7 +47,7 @@ func TestBuildSpec(t *testing.T) {
 				if !slices.Equal(s.Cmd, []string{"sh", "-c", "echo a1 /local"}) {
 					t.Errorf("Cmd = %q", s.Cmd)
 				}
-				if s.HostConfig.NetworkMode != "none" {
+				if s.HostConfig.NetworkMode != "default" {
 					t.Errorf("NetworkMode = %q", s.HostConfig.NetworkMode)
 				}
 				wantBinds := []string{"/data/a1/alloc:/alloc", "/data/a1/web/local:/local", "/data/a1/web/secrets:/secrets"}
@@ -115,7 +115,7 @@ func TestBuildSpec(t *testing.T) {
 			},
 		},
 		{name: "missing image", raw: `{"command":"sh"}`, wantErr: `config field "image": required field is missing`},
-		{name: "unknown field", raw: `{"image":"busybox","port_map":[]}`, wantErr: "port_map"},
+		{name: "unknown field", raw: `{"image":"busybox","ipc_mode":"host"}`, wantErr: "ipc_mode"},
 		{name: "privileged not allowed", raw: `{"image":"busybox","privileged":true}`, wantErr: "allow_privileged"},
 		{
 			name: "privileged allowed", raw: `{"image":"busybox","privileged":true}`, plugin: &Config{AllowPrivileged: true},
@@ -251,7 +251,7 @@ func TestParseConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Endpoint != DefaultEndpoint || c.volumesEnabled() || c.AllowPrivileged || c.DefaultNetworkMode != "none" {
+	if c.Endpoint != DefaultEndpoint || c.volumesEnabled() || c.AllowPrivileged || c.DefaultNetworkMode != "default" {
 		t.Fatalf("defaults = %+v", c)
 	}
 	c, err = ParseConfig([]byte(`{"allow_privileged":true,"volumes":[{"enabled":true}],"pull_timeout":"1m","default_network_mode":"bridge"}`))

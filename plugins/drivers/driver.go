@@ -131,6 +131,21 @@ type TaskConfig struct {
 	// none (else its default_network_mode applies); raw_exec ignores it
 	// (its tasks always share the host's network).
 	NetworkMode string
+	// Ports are the host ports given to the task's allocation (its
+	// group's network block), then those given to the task itself (an
+	// older task-level network block), for drivers that publish them
+	// (docker's ports = ["http"]); nil: none. The NOMAD_PORT_* variables
+	// are already in Env.
+	Ports []*PortMapping
+}
+
+// PortMapping is a host port given to a task: Value on HostIP, reached in
+// the task's network on To (0: Value).
+type PortMapping struct {
+	Label  string
+	HostIP string
+	Value  int
+	To     int
 }
 
 // DeviceConfig is a host device node exposed to a task.

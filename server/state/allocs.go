@@ -74,6 +74,7 @@ func (w *WriteTxn) UpsertAllocs(allocs []*structs.Allocation) error {
 			a.ClientDescription = existing.ClientDescription
 			a.TaskStates = existing.TaskStates
 			a.DeploymentStatus = existing.DeploymentStatus
+			a.NetworkStatus = existing.NetworkStatus
 		}
 		a.ModifyIndex = w.index
 		a.AllocModifyIndex = w.index
@@ -104,6 +105,9 @@ func (w *WriteTxn) UpdateAllocsFromClient(updates []*structs.Allocation) error {
 		c.ClientStatus = u.ClientStatus
 		c.ClientDescription = u.ClientDescription
 		c.TaskStates = u.TaskStates
+		if u.NetworkStatus != nil {
+			c.NetworkStatus = u.NetworkStatus.Copy()
+		}
 		if u.DeploymentStatus != nil {
 			c.DeploymentStatus = u.DeploymentStatus.Copy()
 			c.DeploymentStatus.ModifyIndex = w.index

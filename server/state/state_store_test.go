@@ -171,7 +171,8 @@ func TestAllocs(t *testing.T) {
 	_, _ = s.AllocByID(ws, a1.ID)
 	upd := &structs.Allocation{ID: a1.ID, ClientStatus: structs.AllocClientStatusRunning,
 		ClientDescription: "ok", DesiredStatus: structs.AllocDesiredStatusStop, NodeID: "bogus",
-		TaskStates: map[string]*structs.TaskState{"app": {State: structs.TaskStateRunning}}, ModifyTime: 77}
+		TaskStates: map[string]*structs.TaskState{"app": {State: structs.TaskStateRunning}}, ModifyTime: 77,
+		NetworkStatus: &structs.AllocNetworkStatus{InterfaceName: "eth0", Address: "172.26.64.2"}}
 	if err := s.UpdateAllocsFromClient(3, []*structs.Allocation{upd}); err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +192,8 @@ func TestAllocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ = s.AllocByID(nil, a1.ID)
-	if got.ClientStatus != "running" || got.DesiredStatus != "stop" || got.AllocModifyIndex != 4 || got.CreateIndex != 2 {
+	if got.ClientStatus != "running" || got.DesiredStatus != "stop" || got.AllocModifyIndex != 4 || got.CreateIndex != 2 ||
+		got.NetworkStatus == nil || got.NetworkStatus.Address != "172.26.64.2" {
 		t.Fatalf("alloc after server update = %+v", got)
 	}
 	sum, _ = s.JobSummaryByID(nil, "default", "web")

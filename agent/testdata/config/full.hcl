@@ -42,10 +42,23 @@ client {
     team = "infra"
   }
 
+  min_dynamic_port = 21000
+  max_dynamic_port = 22000
+
   reserved {
-    cpu    = 500
-    memory = 256
-    disk   = 1024
+    cpu            = 500
+    memory         = 256
+    disk           = 1024
+    reserved_ports = "22,8500-8600"
+  }
+
+  host_network "public" {
+    cidr           = "203.0.113.0/24"
+    reserved_ports = "22"
+  }
+
+  host_network "vpn" {
+    interface = "tailscale0"
   }
 }
 

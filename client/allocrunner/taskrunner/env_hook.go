@@ -62,6 +62,7 @@ func BuildEnv(req *PrestartRequest, node *structs.Node) map[string]string {
 	}
 	maps.Copy(meta, task.Meta)
 	in.Meta = meta
+	in.Ports, in.TaskPorts, in.OtherTaskPorts = allocPorts(alloc, task.Name) // ports.go
 	if r := taskResources(alloc, task); r != nil {
 		in.CPULimit = int(r.CPUShares)
 		in.MemoryLimitMB = int(r.MemoryMB)

@@ -533,6 +533,7 @@ func (tr *TaskRunner) buildTaskConfig(alloc *structs.Allocation, task *structs.T
 		RawConfig:  raw,
 		Devices:    tr.resources.devices,
 		Mounts:     tr.resources.mounts,
+		Ports:      driverPorts(alloc, task.Name), // ports.go
 	}
 	if alloc.Job != nil {
 		cfg.JobName = alloc.Job.Name

@@ -70,6 +70,13 @@ type Input struct {
 	// meta, for ${attr.*} and ${meta.*}.
 	NodeAttrs map[string]string
 	NodeMeta  map[string]string
+
+	// Ports are the allocation's group ports; TaskPorts the task's own
+	// task-level ports (older jobs) and OtherTaskPorts those of the
+	// group's other tasks, by task name (ports.go).
+	Ports          []Port
+	TaskPorts      []Port
+	OtherTaskPorts map[string][]Port
 }
 
 // Build returns the task's environment: the NOMAD_* variables, the meta
@@ -110,6 +117,7 @@ func Build(in *Input) map[string]string {
 		set(TaskDir, in.TaskDir)
 	}
 	set(SecretsDir, in.SecretsDir)
+	setPortEnv(env, in) // ports.go
 
 	attrs := NodeAttrs(in)
 	// Meta values are interpolated against the NOMAD_* values above and

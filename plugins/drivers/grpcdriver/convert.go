@@ -81,6 +81,9 @@ func taskConfigToProto(in *drivers.TaskConfig) *proto.TaskConfig {
 		out.Resources = &proto.Resources{CpuShares: r.CPUShares, MemoryMb: r.MemoryMB, MemoryMaxMb: r.MemoryMaxMB}
 	}
 	out.Devices, out.Mounts = devicesToProto(in.Devices), mountsToProto(in.Mounts)
+	for _, p := range in.Ports {
+		out.Ports = append(out.Ports, &proto.PortMapping{Label: p.Label, HostIp: p.HostIP, Value: int32(p.Value), To: int32(p.To)})
+	}
 	return out
 }
 
@@ -119,6 +122,9 @@ func taskConfigFromProto(in *proto.TaskConfig) *drivers.TaskConfig {
 		out.Resources = &drivers.Resources{CPUShares: r.GetCpuShares(), MemoryMB: r.GetMemoryMb(), MemoryMaxMB: r.GetMemoryMaxMb()}
 	}
 	out.Devices, out.Mounts = devicesFromProto(in.GetDevices()), mountsFromProto(in.GetMounts())
+	for _, p := range in.GetPorts() {
+		out.Ports = append(out.Ports, &drivers.PortMapping{Label: p.GetLabel(), HostIP: p.GetHostIp(), Value: int(p.GetValue()), To: int(p.GetTo())})
+	}
 	return out
 }
 

@@ -583,7 +583,11 @@ type TaskConfig struct {
 	// network_mode is the task group's network mode as the group sets it:
 	// "host" or "none"; empty (no mode set, or an older client) means host
 	// networking, with the driver's own default where it has one.
-	NetworkMode   string `protobuf:"bytes,21,opt,name=network_mode,json=networkMode,proto3" json:"network_mode,omitempty"`
+	NetworkMode string `protobuf:"bytes,21,opt,name=network_mode,json=networkMode,proto3" json:"network_mode,omitempty"`
+	// ports are the host ports given to the task's allocation (its group's
+	// network block) and to the task (an older task-level network block),
+	// for drivers that publish them.
+	Ports         []*PortMapping `protobuf:"bytes,22,rep,name=ports,proto3" json:"ports,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -765,6 +769,83 @@ func (x *TaskConfig) GetNetworkMode() string {
 	return ""
 }
 
+func (x *TaskConfig) GetPorts() []*PortMapping {
+	if x != nil {
+		return x.Ports
+	}
+	return nil
+}
+
+// PortMapping is the host port value on host_ip, reached in the task's
+// network on to (0: value).
+type PortMapping struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Label         string                 `protobuf:"bytes,1,opt,name=label,proto3" json:"label,omitempty"`
+	HostIp        string                 `protobuf:"bytes,2,opt,name=host_ip,json=hostIp,proto3" json:"host_ip,omitempty"`
+	Value         int32                  `protobuf:"varint,3,opt,name=value,proto3" json:"value,omitempty"`
+	To            int32                  `protobuf:"varint,4,opt,name=to,proto3" json:"to,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PortMapping) Reset() {
+	*x = PortMapping{}
+	mi := &file_driver_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PortMapping) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PortMapping) ProtoMessage() {}
+
+func (x *PortMapping) ProtoReflect() protoreflect.Message {
+	mi := &file_driver_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PortMapping.ProtoReflect.Descriptor instead.
+func (*PortMapping) Descriptor() ([]byte, []int) {
+	return file_driver_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *PortMapping) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *PortMapping) GetHostIp() string {
+	if x != nil {
+		return x.HostIp
+	}
+	return ""
+}
+
+func (x *PortMapping) GetValue() int32 {
+	if x != nil {
+		return x.Value
+	}
+	return 0
+}
+
+func (x *PortMapping) GetTo() int32 {
+	if x != nil {
+		return x.To
+	}
+	return 0
+}
+
 type DeviceConfig struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	TaskPath      string                 `protobuf:"bytes,1,opt,name=task_path,json=taskPath,proto3" json:"task_path,omitempty"`
@@ -776,7 +857,7 @@ type DeviceConfig struct {
 
 func (x *DeviceConfig) Reset() {
 	*x = DeviceConfig{}
-	mi := &file_driver_proto_msgTypes[10]
+	mi := &file_driver_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -788,7 +869,7 @@ func (x *DeviceConfig) String() string {
 func (*DeviceConfig) ProtoMessage() {}
 
 func (x *DeviceConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[10]
+	mi := &file_driver_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -801,7 +882,7 @@ func (x *DeviceConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeviceConfig.ProtoReflect.Descriptor instead.
 func (*DeviceConfig) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{10}
+	return file_driver_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DeviceConfig) GetTaskPath() string {
@@ -836,7 +917,7 @@ type MountConfig struct {
 
 func (x *MountConfig) Reset() {
 	*x = MountConfig{}
-	mi := &file_driver_proto_msgTypes[11]
+	mi := &file_driver_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -848,7 +929,7 @@ func (x *MountConfig) String() string {
 func (*MountConfig) ProtoMessage() {}
 
 func (x *MountConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[11]
+	mi := &file_driver_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -861,7 +942,7 @@ func (x *MountConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MountConfig.ProtoReflect.Descriptor instead.
 func (*MountConfig) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{11}
+	return file_driver_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *MountConfig) GetTaskPath() string {
@@ -897,7 +978,7 @@ type TaskHandle struct {
 
 func (x *TaskHandle) Reset() {
 	*x = TaskHandle{}
-	mi := &file_driver_proto_msgTypes[12]
+	mi := &file_driver_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -909,7 +990,7 @@ func (x *TaskHandle) String() string {
 func (*TaskHandle) ProtoMessage() {}
 
 func (x *TaskHandle) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[12]
+	mi := &file_driver_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -922,7 +1003,7 @@ func (x *TaskHandle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskHandle.ProtoReflect.Descriptor instead.
 func (*TaskHandle) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{12}
+	return file_driver_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *TaskHandle) GetVersion() int64 {
@@ -966,7 +1047,7 @@ type ExitResult struct {
 
 func (x *ExitResult) Reset() {
 	*x = ExitResult{}
-	mi := &file_driver_proto_msgTypes[13]
+	mi := &file_driver_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -978,7 +1059,7 @@ func (x *ExitResult) String() string {
 func (*ExitResult) ProtoMessage() {}
 
 func (x *ExitResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[13]
+	mi := &file_driver_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -991,7 +1072,7 @@ func (x *ExitResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExitResult.ProtoReflect.Descriptor instead.
 func (*ExitResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{13}
+	return file_driver_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ExitResult) GetExitCode() int64 {
@@ -1031,7 +1112,7 @@ type StartTaskRequest struct {
 
 func (x *StartTaskRequest) Reset() {
 	*x = StartTaskRequest{}
-	mi := &file_driver_proto_msgTypes[14]
+	mi := &file_driver_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1043,7 +1124,7 @@ func (x *StartTaskRequest) String() string {
 func (*StartTaskRequest) ProtoMessage() {}
 
 func (x *StartTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[14]
+	mi := &file_driver_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1056,7 +1137,7 @@ func (x *StartTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartTaskRequest.ProtoReflect.Descriptor instead.
 func (*StartTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{14}
+	return file_driver_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *StartTaskRequest) GetConfig() *TaskConfig {
@@ -1075,7 +1156,7 @@ type StartTaskResponse struct {
 
 func (x *StartTaskResponse) Reset() {
 	*x = StartTaskResponse{}
-	mi := &file_driver_proto_msgTypes[15]
+	mi := &file_driver_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1087,7 +1168,7 @@ func (x *StartTaskResponse) String() string {
 func (*StartTaskResponse) ProtoMessage() {}
 
 func (x *StartTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[15]
+	mi := &file_driver_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1100,7 +1181,7 @@ func (x *StartTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartTaskResponse.ProtoReflect.Descriptor instead.
 func (*StartTaskResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{15}
+	return file_driver_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *StartTaskResponse) GetHandle() *TaskHandle {
@@ -1119,7 +1200,7 @@ type RecoverTaskRequest struct {
 
 func (x *RecoverTaskRequest) Reset() {
 	*x = RecoverTaskRequest{}
-	mi := &file_driver_proto_msgTypes[16]
+	mi := &file_driver_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1131,7 +1212,7 @@ func (x *RecoverTaskRequest) String() string {
 func (*RecoverTaskRequest) ProtoMessage() {}
 
 func (x *RecoverTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[16]
+	mi := &file_driver_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1144,7 +1225,7 @@ func (x *RecoverTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverTaskRequest.ProtoReflect.Descriptor instead.
 func (*RecoverTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{16}
+	return file_driver_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RecoverTaskRequest) GetHandle() *TaskHandle {
@@ -1162,7 +1243,7 @@ type RecoverTaskResponse struct {
 
 func (x *RecoverTaskResponse) Reset() {
 	*x = RecoverTaskResponse{}
-	mi := &file_driver_proto_msgTypes[17]
+	mi := &file_driver_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1174,7 +1255,7 @@ func (x *RecoverTaskResponse) String() string {
 func (*RecoverTaskResponse) ProtoMessage() {}
 
 func (x *RecoverTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[17]
+	mi := &file_driver_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1187,7 +1268,7 @@ func (x *RecoverTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverTaskResponse.ProtoReflect.Descriptor instead.
 func (*RecoverTaskResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{17}
+	return file_driver_proto_rawDescGZIP(), []int{18}
 }
 
 type WaitTaskRequest struct {
@@ -1199,7 +1280,7 @@ type WaitTaskRequest struct {
 
 func (x *WaitTaskRequest) Reset() {
 	*x = WaitTaskRequest{}
-	mi := &file_driver_proto_msgTypes[18]
+	mi := &file_driver_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1211,7 +1292,7 @@ func (x *WaitTaskRequest) String() string {
 func (*WaitTaskRequest) ProtoMessage() {}
 
 func (x *WaitTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[18]
+	mi := &file_driver_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1224,7 +1305,7 @@ func (x *WaitTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitTaskRequest.ProtoReflect.Descriptor instead.
 func (*WaitTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{18}
+	return file_driver_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *WaitTaskRequest) GetTaskId() string {
@@ -1243,7 +1324,7 @@ type WaitTaskResponse struct {
 
 func (x *WaitTaskResponse) Reset() {
 	*x = WaitTaskResponse{}
-	mi := &file_driver_proto_msgTypes[19]
+	mi := &file_driver_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1255,7 +1336,7 @@ func (x *WaitTaskResponse) String() string {
 func (*WaitTaskResponse) ProtoMessage() {}
 
 func (x *WaitTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[19]
+	mi := &file_driver_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1268,7 +1349,7 @@ func (x *WaitTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitTaskResponse.ProtoReflect.Descriptor instead.
 func (*WaitTaskResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{19}
+	return file_driver_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *WaitTaskResponse) GetResult() *ExitResult {
@@ -1289,7 +1370,7 @@ type StopTaskRequest struct {
 
 func (x *StopTaskRequest) Reset() {
 	*x = StopTaskRequest{}
-	mi := &file_driver_proto_msgTypes[20]
+	mi := &file_driver_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1301,7 +1382,7 @@ func (x *StopTaskRequest) String() string {
 func (*StopTaskRequest) ProtoMessage() {}
 
 func (x *StopTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[20]
+	mi := &file_driver_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1314,7 +1395,7 @@ func (x *StopTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopTaskRequest.ProtoReflect.Descriptor instead.
 func (*StopTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{20}
+	return file_driver_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StopTaskRequest) GetTaskId() string {
@@ -1346,7 +1427,7 @@ type StopTaskResponse struct {
 
 func (x *StopTaskResponse) Reset() {
 	*x = StopTaskResponse{}
-	mi := &file_driver_proto_msgTypes[21]
+	mi := &file_driver_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1358,7 +1439,7 @@ func (x *StopTaskResponse) String() string {
 func (*StopTaskResponse) ProtoMessage() {}
 
 func (x *StopTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[21]
+	mi := &file_driver_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1371,7 +1452,7 @@ func (x *StopTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopTaskResponse.ProtoReflect.Descriptor instead.
 func (*StopTaskResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{21}
+	return file_driver_proto_rawDescGZIP(), []int{22}
 }
 
 type DestroyTaskRequest struct {
@@ -1384,7 +1465,7 @@ type DestroyTaskRequest struct {
 
 func (x *DestroyTaskRequest) Reset() {
 	*x = DestroyTaskRequest{}
-	mi := &file_driver_proto_msgTypes[22]
+	mi := &file_driver_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1396,7 +1477,7 @@ func (x *DestroyTaskRequest) String() string {
 func (*DestroyTaskRequest) ProtoMessage() {}
 
 func (x *DestroyTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[22]
+	mi := &file_driver_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1409,7 +1490,7 @@ func (x *DestroyTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DestroyTaskRequest.ProtoReflect.Descriptor instead.
 func (*DestroyTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{22}
+	return file_driver_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DestroyTaskRequest) GetTaskId() string {
@@ -1434,7 +1515,7 @@ type DestroyTaskResponse struct {
 
 func (x *DestroyTaskResponse) Reset() {
 	*x = DestroyTaskResponse{}
-	mi := &file_driver_proto_msgTypes[23]
+	mi := &file_driver_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1446,7 +1527,7 @@ func (x *DestroyTaskResponse) String() string {
 func (*DestroyTaskResponse) ProtoMessage() {}
 
 func (x *DestroyTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[23]
+	mi := &file_driver_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1459,7 +1540,7 @@ func (x *DestroyTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DestroyTaskResponse.ProtoReflect.Descriptor instead.
 func (*DestroyTaskResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{23}
+	return file_driver_proto_rawDescGZIP(), []int{24}
 }
 
 type InspectTaskRequest struct {
@@ -1471,7 +1552,7 @@ type InspectTaskRequest struct {
 
 func (x *InspectTaskRequest) Reset() {
 	*x = InspectTaskRequest{}
-	mi := &file_driver_proto_msgTypes[24]
+	mi := &file_driver_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1483,7 +1564,7 @@ func (x *InspectTaskRequest) String() string {
 func (*InspectTaskRequest) ProtoMessage() {}
 
 func (x *InspectTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[24]
+	mi := &file_driver_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1496,7 +1577,7 @@ func (x *InspectTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectTaskRequest.ProtoReflect.Descriptor instead.
 func (*InspectTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{24}
+	return file_driver_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *InspectTaskRequest) GetTaskId() string {
@@ -1521,7 +1602,7 @@ type TaskStatus struct {
 
 func (x *TaskStatus) Reset() {
 	*x = TaskStatus{}
-	mi := &file_driver_proto_msgTypes[25]
+	mi := &file_driver_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1533,7 +1614,7 @@ func (x *TaskStatus) String() string {
 func (*TaskStatus) ProtoMessage() {}
 
 func (x *TaskStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[25]
+	mi := &file_driver_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1546,7 +1627,7 @@ func (x *TaskStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStatus.ProtoReflect.Descriptor instead.
 func (*TaskStatus) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{25}
+	return file_driver_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *TaskStatus) GetId() string {
@@ -1607,7 +1688,7 @@ type InspectTaskResponse struct {
 
 func (x *InspectTaskResponse) Reset() {
 	*x = InspectTaskResponse{}
-	mi := &file_driver_proto_msgTypes[26]
+	mi := &file_driver_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1619,7 +1700,7 @@ func (x *InspectTaskResponse) String() string {
 func (*InspectTaskResponse) ProtoMessage() {}
 
 func (x *InspectTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[26]
+	mi := &file_driver_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1632,7 +1713,7 @@ func (x *InspectTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectTaskResponse.ProtoReflect.Descriptor instead.
 func (*InspectTaskResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{26}
+	return file_driver_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *InspectTaskResponse) GetStatus() *TaskStatus {
@@ -1652,7 +1733,7 @@ type SignalTaskRequest struct {
 
 func (x *SignalTaskRequest) Reset() {
 	*x = SignalTaskRequest{}
-	mi := &file_driver_proto_msgTypes[27]
+	mi := &file_driver_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1664,7 +1745,7 @@ func (x *SignalTaskRequest) String() string {
 func (*SignalTaskRequest) ProtoMessage() {}
 
 func (x *SignalTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[27]
+	mi := &file_driver_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1677,7 +1758,7 @@ func (x *SignalTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalTaskRequest.ProtoReflect.Descriptor instead.
 func (*SignalTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{27}
+	return file_driver_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SignalTaskRequest) GetTaskId() string {
@@ -1702,7 +1783,7 @@ type SignalTaskResponse struct {
 
 func (x *SignalTaskResponse) Reset() {
 	*x = SignalTaskResponse{}
-	mi := &file_driver_proto_msgTypes[28]
+	mi := &file_driver_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1714,7 +1795,7 @@ func (x *SignalTaskResponse) String() string {
 func (*SignalTaskResponse) ProtoMessage() {}
 
 func (x *SignalTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[28]
+	mi := &file_driver_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1727,7 +1808,7 @@ func (x *SignalTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalTaskResponse.ProtoReflect.Descriptor instead.
 func (*SignalTaskResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{28}
+	return file_driver_proto_rawDescGZIP(), []int{29}
 }
 
 type TaskStatsRequest struct {
@@ -1740,7 +1821,7 @@ type TaskStatsRequest struct {
 
 func (x *TaskStatsRequest) Reset() {
 	*x = TaskStatsRequest{}
-	mi := &file_driver_proto_msgTypes[29]
+	mi := &file_driver_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1752,7 +1833,7 @@ func (x *TaskStatsRequest) String() string {
 func (*TaskStatsRequest) ProtoMessage() {}
 
 func (x *TaskStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[29]
+	mi := &file_driver_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1765,7 +1846,7 @@ func (x *TaskStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStatsRequest.ProtoReflect.Descriptor instead.
 func (*TaskStatsRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{29}
+	return file_driver_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *TaskStatsRequest) GetTaskId() string {
@@ -1798,7 +1879,7 @@ type TaskResourceUsage struct {
 
 func (x *TaskResourceUsage) Reset() {
 	*x = TaskResourceUsage{}
-	mi := &file_driver_proto_msgTypes[30]
+	mi := &file_driver_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1810,7 +1891,7 @@ func (x *TaskResourceUsage) String() string {
 func (*TaskResourceUsage) ProtoMessage() {}
 
 func (x *TaskResourceUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[30]
+	mi := &file_driver_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1823,7 +1904,7 @@ func (x *TaskResourceUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskResourceUsage.ProtoReflect.Descriptor instead.
 func (*TaskResourceUsage) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{30}
+	return file_driver_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *TaskResourceUsage) GetTimestamp() int64 {
@@ -1891,7 +1972,7 @@ type TaskStatsResponse struct {
 
 func (x *TaskStatsResponse) Reset() {
 	*x = TaskStatsResponse{}
-	mi := &file_driver_proto_msgTypes[31]
+	mi := &file_driver_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1903,7 +1984,7 @@ func (x *TaskStatsResponse) String() string {
 func (*TaskStatsResponse) ProtoMessage() {}
 
 func (x *TaskStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[31]
+	mi := &file_driver_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1916,7 +1997,7 @@ func (x *TaskStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStatsResponse.ProtoReflect.Descriptor instead.
 func (*TaskStatsResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{31}
+	return file_driver_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *TaskStatsResponse) GetUsage() *TaskResourceUsage {
@@ -1934,7 +2015,7 @@ type TaskEventsRequest struct {
 
 func (x *TaskEventsRequest) Reset() {
 	*x = TaskEventsRequest{}
-	mi := &file_driver_proto_msgTypes[32]
+	mi := &file_driver_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1946,7 +2027,7 @@ func (x *TaskEventsRequest) String() string {
 func (*TaskEventsRequest) ProtoMessage() {}
 
 func (x *TaskEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[32]
+	mi := &file_driver_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1959,7 +2040,7 @@ func (x *TaskEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskEventsRequest.ProtoReflect.Descriptor instead.
 func (*TaskEventsRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{32}
+	return file_driver_proto_rawDescGZIP(), []int{33}
 }
 
 type TaskEvent struct {
@@ -1977,7 +2058,7 @@ type TaskEvent struct {
 
 func (x *TaskEvent) Reset() {
 	*x = TaskEvent{}
-	mi := &file_driver_proto_msgTypes[33]
+	mi := &file_driver_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1989,7 +2070,7 @@ func (x *TaskEvent) String() string {
 func (*TaskEvent) ProtoMessage() {}
 
 func (x *TaskEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[33]
+	mi := &file_driver_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2002,7 +2083,7 @@ func (x *TaskEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskEvent.ProtoReflect.Descriptor instead.
 func (*TaskEvent) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{33}
+	return file_driver_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *TaskEvent) GetTaskId() string {
@@ -2063,7 +2144,7 @@ type TaskEventsResponse struct {
 
 func (x *TaskEventsResponse) Reset() {
 	*x = TaskEventsResponse{}
-	mi := &file_driver_proto_msgTypes[34]
+	mi := &file_driver_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2075,7 +2156,7 @@ func (x *TaskEventsResponse) String() string {
 func (*TaskEventsResponse) ProtoMessage() {}
 
 func (x *TaskEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[34]
+	mi := &file_driver_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2088,7 +2169,7 @@ func (x *TaskEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskEventsResponse.ProtoReflect.Descriptor instead.
 func (*TaskEventsResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{34}
+	return file_driver_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *TaskEventsResponse) GetEvent() *TaskEvent {
@@ -2109,7 +2190,7 @@ type ExecTaskRequest struct {
 
 func (x *ExecTaskRequest) Reset() {
 	*x = ExecTaskRequest{}
-	mi := &file_driver_proto_msgTypes[35]
+	mi := &file_driver_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2121,7 +2202,7 @@ func (x *ExecTaskRequest) String() string {
 func (*ExecTaskRequest) ProtoMessage() {}
 
 func (x *ExecTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[35]
+	mi := &file_driver_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2134,7 +2215,7 @@ func (x *ExecTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecTaskRequest.ProtoReflect.Descriptor instead.
 func (*ExecTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{35}
+	return file_driver_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ExecTaskRequest) GetTaskId() string {
@@ -2169,7 +2250,7 @@ type ExecTaskResponse struct {
 
 func (x *ExecTaskResponse) Reset() {
 	*x = ExecTaskResponse{}
-	mi := &file_driver_proto_msgTypes[36]
+	mi := &file_driver_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2181,7 +2262,7 @@ func (x *ExecTaskResponse) String() string {
 func (*ExecTaskResponse) ProtoMessage() {}
 
 func (x *ExecTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[36]
+	mi := &file_driver_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2194,7 +2275,7 @@ func (x *ExecTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecTaskResponse.ProtoReflect.Descriptor instead.
 func (*ExecTaskResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{36}
+	return file_driver_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ExecTaskResponse) GetStdout() []byte {
@@ -2262,7 +2343,7 @@ const file_driver_proto_rawDesc = "" +
 	"\n" +
 	"cpu_shares\x18\x01 \x01(\x03R\tcpuShares\x12\x1b\n" +
 	"\tmemory_mb\x18\x02 \x01(\x03R\bmemoryMb\x12\"\n" +
-	"\rmemory_max_mb\x18\x03 \x01(\x03R\vmemoryMaxMb\"\xb6\a\n" +
+	"\rmemory_max_mb\x18\x03 \x01(\x03R\vmemoryMaxMb\"\xf4\a\n" +
 	"\n" +
 	"TaskConfig\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
@@ -2290,13 +2371,19 @@ const file_driver_proto_rawDesc = "" +
 	"raw_config\x18\x12 \x01(\fH\x02R\trawConfig\x88\x01\x01\x12A\n" +
 	"\adevices\x18\x13 \x03(\v2'.drover.plugins.drivers.v1.DeviceConfigR\adevices\x12>\n" +
 	"\x06mounts\x18\x14 \x03(\v2&.drover.plugins.drivers.v1.MountConfigR\x06mounts\x12!\n" +
-	"\fnetwork_mode\x18\x15 \x01(\tR\vnetworkMode\x1a6\n" +
+	"\fnetwork_mode\x18\x15 \x01(\tR\vnetworkMode\x12<\n" +
+	"\x05ports\x18\x16 \x03(\v2&.drover.plugins.drivers.v1.PortMappingR\x05ports\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x10\n" +
 	"\x0e_log_max_filesB\x17\n" +
 	"\x15_log_max_file_size_mbB\r\n" +
-	"\v_raw_config\"j\n" +
+	"\v_raw_config\"b\n" +
+	"\vPortMapping\x12\x14\n" +
+	"\x05label\x18\x01 \x01(\tR\x05label\x12\x17\n" +
+	"\ahost_ip\x18\x02 \x01(\tR\x06hostIp\x12\x14\n" +
+	"\x05value\x18\x03 \x01(\x05R\x05value\x12\x0e\n" +
+	"\x02to\x18\x04 \x01(\x05R\x02to\"j\n" +
 	"\fDeviceConfig\x12\x1b\n" +
 	"\ttask_path\x18\x01 \x01(\tR\btaskPath\x12\x1b\n" +
 	"\thost_path\x18\x02 \x01(\tR\bhostPath\x12 \n" +
@@ -2439,7 +2526,7 @@ func file_driver_proto_rawDescGZIP() []byte {
 }
 
 var file_driver_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_driver_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_driver_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
 var file_driver_proto_goTypes = []any{
 	(ErrorDetail_Kind)(0),              // 0: drover.plugins.drivers.v1.ErrorDetail.Kind
 	(*ErrorDetail)(nil),                // 1: drover.plugins.drivers.v1.ErrorDetail
@@ -2452,108 +2539,110 @@ var file_driver_proto_goTypes = []any{
 	(*TaskDir)(nil),                    // 8: drover.plugins.drivers.v1.TaskDir
 	(*Resources)(nil),                  // 9: drover.plugins.drivers.v1.Resources
 	(*TaskConfig)(nil),                 // 10: drover.plugins.drivers.v1.TaskConfig
-	(*DeviceConfig)(nil),               // 11: drover.plugins.drivers.v1.DeviceConfig
-	(*MountConfig)(nil),                // 12: drover.plugins.drivers.v1.MountConfig
-	(*TaskHandle)(nil),                 // 13: drover.plugins.drivers.v1.TaskHandle
-	(*ExitResult)(nil),                 // 14: drover.plugins.drivers.v1.ExitResult
-	(*StartTaskRequest)(nil),           // 15: drover.plugins.drivers.v1.StartTaskRequest
-	(*StartTaskResponse)(nil),          // 16: drover.plugins.drivers.v1.StartTaskResponse
-	(*RecoverTaskRequest)(nil),         // 17: drover.plugins.drivers.v1.RecoverTaskRequest
-	(*RecoverTaskResponse)(nil),        // 18: drover.plugins.drivers.v1.RecoverTaskResponse
-	(*WaitTaskRequest)(nil),            // 19: drover.plugins.drivers.v1.WaitTaskRequest
-	(*WaitTaskResponse)(nil),           // 20: drover.plugins.drivers.v1.WaitTaskResponse
-	(*StopTaskRequest)(nil),            // 21: drover.plugins.drivers.v1.StopTaskRequest
-	(*StopTaskResponse)(nil),           // 22: drover.plugins.drivers.v1.StopTaskResponse
-	(*DestroyTaskRequest)(nil),         // 23: drover.plugins.drivers.v1.DestroyTaskRequest
-	(*DestroyTaskResponse)(nil),        // 24: drover.plugins.drivers.v1.DestroyTaskResponse
-	(*InspectTaskRequest)(nil),         // 25: drover.plugins.drivers.v1.InspectTaskRequest
-	(*TaskStatus)(nil),                 // 26: drover.plugins.drivers.v1.TaskStatus
-	(*InspectTaskResponse)(nil),        // 27: drover.plugins.drivers.v1.InspectTaskResponse
-	(*SignalTaskRequest)(nil),          // 28: drover.plugins.drivers.v1.SignalTaskRequest
-	(*SignalTaskResponse)(nil),         // 29: drover.plugins.drivers.v1.SignalTaskResponse
-	(*TaskStatsRequest)(nil),           // 30: drover.plugins.drivers.v1.TaskStatsRequest
-	(*TaskResourceUsage)(nil),          // 31: drover.plugins.drivers.v1.TaskResourceUsage
-	(*TaskStatsResponse)(nil),          // 32: drover.plugins.drivers.v1.TaskStatsResponse
-	(*TaskEventsRequest)(nil),          // 33: drover.plugins.drivers.v1.TaskEventsRequest
-	(*TaskEvent)(nil),                  // 34: drover.plugins.drivers.v1.TaskEvent
-	(*TaskEventsResponse)(nil),         // 35: drover.plugins.drivers.v1.TaskEventsResponse
-	(*ExecTaskRequest)(nil),            // 36: drover.plugins.drivers.v1.ExecTaskRequest
-	(*ExecTaskResponse)(nil),           // 37: drover.plugins.drivers.v1.ExecTaskResponse
-	nil,                                // 38: drover.plugins.drivers.v1.Fingerprint.AttributesEntry
-	nil,                                // 39: drover.plugins.drivers.v1.TaskConfig.EnvEntry
-	nil,                                // 40: drover.plugins.drivers.v1.TaskStatus.DriverAttributesEntry
-	nil,                                // 41: drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry
-	nil,                                // 42: drover.plugins.drivers.v1.TaskEvent.AnnotationsEntry
-	(*timestamppb.Timestamp)(nil),      // 43: google.protobuf.Timestamp
-	(*proto.PluginInfoRequest)(nil),    // 44: drover.plugins.base.v1.PluginInfoRequest
-	(*proto.ConfigSchemaRequest)(nil),  // 45: drover.plugins.base.v1.ConfigSchemaRequest
-	(*proto.SetConfigRequest)(nil),     // 46: drover.plugins.base.v1.SetConfigRequest
-	(*proto.PluginInfoResponse)(nil),   // 47: drover.plugins.base.v1.PluginInfoResponse
-	(*proto.ConfigSchemaResponse)(nil), // 48: drover.plugins.base.v1.ConfigSchemaResponse
-	(*proto.SetConfigResponse)(nil),    // 49: drover.plugins.base.v1.SetConfigResponse
+	(*PortMapping)(nil),                // 11: drover.plugins.drivers.v1.PortMapping
+	(*DeviceConfig)(nil),               // 12: drover.plugins.drivers.v1.DeviceConfig
+	(*MountConfig)(nil),                // 13: drover.plugins.drivers.v1.MountConfig
+	(*TaskHandle)(nil),                 // 14: drover.plugins.drivers.v1.TaskHandle
+	(*ExitResult)(nil),                 // 15: drover.plugins.drivers.v1.ExitResult
+	(*StartTaskRequest)(nil),           // 16: drover.plugins.drivers.v1.StartTaskRequest
+	(*StartTaskResponse)(nil),          // 17: drover.plugins.drivers.v1.StartTaskResponse
+	(*RecoverTaskRequest)(nil),         // 18: drover.plugins.drivers.v1.RecoverTaskRequest
+	(*RecoverTaskResponse)(nil),        // 19: drover.plugins.drivers.v1.RecoverTaskResponse
+	(*WaitTaskRequest)(nil),            // 20: drover.plugins.drivers.v1.WaitTaskRequest
+	(*WaitTaskResponse)(nil),           // 21: drover.plugins.drivers.v1.WaitTaskResponse
+	(*StopTaskRequest)(nil),            // 22: drover.plugins.drivers.v1.StopTaskRequest
+	(*StopTaskResponse)(nil),           // 23: drover.plugins.drivers.v1.StopTaskResponse
+	(*DestroyTaskRequest)(nil),         // 24: drover.plugins.drivers.v1.DestroyTaskRequest
+	(*DestroyTaskResponse)(nil),        // 25: drover.plugins.drivers.v1.DestroyTaskResponse
+	(*InspectTaskRequest)(nil),         // 26: drover.plugins.drivers.v1.InspectTaskRequest
+	(*TaskStatus)(nil),                 // 27: drover.plugins.drivers.v1.TaskStatus
+	(*InspectTaskResponse)(nil),        // 28: drover.plugins.drivers.v1.InspectTaskResponse
+	(*SignalTaskRequest)(nil),          // 29: drover.plugins.drivers.v1.SignalTaskRequest
+	(*SignalTaskResponse)(nil),         // 30: drover.plugins.drivers.v1.SignalTaskResponse
+	(*TaskStatsRequest)(nil),           // 31: drover.plugins.drivers.v1.TaskStatsRequest
+	(*TaskResourceUsage)(nil),          // 32: drover.plugins.drivers.v1.TaskResourceUsage
+	(*TaskStatsResponse)(nil),          // 33: drover.plugins.drivers.v1.TaskStatsResponse
+	(*TaskEventsRequest)(nil),          // 34: drover.plugins.drivers.v1.TaskEventsRequest
+	(*TaskEvent)(nil),                  // 35: drover.plugins.drivers.v1.TaskEvent
+	(*TaskEventsResponse)(nil),         // 36: drover.plugins.drivers.v1.TaskEventsResponse
+	(*ExecTaskRequest)(nil),            // 37: drover.plugins.drivers.v1.ExecTaskRequest
+	(*ExecTaskResponse)(nil),           // 38: drover.plugins.drivers.v1.ExecTaskResponse
+	nil,                                // 39: drover.plugins.drivers.v1.Fingerprint.AttributesEntry
+	nil,                                // 40: drover.plugins.drivers.v1.TaskConfig.EnvEntry
+	nil,                                // 41: drover.plugins.drivers.v1.TaskStatus.DriverAttributesEntry
+	nil,                                // 42: drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry
+	nil,                                // 43: drover.plugins.drivers.v1.TaskEvent.AnnotationsEntry
+	(*timestamppb.Timestamp)(nil),      // 44: google.protobuf.Timestamp
+	(*proto.PluginInfoRequest)(nil),    // 45: drover.plugins.base.v1.PluginInfoRequest
+	(*proto.ConfigSchemaRequest)(nil),  // 46: drover.plugins.base.v1.ConfigSchemaRequest
+	(*proto.SetConfigRequest)(nil),     // 47: drover.plugins.base.v1.SetConfigRequest
+	(*proto.PluginInfoResponse)(nil),   // 48: drover.plugins.base.v1.PluginInfoResponse
+	(*proto.ConfigSchemaResponse)(nil), // 49: drover.plugins.base.v1.ConfigSchemaResponse
+	(*proto.SetConfigResponse)(nil),    // 50: drover.plugins.base.v1.SetConfigResponse
 }
 var file_driver_proto_depIdxs = []int32{
 	0,  // 0: drover.plugins.drivers.v1.ErrorDetail.kind:type_name -> drover.plugins.drivers.v1.ErrorDetail.Kind
 	3,  // 1: drover.plugins.drivers.v1.CapabilitiesResponse.capabilities:type_name -> drover.plugins.drivers.v1.Capabilities
-	38, // 2: drover.plugins.drivers.v1.Fingerprint.attributes:type_name -> drover.plugins.drivers.v1.Fingerprint.AttributesEntry
+	39, // 2: drover.plugins.drivers.v1.Fingerprint.attributes:type_name -> drover.plugins.drivers.v1.Fingerprint.AttributesEntry
 	6,  // 3: drover.plugins.drivers.v1.FingerprintResponse.fingerprint:type_name -> drover.plugins.drivers.v1.Fingerprint
-	39, // 4: drover.plugins.drivers.v1.TaskConfig.env:type_name -> drover.plugins.drivers.v1.TaskConfig.EnvEntry
+	40, // 4: drover.plugins.drivers.v1.TaskConfig.env:type_name -> drover.plugins.drivers.v1.TaskConfig.EnvEntry
 	9,  // 5: drover.plugins.drivers.v1.TaskConfig.resources:type_name -> drover.plugins.drivers.v1.Resources
 	8,  // 6: drover.plugins.drivers.v1.TaskConfig.task_dir:type_name -> drover.plugins.drivers.v1.TaskDir
-	11, // 7: drover.plugins.drivers.v1.TaskConfig.devices:type_name -> drover.plugins.drivers.v1.DeviceConfig
-	12, // 8: drover.plugins.drivers.v1.TaskConfig.mounts:type_name -> drover.plugins.drivers.v1.MountConfig
-	10, // 9: drover.plugins.drivers.v1.TaskHandle.config:type_name -> drover.plugins.drivers.v1.TaskConfig
-	10, // 10: drover.plugins.drivers.v1.StartTaskRequest.config:type_name -> drover.plugins.drivers.v1.TaskConfig
-	13, // 11: drover.plugins.drivers.v1.StartTaskResponse.handle:type_name -> drover.plugins.drivers.v1.TaskHandle
-	13, // 12: drover.plugins.drivers.v1.RecoverTaskRequest.handle:type_name -> drover.plugins.drivers.v1.TaskHandle
-	14, // 13: drover.plugins.drivers.v1.WaitTaskResponse.result:type_name -> drover.plugins.drivers.v1.ExitResult
-	43, // 14: drover.plugins.drivers.v1.TaskStatus.started_at:type_name -> google.protobuf.Timestamp
-	43, // 15: drover.plugins.drivers.v1.TaskStatus.completed_at:type_name -> google.protobuf.Timestamp
-	14, // 16: drover.plugins.drivers.v1.TaskStatus.exit_result:type_name -> drover.plugins.drivers.v1.ExitResult
-	40, // 17: drover.plugins.drivers.v1.TaskStatus.driver_attributes:type_name -> drover.plugins.drivers.v1.TaskStatus.DriverAttributesEntry
-	26, // 18: drover.plugins.drivers.v1.InspectTaskResponse.status:type_name -> drover.plugins.drivers.v1.TaskStatus
-	41, // 19: drover.plugins.drivers.v1.TaskResourceUsage.pids:type_name -> drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry
-	31, // 20: drover.plugins.drivers.v1.TaskStatsResponse.usage:type_name -> drover.plugins.drivers.v1.TaskResourceUsage
-	43, // 21: drover.plugins.drivers.v1.TaskEvent.timestamp:type_name -> google.protobuf.Timestamp
-	42, // 22: drover.plugins.drivers.v1.TaskEvent.annotations:type_name -> drover.plugins.drivers.v1.TaskEvent.AnnotationsEntry
-	34, // 23: drover.plugins.drivers.v1.TaskEventsResponse.event:type_name -> drover.plugins.drivers.v1.TaskEvent
-	14, // 24: drover.plugins.drivers.v1.ExecTaskResponse.exit_result:type_name -> drover.plugins.drivers.v1.ExitResult
-	31, // 25: drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry.value:type_name -> drover.plugins.drivers.v1.TaskResourceUsage
-	44, // 26: drover.plugins.drivers.v1.Driver.PluginInfo:input_type -> drover.plugins.base.v1.PluginInfoRequest
-	45, // 27: drover.plugins.drivers.v1.Driver.ConfigSchema:input_type -> drover.plugins.base.v1.ConfigSchemaRequest
-	46, // 28: drover.plugins.drivers.v1.Driver.SetConfig:input_type -> drover.plugins.base.v1.SetConfigRequest
-	2,  // 29: drover.plugins.drivers.v1.Driver.Capabilities:input_type -> drover.plugins.drivers.v1.CapabilitiesRequest
-	5,  // 30: drover.plugins.drivers.v1.Driver.Fingerprint:input_type -> drover.plugins.drivers.v1.FingerprintRequest
-	15, // 31: drover.plugins.drivers.v1.Driver.StartTask:input_type -> drover.plugins.drivers.v1.StartTaskRequest
-	17, // 32: drover.plugins.drivers.v1.Driver.RecoverTask:input_type -> drover.plugins.drivers.v1.RecoverTaskRequest
-	19, // 33: drover.plugins.drivers.v1.Driver.WaitTask:input_type -> drover.plugins.drivers.v1.WaitTaskRequest
-	21, // 34: drover.plugins.drivers.v1.Driver.StopTask:input_type -> drover.plugins.drivers.v1.StopTaskRequest
-	23, // 35: drover.plugins.drivers.v1.Driver.DestroyTask:input_type -> drover.plugins.drivers.v1.DestroyTaskRequest
-	25, // 36: drover.plugins.drivers.v1.Driver.InspectTask:input_type -> drover.plugins.drivers.v1.InspectTaskRequest
-	28, // 37: drover.plugins.drivers.v1.Driver.SignalTask:input_type -> drover.plugins.drivers.v1.SignalTaskRequest
-	30, // 38: drover.plugins.drivers.v1.Driver.TaskStats:input_type -> drover.plugins.drivers.v1.TaskStatsRequest
-	33, // 39: drover.plugins.drivers.v1.Driver.TaskEvents:input_type -> drover.plugins.drivers.v1.TaskEventsRequest
-	36, // 40: drover.plugins.drivers.v1.Driver.ExecTask:input_type -> drover.plugins.drivers.v1.ExecTaskRequest
-	47, // 41: drover.plugins.drivers.v1.Driver.PluginInfo:output_type -> drover.plugins.base.v1.PluginInfoResponse
-	48, // 42: drover.plugins.drivers.v1.Driver.ConfigSchema:output_type -> drover.plugins.base.v1.ConfigSchemaResponse
-	49, // 43: drover.plugins.drivers.v1.Driver.SetConfig:output_type -> drover.plugins.base.v1.SetConfigResponse
-	4,  // 44: drover.plugins.drivers.v1.Driver.Capabilities:output_type -> drover.plugins.drivers.v1.CapabilitiesResponse
-	7,  // 45: drover.plugins.drivers.v1.Driver.Fingerprint:output_type -> drover.plugins.drivers.v1.FingerprintResponse
-	16, // 46: drover.plugins.drivers.v1.Driver.StartTask:output_type -> drover.plugins.drivers.v1.StartTaskResponse
-	18, // 47: drover.plugins.drivers.v1.Driver.RecoverTask:output_type -> drover.plugins.drivers.v1.RecoverTaskResponse
-	20, // 48: drover.plugins.drivers.v1.Driver.WaitTask:output_type -> drover.plugins.drivers.v1.WaitTaskResponse
-	22, // 49: drover.plugins.drivers.v1.Driver.StopTask:output_type -> drover.plugins.drivers.v1.StopTaskResponse
-	24, // 50: drover.plugins.drivers.v1.Driver.DestroyTask:output_type -> drover.plugins.drivers.v1.DestroyTaskResponse
-	27, // 51: drover.plugins.drivers.v1.Driver.InspectTask:output_type -> drover.plugins.drivers.v1.InspectTaskResponse
-	29, // 52: drover.plugins.drivers.v1.Driver.SignalTask:output_type -> drover.plugins.drivers.v1.SignalTaskResponse
-	32, // 53: drover.plugins.drivers.v1.Driver.TaskStats:output_type -> drover.plugins.drivers.v1.TaskStatsResponse
-	35, // 54: drover.plugins.drivers.v1.Driver.TaskEvents:output_type -> drover.plugins.drivers.v1.TaskEventsResponse
-	37, // 55: drover.plugins.drivers.v1.Driver.ExecTask:output_type -> drover.plugins.drivers.v1.ExecTaskResponse
-	41, // [41:56] is the sub-list for method output_type
-	26, // [26:41] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	12, // 7: drover.plugins.drivers.v1.TaskConfig.devices:type_name -> drover.plugins.drivers.v1.DeviceConfig
+	13, // 8: drover.plugins.drivers.v1.TaskConfig.mounts:type_name -> drover.plugins.drivers.v1.MountConfig
+	11, // 9: drover.plugins.drivers.v1.TaskConfig.ports:type_name -> drover.plugins.drivers.v1.PortMapping
+	10, // 10: drover.plugins.drivers.v1.TaskHandle.config:type_name -> drover.plugins.drivers.v1.TaskConfig
+	10, // 11: drover.plugins.drivers.v1.StartTaskRequest.config:type_name -> drover.plugins.drivers.v1.TaskConfig
+	14, // 12: drover.plugins.drivers.v1.StartTaskResponse.handle:type_name -> drover.plugins.drivers.v1.TaskHandle
+	14, // 13: drover.plugins.drivers.v1.RecoverTaskRequest.handle:type_name -> drover.plugins.drivers.v1.TaskHandle
+	15, // 14: drover.plugins.drivers.v1.WaitTaskResponse.result:type_name -> drover.plugins.drivers.v1.ExitResult
+	44, // 15: drover.plugins.drivers.v1.TaskStatus.started_at:type_name -> google.protobuf.Timestamp
+	44, // 16: drover.plugins.drivers.v1.TaskStatus.completed_at:type_name -> google.protobuf.Timestamp
+	15, // 17: drover.plugins.drivers.v1.TaskStatus.exit_result:type_name -> drover.plugins.drivers.v1.ExitResult
+	41, // 18: drover.plugins.drivers.v1.TaskStatus.driver_attributes:type_name -> drover.plugins.drivers.v1.TaskStatus.DriverAttributesEntry
+	27, // 19: drover.plugins.drivers.v1.InspectTaskResponse.status:type_name -> drover.plugins.drivers.v1.TaskStatus
+	42, // 20: drover.plugins.drivers.v1.TaskResourceUsage.pids:type_name -> drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry
+	32, // 21: drover.plugins.drivers.v1.TaskStatsResponse.usage:type_name -> drover.plugins.drivers.v1.TaskResourceUsage
+	44, // 22: drover.plugins.drivers.v1.TaskEvent.timestamp:type_name -> google.protobuf.Timestamp
+	43, // 23: drover.plugins.drivers.v1.TaskEvent.annotations:type_name -> drover.plugins.drivers.v1.TaskEvent.AnnotationsEntry
+	35, // 24: drover.plugins.drivers.v1.TaskEventsResponse.event:type_name -> drover.plugins.drivers.v1.TaskEvent
+	15, // 25: drover.plugins.drivers.v1.ExecTaskResponse.exit_result:type_name -> drover.plugins.drivers.v1.ExitResult
+	32, // 26: drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry.value:type_name -> drover.plugins.drivers.v1.TaskResourceUsage
+	45, // 27: drover.plugins.drivers.v1.Driver.PluginInfo:input_type -> drover.plugins.base.v1.PluginInfoRequest
+	46, // 28: drover.plugins.drivers.v1.Driver.ConfigSchema:input_type -> drover.plugins.base.v1.ConfigSchemaRequest
+	47, // 29: drover.plugins.drivers.v1.Driver.SetConfig:input_type -> drover.plugins.base.v1.SetConfigRequest
+	2,  // 30: drover.plugins.drivers.v1.Driver.Capabilities:input_type -> drover.plugins.drivers.v1.CapabilitiesRequest
+	5,  // 31: drover.plugins.drivers.v1.Driver.Fingerprint:input_type -> drover.plugins.drivers.v1.FingerprintRequest
+	16, // 32: drover.plugins.drivers.v1.Driver.StartTask:input_type -> drover.plugins.drivers.v1.StartTaskRequest
+	18, // 33: drover.plugins.drivers.v1.Driver.RecoverTask:input_type -> drover.plugins.drivers.v1.RecoverTaskRequest
+	20, // 34: drover.plugins.drivers.v1.Driver.WaitTask:input_type -> drover.plugins.drivers.v1.WaitTaskRequest
+	22, // 35: drover.plugins.drivers.v1.Driver.StopTask:input_type -> drover.plugins.drivers.v1.StopTaskRequest
+	24, // 36: drover.plugins.drivers.v1.Driver.DestroyTask:input_type -> drover.plugins.drivers.v1.DestroyTaskRequest
+	26, // 37: drover.plugins.drivers.v1.Driver.InspectTask:input_type -> drover.plugins.drivers.v1.InspectTaskRequest
+	29, // 38: drover.plugins.drivers.v1.Driver.SignalTask:input_type -> drover.plugins.drivers.v1.SignalTaskRequest
+	31, // 39: drover.plugins.drivers.v1.Driver.TaskStats:input_type -> drover.plugins.drivers.v1.TaskStatsRequest
+	34, // 40: drover.plugins.drivers.v1.Driver.TaskEvents:input_type -> drover.plugins.drivers.v1.TaskEventsRequest
+	37, // 41: drover.plugins.drivers.v1.Driver.ExecTask:input_type -> drover.plugins.drivers.v1.ExecTaskRequest
+	48, // 42: drover.plugins.drivers.v1.Driver.PluginInfo:output_type -> drover.plugins.base.v1.PluginInfoResponse
+	49, // 43: drover.plugins.drivers.v1.Driver.ConfigSchema:output_type -> drover.plugins.base.v1.ConfigSchemaResponse
+	50, // 44: drover.plugins.drivers.v1.Driver.SetConfig:output_type -> drover.plugins.base.v1.SetConfigResponse
+	4,  // 45: drover.plugins.drivers.v1.Driver.Capabilities:output_type -> drover.plugins.drivers.v1.CapabilitiesResponse
+	7,  // 46: drover.plugins.drivers.v1.Driver.Fingerprint:output_type -> drover.plugins.drivers.v1.FingerprintResponse
+	17, // 47: drover.plugins.drivers.v1.Driver.StartTask:output_type -> drover.plugins.drivers.v1.StartTaskResponse
+	19, // 48: drover.plugins.drivers.v1.Driver.RecoverTask:output_type -> drover.plugins.drivers.v1.RecoverTaskResponse
+	21, // 49: drover.plugins.drivers.v1.Driver.WaitTask:output_type -> drover.plugins.drivers.v1.WaitTaskResponse
+	23, // 50: drover.plugins.drivers.v1.Driver.StopTask:output_type -> drover.plugins.drivers.v1.StopTaskResponse
+	25, // 51: drover.plugins.drivers.v1.Driver.DestroyTask:output_type -> drover.plugins.drivers.v1.DestroyTaskResponse
+	28, // 52: drover.plugins.drivers.v1.Driver.InspectTask:output_type -> drover.plugins.drivers.v1.InspectTaskResponse
+	30, // 53: drover.plugins.drivers.v1.Driver.SignalTask:output_type -> drover.plugins.drivers.v1.SignalTaskResponse
+	33, // 54: drover.plugins.drivers.v1.Driver.TaskStats:output_type -> drover.plugins.drivers.v1.TaskStatsResponse
+	36, // 55: drover.plugins.drivers.v1.Driver.TaskEvents:output_type -> drover.plugins.drivers.v1.TaskEventsResponse
+	38, // 56: drover.plugins.drivers.v1.Driver.ExecTask:output_type -> drover.plugins.drivers.v1.ExecTaskResponse
+	42, // [42:57] is the sub-list for method output_type
+	27, // [27:42] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_driver_proto_init() }
@@ -2563,16 +2652,16 @@ func file_driver_proto_init() {
 	}
 	file_driver_proto_msgTypes[0].OneofWrappers = []any{}
 	file_driver_proto_msgTypes[9].OneofWrappers = []any{}
-	file_driver_proto_msgTypes[12].OneofWrappers = []any{}
 	file_driver_proto_msgTypes[13].OneofWrappers = []any{}
-	file_driver_proto_msgTypes[33].OneofWrappers = []any{}
+	file_driver_proto_msgTypes[14].OneofWrappers = []any{}
+	file_driver_proto_msgTypes[34].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_driver_proto_rawDesc), len(file_driver_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   42,
+			NumMessages:   43,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

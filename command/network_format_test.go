@@ -1,0 +1,37 @@
+package command
+
+import "github.com/drover-io/drover/api"
+
+// fixturePortsAlloc is fixtureAlloc with a dynamic port mapped to 80, a
+// static port and a task-level port.
+func fixturePortsAlloc() *api.Allocation {
+	a := fixtureAlloc()
+	a.AllocatedResources.Shared.Networks = []*api.NetworkResource{{Mode: "host", IP: "127.0.0.1",
+		DynamicPorts:  []api.Port{{Label: "http", Value: 23456, To: 80}},
+		ReservedPorts: []api.Port{{Label: "admin", Value: 9000}}}}
+	a.AllocatedResources.Shared.Ports = []api.PortMapping{
+		{Label: "admin", Value: 9000, HostIP: "127.0.0.1"},
+		{Label: "http", Value: 23456, To: 80, HostIP: "127.0.0.1"},
+	}
+	a.AllocatedResources.Tasks["greeter"].Networks = []*api.NetworkResource{{IP: "127.0.0.1",
+		DynamicPorts: []api.Port{{Label: "rpc", Value: 25001}}, ReservedPorts: []api.Port{{Label: "legacy", Value: 8500}}}}
+	return a
+}
+
+// fixtureNetworkNode is a node with two interfaces, a host network and
+// reserved ports.
+func fixtureNetworkNode() *api.Node {
+	n, _ := fixtureNode()
+	n.HostNetworks = map[string]*api.HostNetworkInfo{"public": {Name: "public", CIDR: "203.0.113.0/24", ReservedPorts: "22"}}
+	n.NodeResources.NodeNetworks = []*api.NodeNetworkResource{
+		{Mode: "host", Device: "eth0", Addresses: []api.NodeNetworkAddress{
+			{Family: "ipv4", Alias: "default", Address: "10.0.0.5"},
+		}},
+		{Mode: "host", Device: "eth1", Addresses: []api.NodeNetworkAddress{
+			{Family: "ipv4", Alias: "public", Address: "203.0.113.9", ReservedPorts: "22"},
+		}},
+	}
+	n.NodeResources.MinDynamicPort, n.NodeResources.MaxDynamicPort = 20000, 32000
+	n.ReservedResources = &api.NodeReservedResources{Networks: api.NodeReservedNetworkResources{ReservedHostPorts: "22,8500-8600"}}
+	return n
+}
