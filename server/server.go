@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/drover-io/drover/rpcapi"
+	"github.com/drover-io/drover/server/keyring"
 	"github.com/drover-io/drover/server/state"
 	"github.com/drover-io/drover/structs"
 )
@@ -39,6 +40,7 @@ type Server struct {
 	heartbeats *heartbeats
 	planQueue  chan *pendingPlan
 	handlers   *rpcapi.Handlers // every rpcapi method, bound to this server (rpc_api.go)
+	keyring    *keyring.Keyring // the root keys, unwrapped (keyring_endpoint.go)
 
 	ctx          context.Context // cancelled by Shutdown; stops every goroutine below
 	cancel       context.CancelFunc
@@ -78,6 +80,15 @@ func NewServer(ctx context.Context, cfg *Config) (*Server, error) {
 	s.blocked = newBlockedEvals(s.broker.Enqueue)
 	s.heartbeats = newHeartbeats(c.Clock, c.HeartbeatTTL)
 	s.handlers = s.newHandlers()
+	kek := c.KEK
+	if kek == nil {
+		var err error
+		if kek, err = keyring.GenerateKEK(); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
+	s.keyring = keyring.New(kek)
 	fsm, err := newFSM(s.logger, s)
 	if err != nil {
 		cancel()
@@ -294,6 +305,9 @@ func (s *Server) establishLeadership() {
 		if n.Status != structs.NodeStatusDown {
 			s.heartbeats.Reset(n.ID)
 		}
+	}
+	if err := s.bootstrapRootKey(); err != nil {
+		s.logger.Error("make the keyring's first root key", "error", err)
 	}
 	s.leaderMu.Lock()
 	s.isLeader = true
