@@ -107,5 +107,6 @@ func All() []*Info {
 		DeploymentList.info, DeploymentGet.info, DeploymentFail.info, DeploymentPause.info,
 		SchedulerGetConfig.info, SchedulerSetConfig.info,
 		VarList.info, VarGet.info, VarApply.info, KeyringList.info, KeyringRotate.info, KeyringDelete.info,
+		KeyringPublicKeys.info,
 	}
 }

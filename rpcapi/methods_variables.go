@@ -21,3 +21,7 @@ var (
 	// KeyringDelete removes an inactive root key.
 	KeyringDelete = deduplicated[structs.KeyringDeleteRequest, structs.KeyringDeleteResponse]("KeyringDelete")
 )
+
+// KeyringPublicKeys lists the public keys of the root keys' signing keys:
+// the cluster's JWKS.
+var KeyringPublicKeys = read[structs.KeyringPublicKeysRequest, structs.KeyringPublicKeysResponse]("KeyringPublicKeys")

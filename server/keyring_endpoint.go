@@ -34,6 +34,31 @@ func (s *Server) KeyringList(ctx context.Context, req *structs.KeyringListReques
 	return resp, nil
 }
 
+// KeyringPublicKeys lists the public keys that verify workload identities,
+// one per root key, oldest first.
+func (s *Server) KeyringPublicKeys(ctx context.Context, req *structs.KeyringPublicKeysRequest) (*structs.KeyringPublicKeysResponse, error) {
+	resp := &structs.KeyringPublicKeysResponse{}
+	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		keys, err := st.RootKeys(ws)
+		if err != nil {
+			return 0, err
+		}
+		resp.PublicKeys = make([]*structs.KeyringPublicKey, 0, len(keys))
+		for _, k := range keys {
+			pub, err := s.keyring.PublicKey(k)
+			if err != nil {
+				return 0, err
+			}
+			resp.PublicKeys = append(resp.PublicKeys, &structs.KeyringPublicKey{KeyID: k.KeyID, PublicKey: pub, CreateTime: k.CreateTime})
+		}
+		return st.Index(state.TableRootKeys), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
 // KeyringRotate makes a new active root key; the former one stays to
 // decrypt what it encrypted. With Full, every variable is then encrypted
 // again with the new key, a batch per raft entry.

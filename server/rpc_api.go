@@ -52,6 +52,7 @@ func (s *Server) newHandlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.KeyringList, s.KeyringList)
 	rpcapi.Handle(h, rpcapi.KeyringRotate, s.KeyringRotate)
 	rpcapi.Handle(h, rpcapi.KeyringDelete, s.KeyringDelete)
+	rpcapi.Handle(h, rpcapi.KeyringPublicKeys, s.KeyringPublicKeys)
 	return h
 }
 

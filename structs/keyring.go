@@ -102,3 +102,24 @@ type KeyringDeleteRequest struct {
 type KeyringDeleteResponse struct {
 	WriteMeta
 }
+
+// KeyringPublicKeysRequest lists the public keys that verify workload
+// identities.
+type KeyringPublicKeysRequest struct {
+	QueryOptions
+}
+
+// KeyringPublicKey is the public half of the signing key a root key
+// derives: an Ed25519 key (JWK "OKP", curve "Ed25519", alg "EdDSA").
+type KeyringPublicKey struct {
+	KeyID     string
+	PublicKey []byte
+	// CreateTime is the root key's, Unix nanoseconds.
+	CreateTime int64
+}
+
+// KeyringPublicKeysResponse lists the public keys of every root key.
+type KeyringPublicKeysResponse struct {
+	PublicKeys []*KeyringPublicKey
+	QueryMeta
+}

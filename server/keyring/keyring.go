@@ -3,7 +3,10 @@ package keyring
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/ed25519"
+	"crypto/hkdf"
 	"crypto/rand"
+	"crypto/sha256"
 	"fmt"
 	"sync"
 	"time"
@@ -21,12 +24,20 @@ type Keyring struct {
 	kek *KEK
 
 	mu    sync.Mutex // guards cache
-	cache map[string]cipher.AEAD
+	cache map[string]*unwrapped
+}
+
+// unwrapped is what a Keyring keeps of a root key it unwrapped.
+type unwrapped struct {
+	aead cipher.AEAD
+	// signer signs workload identities; its public key is published
+	// in the cluster's JWKS.
+	signer ed25519.PrivateKey
 }
 
 // New returns a keyring whose keys are wrapped with kek.
 func New(kek *KEK) *Keyring {
-	return &Keyring{kek: kek, cache: make(map[string]cipher.AEAD)}
+	return &Keyring{kek: kek, cache: make(map[string]*unwrapped)}
 }
 
 // KEKID returns the ID of the keyring's KEK.
@@ -47,12 +58,12 @@ func (r *Keyring) NewRootKey(now time.Time) (*structs.RootKey, error) {
 		State:      structs.RootKeyStateActive,
 	}
 	wrapped := r.kek.seal(material, wrapAD(&meta))
-	aead, err := newAEAD(material)
+	u, err := newUnwrapped(material)
 	if err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
-	r.cache[meta.KeyID] = aead
+	r.cache[meta.KeyID] = u
 	r.mu.Unlock()
 	return &structs.RootKey{RootKeyMeta: meta, KEKID: r.kek.ID(), WrappedKey: wrapped}, nil
 }
@@ -60,21 +71,21 @@ func (r *Keyring) NewRootKey(now time.Time) (*structs.RootKey, error) {
 // Seal encrypts plaintext with key, bound to ad: only Open with the same
 // key and ad opens it.
 func (r *Keyring) Seal(key *structs.RootKey, plaintext, ad []byte) ([]byte, error) {
-	aead, err := r.aead(key)
+	u, err := r.unwrap(key)
 	if err != nil {
 		return nil, err
 	}
-	return aead.Seal(nil, nil, plaintext, ad), nil
+	return u.aead.Seal(nil, nil, plaintext, ad), nil
 }
 
 // Open decrypts what Seal returned for key and ad. Data sealed with
 // another key or for other ad, or changed, is an error.
 func (r *Keyring) Open(key *structs.RootKey, sealed, ad []byte) ([]byte, error) {
-	aead, err := r.aead(key)
+	u, err := r.unwrap(key)
 	if err != nil {
 		return nil, err
 	}
-	out, err := aead.Open(nil, nil, sealed, ad)
+	out, err := u.aead.Open(nil, nil, sealed, ad)
 	if err != nil {
 		return nil, fmt.Errorf("decrypt with root key %s: the data is damaged or was not encrypted for this record: %w", key.KeyID, err)
 	}
@@ -89,16 +100,28 @@ func (r *Keyring) Forget(keyID string) {
 	r.mu.Unlock()
 }
 
-// aead returns the cipher of key, unwrapping it on first use.
-func (r *Keyring) aead(key *structs.RootKey) (cipher.AEAD, error) {
+// PublicKey returns the public half of the key that root key key's
+// material derives for signing workload identities (Ed25519), which the
+// cluster publishes in its JWKS.
+func (r *Keyring) PublicKey(key *structs.RootKey) (ed25519.PublicKey, error) {
+	u, err := r.unwrap(key)
+	if err != nil {
+		return nil, err
+	}
+	return u.signer.Public().(ed25519.PublicKey), nil
+}
+
+// unwrap returns what the keyring keeps of key, unwrapping it on first
+// use.
+func (r *Keyring) unwrap(key *structs.RootKey) (*unwrapped, error) {
 	if key == nil {
 		return nil, fmt.Errorf("no root key")
 	}
 	r.mu.Lock()
-	aead, ok := r.cache[key.KeyID]
+	u, ok := r.cache[key.KeyID]
 	r.mu.Unlock()
 	if ok {
-		return aead, nil
+		return u, nil
 	}
 	if key.Algorithm != structs.AlgorithmAES256GCM {
 		return nil, fmt.Errorf("root key %s uses algorithm %q: only %q is supported", key.KeyID, key.Algorithm, structs.AlgorithmAES256GCM)
@@ -116,14 +139,32 @@ func (r *Keyring) aead(key *structs.RootKey) (cipher.AEAD, error) {
 	if len(material) != rootKeySize {
 		return nil, fmt.Errorf("unwrap root key %s: it holds %d bytes, not %d", key.KeyID, len(material), rootKeySize)
 	}
-	aead, err = newAEAD(material)
+	u, err = newUnwrapped(material)
 	if err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
-	r.cache[key.KeyID] = aead
+	r.cache[key.KeyID] = u
 	r.mu.Unlock()
-	return aead, nil
+	return u, nil
+}
+
+// signingKeyInfo separates the signing key derived from a root key's
+// material from its use as an encryption key.
+const signingKeyInfo = "drover workload identity signing key"
+
+// newUnwrapped returns the cipher and signing key of a root key's
+// material.
+func newUnwrapped(material []byte) (*unwrapped, error) {
+	aead, err := newAEAD(material)
+	if err != nil {
+		return nil, err
+	}
+	seed, err := hkdf.Key(sha256.New, material, nil, signingKeyInfo, ed25519.SeedSize)
+	if err != nil {
+		return nil, fmt.Errorf("derive signing key: %w", err)
+	}
+	return &unwrapped{aead: aead, signer: ed25519.NewKeyFromSeed(seed)}, nil
 }
 
 // wrapAD binds a wrapped key to its ID and algorithm.

@@ -138,3 +138,31 @@ func TestLoadOrCreateKEK(t *testing.T) {
 		})
 	}
 }
+
+func TestPublicKeyIsTheSameOnEveryServer(t *testing.T) {
+	kek := mustKEK(t)
+	kr := New(kek)
+	k1, err := kr.NewRootKey(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	k2, err := kr.NewRootKey(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, err := kr.PublicKey(k1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := New(kek).PublicKey(k1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := kr.PublicKey(k2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p1.Equal(other) || p1.Equal(p2) || len(p1) != 32 {
+		t.Fatalf("public keys: same key %x/%x, other key %x", p1, other, p2)
+	}
+}
