@@ -127,7 +127,11 @@ func (s *Server) varRead(w http.ResponseWriter, req *http.Request) (any, error) 
 
 // varWrite is PUT|POST /v1/var/:path[?cas=N]: the body is a Variable (its
 // Items at least); the answer the variable written, or 409 with the
-// variable as it is when the CAS did not apply.
+// variable as it is when the CAS did not apply. With ?lock-acquire,
+// ?lock-renew or ?lock-release it takes (answering the variable with its
+// Lock), renews or releases (both answering its metadata) the variable's
+// lock, whose ID the body's Lock carries; a lock held by another is a 409.
+// A locked variable is written only with its lock's ID in the body.
 func (s *Server) varWrite(w http.ResponseWriter, req *http.Request) (any, error) {
 	var body api.Variable
 	if err := decodeBody(req, &body); err != nil {
@@ -137,19 +141,26 @@ func (s *Server) varWrite(w http.ResponseWriter, req *http.Request) (any, error)
 	if p := strings.Trim(body.Path, "/"); p != "" && p != path {
 		return nil, structs.Invalid("variable path %q in the body does not match %q in the URL", body.Path, path)
 	}
-	q := req.URL.Query()
-	for _, op := range []string{structs.VarOpLockAcquire, structs.VarOpLockRenew, structs.VarOpLockRelease} {
-		if _, ok := q[op]; ok {
-			return nil, structs.Invalid("variable locks (%s) are not supported by drover yet", op)
-		}
-	}
 	op, check, err := casParam(req, structs.VarOpSet, structs.VarOpCAS)
 	if err != nil {
 		return nil, err
 	}
+	q := req.URL.Query()
+	for _, lockOp := range []string{structs.VarOpLockAcquire, structs.VarOpLockRenew, structs.VarOpLockRelease} {
+		if _, ok := q[lockOp]; !ok {
+			continue
+		}
+		if op != structs.VarOpSet {
+			return nil, structs.Invalid("%s and %s cannot be combined: send one operation", lockOp, op)
+		}
+		op = lockOp
+	}
 	in := &structs.VariableDecrypted{
 		VariableMetadata: structs.VariableMetadata{Namespace: writeNamespace(req, body.Namespace), Path: path},
 		Items:            body.Items,
+	}
+	if body.Lock != nil {
+		in.Lock = &structs.VariableLock{ID: body.Lock.ID, TTL: body.Lock.TTL, LockDelay: body.Lock.LockDelay}
 	}
 	resp, err := rpcapi.VarApply.Call(req.Context(), s.rpc, &structs.VariablesApplyRequest{Op: op, Var: in, CheckIndex: check})
 	if err != nil {

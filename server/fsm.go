@@ -281,7 +281,7 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 		})
 		// Preemption may have been switched on: blocked evals may now fit.
 		capacity = updated
-	case VarSetRequestType, VarDeleteRequestType, VarRekeyRequestType, RootKeyAddRequestType, RootKeyDeleteRequestType:
+	case VarSetRequestType, VarDeleteRequestType, VarRekeyRequestType, VarLockRequestType, RootKeyAddRequestType, RootKeyDeleteRequestType:
 		err = f.applyVariables(t, body, batch, &resp)
 	default:
 		return nil, fmt.Errorf("unknown raft message type %d", uint8(t))

@@ -12,19 +12,40 @@ import (
 // (structs.RootKey): nothing in these commands is a secret in the clear.
 
 // VarSetCommand stores a variable; with CheckIndex, only if the stored
-// variable's ModifyIndex is *CheckIndex (0: only if there is none). The
-// FSM answers whether it was stored.
+// variable's ModifyIndex is *CheckIndex (0: only if there is none); when
+// it is locked, only if LockID is its lock's. The FSM answers whether it
+// was stored.
 type VarSetCommand struct {
 	Var        *structs.VariableEncrypted
 	CheckIndex *uint64
+	LockID     string
 }
 
 // VarDeleteCommand deletes a variable; with CheckIndex, only if its
-// ModifyIndex is *CheckIndex. The FSM answers whether it is gone.
+// ModifyIndex is *CheckIndex; when it is locked, only if LockID is its
+// lock's. The FSM answers whether it is gone.
 type VarDeleteCommand struct {
 	Namespace  string
 	Path       string
 	CheckIndex *uint64
+	LockID     string
+}
+
+// Variable lock operations (VarLockCommand.Op).
+const (
+	varLockAcquire = "acquire"
+	varLockRelease = "release"
+)
+
+// VarLockCommand takes (Op acquire: Lock, its ID made by the proposer,
+// and Var, the new content or nil to keep it) or releases (Op release,
+// Lock.ID) a variable's lock. The FSM answers whether it did.
+type VarLockCommand struct {
+	Op        string
+	Namespace string
+	Path      string
+	Lock      *structs.VariableLock
+	Var       *structs.VariableEncrypted
 }
 
 // VarRekeyCommand replaces the ciphertext of variables encrypted again
@@ -62,7 +83,7 @@ func (f *FSM) applyVariables(t MessageType, body []byte, batch func(func(w *stat
 			return fmt.Errorf("%s without a variable", t)
 		}
 		return batch(func(w *state.WriteTxn) error {
-			ok, err := w.SetVariable(cmd.Var, cmd.CheckIndex)
+			ok, err := w.SetVariable(cmd.Var, cmd.CheckIndex, cmd.LockID)
 			*resp = ok
 			return err
 		})
@@ -72,7 +93,29 @@ func (f *FSM) applyVariables(t MessageType, body []byte, batch func(func(w *stat
 			return fmt.Errorf("decode %s: %w", t, err)
 		}
 		return batch(func(w *state.WriteTxn) error {
-			ok, err := w.DeleteVariable(cmd.Namespace, cmd.Path, cmd.CheckIndex)
+			ok, err := w.DeleteVariable(cmd.Namespace, cmd.Path, cmd.CheckIndex, cmd.LockID)
+			*resp = ok
+			return err
+		})
+	case VarLockRequestType:
+		var cmd VarLockCommand
+		if err := decodeBody(f.handle, body, &cmd); err != nil {
+			return fmt.Errorf("decode %s: %w", t, err)
+		}
+		if cmd.Lock == nil {
+			return fmt.Errorf("%s without a lock", t)
+		}
+		return batch(func(w *state.WriteTxn) error {
+			var ok bool
+			var err error
+			switch cmd.Op {
+			case varLockAcquire:
+				ok, err = w.AcquireVariableLock(cmd.Namespace, cmd.Path, cmd.Lock, cmd.Var)
+			case varLockRelease:
+				ok, err = w.ReleaseVariableLock(cmd.Namespace, cmd.Path, cmd.Lock.ID)
+			default:
+				err = fmt.Errorf("%s: unknown operation %q", t, cmd.Op)
+			}
 			*resp = ok
 			return err
 		})

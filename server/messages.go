@@ -31,6 +31,7 @@ const (
 	VarRekeyRequestType
 	RootKeyAddRequestType
 	RootKeyDeleteRequestType
+	VarLockRequestType
 )
 
 // String names the message type for logs.
@@ -66,6 +67,8 @@ func (t MessageType) String() string {
 		return "root-key-add"
 	case RootKeyDeleteRequestType:
 		return "root-key-delete"
+	case VarLockRequestType:
+		return "var-lock"
 	}
 	return fmt.Sprintf("message-type-%d", uint8(t))
 }

@@ -122,10 +122,14 @@ func (s *Server) VarApply(ctx context.Context, req *structs.VariablesApplyReques
 		c := req.CheckIndex
 		check = &c
 	case structs.VarOpLockAcquire, structs.VarOpLockRenew, structs.VarOpLockRelease:
-		return nil, structs.Invalid("variable locks are not supported by drover yet")
+		return s.varLockOp(req, in)
 	default:
-		return nil, structs.Invalid("variable operation %q is unknown: use %q, %q, %q or %q", req.Op,
+		return nil, structs.Invalid("variable operation %q is unknown: use %q, %q, %q, %q or a lock operation", req.Op,
 			structs.VarOpSet, structs.VarOpCAS, structs.VarOpDelete, structs.VarOpDeleteCAS)
+	}
+	lockID := ""
+	if in.Lock != nil {
+		lockID = in.Lock.ID
 	}
 	complete := func(r *structs.VariablesApplyResponse, index uint64, result any) {
 		r.Index = index
@@ -146,13 +150,14 @@ func (s *Server) VarApply(ctx context.Context, req *structs.VariablesApplyReques
 	)
 	if req.Op == structs.VarOpDelete || req.Op == structs.VarOpDeleteCAS {
 		r, err = applyWrite(s, req.RequestID, VarDeleteRequestType,
-			&VarDeleteCommand{Namespace: in.Namespace, Path: in.Path, CheckIndex: check}, reply, complete)
+			&VarDeleteCommand{Namespace: in.Namespace, Path: in.Path, CheckIndex: check, LockID: lockID}, reply, complete)
 	} else {
 		var cmd *VarSetCommand
 		cmd, err = s.sealVariable(in, check)
 		if err != nil {
 			return nil, err
 		}
+		cmd.LockID = lockID
 		r, err = applyWrite(s, req.RequestID, VarSetRequestType, cmd, reply, complete)
 	}
 	if err != nil {
@@ -161,12 +166,153 @@ func (s *Server) VarApply(ctx context.Context, req *structs.VariablesApplyReques
 	return s.finishVarApply(r, in)
 }
 
+// varLockOp takes, renews or releases a variable's lock. Taking it
+// writes the variable (with in's items when there are some, else keeping
+// its content: a variable that does not exist is made with no items) and
+// answers it with its lock, whose ID the holder gives to renew, write and
+// release; renewing writes nothing. A lock held by another (or, to take
+// it, one that expired less than its delay ago) is a conflict.
+func (s *Server) varLockOp(req *structs.VariablesApplyRequest, in *structs.VariableDecrypted) (*structs.VariablesApplyResponse, error) {
+	k := varKey{in.Namespace, in.Path}
+	complete := func(r *structs.VariablesApplyResponse, index uint64, result any) {
+		r.Index = index
+		r.Conflicted = result != true
+	}
+	if r, ok, err := replayed(s, req.RequestID, complete); ok || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return s.finishVarLock(r, in)
+	}
+	st := s.fsm.State()
+	stored, err := st.VariableByPath(nil, in.Namespace, in.Path)
+	if err != nil {
+		return nil, err
+	}
+	switch req.Op {
+	case structs.VarOpLockAcquire:
+		ttl, delay, err := in.Lock.LockDurations()
+		if err != nil {
+			return nil, err
+		}
+		if until := s.varLocks.delayedUntil(k); !until.IsZero() {
+			return s.finishVarLock(&structs.VariablesApplyResponse{Op: req.Op, Conflicted: true}, in)
+		}
+		lock := &structs.VariableLock{ID: structs.GenerateUUID(), TTL: ttl.String(), LockDelay: delay.String()}
+		cmd := &VarLockCommand{Op: varLockAcquire, Namespace: in.Namespace, Path: in.Path, Lock: lock}
+		if len(in.Items) > 0 || stored == nil {
+			set, err := s.sealItems(in, len(in.Items) == 0)
+			if err != nil {
+				return nil, err
+			}
+			cmd.Var = set
+		}
+		// The template records the lock (its ID), never the items.
+		reply := &structs.VariablesApplyResponse{Op: req.Op, Output: &structs.VariableDecrypted{VariableMetadata: structs.VariableMetadata{Lock: lock}}}
+		r, err := applyWrite(s, req.RequestID, VarLockRequestType, cmd, reply, complete)
+		if err != nil {
+			return nil, err
+		}
+		if !r.Conflicted {
+			s.varLocks.hold(k, lock.ID, ttl, delay)
+		}
+		return s.finishVarLock(r, in)
+	case structs.VarOpLockRenew:
+		id := lockIDOf(in)
+		r := &structs.VariablesApplyResponse{Op: req.Op}
+		if stored == nil || stored.Lock == nil || stored.Lock.ID != id {
+			r.Conflicted = true
+			return s.finishVarLock(r, in)
+		}
+		ttl, delay, err := stored.Lock.LockDurations()
+		if err != nil {
+			ttl, delay = structs.DefaultVariableLockTTL, structs.DefaultVariableLockDelay
+		}
+		s.varLocks.hold(k, id, ttl, delay)
+		r.Index = stored.ModifyIndex
+		r.Output = &structs.VariableDecrypted{VariableMetadata: *stored.Metadata()}
+		return r, nil
+	default: // release
+		id := lockIDOf(in)
+		if id == "" {
+			return nil, structs.Invalid("releasing a lock needs its ID: send the variable with Lock.ID as the lock was given")
+		}
+		cmd := &VarLockCommand{Op: varLockRelease, Namespace: in.Namespace, Path: in.Path, Lock: &structs.VariableLock{ID: id}}
+		r, err := applyWrite(s, req.RequestID, VarLockRequestType, cmd, &structs.VariablesApplyResponse{Op: req.Op}, complete)
+		if err != nil {
+			return nil, err
+		}
+		if !r.Conflicted {
+			s.varLocks.release(k, id)
+		}
+		return s.finishVarLock(r, in)
+	}
+}
+
+func lockIDOf(in *structs.VariableDecrypted) string {
+	if in.Lock == nil {
+		return ""
+	}
+	return in.Lock.ID
+}
+
+// finishVarLock completes the reply of a lock operation: the conflict
+// (the variable as it is), or the variable locked (with in's items, or
+// its stored ones) or released (its metadata only).
+func (s *Server) finishVarLock(r *structs.VariablesApplyResponse, in *structs.VariableDecrypted) (*structs.VariablesApplyResponse, error) {
+	st := s.fsm.State()
+	stored, err := st.VariableByPath(nil, in.Namespace, in.Path)
+	if err != nil {
+		return nil, err
+	}
+	if r.Conflicted {
+		r.Output = nil
+		r.Conflict = &structs.VariableDecrypted{VariableMetadata: structs.VariableMetadata{Namespace: in.Namespace, Path: in.Path}}
+		if stored != nil {
+			r.Conflict.VariableMetadata = *stored.Metadata()
+		}
+		return r, nil
+	}
+	out := &structs.VariableDecrypted{VariableMetadata: structs.VariableMetadata{Namespace: in.Namespace, Path: in.Path, ModifyIndex: r.Index}}
+	if stored != nil && stored.ModifyIndex == r.Index {
+		out.VariableMetadata = *stored.Metadata()
+	} else if r.Output != nil && r.Output.Lock != nil {
+		out.Lock = r.Output.Lock.Copy()
+	}
+	if r.Op == structs.VarOpLockAcquire {
+		out.Items = in.Items
+		if len(out.Items) == 0 && stored != nil && stored.ModifyIndex == r.Index {
+			dec, err := s.decryptVariable(st, stored)
+			if err != nil {
+				return nil, err
+			}
+			out.Items = dec.Items
+		}
+	}
+	r.Output = out
+	return r, nil
+}
+
 // sealVariable encrypts in's items with the active root key (made first
 // when there is none) into the command that stores them.
 func (s *Server) sealVariable(in *structs.VariableDecrypted, check *uint64) (*VarSetCommand, error) {
-	plain, err := structs.EncodeVariableItems(in.Items)
+	v, err := s.sealItems(in, false)
 	if err != nil {
 		return nil, err
+	}
+	return &VarSetCommand{Var: v, CheckIndex: check}, nil
+}
+
+// sealItems encrypts in's items (none allowed with allowEmpty: a lock
+// taken on a variable that does not exist) with the active root key,
+// made first when there is none.
+func (s *Server) sealItems(in *structs.VariableDecrypted, allowEmpty bool) (*structs.VariableEncrypted, error) {
+	plain := []byte("{}")
+	if !allowEmpty || len(in.Items) > 0 {
+		var err error
+		if plain, err = structs.EncodeVariableItems(in.Items); err != nil {
+			return nil, err
+		}
 	}
 	key, err := s.activeRootKey()
 	if err != nil {
@@ -177,12 +323,11 @@ func (s *Server) sealVariable(in *structs.VariableDecrypted, check *uint64) (*Va
 		return nil, fmt.Errorf("encrypt variable %q: %w", in.Path, err)
 	}
 	now := s.clock.Now().UnixNano()
-	v := &structs.VariableEncrypted{
+	return &structs.VariableEncrypted{
 		VariableMetadata: structs.VariableMetadata{Namespace: in.Namespace, Path: in.Path, CreateTime: now, ModifyTime: now},
 		KeyID:            key.KeyID,
 		Data:             sealed,
-	}
-	return &VarSetCommand{Var: v, CheckIndex: check}, nil
+	}, nil
 }
 
 // finishVarApply completes the reply of a committed change: the conflict,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"time"
 )
 
 // Nomad Variables: small sets of secret key/value items stored at a path
@@ -300,4 +301,45 @@ type VariablesApplyResponse struct {
 	Conflict   *VariableDecrypted
 	Output     *VariableDecrypted
 	WriteMeta
+}
+
+// Variable lock bounds, as Nomad's.
+const (
+	// DefaultVariableLockTTL is a lock's TTL when the request gives none.
+	DefaultVariableLockTTL = 15 * time.Second
+	// DefaultVariableLockDelay is a lock's delay when the request gives
+	// none.
+	DefaultVariableLockDelay = 15 * time.Second
+	// MinVariableLockTTL and MaxVariableLockTTL bound a lock's TTL.
+	MinVariableLockTTL = 10 * time.Second
+	MaxVariableLockTTL = 24 * time.Hour
+	// MaxVariableLockDelay bounds a lock's delay.
+	MaxVariableLockDelay = 24 * time.Hour
+)
+
+// LockDurations returns the TTL and delay of a lock to take, with the
+// defaults for those l (which may be nil) leaves empty, checking their
+// bounds.
+func (l *VariableLock) LockDurations() (ttl, delay time.Duration, err error) {
+	ttl, delay = DefaultVariableLockTTL, DefaultVariableLockDelay
+	if l == nil {
+		return ttl, delay, nil
+	}
+	if l.TTL != "" {
+		if ttl, err = time.ParseDuration(l.TTL); err != nil {
+			return 0, 0, Invalid("lock TTL %q is invalid: use a duration such as 15s", l.TTL)
+		}
+		if ttl < MinVariableLockTTL || ttl > MaxVariableLockTTL {
+			return 0, 0, Invalid("lock TTL %s is out of range: use %s to %s", ttl, MinVariableLockTTL, MaxVariableLockTTL)
+		}
+	}
+	if l.LockDelay != "" {
+		if delay, err = time.ParseDuration(l.LockDelay); err != nil {
+			return 0, 0, Invalid("lock delay %q is invalid: use a duration such as 15s", l.LockDelay)
+		}
+		if delay < 0 || delay > MaxVariableLockDelay {
+			return 0, 0, Invalid("lock delay %s is out of range: use 0s to %s", delay, MaxVariableLockDelay)
+		}
+	}
+	return ttl, delay, nil
 }

@@ -100,9 +100,10 @@ func (r *reader) ActiveRootKey(ws memdb.WatchSet) (*structs.RootKey, error) {
 
 // SetVariable stores v (owned by the store from now on) unless check is
 // not nil and differs from the stored variable's ModifyIndex (0: the
-// variable must not exist); ok says whether it was stored. The store sets
-// the indexes; an update keeps the stored CreateIndex and CreateTime.
-func (w *WriteTxn) SetVariable(v *structs.VariableEncrypted, check *uint64) (ok bool, err error) {
+// variable must not exist), or the stored variable is locked and lockID
+// is not its lock's; ok says whether it was stored. The store sets the
+// indexes; an update keeps the stored CreateIndex, CreateTime and lock.
+func (w *WriteTxn) SetVariable(v *structs.VariableEncrypted, check *uint64, lockID string) (ok bool, err error) {
 	if v == nil || v.Namespace == "" || v.Path == "" {
 		return false, fmt.Errorf("set variable: missing namespace or path")
 	}
@@ -110,13 +111,15 @@ func (w *WriteTxn) SetVariable(v *structs.VariableEncrypted, check *uint64) (ok 
 	if err != nil {
 		return false, err
 	}
-	if !casMatches(existing, check) {
+	if !casMatches(existing, check) || !lockMatches(existing, lockID) {
 		return false, nil
 	}
 	v.CreateIndex = w.index
+	v.Lock = nil
 	if existing != nil {
 		v.CreateIndex = existing.CreateIndex
 		v.CreateTime = existing.CreateTime
+		v.Lock = existing.Lock.Copy()
 	}
 	v.ModifyIndex = w.index
 	if err := w.txn.Insert(TableVariables, v); err != nil {
@@ -127,10 +130,10 @@ func (w *WriteTxn) SetVariable(v *structs.VariableEncrypted, check *uint64) (ok 
 }
 
 // DeleteVariable removes the variable at path in namespace, unless check
-// is not nil and differs from its ModifyIndex; ok says whether the
-// variable is gone (deleting one that does not exist without a check is
-// ok and changes nothing).
-func (w *WriteTxn) DeleteVariable(namespace, path string, check *uint64) (ok bool, err error) {
+// is not nil and differs from its ModifyIndex, or it is locked and lockID
+// is not its lock's; ok says whether the variable is gone (deleting one
+// that does not exist without a check is ok and changes nothing).
+func (w *WriteTxn) DeleteVariable(namespace, path string, check *uint64, lockID string) (ok bool, err error) {
 	existing, err := w.variable(namespace, path)
 	if err != nil {
 		return false, err
@@ -138,7 +141,7 @@ func (w *WriteTxn) DeleteVariable(namespace, path string, check *uint64) (ok boo
 	if existing == nil {
 		return check == nil || *check == 0, nil
 	}
-	if !casMatches(existing, check) {
+	if !casMatches(existing, check) || !lockMatches(existing, lockID) {
 		return false, nil
 	}
 	if err := w.txn.Delete(TableVariables, existing); err != nil {
@@ -198,6 +201,70 @@ func casMatches(existing *structs.VariableEncrypted, check *uint64) bool {
 	default:
 		return existing.ModifyIndex == *check
 	}
+}
+
+// lockMatches reports whether a write by the holder of lockID ("" for
+// none) may change existing: when it is not locked, or locked with
+// lockID.
+func lockMatches(existing *structs.VariableEncrypted, lockID string) bool {
+	return existing == nil || existing.Lock == nil || existing.Lock.ID == lockID
+}
+
+// AcquireVariableLock takes lock (its ID made by the caller) on the
+// variable at path in namespace, unless it is locked already. v, when not
+// nil, is the variable's new content (owned by the store from now on);
+// nil keeps the stored content, and then the variable must exist. ok says
+// whether the lock was taken.
+func (w *WriteTxn) AcquireVariableLock(namespace, path string, lock *structs.VariableLock, v *structs.VariableEncrypted) (ok bool, err error) {
+	if lock == nil || lock.ID == "" {
+		return false, fmt.Errorf("acquire variable lock: missing lock ID")
+	}
+	existing, err := w.variable(namespace, path)
+	if err != nil {
+		return false, err
+	}
+	if existing != nil && existing.Lock != nil {
+		return false, nil
+	}
+	switch {
+	case v != nil:
+		v.Namespace, v.Path = namespace, path
+		v.CreateIndex = w.index
+		if existing != nil {
+			v.CreateIndex, v.CreateTime = existing.CreateIndex, existing.CreateTime
+		}
+	case existing != nil:
+		v = existing.Copy()
+	default:
+		return false, nil
+	}
+	v.Lock = lock.Copy()
+	v.ModifyIndex = w.index
+	if err := w.txn.Insert(TableVariables, v); err != nil {
+		return false, fmt.Errorf("store variable %q: %w", path, err)
+	}
+	w.markTable(TableVariables)
+	return true, nil
+}
+
+// ReleaseVariableLock releases the lock lockID holds on the variable at
+// path in namespace, keeping its content; ok says whether it held it.
+func (w *WriteTxn) ReleaseVariableLock(namespace, path, lockID string) (ok bool, err error) {
+	existing, err := w.variable(namespace, path)
+	if err != nil {
+		return false, err
+	}
+	if existing == nil || existing.Lock == nil || existing.Lock.ID != lockID {
+		return false, nil
+	}
+	v := existing.Copy()
+	v.Lock = nil
+	v.ModifyIndex = w.index
+	if err := w.txn.Insert(TableVariables, v); err != nil {
+		return false, fmt.Errorf("store variable %q: %w", path, err)
+	}
+	w.markTable(TableVariables)
+	return true, nil
 }
 
 // AddRootKey stores key (owned by the store from now on) as the active

@@ -23,7 +23,7 @@ func setVar(t *testing.T, s *StateStore, index uint64, v *structs.VariableEncryp
 	var ok bool
 	if err := s.Batch(index, func(w *WriteTxn) error {
 		var err error
-		ok, err = w.SetVariable(v, check)
+		ok, err = w.SetVariable(v, check, "")
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -112,7 +112,7 @@ func TestDeleteVariableAndList(t *testing.T) {
 	del := func(index uint64, path string, check *uint64) bool {
 		if err := s.Batch(index, func(w *WriteTxn) error {
 			var err error
-			ok, err = w.DeleteVariable("default", path, check)
+			ok, err = w.DeleteVariable("default", path, check, "")
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -205,5 +205,66 @@ func TestRootKeys(t *testing.T) {
 	}
 	if _, err := del(8, "k1", true); structs.KindOf(err) != structs.KindNotFound {
 		t.Fatalf("deleting a missing key: %v", err)
+	}
+}
+
+func TestVariableLocks(t *testing.T) {
+	s := newStore(t)
+	setVar(t, s, 10, encVar("default", "l", "k1", "v1"), nil)
+	run := func(index uint64, fn func(w *WriteTxn) (bool, error)) bool {
+		var ok bool
+		if err := s.Batch(index, func(w *WriteTxn) error {
+			var err error
+			ok, err = fn(w)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	lock := &structs.VariableLock{ID: "L1", TTL: "15s"}
+	if !run(11, func(w *WriteTxn) (bool, error) { return w.AcquireVariableLock("default", "l", lock, nil) }) {
+		t.Fatal("acquire on an unlocked variable failed")
+	}
+	v, _ := s.VariableByPath(nil, "default", "l")
+	if v.Lock == nil || v.Lock.ID != "L1" || string(v.Data) != "v1" || v.ModifyIndex != 11 || v.CreateIndex != 10 {
+		t.Fatalf("locked = %+v", v)
+	}
+	for _, tc := range []struct {
+		name string
+		fn   func(w *WriteTxn) (bool, error)
+		want bool
+	}{
+		{"second acquire", func(w *WriteTxn) (bool, error) {
+			return w.AcquireVariableLock("default", "l", &structs.VariableLock{ID: "L2"}, nil)
+		}, false},
+		{"write without the lock", func(w *WriteTxn) (bool, error) { return w.SetVariable(encVar("default", "l", "k1", "x"), nil, "") }, false},
+		{"write with another lock", func(w *WriteTxn) (bool, error) { return w.SetVariable(encVar("default", "l", "k1", "x"), nil, "L2") }, false},
+		{"delete without the lock", func(w *WriteTxn) (bool, error) { return w.DeleteVariable("default", "l", nil, "") }, false},
+		{"release by another", func(w *WriteTxn) (bool, error) { return w.ReleaseVariableLock("default", "l", "L2") }, false},
+		{"write by the holder", func(w *WriteTxn) (bool, error) { return w.SetVariable(encVar("default", "l", "k1", "v2"), nil, "L1") }, true},
+		{"release by the holder", func(w *WriteTxn) (bool, error) { return w.ReleaseVariableLock("default", "l", "L1") }, true},
+		{"release again", func(w *WriteTxn) (bool, error) { return w.ReleaseVariableLock("default", "l", "L1") }, false},
+		{"acquire a missing variable without content", func(w *WriteTxn) (bool, error) {
+			return w.AcquireVariableLock("default", "new", &structs.VariableLock{ID: "L3"}, nil)
+		}, false},
+		{"acquire a missing variable with content", func(w *WriteTxn) (bool, error) {
+			return w.AcquireVariableLock("default", "new", &structs.VariableLock{ID: "L3"}, encVar("", "", "k1", "{}"))
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			idx := s.Index(TableVariables) + 1
+			if got := run(idx, tc.fn); got != tc.want {
+				t.Fatalf("ok = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	v, _ = s.VariableByPath(nil, "default", "l")
+	if v.Lock != nil || string(v.Data) != "v2" {
+		t.Fatalf("after release: %+v", v)
+	}
+	n, _ := s.VariableByPath(nil, "default", "new")
+	if n == nil || n.Lock == nil || n.Lock.ID != "L3" || n.Path != "new" {
+		t.Fatalf("new locked variable: %+v", n)
 	}
 }
