@@ -141,11 +141,13 @@ func namespaceOf(ns string, w *WriteOptions) *WriteOptions {
 	return &WriteOptions{Namespace: ns}
 }
 
-// variableEndpoint returns /v1/var/<path>, each segment escaped.
+// variableEndpoint returns /v1/var/<path>, each segment escaped, dots
+// included: a ".." in a path reaches the agent, which refuses it, instead
+// of being resolved away here.
 func variableEndpoint(path, query string) string {
 	segs := strings.Split(strings.Trim(path, "/"), "/")
 	for i, s := range segs {
-		segs[i] = url.PathEscape(s)
+		segs[i] = strings.ReplaceAll(url.PathEscape(s), ".", "%2E")
 	}
 	e := "/v1/var/" + strings.Join(segs, "/")
 	if query != "" {

@@ -27,6 +27,21 @@ func (s *Server) registerVariableRoutes(rt *router) {
 	rt.handle("/.well-known/jwks.json", s.wrap(s.jwks), http.MethodGet)
 }
 
+// checkVariablePath refuses a /v1/var/ path with "." or ".." segments,
+// which the router would otherwise redirect to another variable's path.
+func checkVariablePath(req *http.Request) error {
+	rest, ok := strings.CutPrefix(req.URL.Path, "/v1/var/")
+	if !ok {
+		return nil
+	}
+	for _, seg := range strings.Split(rest, "/") {
+		if seg == "." || seg == ".." {
+			return structs.Invalid("variable path %q contains %q: a path names a variable, not a file; remove the dots", rest, seg)
+		}
+	}
+	return nil
+}
+
 // withStatus is an endpoint's answer with a status other than 200: a
 // variable's CAS conflict (409, with the variable as it is) or a deleted
 // variable (204, no body).
