@@ -17,6 +17,10 @@ import (
 // kekSize is the size of a KEK: AES-256.
 const kekSize = 32
 
+// KEKFileName is the name of the KEK's file in a server's data directory
+// (<data_dir>/server/keyring.kek).
+const KEKFileName = "keyring.kek"
+
 // KEK is a key-encryption key: it wraps the root keys that the replicated
 // state holds. It never enters the replicated state.
 type KEK struct {
