@@ -121,8 +121,10 @@ func (a *TaskArtifact) Validate() error {
 		typ, sum, found := strings.Cut(c, ":")
 		n, known := checksumHexLen[typ]
 		switch {
+		case typ == "file" && sum != "":
+			// The digest is read from a checksum file at that URL.
 		case !found || !known:
-			add("checksum %q is invalid: use <type>:<hex digest> with type md5, sha1, sha256 or sha512", c)
+			add("checksum %q is invalid: use <type>:<hex digest> with type md5, sha1, sha256 or sha512, or file:<URL of a checksum file>", c)
 		case len(sum) != n:
 			add("checksum %q is invalid: a %s digest is %d hex digits, not %d", c, typ, n, len(sum))
 		default:
