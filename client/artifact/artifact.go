@@ -17,8 +17,8 @@ import (
 	"strings"
 	"time"
 
-	getter "github.com/hashicorp/go-getter/v2"
 	cleanhttp "github.com/hashicorp/go-cleanhttp"
+	getter "github.com/hashicorp/go-getter/v2"
 
 	"github.com/drover-io/drover/drivers/shared/beneath"
 	"github.com/drover-io/drover/structs"
