@@ -308,8 +308,9 @@ func (a *Agent) setupClient(rpc rpcapi.Conn) error {
 			Memory: structs.NodeReservedMemoryResources{MemoryMB: uint64(r.MemoryMB)},
 			Disk:   structs.NodeReservedDiskResources{DiskMB: uint64(r.DiskMB)},
 		},
-		Version: Version,
-		DevMode: a.cfg.DevMode,
+		Version:  Version,
+		DevMode:  a.cfg.DevMode,
+		Artifact: a.cfg.Client.Artifact.getterConfig(),
 		GC: client.GCConfig{
 			Interval:            a.cfg.Client.GC.Interval,
 			MaxAllocs:           a.cfg.Client.GC.MaxAllocs,

@@ -25,7 +25,7 @@ func warningKeys(ws []ConfigWarning) []string {
 // that drover ignores: one warning each.
 var nomadAgentWarnings = []string{
 	"acl", "addresses.serf", "advertise", "audit", "autopilot",
-	"client.artifact", "client.chroot_env", "client.drain_on_shutdown", "client.host_network",
+	"client.chroot_env", "client.drain_on_shutdown", "client.host_network",
 	"client.host_volume", "client.max_kill_timeout", "client.network_speed", "client.no_host_uuid",
 	"client.options.docker.privileged.enabled", "client.options.fingerprint.network.disallow_link_local",
 	"client.reserved.reserved_ports", "client.server_join", "client.template",
@@ -65,6 +65,7 @@ func TestNomadAgentConfigFile(t *testing.T) {
 		Options:  map[string]string{"driver.allowlist": "docker,exec,raw_exec", "fingerprint.denylist": "env_aws,env_gce"},
 		Reserved: ReservedConfig{CPU: 500, MemoryMB: 512, DiskMB: 1024},
 		GC:       ClientGCConfig{Interval: 2 * time.Minute, MaxAllocs: 100, DiskUsageThreshold: 80, InodeUsageThreshold: 70},
+		Artifact: defaultArtifactConfig(), // http_read_timeout = "30m", the default
 	}
 	got := *c
 	got.Plugins, got.Warnings = nil, nil

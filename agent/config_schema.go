@@ -101,6 +101,7 @@ type clientBlock struct {
 	// honouredOptions), merged key by key across files.
 	Options  map[string]string
 	Reserved *reservedBlock
+	Artifact *artifactBlock
 }
 
 type reservedBlock struct {
@@ -217,6 +218,12 @@ func (c *clientBlock) section() section {
 			}
 		},
 		"options": c.decodeOptions,
+		"artifact": blockKey(func() section { // config_artifact.go
+			if c.Artifact == nil {
+				c.Artifact = &artifactBlock{}
+			}
+			return c.Artifact.section()
+		}),
 		"reserved": blockKey(func() section {
 			if c.Reserved == nil {
 				c.Reserved = &reservedBlock{}

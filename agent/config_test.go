@@ -45,6 +45,8 @@ func TestConfigFileEveryKey(t *testing.T) {
 		Meta: map[string]string{"rack": "r1", "team": "infra"}, AllocDir: "/srv/allocs",
 		Reserved: ReservedConfig{CPU: 500, MemoryMB: 256, DiskMB: 1024},
 		GC:       ClientGCConfig{Interval: 2 * time.Minute, MaxAllocs: 10, DiskUsageThreshold: 90, InodeUsageThreshold: 75.5},
+		Artifact: ArtifactConfig{HTTPReadTimeout: 10 * time.Minute, HTTPMaxSize: 2 << 30, GitTimeout: 5 * time.Minute,
+			DecompressionFileCountLimit: 100, DecompressionSizeLimit: 1_000_000_000, DisableFilesystemIsolation: true},
 	}
 	plugins := c.Plugins
 	c.Plugins, want.Plugins = nil, nil

@@ -47,6 +47,15 @@ client {
     memory = 256
     disk   = 1024
   }
+
+  artifact {
+    http_read_timeout              = "10m"
+    http_max_size                  = "2GiB"
+    git_timeout                    = "5m"
+    decompression_file_count_limit = 100
+    decompression_size_limit       = "1GB"
+    disable_filesystem_isolation   = true
+  }
 }
 
 plugin "raw_exec" {
