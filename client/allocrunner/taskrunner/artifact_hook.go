@@ -51,8 +51,7 @@ func (*artifactHook) Name() string { return "artifacts" }
 func (h *artifactHook) Prestart(ctx context.Context, req *PrestartRequest, resp *PrestartResponse) error {
 	task := req.Task
 	if len(task.Artifacts) == 0 {
-		resp.Done = true
-		return nil
+		return nil // nothing to do, nor to record
 	}
 	if h.fetched == nil {
 		h.fetched = map[string]string{}
