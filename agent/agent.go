@@ -21,6 +21,7 @@ import (
 	"github.com/drover-io/drover/jobspec"
 	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/server"
+	"github.com/drover-io/drover/server/keyring"
 	"github.com/drover-io/drover/structs"
 	"github.com/drover-io/drover/version"
 )
@@ -226,6 +227,11 @@ func (a *Agent) setupServer(ctx context.Context) error {
 	}
 	var rpcLn net.Listener
 	if !a.cfg.DevMode {
+		kek, err := keyring.LoadOrCreateKEK(filepath.Join(a.cfg.DataDir, serverDirName, keyring.KEKFileName))
+		if err != nil {
+			return fmt.Errorf("load the keyring's key-encryption key: %w", err)
+		}
+		scfg.KEK = kek
 		rs, err := openRaftStores(a.cfg.DataDir, a.logger)
 		if err != nil {
 			return err
@@ -306,8 +312,9 @@ func (a *Agent) setupClient(rpc rpcapi.Conn) error {
 			Disk:     structs.NodeReservedDiskResources{DiskMB: uint64(r.DiskMB)},
 			Networks: structs.NodeReservedNetworkResources{ReservedHostPorts: r.ReservedPorts},
 		},
-		Version: Version,
-		DevMode: a.cfg.DevMode,
+		Version:  Version,
+		DevMode:  a.cfg.DevMode,
+		Artifact: a.cfg.Client.Artifact.getterConfig(),
 		GC: client.GCConfig{
 			Interval:            a.cfg.Client.GC.Interval,
 			MaxAllocs:           a.cfg.Client.GC.MaxAllocs,

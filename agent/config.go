@@ -165,6 +165,9 @@ type ClientConfig struct {
 	MaxDynamicPort int
 	// HostNetworks are the host_network blocks, by name.
 	HostNetworks map[string]*HostNetworkConfig
+	// Artifact configures the fetching of tasks' artifacts
+	// (config_artifact.go).
+	Artifact ArtifactConfig
 }
 
 // ReservedConfig is what the client keeps for itself and the OS.
@@ -246,7 +249,7 @@ func DefaultConfig() *Config {
 			SyslogFacility: DefaultSyslogFacility,
 		},
 		UI: UIConfig{Enabled: true},
-		Client: ClientConfig{GC: ClientGCConfig{
+		Client: ClientConfig{Artifact: defaultArtifactConfig(), GC: ClientGCConfig{
 			Interval:            DefaultGCInterval,
 			MaxAllocs:           DefaultGCMaxAllocs,
 			DiskUsageThreshold:  DefaultGCDiskUsageThreshold,
@@ -365,6 +368,9 @@ func (c *ClientConfig) mergeFile(cl *clientBlock) {
 	setVal(&c.GC.MaxAllocs, cl.GCMaxAllocs)
 	setVal(&c.GC.DiskUsageThreshold, cl.GCDiskUsageThreshold)
 	setVal(&c.GC.InodeUsageThreshold, cl.GCInodeUsageThreshold)
+	if a := cl.Artifact; a != nil {
+		c.Artifact.merge(a)
+	}
 	if r := cl.Reserved; r != nil {
 		setVal(&c.Reserved.CPU, r.CPU)
 		setVal(&c.Reserved.MemoryMB, r.Memory)
@@ -452,6 +458,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Client.CPUTotalCompute < 0 || c.Client.MemoryTotalMB < 0 || c.Client.DiskTotalMB < 0 || c.Client.DiskFreeMB < 0 {
 		errs = append(errs, errors.New("client cpu_total_compute, memory_total_mb, disk_total_mb and disk_free_mb must not be negative (0 keeps what the fingerprint measures)"))
+	}
+	if err := c.Client.Artifact.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	gc := c.Client.GC
 	if gc.MaxAllocs < 0 || gc.DiskUsageThreshold < 0 || gc.DiskUsageThreshold > 100 || gc.InodeUsageThreshold < 0 || gc.InodeUsageThreshold > 100 {

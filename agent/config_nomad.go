@@ -141,7 +141,6 @@ var nomadIgnored = map[string]map[string]string{
 		"bind_wildcard_default_host_network": reasonNoBridge,
 		"cgroup_parent":                      reasonNotYet,
 		"nomad_service_discovery":            "drover has no service discovery yet",
-		"artifact":                           "drover has no artifact block yet",
 		"drain_on_shutdown":                  "node drains are not supported yet",
 		"users":                              reasonNotYet,
 		"node_max_allocs":                    reasonNotYet,
@@ -149,6 +148,12 @@ var nomadIgnored = map[string]map[string]string{
 		"fingerprint":                        "cloud fingerprinters are not run; use options { \"fingerprint.denylist\" = ... } to select fingerprinters",
 		"default_ineligible":                 reasonNotYet,
 		"intro_token":                        reasonNoIdentity,
+	},
+	"client.artifact": {
+		"gcs_timeout":               "drover has no GCS getter",
+		"s3_timeout":                "drover has no S3 getter",
+		"hg_timeout":                "drover has no Mercurial getter",
+		"set_environment_variables": "getters run inside the agent, with its environment",
 	},
 	"client.reserved": {
 		"cores": reasonNotYet,

@@ -25,7 +25,7 @@ func warningKeys(ws []ConfigWarning) []string {
 // that drover ignores: one warning each.
 var nomadAgentWarnings = []string{
 	"acl", "addresses.serf", "advertise", "audit", "autopilot",
-	"client.artifact", "client.chroot_env", "client.drain_on_shutdown",
+	"client.chroot_env", "client.drain_on_shutdown",
 	"client.host_volume", "client.max_kill_timeout", "client.network_speed", "client.no_host_uuid",
 	"client.options.docker.privileged.enabled", "client.options.fingerprint.network.disallow_link_local",
 	"client.server_join", "client.template",
@@ -66,6 +66,7 @@ func TestNomadAgentConfigFile(t *testing.T) {
 		Reserved:     ReservedConfig{CPU: 500, MemoryMB: 512, DiskMB: 1024, ReservedPorts: "22,80,8500-8600"},
 		HostNetworks: map[string]*HostNetworkConfig{"public": {Name: "public", CIDR: "203.0.113.0/24"}},
 		GC:           ClientGCConfig{Interval: 2 * time.Minute, MaxAllocs: 100, DiskUsageThreshold: 80, InodeUsageThreshold: 70},
+		Artifact:     defaultArtifactConfig(), // http_read_timeout = "30m", the default
 	}
 	got := *c
 	got.Plugins, got.Warnings = nil, nil

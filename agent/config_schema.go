@@ -111,6 +111,7 @@ type clientBlock struct {
 	// HostNetworks are the host_network blocks by name; a later file's
 	// block of the same name replaces an earlier one's.
 	HostNetworks map[string]*HostNetworkConfig
+	Artifact     *artifactBlock
 }
 
 type reservedBlock struct {
@@ -239,6 +240,12 @@ func (c *clientBlock) section() section {
 			}
 		},
 		"options": c.decodeOptions,
+		"artifact": blockKey(func() section { // config_artifact.go
+			if c.Artifact == nil {
+				c.Artifact = &artifactBlock{}
+			}
+			return c.Artifact.section()
+		}),
 		"reserved": blockKey(func() section {
 			if c.Reserved == nil {
 				c.Reserved = &reservedBlock{}

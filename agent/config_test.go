@@ -50,6 +50,8 @@ func TestConfigFileEveryKey(t *testing.T) {
 			"public": {Name: "public", CIDR: "203.0.113.0/24", ReservedPorts: "22"},
 			"vpn":    {Name: "vpn", Interface: "tailscale0"},
 		},
+		Artifact: ArtifactConfig{HTTPReadTimeout: 10 * time.Minute, HTTPMaxSize: 2 << 30, GitTimeout: 5 * time.Minute,
+			DecompressionFileCountLimit: 100, DecompressionSizeLimit: 1_000_000_000, DisableFilesystemIsolation: true},
 	}
 	plugins := c.Plugins
 	c.Plugins, want.Plugins = nil, nil

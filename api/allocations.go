@@ -198,7 +198,8 @@ type TaskEvent struct {
 	TaskSignalReason string
 	TaskSignal       string
 	GenericSource    string
-	OOMKilled        bool `json:",omitempty"`
+	OOMKilled        bool   `json:",omitempty"`
+	DownloadError    string `json:",omitempty"`
 }
 
 // List returns the allocations, oldest first.

@@ -109,10 +109,11 @@ type Task struct {
 	KillSignal    string
 	// Affinities rank the nodes of the task's group, with the group's.
 	Affinities []*Affinity `json:",omitempty"`
+	// Artifacts are fetched into the task's directory before it starts.
+	Artifacts []*TaskArtifact `json:",omitempty"`
 
 	// Nomad fields drover does not implement (yet).
 	Services        json.RawMessage `json:",omitempty"`
-	Artifacts       json.RawMessage `json:",omitempty"`
 	Vault           json.RawMessage `json:",omitempty"`
 	Consul          json.RawMessage `json:",omitempty"`
 	Templates       json.RawMessage `json:",omitempty"`

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/drover-io/drover/client/allocrunner"
+	"github.com/drover-io/drover/client/artifact"
 	"github.com/drover-io/drover/client/devicemanager"
 	"github.com/drover-io/drover/client/drivermanager"
 	"github.com/drover-io/drover/client/state"
@@ -39,6 +40,8 @@ type Client struct {
 	region  string
 	devMode bool
 	root    string
+	// artifacts fetches the tasks' artifacts.
+	artifacts *artifact.Getter
 
 	// Timing knobs; tests shorten them before Start.
 	now            func() time.Time
@@ -119,6 +122,7 @@ func New(cfg *Config) (*Client, error) {
 		region:         cfg.Region,
 		devMode:        cfg.DevMode,
 		root:           cfg.AllocDir,
+		artifacts:      newArtifactGetter(cfg.Artifact, logger),
 		hostStats:      stats.NewHostCollector(stats.HostConfig{AllocDir: cfg.AllocDir}),
 		now:            time.Now,
 		jitter:         randomJitter,
@@ -258,6 +262,15 @@ func (c *Client) restoreAllocs() error {
 	return nil
 }
 
+// newArtifactGetter returns the getter of the tasks' artifacts.
+func newArtifactGetter(cfg *artifact.Config, logger *slog.Logger) *artifact.Getter {
+	c := artifact.DefaultConfig()
+	if cfg != nil {
+		c = *cfg
+	}
+	return artifact.New(c, logger.With("component", "artifact"))
+}
+
 // newAllocRunner creates the runner of alloc, with the watchers of the
 // allocations it replaces; c.allocs must be locked (or not yet shared).
 func (c *Client) newAllocRunner(alloc *structs.Allocation) (*allocrunner.AllocRunner, error) {
@@ -272,6 +285,7 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation) (*allocrunner.AllocRu
 		Node:         c.Node(),
 		Devices:      c.deviceReserver(),
 		DriverEvents: c.drivers,
+		Artifacts:    c.artifacts,
 
 		PrevAllocWatcher:      prev,
 		PreemptedAllocWatcher: preempted,

@@ -3,6 +3,7 @@ package client
 import (
 	"log/slog"
 
+	"github.com/drover-io/drover/client/artifact"
 	"github.com/drover-io/drover/client/devicemanager"
 	"github.com/drover-io/drover/client/drivermanager"
 	"github.com/drover-io/drover/client/state"
@@ -61,6 +62,9 @@ type Config struct {
 	// GC configures the garbage collection of terminal allocations; zero
 	// fields get the defaults.
 	GC GCConfig
+	// Artifact configures the fetching of tasks' artifacts (the agent's
+	// client { artifact { ... } }); nil: artifact.DefaultConfig.
+	Artifact *artifact.Config
 	// Fingerprint selects and adjusts the host fingerprint (attributes and
 	// resources).
 	Fingerprint FingerprintConfig

@@ -47,6 +47,11 @@ func commands() map[string]cliCommand {
 		"deployment pause":              {"Pause a deployment: no new batches until resumed", runDeploymentPause},
 		"deployment resume":             {"Resume a paused deployment", runDeploymentResume},
 		"operator":                      {"Cluster operator commands", nil},
+		"operator root":                 {"Manage the keyring of root keys that encrypt variables", nil},
+		"operator root keyring":         {"List, rotate or remove the keyring's root keys", nil},
+		"operator root keyring list":    {"List the root keys", runKeyringList},
+		"operator root keyring rotate":  {"Make a new active root key (-full: encrypt every variable again)", runKeyringRotate},
+		"operator root keyring remove":  {"Remove an inactive root key", runKeyringRemove},
 		"operator scheduler":            {"Read or change the scheduler configuration", nil},
 		"operator scheduler get-config": {"Show the scheduler configuration", runOperatorSchedulerGetConfig},
 		"operator scheduler set-config": {"Change the scheduler configuration (preemption per job type)", runOperatorSchedulerSetConfig},
@@ -62,6 +67,11 @@ func commands() map[string]cliCommand {
 		"node":                          {"Interact with nodes", nil},
 		"node status":                   {"Display the status of nodes", runNodeStatus},
 		"status":                        {"Display the status of jobs, or of the job, allocation or node an ID prefix names", runStatus},
+		"var":                           {"Interact with variables (encrypted key/value items)", nil},
+		"var put":                       {"Create or update a variable", runVarPut},
+		"var get":                       {"Show a variable", runVarGet},
+		"var list":                      {"List variables", runVarList},
+		"var purge":                     {"Delete a variable", runVarPurge},
 		"version":                       {"Print drover's version", runVersion},
 	}
 }
@@ -207,6 +217,8 @@ type deps struct {
 	now         func() time.Time
 	getenv      func(string) string
 	readFile    func(string) ([]byte, error)
+	// stdin is read by `var put` for "-" values.
+	stdin io.Reader
 }
 
 func defaultDeps() deps {
@@ -217,5 +229,6 @@ func defaultDeps() deps {
 		now:         time.Now,
 		getenv:      os.Getenv,
 		readFile:    os.ReadFile,
+		stdin:       os.Stdin,
 	}
 }

@@ -254,12 +254,12 @@ func (c *converter) task(group string, in *api.Task, groupRestart *structs.Resta
 	if lc := in.Lifecycle; lc != nil && (lc.Hook != "" || lc.Sidecar) {
 		out.Lifecycle = &structs.TaskLifecycle{Hook: lc.Hook, Sidecar: lc.Sidecar}
 	}
+	out.Artifacts = c.artifacts(where, in.Artifacts) // convert_artifact.go
 	if in.RestartPolicy != nil {
 		c.checkUnimplemented(where+" restart", unimplemented{"RenderTemplates", "render_templates", in.RestartPolicy.RenderTemplates, ignored})
 	}
 	c.checkUnimplemented(where,
 		unimplemented{"Services", "service block", in.Services, ignored},
-		unimplemented{"Artifacts", "artifact block", in.Artifacts, rejected},
 		unimplemented{"Vault", "vault block", in.Vault, rejected},
 		unimplemented{"Consul", "consul block", in.Consul, ignored},
 		unimplemented{"Templates", "template block", in.Templates, rejected},

@@ -44,6 +44,10 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if p := req.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") {
 		req = trimTrailingSlash(req)
 	}
+	if err := checkVariablePath(req); err != nil { // vars.go
+		writeError(w, req, err)
+		return
+	}
 	if _, pattern := rt.mux.Handler(req); pattern != "" {
 		rt.mux.ServeHTTP(w, req)
 		return

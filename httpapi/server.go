@@ -167,10 +167,11 @@ func (s *Server) Handler() http.Handler {
 	get("/v1/regions", s.regions)
 	get("/v1/agent/self", s.agentSelf)
 	get("/v1/agent/health", s.agentHealth)
-	s.registerUpdateRoutes(rt)  // updates.go
-	s.registerClientRoutes(rt)  // client_ops.go
-	s.registerStatsRoutes(rt)   // client_stats.go
-	s.registerSnapshotRoute(rt) // snapshot.go
+	s.registerUpdateRoutes(rt)   // updates.go
+	s.registerClientRoutes(rt)   // client_ops.go
+	s.registerStatsRoutes(rt)    // client_stats.go
+	s.registerSnapshotRoute(rt)  // snapshot.go
+	s.registerVariableRoutes(rt) // vars.go
 	return rt
 }
 

@@ -12,10 +12,10 @@ var lifecycleHooks = map[string]bool{"prestart": true, "poststart": true, "posts
 // task decodes a `task "NAME" { ... }` block.
 func (d *decoder) task(b *hcl.Block) *api.Task {
 	t := &api.Task{Name: b.Labels[0]}
-	var identities json.RawMessage
+	var identities, artifacts json.RawMessage
 	raw := []rawField{
 		{"service", &t.Services, rawBlock{key: "v", many: true, spec: serviceSpec}},
-		{"artifact", &t.Artifacts, rawBlock{key: "v", many: true, spec: artifactSpec}},
+		{"artifact", &artifacts, rawBlock{key: "v", many: true, spec: artifactSpec}},
 		{"template", &t.Templates, rawBlock{key: "v", many: true, spec: templateSpec}},
 		{"volume_mount", &t.VolumeMounts, rawBlock{key: "v", many: true, spec: volumeMountSpec}},
 		{"vault", &t.Vault, rawBlock{key: "v", spec: vaultSpec}},
@@ -81,7 +81,24 @@ func (d *decoder) task(b *hcl.Block) *api.Task {
 	t.Kind = d.rawArg(c, "kind", rawString)
 	d.decodeRawFields(c, raw)
 	d.splitIdentities(t, blocksOf(c, "identity"), identities)
+	t.Artifacts = decodeArtifacts(artifacts)
 	return t
+}
+
+// decodeArtifacts turns the JSON the artifact blocks decoded to (Nomad's
+// API shape, see artifactSpec) into the typed artifacts; nil when there
+// are none.
+func decodeArtifacts(raw json.RawMessage) []*api.TaskArtifact {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var out []*api.TaskArtifact
+	if err := json.Unmarshal(raw, &out); err != nil {
+		// Unreachable: rawBlocks built raw from artifactSpec's typed
+		// arguments, and reported any argument it could not decode.
+		return nil
+	}
+	return out
 }
 
 // splitIdentities puts the unnamed identity block in Task.Identity and the

@@ -106,5 +106,7 @@ func All() []*Info {
 		NodeList.info, NodeAllocations.info,
 		DeploymentList.info, DeploymentGet.info, DeploymentFail.info, DeploymentPause.info,
 		SchedulerGetConfig.info, SchedulerSetConfig.info,
+		VarList.info, VarGet.info, VarApply.info, KeyringList.info, KeyringRotate.info, KeyringDelete.info,
+		KeyringPublicKeys.info,
 	}
 }

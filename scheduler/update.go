@@ -64,7 +64,8 @@ func taskUpdated(o, n *structs.Task) bool {
 		!reflect.DeepEqual(o.LogConfig, n.LogConfig) ||
 		!reflect.DeepEqual(o.RestartPolicy, n.RestartPolicy) ||
 		!reflect.DeepEqual(o.Constraints, n.Constraints) ||
-		!reflect.DeepEqual(o.Affinities, n.Affinities)
+		!reflect.DeepEqual(o.Affinities, n.Affinities) ||
+		!reflect.DeepEqual(o.Artifacts, n.Artifacts)
 }
 
 // metaEqual compares string maps, nil equal to empty.

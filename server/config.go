@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/drover-io/drover/server/keyring"
 )
 
 // Defaults of Config.
@@ -53,6 +55,11 @@ type Config struct {
 	EvalTimeout time.Duration
 	// Clock drives heartbeat timers and timestamps; nil uses the wall clock.
 	Clock Clock
+	// KEK is the key-encryption key that wraps the keyring's root keys
+	// (package keyring); nil makes one in memory, which suits only a
+	// server whose state is in memory too. A persistent agent loads it
+	// from <data_dir>/server/keyring.kek.
+	KEK *keyring.KEK
 	// TaskConfigs checks the driver config blocks of submitted jobs
 	// against the drivers' schemas; nil checks none (the clients check
 	// them when tasks start).

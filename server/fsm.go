@@ -281,6 +281,8 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 		})
 		// Preemption may have been switched on: blocked evals may now fit.
 		capacity = updated
+	case VarSetRequestType, VarDeleteRequestType, VarRekeyRequestType, VarLockRequestType, RootKeyAddRequestType, RootKeyDeleteRequestType:
+		err = f.applyVariables(t, body, batch, &resp)
 	default:
 		return nil, fmt.Errorf("unknown raft message type %d", uint8(t))
 	}
@@ -314,6 +316,9 @@ type snapshotData struct {
 	SchedulerConfig *structs.SchedulerConfiguration
 	// Added with deduplicated writes; absent from older snapshots.
 	WriteRecords []*state.WriteRecord
+	// Added with variables and the keyring; absent from older snapshots.
+	Variables []*structs.VariableEncrypted
+	RootKeys  []*structs.RootKey
 }
 
 const snapshotVersion = 1
@@ -392,6 +397,9 @@ func (f *FSM) Restore(rc io.ReadCloser) (err error) {
 				return err
 			}
 		}
+		if err := restoreVariables(r, &data); err != nil {
+			return err
+		}
 		for table, idx := range data.Indexes {
 			if err := r.Index(table, idx); err != nil {
 				return err
@@ -452,6 +460,9 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 		return err
 	}
 	if data.WriteRecords, err = s.snap.WriteRecords(); err != nil {
+		return err
+	}
+	if data.Variables, data.RootKeys, err = snapshotVariables(s.snap); err != nil {
 		return err
 	}
 	return codec.NewEncoder(w, s.handle).Encode(&data)

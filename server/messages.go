@@ -25,6 +25,13 @@ const (
 	AllocClientUpdateRequestType
 	SchedulerConfigRequestType
 	WriteOnceRequestType
+	// Variables and the keyring (fsm_variables.go).
+	VarSetRequestType
+	VarDeleteRequestType
+	VarRekeyRequestType
+	RootKeyAddRequestType
+	RootKeyDeleteRequestType
+	VarLockRequestType
 )
 
 // String names the message type for logs.
@@ -50,6 +57,18 @@ func (t MessageType) String() string {
 		return "scheduler-config"
 	case WriteOnceRequestType:
 		return "write-once"
+	case VarSetRequestType:
+		return "var-set"
+	case VarDeleteRequestType:
+		return "var-delete"
+	case VarRekeyRequestType:
+		return "var-rekey"
+	case RootKeyAddRequestType:
+		return "root-key-add"
+	case RootKeyDeleteRequestType:
+		return "root-key-delete"
+	case VarLockRequestType:
+		return "var-lock"
 	}
 	return fmt.Sprintf("message-type-%d", uint8(t))
 }

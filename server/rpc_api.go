@@ -45,6 +45,14 @@ func (s *Server) newHandlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.DeploymentPause, s.DeploymentPause)
 	rpcapi.Handle(h, rpcapi.SchedulerGetConfig, s.SchedulerGetConfig)
 	rpcapi.Handle(h, rpcapi.SchedulerSetConfig, s.SchedulerSetConfig)
+	// Variables and the keyring.
+	rpcapi.Handle(h, rpcapi.VarList, s.VarList)
+	rpcapi.Handle(h, rpcapi.VarGet, s.VarGet)
+	rpcapi.Handle(h, rpcapi.VarApply, s.VarApply)
+	rpcapi.Handle(h, rpcapi.KeyringList, s.KeyringList)
+	rpcapi.Handle(h, rpcapi.KeyringRotate, s.KeyringRotate)
+	rpcapi.Handle(h, rpcapi.KeyringDelete, s.KeyringDelete)
+	rpcapi.Handle(h, rpcapi.KeyringPublicKeys, s.KeyringPublicKeys)
 	return h
 }
 

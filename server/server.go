@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/drover-io/drover/rpcapi"
+	"github.com/drover-io/drover/server/keyring"
 	"github.com/drover-io/drover/server/state"
 	"github.com/drover-io/drover/structs"
 )
@@ -39,6 +40,8 @@ type Server struct {
 	heartbeats *heartbeats
 	planQueue  chan *pendingPlan
 	handlers   *rpcapi.Handlers // every rpcapi method, bound to this server (rpc_api.go)
+	keyring    *keyring.Keyring // the root keys, unwrapped (keyring_endpoint.go)
+	varLocks   *varLocks        // the leader's variable lock timers (variable_locks.go)
 
 	ctx          context.Context // cancelled by Shutdown; stops every goroutine below
 	cancel       context.CancelFunc
@@ -77,7 +80,17 @@ func NewServer(ctx context.Context, cfg *Config) (*Server, error) {
 	s.broker = newEvalBroker(c.Clock)
 	s.blocked = newBlockedEvals(s.broker.Enqueue)
 	s.heartbeats = newHeartbeats(c.Clock, c.HeartbeatTTL)
+	s.varLocks = newVarLocks(c.Clock)
 	s.handlers = s.newHandlers()
+	kek := c.KEK
+	if kek == nil {
+		var err error
+		if kek, err = keyring.GenerateKEK(); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
+	s.keyring = keyring.New(kek)
 	fsm, err := newFSM(s.logger, s)
 	if err != nil {
 		cancel()
@@ -90,8 +103,9 @@ func NewServer(ctx context.Context, cfg *Config) (*Server, error) {
 		return nil, err
 	}
 
-	s.wg.Add(4 + c.NumWorkers)
+	s.wg.Add(5 + c.NumWorkers)
 	go func() { defer s.wg.Done(); s.monitorLeadership() }()
+	go func() { defer s.wg.Done(); s.runVarLockExpiry() }()
 	go func() { defer s.wg.Done(); s.runPlanApplier() }()
 	go func() { defer s.wg.Done(); s.runHeartbeatExpiry() }()
 	go func() { defer s.wg.Done(); s.runProgressDeadlines() }()
@@ -161,6 +175,7 @@ func (s *Server) Shutdown() error {
 	s.shutdownOnce.Do(func() {
 		s.cancel()
 		s.heartbeats.StopAll()
+		s.varLocks.stopAll()
 		// Wait for our goroutines before stopping raft: one may be in
 		// raft.Apply, and a command raft committed but had not yet handed
 		// to the FSM when it shut down never gets its future answered, so
@@ -295,6 +310,12 @@ func (s *Server) establishLeadership() {
 			s.heartbeats.Reset(n.ID)
 		}
 	}
+	if err := s.bootstrapRootKey(); err != nil {
+		s.logger.Error("make the keyring's first root key", "error", err)
+	}
+	if err := s.restoreVarLocks(); err != nil {
+		s.logger.Error("restore variable lock timers", "error", err)
+	}
 	s.leaderMu.Lock()
 	s.isLeader = true
 	s.leaderMu.Unlock()
@@ -313,6 +334,7 @@ func (s *Server) revokeLeadership() {
 	s.broker.SetEnabled(false)
 	s.blocked.SetEnabled(false)
 	s.heartbeats.StopAll()
+	s.varLocks.stopAll()
 	s.logger.Info("lost leadership")
 }
 

@@ -29,6 +29,10 @@ const (
 	TaskPluginUnhealthy   = "Plugin became unhealthy"
 	TaskPluginHealthy     = "Plugin became healthy"
 	TaskClientReconnected = "Reconnected"
+	// TaskDownloadingArtifacts and TaskArtifactDownloadFailed are the
+	// artifact hook's, as Nomad's.
+	TaskDownloadingArtifacts   = "Downloading Artifacts"
+	TaskArtifactDownloadFailed = "Failed Artifact Download"
 )
 
 // TaskEvent is one step in a task's life. Time is Unix nanoseconds.
@@ -57,6 +61,8 @@ type TaskEvent struct {
 	TaskSignal       string
 	GenericSource    string
 	OOMKilled        bool `json:",omitempty"`
+	// DownloadError is why an artifact could not be fetched.
+	DownloadError string `json:",omitempty"`
 }
 
 // NewTaskEvent returns an event of the given type stamped with the current time.
@@ -118,6 +124,14 @@ func (e *TaskEvent) SetDriverError(err error) *TaskEvent {
 func (e *TaskEvent) SetSetupError(err error) *TaskEvent {
 	if err != nil {
 		e.SetupError = err.Error()
+	}
+	return e
+}
+
+// SetDownloadError records why an artifact could not be fetched.
+func (e *TaskEvent) SetDownloadError(err error) *TaskEvent {
+	if err != nil {
+		e.DownloadError = err.Error()
 	}
 	return e
 }
@@ -206,6 +220,10 @@ func (e *TaskEvent) PopulateDisplayMessage() *TaskEvent {
 		}
 	case TaskRestartSignal:
 		msg = withDefault(e.RestartReason, "Task restart requested")
+	case TaskDownloadingArtifacts:
+		msg = "Client is downloading artifacts"
+	case TaskArtifactDownloadFailed:
+		msg = "Failed to download artifacts: " + e.DownloadError
 	default:
 		msg = e.Message
 	}
@@ -227,6 +245,7 @@ func (e *TaskEvent) details() map[string]string {
 	put("setup_error", e.SetupError)
 	put("driver_error", e.DriverError)
 	put("driver_message", e.DriverMessage)
+	put("download_error", e.DownloadError)
 	if e.Type == TaskTerminated {
 		d["exit_code"] = strconv.Itoa(e.ExitCode)
 		d["signal"] = strconv.Itoa(e.Signal)

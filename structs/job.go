@@ -107,6 +107,9 @@ type Task struct {
 	Leader        bool
 	Lifecycle     *TaskLifecycle
 	LogConfig     *LogConfig
+	// Artifacts are fetched into the task's directory before it starts
+	// (artifact.go).
+	Artifacts []*TaskArtifact
 }
 
 // Lifecycle hooks of a task.
@@ -338,6 +341,11 @@ func (j *Job) Canonicalize() {
 			if t.LogConfig == nil {
 				t.LogConfig = DefaultLogConfig()
 			}
+			for _, a := range t.Artifacts {
+				if a != nil {
+					a.Canonicalize()
+				}
+			}
 		}
 	}
 }
@@ -415,6 +423,15 @@ func (j *Job) Validate() error {
 				add("group %q, task %q: kill_timeout must not be negative", name, tname)
 			}
 			validatePlacement(fmt.Sprintf("group %q, task %q", name, tname), t.Affinities, nil, add)
+			for i, a := range t.Artifacts {
+				if a == nil {
+					add("group %q, task %q, artifact %d is empty", name, tname, i+1)
+					continue
+				}
+				if err := a.Validate(); err != nil {
+					add("group %q, task %q, artifact %d: %v", name, tname, i+1, err)
+				}
+			}
 			if lc := t.Lifecycle; lc != nil {
 				switch lc.Hook {
 				case TaskLifecycleHookPrestart, TaskLifecycleHookPoststart, TaskLifecycleHookPoststop:
@@ -525,6 +542,7 @@ func (t *Task) Copy() *Task {
 		l := *t.LogConfig
 		c.LogConfig = &l
 	}
+	c.Artifacts = copyArtifacts(t.Artifacts)
 	return &c
 }
 

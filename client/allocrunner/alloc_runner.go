@@ -59,6 +59,8 @@ type Config struct {
 	// DriverEvents delivers drivers' own task events to the task runners
 	// (the client's driver manager); nil: none.
 	DriverEvents taskrunner.DriverEvents
+	// Artifacts fetches the tasks' artifacts; nil: the default getter.
+	Artifacts taskrunner.ArtifactFetcher
 }
 
 // AllocRunner runs one allocation. Create it with New, optionally Restore,
@@ -221,6 +223,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 			KillGrace:    cfg.KillGrace,
 			Devices:      cfg.Devices,
 			DriverEvents: cfg.DriverEvents,
+			Artifacts:    cfg.Artifacts,
 		})
 		if err != nil {
 			cancel()

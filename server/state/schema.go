@@ -91,6 +91,8 @@ func schema() *memdb.DBSchema {
 			"job": jobIndex(),
 		}},
 		TableWriteRecords: writeRecordsSchema(),
+		TableVariables:    variablesSchema(),
+		TableRootKeys:     rootKeysSchema(),
 		TableSchedConf: {Name: TableSchedConf, Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: &memdb.ConditionalIndex{
 				Conditional: func(any) (bool, error) { return true, nil },

@@ -60,6 +60,15 @@ client {
   host_network "vpn" {
     interface = "tailscale0"
   }
+
+  artifact {
+    http_read_timeout              = "10m"
+    http_max_size                  = "2GiB"
+    git_timeout                    = "5m"
+    decompression_file_count_limit = 100
+    decompression_size_limit       = "1GB"
+    disable_filesystem_isolation   = true
+  }
 }
 
 plugin "raw_exec" {

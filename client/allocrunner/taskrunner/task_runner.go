@@ -57,6 +57,9 @@ type Config struct {
 	// Devices reserves the task's device instances before it starts;
 	// nil: a task given devices fails to start.
 	Devices DeviceReserver
+	// Artifacts fetches the task's artifacts before it starts; nil: a
+	// getter with the default configuration.
+	Artifacts ArtifactFetcher
 	// DriverEvents delivers the driver's own task events; nil: none.
 	DriverEvents DriverEvents
 	// StatsInterval is how often the driver is asked for a resource usage
@@ -192,6 +195,7 @@ func New(cfg *Config) (*TaskRunner, error) {
 		&logsHook{},
 		&envHook{build: buildEnv, node: cfg.Node},
 		&deviceHook{reserver: cfg.Devices},
+		&artifactHook{fetcher: artifactFetcher(cfg.Artifacts, logger), events: tr, node: cfg.Node}, // artifact_hook.go
 	}
 	received := structs.NewTaskEvent(structs.TaskReceived)
 	received.Time = now().UnixNano()
@@ -353,6 +357,16 @@ func (tr *TaskRunner) run() {
 			if err := tr.runPrestartHooks(tr.killContext()); err != nil {
 				if tr.stopping() {
 					return
+				}
+				if drivers.IsRecoverable(err) {
+					// A hook's failure that may pass (an artifact's
+					// download): the restart policy decides, as for a
+					// failed start.
+					tr.logger.Warn("prestart failed", "error", err)
+					if !tr.restartOrStop(tr.restartTracker.OnStartError(tr.now(), true)) {
+						return
+					}
+					continue
 				}
 				tr.logger.Error("prestart failed", "error", err)
 				tr.updateState(structs.TaskStateDead,
