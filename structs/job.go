@@ -86,6 +86,8 @@ type TaskGroup struct {
 	// ReschedulePolicy says when failed allocations are replaced (nil:
 	// never; reschedule.go).
 	ReschedulePolicy *ReschedulePolicy
+	// Volumes are the group's volume blocks by name (volumes.go).
+	Volumes map[string]*VolumeRequest
 }
 
 // Task is a single process, container or other unit run by a driver.
@@ -110,6 +112,8 @@ type Task struct {
 	// Artifacts are fetched into the task's directory before it starts
 	// (artifact.go).
 	Artifacts []*TaskArtifact
+	// VolumeMounts are the task's volume_mount blocks (volumes.go).
+	VolumeMounts []*VolumeMount
 }
 
 // Lifecycle hooks of a task.
@@ -444,6 +448,7 @@ func (j *Job) Validate() error {
 			add("group %q has %d leader tasks: at most one is allowed", name, leaders)
 		}
 		errs = append(errs, tg.networkErrors(name)...) // network_validate.go
+		errs = append(errs, tg.volumeErrors(name)...)  // volumes.go
 	}
 	errs = append(errs, j.validateFreeform()...) // limits.go
 	if len(errs) == 0 {
@@ -513,6 +518,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 			c.Networks[i] = n.Copy()
 		}
 	}
+	c.Volumes = copyVolumes(tg.Volumes)
 	c.Tasks = make([]*Task, len(tg.Tasks))
 	for i, t := range tg.Tasks {
 		c.Tasks[i] = t.Copy()
@@ -543,6 +549,7 @@ func (t *Task) Copy() *Task {
 		c.LogConfig = &l
 	}
 	c.Artifacts = copyArtifacts(t.Artifacts)
+	c.VolumeMounts = copyVolumeMounts(t.VolumeMounts)
 	return &c
 }
 

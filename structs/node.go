@@ -44,9 +44,12 @@ type Node struct {
 	// HostNetworks are the client's host_network blocks, by name
 	// (network.go).
 	HostNetworks map[string]*ClientHostNetworkConfig `json:",omitempty"`
-	Events       []*NodeEvent
-	CreateIndex  uint64
-	ModifyIndex  uint64
+	// HostVolumes are the host volumes the node offers, by name (the
+	// client's host_volume blocks).
+	HostVolumes map[string]*ClientHostVolumeConfig
+	Events      []*NodeEvent
+	CreateIndex uint64
+	ModifyIndex uint64
 }
 
 // NodeResources is what a node offers.
@@ -114,6 +117,12 @@ type DriverInfo struct {
 	Healthy           bool
 	HealthDescription string
 	UpdateTime        time.Time
+	// MountsUnsupported says the driver cannot mount volumes into its
+	// tasks (raw_exec, which has no filesystem isolation): jobs whose
+	// tasks of this driver have volume_mount blocks are refused. False
+	// (the default, and what a driver that declares nothing gets) means
+	// it can.
+	MountsUnsupported bool `json:",omitempty"`
 }
 
 // NodeEvent records something that happened to a node.
@@ -174,6 +183,7 @@ func (n *Node) Copy() *Node {
 			c.Drivers[k] = &d
 		}
 	}
+	c.HostVolumes = CopyHostVolumes(n.HostVolumes)
 	c.Events = append([]*NodeEvent(nil), n.Events...)
 	return &c
 }
