@@ -75,9 +75,10 @@ type TaskGroup struct {
 	// Affinities and Spreads rank the group's nodes, with the job's.
 	Affinities []*Affinity `json:",omitempty"`
 	Spreads    []*Spread   `json:",omitempty"`
+	// Volumes are the group's volume blocks, by name (volumes.go).
+	Volumes map[string]*VolumeRequest `json:",omitempty"`
 
 	// Nomad fields drover does not implement (yet).
-	Volumes                   json.RawMessage   `json:",omitempty"`
 	Disconnect                json.RawMessage   `json:",omitempty"`
 	ReschedulePolicy          *ReschedulePolicy `json:",omitempty"` // overrides the job's Reschedule
 	Migrate                   json.RawMessage   `json:",omitempty"`
@@ -111,6 +112,8 @@ type Task struct {
 	Affinities []*Affinity `json:",omitempty"`
 	// Artifacts are fetched into the task's directory before it starts.
 	Artifacts []*TaskArtifact `json:",omitempty"`
+	// VolumeMounts are the task's volume_mount blocks (volumes.go).
+	VolumeMounts []*VolumeMount `json:",omitempty"`
 
 	// Nomad fields drover does not implement (yet).
 	Services        json.RawMessage `json:",omitempty"`
@@ -118,7 +121,6 @@ type Task struct {
 	Consul          json.RawMessage `json:",omitempty"`
 	Templates       json.RawMessage `json:",omitempty"`
 	DispatchPayload json.RawMessage `json:",omitempty"`
-	VolumeMounts    json.RawMessage `json:",omitempty"`
 	CSIPluginConfig json.RawMessage `json:",omitempty"`
 	ShutdownDelay   json.RawMessage `json:",omitempty"`
 	Kind            json.RawMessage `json:",omitempty"`

@@ -46,9 +46,11 @@ type Node struct {
 	Drivers               map[string]*DriverInfo
 	// HostNetworks are the client's host_network blocks, by name.
 	HostNetworks map[string]*HostNetworkInfo `json:",omitempty"`
-	Events       []*NodeEvent
-	CreateIndex  uint64
-	ModifyIndex  uint64
+	// HostVolumes are the host volumes the node offers, by name.
+	HostVolumes map[string]*HostVolumeInfo `json:",omitempty"`
+	Events      []*NodeEvent
+	CreateIndex uint64
+	ModifyIndex uint64
 }
 
 // NodeResources is what a node offers.
@@ -143,6 +145,9 @@ type DriverInfo struct {
 	Healthy           bool
 	HealthDescription string
 	UpdateTime        time.Time
+	// MountsUnsupported says the driver cannot mount volumes into its
+	// tasks (drover's own field).
+	MountsUnsupported bool `json:",omitempty"`
 }
 
 // NodeEvent records something that happened to a node.

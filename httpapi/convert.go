@@ -206,11 +206,11 @@ func (c *converter) group(in *api.TaskGroup, jobType string) *structs.TaskGroup 
 	out.RestartPolicy = mergeRestart(structs.DefaultRestartPolicy(jobType), in.RestartPolicy)
 	out.EphemeralDisk = ephemeralDisk(in.EphemeralDisk)
 	out.Networks = c.networks(where, in.Networks) // convert_network.go
+	out.Volumes = c.volumes(where, in.Volumes)    // convert_volumes.go
 	if in.RestartPolicy != nil {
 		c.checkUnimplemented(where+" restart", unimplemented{"RenderTemplates", "render_templates", in.RestartPolicy.RenderTemplates, ignored})
 	}
 	c.checkUnimplemented(where,
-		unimplemented{"Volumes", "volume block", in.Volumes, rejected},
 		unimplemented{"Disconnect", "disconnect block", in.Disconnect, ignored},
 		unimplemented{"Migrate", "migrate block", in.Migrate, ignored},
 		unimplemented{"Services", "service block", in.Services, ignored},
@@ -227,7 +227,9 @@ func (c *converter) group(in *api.TaskGroup, jobType string) *structs.TaskGroup 
 			c.errorf("%s: task %d is null", where, i+1)
 			continue
 		}
-		out.Tasks = append(out.Tasks, c.task(where, t, out.RestartPolicy))
+		task := c.task(where, t, out.RestartPolicy)
+		task.VolumeMounts = c.volumeMounts(fmt.Sprintf("%s, task %q", where, t.Name), t.VolumeMounts, in.Volumes)
+		out.Tasks = append(out.Tasks, task)
 	}
 	c.warnings = append(c.warnings, portReferenceWarnings(where, out)...) // convert_network.go
 	return out
@@ -264,7 +266,6 @@ func (c *converter) task(group string, in *api.Task, groupRestart *structs.Resta
 		unimplemented{"Consul", "consul block", in.Consul, ignored},
 		unimplemented{"Templates", "template block", in.Templates, rejected},
 		unimplemented{"DispatchPayload", "dispatch_payload block", in.DispatchPayload, rejected},
-		unimplemented{"VolumeMounts", "volume_mount block", in.VolumeMounts, rejected},
 		unimplemented{"CSIPluginConfig", "csi_plugin block", in.CSIPluginConfig, rejected},
 		unimplemented{"ShutdownDelay", "shutdown_delay", in.ShutdownDelay, ignored},
 		unimplemented{"Kind", "kind", in.Kind, ignored},

@@ -170,13 +170,13 @@ func TestConvertJob(t *testing.T) {
 			name: "semantics-changing unimplemented fields are errors, all reported",
 			in: minimalJob(func(j *api.Job) {
 				j.Periodic = json.RawMessage(`{"Spec": "*/5 * * * *"}`)
-				j.TaskGroups[0].Volumes = json.RawMessage(`{"data": {"Type": "host"}}`)
+				j.TaskGroups[0].MaxRunDuration = json.RawMessage(`60000000000`)
 				j.TaskGroups[0].Tasks[0].Templates = json.RawMessage(`[{"EmbeddedTmpl": "x"}]`)
 				j.TaskGroups[0].Tasks[0].Resources = &api.Resources{NUMA: json.RawMessage(`{"Affinity": "require"}`)}
 			}),
 			wantErr: []string{
 				"job: Periodic (periodic block) is not supported by drover yet",
-				`group "g": Volumes (volume block) is not supported by drover yet`,
+				`group "g": MaxRunDuration (max_run_duration) is not supported by drover yet`,
 				`group "g", task "t": Templates (template block) is not supported by drover yet`,
 				`group "g", task "t" resources: NUMA (numa block) is not supported by drover yet`,
 			},

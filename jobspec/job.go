@@ -125,14 +125,14 @@ func (d *decoder) job(b *hcl.Block) *api.Job {
 // group decodes a `group "NAME" { ... }` block.
 func (d *decoder) group(b *hcl.Block) *api.TaskGroup {
 	g := &api.TaskGroup{Name: api.String(b.Labels[0])}
-	var update, networks, reschedule json.RawMessage
+	var update, networks, reschedule, volumes json.RawMessage
 	raw := []rawField{
 		{"update", &update, rawBlock{key: "v", spec: updateSpec}},
 		{"reschedule", &reschedule, rawBlock{key: "v", spec: rescheduleSpec}},
 		{"migrate", &g.Migrate, rawBlock{key: "v", spec: migrateSpec}},
 		{"network", &networks, rawBlock{key: "v", many: true, spec: networkSpec}},
 		{"service", &g.Services, rawBlock{key: "v", many: true, spec: serviceSpec}},
-		{"volume", &g.Volumes, rawBlock{key: "v", keyed: true, label: "Name", spec: volumeSpec}},
+		{"volume", &volumes, rawBlock{key: "v", keyed: true, label: "Name", spec: volumeSpec}},
 		{"scaling", &g.Scaling, rawBlock{key: "v", spec: scalingSpec}},
 		{"consul", &g.Consul, rawBlock{key: "v", spec: consulSpec}},
 		{"disconnect", &g.Disconnect, rawBlock{key: "v", spec: disconnectSpec}},
@@ -167,6 +167,7 @@ func (d *decoder) group(b *hcl.Block) *api.TaskGroup {
 	d.decodeRawFields(c, raw)
 	g.Update = decodeUpdate(update)
 	g.Networks = decodeNetworks(networks)
+	g.Volumes = decodeTyped[map[string]*api.VolumeRequest](volumes)
 	g.ReschedulePolicy = decodeReschedule(reschedule)
 
 	seen := map[string]hcl.Range{}
@@ -238,6 +239,23 @@ func decodeNetworks(raw json.RawMessage) []*api.NetworkResource {
 		// Unreachable: rawBlocks built raw from networkSpec's typed
 		// arguments, and reported any argument it could not decode.
 		return nil
+	}
+	return out
+}
+
+// decodeTyped turns the JSON a raw block decoded to (Nomad's API shape, as
+// its spec builds it) into its typed API value; the zero value when the
+// block is absent.
+func decodeTyped[T any](raw json.RawMessage) T {
+	var out T
+	if len(raw) == 0 || string(raw) == "null" {
+		return out
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		// Unreachable: rawBlocks built raw from the spec's typed
+		// arguments, and reported any argument it could not decode.
+		var zero T
+		return zero
 	}
 	return out
 }

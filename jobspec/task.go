@@ -12,12 +12,12 @@ var lifecycleHooks = map[string]bool{"prestart": true, "poststart": true, "posts
 // task decodes a `task "NAME" { ... }` block.
 func (d *decoder) task(b *hcl.Block) *api.Task {
 	t := &api.Task{Name: b.Labels[0]}
-	var identities, artifacts json.RawMessage
+	var identities, artifacts, volumeMounts json.RawMessage
 	raw := []rawField{
 		{"service", &t.Services, rawBlock{key: "v", many: true, spec: serviceSpec}},
 		{"artifact", &artifacts, rawBlock{key: "v", many: true, spec: artifactSpec}},
 		{"template", &t.Templates, rawBlock{key: "v", many: true, spec: templateSpec}},
-		{"volume_mount", &t.VolumeMounts, rawBlock{key: "v", many: true, spec: volumeMountSpec}},
+		{"volume_mount", &volumeMounts, rawBlock{key: "v", many: true, spec: volumeMountSpec}},
 		{"vault", &t.Vault, rawBlock{key: "v", spec: vaultSpec}},
 		{"consul", &t.Consul, rawBlock{key: "v", spec: consulSpec}},
 		{"identity", &identities, rawBlock{key: "v", many: true, spec: identitySpec}},
@@ -82,6 +82,7 @@ func (d *decoder) task(b *hcl.Block) *api.Task {
 	d.decodeRawFields(c, raw)
 	d.splitIdentities(t, blocksOf(c, "identity"), identities)
 	t.Artifacts = decodeArtifacts(artifacts)
+	t.VolumeMounts = decodeTyped[[]*api.VolumeMount](volumeMounts)
 	return t
 }
 
