@@ -59,6 +59,10 @@ func (r *run) feasible(node *structs.Node, tg *structs.TaskGroup, metric *struct
 		reason = missingHostNetwork(node, tg) // ports.go
 	}
 	if reason == "" {
+		// Per node, not per class: a computed class leaves host volumes out.
+		reason = volumesBlock(node, tg) // host_volumes.go
+	}
+	if reason == "" {
 		return true
 	}
 	filterNode(metric, node, reason)

@@ -13,12 +13,12 @@ import (
 //
 // Destructive: the set of tasks, or any task's driver, config, env, user,
 // resources, lifecycle, kill timeout or signal, leader flag, log config,
-// restart policy, constraints or affinities; the group's constraints,
-// affinities, spreads, restart policy, ephemeral disk or network blocks
-// (a placement preference that changed is honoured by placing again, as
-// Nomad does); and meta at any level, because meta
-// reaches the task's environment as NOMAD_META_* variables, which a
-// running process cannot see change (Nomad decides the same).
+// restart policy, constraints, affinities, artifacts or volume mounts; the group's
+// constraints, affinities, spreads, restart policy, ephemeral disk,
+// network or volume blocks (a placement preference that changed is
+// honoured by placing again, as Nomad does); and meta at any level,
+// because meta reaches the task's environment as NOMAD_META_* variables,
+// which a running process cannot see change (Nomad decides the same).
 //
 // In place: the group's count (it changes how many allocations there are,
 // not what each runs) and its update strategy. Job-level changes that do
@@ -37,6 +37,7 @@ func tasksUpdated(old, new *structs.TaskGroup) bool {
 		!reflect.DeepEqual(old.RestartPolicy, new.RestartPolicy) ||
 		!reflect.DeepEqual(old.EphemeralDisk, new.EphemeralDisk) ||
 		!reflect.DeepEqual(old.Networks, new.Networks) ||
+		!reflect.DeepEqual(old.Volumes, new.Volumes) ||
 		!metaEqual(old.Meta, new.Meta) {
 		return true
 	}
@@ -65,7 +66,8 @@ func taskUpdated(o, n *structs.Task) bool {
 		!reflect.DeepEqual(o.RestartPolicy, n.RestartPolicy) ||
 		!reflect.DeepEqual(o.Constraints, n.Constraints) ||
 		!reflect.DeepEqual(o.Affinities, n.Affinities) ||
-		!reflect.DeepEqual(o.Artifacts, n.Artifacts)
+		!reflect.DeepEqual(o.Artifacts, n.Artifacts) ||
+		!reflect.DeepEqual(o.VolumeMounts, n.VolumeMounts)
 }
 
 // metaEqual compares string maps, nil equal to empty.
