@@ -12,14 +12,18 @@ import (
 
 // driverInfo turns a fingerprint into the node's DriverInfo. A detected
 // driver's attributes include driver.NAME = "1" and, when the plugin
-// reports its version, driver.NAME.version.
-func driverInfo(name, version string, fp *drivers.Fingerprint, now time.Time) *structs.DriverInfo {
+// reports its version, driver.NAME.version. caps are the instance's
+// capabilities (nil: unknown): a driver that cannot mount is reported so
+// (MountsUnsupported), for the servers to refuse jobs that mount volumes
+// with it.
+func driverInfo(name, version string, caps *drivers.Capabilities, fp *drivers.Fingerprint, now time.Time) *structs.DriverInfo {
 	info := &structs.DriverInfo{
 		Attributes:        maps.Clone(fp.Attributes),
 		Detected:          fp.Health != "" && fp.Health != drivers.HealthStateUndetected,
 		Healthy:           fp.Health == drivers.HealthStateHealthy,
 		HealthDescription: fp.HealthDescription,
 		UpdateTime:        now,
+		MountsUnsupported: caps != nil && caps.MountConfigs == drivers.MountConfigSupportNone,
 	}
 	if !info.Detected {
 		return info
@@ -40,6 +44,7 @@ func unhealthyInfo(prev *structs.DriverInfo, desc string, now time.Time) *struct
 	info := &structs.DriverInfo{Detected: true, HealthDescription: desc, UpdateTime: now}
 	if prev != nil {
 		info.Attributes = maps.Clone(prev.Attributes)
+		info.MountsUnsupported = prev.MountsUnsupported
 	}
 	return info
 }
@@ -49,7 +54,7 @@ func sameInfo(a, b *structs.DriverInfo) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.Detected == b.Detected && a.Healthy == b.Healthy &&
+	return a.Detected == b.Detected && a.Healthy == b.Healthy && a.MountsUnsupported == b.MountsUnsupported &&
 		a.HealthDescription == b.HealthDescription && maps.Equal(a.Attributes, b.Attributes)
 }
 
@@ -81,6 +86,7 @@ func (m *Manager) report(md *managedDriver, info *structs.DriverInfo) {
 // will be none).
 func (m *Manager) consumeFingerprints(ctx context.Context, md *managedDriver, inst *instance, first func()) {
 	defer first()
+	caps := inst.driver.Capabilities()
 	ch, err := inst.driver.Fingerprint(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -99,7 +105,7 @@ func (m *Manager) consumeFingerprints(ctx context.Context, md *managedDriver, in
 			if fp == nil {
 				continue
 			}
-			m.report(md, driverInfo(md.name, inst.version, fp, m.cfg.Now()))
+			m.report(md, driverInfo(md.name, inst.version, caps, fp, m.cfg.Now()))
 			first()
 		}
 	}

@@ -26,7 +26,7 @@ func TestDriverInfo(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			info := driverInfo("x", tc.version, tc.fp, now)
+			info := driverInfo("x", tc.version, nil, tc.fp, now)
 			if info.Detected != tc.detected || info.Healthy != tc.healthy || !info.UpdateTime.Equal(now) {
 				t.Errorf("info = %+v", info)
 			}
@@ -39,5 +39,30 @@ func TestDriverInfo(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestDriverInfoMounts(t *testing.T) {
+	fp := &drivers.Fingerprint{Health: drivers.HealthStateHealthy}
+	for _, tc := range []struct {
+		caps *drivers.Capabilities
+		want bool
+	}{
+		{nil, false},
+		{&drivers.Capabilities{}, false},
+		{&drivers.Capabilities{MountConfigs: drivers.MountConfigSupportNone}, true},
+	} {
+		info := driverInfo("x", "", tc.caps, fp, time.Unix(1, 0))
+		if info.MountsUnsupported != tc.want {
+			t.Errorf("caps %+v: MountsUnsupported = %v, want %v", tc.caps, info.MountsUnsupported, tc.want)
+		}
+		if down := unhealthyInfo(info, "down", time.Unix(2, 0)); down.MountsUnsupported != tc.want {
+			t.Errorf("caps %+v: an unhealthy driver's MountsUnsupported = %v, want %v", tc.caps, down.MountsUnsupported, tc.want)
+		}
+	}
+	a := driverInfo("x", "", nil, fp, time.Unix(1, 0))
+	b := driverInfo("x", "", &drivers.Capabilities{MountConfigs: drivers.MountConfigSupportNone}, fp, time.Unix(1, 0))
+	if sameInfo(a, b) {
+		t.Error("sameInfo ignores MountsUnsupported: a change would not reach the servers")
 	}
 }

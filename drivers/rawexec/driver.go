@@ -77,9 +77,11 @@ func New(logger *slog.Logger, opts ...Option) *Driver {
 // Name returns "raw_exec".
 func (d *Driver) Name() string { return Name }
 
-// Capabilities reports signals and exec support and no isolation.
+// Capabilities reports signals and exec support, no isolation, and no
+// mounts: raw_exec tasks see the host's filesystem as it is, so a
+// volume_mount could only be ignored; jobs with one are refused instead.
 func (d *Driver) Capabilities() *drivers.Capabilities {
-	return &drivers.Capabilities{SendSignals: true, Exec: true, FSIsolation: "none"}
+	return &drivers.Capabilities{SendSignals: true, Exec: true, FSIsolation: "none", MountConfigs: drivers.MountConfigSupportNone}
 }
 
 // Fingerprint sends one healthy fingerprint and closes the channel when ctx

@@ -66,7 +66,26 @@ type Capabilities struct {
 	Exec        bool
 	// FSIsolation is "none", "chroot" or "image".
 	FSIsolation string
+	// MountConfigs says whether the driver mounts TaskConfig.Mounts into
+	// its tasks. The zero value, MountConfigSupportAll, is what a driver
+	// that declares nothing gets.
+	MountConfigs MountConfigSupport
 }
+
+// MountConfigSupport is a driver's support for mounts (a task's
+// volume_mount blocks, device plugins' mounts) in its tasks.
+type MountConfigSupport int
+
+const (
+	// MountConfigSupportAll drivers mount every TaskConfig.Mounts entry.
+	MountConfigSupportAll MountConfigSupport = iota
+	// MountConfigSupportNone drivers cannot mount anything into their
+	// tasks (raw_exec: no filesystem isolation). The server refuses a job
+	// with volume_mount blocks for such a driver, the scheduler does not
+	// place one on a node where the driver says so, and the client
+	// refuses to start such a task rather than ignore its mounts.
+	MountConfigSupportNone
+)
 
 // Health states of a driver.
 const (
@@ -116,11 +135,13 @@ type TaskConfig struct {
 	KillSignal string
 	// RawConfig is the task's driver config block as JSON.
 	RawConfig json.RawMessage
-	// Devices are host device nodes to expose to the task, and Mounts
-	// host paths to mount into it, as the device plugins that reserved
-	// the task's devices asked; nil: none. A driver without isolation
-	// (raw_exec) ignores them; the device plugins' environment variables
-	// are already in Env.
+	// Devices are host device nodes to expose to the task, as the device
+	// plugins that reserved the task's devices asked; Mounts are host
+	// paths to mount into it: the task's volume_mount blocks and what its
+	// device plugins asked; nil: none. A driver without isolation
+	// (raw_exec) ignores Devices (the device plugins' environment
+	// variables are already in Env) and declares MountConfigSupportNone:
+	// the client never gives it a task with Mounts.
 	Devices []*DeviceConfig
 	Mounts  []*MountConfig
 	// NetworkMode is the task group's network mode as the group sets it
@@ -160,6 +181,9 @@ type DeviceConfig struct {
 
 // MountConfig is a host path mounted into a task.
 type MountConfig struct {
+	// TaskPath is the absolute path inside the task; HostPath the host
+	// path bound there (the operator's: a host volume's path, or a
+	// device plugin's).
 	TaskPath string
 	HostPath string
 	Readonly bool

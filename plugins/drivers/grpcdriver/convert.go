@@ -22,14 +22,25 @@ func capabilitiesToProto(in *drivers.Capabilities) *proto.Capabilities {
 	if in == nil {
 		return nil
 	}
-	return &proto.Capabilities{SendSignals: in.SendSignals, Exec: in.Exec, FsIsolation: in.FSIsolation}
+	out := &proto.Capabilities{SendSignals: in.SendSignals, Exec: in.Exec, FsIsolation: in.FSIsolation}
+	if in.MountConfigs == drivers.MountConfigSupportNone {
+		out.MountConfigs = proto.MountConfigs_MOUNT_CONFIGS_NONE
+	}
+	return out
 }
 
 func capabilitiesFromProto(in *proto.Capabilities) *drivers.Capabilities {
 	if in == nil {
 		return &drivers.Capabilities{}
 	}
-	return &drivers.Capabilities{SendSignals: in.GetSendSignals(), Exec: in.GetExec(), FSIsolation: in.GetFsIsolation()}
+	out := &drivers.Capabilities{SendSignals: in.GetSendSignals(), Exec: in.GetExec(), FSIsolation: in.GetFsIsolation()}
+	// An unknown value (a newer plugin's) is read as "all": the client
+	// then hands the task its mounts, and the driver refuses what it
+	// cannot do.
+	if in.GetMountConfigs() == proto.MountConfigs_MOUNT_CONFIGS_NONE {
+		out.MountConfigs = drivers.MountConfigSupportNone
+	}
+	return out
 }
 
 func fingerprintToProto(in *drivers.Fingerprint) *proto.Fingerprint {

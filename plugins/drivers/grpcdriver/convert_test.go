@@ -94,3 +94,20 @@ func TestConvert_UsageRoundTrip(t *testing.T) {
 		t.Fatalf("round trip:\n got %#v\nwant %#v", got, u)
 	}
 }
+
+func TestConvert_CapabilitiesRoundTrip(t *testing.T) {
+	for _, c := range []*drivers.Capabilities{
+		{SendSignals: true, Exec: true, FSIsolation: "none", MountConfigs: drivers.MountConfigSupportNone},
+		{FSIsolation: "chroot", MountConfigs: drivers.MountConfigSupportAll},
+		{},
+	} {
+		got := capabilitiesFromProto(wire(t, capabilitiesToProto(c), &proto.Capabilities{}))
+		if !reflect.DeepEqual(got, c) {
+			t.Errorf("round trip:\n got %#v\nwant %#v", got, c)
+		}
+	}
+	// A value this client does not know (a newer plugin's) reads as "all".
+	if got := capabilitiesFromProto(&proto.Capabilities{MountConfigs: proto.MountConfigs(7)}); got.MountConfigs != drivers.MountConfigSupportAll {
+		t.Errorf("unknown mount_configs = %v, want all", got.MountConfigs)
+	}
+}

@@ -35,6 +35,53 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// MountConfigs is a driver's support for mounts in its tasks.
+type MountConfigs int32
+
+const (
+	MountConfigs_MOUNT_CONFIGS_ALL  MountConfigs = 0
+	MountConfigs_MOUNT_CONFIGS_NONE MountConfigs = 1
+)
+
+// Enum value maps for MountConfigs.
+var (
+	MountConfigs_name = map[int32]string{
+		0: "MOUNT_CONFIGS_ALL",
+		1: "MOUNT_CONFIGS_NONE",
+	}
+	MountConfigs_value = map[string]int32{
+		"MOUNT_CONFIGS_ALL":  0,
+		"MOUNT_CONFIGS_NONE": 1,
+	}
+)
+
+func (x MountConfigs) Enum() *MountConfigs {
+	p := new(MountConfigs)
+	*p = x
+	return p
+}
+
+func (x MountConfigs) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (MountConfigs) Descriptor() protoreflect.EnumDescriptor {
+	return file_driver_proto_enumTypes[0].Descriptor()
+}
+
+func (MountConfigs) Type() protoreflect.EnumType {
+	return &file_driver_proto_enumTypes[0]
+}
+
+func (x MountConfigs) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use MountConfigs.Descriptor instead.
+func (MountConfigs) EnumDescriptor() ([]byte, []int) {
+	return file_driver_proto_rawDescGZIP(), []int{0}
+}
+
 type ErrorDetail_Kind int32
 
 const (
@@ -68,11 +115,11 @@ func (x ErrorDetail_Kind) String() string {
 }
 
 func (ErrorDetail_Kind) Descriptor() protoreflect.EnumDescriptor {
-	return file_driver_proto_enumTypes[0].Descriptor()
+	return file_driver_proto_enumTypes[1].Descriptor()
 }
 
 func (ErrorDetail_Kind) Type() protoreflect.EnumType {
-	return &file_driver_proto_enumTypes[0]
+	return &file_driver_proto_enumTypes[1]
 }
 
 func (x ErrorDetail_Kind) Number() protoreflect.EnumNumber {
@@ -175,10 +222,14 @@ func (*CapabilitiesRequest) Descriptor() ([]byte, []int) {
 }
 
 type Capabilities struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SendSignals   bool                   `protobuf:"varint,1,opt,name=send_signals,json=sendSignals,proto3" json:"send_signals,omitempty"`
-	Exec          bool                   `protobuf:"varint,2,opt,name=exec,proto3" json:"exec,omitempty"`
-	FsIsolation   string                 `protobuf:"bytes,3,opt,name=fs_isolation,json=fsIsolation,proto3" json:"fs_isolation,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	SendSignals bool                   `protobuf:"varint,1,opt,name=send_signals,json=sendSignals,proto3" json:"send_signals,omitempty"`
+	Exec        bool                   `protobuf:"varint,2,opt,name=exec,proto3" json:"exec,omitempty"`
+	FsIsolation string                 `protobuf:"bytes,3,opt,name=fs_isolation,json=fsIsolation,proto3" json:"fs_isolation,omitempty"`
+	// mount_configs says whether the driver can mount host paths into its
+	// tasks (volume_mount blocks, device plugins' mounts). Unset is
+	// MOUNT_CONFIGS_ALL: a driver that does not declare it can.
+	MountConfigs  MountConfigs `protobuf:"varint,4,opt,name=mount_configs,json=mountConfigs,proto3,enum=drover.plugins.drivers.v1.MountConfigs" json:"mount_configs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -232,6 +283,13 @@ func (x *Capabilities) GetFsIsolation() string {
 		return x.FsIsolation
 	}
 	return ""
+}
+
+func (x *Capabilities) GetMountConfigs() MountConfigs {
+	if x != nil {
+		return x.MountConfigs
+	}
+	return MountConfigs_MOUNT_CONFIGS_ALL
 }
 
 type CapabilitiesResponse struct {
@@ -2312,11 +2370,12 @@ const file_driver_proto_rawDesc = "" +
 	"\x13KIND_TASK_NOT_FOUND\x10\x01\x12\x16\n" +
 	"\x12KIND_NOT_SUPPORTED\x10\x02B\x0e\n" +
 	"\f_recoverable\"\x15\n" +
-	"\x13CapabilitiesRequest\"h\n" +
+	"\x13CapabilitiesRequest\"\xb6\x01\n" +
 	"\fCapabilities\x12!\n" +
 	"\fsend_signals\x18\x01 \x01(\bR\vsendSignals\x12\x12\n" +
 	"\x04exec\x18\x02 \x01(\bR\x04exec\x12!\n" +
-	"\ffs_isolation\x18\x03 \x01(\tR\vfsIsolation\"c\n" +
+	"\ffs_isolation\x18\x03 \x01(\tR\vfsIsolation\x12L\n" +
+	"\rmount_configs\x18\x04 \x01(\x0e2'.drover.plugins.drivers.v1.MountConfigsR\fmountConfigs\"c\n" +
 	"\x14CapabilitiesResponse\x12K\n" +
 	"\fcapabilities\x18\x01 \x01(\v2'.drover.plugins.drivers.v1.CapabilitiesR\fcapabilities\"\x14\n" +
 	"\x12FingerprintRequest\"\xeb\x01\n" +
@@ -2492,7 +2551,10 @@ const file_driver_proto_rawDesc = "" +
 	"\x06stdout\x18\x01 \x01(\fR\x06stdout\x12\x16\n" +
 	"\x06stderr\x18\x02 \x01(\fR\x06stderr\x12F\n" +
 	"\vexit_result\x18\x03 \x01(\v2%.drover.plugins.drivers.v1.ExitResultR\n" +
-	"exitResult2\xc0\f\n" +
+	"exitResult*=\n" +
+	"\fMountConfigs\x12\x15\n" +
+	"\x11MOUNT_CONFIGS_ALL\x10\x00\x12\x16\n" +
+	"\x12MOUNT_CONFIGS_NONE\x10\x012\xc0\f\n" +
 	"\x06Driver\x12c\n" +
 	"\n" +
 	"PluginInfo\x12).drover.plugins.base.v1.PluginInfoRequest\x1a*.drover.plugins.base.v1.PluginInfoResponse\x12i\n" +
@@ -2525,124 +2587,126 @@ func file_driver_proto_rawDescGZIP() []byte {
 	return file_driver_proto_rawDescData
 }
 
-var file_driver_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_driver_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_driver_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
 var file_driver_proto_goTypes = []any{
-	(ErrorDetail_Kind)(0),              // 0: drover.plugins.drivers.v1.ErrorDetail.Kind
-	(*ErrorDetail)(nil),                // 1: drover.plugins.drivers.v1.ErrorDetail
-	(*CapabilitiesRequest)(nil),        // 2: drover.plugins.drivers.v1.CapabilitiesRequest
-	(*Capabilities)(nil),               // 3: drover.plugins.drivers.v1.Capabilities
-	(*CapabilitiesResponse)(nil),       // 4: drover.plugins.drivers.v1.CapabilitiesResponse
-	(*FingerprintRequest)(nil),         // 5: drover.plugins.drivers.v1.FingerprintRequest
-	(*Fingerprint)(nil),                // 6: drover.plugins.drivers.v1.Fingerprint
-	(*FingerprintResponse)(nil),        // 7: drover.plugins.drivers.v1.FingerprintResponse
-	(*TaskDir)(nil),                    // 8: drover.plugins.drivers.v1.TaskDir
-	(*Resources)(nil),                  // 9: drover.plugins.drivers.v1.Resources
-	(*TaskConfig)(nil),                 // 10: drover.plugins.drivers.v1.TaskConfig
-	(*PortMapping)(nil),                // 11: drover.plugins.drivers.v1.PortMapping
-	(*DeviceConfig)(nil),               // 12: drover.plugins.drivers.v1.DeviceConfig
-	(*MountConfig)(nil),                // 13: drover.plugins.drivers.v1.MountConfig
-	(*TaskHandle)(nil),                 // 14: drover.plugins.drivers.v1.TaskHandle
-	(*ExitResult)(nil),                 // 15: drover.plugins.drivers.v1.ExitResult
-	(*StartTaskRequest)(nil),           // 16: drover.plugins.drivers.v1.StartTaskRequest
-	(*StartTaskResponse)(nil),          // 17: drover.plugins.drivers.v1.StartTaskResponse
-	(*RecoverTaskRequest)(nil),         // 18: drover.plugins.drivers.v1.RecoverTaskRequest
-	(*RecoverTaskResponse)(nil),        // 19: drover.plugins.drivers.v1.RecoverTaskResponse
-	(*WaitTaskRequest)(nil),            // 20: drover.plugins.drivers.v1.WaitTaskRequest
-	(*WaitTaskResponse)(nil),           // 21: drover.plugins.drivers.v1.WaitTaskResponse
-	(*StopTaskRequest)(nil),            // 22: drover.plugins.drivers.v1.StopTaskRequest
-	(*StopTaskResponse)(nil),           // 23: drover.plugins.drivers.v1.StopTaskResponse
-	(*DestroyTaskRequest)(nil),         // 24: drover.plugins.drivers.v1.DestroyTaskRequest
-	(*DestroyTaskResponse)(nil),        // 25: drover.plugins.drivers.v1.DestroyTaskResponse
-	(*InspectTaskRequest)(nil),         // 26: drover.plugins.drivers.v1.InspectTaskRequest
-	(*TaskStatus)(nil),                 // 27: drover.plugins.drivers.v1.TaskStatus
-	(*InspectTaskResponse)(nil),        // 28: drover.plugins.drivers.v1.InspectTaskResponse
-	(*SignalTaskRequest)(nil),          // 29: drover.plugins.drivers.v1.SignalTaskRequest
-	(*SignalTaskResponse)(nil),         // 30: drover.plugins.drivers.v1.SignalTaskResponse
-	(*TaskStatsRequest)(nil),           // 31: drover.plugins.drivers.v1.TaskStatsRequest
-	(*TaskResourceUsage)(nil),          // 32: drover.plugins.drivers.v1.TaskResourceUsage
-	(*TaskStatsResponse)(nil),          // 33: drover.plugins.drivers.v1.TaskStatsResponse
-	(*TaskEventsRequest)(nil),          // 34: drover.plugins.drivers.v1.TaskEventsRequest
-	(*TaskEvent)(nil),                  // 35: drover.plugins.drivers.v1.TaskEvent
-	(*TaskEventsResponse)(nil),         // 36: drover.plugins.drivers.v1.TaskEventsResponse
-	(*ExecTaskRequest)(nil),            // 37: drover.plugins.drivers.v1.ExecTaskRequest
-	(*ExecTaskResponse)(nil),           // 38: drover.plugins.drivers.v1.ExecTaskResponse
-	nil,                                // 39: drover.plugins.drivers.v1.Fingerprint.AttributesEntry
-	nil,                                // 40: drover.plugins.drivers.v1.TaskConfig.EnvEntry
-	nil,                                // 41: drover.plugins.drivers.v1.TaskStatus.DriverAttributesEntry
-	nil,                                // 42: drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry
-	nil,                                // 43: drover.plugins.drivers.v1.TaskEvent.AnnotationsEntry
-	(*timestamppb.Timestamp)(nil),      // 44: google.protobuf.Timestamp
-	(*proto.PluginInfoRequest)(nil),    // 45: drover.plugins.base.v1.PluginInfoRequest
-	(*proto.ConfigSchemaRequest)(nil),  // 46: drover.plugins.base.v1.ConfigSchemaRequest
-	(*proto.SetConfigRequest)(nil),     // 47: drover.plugins.base.v1.SetConfigRequest
-	(*proto.PluginInfoResponse)(nil),   // 48: drover.plugins.base.v1.PluginInfoResponse
-	(*proto.ConfigSchemaResponse)(nil), // 49: drover.plugins.base.v1.ConfigSchemaResponse
-	(*proto.SetConfigResponse)(nil),    // 50: drover.plugins.base.v1.SetConfigResponse
+	(MountConfigs)(0),                  // 0: drover.plugins.drivers.v1.MountConfigs
+	(ErrorDetail_Kind)(0),              // 1: drover.plugins.drivers.v1.ErrorDetail.Kind
+	(*ErrorDetail)(nil),                // 2: drover.plugins.drivers.v1.ErrorDetail
+	(*CapabilitiesRequest)(nil),        // 3: drover.plugins.drivers.v1.CapabilitiesRequest
+	(*Capabilities)(nil),               // 4: drover.plugins.drivers.v1.Capabilities
+	(*CapabilitiesResponse)(nil),       // 5: drover.plugins.drivers.v1.CapabilitiesResponse
+	(*FingerprintRequest)(nil),         // 6: drover.plugins.drivers.v1.FingerprintRequest
+	(*Fingerprint)(nil),                // 7: drover.plugins.drivers.v1.Fingerprint
+	(*FingerprintResponse)(nil),        // 8: drover.plugins.drivers.v1.FingerprintResponse
+	(*TaskDir)(nil),                    // 9: drover.plugins.drivers.v1.TaskDir
+	(*Resources)(nil),                  // 10: drover.plugins.drivers.v1.Resources
+	(*TaskConfig)(nil),                 // 11: drover.plugins.drivers.v1.TaskConfig
+	(*PortMapping)(nil),                // 12: drover.plugins.drivers.v1.PortMapping
+	(*DeviceConfig)(nil),               // 13: drover.plugins.drivers.v1.DeviceConfig
+	(*MountConfig)(nil),                // 14: drover.plugins.drivers.v1.MountConfig
+	(*TaskHandle)(nil),                 // 15: drover.plugins.drivers.v1.TaskHandle
+	(*ExitResult)(nil),                 // 16: drover.plugins.drivers.v1.ExitResult
+	(*StartTaskRequest)(nil),           // 17: drover.plugins.drivers.v1.StartTaskRequest
+	(*StartTaskResponse)(nil),          // 18: drover.plugins.drivers.v1.StartTaskResponse
+	(*RecoverTaskRequest)(nil),         // 19: drover.plugins.drivers.v1.RecoverTaskRequest
+	(*RecoverTaskResponse)(nil),        // 20: drover.plugins.drivers.v1.RecoverTaskResponse
+	(*WaitTaskRequest)(nil),            // 21: drover.plugins.drivers.v1.WaitTaskRequest
+	(*WaitTaskResponse)(nil),           // 22: drover.plugins.drivers.v1.WaitTaskResponse
+	(*StopTaskRequest)(nil),            // 23: drover.plugins.drivers.v1.StopTaskRequest
+	(*StopTaskResponse)(nil),           // 24: drover.plugins.drivers.v1.StopTaskResponse
+	(*DestroyTaskRequest)(nil),         // 25: drover.plugins.drivers.v1.DestroyTaskRequest
+	(*DestroyTaskResponse)(nil),        // 26: drover.plugins.drivers.v1.DestroyTaskResponse
+	(*InspectTaskRequest)(nil),         // 27: drover.plugins.drivers.v1.InspectTaskRequest
+	(*TaskStatus)(nil),                 // 28: drover.plugins.drivers.v1.TaskStatus
+	(*InspectTaskResponse)(nil),        // 29: drover.plugins.drivers.v1.InspectTaskResponse
+	(*SignalTaskRequest)(nil),          // 30: drover.plugins.drivers.v1.SignalTaskRequest
+	(*SignalTaskResponse)(nil),         // 31: drover.plugins.drivers.v1.SignalTaskResponse
+	(*TaskStatsRequest)(nil),           // 32: drover.plugins.drivers.v1.TaskStatsRequest
+	(*TaskResourceUsage)(nil),          // 33: drover.plugins.drivers.v1.TaskResourceUsage
+	(*TaskStatsResponse)(nil),          // 34: drover.plugins.drivers.v1.TaskStatsResponse
+	(*TaskEventsRequest)(nil),          // 35: drover.plugins.drivers.v1.TaskEventsRequest
+	(*TaskEvent)(nil),                  // 36: drover.plugins.drivers.v1.TaskEvent
+	(*TaskEventsResponse)(nil),         // 37: drover.plugins.drivers.v1.TaskEventsResponse
+	(*ExecTaskRequest)(nil),            // 38: drover.plugins.drivers.v1.ExecTaskRequest
+	(*ExecTaskResponse)(nil),           // 39: drover.plugins.drivers.v1.ExecTaskResponse
+	nil,                                // 40: drover.plugins.drivers.v1.Fingerprint.AttributesEntry
+	nil,                                // 41: drover.plugins.drivers.v1.TaskConfig.EnvEntry
+	nil,                                // 42: drover.plugins.drivers.v1.TaskStatus.DriverAttributesEntry
+	nil,                                // 43: drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry
+	nil,                                // 44: drover.plugins.drivers.v1.TaskEvent.AnnotationsEntry
+	(*timestamppb.Timestamp)(nil),      // 45: google.protobuf.Timestamp
+	(*proto.PluginInfoRequest)(nil),    // 46: drover.plugins.base.v1.PluginInfoRequest
+	(*proto.ConfigSchemaRequest)(nil),  // 47: drover.plugins.base.v1.ConfigSchemaRequest
+	(*proto.SetConfigRequest)(nil),     // 48: drover.plugins.base.v1.SetConfigRequest
+	(*proto.PluginInfoResponse)(nil),   // 49: drover.plugins.base.v1.PluginInfoResponse
+	(*proto.ConfigSchemaResponse)(nil), // 50: drover.plugins.base.v1.ConfigSchemaResponse
+	(*proto.SetConfigResponse)(nil),    // 51: drover.plugins.base.v1.SetConfigResponse
 }
 var file_driver_proto_depIdxs = []int32{
-	0,  // 0: drover.plugins.drivers.v1.ErrorDetail.kind:type_name -> drover.plugins.drivers.v1.ErrorDetail.Kind
-	3,  // 1: drover.plugins.drivers.v1.CapabilitiesResponse.capabilities:type_name -> drover.plugins.drivers.v1.Capabilities
-	39, // 2: drover.plugins.drivers.v1.Fingerprint.attributes:type_name -> drover.plugins.drivers.v1.Fingerprint.AttributesEntry
-	6,  // 3: drover.plugins.drivers.v1.FingerprintResponse.fingerprint:type_name -> drover.plugins.drivers.v1.Fingerprint
-	40, // 4: drover.plugins.drivers.v1.TaskConfig.env:type_name -> drover.plugins.drivers.v1.TaskConfig.EnvEntry
-	9,  // 5: drover.plugins.drivers.v1.TaskConfig.resources:type_name -> drover.plugins.drivers.v1.Resources
-	8,  // 6: drover.plugins.drivers.v1.TaskConfig.task_dir:type_name -> drover.plugins.drivers.v1.TaskDir
-	12, // 7: drover.plugins.drivers.v1.TaskConfig.devices:type_name -> drover.plugins.drivers.v1.DeviceConfig
-	13, // 8: drover.plugins.drivers.v1.TaskConfig.mounts:type_name -> drover.plugins.drivers.v1.MountConfig
-	11, // 9: drover.plugins.drivers.v1.TaskConfig.ports:type_name -> drover.plugins.drivers.v1.PortMapping
-	10, // 10: drover.plugins.drivers.v1.TaskHandle.config:type_name -> drover.plugins.drivers.v1.TaskConfig
-	10, // 11: drover.plugins.drivers.v1.StartTaskRequest.config:type_name -> drover.plugins.drivers.v1.TaskConfig
-	14, // 12: drover.plugins.drivers.v1.StartTaskResponse.handle:type_name -> drover.plugins.drivers.v1.TaskHandle
-	14, // 13: drover.plugins.drivers.v1.RecoverTaskRequest.handle:type_name -> drover.plugins.drivers.v1.TaskHandle
-	15, // 14: drover.plugins.drivers.v1.WaitTaskResponse.result:type_name -> drover.plugins.drivers.v1.ExitResult
-	44, // 15: drover.plugins.drivers.v1.TaskStatus.started_at:type_name -> google.protobuf.Timestamp
-	44, // 16: drover.plugins.drivers.v1.TaskStatus.completed_at:type_name -> google.protobuf.Timestamp
-	15, // 17: drover.plugins.drivers.v1.TaskStatus.exit_result:type_name -> drover.plugins.drivers.v1.ExitResult
-	41, // 18: drover.plugins.drivers.v1.TaskStatus.driver_attributes:type_name -> drover.plugins.drivers.v1.TaskStatus.DriverAttributesEntry
-	27, // 19: drover.plugins.drivers.v1.InspectTaskResponse.status:type_name -> drover.plugins.drivers.v1.TaskStatus
-	42, // 20: drover.plugins.drivers.v1.TaskResourceUsage.pids:type_name -> drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry
-	32, // 21: drover.plugins.drivers.v1.TaskStatsResponse.usage:type_name -> drover.plugins.drivers.v1.TaskResourceUsage
-	44, // 22: drover.plugins.drivers.v1.TaskEvent.timestamp:type_name -> google.protobuf.Timestamp
-	43, // 23: drover.plugins.drivers.v1.TaskEvent.annotations:type_name -> drover.plugins.drivers.v1.TaskEvent.AnnotationsEntry
-	35, // 24: drover.plugins.drivers.v1.TaskEventsResponse.event:type_name -> drover.plugins.drivers.v1.TaskEvent
-	15, // 25: drover.plugins.drivers.v1.ExecTaskResponse.exit_result:type_name -> drover.plugins.drivers.v1.ExitResult
-	32, // 26: drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry.value:type_name -> drover.plugins.drivers.v1.TaskResourceUsage
-	45, // 27: drover.plugins.drivers.v1.Driver.PluginInfo:input_type -> drover.plugins.base.v1.PluginInfoRequest
-	46, // 28: drover.plugins.drivers.v1.Driver.ConfigSchema:input_type -> drover.plugins.base.v1.ConfigSchemaRequest
-	47, // 29: drover.plugins.drivers.v1.Driver.SetConfig:input_type -> drover.plugins.base.v1.SetConfigRequest
-	2,  // 30: drover.plugins.drivers.v1.Driver.Capabilities:input_type -> drover.plugins.drivers.v1.CapabilitiesRequest
-	5,  // 31: drover.plugins.drivers.v1.Driver.Fingerprint:input_type -> drover.plugins.drivers.v1.FingerprintRequest
-	16, // 32: drover.plugins.drivers.v1.Driver.StartTask:input_type -> drover.plugins.drivers.v1.StartTaskRequest
-	18, // 33: drover.plugins.drivers.v1.Driver.RecoverTask:input_type -> drover.plugins.drivers.v1.RecoverTaskRequest
-	20, // 34: drover.plugins.drivers.v1.Driver.WaitTask:input_type -> drover.plugins.drivers.v1.WaitTaskRequest
-	22, // 35: drover.plugins.drivers.v1.Driver.StopTask:input_type -> drover.plugins.drivers.v1.StopTaskRequest
-	24, // 36: drover.plugins.drivers.v1.Driver.DestroyTask:input_type -> drover.plugins.drivers.v1.DestroyTaskRequest
-	26, // 37: drover.plugins.drivers.v1.Driver.InspectTask:input_type -> drover.plugins.drivers.v1.InspectTaskRequest
-	29, // 38: drover.plugins.drivers.v1.Driver.SignalTask:input_type -> drover.plugins.drivers.v1.SignalTaskRequest
-	31, // 39: drover.plugins.drivers.v1.Driver.TaskStats:input_type -> drover.plugins.drivers.v1.TaskStatsRequest
-	34, // 40: drover.plugins.drivers.v1.Driver.TaskEvents:input_type -> drover.plugins.drivers.v1.TaskEventsRequest
-	37, // 41: drover.plugins.drivers.v1.Driver.ExecTask:input_type -> drover.plugins.drivers.v1.ExecTaskRequest
-	48, // 42: drover.plugins.drivers.v1.Driver.PluginInfo:output_type -> drover.plugins.base.v1.PluginInfoResponse
-	49, // 43: drover.plugins.drivers.v1.Driver.ConfigSchema:output_type -> drover.plugins.base.v1.ConfigSchemaResponse
-	50, // 44: drover.plugins.drivers.v1.Driver.SetConfig:output_type -> drover.plugins.base.v1.SetConfigResponse
-	4,  // 45: drover.plugins.drivers.v1.Driver.Capabilities:output_type -> drover.plugins.drivers.v1.CapabilitiesResponse
-	7,  // 46: drover.plugins.drivers.v1.Driver.Fingerprint:output_type -> drover.plugins.drivers.v1.FingerprintResponse
-	17, // 47: drover.plugins.drivers.v1.Driver.StartTask:output_type -> drover.plugins.drivers.v1.StartTaskResponse
-	19, // 48: drover.plugins.drivers.v1.Driver.RecoverTask:output_type -> drover.plugins.drivers.v1.RecoverTaskResponse
-	21, // 49: drover.plugins.drivers.v1.Driver.WaitTask:output_type -> drover.plugins.drivers.v1.WaitTaskResponse
-	23, // 50: drover.plugins.drivers.v1.Driver.StopTask:output_type -> drover.plugins.drivers.v1.StopTaskResponse
-	25, // 51: drover.plugins.drivers.v1.Driver.DestroyTask:output_type -> drover.plugins.drivers.v1.DestroyTaskResponse
-	28, // 52: drover.plugins.drivers.v1.Driver.InspectTask:output_type -> drover.plugins.drivers.v1.InspectTaskResponse
-	30, // 53: drover.plugins.drivers.v1.Driver.SignalTask:output_type -> drover.plugins.drivers.v1.SignalTaskResponse
-	33, // 54: drover.plugins.drivers.v1.Driver.TaskStats:output_type -> drover.plugins.drivers.v1.TaskStatsResponse
-	36, // 55: drover.plugins.drivers.v1.Driver.TaskEvents:output_type -> drover.plugins.drivers.v1.TaskEventsResponse
-	38, // 56: drover.plugins.drivers.v1.Driver.ExecTask:output_type -> drover.plugins.drivers.v1.ExecTaskResponse
-	42, // [42:57] is the sub-list for method output_type
-	27, // [27:42] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	1,  // 0: drover.plugins.drivers.v1.ErrorDetail.kind:type_name -> drover.plugins.drivers.v1.ErrorDetail.Kind
+	0,  // 1: drover.plugins.drivers.v1.Capabilities.mount_configs:type_name -> drover.plugins.drivers.v1.MountConfigs
+	4,  // 2: drover.plugins.drivers.v1.CapabilitiesResponse.capabilities:type_name -> drover.plugins.drivers.v1.Capabilities
+	40, // 3: drover.plugins.drivers.v1.Fingerprint.attributes:type_name -> drover.plugins.drivers.v1.Fingerprint.AttributesEntry
+	7,  // 4: drover.plugins.drivers.v1.FingerprintResponse.fingerprint:type_name -> drover.plugins.drivers.v1.Fingerprint
+	41, // 5: drover.plugins.drivers.v1.TaskConfig.env:type_name -> drover.plugins.drivers.v1.TaskConfig.EnvEntry
+	10, // 6: drover.plugins.drivers.v1.TaskConfig.resources:type_name -> drover.plugins.drivers.v1.Resources
+	9,  // 7: drover.plugins.drivers.v1.TaskConfig.task_dir:type_name -> drover.plugins.drivers.v1.TaskDir
+	13, // 8: drover.plugins.drivers.v1.TaskConfig.devices:type_name -> drover.plugins.drivers.v1.DeviceConfig
+	14, // 9: drover.plugins.drivers.v1.TaskConfig.mounts:type_name -> drover.plugins.drivers.v1.MountConfig
+	12, // 10: drover.plugins.drivers.v1.TaskConfig.ports:type_name -> drover.plugins.drivers.v1.PortMapping
+	11, // 11: drover.plugins.drivers.v1.TaskHandle.config:type_name -> drover.plugins.drivers.v1.TaskConfig
+	11, // 12: drover.plugins.drivers.v1.StartTaskRequest.config:type_name -> drover.plugins.drivers.v1.TaskConfig
+	15, // 13: drover.plugins.drivers.v1.StartTaskResponse.handle:type_name -> drover.plugins.drivers.v1.TaskHandle
+	15, // 14: drover.plugins.drivers.v1.RecoverTaskRequest.handle:type_name -> drover.plugins.drivers.v1.TaskHandle
+	16, // 15: drover.plugins.drivers.v1.WaitTaskResponse.result:type_name -> drover.plugins.drivers.v1.ExitResult
+	45, // 16: drover.plugins.drivers.v1.TaskStatus.started_at:type_name -> google.protobuf.Timestamp
+	45, // 17: drover.plugins.drivers.v1.TaskStatus.completed_at:type_name -> google.protobuf.Timestamp
+	16, // 18: drover.plugins.drivers.v1.TaskStatus.exit_result:type_name -> drover.plugins.drivers.v1.ExitResult
+	42, // 19: drover.plugins.drivers.v1.TaskStatus.driver_attributes:type_name -> drover.plugins.drivers.v1.TaskStatus.DriverAttributesEntry
+	28, // 20: drover.plugins.drivers.v1.InspectTaskResponse.status:type_name -> drover.plugins.drivers.v1.TaskStatus
+	43, // 21: drover.plugins.drivers.v1.TaskResourceUsage.pids:type_name -> drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry
+	33, // 22: drover.plugins.drivers.v1.TaskStatsResponse.usage:type_name -> drover.plugins.drivers.v1.TaskResourceUsage
+	45, // 23: drover.plugins.drivers.v1.TaskEvent.timestamp:type_name -> google.protobuf.Timestamp
+	44, // 24: drover.plugins.drivers.v1.TaskEvent.annotations:type_name -> drover.plugins.drivers.v1.TaskEvent.AnnotationsEntry
+	36, // 25: drover.plugins.drivers.v1.TaskEventsResponse.event:type_name -> drover.plugins.drivers.v1.TaskEvent
+	16, // 26: drover.plugins.drivers.v1.ExecTaskResponse.exit_result:type_name -> drover.plugins.drivers.v1.ExitResult
+	33, // 27: drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry.value:type_name -> drover.plugins.drivers.v1.TaskResourceUsage
+	46, // 28: drover.plugins.drivers.v1.Driver.PluginInfo:input_type -> drover.plugins.base.v1.PluginInfoRequest
+	47, // 29: drover.plugins.drivers.v1.Driver.ConfigSchema:input_type -> drover.plugins.base.v1.ConfigSchemaRequest
+	48, // 30: drover.plugins.drivers.v1.Driver.SetConfig:input_type -> drover.plugins.base.v1.SetConfigRequest
+	3,  // 31: drover.plugins.drivers.v1.Driver.Capabilities:input_type -> drover.plugins.drivers.v1.CapabilitiesRequest
+	6,  // 32: drover.plugins.drivers.v1.Driver.Fingerprint:input_type -> drover.plugins.drivers.v1.FingerprintRequest
+	17, // 33: drover.plugins.drivers.v1.Driver.StartTask:input_type -> drover.plugins.drivers.v1.StartTaskRequest
+	19, // 34: drover.plugins.drivers.v1.Driver.RecoverTask:input_type -> drover.plugins.drivers.v1.RecoverTaskRequest
+	21, // 35: drover.plugins.drivers.v1.Driver.WaitTask:input_type -> drover.plugins.drivers.v1.WaitTaskRequest
+	23, // 36: drover.plugins.drivers.v1.Driver.StopTask:input_type -> drover.plugins.drivers.v1.StopTaskRequest
+	25, // 37: drover.plugins.drivers.v1.Driver.DestroyTask:input_type -> drover.plugins.drivers.v1.DestroyTaskRequest
+	27, // 38: drover.plugins.drivers.v1.Driver.InspectTask:input_type -> drover.plugins.drivers.v1.InspectTaskRequest
+	30, // 39: drover.plugins.drivers.v1.Driver.SignalTask:input_type -> drover.plugins.drivers.v1.SignalTaskRequest
+	32, // 40: drover.plugins.drivers.v1.Driver.TaskStats:input_type -> drover.plugins.drivers.v1.TaskStatsRequest
+	35, // 41: drover.plugins.drivers.v1.Driver.TaskEvents:input_type -> drover.plugins.drivers.v1.TaskEventsRequest
+	38, // 42: drover.plugins.drivers.v1.Driver.ExecTask:input_type -> drover.plugins.drivers.v1.ExecTaskRequest
+	49, // 43: drover.plugins.drivers.v1.Driver.PluginInfo:output_type -> drover.plugins.base.v1.PluginInfoResponse
+	50, // 44: drover.plugins.drivers.v1.Driver.ConfigSchema:output_type -> drover.plugins.base.v1.ConfigSchemaResponse
+	51, // 45: drover.plugins.drivers.v1.Driver.SetConfig:output_type -> drover.plugins.base.v1.SetConfigResponse
+	5,  // 46: drover.plugins.drivers.v1.Driver.Capabilities:output_type -> drover.plugins.drivers.v1.CapabilitiesResponse
+	8,  // 47: drover.plugins.drivers.v1.Driver.Fingerprint:output_type -> drover.plugins.drivers.v1.FingerprintResponse
+	18, // 48: drover.plugins.drivers.v1.Driver.StartTask:output_type -> drover.plugins.drivers.v1.StartTaskResponse
+	20, // 49: drover.plugins.drivers.v1.Driver.RecoverTask:output_type -> drover.plugins.drivers.v1.RecoverTaskResponse
+	22, // 50: drover.plugins.drivers.v1.Driver.WaitTask:output_type -> drover.plugins.drivers.v1.WaitTaskResponse
+	24, // 51: drover.plugins.drivers.v1.Driver.StopTask:output_type -> drover.plugins.drivers.v1.StopTaskResponse
+	26, // 52: drover.plugins.drivers.v1.Driver.DestroyTask:output_type -> drover.plugins.drivers.v1.DestroyTaskResponse
+	29, // 53: drover.plugins.drivers.v1.Driver.InspectTask:output_type -> drover.plugins.drivers.v1.InspectTaskResponse
+	31, // 54: drover.plugins.drivers.v1.Driver.SignalTask:output_type -> drover.plugins.drivers.v1.SignalTaskResponse
+	34, // 55: drover.plugins.drivers.v1.Driver.TaskStats:output_type -> drover.plugins.drivers.v1.TaskStatsResponse
+	37, // 56: drover.plugins.drivers.v1.Driver.TaskEvents:output_type -> drover.plugins.drivers.v1.TaskEventsResponse
+	39, // 57: drover.plugins.drivers.v1.Driver.ExecTask:output_type -> drover.plugins.drivers.v1.ExecTaskResponse
+	43, // [43:58] is the sub-list for method output_type
+	28, // [28:43] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_driver_proto_init() }
@@ -2660,7 +2724,7 @@ func file_driver_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_driver_proto_rawDesc), len(file_driver_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   43,
 			NumExtensions: 0,
 			NumServices:   1,
