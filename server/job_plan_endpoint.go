@@ -30,6 +30,9 @@ func (s *Server) JobPlan(ctx context.Context, req *structs.JobPlanRequest) (*str
 	if err := checkJobCount(job, s.config.JobMaxCount); err != nil {
 		return nil, err
 	}
+	if err := checkMountDrivers(job, func() ([]*structs.Node, error) { return s.fsm.State().Nodes(nil) }); err != nil { // job_volumes.go
+		return nil, err
+	}
 	if err := s.fsm.storableJob(job); err != nil {
 		return nil, err
 	}
