@@ -306,6 +306,7 @@ func (a *Agent) setupClient(rpc rpcapi.Conn) error {
 		MinDynamicPort: a.cfg.Client.MinDynamicPort,
 		MaxDynamicPort: a.cfg.Client.MaxDynamicPort,
 		HTTPAddr:       a.httpAddr,
+		HostVolumes:    a.cfg.Client.clientHostVolumes(), // config_host_volumes.go
 		Reserved: &structs.NodeReservedResources{
 			Cpu:      structs.NodeReservedCpuResources{CpuShares: uint64(r.CPU)},
 			Memory:   structs.NodeReservedMemoryResources{MemoryMB: uint64(r.MemoryMB)},

@@ -168,6 +168,9 @@ type ClientConfig struct {
 	// Artifact configures the fetching of tasks' artifacts
 	// (config_artifact.go).
 	Artifact ArtifactConfig
+	// HostVolumes are the host volumes the node offers, by name
+	// (host_volume blocks; config_host_volumes.go).
+	HostVolumes map[string]HostVolumeConfig
 }
 
 // ReservedConfig is what the client keeps for itself and the OS.
@@ -398,6 +401,7 @@ func (c *ClientConfig) mergeFile(cl *clientBlock) {
 		}
 		maps.Copy(c.Options, cl.Options)
 	}
+	c.mergeHostVolumes(cl.HostVolumes)
 }
 
 func setVal[T any](dst *T, v *T) {

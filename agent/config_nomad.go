@@ -12,7 +12,7 @@ const (
 	reasonNoCSI        = "drover has no CSI volume support"
 	reasonNoIdentity   = "drover has no workload identity, ACL tokens or keyring yet"
 	reasonEnterprise   = "a Nomad Enterprise feature that drover does not have"
-	reasonNoHostVols   = "drover has no host volumes yet"
+	reasonNoHostVols   = "drover has static host volumes only (client host_volume blocks), no dynamic ones"
 	reasonNoBridge     = "drover has no bridge networking or CNI yet"
 	reasonPluginPorts  = "drover's plugins and task shims talk over unix sockets, not TCP ports"
 	reasonNotYet       = "drover does not support this setting yet"
@@ -117,7 +117,6 @@ var nomadIgnored = map[string]map[string]string{
 		"alloc_mounts_dir":                   reasonNotYet,
 		"host_volumes_dir":                   reasonNoHostVols,
 		"host_volume_plugin_dir":             reasonNoHostVols,
-		"host_volume":                        reasonNoHostVols,
 		"common_plugin_dir":                  reasonNoCSI,
 		"chroot_env":                         `set chroot_env in plugin "exec" { config { chroot_env = {...} } } instead`,
 		"network_speed":                      "drover does not schedule network bandwidth",

@@ -26,7 +26,7 @@ func warningKeys(ws []ConfigWarning) []string {
 var nomadAgentWarnings = []string{
 	"acl", "addresses.serf", "advertise", "audit", "autopilot",
 	"client.chroot_env", "client.drain_on_shutdown",
-	"client.host_volume", "client.max_kill_timeout", "client.network_speed", "client.no_host_uuid",
+	"client.max_kill_timeout", "client.network_speed", "client.no_host_uuid",
 	"client.options.docker.privileged.enabled", "client.options.fingerprint.network.disallow_link_local",
 	"client.server_join", "client.template",
 	"consul", "http_api_response_headers", "keyring", "limits", "plugin.args", "ports.serf",
@@ -67,6 +67,7 @@ func TestNomadAgentConfigFile(t *testing.T) {
 		HostNetworks: map[string]*HostNetworkConfig{"public": {Name: "public", CIDR: "203.0.113.0/24"}},
 		GC:           ClientGCConfig{Interval: 2 * time.Minute, MaxAllocs: 100, DiskUsageThreshold: 80, InodeUsageThreshold: 70},
 		Artifact:     defaultArtifactConfig(), // http_read_timeout = "30m", the default
+		HostVolumes:  map[string]HostVolumeConfig{"scratch": {Path: "/tmp"}},
 	}
 	got := *c
 	got.Plugins, got.Warnings = nil, nil
@@ -113,6 +114,9 @@ func TestNomadAgentConfigStarts(t *testing.T) {
 	}
 	if got := node.NodeResources.Cpu.CpuShares; got != 12000 {
 		t.Errorf("cpu_total_compute: node has %d MHz", got)
+	}
+	if hv := node.HostVolumes["scratch"]; hv == nil || hv.ReadOnly {
+		t.Errorf("host_volume scratch: node has %+v", node.HostVolumes)
 	}
 	signals <- syscall.SIGTERM
 	select {

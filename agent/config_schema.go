@@ -112,6 +112,9 @@ type clientBlock struct {
 	// block of the same name replaces an earlier one's.
 	HostNetworks map[string]*HostNetworkConfig
 	Artifact     *artifactBlock
+	// HostVolumes are the file's host_volume blocks by name
+	// (config_host_volumes.go).
+	HostVolumes map[string]*hostVolumeBlock
 }
 
 type reservedBlock struct {
@@ -246,6 +249,7 @@ func (c *clientBlock) section() section {
 			}
 			return c.Artifact.section()
 		}),
+		"host_volume": labelledBlocks("host_volume", c.decodeHostVolume), // config_host_volumes.go
 		"reserved": blockKey(func() section {
 			if c.Reserved == nil {
 				c.Reserved = &reservedBlock{}

@@ -180,6 +180,10 @@ func randomJitter(max time.Duration) time.Duration {
 // buildNode fingerprints the host and loads (or creates) the node
 // identity; the driver manager adds the drivers.
 func (c *Client) buildNode(cfg *Config) (*structs.Node, error) {
+	volumes, err := hostVolumes(cfg.HostVolumes) // host_volumes.go
+	if err != nil {
+		return nil, err
+	}
 	id, err := c.stateDB.GetNodeIdentity()
 	if err != nil {
 		return nil, fmt.Errorf("client: read node identity: %w", err)
@@ -217,6 +221,7 @@ func (c *Client) buildNode(cfg *Config) (*structs.Node, error) {
 		SchedulingEligibility: structs.NodeSchedulingEligible,
 		Status:                structs.NodeStatusInit,
 		Drivers:               make(map[string]*structs.DriverInfo),
+		HostVolumes:           volumes,
 	}
 	if node.Datacenter == "" {
 		node.Datacenter = "dc1"

@@ -74,4 +74,8 @@ type Config struct {
 	// the node keeps from tasks are Reserved.Networks.
 	MinDynamicPort int
 	MaxDynamicPort int
+	// HostVolumes are the host volumes the node offers, by name (the
+	// agent's host_volume blocks). Each path must exist: New fails
+	// otherwise. The node reports them with their links resolved.
+	HostVolumes map[string]*structs.ClientHostVolumeConfig
 }

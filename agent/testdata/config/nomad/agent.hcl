@@ -128,7 +128,7 @@ client {
   }
 
   host_volume "scratch" {
-    path      = "/srv/scratch"
+    path      = "/tmp" # must exist when the agent starts
     read_only = false
   }
 
