@@ -195,6 +195,7 @@ func New(cfg *Config) (*TaskRunner, error) {
 		&logsHook{},
 		&envHook{build: buildEnv, node: cfg.Node},
 		&deviceHook{reserver: cfg.Devices},
+		&volumeHook{volumes: nodeHostVolumes(cfg.Node), driver: cfg.Driver},                        // volume_hook.go
 		&artifactHook{fetcher: artifactFetcher(cfg.Artifacts, logger), events: tr, node: cfg.Node}, // artifact_hook.go
 	}
 	received := structs.NewTaskEvent(structs.TaskReceived)
