@@ -5,16 +5,6 @@ import (
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
-// deviceMounts are the host paths the task's device plugins asked to mount
-// (TaskConfig.Mounts), as bind mounts into the task's root.
-func deviceMounts(cfg *drivers.TaskConfig) []isolation.Mount {
-	var out []isolation.Mount
-	for _, m := range cfg.Mounts {
-		out = append(out, isolation.Mount{Source: m.HostPath, Target: m.TaskPath, ReadOnly: m.Readonly})
-	}
-	return out
-}
-
 // deviceNodes are the device nodes the task's device plugins asked to
 // expose (TaskConfig.Devices), bound into the task's /dev. The task's
 // cgroup does not restrict device access, so the permissions are not

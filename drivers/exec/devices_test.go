@@ -16,7 +16,7 @@ func TestDeviceMountsAndNodes(t *testing.T) {
 		Devices: []*drivers.DeviceConfig{{TaskPath: "/dev/fake0", HostPath: "/dev/null", Permissions: "rw"}, {TaskPath: "/dev/ro", HostPath: "/dev/zero", Permissions: "r"}},
 		Mounts:  []*drivers.MountConfig{{TaskPath: "/opt/lib", HostPath: "/usr/lib", Readonly: true}},
 	}
-	if got, want := deviceMounts(cfg), []isolation.Mount{{Source: "/usr/lib", Target: "/opt/lib", ReadOnly: true}}; !reflect.DeepEqual(got, want) {
+	if got, want := taskMounts(cfg), []isolation.Mount{{Source: "/usr/lib", Target: "/opt/lib", ReadOnly: true}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("mounts = %+v", got)
 	}
 	want := []isolation.Mount{{Source: "/dev/null", Target: "/dev/fake0"}, {Source: "/dev/zero", Target: "/dev/ro", ReadOnly: true}}

@@ -38,6 +38,20 @@
 // shim.ErrShimDied, after the task's cgroup was destroyed (nothing of the
 // task runs on) and the shim's state removed.
 //
+// # Mounts
+//
+// TaskConfig.Mounts (a task's volume_mount blocks, resolved by the client
+// to host volume paths, and its device plugins' mounts) are bind mounts
+// into the task's root, made by the init stage inside the task's own
+// mount namespace after the chroot_env and the task's directories, parents
+// before children (mounts.go). A read-only mount is remounted read-only.
+// The host never sees them and they end with the task: nothing is left
+// mounted when it stops, when the agent dies or when its alloc dir is
+// removed (the mount points in the task dir are empty directories). The
+// task's user (nobody by default) needs the host directory's permissions
+// to use it. A destination inside a chroot_env directory must already
+// exist there, since those are read-only.
+//
 // # Config block
 //
 //	command  the program to run, inside the task's root (required): an

@@ -123,9 +123,10 @@ func New(logger *slog.Logger, opts ...Option) *Driver {
 // Name returns "exec".
 func (d *Driver) Name() string { return Name }
 
-// Capabilities reports signals, exec and chroot isolation.
+// Capabilities reports signals, exec, chroot isolation and mounts (host
+// volumes and device mounts are bound into the task's root: mounts.go).
 func (d *Driver) Capabilities() *drivers.Capabilities {
-	return &drivers.Capabilities{SendSignals: true, Exec: true, FSIsolation: "chroot"}
+	return &drivers.Capabilities{SendSignals: true, Exec: true, FSIsolation: "chroot", MountConfigs: drivers.MountConfigSupportAll}
 }
 
 // StartTask starts the task isolated under a new shim: the shim creates
@@ -256,7 +257,7 @@ func (d *Driver) shimSpec(cfg *drivers.TaskConfig) (*shim.Spec, uint32, uint32, 
 				Env:     envList(env),
 				Dir:     "/",
 				RootDir: cfg.TaskDir.Dir,
-				Mounts:  append(mounts(cfg, d.opts.ChrootEnv), deviceMounts(cfg)...),
+				Mounts:  append(mounts(cfg, d.opts.ChrootEnv), taskMounts(cfg)...), // mounts.go
 				Devices: deviceNodes(cfg),
 				NoPivot: d.opts.NoPivot,
 				// Capabilities: nil is the default set.
