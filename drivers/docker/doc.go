@@ -58,6 +58,20 @@
 // shares, and with cpu_hard_limit also a CFS quota. The task's user runs
 // the command.
 //
+// Storage (volumes.go): a volumes entry "host:container[:options]" and a bind mount's
+// source are host paths, relative ones in the task dir; outside the
+// allocation they need volumes { enabled = true }. With volume_driver the
+// host side of a volumes entry that is not an absolute path is a volume
+// name (volume_driver needs volumes enabled). A mount block is a named
+// Docker volume by default (type "volume", volume_options: no_copy, labels,
+// and driver_config, which needs volumes enabled since a driver's options
+// can reach any host path), a bind (bind_options.propagation) or a tmpfs
+// (tmpfs_options: size in bytes, mode). Named volumes outlive the
+// container, anonymous ones are removed with it. TaskConfig.Mounts (host
+// volumes the client resolved from the task's volume_mount blocks, and
+// device plugins' mounts) are bound whatever the volumes setting: the
+// operator configured those paths.
+//
 // The default network_mode is "default", the daemon's default network: its
 // bridge, or nothing on a daemon started with --bridge=none. A task that
 // sets no network_mode in a group whose network block says mode = "none"

@@ -116,9 +116,10 @@ func (d *Driver) Shutdown() {
 // Name returns "docker".
 func (d *Driver) Name() string { return Name }
 
-// Capabilities reports signals and exec support and image isolation.
+// Capabilities reports signals and exec support, image isolation and
+// mounts (TaskConfig.Mounts become bind mounts).
 func (d *Driver) Capabilities() *drivers.Capabilities {
-	return &drivers.Capabilities{SendSignals: true, Exec: true, FSIsolation: "image"}
+	return &drivers.Capabilities{SendSignals: true, Exec: true, FSIsolation: "image", MountConfigs: drivers.MountConfigSupportAll}
 }
 
 // StartTask ensures the image is present (pulling only a missing one),

@@ -63,10 +63,18 @@ func PluginConfigSchema() *base.Schema {
 // mountSchema is a mount block's fields.
 func mountSchema() *base.Schema {
 	return &base.Schema{Fields: []*base.Field{
-		{Name: "type", Type: base.TypeString, Description: `"bind" or "tmpfs"`},
+		{Name: "type", Type: base.TypeString, Default: raw(`"volume"`), Description: `"volume", "bind" or "tmpfs"`},
 		{Name: "target", Type: base.TypeString, Description: "path in the container"},
-		{Name: "source", Type: base.TypeString, Description: "host path of a bind mount; relative paths are in the task directory"},
+		{Name: "source", Type: base.TypeString, Description: "a volume's name, or a bind mount's host path (relative paths are in the task directory)"},
 		{Name: "readonly", Type: base.TypeBool, Default: raw(`false`)},
+		{Name: "volume_options", Type: base.TypeBlock, Block: &base.Schema{Fields: []*base.Field{
+			{Name: "no_copy", Type: base.TypeBool, Default: raw(`false`), Description: "do not copy the image's content into a new volume"},
+			{Name: "labels", Type: base.TypeBlock, Description: "labels of a new volume (a map)"},
+			{Name: "driver_config", Type: base.TypeBlock, Description: "needs the plugin's volumes { enabled = true }", Block: &base.Schema{Fields: []*base.Field{
+				{Name: "name", Type: base.TypeString, Description: "the volume driver"},
+				{Name: "options", Type: base.TypeBlock, Description: "the driver's options (a map)"},
+			}}},
+		}}},
 		{Name: "bind_options", Type: base.TypeBlock, Block: &base.Schema{Fields: []*base.Field{
 			{Name: "propagation", Type: base.TypeString},
 		}}},
@@ -115,6 +123,7 @@ func TaskConfigSchema() *base.Schema {
 		{Name: "ports", Type: base.TypeStringList, Description: "labels of the group's network ports to publish, each host port to its `to` (else the same port)"},
 		{Name: "port_map", Type: base.TypeBlock, Description: "older form: map of port label to container port"},
 		{Name: "volumes", Type: base.TypeStringList, Description: `"host:container[:options]"; host paths outside the allocation need the plugin's volumes { enabled = true }`},
+		{Name: "volume_driver", Type: base.TypeString, Description: "Docker volume driver of the volumes entries, which are then volume names; needs the plugin's volumes { enabled = true }"},
 		{Name: "mount", Type: base.TypeBlockList, Block: mountSchema()},
 		{Name: "mounts", Type: base.TypeBlockList, Block: mountSchema(), Description: "old name of mount"},
 		{Name: "readonly_rootfs", Type: base.TypeBool, Default: raw(`false`)},
@@ -146,7 +155,6 @@ var nomadOnlyKeys = map[string]string{
 	"advertise_ipv6_address":    "user-defined Docker network options are not supported",
 	"mac_address":               "user-defined Docker network options are not supported",
 	"container_exists_attempts": "not needed: a leftover container of the task is removed when it starts",
-	"volume_driver":             "Docker volumes are not supported yet; use volumes with host paths or mount blocks",
 	"ipc_mode":                  "not supported: containers have their own IPC namespace",
 	"pid_mode":                  "not supported: containers have their own PID namespace",
 	"uts_mode":                  "not supported: containers have their own UTS namespace",

@@ -83,7 +83,14 @@ func buildSpec(cfg *drivers.TaskConfig, conf *TaskConfig, env map[string]string,
 		return nil, err
 	}
 
-	paths := hostPaths{taskDir: cfg.TaskDir.Dir, allocDir: cfg.AllocDir, enabled: plugin.volumesEnabled(), selinuxLabel: plugin.Volumes.SELinuxLabel}
+	paths := hostPaths{taskDir: cfg.TaskDir.Dir, allocDir: cfg.AllocDir, enabled: plugin.volumesEnabled(),
+		selinuxLabel: plugin.Volumes.SELinuxLabel, volumeDriver: conf.VolumeDriver}
+	if conf.VolumeDriver != "" {
+		if !paths.enabled {
+			return nil, fmt.Errorf("volume_driver %q needs volumes { enabled = true } in the docker plugin's config", conf.VolumeDriver)
+		}
+		hc.VolumeDriver = conf.VolumeDriver
+	}
 	if hc.SecurityOpt, err = securityOpts(conf.SecurityOpt, paths, plugin.AllowPrivileged); err != nil {
 		return nil, err
 	}

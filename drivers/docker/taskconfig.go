@@ -53,6 +53,7 @@ type TaskConfig struct {
 
 	// Storage.
 	Volumes        []string      `json:"volumes,omitzero"`
+	VolumeDriver   string        `json:"volume_driver,omitzero"`
 	Mounts         []MountConfig `json:"mount,omitzero"`
 	MountsList     []MountConfig `json:"mounts,omitzero"` // Nomad's pre-1.0.1 name of mount
 	ReadonlyRootfs bool          `json:"readonly_rootfs,omitzero"`
@@ -109,15 +110,47 @@ type DeviceConfig struct {
 	CgroupPermissions string `json:"cgroup_permissions,omitzero"`
 }
 
-// MountConfig is one `mount` block: a bind mount or a tmpfs.
+// MountConfig is one `mount` block: a Docker volume (the default type, as
+// in Nomad), a bind mount or a tmpfs.
 type MountConfig struct {
-	Type         string         `json:"type,omitzero"`
-	Target       string         `json:"target,omitzero"`
-	Source       string         `json:"source,omitzero"`
-	ReadOnly     bool           `json:"readonly,omitzero"`
-	TmpfsOptions []TmpfsOptions `json:"tmpfs_options,omitzero"`
-	BindOptions  []BindOptions  `json:"bind_options,omitzero"`
+	Type          string         `json:"type,omitzero"`
+	Target        string         `json:"target,omitzero"`
+	Source        string         `json:"source,omitzero"`
+	ReadOnly      bool           `json:"readonly,omitzero"`
+	VolumeOptions VolumeOptions  `json:"volume_options,omitzero"`
+	TmpfsOptions  []TmpfsOptions `json:"tmpfs_options,omitzero"`
+	BindOptions   []BindOptions  `json:"bind_options,omitzero"`
 }
+
+// VolumeOptions is a volume mount's volume_options block.
+type VolumeOptions struct {
+	// NoCopy keeps Docker from copying the image's content at the target
+	// into a new volume.
+	NoCopy bool      `json:"no_copy,omitzero"`
+	Labels StringMap `json:"labels,omitzero"`
+	// DriverConfig names the volume driver and its options.
+	DriverConfig VolumeDriverConfig `json:"driver_config,omitzero"`
+}
+
+// UnmarshalJSON accepts an object or a list of objects (a block).
+func (v *VolumeOptions) UnmarshalJSON(b []byte) error {
+	type plain VolumeOptions
+	return decodeBlock(b, (*plain)(v))
+}
+
+// VolumeDriverConfig is volume_options' driver_config block.
+type VolumeDriverConfig struct {
+	Name    string    `json:"name,omitzero"`
+	Options StringMap `json:"options,omitzero"`
+}
+
+// UnmarshalJSON accepts an object or a list of objects (a block).
+func (d *VolumeDriverConfig) UnmarshalJSON(b []byte) error {
+	type plain VolumeDriverConfig
+	return decodeBlock(b, (*plain)(d))
+}
+
+func (d VolumeDriverConfig) set() bool { return d.Name != "" || len(d.Options) > 0 }
 
 // TmpfsOptions is a mount's tmpfs_options block.
 type TmpfsOptions struct {

@@ -197,7 +197,56 @@ func TestBuildSpec(t *testing.T) {
 		{name: "bad extra host", raw: `{"image":"busybox","extra_hosts":["db"]}`, wantErr: `extra_hosts: "db"`},
 		{name: "bad ulimit", raw: `{"image":"busybox","ulimit":{"nofile":"lots"}}`, wantErr: "ulimit nofile"},
 		{name: "cap_add outside allow_caps", raw: `{"image":"busybox","cap_add":["sys_admin"]}`, wantErr: "allow_caps"},
-		{name: "volume mount type", raw: `{"image":"busybox","mount":[{"type":"volume","target":"/v","source":"x"}]}`, wantErr: `mount type "volume" is not supported`},
+		{name: "unknown mount type", raw: `{"image":"busybox","mount":[{"type":"npipe","target":"/v","source":"x"}]}`, wantErr: `mount type "npipe" is not supported: use "volume", "bind" or "tmpfs"`},
+		{
+			name: "named volume, the default mount type", raw: `{"image":"busybox","mount":[{"target":"/v","source":"cache","volume_options":[{"no_copy":true,"labels":[{"team":"infra"}]}]}]}`,
+			check: func(t *testing.T, s *containerCreate) {
+				m := s.HostConfig.Mounts
+				if len(m) != 1 || m[0].Type != "volume" || m[0].Source != "cache" || m[0].Target != "/v" || m[0].VolumeOptions == nil ||
+					!m[0].VolumeOptions.NoCopy || m[0].VolumeOptions.Labels["team"] != "infra" || m[0].VolumeOptions.DriverConfig != nil {
+					t.Errorf("Mounts = %+v", m)
+				}
+			},
+		},
+		{name: "volume driver_config by default", raw: `{"image":"busybox","mount":[{"type":"volume","target":"/v","source":"x","volume_options":{"driver_config":{"name":"local","options":{"type":"none","o":"bind","device":"/etc"}}}}]}`,
+			wantErr: "driver_config needs volumes { enabled = true }"},
+		{
+			name: "volume driver_config with volumes enabled", raw: `{"image":"busybox","mount":[{"type":"volume","target":"/v","source":"x","readonly":true,"volume_options":[{"driver_config":[{"name":"local","options":[{"type":"tmpfs","device":"tmpfs"}]}]}]}]}`,
+			plugin: &Config{Volumes: VolumesConfig{Enabled: &enabled}},
+			check: func(t *testing.T, s *containerCreate) {
+				m := s.HostConfig.Mounts
+				if len(m) != 1 || !m[0].ReadOnly || m[0].VolumeOptions == nil || m[0].VolumeOptions.DriverConfig == nil ||
+					m[0].VolumeOptions.DriverConfig.Name != "local" || m[0].VolumeOptions.DriverConfig.Options["device"] != "tmpfs" {
+					t.Errorf("Mounts = %+v", m)
+				}
+			},
+		},
+		{name: "volume_options on a bind", raw: `{"image":"busybox","mount":[{"type":"bind","target":"/v","source":"local","volume_options":[{"no_copy":true}]}]}`,
+			wantErr: `volume_options applies to mounts of type "volume", not "bind"`},
+		{name: "tmpfs_options on a volume", raw: `{"image":"busybox","mount":[{"target":"/v","tmpfs_options":[{"size":1}]}]}`,
+			wantErr: `tmpfs_options applies to mounts of type "tmpfs", not "volume"`},
+		{name: "negative tmpfs size", raw: `{"image":"busybox","mount":[{"type":"tmpfs","target":"/v","tmpfs_options":[{"size":-1}]}]}`,
+			wantErr: "must not be negative"},
+		{name: "volume_driver by default", raw: `{"image":"busybox","volume_driver":"local","volumes":["data:/data"]}`,
+			wantErr: `volume_driver "local" needs volumes { enabled = true }`},
+		{
+			name: "volume_driver makes volumes entries names", raw: `{"image":"busybox","volume_driver":"local","volumes":["data:/data","/srv:/srv:ro"]}`,
+			plugin: &Config{Volumes: VolumesConfig{Enabled: &enabled}},
+			check: func(t *testing.T, s *containerCreate) {
+				if s.HostConfig.VolumeDriver != "local" || !slices.Equal(s.HostConfig.Binds[3:], []string{"data:/data", "/srv:/srv:ro"}) {
+					t.Errorf("VolumeDriver %q Binds %q", s.HostConfig.VolumeDriver, s.HostConfig.Binds)
+				}
+			},
+		},
+		{
+			name: "bind in the task dir by default, with propagation", raw: `{"image":"busybox","mount":[{"type":"bind","source":"local/conf","target":"/etc/app","readonly":true,"bind_options":[{"propagation":"rslave"}]}]}`,
+			check: func(t *testing.T, s *containerCreate) {
+				m := s.HostConfig.Mounts
+				if len(m) != 1 || m[0].Source != "/data/a1/web/local/conf" || !m[0].ReadOnly || m[0].BindOptions == nil || m[0].BindOptions.Propagation != "rslave" {
+					t.Errorf("Mounts = %+v", m)
+				}
+			},
+		},
 		{name: "tmpfs with source", raw: `{"image":"busybox","mount":[{"type":"tmpfs","target":"/v","source":"x"}]}`, wantErr: "no source"},
 		{name: "bind without source", raw: `{"image":"busybox","mount":[{"type":"bind","target":"/v"}]}`, wantErr: "without a source"},
 	}

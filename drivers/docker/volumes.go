@@ -24,7 +24,17 @@ type hostPaths struct {
 	enabled  bool
 	// selinuxLabel ("z", "Z" or "") is added to the options of volumes.
 	selinuxLabel string
+	// volumeDriver is the task's volume_driver: the host side of a
+	// volumes entry that is not an absolute path is then a volume name.
+	volumeDriver string
 }
+
+// Mount types of a mount block; an unset type is a volume, as in Nomad.
+const (
+	mountTypeVolume = "volume"
+	mountTypeBind   = "bind"
+	mountTypeTmpfs  = "tmpfs"
+)
 
 // volume validates "host:container[:options]" and returns the bind with
 // its host path resolved.
@@ -33,9 +43,12 @@ func (h hostPaths) volume(v string) (string, error) {
 	if len(parts) < 2 || len(parts) > 3 || parts[0] == "" || parts[1] == "" {
 		return "", fmt.Errorf("volume %q: want \"host_path:container_path[:options]\"", v)
 	}
-	host, err := h.resolve(parts[0])
-	if err != nil {
-		return "", fmt.Errorf("volume %q: %w", v, err)
+	host := parts[0]
+	if h.volumeDriver == "" || filepath.IsAbs(host) {
+		var err error
+		if host, err = h.resolve(host); err != nil {
+			return "", fmt.Errorf("volume %q: %w", v, err)
+		}
 	}
 	if !path.IsAbs(parts[1]) {
 		return "", fmt.Errorf("volume %q: the container path must be absolute", v)
@@ -51,14 +64,43 @@ func (h hostPaths) volume(v string) (string, error) {
 	return strings.Join(parts, ":"), nil
 }
 
-// mount converts a mount block.
+// mount converts a mount block. A volume mount with a driver_config
+// needs the plugin's volumes enabled (a driver's options can bind any host
+// path); a plain named volume lives in the daemon's storage and does not.
+// Each type takes only its own options block.
 func (h hostPaths) mount(m MountConfig) (mount.Mount, error) {
 	if !path.IsAbs(m.Target) {
 		return mount.Mount{}, fmt.Errorf("target %q must be an absolute path", m.Target)
 	}
-	out := mount.Mount{Type: mount.Type(m.Type), Target: m.Target, ReadOnly: m.ReadOnly}
-	switch m.Type {
-	case "bind":
+	typ := m.Type
+	if typ == "" {
+		typ = mountTypeVolume
+	}
+	vo, bind, tmpfs := m.VolumeOptions, len(m.BindOptions) > 0, len(m.TmpfsOptions) > 0
+	hasVolumeOptions := vo.NoCopy || len(vo.Labels) > 0 || vo.DriverConfig.set()
+	for _, o := range []struct {
+		set   bool
+		block string
+		typ   string
+	}{{hasVolumeOptions, "volume_options", mountTypeVolume}, {bind, "bind_options", mountTypeBind}, {tmpfs, "tmpfs_options", mountTypeTmpfs}} {
+		if o.set && typ != o.typ {
+			return mount.Mount{}, fmt.Errorf("%s applies to mounts of type %q, not %q", o.block, o.typ, typ)
+		}
+	}
+	out := mount.Mount{Type: mount.Type(typ), Target: m.Target, ReadOnly: m.ReadOnly}
+	switch typ {
+	case mountTypeVolume:
+		if vo.DriverConfig.set() && !h.enabled {
+			return mount.Mount{}, errors.New("volume_options.driver_config needs volumes { enabled = true } in the docker plugin's config: a volume driver's options can reach any host path")
+		}
+		out.Source = m.Source // "" is an anonymous volume, removed with the container
+		if hasVolumeOptions {
+			out.VolumeOptions = &mount.VolumeOptions{NoCopy: vo.NoCopy, Labels: vo.Labels}
+			if vo.DriverConfig.set() {
+				out.VolumeOptions.DriverConfig = &mount.Driver{Name: vo.DriverConfig.Name, Options: vo.DriverConfig.Options}
+			}
+		}
+	case mountTypeBind:
 		if m.Source == "" {
 			return mount.Mount{}, errors.New("bind mount without a source")
 		}
@@ -67,19 +109,22 @@ func (h hostPaths) mount(m MountConfig) (mount.Mount, error) {
 			return mount.Mount{}, err
 		}
 		out.Source = src
-		if len(m.BindOptions) > 0 && m.BindOptions[0].Propagation != "" {
+		if bind && m.BindOptions[0].Propagation != "" {
 			out.BindOptions = &mount.BindOptions{Propagation: mount.Propagation(m.BindOptions[0].Propagation)}
 		}
-	case "tmpfs":
+	case mountTypeTmpfs:
 		if m.Source != "" {
 			return mount.Mount{}, errors.New("a tmpfs mount takes no source")
 		}
-		if len(m.TmpfsOptions) > 0 {
+		if tmpfs {
 			o := m.TmpfsOptions[0]
+			if o.Size < 0 || o.Mode < 0 {
+				return mount.Mount{}, errors.New("tmpfs_options size and mode must not be negative")
+			}
 			out.TmpfsOptions = &mount.TmpfsOptions{SizeBytes: o.Size, Mode: os.FileMode(o.Mode)}
 		}
 	default:
-		return mount.Mount{}, fmt.Errorf("mount type %q is not supported: use \"bind\" or \"tmpfs\"", m.Type)
+		return mount.Mount{}, fmt.Errorf("mount type %q is not supported: use %q, %q or %q", m.Type, mountTypeVolume, mountTypeBind, mountTypeTmpfs)
 	}
 	return out, nil
 }
