@@ -1,14 +1,12 @@
 package scheduler
 
 import (
-	"strconv"
-
 	"github.com/drover-io/drover/structs"
 )
 
 // filterHostVolumes starts the metric key of a node filtered for lacking
 // a host volume a group asks for (Nomad's words), followed by the
-// volume's source.
+// volume's source (not quoted: the CLI quotes the whole key).
 const filterHostVolumes = "missing compatible host volumes"
 
 // volumesBlock returns why node cannot run group tg's volumes, as the
@@ -42,9 +40,9 @@ func volumesBlock(node *structs.Node, tg *structs.TaskGroup) string {
 	}
 	if failedReq != nil {
 		if readOnly {
-			return filterHostVolumes + ": " + strconv.Quote(failedReq.Source) + " is read-only and the group's volume is not"
+			return filterHostVolumes + ": " + failedReq.Source + " is read-only and the group's volume is not"
 		}
-		return filterHostVolumes + ": " + strconv.Quote(failedReq.Source)
+		return filterHostVolumes + ": " + failedReq.Source
 	}
 	for _, t := range tg.Tasks {
 		if len(t.VolumeMounts) == 0 {

@@ -39,16 +39,16 @@ func TestVolumesBlock(t *testing.T) {
 		want string
 	}{
 		{"offered", volumeNode("a", "data"), nil, ""},
-		{"missing", volumeNode("a", "other"), nil, `missing compatible host volumes: "data"`},
-		{"node without host volumes", newNode("a"), nil, `missing compatible host volumes: "data"`},
+		{"missing", volumeNode("a", "other"), nil, `missing compatible host volumes: data`},
+		{"node without host volumes", newNode("a"), nil, `missing compatible host volumes: data`},
 		{"read-only on the node, writable asked", volumeNode("a", "data:ro"), nil,
-			`missing compatible host volumes: "data" is read-only and the group's volume is not`},
+			`missing compatible host volumes: data is read-only and the group's volume is not`},
 		{"read-only on the node, read-only asked", volumeNode("a", "data:ro"),
 			func(tg *structs.TaskGroup) { tg.Volumes["v"].ReadOnly = true }, ""},
 		{"the first failing volume by name is named", volumeNode("a"), func(tg *structs.TaskGroup) {
 			tg.Volumes["a"] = &structs.VolumeRequest{Type: structs.VolumeTypeHost, Source: "first"}
 			tg.Volumes["z"] = &structs.VolumeRequest{Type: structs.VolumeTypeHost, Source: "last"}
-		}, `missing compatible host volumes: "first"`},
+		}, `missing compatible host volumes: first`},
 		{"driver that cannot mount", func() *structs.Node {
 			n := volumeNode("a", "data")
 			n.Drivers["mock"].MountsUnsupported = true
@@ -89,9 +89,9 @@ func TestHostVolumePlacement(t *testing.T) {
 		{"only on the node with the volume", "service", false,
 			[]*structs.Node{volumeNode("a"), volumeNode("b", "data"), volumeNode("c", "other")}, []string{"b"}, ""},
 		{"no node has it: the failure names it", "service", false,
-			[]*structs.Node{volumeNode("a"), volumeNode("b", "other")}, nil, `missing compatible host volumes: "data"`},
+			[]*structs.Node{volumeNode("a"), volumeNode("b", "other")}, nil, `missing compatible host volumes: data`},
 		{"read-only volume needs a read-only request", "service", false,
-			[]*structs.Node{volumeNode("a", "data:ro")}, nil, `missing compatible host volumes: "data" is read-only and the group's volume is not`},
+			[]*structs.Node{volumeNode("a", "data:ro")}, nil, `missing compatible host volumes: data is read-only and the group's volume is not`},
 		{"read-only request takes a read-only volume", "service", true,
 			[]*structs.Node{volumeNode("a", "data:ro")}, []string{"a"}, ""},
 		{"system job: only nodes with the volume", "system", false,
