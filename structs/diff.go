@@ -236,6 +236,7 @@ func diffGroups(name string, old, new *TaskGroup) *TaskGroupDiff {
 		affinitiesDiff(oa, na),
 		spreadsDiff(os, ns),
 	)
+	d.Objects = append(d.Objects, volumesDiff(groupVolumes(old), groupVolumes(new))...) // volumes_diff.go
 	tasks := map[string]bool{}
 	var names []string
 	for _, tg := range []*TaskGroup{old, new} {
@@ -318,6 +319,7 @@ func diffTasks(name string, old, new *Task) *TaskDiff {
 		affinitiesDiff(affinities(old), affinities(new)),
 	)
 	d.Objects = append(d.Objects, artifactsDiff(old, new)...) // artifact.go
+	d.Objects = append(d.Objects, volumeMountsDiff(taskVolumeMounts(old), taskVolumeMounts(new))...) // volumes_diff.go
 	if d.Type == DiffTypeNone && (len(d.Fields) > 0 || len(d.Objects) > 0) {
 		d.Type = DiffTypeEdited
 	}

@@ -135,3 +135,33 @@ func TestMountReadOnly(t *testing.T) {
 		}
 	}
 }
+
+func TestVolumeDiffs(t *testing.T) {
+	old := volumeJob()
+	new := old.Copy()
+	tg := new.TaskGroups[0]
+	tg.Volumes["data"].ReadOnly = true
+	tg.Volumes["logs"] = &VolumeRequest{Name: "logs", Type: VolumeTypeHost, Source: "logs"}
+	tg.Tasks[0].VolumeMounts[0].Destination = "/srv"
+	d := DiffJobs(old, new)
+	g := d.TaskGroups[0]
+	if g.Type != DiffTypeEdited || len(g.Objects) != 2 {
+		t.Fatalf("group diff %+v", g)
+	}
+	if o := g.Objects[0]; o.Name != "Volume" || o.Type != DiffTypeEdited || len(o.Fields) != 1 || o.Fields[0].Name != "ReadOnly" || o.Fields[0].New != "true" {
+		t.Errorf("data volume diff %+v", o)
+	}
+	if o := g.Objects[1]; o.Name != "Volume" || o.Type != DiffTypeAdded {
+		t.Errorf("logs volume diff %+v", o)
+	}
+	task := g.Tasks[0]
+	if task.Type != DiffTypeEdited || len(task.Objects) != 2 || task.Annotations[0] != AnnotationForcesDestructiveUpdate {
+		t.Fatalf("task diff %+v", task)
+	}
+	if del, add := task.Objects[0], task.Objects[1]; del.Name != "VolumeMount" || del.Type != DiffTypeDeleted || add.Type != DiffTypeAdded {
+		t.Errorf("mount diffs %+v %+v", del, add)
+	}
+	if d := DiffJobs(old, old.Copy()); d.TaskGroups[0].Type != DiffTypeNone {
+		t.Errorf("an unchanged job with volumes diffs: %+v", d.TaskGroups[0])
+	}
+}
