@@ -125,6 +125,7 @@ func formatNodeStatus(n *api.Node, allocs []*api.Allocation, now time.Time, verb
 	}
 	b.WriteString(formatTable([]string{"Driver", "Detected", "Healthy", "Message", "Time"}, drows))
 	b.WriteString(formatNodeDevices(n))
+	b.WriteString(formatHostVolumes(n, verbose)) // node_volumes.go
 
 	if r := n.NodeResources; r != nil {
 		var cpu, mem, disk int64
