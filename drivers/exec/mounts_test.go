@@ -97,6 +97,8 @@ func TestVolumeMountsInTask(t *testing.T) {
 		_, err := os.Stat(filepath.Join(data, "ready"))
 		return err == nil
 	})
+	// The shim copies the output to the log file on its own schedule.
+	eventually(t, "the task's output", func() bool { return strings.Contains(stdout(t, cfg), "conf-") })
 	if got := strings.TrimSpace(stdout(t, cfg)); got != "setting=1\nconf-read-only" {
 		t.Fatalf("stdout %q, stderr %q", got, stderr(t, cfg))
 	}
