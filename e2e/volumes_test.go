@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	nomad "github.com/hashicorp/nomad/api"
+
 	"github.com/drover-io/drover/api"
 )
 
@@ -265,4 +267,69 @@ func readHostFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestHostVolumesNomadAPIClient drives host volumes with HashiCorp's own Go
+// client: a job with Nomad's volume and volume_mount structs is accepted
+// and placed, reads back, the node's host volumes decode, and a raw_exec
+// task with a mount is refused.
+func TestHostVolumesNomadAPIClient(t *testing.T) {
+	a, shared, _ := hostVolumeAgent(t)
+	c, err := nomad.NewClient(&nomad.Config{Address: a.addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newJob := func(id, driver string) *nomad.Job {
+		job := nomad.NewServiceJob(id, id, "global", 50)
+		task := nomad.NewTask("t", driver).Require(&nomad.Resources{CPU: pointer(20), MemoryMB: pointer(16)})
+		if driver == "raw_exec" {
+			task.SetConfig("command", "/bin/sleep").SetConfig("args", []string{"300"})
+		} else {
+			task.SetConfig("run_for", "300s")
+		}
+		task.VolumeMounts = []*nomad.VolumeMount{{Volume: pointer("data"), Destination: pointer("/data"), ReadOnly: pointer(true)}}
+		tg := nomad.NewTaskGroup("g", 1).AddTask(task)
+		tg.Volumes = map[string]*nomad.VolumeRequest{"data": {Name: "data", Type: "host", Source: "shared"}}
+		job.AddTaskGroup(tg)
+		job.Canonicalize()
+		return job
+	}
+	if _, _, err := c.Jobs().Register(newJob("nomad-raw", "raw_exec"), nil); err == nil || !strings.Contains(err.Error(), "cannot mount volumes") {
+		t.Errorf("register of a raw_exec task with a volume_mount = %v, want the refusal", err)
+	}
+	if _, _, err := c.Jobs().Register(newJob("nomad-vol", "mock_driver"), nil); err != nil {
+		t.Fatalf("register: %v", err)
+	}
+	waitFor(t, 60*time.Second, "the allocation to run", func() (bool, string) {
+		allocs, _, err := c.Jobs().Allocations("nomad-vol", false, nil)
+		if err != nil || len(allocs) != 1 {
+			return false, fmt.Sprintf("%d allocations, %v", len(allocs), err)
+		}
+		return allocs[0].ClientStatus == "running", "client status " + allocs[0].ClientStatus
+	})
+	job, _, err := c.Jobs().Info("nomad-vol", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := job.TaskGroups[0]
+	if v := tg.Volumes["data"]; v == nil || v.Type != "host" || v.Source != "shared" {
+		t.Errorf("the job's volume reads back as %+v", v)
+	}
+	if m := tg.Tasks[0].VolumeMounts; len(m) != 1 || *m[0].Destination != "/data" || !*m[0].ReadOnly || *m[0].PropagationMode != "private" {
+		t.Errorf("the task's volume mounts read back as %+v", m)
+	}
+	nodes, _, err := c.Nodes().List(nil)
+	if err != nil || len(nodes) != 1 {
+		t.Fatalf("nodes: %v, %v", nodes, err)
+	}
+	node, _, err := c.Nodes().Info(nodes[0].ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hv := node.HostVolumes["shared"]; hv == nil || hv.Path != shared || hv.ReadOnly {
+		t.Errorf("the node's host volume reads as %+v", hv)
+	}
+	if _, _, err := c.Jobs().Deregister("nomad-vol", true, nil); err != nil {
+		t.Fatal(err)
+	}
 }
