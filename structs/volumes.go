@@ -30,6 +30,10 @@ const (
 	VolumeMountPropagationBidirectional = "bidirectional"
 )
 
+// maxMountDestination bounds a volume_mount's destination: Linux's
+// PATH_MAX.
+const maxMountDestination = 4096
+
 // Paths inside a task where drivers with filesystem isolation mount the
 // task's own directories; a volume_mount may not take their place.
 var reservedMountDestinations = []string{"/alloc", "/local", "/secrets"}
@@ -227,6 +231,9 @@ func (t *Task) volumeMountErrors(group string, volumes map[string]*VolumeRequest
 func checkMountDestination(dest string) (string, error) {
 	if dest == "" {
 		return "", fmt.Errorf("it is missing: set the absolute path inside the task, such as %q", "/data")
+	}
+	if len(dest) > maxMountDestination {
+		return "", fmt.Errorf("%.32q... is %d bytes long: at most %d are allowed", dest, len(dest), maxMountDestination)
 	}
 	if err := checkCharacters("destination", dest); err != nil {
 		return "", err

@@ -45,6 +45,8 @@ func TestVolumeValidation(t *testing.T) {
 		{"duplicate destination", func(tg *TaskGroup) {
 			tg.Tasks[0].VolumeMounts = append(tg.Tasks[0].VolumeMounts, &VolumeMount{Volume: "data", Destination: "/data/."})
 		}, []string{`volume_mount 2: destination "/data/." is also the destination of volume_mount 1`}},
+		{"destination too long", func(tg *TaskGroup) { tg.Tasks[0].VolumeMounts[0].Destination = "/" + strings.Repeat("d", 5000) },
+			[]string{"5001 bytes long: at most 4096"}},
 		{"control character in destination", func(tg *TaskGroup) { tg.Tasks[0].VolumeMounts[0].Destination = "/da\nta" },
 			[]string{"control character"}},
 		{"unsupported propagation", func(tg *TaskGroup) { tg.Tasks[0].VolumeMounts[0].PropagationMode = VolumeMountPropagationBidirectional },
