@@ -68,8 +68,8 @@ func (c *Client) DriverManager() *drivermanager.Manager { return c.drivers }
 // UpdateNodeFromDriver records a driver's new DriverInfo in the node:
 // Drivers[name] and, while it is detected, its attributes (driver.NAME,
 // driver.NAME.version, ...), dropping those of its earlier report. When the
-// driver's detection or health changed after the node registered, the
-// servers are sent the new node.
+// driver's detection, health or ability to mount changed after the node
+// registered, the servers are sent the new node.
 func (c *Client) UpdateNodeFromDriver(name string, info *structs.DriverInfo) {
 	if info == nil {
 		return
@@ -98,7 +98,7 @@ func (c *Client) UpdateNodeFromDriver(name string, info *structs.DriverInfo) {
 		maps.Copy(c.node.Attributes, info.Attributes)
 	}
 	c.nodeMu.Unlock()
-	if prev == nil || prev.Detected != info.Detected || prev.Healthy != info.Healthy {
+	if prev == nil || prev.Detected != info.Detected || prev.Healthy != info.Healthy || prev.MountsUnsupported != info.MountsUnsupported {
 		select {
 		case c.nodeChanged <- struct{}{}:
 		default: // an update is already pending
