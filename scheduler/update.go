@@ -13,8 +13,8 @@ import (
 //
 // Destructive: the set of tasks, or any task's driver, config, env, user,
 // resources, lifecycle, kill timeout or signal, leader flag, log config,
-// restart policy, constraints, affinities, artifacts or volume mounts; the group's
-// constraints, affinities, spreads, restart policy, ephemeral disk,
+// restart policy, constraints, affinities, artifacts or volume mounts; the
+// group's constraints, affinities, spreads, restart policy, ephemeral disk,
 // network or volume blocks (a placement preference that changed is
 // honoured by placing again, as Nomad does); and meta at any level,
 // because meta reaches the task's environment as NOMAD_META_* variables,

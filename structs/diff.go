@@ -318,7 +318,7 @@ func diffTasks(name string, old, new *Task) *TaskDiff {
 		constraintsDiff(oc, nc),
 		affinitiesDiff(affinities(old), affinities(new)),
 	)
-	d.Objects = append(d.Objects, artifactsDiff(old, new)...) // artifact.go
+	d.Objects = append(d.Objects, artifactsDiff(old, new)...)                                        // artifact.go
 	d.Objects = append(d.Objects, volumeMountsDiff(taskVolumeMounts(old), taskVolumeMounts(new))...) // volumes_diff.go
 	if d.Type == DiffTypeNone && (len(d.Fields) > 0 || len(d.Objects) > 0) {
 		d.Type = DiffTypeEdited
