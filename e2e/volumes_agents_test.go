@@ -269,3 +269,106 @@ func taskPidOf(t *testing.T, dataDir string, marker []string) int {
 	})
 	return pid
 }
+
+// TestHostVolumeAddedLater: a job asking for a host volume no node offers
+// waits (its evaluation blocked, job status naming the volume); once the
+// operator adds the host_volume to the agent's config and restarts the
+// agent, the job is placed and writes into the volume, as docs/volumes.md
+// says.
+func TestHostVolumeAddedLater(t *testing.T) {
+	a := newPersistentAgent(t, "vol-later", roleCombined)
+	requireExecDriver(t)
+	shared := sharedVolumeDir(t)
+	a.start(t)
+	a.waitReady(t, surviveStartTimeout)
+	c := a.client(t)
+
+	job := fmt.Sprintf(`job "later" {
+  type = "batch"
+  group "g" {
+    restart {
+      attempts = 0
+      mode     = "fail"
+    }
+    volume "data" {
+      type   = "host"
+      source = "shared"
+    }
+    task "t" {
+      driver = "exec"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", %s]
+      }
+      volume_mount {
+        volume      = "data"
+        destination = "/data"
+      }
+      resources {
+        cpu    = 10
+        memory = 32
+      }
+    }
+  }
+}
+`, strconv.Quote(`echo "$NOMAD_ALLOC_ID" > /data/later`))
+	runJob(t, a, "later", job)
+	waitFor(t, time.Minute, "the job's evaluation to block on the missing volume", func() (bool, string) {
+		evals, _, err := c.Jobs().Evaluations("later", nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		var st []string
+		for _, e := range evals {
+			st = append(st, e.Status)
+			if e.Status == api.EvalStatusBlocked {
+				return true, ""
+			}
+		}
+		return false, "evaluations: " + strings.Join(st, ", ")
+	})
+	if r := a.cli(t, "job", "status", "later"); !strings.Contains(r.stdout, "missing compatible host volumes: shared") {
+		t.Errorf("job status does not name the missing volume:\n%s", r)
+	}
+	if allocs, _, err := c.Jobs().Allocations("later", true, nil); err != nil || len(allocs) != 0 {
+		t.Fatalf("the job was placed without its volume: %d allocations (%v)", len(allocs), err)
+	}
+
+	a.interrupt(t)
+	f, err := os.OpenFile(a.configPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = fmt.Fprintf(f, "\nclient {\n  host_volume \"shared\" {\n    path = %q\n  }\n}\n", shared)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.start(t)
+	a.waitReady(t, surviveStartTimeout)
+
+	waitFor(t, 3*time.Minute, "the job to be placed and complete", func() (bool, string) {
+		a.checkAlive(t)
+		allocs, _, err := c.Jobs().Allocations("later", true, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		if len(allocs) != 1 {
+			return false, fmt.Sprintf("%d allocations", len(allocs))
+		}
+		al := allocs[0]
+		if al.ClientStatus == api.AllocClientStatusFailed {
+			t.Fatalf("alloc %s failed: %s", al.ID, a.cli(t, "alloc", "status", al.ID).stdout)
+		}
+		return al.ClientStatus == api.AllocClientStatusComplete, "alloc is " + al.ClientStatus
+	})
+	allocs, _, err := c.Jobs().Allocations("later", true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(readHostFile(t, filepath.Join(shared, "later"))); got != allocs[0].ID {
+		t.Errorf("the volume holds %q, want the alloc's ID %s", got, allocs[0].ID)
+	}
+}
