@@ -45,7 +45,7 @@ func (d *Driver) ExecTaskStreaming(ctx context.Context, taskID string, opts *dri
 	}
 	c := exec.Command(path, opts.Command[1:]...)
 	c.Args[0] = opts.Command[0]
-	c.Env = taskEnv(t.cfg.Env)
+	c.Env = execstream.Env(taskEnv(t.cfg.Env), opts)
 	c.Dir = t.cfg.TaskDir.Dir
 	c.Stdin, c.Stdout, c.Stderr = stdio.Files()
 	// A session of its own: the command is killed with what it starts,

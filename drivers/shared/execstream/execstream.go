@@ -332,3 +332,21 @@ func control(f *os.File, fn func(fd int) error) error {
 	}
 	return ferr
 }
+
+// DefaultTerm is the TERM a command on a terminal gets when the task's
+// environment sets none.
+const DefaultTerm = "xterm"
+
+// Env returns env (KEY=value entries) for a command run with opts: with a
+// TTY, TERM is added when env lacks it, so that full-screen programs work.
+func Env(env []string, opts *drivers.ExecOptions) []string {
+	if !opts.TTY {
+		return env
+	}
+	for _, kv := range env {
+		if len(kv) >= 5 && kv[:5] == "TERM=" {
+			return env
+		}
+	}
+	return append(env[:len(env):len(env)], "TERM="+DefaultTerm)
+}

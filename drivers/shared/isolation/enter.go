@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -84,36 +83,11 @@ func Enter(ctx context.Context, init InitCommand, st State, spec *EnterSpec, std
 }
 
 func enterFromThisThread(ctx context.Context, init InitCommand, st State, spec *EnterSpec, stdout, stderr io.Writer) (*os.ProcessState, error) {
-	var fds []*os.File
-	defer func() {
-		for _, f := range fds {
-			f.Close()
-		}
-	}()
-	for _, ns := range enterNamespaces {
-		f, err := os.Open("/proc/" + strconv.Itoa(st.Pid) + "/ns/" + ns.name)
-		if err != nil {
-			return nil, fmt.Errorf("open %s namespace: %w", ns.name, err)
-		}
-		fds = append(fds, f)
-	}
-	// The namespaces are pinned by the open files: check that they are
-	// still the task's (its pid was not reused meanwhile).
-	if !Alive(st.Pid, st.StartTime) {
-		return nil, fmt.Errorf("process %d: %w", st.Pid, os.ErrNotExist)
-	}
-	for i, ns := range enterNamespaces {
-		if err := unix.Setns(int(fds[i].Fd()), ns.flag); err != nil {
-			return nil, fmt.Errorf("join %s namespace: %w", ns.name, err)
-		}
-	}
-	s := *spec
-	s.Root = "/proc/" + strconv.Itoa(st.Pid) + "/root"
-
-	cmd := exec.Command(init.Path, append(append([]string(nil), init.Args...), enterArg)...)
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if _, err := launch(ctx, cmd, st.Cgroup, &s); err != nil {
+	cmd, err := startInTask(ctx, init, st, spec, func(cmd *exec.Cmd) {
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	})
+	if err != nil {
 		return nil, err
 	}
 	waited := make(chan struct{})
@@ -125,7 +99,7 @@ func enterFromThisThread(ctx context.Context, init InitCommand, st State, spec *
 		case <-waited:
 		}
 	}()
-	err := cmd.Wait()
+	err = cmd.Wait()
 	if cmd.ProcessState == nil {
 		return nil, err
 	}
