@@ -1,0 +1,124 @@
+package docker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/drover-io/drover/plugins/drivers"
+)
+
+// lockedBuffer collects output written by the driver's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestDriver_ExecTaskStreaming(t *testing.T) {
+	h := newHarness(t, nil)
+	cfg := h.config(shell("echo ready; exec sleep 1000"))
+	h.start(cfg)
+	eventually(t, "ready", fileContains(cfg.StdoutPath, "ready"))
+
+	cases := []struct {
+		name           string
+		cmd            []string
+		tty            bool
+		stdin          string
+		size           drivers.TerminalSize
+		stdout, stderr string
+		code           int
+	}{
+		{name: "output and exit", cmd: []string{"sh", "-c", "echo out; echo err >&2; exit 4"}, stdout: "out\n", stderr: "err\n", code: 4},
+		{name: "stdin", cmd: []string{"cat"}, stdin: "one\ntwo\n", stdout: "one\ntwo\n"},
+		{name: "tty", cmd: []string{"sh", "-c", "test -t 0 && echo term; exit 3"}, tty: true, stdout: "term\r\n", code: 3},
+		{name: "tty size", cmd: []string{"sh", "-c", "read x; stty size"}, tty: true, stdin: "go\n", size: drivers.TerminalSize{Height: 33, Width: 101}, stdout: "go\r\n33 101\r\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr lockedBuffer
+			opts := &drivers.ExecOptions{Command: tc.cmd, TTY: tc.tty, Stdout: &stdout, Stderr: &stderr, InitialSize: tc.size}
+			if tc.stdin != "" {
+				opts.Stdin = io.NopCloser(strings.NewReader(tc.stdin))
+			}
+			res, err := h.d.ExecTaskStreaming(context.Background(), cfg.ID, opts)
+			if err != nil {
+				t.Fatalf("ExecTaskStreaming: %v", err)
+			}
+			if stdout.String() != tc.stdout || stderr.String() != tc.stderr || res.ExitCode != tc.code {
+				t.Fatalf("stdout %q stderr %q exit %d; want %q %q %d", stdout.String(), stderr.String(), res.ExitCode, tc.stdout, tc.stderr, tc.code)
+			}
+		})
+	}
+
+	// A missing command is reported by Docker as exit 126 or 127 with
+	// its message.
+	var out lockedBuffer
+	res, err := h.d.ExecTaskStreaming(context.Background(), cfg.ID, &drivers.ExecOptions{Command: []string{"/no/such/binary"}, Stdout: &out, Stderr: &out})
+	if err == nil && res.ExitCode == 0 {
+		t.Errorf("exec of a missing binary succeeded: %q", out.String())
+	}
+
+	// Cancelling kills the command (the daemon is local) and leaves the
+	// task running.
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	started := &notifyWriter{seen: make(chan struct{})}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := h.d.ExecTaskStreaming(ctx, cfg.ID, &drivers.ExecOptions{Command: []string{"sh", "-c", "echo started; cat"}, Stdin: pr, Stdout: started})
+		errc <- err
+	}()
+	<-started.seen
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled exec: %v, want context.Canceled", err)
+	}
+	pw.Close()
+	st, err := h.d.InspectTask(context.Background(), cfg.ID)
+	if err != nil || st.State != drivers.TaskStateRunning {
+		t.Fatalf("task after a cancelled exec: %+v, %v", st, err)
+	}
+
+	if _, err := h.d.ExecTaskStreaming(context.Background(), "nope", &drivers.ExecOptions{Command: []string{"true"}}); !errors.Is(err, drivers.ErrTaskNotFound) {
+		t.Fatalf("unknown task: %v", err)
+	}
+}
+
+// notifyWriter closes seen on its first write.
+type notifyWriter struct {
+	once sync.Once
+	seen chan struct{}
+}
+
+func (w *notifyWriter) Write(p []byte) (int, error) {
+	w.once.Do(func() { close(w.seen) })
+	return len(p), nil
+}
+
+func TestDriver_ExecTaskStreamingExited(t *testing.T) {
+	h := newHarness(t, nil)
+	cfg := h.config(shell("exit 0"))
+	h.start(cfg)
+	h.wait(cfg.ID)
+	_, err := h.d.ExecTaskStreaming(context.Background(), cfg.ID, &drivers.ExecOptions{Command: []string{"true"}})
+	if err == nil || !strings.Contains(err.Error(), "exited") {
+		t.Fatalf("exec into an exited task: %v, want an error saying it exited", err)
+	}
+}
