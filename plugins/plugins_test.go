@@ -79,10 +79,11 @@ func testLogger(*testing.T) *slog.Logger {
 }
 
 var mockSpec = &conformance.Spec{
-	RunForever:  json.RawMessage(`{}`),
-	ExitZero:    json.RawMessage(`{"run_for":"10ms"}`),
-	ExitThree:   json.RawMessage(`{"run_for":"10ms","exit_code":3}`),
-	ExecCommand: []string{"true"},
+	RunForever:      json.RawMessage(`{}`),
+	ExitZero:        json.RawMessage(`{"run_for":"10ms"}`),
+	ExitThree:       json.RawMessage(`{"run_for":"10ms","exit_code":3}`),
+	ExecCommand:     []string{"true"},
+	ExecEchoCommand: []string{"cat"},
 }
 
 // TestConformance_ExternalPlugin runs the conformance checks against the

@@ -22,7 +22,10 @@
 //	stdout_string            written to TaskConfig.StdoutPath when the task starts
 //	stdout_repeat            write stdout_string this many more times ...
 //	stdout_repeat_duration   ... this far apart
-//	exec_command             {run_for, exit_code, exit_err_msg, stdout_string}: what ExecTask does
+//	exec_command             {run_for, exit_code, exit_err_msg, stdout_string}: what ExecTask does;
+//	                         ExecTaskStreaming writes stdout_string, echoes stdin to
+//	                         stdout until it ends (reporting terminal sizes as
+//	                         "size HxW" lines) and exits with exit_code
 //	wait_never_returns       drover extension: WaitTask's channel never receives a
 //	                         result nor closes, to test a misbehaving driver
 //

@@ -83,6 +83,7 @@ func checks() []check {
 			}
 			return ""
 		}},
+		{name: "ExecStreaming", run: checkExecStreaming, skip: skipExecStreaming}, // exec_streaming.go
 	}
 }
 

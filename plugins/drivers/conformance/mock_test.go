@@ -20,7 +20,8 @@ var mockSpec = &conformance.Spec{
 	ExitThree:  json.RawMessage(`{"run_for":"10ms","exit_code":3}`),
 	// The mock's exec_command is part of the task config; without one
 	// ExecTask returns an empty successful result.
-	ExecCommand: []string{"true"},
+	ExecCommand:     []string{"true"},
+	ExecEchoCommand: []string{"cat"},
 }
 
 func TestConformance_Mock(t *testing.T) {

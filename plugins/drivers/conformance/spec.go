@@ -25,6 +25,11 @@ type Spec struct {
 	// exit 0; nil skips the check. It also runs only when the driver's
 	// Capabilities say Exec.
 	ExecCommand []string
+	// ExecEchoCommand is run by the streaming exec check (for a driver
+	// that is a drivers.ExecStreamingPlugin) in a RunForever task: it must
+	// copy its stdin to its stdout and exit 0 at the end of its input
+	// ("cat"); nil skips the check.
+	ExecEchoCommand []string
 
 	// SkipSignal, SkipStats and SkipRecover skip those checks for a
 	// driver that lacks the feature. The signal check also runs only when

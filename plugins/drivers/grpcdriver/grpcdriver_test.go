@@ -58,10 +58,11 @@ func TestConformance_MockOverGRPC(t *testing.T) {
 		c, _ := serve(t, d)
 		return c
 	}, &conformance.Spec{
-		RunForever:  json.RawMessage(`{}`),
-		ExitZero:    json.RawMessage(`{"run_for":"10ms"}`),
-		ExitThree:   json.RawMessage(`{"run_for":"10ms","exit_code":3}`),
-		ExecCommand: []string{"true"},
+		RunForever:      json.RawMessage(`{}`),
+		ExitZero:        json.RawMessage(`{"run_for":"10ms"}`),
+		ExitThree:       json.RawMessage(`{"run_for":"10ms","exit_code":3}`),
+		ExecCommand:     []string{"true"},
+		ExecEchoCommand: []string{"cat"},
 	})
 }
 

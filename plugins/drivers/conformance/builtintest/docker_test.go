@@ -57,10 +57,11 @@ func TestConformance_Docker(t *testing.T) {
 		t.Cleanup(d.Shutdown)
 		return d
 	}, &conformance.Spec{
-		RunForever:  task("sleep", "1000"),
-		ExitZero:    task("true"),
-		ExitThree:   task("sh", "-c", "exit 3"),
-		ExecCommand: []string{"true"},
+		RunForever:      task("sleep", "1000"),
+		ExitZero:        task("true"),
+		ExitThree:       task("sh", "-c", "exit 3"),
+		ExecCommand:     []string{"true"},
+		ExecEchoCommand: []string{"cat"},
 		// sleep, as PID 1 of its container, ignores SIGINT: it is killed.
 		StopTimeout: time.Second,
 	})

@@ -29,10 +29,11 @@ func TestConformance_Exec(t *testing.T) {
 			exec.WithOptions(exec.Options{CgroupParent: "drover-conformance"}),
 			exec.WithInitCommand(exe, []string{isolation.InitArg}))
 	}, &conformance.Spec{
-		RunForever:  json.RawMessage(`{"command":"/bin/sleep","args":["1000"]}`),
-		ExitZero:    json.RawMessage(`{"command":"/bin/true"}`),
-		ExitThree:   json.RawMessage(`{"command":"/bin/sh","args":["-c","exit 3"]}`),
-		ExecCommand: []string{"/bin/true"},
+		RunForever:      json.RawMessage(`{"command":"/bin/sleep","args":["1000"]}`),
+		ExitZero:        json.RawMessage(`{"command":"/bin/true"}`),
+		ExitThree:       json.RawMessage(`{"command":"/bin/sh","args":["-c","exit 3"]}`),
+		ExecCommand:     []string{"/bin/true"},
+		ExecEchoCommand: []string{"/bin/cat"},
 		// sleep, as PID 1 of its namespace, ignores SIGINT: it is killed.
 		StopTimeout: time.Second,
 		// The task's chroot needs the permissions the client's allocdir

@@ -41,9 +41,10 @@ func TestConformance_RawExec(t *testing.T) {
 	conformance.RunConformance(t, func(t *testing.T) drivers.DriverPlugin {
 		return rawexec.New(nil, rawexec.WithShimCommand(exe, []string{shim.Subcommand}))
 	}, &conformance.Spec{
-		RunForever:  json.RawMessage(`{"command":"sleep","args":["1000"]}`),
-		ExitZero:    json.RawMessage(`{"command":"true"}`),
-		ExitThree:   json.RawMessage(`{"command":"sh","args":["-c","exit 3"]}`),
-		ExecCommand: []string{"true"},
+		RunForever:      json.RawMessage(`{"command":"sleep","args":["1000"]}`),
+		ExitZero:        json.RawMessage(`{"command":"true"}`),
+		ExitThree:       json.RawMessage(`{"command":"sh","args":["-c","exit 3"]}`),
+		ExecCommand:     []string{"true"},
+		ExecEchoCommand: []string{"cat"},
 	})
 }
