@@ -2357,6 +2357,352 @@ func (x *ExecTaskResponse) GetExitResult() *ExitResult {
 	return nil
 }
 
+type TerminalSize struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Height        int64                  `protobuf:"varint,1,opt,name=height,proto3" json:"height,omitempty"`
+	Width         int64                  `protobuf:"varint,2,opt,name=width,proto3" json:"width,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TerminalSize) Reset() {
+	*x = TerminalSize{}
+	mi := &file_driver_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TerminalSize) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TerminalSize) ProtoMessage() {}
+
+func (x *TerminalSize) ProtoReflect() protoreflect.Message {
+	mi := &file_driver_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TerminalSize.ProtoReflect.Descriptor instead.
+func (*TerminalSize) Descriptor() ([]byte, []int) {
+	return file_driver_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *TerminalSize) GetHeight() int64 {
+	if x != nil {
+		return x.Height
+	}
+	return 0
+}
+
+func (x *TerminalSize) GetWidth() int64 {
+	if x != nil {
+		return x.Width
+	}
+	return 0
+}
+
+type ExecTaskStreamingSetup struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	TaskId  string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	Command []string               `protobuf:"bytes,2,rep,name=command,proto3" json:"command,omitempty"`
+	Tty     bool                   `protobuf:"varint,3,opt,name=tty,proto3" json:"tty,omitempty"`
+	// stdin is set when the caller sends stdin messages; otherwise the
+	// command's stdin is empty.
+	Stdin bool `protobuf:"varint,4,opt,name=stdin,proto3" json:"stdin,omitempty"`
+	// initial_size is the terminal's size at the start (tty only); unset:
+	// the driver's default.
+	InitialSize   *TerminalSize `protobuf:"bytes,5,opt,name=initial_size,json=initialSize,proto3" json:"initial_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecTaskStreamingSetup) Reset() {
+	*x = ExecTaskStreamingSetup{}
+	mi := &file_driver_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecTaskStreamingSetup) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecTaskStreamingSetup) ProtoMessage() {}
+
+func (x *ExecTaskStreamingSetup) ProtoReflect() protoreflect.Message {
+	mi := &file_driver_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecTaskStreamingSetup.ProtoReflect.Descriptor instead.
+func (*ExecTaskStreamingSetup) Descriptor() ([]byte, []int) {
+	return file_driver_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ExecTaskStreamingSetup) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *ExecTaskStreamingSetup) GetCommand() []string {
+	if x != nil {
+		return x.Command
+	}
+	return nil
+}
+
+func (x *ExecTaskStreamingSetup) GetTty() bool {
+	if x != nil {
+		return x.Tty
+	}
+	return false
+}
+
+func (x *ExecTaskStreamingSetup) GetStdin() bool {
+	if x != nil {
+		return x.Stdin
+	}
+	return false
+}
+
+func (x *ExecTaskStreamingSetup) GetInitialSize() *TerminalSize {
+	if x != nil {
+		return x.InitialSize
+	}
+	return nil
+}
+
+type ExecTaskStreamingRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Message:
+	//
+	//	*ExecTaskStreamingRequest_Setup
+	//	*ExecTaskStreamingRequest_Stdin
+	//	*ExecTaskStreamingRequest_StdinClose
+	//	*ExecTaskStreamingRequest_TtySize
+	Message       isExecTaskStreamingRequest_Message `protobuf_oneof:"message"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecTaskStreamingRequest) Reset() {
+	*x = ExecTaskStreamingRequest{}
+	mi := &file_driver_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecTaskStreamingRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecTaskStreamingRequest) ProtoMessage() {}
+
+func (x *ExecTaskStreamingRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_driver_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecTaskStreamingRequest.ProtoReflect.Descriptor instead.
+func (*ExecTaskStreamingRequest) Descriptor() ([]byte, []int) {
+	return file_driver_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *ExecTaskStreamingRequest) GetMessage() isExecTaskStreamingRequest_Message {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
+func (x *ExecTaskStreamingRequest) GetSetup() *ExecTaskStreamingSetup {
+	if x != nil {
+		if x, ok := x.Message.(*ExecTaskStreamingRequest_Setup); ok {
+			return x.Setup
+		}
+	}
+	return nil
+}
+
+func (x *ExecTaskStreamingRequest) GetStdin() []byte {
+	if x != nil {
+		if x, ok := x.Message.(*ExecTaskStreamingRequest_Stdin); ok {
+			return x.Stdin
+		}
+	}
+	return nil
+}
+
+func (x *ExecTaskStreamingRequest) GetStdinClose() bool {
+	if x != nil {
+		if x, ok := x.Message.(*ExecTaskStreamingRequest_StdinClose); ok {
+			return x.StdinClose
+		}
+	}
+	return false
+}
+
+func (x *ExecTaskStreamingRequest) GetTtySize() *TerminalSize {
+	if x != nil {
+		if x, ok := x.Message.(*ExecTaskStreamingRequest_TtySize); ok {
+			return x.TtySize
+		}
+	}
+	return nil
+}
+
+type isExecTaskStreamingRequest_Message interface {
+	isExecTaskStreamingRequest_Message()
+}
+
+type ExecTaskStreamingRequest_Setup struct {
+	// setup is the first message, and only the first.
+	Setup *ExecTaskStreamingSetup `protobuf:"bytes,1,opt,name=setup,proto3,oneof"`
+}
+
+type ExecTaskStreamingRequest_Stdin struct {
+	Stdin []byte `protobuf:"bytes,2,opt,name=stdin,proto3,oneof"`
+}
+
+type ExecTaskStreamingRequest_StdinClose struct {
+	// stdin_close ends the command's input.
+	StdinClose bool `protobuf:"varint,3,opt,name=stdin_close,json=stdinClose,proto3,oneof"`
+}
+
+type ExecTaskStreamingRequest_TtySize struct {
+	TtySize *TerminalSize `protobuf:"bytes,4,opt,name=tty_size,json=ttySize,proto3,oneof"`
+}
+
+func (*ExecTaskStreamingRequest_Setup) isExecTaskStreamingRequest_Message() {}
+
+func (*ExecTaskStreamingRequest_Stdin) isExecTaskStreamingRequest_Message() {}
+
+func (*ExecTaskStreamingRequest_StdinClose) isExecTaskStreamingRequest_Message() {}
+
+func (*ExecTaskStreamingRequest_TtySize) isExecTaskStreamingRequest_Message() {}
+
+type ExecTaskStreamingResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Message:
+	//
+	//	*ExecTaskStreamingResponse_Stdout
+	//	*ExecTaskStreamingResponse_Stderr
+	//	*ExecTaskStreamingResponse_Exited
+	Message       isExecTaskStreamingResponse_Message `protobuf_oneof:"message"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecTaskStreamingResponse) Reset() {
+	*x = ExecTaskStreamingResponse{}
+	mi := &file_driver_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecTaskStreamingResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecTaskStreamingResponse) ProtoMessage() {}
+
+func (x *ExecTaskStreamingResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_driver_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecTaskStreamingResponse.ProtoReflect.Descriptor instead.
+func (*ExecTaskStreamingResponse) Descriptor() ([]byte, []int) {
+	return file_driver_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *ExecTaskStreamingResponse) GetMessage() isExecTaskStreamingResponse_Message {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
+func (x *ExecTaskStreamingResponse) GetStdout() []byte {
+	if x != nil {
+		if x, ok := x.Message.(*ExecTaskStreamingResponse_Stdout); ok {
+			return x.Stdout
+		}
+	}
+	return nil
+}
+
+func (x *ExecTaskStreamingResponse) GetStderr() []byte {
+	if x != nil {
+		if x, ok := x.Message.(*ExecTaskStreamingResponse_Stderr); ok {
+			return x.Stderr
+		}
+	}
+	return nil
+}
+
+func (x *ExecTaskStreamingResponse) GetExited() *ExitResult {
+	if x != nil {
+		if x, ok := x.Message.(*ExecTaskStreamingResponse_Exited); ok {
+			return x.Exited
+		}
+	}
+	return nil
+}
+
+type isExecTaskStreamingResponse_Message interface {
+	isExecTaskStreamingResponse_Message()
+}
+
+type ExecTaskStreamingResponse_Stdout struct {
+	Stdout []byte `protobuf:"bytes,1,opt,name=stdout,proto3,oneof"`
+}
+
+type ExecTaskStreamingResponse_Stderr struct {
+	Stderr []byte `protobuf:"bytes,2,opt,name=stderr,proto3,oneof"`
+}
+
+type ExecTaskStreamingResponse_Exited struct {
+	Exited *ExitResult `protobuf:"bytes,3,opt,name=exited,proto3,oneof"`
+}
+
+func (*ExecTaskStreamingResponse_Stdout) isExecTaskStreamingResponse_Message() {}
+
+func (*ExecTaskStreamingResponse_Stderr) isExecTaskStreamingResponse_Message() {}
+
+func (*ExecTaskStreamingResponse_Exited) isExecTaskStreamingResponse_Message() {}
+
 var File_driver_proto protoreflect.FileDescriptor
 
 const file_driver_proto_rawDesc = "" +
@@ -2551,10 +2897,31 @@ const file_driver_proto_rawDesc = "" +
 	"\x06stdout\x18\x01 \x01(\fR\x06stdout\x12\x16\n" +
 	"\x06stderr\x18\x02 \x01(\fR\x06stderr\x12F\n" +
 	"\vexit_result\x18\x03 \x01(\v2%.drover.plugins.drivers.v1.ExitResultR\n" +
-	"exitResult*=\n" +
+	"exitResult\"<\n" +
+	"\fTerminalSize\x12\x16\n" +
+	"\x06height\x18\x01 \x01(\x03R\x06height\x12\x14\n" +
+	"\x05width\x18\x02 \x01(\x03R\x05width\"\xbf\x01\n" +
+	"\x16ExecTaskStreamingSetup\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x18\n" +
+	"\acommand\x18\x02 \x03(\tR\acommand\x12\x10\n" +
+	"\x03tty\x18\x03 \x01(\bR\x03tty\x12\x14\n" +
+	"\x05stdin\x18\x04 \x01(\bR\x05stdin\x12J\n" +
+	"\finitial_size\x18\x05 \x01(\v2'.drover.plugins.drivers.v1.TerminalSizeR\vinitialSize\"\xf1\x01\n" +
+	"\x18ExecTaskStreamingRequest\x12I\n" +
+	"\x05setup\x18\x01 \x01(\v21.drover.plugins.drivers.v1.ExecTaskStreamingSetupH\x00R\x05setup\x12\x16\n" +
+	"\x05stdin\x18\x02 \x01(\fH\x00R\x05stdin\x12!\n" +
+	"\vstdin_close\x18\x03 \x01(\bH\x00R\n" +
+	"stdinClose\x12D\n" +
+	"\btty_size\x18\x04 \x01(\v2'.drover.plugins.drivers.v1.TerminalSizeH\x00R\attySizeB\t\n" +
+	"\amessage\"\x9b\x01\n" +
+	"\x19ExecTaskStreamingResponse\x12\x18\n" +
+	"\x06stdout\x18\x01 \x01(\fH\x00R\x06stdout\x12\x18\n" +
+	"\x06stderr\x18\x02 \x01(\fH\x00R\x06stderr\x12?\n" +
+	"\x06exited\x18\x03 \x01(\v2%.drover.plugins.drivers.v1.ExitResultH\x00R\x06exitedB\t\n" +
+	"\amessage*=\n" +
 	"\fMountConfigs\x12\x15\n" +
 	"\x11MOUNT_CONFIGS_ALL\x10\x00\x12\x16\n" +
-	"\x12MOUNT_CONFIGS_NONE\x10\x012\xc0\f\n" +
+	"\x12MOUNT_CONFIGS_NONE\x10\x012\xc5\r\n" +
 	"\x06Driver\x12c\n" +
 	"\n" +
 	"PluginInfo\x12).drover.plugins.base.v1.PluginInfoRequest\x1a*.drover.plugins.base.v1.PluginInfoResponse\x12i\n" +
@@ -2573,7 +2940,8 @@ const file_driver_proto_rawDesc = "" +
 	"\tTaskStats\x12+.drover.plugins.drivers.v1.TaskStatsRequest\x1a,.drover.plugins.drivers.v1.TaskStatsResponse0\x01\x12k\n" +
 	"\n" +
 	"TaskEvents\x12,.drover.plugins.drivers.v1.TaskEventsRequest\x1a-.drover.plugins.drivers.v1.TaskEventsResponse0\x01\x12c\n" +
-	"\bExecTask\x12*.drover.plugins.drivers.v1.ExecTaskRequest\x1a+.drover.plugins.drivers.v1.ExecTaskResponseB3Z1github.com/drover-io/drover/plugins/drivers/protob\x06proto3"
+	"\bExecTask\x12*.drover.plugins.drivers.v1.ExecTaskRequest\x1a+.drover.plugins.drivers.v1.ExecTaskResponse\x12\x82\x01\n" +
+	"\x11ExecTaskStreaming\x123.drover.plugins.drivers.v1.ExecTaskStreamingRequest\x1a4.drover.plugins.drivers.v1.ExecTaskStreamingResponse(\x010\x01B3Z1github.com/drover-io/drover/plugins/drivers/protob\x06proto3"
 
 var (
 	file_driver_proto_rawDescOnce sync.Once
@@ -2588,7 +2956,7 @@ func file_driver_proto_rawDescGZIP() []byte {
 }
 
 var file_driver_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_driver_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
+var file_driver_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_driver_proto_goTypes = []any{
 	(MountConfigs)(0),                  // 0: drover.plugins.drivers.v1.MountConfigs
 	(ErrorDetail_Kind)(0),              // 1: drover.plugins.drivers.v1.ErrorDetail.Kind
@@ -2630,26 +2998,30 @@ var file_driver_proto_goTypes = []any{
 	(*TaskEventsResponse)(nil),         // 37: drover.plugins.drivers.v1.TaskEventsResponse
 	(*ExecTaskRequest)(nil),            // 38: drover.plugins.drivers.v1.ExecTaskRequest
 	(*ExecTaskResponse)(nil),           // 39: drover.plugins.drivers.v1.ExecTaskResponse
-	nil,                                // 40: drover.plugins.drivers.v1.Fingerprint.AttributesEntry
-	nil,                                // 41: drover.plugins.drivers.v1.TaskConfig.EnvEntry
-	nil,                                // 42: drover.plugins.drivers.v1.TaskStatus.DriverAttributesEntry
-	nil,                                // 43: drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry
-	nil,                                // 44: drover.plugins.drivers.v1.TaskEvent.AnnotationsEntry
-	(*timestamppb.Timestamp)(nil),      // 45: google.protobuf.Timestamp
-	(*proto.PluginInfoRequest)(nil),    // 46: drover.plugins.base.v1.PluginInfoRequest
-	(*proto.ConfigSchemaRequest)(nil),  // 47: drover.plugins.base.v1.ConfigSchemaRequest
-	(*proto.SetConfigRequest)(nil),     // 48: drover.plugins.base.v1.SetConfigRequest
-	(*proto.PluginInfoResponse)(nil),   // 49: drover.plugins.base.v1.PluginInfoResponse
-	(*proto.ConfigSchemaResponse)(nil), // 50: drover.plugins.base.v1.ConfigSchemaResponse
-	(*proto.SetConfigResponse)(nil),    // 51: drover.plugins.base.v1.SetConfigResponse
+	(*TerminalSize)(nil),               // 40: drover.plugins.drivers.v1.TerminalSize
+	(*ExecTaskStreamingSetup)(nil),     // 41: drover.plugins.drivers.v1.ExecTaskStreamingSetup
+	(*ExecTaskStreamingRequest)(nil),   // 42: drover.plugins.drivers.v1.ExecTaskStreamingRequest
+	(*ExecTaskStreamingResponse)(nil),  // 43: drover.plugins.drivers.v1.ExecTaskStreamingResponse
+	nil,                                // 44: drover.plugins.drivers.v1.Fingerprint.AttributesEntry
+	nil,                                // 45: drover.plugins.drivers.v1.TaskConfig.EnvEntry
+	nil,                                // 46: drover.plugins.drivers.v1.TaskStatus.DriverAttributesEntry
+	nil,                                // 47: drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry
+	nil,                                // 48: drover.plugins.drivers.v1.TaskEvent.AnnotationsEntry
+	(*timestamppb.Timestamp)(nil),      // 49: google.protobuf.Timestamp
+	(*proto.PluginInfoRequest)(nil),    // 50: drover.plugins.base.v1.PluginInfoRequest
+	(*proto.ConfigSchemaRequest)(nil),  // 51: drover.plugins.base.v1.ConfigSchemaRequest
+	(*proto.SetConfigRequest)(nil),     // 52: drover.plugins.base.v1.SetConfigRequest
+	(*proto.PluginInfoResponse)(nil),   // 53: drover.plugins.base.v1.PluginInfoResponse
+	(*proto.ConfigSchemaResponse)(nil), // 54: drover.plugins.base.v1.ConfigSchemaResponse
+	(*proto.SetConfigResponse)(nil),    // 55: drover.plugins.base.v1.SetConfigResponse
 }
 var file_driver_proto_depIdxs = []int32{
 	1,  // 0: drover.plugins.drivers.v1.ErrorDetail.kind:type_name -> drover.plugins.drivers.v1.ErrorDetail.Kind
 	0,  // 1: drover.plugins.drivers.v1.Capabilities.mount_configs:type_name -> drover.plugins.drivers.v1.MountConfigs
 	4,  // 2: drover.plugins.drivers.v1.CapabilitiesResponse.capabilities:type_name -> drover.plugins.drivers.v1.Capabilities
-	40, // 3: drover.plugins.drivers.v1.Fingerprint.attributes:type_name -> drover.plugins.drivers.v1.Fingerprint.AttributesEntry
+	44, // 3: drover.plugins.drivers.v1.Fingerprint.attributes:type_name -> drover.plugins.drivers.v1.Fingerprint.AttributesEntry
 	7,  // 4: drover.plugins.drivers.v1.FingerprintResponse.fingerprint:type_name -> drover.plugins.drivers.v1.Fingerprint
-	41, // 5: drover.plugins.drivers.v1.TaskConfig.env:type_name -> drover.plugins.drivers.v1.TaskConfig.EnvEntry
+	45, // 5: drover.plugins.drivers.v1.TaskConfig.env:type_name -> drover.plugins.drivers.v1.TaskConfig.EnvEntry
 	10, // 6: drover.plugins.drivers.v1.TaskConfig.resources:type_name -> drover.plugins.drivers.v1.Resources
 	9,  // 7: drover.plugins.drivers.v1.TaskConfig.task_dir:type_name -> drover.plugins.drivers.v1.TaskDir
 	13, // 8: drover.plugins.drivers.v1.TaskConfig.devices:type_name -> drover.plugins.drivers.v1.DeviceConfig
@@ -2660,53 +3032,59 @@ var file_driver_proto_depIdxs = []int32{
 	15, // 13: drover.plugins.drivers.v1.StartTaskResponse.handle:type_name -> drover.plugins.drivers.v1.TaskHandle
 	15, // 14: drover.plugins.drivers.v1.RecoverTaskRequest.handle:type_name -> drover.plugins.drivers.v1.TaskHandle
 	16, // 15: drover.plugins.drivers.v1.WaitTaskResponse.result:type_name -> drover.plugins.drivers.v1.ExitResult
-	45, // 16: drover.plugins.drivers.v1.TaskStatus.started_at:type_name -> google.protobuf.Timestamp
-	45, // 17: drover.plugins.drivers.v1.TaskStatus.completed_at:type_name -> google.protobuf.Timestamp
+	49, // 16: drover.plugins.drivers.v1.TaskStatus.started_at:type_name -> google.protobuf.Timestamp
+	49, // 17: drover.plugins.drivers.v1.TaskStatus.completed_at:type_name -> google.protobuf.Timestamp
 	16, // 18: drover.plugins.drivers.v1.TaskStatus.exit_result:type_name -> drover.plugins.drivers.v1.ExitResult
-	42, // 19: drover.plugins.drivers.v1.TaskStatus.driver_attributes:type_name -> drover.plugins.drivers.v1.TaskStatus.DriverAttributesEntry
+	46, // 19: drover.plugins.drivers.v1.TaskStatus.driver_attributes:type_name -> drover.plugins.drivers.v1.TaskStatus.DriverAttributesEntry
 	28, // 20: drover.plugins.drivers.v1.InspectTaskResponse.status:type_name -> drover.plugins.drivers.v1.TaskStatus
-	43, // 21: drover.plugins.drivers.v1.TaskResourceUsage.pids:type_name -> drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry
+	47, // 21: drover.plugins.drivers.v1.TaskResourceUsage.pids:type_name -> drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry
 	33, // 22: drover.plugins.drivers.v1.TaskStatsResponse.usage:type_name -> drover.plugins.drivers.v1.TaskResourceUsage
-	45, // 23: drover.plugins.drivers.v1.TaskEvent.timestamp:type_name -> google.protobuf.Timestamp
-	44, // 24: drover.plugins.drivers.v1.TaskEvent.annotations:type_name -> drover.plugins.drivers.v1.TaskEvent.AnnotationsEntry
+	49, // 23: drover.plugins.drivers.v1.TaskEvent.timestamp:type_name -> google.protobuf.Timestamp
+	48, // 24: drover.plugins.drivers.v1.TaskEvent.annotations:type_name -> drover.plugins.drivers.v1.TaskEvent.AnnotationsEntry
 	36, // 25: drover.plugins.drivers.v1.TaskEventsResponse.event:type_name -> drover.plugins.drivers.v1.TaskEvent
 	16, // 26: drover.plugins.drivers.v1.ExecTaskResponse.exit_result:type_name -> drover.plugins.drivers.v1.ExitResult
-	33, // 27: drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry.value:type_name -> drover.plugins.drivers.v1.TaskResourceUsage
-	46, // 28: drover.plugins.drivers.v1.Driver.PluginInfo:input_type -> drover.plugins.base.v1.PluginInfoRequest
-	47, // 29: drover.plugins.drivers.v1.Driver.ConfigSchema:input_type -> drover.plugins.base.v1.ConfigSchemaRequest
-	48, // 30: drover.plugins.drivers.v1.Driver.SetConfig:input_type -> drover.plugins.base.v1.SetConfigRequest
-	3,  // 31: drover.plugins.drivers.v1.Driver.Capabilities:input_type -> drover.plugins.drivers.v1.CapabilitiesRequest
-	6,  // 32: drover.plugins.drivers.v1.Driver.Fingerprint:input_type -> drover.plugins.drivers.v1.FingerprintRequest
-	17, // 33: drover.plugins.drivers.v1.Driver.StartTask:input_type -> drover.plugins.drivers.v1.StartTaskRequest
-	19, // 34: drover.plugins.drivers.v1.Driver.RecoverTask:input_type -> drover.plugins.drivers.v1.RecoverTaskRequest
-	21, // 35: drover.plugins.drivers.v1.Driver.WaitTask:input_type -> drover.plugins.drivers.v1.WaitTaskRequest
-	23, // 36: drover.plugins.drivers.v1.Driver.StopTask:input_type -> drover.plugins.drivers.v1.StopTaskRequest
-	25, // 37: drover.plugins.drivers.v1.Driver.DestroyTask:input_type -> drover.plugins.drivers.v1.DestroyTaskRequest
-	27, // 38: drover.plugins.drivers.v1.Driver.InspectTask:input_type -> drover.plugins.drivers.v1.InspectTaskRequest
-	30, // 39: drover.plugins.drivers.v1.Driver.SignalTask:input_type -> drover.plugins.drivers.v1.SignalTaskRequest
-	32, // 40: drover.plugins.drivers.v1.Driver.TaskStats:input_type -> drover.plugins.drivers.v1.TaskStatsRequest
-	35, // 41: drover.plugins.drivers.v1.Driver.TaskEvents:input_type -> drover.plugins.drivers.v1.TaskEventsRequest
-	38, // 42: drover.plugins.drivers.v1.Driver.ExecTask:input_type -> drover.plugins.drivers.v1.ExecTaskRequest
-	49, // 43: drover.plugins.drivers.v1.Driver.PluginInfo:output_type -> drover.plugins.base.v1.PluginInfoResponse
-	50, // 44: drover.plugins.drivers.v1.Driver.ConfigSchema:output_type -> drover.plugins.base.v1.ConfigSchemaResponse
-	51, // 45: drover.plugins.drivers.v1.Driver.SetConfig:output_type -> drover.plugins.base.v1.SetConfigResponse
-	5,  // 46: drover.plugins.drivers.v1.Driver.Capabilities:output_type -> drover.plugins.drivers.v1.CapabilitiesResponse
-	8,  // 47: drover.plugins.drivers.v1.Driver.Fingerprint:output_type -> drover.plugins.drivers.v1.FingerprintResponse
-	18, // 48: drover.plugins.drivers.v1.Driver.StartTask:output_type -> drover.plugins.drivers.v1.StartTaskResponse
-	20, // 49: drover.plugins.drivers.v1.Driver.RecoverTask:output_type -> drover.plugins.drivers.v1.RecoverTaskResponse
-	22, // 50: drover.plugins.drivers.v1.Driver.WaitTask:output_type -> drover.plugins.drivers.v1.WaitTaskResponse
-	24, // 51: drover.plugins.drivers.v1.Driver.StopTask:output_type -> drover.plugins.drivers.v1.StopTaskResponse
-	26, // 52: drover.plugins.drivers.v1.Driver.DestroyTask:output_type -> drover.plugins.drivers.v1.DestroyTaskResponse
-	29, // 53: drover.plugins.drivers.v1.Driver.InspectTask:output_type -> drover.plugins.drivers.v1.InspectTaskResponse
-	31, // 54: drover.plugins.drivers.v1.Driver.SignalTask:output_type -> drover.plugins.drivers.v1.SignalTaskResponse
-	34, // 55: drover.plugins.drivers.v1.Driver.TaskStats:output_type -> drover.plugins.drivers.v1.TaskStatsResponse
-	37, // 56: drover.plugins.drivers.v1.Driver.TaskEvents:output_type -> drover.plugins.drivers.v1.TaskEventsResponse
-	39, // 57: drover.plugins.drivers.v1.Driver.ExecTask:output_type -> drover.plugins.drivers.v1.ExecTaskResponse
-	43, // [43:58] is the sub-list for method output_type
-	28, // [28:43] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	40, // 27: drover.plugins.drivers.v1.ExecTaskStreamingSetup.initial_size:type_name -> drover.plugins.drivers.v1.TerminalSize
+	41, // 28: drover.plugins.drivers.v1.ExecTaskStreamingRequest.setup:type_name -> drover.plugins.drivers.v1.ExecTaskStreamingSetup
+	40, // 29: drover.plugins.drivers.v1.ExecTaskStreamingRequest.tty_size:type_name -> drover.plugins.drivers.v1.TerminalSize
+	16, // 30: drover.plugins.drivers.v1.ExecTaskStreamingResponse.exited:type_name -> drover.plugins.drivers.v1.ExitResult
+	33, // 31: drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry.value:type_name -> drover.plugins.drivers.v1.TaskResourceUsage
+	50, // 32: drover.plugins.drivers.v1.Driver.PluginInfo:input_type -> drover.plugins.base.v1.PluginInfoRequest
+	51, // 33: drover.plugins.drivers.v1.Driver.ConfigSchema:input_type -> drover.plugins.base.v1.ConfigSchemaRequest
+	52, // 34: drover.plugins.drivers.v1.Driver.SetConfig:input_type -> drover.plugins.base.v1.SetConfigRequest
+	3,  // 35: drover.plugins.drivers.v1.Driver.Capabilities:input_type -> drover.plugins.drivers.v1.CapabilitiesRequest
+	6,  // 36: drover.plugins.drivers.v1.Driver.Fingerprint:input_type -> drover.plugins.drivers.v1.FingerprintRequest
+	17, // 37: drover.plugins.drivers.v1.Driver.StartTask:input_type -> drover.plugins.drivers.v1.StartTaskRequest
+	19, // 38: drover.plugins.drivers.v1.Driver.RecoverTask:input_type -> drover.plugins.drivers.v1.RecoverTaskRequest
+	21, // 39: drover.plugins.drivers.v1.Driver.WaitTask:input_type -> drover.plugins.drivers.v1.WaitTaskRequest
+	23, // 40: drover.plugins.drivers.v1.Driver.StopTask:input_type -> drover.plugins.drivers.v1.StopTaskRequest
+	25, // 41: drover.plugins.drivers.v1.Driver.DestroyTask:input_type -> drover.plugins.drivers.v1.DestroyTaskRequest
+	27, // 42: drover.plugins.drivers.v1.Driver.InspectTask:input_type -> drover.plugins.drivers.v1.InspectTaskRequest
+	30, // 43: drover.plugins.drivers.v1.Driver.SignalTask:input_type -> drover.plugins.drivers.v1.SignalTaskRequest
+	32, // 44: drover.plugins.drivers.v1.Driver.TaskStats:input_type -> drover.plugins.drivers.v1.TaskStatsRequest
+	35, // 45: drover.plugins.drivers.v1.Driver.TaskEvents:input_type -> drover.plugins.drivers.v1.TaskEventsRequest
+	38, // 46: drover.plugins.drivers.v1.Driver.ExecTask:input_type -> drover.plugins.drivers.v1.ExecTaskRequest
+	42, // 47: drover.plugins.drivers.v1.Driver.ExecTaskStreaming:input_type -> drover.plugins.drivers.v1.ExecTaskStreamingRequest
+	53, // 48: drover.plugins.drivers.v1.Driver.PluginInfo:output_type -> drover.plugins.base.v1.PluginInfoResponse
+	54, // 49: drover.plugins.drivers.v1.Driver.ConfigSchema:output_type -> drover.plugins.base.v1.ConfigSchemaResponse
+	55, // 50: drover.plugins.drivers.v1.Driver.SetConfig:output_type -> drover.plugins.base.v1.SetConfigResponse
+	5,  // 51: drover.plugins.drivers.v1.Driver.Capabilities:output_type -> drover.plugins.drivers.v1.CapabilitiesResponse
+	8,  // 52: drover.plugins.drivers.v1.Driver.Fingerprint:output_type -> drover.plugins.drivers.v1.FingerprintResponse
+	18, // 53: drover.plugins.drivers.v1.Driver.StartTask:output_type -> drover.plugins.drivers.v1.StartTaskResponse
+	20, // 54: drover.plugins.drivers.v1.Driver.RecoverTask:output_type -> drover.plugins.drivers.v1.RecoverTaskResponse
+	22, // 55: drover.plugins.drivers.v1.Driver.WaitTask:output_type -> drover.plugins.drivers.v1.WaitTaskResponse
+	24, // 56: drover.plugins.drivers.v1.Driver.StopTask:output_type -> drover.plugins.drivers.v1.StopTaskResponse
+	26, // 57: drover.plugins.drivers.v1.Driver.DestroyTask:output_type -> drover.plugins.drivers.v1.DestroyTaskResponse
+	29, // 58: drover.plugins.drivers.v1.Driver.InspectTask:output_type -> drover.plugins.drivers.v1.InspectTaskResponse
+	31, // 59: drover.plugins.drivers.v1.Driver.SignalTask:output_type -> drover.plugins.drivers.v1.SignalTaskResponse
+	34, // 60: drover.plugins.drivers.v1.Driver.TaskStats:output_type -> drover.plugins.drivers.v1.TaskStatsResponse
+	37, // 61: drover.plugins.drivers.v1.Driver.TaskEvents:output_type -> drover.plugins.drivers.v1.TaskEventsResponse
+	39, // 62: drover.plugins.drivers.v1.Driver.ExecTask:output_type -> drover.plugins.drivers.v1.ExecTaskResponse
+	43, // 63: drover.plugins.drivers.v1.Driver.ExecTaskStreaming:output_type -> drover.plugins.drivers.v1.ExecTaskStreamingResponse
+	48, // [48:64] is the sub-list for method output_type
+	32, // [32:48] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_driver_proto_init() }
@@ -2719,13 +3097,24 @@ func file_driver_proto_init() {
 	file_driver_proto_msgTypes[13].OneofWrappers = []any{}
 	file_driver_proto_msgTypes[14].OneofWrappers = []any{}
 	file_driver_proto_msgTypes[34].OneofWrappers = []any{}
+	file_driver_proto_msgTypes[40].OneofWrappers = []any{
+		(*ExecTaskStreamingRequest_Setup)(nil),
+		(*ExecTaskStreamingRequest_Stdin)(nil),
+		(*ExecTaskStreamingRequest_StdinClose)(nil),
+		(*ExecTaskStreamingRequest_TtySize)(nil),
+	}
+	file_driver_proto_msgTypes[41].OneofWrappers = []any{
+		(*ExecTaskStreamingResponse_Stdout)(nil),
+		(*ExecTaskStreamingResponse_Stderr)(nil),
+		(*ExecTaskStreamingResponse_Exited)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_driver_proto_rawDesc), len(file_driver_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   43,
+			NumMessages:   47,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -32,21 +32,22 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Driver_PluginInfo_FullMethodName   = "/drover.plugins.drivers.v1.Driver/PluginInfo"
-	Driver_ConfigSchema_FullMethodName = "/drover.plugins.drivers.v1.Driver/ConfigSchema"
-	Driver_SetConfig_FullMethodName    = "/drover.plugins.drivers.v1.Driver/SetConfig"
-	Driver_Capabilities_FullMethodName = "/drover.plugins.drivers.v1.Driver/Capabilities"
-	Driver_Fingerprint_FullMethodName  = "/drover.plugins.drivers.v1.Driver/Fingerprint"
-	Driver_StartTask_FullMethodName    = "/drover.plugins.drivers.v1.Driver/StartTask"
-	Driver_RecoverTask_FullMethodName  = "/drover.plugins.drivers.v1.Driver/RecoverTask"
-	Driver_WaitTask_FullMethodName     = "/drover.plugins.drivers.v1.Driver/WaitTask"
-	Driver_StopTask_FullMethodName     = "/drover.plugins.drivers.v1.Driver/StopTask"
-	Driver_DestroyTask_FullMethodName  = "/drover.plugins.drivers.v1.Driver/DestroyTask"
-	Driver_InspectTask_FullMethodName  = "/drover.plugins.drivers.v1.Driver/InspectTask"
-	Driver_SignalTask_FullMethodName   = "/drover.plugins.drivers.v1.Driver/SignalTask"
-	Driver_TaskStats_FullMethodName    = "/drover.plugins.drivers.v1.Driver/TaskStats"
-	Driver_TaskEvents_FullMethodName   = "/drover.plugins.drivers.v1.Driver/TaskEvents"
-	Driver_ExecTask_FullMethodName     = "/drover.plugins.drivers.v1.Driver/ExecTask"
+	Driver_PluginInfo_FullMethodName        = "/drover.plugins.drivers.v1.Driver/PluginInfo"
+	Driver_ConfigSchema_FullMethodName      = "/drover.plugins.drivers.v1.Driver/ConfigSchema"
+	Driver_SetConfig_FullMethodName         = "/drover.plugins.drivers.v1.Driver/SetConfig"
+	Driver_Capabilities_FullMethodName      = "/drover.plugins.drivers.v1.Driver/Capabilities"
+	Driver_Fingerprint_FullMethodName       = "/drover.plugins.drivers.v1.Driver/Fingerprint"
+	Driver_StartTask_FullMethodName         = "/drover.plugins.drivers.v1.Driver/StartTask"
+	Driver_RecoverTask_FullMethodName       = "/drover.plugins.drivers.v1.Driver/RecoverTask"
+	Driver_WaitTask_FullMethodName          = "/drover.plugins.drivers.v1.Driver/WaitTask"
+	Driver_StopTask_FullMethodName          = "/drover.plugins.drivers.v1.Driver/StopTask"
+	Driver_DestroyTask_FullMethodName       = "/drover.plugins.drivers.v1.Driver/DestroyTask"
+	Driver_InspectTask_FullMethodName       = "/drover.plugins.drivers.v1.Driver/InspectTask"
+	Driver_SignalTask_FullMethodName        = "/drover.plugins.drivers.v1.Driver/SignalTask"
+	Driver_TaskStats_FullMethodName         = "/drover.plugins.drivers.v1.Driver/TaskStats"
+	Driver_TaskEvents_FullMethodName        = "/drover.plugins.drivers.v1.Driver/TaskEvents"
+	Driver_ExecTask_FullMethodName          = "/drover.plugins.drivers.v1.Driver/ExecTask"
+	Driver_ExecTaskStreaming_FullMethodName = "/drover.plugins.drivers.v1.Driver/ExecTaskStreaming"
 )
 
 // DriverClient is the client API for Driver service.
@@ -75,6 +76,14 @@ type DriverClient interface {
 	TaskStats(ctx context.Context, in *TaskStatsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[TaskStatsResponse], error)
 	TaskEvents(ctx context.Context, in *TaskEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[TaskEventsResponse], error)
 	ExecTask(ctx context.Context, in *ExecTaskRequest, opts ...grpc.CallOption) (*ExecTaskResponse, error)
+	// ExecTaskStreaming runs an interactive command in a task (optional: a
+	// driver without it answers with KIND_NOT_SUPPORTED). The caller's
+	// first message is the setup, later ones its stdin and terminal sizes;
+	// the driver sends the output and then, once, the exit result, after
+	// which the caller closes its side and the driver ends the call. A
+	// command that could not run ends the call with an error status
+	// instead. Unlike the server streams, no empty first response is sent.
+	ExecTaskStreaming(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ExecTaskStreamingRequest, ExecTaskStreamingResponse], error)
 }
 
 type driverClient struct {
@@ -271,6 +280,19 @@ func (c *driverClient) ExecTask(ctx context.Context, in *ExecTaskRequest, opts .
 	return out, nil
 }
 
+func (c *driverClient) ExecTaskStreaming(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ExecTaskStreamingRequest, ExecTaskStreamingResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Driver_ServiceDesc.Streams[4], Driver_ExecTaskStreaming_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ExecTaskStreamingRequest, ExecTaskStreamingResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Driver_ExecTaskStreamingClient = grpc.BidiStreamingClient[ExecTaskStreamingRequest, ExecTaskStreamingResponse]
+
 // DriverServer is the server API for Driver service.
 // All implementations must embed UnimplementedDriverServer
 // for forward compatibility.
@@ -297,6 +319,14 @@ type DriverServer interface {
 	TaskStats(*TaskStatsRequest, grpc.ServerStreamingServer[TaskStatsResponse]) error
 	TaskEvents(*TaskEventsRequest, grpc.ServerStreamingServer[TaskEventsResponse]) error
 	ExecTask(context.Context, *ExecTaskRequest) (*ExecTaskResponse, error)
+	// ExecTaskStreaming runs an interactive command in a task (optional: a
+	// driver without it answers with KIND_NOT_SUPPORTED). The caller's
+	// first message is the setup, later ones its stdin and terminal sizes;
+	// the driver sends the output and then, once, the exit result, after
+	// which the caller closes its side and the driver ends the call. A
+	// command that could not run ends the call with an error status
+	// instead. Unlike the server streams, no empty first response is sent.
+	ExecTaskStreaming(grpc.BidiStreamingServer[ExecTaskStreamingRequest, ExecTaskStreamingResponse]) error
 	mustEmbedUnimplementedDriverServer()
 }
 
@@ -351,6 +381,9 @@ func (UnimplementedDriverServer) TaskEvents(*TaskEventsRequest, grpc.ServerStrea
 }
 func (UnimplementedDriverServer) ExecTask(context.Context, *ExecTaskRequest) (*ExecTaskResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ExecTask not implemented")
+}
+func (UnimplementedDriverServer) ExecTaskStreaming(grpc.BidiStreamingServer[ExecTaskStreamingRequest, ExecTaskStreamingResponse]) error {
+	return status.Error(codes.Unimplemented, "method ExecTaskStreaming not implemented")
 }
 func (UnimplementedDriverServer) mustEmbedUnimplementedDriverServer() {}
 func (UnimplementedDriverServer) testEmbeddedByValue()                {}
@@ -615,6 +648,13 @@ func _Driver_ExecTask_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Driver_ExecTaskStreaming_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(DriverServer).ExecTaskStreaming(&grpc.GenericServerStream[ExecTaskStreamingRequest, ExecTaskStreamingResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Driver_ExecTaskStreamingServer = grpc.BidiStreamingServer[ExecTaskStreamingRequest, ExecTaskStreamingResponse]
+
 // Driver_ServiceDesc is the grpc.ServiceDesc for Driver service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -687,6 +727,12 @@ var Driver_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "TaskEvents",
 			Handler:       _Driver_TaskEvents_Handler,
 			ServerStreams: true,
+		},
+		{
+			StreamName:    "ExecTaskStreaming",
+			Handler:       _Driver_ExecTaskStreaming_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
 		},
 	},
 	Metadata: "driver.proto",
