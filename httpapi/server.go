@@ -73,6 +73,8 @@ type Server struct {
 	// forwarder proxies /v1/client requests for other nodes to their
 	// agents (client_forward.go).
 	forwarder *nodeForwarder
+	// execTimes bounds exec sessions' writes and silences (exec.go).
+	execTimes execTimeouts
 
 	ln  net.Listener
 	srv *http.Server
@@ -90,7 +92,7 @@ func New(ln net.Listener, cfg *Config) *Server {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{rpc: cfg.RPC, agent: cfg.Agent, client: cfg.Client, parse: cfg.ParseJob, logger: logger, ln: ln,
-		done: make(chan struct{}), forwarder: newNodeForwarder(logger)}
+		done: make(chan struct{}), forwarder: newNodeForwarder(logger), execTimes: defaultExecTimeouts()}
 	base, cancel := context.WithCancel(context.Background())
 	s.stopRequests = cancel
 	s.srv = &http.Server{
@@ -167,11 +169,12 @@ func (s *Server) Handler() http.Handler {
 	get("/v1/regions", s.regions)
 	get("/v1/agent/self", s.agentSelf)
 	get("/v1/agent/health", s.agentHealth)
-	s.registerUpdateRoutes(rt)   // updates.go
-	s.registerClientRoutes(rt)   // client_ops.go
-	s.registerStatsRoutes(rt)    // client_stats.go
-	s.registerSnapshotRoute(rt)  // snapshot.go
-	s.registerVariableRoutes(rt) // vars.go
+	s.registerUpdateRoutes(rt)        // updates.go
+	s.registerClientRoutes(rt)        // client_ops.go
+	s.registerStatsRoutes(rt)         // client_stats.go
+	s.registerSnapshotRoute(rt)       // snapshot.go
+	s.registerVariableRoutes(rt)      // vars.go
+	s.registerObservabilityRoutes(rt) // observability_routes.go
 	return rt
 }
 
