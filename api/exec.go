@@ -77,7 +77,10 @@ type ExecRequest struct {
 	// TTY runs the command on a terminal (stdout and stderr together).
 	TTY bool
 	// Stdin is sent to the command until EOF, which closes its input;
-	// nil sends nothing and leaves the input open.
+	// nil sends nothing and leaves the input open. When it is an
+	// io.Closer, Exec closes it as the session ends, so that a pending
+	// Read returns (a Reader that cannot be closed holds Exec up until its
+	// Read returns).
 	Stdin io.Reader
 	// Stdout and Stderr receive the output (nil discards it).
 	Stdout, Stderr io.Writer
@@ -124,6 +127,9 @@ func (s *execSession) run(ctx context.Context) (int, error) {
 	defer func() {
 		cancel()
 		s.conn.Close()
+		if c, ok := s.req.Stdin.(io.Closer); ok {
+			c.Close()
+		}
 		wg.Wait()
 	}()
 	// Closing the connection ends the reading below when ctx ends.

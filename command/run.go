@@ -62,6 +62,7 @@ func commands() map[string]cliCommand {
 		"alloc restart":                 {"Restart the tasks of a running allocation in place", runAllocRestart},
 		"alloc signal":                  {"Send a signal to the tasks of an allocation", runAllocSignal},
 		"alloc stop":                    {"Stop an allocation; the scheduler replaces it", runAllocStop},
+		"alloc exec":                    {"Run a command inside a running task and attach to it", runAllocExec},
 		"system":                        {"Interact with the system API", nil},
 		"system gc":                     {"Garbage collect terminal allocations now", runSystemGC},
 		"node":                          {"Interact with nodes", nil},
@@ -217,7 +218,8 @@ type deps struct {
 	now         func() time.Time
 	getenv      func(string) string
 	readFile    func(string) ([]byte, error)
-	// stdin is read by `var put` for "-" values.
+	// stdin is read by `var put` for "-" values and sent by alloc exec to
+	// the command.
 	stdin io.Reader
 }
 
