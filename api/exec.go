@@ -84,7 +84,13 @@ type ExecRequest struct {
 	Stdin io.Reader
 	// Stdout and Stderr receive the output (nil discards it).
 	Stdout, Stderr io.Writer
-	// Resize carries the terminal's sizes (TTY only; nil: none).
+	// Size is the terminal's size when the command starts (TTY only; the
+	// zero value: none, the agent's default), sent as the tty_height and
+	// tty_width parameters (a drover extension: a command that asks for
+	// its size at once gets the right one, which a first tty_size frame
+	// may reach too late).
+	Size TerminalSize
+	// Resize carries the terminal's later sizes (TTY only; nil: none).
 	Resize <-chan TerminalSize
 }
 
@@ -97,7 +103,11 @@ func (a *Allocations) Exec(ctx context.Context, allocID string, req *ExecRequest
 	if err != nil {
 		return 0, fmt.Errorf("encode command: %w", err)
 	}
-	q = withParams(q, "task", req.Task, "command", string(cmd), "tty", strconv.FormatBool(req.TTY))
+	kv := []string{"task", req.Task, "command", string(cmd), "tty", strconv.FormatBool(req.TTY)}
+	if req.TTY && req.Size != (TerminalSize{}) {
+		kv = append(kv, "tty_height", strconv.Itoa(req.Size.Height), "tty_width", strconv.Itoa(req.Size.Width))
+	}
+	q = withParams(q, kv...)
 	conn, err := a.c.websocket(ctx, "/v1/client/allocation/"+allocID+"/exec", q)
 	if err != nil {
 		return 0, err

@@ -120,9 +120,13 @@ agent at -address may be any agent, which forwards it to that node's.`)
 			return exitError
 		}
 		defer restore()
+		// Watched before the size is read: no change is missed.
 		sizes, stop := term.sizes(ctx)
 		defer stop()
 		req.Resize = sizes
+		if size, err := term.size(); err == nil {
+			req.Size = size
+		}
 		if escapeChar != 0 {
 			req.Stdin = &escapeReader{r: req.Stdin, escape: escapeChar, detach: cancel, lineStart: true}
 		}

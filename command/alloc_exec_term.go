@@ -51,13 +51,10 @@ func (t *execTerminal) size() (api.TerminalSize, error) {
 	return api.TerminalSize{Height: h, Width: w}, nil
 }
 
-// sizes sends the terminal's size now and after each change (SIGWINCH)
-// until ctx ends or stop is called; stop waits for its goroutine.
+// sizes sends the terminal's size after each change (SIGWINCH) until ctx
+// ends or stop is called; stop waits for its goroutine.
 func (t *execTerminal) sizes(ctx context.Context) (<-chan api.TerminalSize, func()) {
-	out := make(chan api.TerminalSize, 1)
-	if s, err := t.size(); err == nil {
-		out <- s
-	}
+	out := make(chan api.TerminalSize)
 	winch := make(chan os.Signal, 1)
 	signal.Notify(winch, syscall.SIGWINCH)
 	ctx, cancel := context.WithCancel(ctx)

@@ -63,10 +63,13 @@ type execRequest struct {
 	task    string
 	command []string
 	tty     bool
+	size    drivers.TerminalSize // the terminal's initial size; zero: none
 }
 
-// parseExecRequest reads ?task=&command=<JSON array>&tty= for alloc; the
-// task may be left out when the allocation's group has one task.
+// parseExecRequest reads ?task=&command=<JSON array>&tty= for alloc, and
+// the terminal's initial size tty_height= and tty_width= (a drover
+// extension); the task may be left out when the allocation's group has
+// one task.
 func parseExecRequest(req *http.Request, alloc *structs.Allocation) (*execRequest, error) {
 	q := req.URL.Query()
 	out := &execRequest{task: q.Get("task")}
@@ -86,6 +89,14 @@ func parseExecRequest(req *http.Request, alloc *structs.Allocation) (*execReques
 			return nil, structs.Invalid("exec: tty=%q is not a boolean", v)
 		}
 		out.tty = tty
+	}
+	if h, w := q.Get("tty_height"), q.Get("tty_width"); h != "" || w != "" {
+		hi, herr := strconv.Atoi(h)
+		wi, werr := strconv.Atoi(w)
+		out.size = drivers.TerminalSize{Height: hi, Width: wi}
+		if herr != nil || werr != nil || out.size.Validate() != nil {
+			return nil, structs.Invalid("exec: tty_height=%q and tty_width=%q must both be numbers between 1 and %d", h, w, drivers.MaxTerminalDimension)
+		}
 	}
 	var tasks []string
 	if alloc.Job != nil {
@@ -136,6 +147,9 @@ func (s *Server) allocExec(w http.ResponseWriter, req *http.Request) {
 	sess := newExecSession(req.Context(), conn, er.tty, s.execTimes)
 	res, err := sess.run(func(ctx context.Context, opts *drivers.ExecOptions) (*drivers.ExitResult, error) {
 		opts.Command = er.command
+		if er.tty {
+			opts.InitialSize = er.size
+		}
 		return execer.ExecAlloc(ctx, alloc.ID, er.task, opts)
 	})
 	switch {

@@ -140,17 +140,19 @@ func TestAllocExec(t *testing.T) {
 		t.Fatalf("execs = %q", got)
 	}
 
-	// A terminal: sizes reach the driver.
+	// A terminal: its initial size and later sizes reach the driver.
 	pr, pw := io.Pipe()
 	resize := make(chan api.TerminalSize)
 	tty := newLockedBuffer()
 	done := make(chan error, 1)
 	go func() {
 		_, err := c.Allocations().Exec(context.Background(), "local-2", &api.ExecRequest{
-			Task: "b", Command: []string{"sh"}, TTY: true, Stdin: pr, Stdout: tty, Resize: resize,
+			Task: "b", Command: []string{"sh"}, TTY: true, Stdin: pr, Stdout: tty,
+			Size: api.TerminalSize{Height: 30, Width: 90}, Resize: resize,
 		}, nil)
 		done <- err
 	}()
+	tty.waitFor("size 30x90\n")
 	resize <- api.TerminalSize{Height: 40, Width: 100}
 	tty.waitFor("size 40x100\n")
 	pw.Close()
@@ -191,6 +193,8 @@ func TestAllocExecBadRequests(t *testing.T) {
 		{"command not JSON", "task=web&command=sh", http.StatusBadRequest, "JSON array"},
 		{"empty command", "task=web&command=[]", http.StatusBadRequest, "empty command"},
 		{"bad tty", `task=web&command=["sh"]&tty=maybe`, http.StatusBadRequest, "not a boolean"},
+		{"bad tty size", `task=web&command=["sh"]&tty=true&tty_height=0&tty_width=80`, http.StatusBadRequest, "tty_height"},
+		{"half a tty size", `task=web&command=["sh"]&tty=true&tty_width=80`, http.StatusBadRequest, "tty_height"},
 		{"unknown task", `task=nope&command=["sh"]`, http.StatusNotFound, "nope"},
 	}
 	for _, tc := range cases {

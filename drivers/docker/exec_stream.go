@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/moby/moby/api/types/container"
 
@@ -63,6 +64,9 @@ func (c *client) execStreaming(ctx context.Context, id string, opts *drivers.Exe
 		Cmd: opts.Command, Tty: opts.TTY,
 		AttachStdin: opts.Stdin != nil, AttachStdout: true, AttachStderr: true,
 	}
+	if s := opts.InitialSize; opts.TTY && s != (drivers.TerminalSize{}) && c.speaks(ctx, consoleSizeAPIVersion) {
+		in.ConsoleSize = &[2]uint{uint(s.Height), uint(s.Width)}
+	}
 	var created container.ExecCreateResponse
 	if err := c.doJSON(ctx, http.MethodPost, "/containers/"+id+"/exec", nil, in, &created, true); err != nil {
 		closeStdin()
@@ -101,29 +105,11 @@ func (c *client) execStreaming(ctx context.Context, id string, opts *drivers.Exe
 	}()
 
 	if opts.TTY {
-		size := opts.InitialSize
-		if size != (drivers.TerminalSize{}) {
-			_ = c.resizeExec(ctx, execID, size) // a command that already exited
-		}
-		if opts.Resize != nil {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					select {
-					case <-done:
-						return
-					case size, ok := <-opts.Resize:
-						if !ok {
-							return
-						}
-						if size.Validate() == nil {
-							_ = c.resizeExec(ctx, execID, size)
-						}
-					}
-				}
-			}()
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.resizeLoop(ctx, execID, opts, done)
+		}()
 	}
 	if opts.Stdin != nil {
 		wg.Add(1)
@@ -186,6 +172,57 @@ func orDiscard(w io.Writer) io.Writer {
 		return io.Discard
 	}
 	return w
+}
+
+// consoleSizeAPIVersion is the first API version whose exec create takes
+// the terminal's initial size.
+const consoleSizeAPIVersion = "1.42"
+
+// resizeRetry is how often a terminal size the daemon refused (the
+// command has not started yet) is tried again.
+const resizeRetry = 50 * time.Millisecond
+
+// speaks reports whether the negotiated API version is at least v.
+func (c *client) speaks(ctx context.Context, v string) bool {
+	ver, err := c.apiVersion(ctx)
+	return err == nil && compareVersions(ver, v) >= 0
+}
+
+// resizeLoop applies the terminal's sizes to the exec instance until done
+// is closed: the initial size when the daemon could not take it at
+// creation, then each new one. The daemon refuses a size until the command
+// has started, which it does only after the stream is attached: a refused
+// size is tried again every resizeRetry until a newer one replaces it.
+func (c *client) resizeLoop(ctx context.Context, execID string, opts *drivers.ExecOptions, done <-chan struct{}) {
+	var pending *drivers.TerminalSize
+	if s := opts.InitialSize; s != (drivers.TerminalSize{}) && !c.speaks(ctx, consoleSizeAPIVersion) {
+		pending = &s
+	}
+	retry := time.NewTicker(resizeRetry)
+	defer retry.Stop()
+	sizes := opts.Resize
+	for {
+		if pending != nil && c.resizeExec(ctx, execID, *pending) == nil {
+			pending = nil
+		}
+		var tick <-chan time.Time
+		if pending != nil {
+			tick = retry.C
+		}
+		select {
+		case <-done:
+			return
+		case <-tick:
+		case size, ok := <-sizes:
+			if !ok {
+				sizes = nil
+				continue
+			}
+			if size.Validate() == nil {
+				pending = &size
+			}
+		}
+	}
 }
 
 // resizeExec sets the terminal size of a running exec instance.

@@ -41,19 +41,17 @@ func TestDriver_ExecTaskStreaming(t *testing.T) {
 		cmd            []string
 		tty            bool
 		stdin          string
-		size           drivers.TerminalSize
 		stdout, stderr string
 		code           int
 	}{
 		{name: "output and exit", cmd: []string{"sh", "-c", "echo out; echo err >&2; exit 4"}, stdout: "out\n", stderr: "err\n", code: 4},
 		{name: "stdin", cmd: []string{"cat"}, stdin: "one\ntwo\n", stdout: "one\ntwo\n"},
 		{name: "tty", cmd: []string{"sh", "-c", "test -t 0 && echo term; exit 3"}, tty: true, stdout: "term\r\n", code: 3},
-		{name: "tty size", cmd: []string{"sh", "-c", "read x; stty size"}, tty: true, stdin: "go\n", size: drivers.TerminalSize{Height: 33, Width: 101}, stdout: "go\r\n33 101\r\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr lockedBuffer
-			opts := &drivers.ExecOptions{Command: tc.cmd, TTY: tc.tty, Stdout: &stdout, Stderr: &stderr, InitialSize: tc.size}
+			opts := &drivers.ExecOptions{Command: tc.cmd, TTY: tc.tty, Stdout: &stdout, Stderr: &stderr}
 			if tc.stdin != "" {
 				opts.Stdin = io.NopCloser(strings.NewReader(tc.stdin))
 			}
@@ -67,6 +65,25 @@ func TestDriver_ExecTaskStreaming(t *testing.T) {
 		})
 	}
 
+	// The initial size. Before API 1.42 Docker takes a size only once the
+	// command has started: the command reads it after a line typed once
+	// it runs.
+	pr, pw := io.Pipe()
+	sized := &lockedBuffer{}
+	sizeDone := make(chan error, 1)
+	go func() {
+		_, err := h.d.ExecTaskStreaming(context.Background(), cfg.ID, &drivers.ExecOptions{
+			Command: []string{"sh", "-c", "echo started; read x; stty size"}, TTY: true, Stdin: pr, Stdout: sized,
+			InitialSize: drivers.TerminalSize{Height: 33, Width: 101},
+		})
+		sizeDone <- err
+	}()
+	eventually(t, "the command to start", func() bool { return strings.Contains(sized.String(), "started") })
+	_, _ = pw.Write([]byte("go\n"))
+	if err := <-sizeDone; err != nil || !strings.HasSuffix(sized.String(), "33 101\r\n") {
+		t.Fatalf("initial size: output %q, %v", sized.String(), err)
+	}
+
 	// A missing command is reported by Docker as exit 126 or 127 with
 	// its message.
 	var out lockedBuffer
@@ -78,7 +95,7 @@ func TestDriver_ExecTaskStreaming(t *testing.T) {
 	// Cancelling kills the command (the daemon is local) and leaves the
 	// task running.
 	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
+	pr, pw = io.Pipe()
 	started := &notifyWriter{seen: make(chan struct{})}
 	errc := make(chan error, 1)
 	go func() {

@@ -24,8 +24,9 @@
 //	stdout_repeat_duration   ... this far apart
 //	exec_command             {run_for, exit_code, exit_err_msg, stdout_string}: what ExecTask does;
 //	                         ExecTaskStreaming writes stdout_string, echoes stdin to
-//	                         stdout until it ends (reporting terminal sizes as
-//	                         "size HxW" lines) and exits with exit_code
+//	                         stdout until it ends (reporting the terminal's initial
+//	                         and later sizes as "size HxW" lines) and exits with
+//	                         exit_code
 //	wait_never_returns       drover extension: WaitTask's channel never receives a
 //	                         result nor closes, to test a misbehaving driver
 //

@@ -12,10 +12,11 @@ import (
 
 var _ drivers.ExecStreamingPlugin = (*Driver)(nil)
 
-// ExecTaskStreaming runs no command: it writes the task's exec_command
-// stdout_string to stdout, then echoes stdin to stdout until stdin ends,
-// writes "size HxW\n" to stdout for each terminal size received (with
-// TTY), and returns exec_command's exit code (0 without one). It fails for
+// ExecTaskStreaming runs no command: with TTY it writes "size HxW\n" to
+// stdout for the initial terminal size (when set) and each one received;
+// it writes the task's exec_command stdout_string to stdout, then echoes
+// stdin to stdout until stdin ends, and returns exec_command's exit code
+// (0 without one). It fails for
 // a task that has exited. Cancelling ctx ends it with ctx's error.
 func (d *Driver) ExecTaskStreaming(ctx context.Context, taskID string, opts *drivers.ExecOptions) (*drivers.ExitResult, error) {
 	if err := opts.Validate(); err != nil {
@@ -41,6 +42,11 @@ func (d *Driver) ExecTaskStreaming(ctx context.Context, taskID string, opts *dri
 		defer mu.Unlock()
 		_, err := stdout.Write(p)
 		return err
+	}
+	if s := opts.InitialSize; opts.TTY && s != (drivers.TerminalSize{}) {
+		if err := write(fmt.Appendf(nil, "size %dx%d\n", s.Height, s.Width)); err != nil {
+			return nil, fmt.Errorf("exec task %q: %w", t.cfg.Name, err)
+		}
 	}
 	ec := t.conf.ExecCommand
 	if ec != nil && ec.StdoutString != "" {
