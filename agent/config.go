@@ -48,6 +48,9 @@ type Config struct {
 	// the cluster before the agent stops (see Agent.Leave).
 	LeaveOnInterrupt bool
 	LeaveOnTerminate bool
+	// EnableDebug serves the profiling endpoints (/v1/agent/pprof/*),
+	// which expose the agent's internals: off by default, on in dev mode.
+	EnableDebug bool
 	// Region and Datacenter place the agent; NodeName names it (and its
 	// client node).
 	Region     string
@@ -265,6 +268,7 @@ func DefaultConfig() *Config {
 func DevConfig() *Config {
 	c := DefaultConfig()
 	c.DevMode = true
+	c.EnableDebug = true
 	c.Server.Enabled = true
 	c.Server.BootstrapExpect = 1
 	c.Client.Enabled = true
@@ -320,6 +324,7 @@ func (c *Config) merge(f *parsedFile) {
 	setVal(&c.Logging.SyslogFacility, fc.Log.SyslogFacility)
 	setVal(&c.LeaveOnInterrupt, fc.Leave.OnInterrupt)
 	setVal(&c.LeaveOnTerminate, fc.Leave.OnTerminate)
+	setVal(&c.EnableDebug, fc.EnableDebug)
 	if p := fc.Ports; p != nil {
 		setVal(&c.HTTPPort, p.HTTP)
 		setVal(&c.RPCPort, p.RPC)

@@ -136,7 +136,7 @@ func (s section) candidates() []string {
 }
 
 // ignore records the warning for a Nomad key drover ignores, unless the
-// key turns something off (`enable_debug = false`, or a block that only
+// key turns something off (a boolean set to false, or a block that only
 // says `enabled = false`): that is what drover does without the feature,
 // so the setting is honoured as it is.
 func (d *decoder) ignore(key string, it *cfgItem, reason string) {

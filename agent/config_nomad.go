@@ -32,7 +32,6 @@ var nomadIgnored = map[string]map[string]string{
 		"audit":                     reasonEnterprise,
 		"autopilot":                 reasonSingleServer,
 		"consul":                    reasonNoConsul,
-		"enable_debug":              "drover serves no debug (pprof) endpoints",
 		"eventlog":                  "the Windows event log is not supported",
 		"http_api_response_headers": "custom HTTP API response headers are not supported yet",
 		"keyring":                   reasonNoIdentity,

@@ -237,6 +237,8 @@ log_include_location = true`, func(c *Config) bool {
 				EnableSyslog: true, SyslogFacility: "daemon", IncludeLocation: true}
 		}},
 		{"leave settings", "leave_on_interrupt = true\nleave_on_terminate = true", func(c *Config) bool { return c.LeaveOnInterrupt && c.LeaveOnTerminate }},
+		{"enable_debug", "enable_debug = true", func(c *Config) bool { return c.EnableDebug && len(c.Warnings) == 0 }},
+		{"enable_debug off by default", "log_level = \"info\"", func(c *Config) bool { return !c.EnableDebug }},
 		{"fingerprint overrides", `client {
   network_interface = "eth1"
   preferred_address_family = "ipv6"
@@ -313,7 +315,7 @@ func TestConfigIgnoredKeys(t *testing.T) {
 			})
 		}
 	}
-	for _, src := range []string{"acl { enabled = false }", "vault {\n enabled = false\n}", "enable_debug = false", `{"ui": {"enabled": false}}`} {
+	for _, src := range []string{"acl { enabled = false }", "vault {\n enabled = false\n}", `{"ui": {"enabled": false}}`} {
 		pf, err := parseConfig("a.hcl", []byte(src))
 		if err != nil {
 			t.Fatal(err)

@@ -32,6 +32,7 @@ type fileConfig struct {
 	// they stand: drover never contacts an update service.
 	DisableUpdateCheck        *bool
 	DisableAnonymousSignature *bool
+	EnableDebug               *bool
 
 	Ports     *portsBlock
 	Addresses *addressesBlock
@@ -147,6 +148,7 @@ func (pf *parsedFile) topSection() section {
 		"leave_on_terminate":          boolKey(&fc.Leave.OnTerminate, ""),
 		"disable_update_check":        boolKey(&fc.DisableUpdateCheck, ""),
 		"disable_anonymous_signature": boolKey(&fc.DisableAnonymousSignature, ""),
+		"enable_debug":                boolKey(&fc.EnableDebug, ""),
 		"ports": blockKey(func() section {
 			if fc.Ports == nil {
 				fc.Ports = &portsBlock{}
