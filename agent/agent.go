@@ -19,6 +19,7 @@ import (
 	"github.com/drover-io/drover/client/state"
 	"github.com/drover-io/drover/httpapi"
 	"github.com/drover-io/drover/jobspec"
+	"github.com/drover-io/drover/logmonitor"
 	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/server"
 	"github.com/drover-io/drover/server/keyring"
@@ -47,6 +48,8 @@ const httpShutdownTimeout = 5 * time.Second
 type Agent struct {
 	cfg    *Config
 	logger *slog.Logger
+	// monitor sees every record logger logs, for GET /v1/agent/monitor.
+	monitor *logmonitor.Monitor
 
 	server    *server.Server
 	raft      *raftStores       // persistent raft storage; nil in dev mode or without a server
@@ -111,7 +114,11 @@ func NewAgentContext(ctx context.Context, cfg *Config, logger *slog.Logger) (*Ag
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	a := &Agent{cfg: &c, logger: logger}
+	// Every part of the agent logs through the monitor, so that
+	// `drover monitor` sees it all, at the level it asks for.
+	mon := logmonitor.New()
+	logger = slog.New(mon.Handler(logger.Handler()))
+	a := &Agent{cfg: &c, logger: logger, monitor: mon}
 	if err := a.setup(ctx); err != nil {
 		if rerr := a.teardown(); rerr != nil {
 			err = errors.Join(err, rerr)
@@ -365,7 +372,7 @@ func (a *Agent) Start() error {
 	}
 	a.http = httpapi.New(a.ln, &httpapi.Config{
 		RPC: rpc, Agent: agentInfo{a}, Client: nc, ParseJob: jobspec.ParseRequest, Logger: a.logger.With("component", "http"),
-		UI: a.cfg.UI.Enabled,
+		UI: a.cfg.UI.Enabled, Monitor: a.monitor, EnableDebug: a.cfg.EnableDebug,
 	})
 	a.ln = nil // owned by the HTTP server now
 	a.http.Serve()

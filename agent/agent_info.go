@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/drover-io/drover/httpapi"
+	"github.com/drover-io/drover/structs"
 )
 
 // agentInfo is what the HTTP API reports about the agent (httpapi.Agent).
@@ -128,4 +129,21 @@ func (i agentInfo) Health() (*httpapi.AgentHealthResponse, bool) {
 		out.Client = &httpapi.AgentHealth{Ok: true, Message: "ok"}
 	}
 	return out, ok
+}
+
+// Members implements httpapi.Agent: GET /v1/agent/members. A drover
+// cluster has one server, so a server agent lists itself; a client-only
+// agent has no member list to give.
+func (i agentInfo) Members() (*httpapi.ServerMembers, error) {
+	a := i.a
+	if a.server == nil {
+		return nil, structs.Invalid("this agent runs no server: ask a server agent for the members (-address, NOMAD_ADDR)")
+	}
+	self := i.Self()
+	return &httpapi.ServerMembers{
+		ServerName:   self.Member.Name,
+		ServerRegion: a.cfg.Region,
+		ServerDC:     a.cfg.Datacenter,
+		Members:      []*httpapi.AgentMember{&self.Member},
+	}, nil
 }

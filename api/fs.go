@@ -108,18 +108,33 @@ func (a *AllocFS) ReadAt(alloc *Allocation, path string, offset, limit int64, q 
 // closed; an error arrives on the second. Heartbeats are dropped.
 func (a *AllocFS) Logs(alloc *Allocation, follow bool, task, logType, origin string,
 	offset int64, cancel <-chan struct{}, q *QueryOptions) (<-chan *StreamFrame, <-chan error) {
-	errCh := make(chan error, 1)
 	body, err := a.c.stream(fsPath("logs", alloc), withParams(q,
 		"follow", strconv.FormatBool(follow), "task", task, "type", logType,
 		"origin", origin, "offset", strconv.FormatInt(offset, 10)))
-	frames := make(chan *StreamFrame, 16)
 	if err != nil {
-		// A closed channel, not nil: callers range over frames and then
-		// read errCh, and ranging over nil would block forever.
-		errCh <- err
-		close(frames)
-		return frames, errCh
+		return failedFrames(err)
 	}
+	return decodeFrames(body, cancel, "log stream")
+}
+
+// failedFrames returns the channels of a stream that could not start: a
+// closed channel of frames, not nil (callers range over frames and then
+// read the error, and ranging over nil would block forever), and err.
+func failedFrames(err error) (<-chan *StreamFrame, <-chan error) {
+	errCh := make(chan error, 1)
+	errCh <- err
+	frames := make(chan *StreamFrame)
+	close(frames)
+	return frames, errCh
+}
+
+// decodeFrames reads StreamFrame JSON objects from body until it ends or
+// cancel is closed, and closes body. Frames arrive on the first channel,
+// which is closed at the end; an error other than the stream's end
+// arrives on the second. Heartbeats are dropped.
+func decodeFrames(body io.ReadCloser, cancel <-chan struct{}, what string) (<-chan *StreamFrame, <-chan error) {
+	errCh := make(chan error, 1)
+	frames := make(chan *StreamFrame, 16)
 	done := make(chan struct{})
 	// Closing the body on cancel ends a Decode waiting for data.
 	go func() {
@@ -141,7 +156,7 @@ func (a *AllocFS) Logs(alloc *Allocation, follow bool, task, logType, origin str
 				case <-cancel:
 				default:
 					if !errors.Is(err, io.EOF) {
-						errCh <- fmt.Errorf("read log stream: %w", err)
+						errCh <- fmt.Errorf("read %s: %w", what, err)
 					}
 				}
 				return

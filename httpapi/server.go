@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/drover-io/drover/api"
+	"github.com/drover-io/drover/logmonitor"
 	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 	"github.com/drover-io/drover/ui"
@@ -34,6 +35,10 @@ type Agent interface {
 	Peers() []string
 	// Region returns the agent's region.
 	Region() string
+	// Members returns the body of GET /v1/agent/members: the cluster's
+	// servers as members; an error of kind KindInvalid when the agent
+	// runs no server.
+	Members() (*ServerMembers, error)
 }
 
 // JobParser turns a job file into a submitted job (jobspec.ParseRequest).
@@ -56,6 +61,12 @@ type Config struct {
 	// UI serves the web UI (package ui) at /ui/ beside the API, and
 	// redirects / there (the agent's ui { enabled }).
 	UI bool
+	// Monitor streams the agent's logs to GET /v1/agent/monitor (the
+	// agent logs through Monitor.Handler); nil: the endpoint answers 501.
+	Monitor *logmonitor.Monitor
+	// EnableDebug serves the profiling endpoints /v1/agent/pprof/* (the
+	// agent's enable_debug).
+	EnableDebug bool
 }
 
 // endpoint handles one request. It returns the value to encode as JSON, or
@@ -75,6 +86,11 @@ type Server struct {
 	forwarder *nodeForwarder
 	// execTimes bounds exec sessions' writes and silences (exec.go).
 	execTimes execTimeouts
+	// monitor and debug serve the agent's logs and profiles
+	// (monitor.go, pprof.go); monitorSet tunes the log streams.
+	monitor    *logmonitor.Monitor
+	debug      bool
+	monitorSet monitorSettings
 
 	ln  net.Listener
 	srv *http.Server
@@ -92,7 +108,8 @@ func New(ln net.Listener, cfg *Config) *Server {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{rpc: cfg.RPC, agent: cfg.Agent, client: cfg.Client, parse: cfg.ParseJob, logger: logger, ln: ln,
-		done: make(chan struct{}), forwarder: newNodeForwarder(logger), execTimes: defaultExecTimeouts()}
+		done: make(chan struct{}), forwarder: newNodeForwarder(logger), execTimes: defaultExecTimeouts(),
+		monitor: cfg.Monitor, debug: cfg.EnableDebug, monitorSet: defaultMonitorSettings()}
 	base, cancel := context.WithCancel(context.Background())
 	s.stopRequests = cancel
 	s.srv = &http.Server{

@@ -189,6 +189,11 @@ func (fakeInfo) Leader() string  { return "127.0.0.1:4647" }
 func (fakeInfo) Peers() []string { return []string{"127.0.0.1:4647"} }
 func (fakeInfo) Region() string  { return "global" }
 
+func (fakeInfo) Members() (*ServerMembers, error) {
+	return &ServerMembers{ServerName: "a.global", ServerRegion: "global", ServerDC: "dc1",
+		Members: []*AgentMember{{Name: "a.global", Status: "alive"}}}, nil
+}
+
 func (fakeInfo) Self() *AgentSelf { return &AgentSelf{Config: map[string]any{"Region": "global"}} }
 func (fakeInfo) Health() (*AgentHealthResponse, bool) {
 	return &AgentHealthResponse{Server: &AgentHealth{Ok: true, Message: "ok"}}, true

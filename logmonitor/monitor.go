@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // DefaultBuffer is how many formatted lines a subscriber's buffer holds.
@@ -55,9 +56,11 @@ type Options struct {
 
 // Subscription is one subscriber's stream of formatted lines.
 type Subscription struct {
-	m       *Monitor
-	opts    Options
-	lines   chan []byte
+	m     *Monitor
+	opts  Options
+	lines chan []byte
+	// drops is signalled (without blocking) when a line is dropped.
+	drops   chan struct{}
 	dropped atomic.Uint64
 	once    sync.Once
 }
@@ -67,7 +70,7 @@ func (m *Monitor) Subscribe(opts Options) *Subscription {
 	if opts.Buffer <= 0 {
 		opts.Buffer = DefaultBuffer
 	}
-	s := &Subscription{m: m, opts: opts, lines: make(chan []byte, opts.Buffer)}
+	s := &Subscription{m: m, opts: opts, lines: make(chan []byte, opts.Buffer), drops: make(chan struct{}, 1)}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.setSubs(append(m.subs[:len(m.subs):len(m.subs)], s))
@@ -94,6 +97,20 @@ func (s *Subscription) Lines() <-chan []byte { return s.lines }
 // TakeDropped returns how many lines were dropped since the last call,
 // because the buffer was full.
 func (s *Subscription) TakeDropped() uint64 { return s.dropped.Swap(0) }
+
+// Drops is signalled when a line has been dropped since the signal was
+// last received, so that a reader can report the loss (TakeDropped)
+// without waiting for the next line. It is never closed.
+func (s *Subscription) Drops() <-chan struct{} { return s.drops }
+
+// DroppedNotice returns a warning line, in the subscriber's format, saying
+// that n lines were lost.
+func (s *Subscription) DroppedNotice(n uint64, now time.Time) []byte {
+	r := slog.NewRecord(now, slog.LevelWarn, "log lines dropped: the reader did not keep up", 0)
+	r.AddAttrs(slog.String(componentKey, "monitor"), slog.Uint64("dropped", n))
+	var enc encodings
+	return enc.get(&handler{m: s.m}, r, s.opts)
+}
 
 // Close removes the subscriber. It is safe to call more than once.
 func (s *Subscription) Close() {
@@ -131,6 +148,10 @@ func (m *Monitor) publish(h *handler, r slog.Record) {
 		case s.lines <- line:
 		default:
 			s.dropped.Add(1)
+			select {
+			case s.drops <- struct{}{}:
+			default:
+			}
 		}
 	}
 }

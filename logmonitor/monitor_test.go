@@ -111,8 +111,17 @@ func TestMonitorDropsForSlowSubscriber(t *testing.T) {
 	for i := range 10 {
 		logger.Info("line", "i", i)
 	}
+	select {
+	case <-slow.Drops():
+	default:
+		t.Fatal("no drop signalled")
+	}
 	if got := slow.TakeDropped(); got != 8 {
 		t.Fatalf("dropped %d, want 8", got)
+	}
+	notice := string(slow.DroppedNotice(8, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)))
+	if want := "2026-01-02T03:04:05.000Z [WARN] monitor: log lines dropped: the reader did not keep up: dropped=8\n"; notice != want {
+		t.Errorf("notice %q, want %q", notice, want)
 	}
 	if got := slow.TakeDropped(); got != 0 {
 		t.Fatalf("dropped again %d, want 0 after taking", got)
@@ -132,5 +141,26 @@ func TestParseLevel(t *testing.T) {
 	}
 	if _, err := ParseLevel("loud"); err == nil || !strings.Contains(err.Error(), "trace, debug") {
 		t.Errorf("ParseLevel(loud) = %v", err)
+	}
+}
+
+// Loggers and subscribers come and go concurrently (run with -race).
+func TestMonitorConcurrent(t *testing.T) {
+	m := New()
+	logger := slog.New(m.Handler(slog.DiscardHandler))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 2000 {
+			logger.Debug("busy", "i", i)
+		}
+	}()
+	for range 50 {
+		s := m.Subscribe(Options{Level: slog.LevelDebug, Buffer: 1})
+		s.Close()
+	}
+	<-done
+	if logger.Enabled(context.Background(), slog.LevelDebug) {
+		t.Fatal("debug enabled after every subscriber left")
 	}
 }
