@@ -57,7 +57,7 @@ func (i agentInfo) Self() *httpapi.AgentSelf {
 		Config: cfg,
 		Member: httpapi.AgentMember{
 			Name: a.cfg.NodeName + "." + a.cfg.Region,
-			Addr: a.cfg.BindAddr,
+			Addr: firstNonEmpty(rpcHost, a.cfg.BindAddr), // where the others reach it
 			Port: uint16(rpcPort),
 			Tags: map[string]string{
 				"region": a.cfg.Region, "dc": a.cfg.Datacenter, "role": "nomad",

@@ -52,6 +52,7 @@ func commands() map[string]cliCommand {
 		"operator root keyring list":    {"List the root keys", runKeyringList},
 		"operator root keyring rotate":  {"Make a new active root key (-full: encrypt every variable again)", runKeyringRotate},
 		"operator root keyring remove":  {"Remove an inactive root key", runKeyringRemove},
+		"operator debug":                {"Collect the agent's logs, profiles and the cluster's state into a bundle", runOperatorDebug},
 		"operator scheduler":            {"Read or change the scheduler configuration", nil},
 		"operator scheduler get-config": {"Show the scheduler configuration", runOperatorSchedulerGetConfig},
 		"operator scheduler set-config": {"Change the scheduler configuration (preemption per job type)", runOperatorSchedulerSetConfig},
@@ -74,6 +75,10 @@ func commands() map[string]cliCommand {
 		"var list":                      {"List variables", runVarList},
 		"var purge":                     {"Delete a variable", runVarPurge},
 		"version":                       {"Print drover's version", runVersion},
+		"monitor":                       {"Stream the agent's log lines", runMonitor},
+		"agent-info":                    {"Show the agent's statistics", runAgentInfo},
+		"server":                        {"Interact with the servers", nil},
+		"server members":                {"List the cluster's servers", runServerMembers},
 	}
 }
 
