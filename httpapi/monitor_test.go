@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -191,5 +192,61 @@ func TestAgentMonitorFrames(t *testing.T) {
 	}
 	if got := string(f.Data); !strings.Contains(got, "[ERROR] httpapi/monitor_test.go:") || !strings.HasSuffix(got, ": broken\n") {
 		t.Errorf("frame data %q", got)
+	}
+}
+
+// A reader that stops reading for good is cut off once a write has been
+// blocked for the write bound, and one that hangs up is dropped at once:
+// either way its subscription ends, and the logger no longer formats
+// lines for it.
+func TestAgentMonitorReaderGone(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		hangUp bool
+	}{{"stalled", false}, {"hung up", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := logmonitor.New()
+			hs := New(nil, &Config{RPC: (&fakeBackend{}).handlers(), Agent: fakeInfo{}, Logger: slog.New(slog.DiscardHandler), Monitor: m})
+			hs.monitorSet.write = 50 * time.Millisecond
+			closed := make(chan struct{})
+			ts := httptest.NewUnstartedServer(hs.Handler())
+			ts.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+				if s == http.StateClosed {
+					close(closed)
+				}
+			}
+			ts.Start()
+			defer ts.Close()
+			logger := slog.New(m.Handler(slog.DiscardHandler))
+
+			conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := io.WriteString(conn, "GET /v1/agent/monitor?plain=true HTTP/1.1\r\nHost: agent\r\n\r\n"); err != nil {
+				t.Fatal(err)
+			}
+			// The status line: the reader has subscribed. Then it
+			// reads no more.
+			if _, err := bufio.NewReader(conn).ReadString('\n'); err != nil {
+				t.Fatal(err)
+			}
+			if tc.hangUp {
+				conn.Close()
+			}
+			pad := strings.Repeat("x", 4000)
+			for done := false; !done; {
+				logger.Info("line", "pad", pad)
+				select {
+				case <-closed:
+					done = true
+				default:
+				}
+			}
+			if logger.Enabled(t.Context(), slog.LevelInfo) {
+				t.Fatal("the gone reader is still subscribed")
+			}
+		})
 	}
 }
