@@ -31,6 +31,9 @@ warning line then says how many were dropped.`)
 	asJSON := fset.Bool("json", false, "Show the lines as JSON objects.")
 	location := fset.Bool("log-include-location", false, "Add the source file and line of each line.")
 	nodeID := fset.String("node-id", "", "Stream the logs of this node's agent (its ID or a unique prefix).")
+	// Nomad's scripts may pass -server-id; a drover cluster has one
+	// server, and the agent asked answers.
+	_ = fset.String("server-id", "", "Accepted for Nomad compatibility: a drover cluster has one server.")
 	if code, done := m.parse(fset, args); done {
 		return code
 	}
