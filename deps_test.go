@@ -55,6 +55,8 @@ var boundaries = []boundary{
 		"the HTTP API calls the server only through the declared API (rpcapi), never its internals"},
 	{"jobspec", []string{"server", "client", "agent", "command", "scheduler", "httpapi", "rpcapi"},
 		"jobspec turns files into api.Job and nothing else"},
+	{"timeline", []string{"api", "agent", "client", "command", "drivers", "devices", "httpapi", "jobspec", "plugins", "rpcapi", "scheduler", "server"},
+		"timeline is a recorder the server and the client share: it imports only structs"},
 	{"inputlimit", []string{"api", "agent", "client", "command", "drivers", "devices", "jobspec", "plugins", "scheduler", "server", "structs"},
 		"inputlimit is a leaf every door for input may import: it imports nothing of drover's"},
 	{"ui", []string{"api", "agent", "client", "command", "drivers", "devices", "httpapi", "jobspec", "plugins", "scheduler", "rpcapi", "server", "structs"},

@@ -44,6 +44,12 @@ func (c *Client) AllocDir(allocID string) (string, error) {
 	return ar.AllocDir().AllocDir, nil
 }
 
+// AllocTimeline returns the node's part of an allocation's timeline, as
+// this agent recorded it since it started (nil: nothing recorded).
+func (c *Client) AllocTimeline(allocID string) []structs.TimelineEntry {
+	return c.timeline.Entries(allocID)
+}
+
 // RestartAlloc restarts tasks of an allocation in place, outside their
 // restart policy: task alone (a conflict when it is not running); with
 // allTasks every task but the poststop ones, in lifecycle order, running

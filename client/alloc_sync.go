@@ -63,8 +63,14 @@ func (c *Client) flushUpdates(ctx context.Context) {
 		})
 	}
 	slices.SortFunc(list, func(a, b *structs.Allocation) int { return strings.Compare(a.ID, b.ID) })
+	sent := time.Now()
 	_, err := rpcapi.NodeUpdateAlloc.Call(ctx, c.rpc, &structs.AllocUpdateRequest{NodeID: c.NodeID(), SecretID: c.secretID(), Alloc: list})
 	if err == nil {
+		for _, a := range list {
+			if a.ClientStatus == structs.AllocClientStatusRunning {
+				c.timeline.MarkAt(a.ID, structs.StepStatusSent, sent)
+			}
+		}
 		return
 	}
 	c.logger.Warn("sending alloc updates failed; will retry", "error", err, "count", len(list))

@@ -122,6 +122,7 @@ func (c *Client) applyAllocs(diff allocDiff, fetched []*structs.Allocation) {
 		delete(c.known, id)
 	}
 	var toStart []*allocrunner.AllocRunner
+	received := time.Now()
 	for _, alloc := range fetched {
 		if alloc == nil {
 			continue
@@ -136,6 +137,7 @@ func (c *Client) applyAllocs(diff allocDiff, fetched []*structs.Allocation) {
 			continue
 		}
 		c.known[alloc.ID] = alloc.AllocModifyIndex
+		c.timeline.MarkAt(alloc.ID, structs.StepAllocReceived, received)
 		if alloc.ClientTerminalStatus() {
 			// Finished here before (its runner was garbage collected, or
 			// the local state lost): never run it again.

@@ -19,6 +19,7 @@ import (
 	"github.com/drover-io/drover/client/stats"
 	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
+	"github.com/drover-io/drover/timeline"
 )
 
 // Timing defaults.
@@ -75,6 +76,10 @@ type Client struct {
 
 	updatesMu sync.Mutex // guards the field below
 	pending   map[string]*structs.Allocation
+
+	// timeline records when allocations reach the node's steps of their
+	// way to running (AllocTimeline).
+	timeline *timeline.Recorder
 
 	gc gcState // garbage collection settings, fixed after New
 	// hostStats samples the host for the stats endpoint.
@@ -138,6 +143,7 @@ func New(cfg *Config) (*Client, error) {
 		allocs:         make(map[string]*allocrunner.AllocRunner),
 		known:          make(map[string]uint64),
 		pending:        make(map[string]*structs.Allocation),
+		timeline:       timeline.New(0, nil),
 		gc:             newGCState(cfg.GC),
 	}
 	node, err := c.buildNode(cfg)
@@ -291,6 +297,7 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation) (*allocrunner.AllocRu
 		Devices:      c.deviceReserver(),
 		DriverEvents: c.drivers,
 		Artifacts:    c.artifacts,
+		Timeline:     c.timeline,
 
 		PrevAllocWatcher:      prev,
 		PreemptedAllocWatcher: preempted,

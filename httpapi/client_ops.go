@@ -36,6 +36,9 @@ type NodeClient interface {
 	TaskDeviceStats(alloc *structs.Allocation) map[string][]*device.DeviceGroupStats
 	// HostDeviceStats returns the statistics of every device of the node.
 	HostDeviceStats() []*device.DeviceGroupStats
+	// AllocTimeline returns the node's part of an allocation's timeline
+	// (nil: nothing recorded).
+	AllocTimeline(allocID string) []structs.TimelineEntry
 }
 
 // defaultSignal is sent when a signal request names none, as Nomad does.

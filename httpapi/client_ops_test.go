@@ -97,6 +97,7 @@ func (b *opsBackend) AllocStop(ctx context.Context, r *structs.AllocStopRequest)
 type fakeNodeClient struct {
 	dirs      map[string]string // alloc dirs by alloc ID
 	signalErr error
+	timelines map[string][]structs.TimelineEntry // by alloc ID
 
 	mu    sync.Mutex // guards the field below
 	calls []string
@@ -164,6 +165,8 @@ func (f *fakeNodeClient) TaskDeviceStats(*structs.Allocation) map[string][]*devi
 }
 
 func (f *fakeNodeClient) HostDeviceStats() []*device.DeviceGroupStats { return nil }
+
+func (f *fakeNodeClient) AllocTimeline(id string) []structs.TimelineEntry { return f.timelines[id] }
 
 // serveAPI serves the API over rpc with nc as the agent's client (nil:
 // none).

@@ -67,6 +67,7 @@
 //	GET      /v1/client/allocation/:id/exec  ?task&command=["sh"]&tty&tty_height&tty_width: a WebSocket carrying
 //	                                         Nomad's exec frames (stdin, tty_size in; stdout, stderr, exited out)
 //	GET      /v1/client/allocation/:id/stats AllocResourceUsage (per task and summed)
+//	GET      /v1/client/allocation/:id/timeline  AllocTimeline: when each step of its way to running was reached (drover)
 //	GET      /v1/client/allocation/:id/snapshot  tar.gz of the allocation's data (for a migrating replacement)
 //	GET      /v1/client/stats                HostStats (CPU, memory, alloc dir disk, uptime, devices)
 //	GET      /v1/client/fs/logs/:id          ?task&type=stdout|stderr&follow&offset&origin=start|end&plain:

@@ -192,6 +192,7 @@ func (s *Server) Handler() http.Handler {
 	s.registerSnapshotRoute(rt)       // snapshot.go
 	s.registerVariableRoutes(rt)      // vars.go
 	s.registerObservabilityRoutes(rt) // observability_routes.go
+	s.registerTimelineRoutes(rt)      // timeline.go
 	return rt
 }
 

@@ -58,6 +58,10 @@ var (
 	AllocList = read[structs.AllocListRequest, structs.AllocListResponse]("AllocList")
 	// AllocGet reads one allocation by ID or unique ID prefix.
 	AllocGet = read[structs.AllocSpecificRequest, structs.SingleAllocResponse]("AllocGet")
+	// AllocTimeline reads the servers' part of an allocation's timeline
+	// (by full ID): the steps of the evaluation that placed it and of its
+	// placement, as this server recorded them in memory.
+	AllocTimeline = read[structs.AllocSpecificRequest, structs.AllocTimelineResponse]("AllocTimeline")
 	// AllocNode reads an allocation (by ID or unique ID prefix) with the
 	// node it is placed on.
 	AllocNode = read[structs.AllocSpecificRequest, structs.AllocNodeResponse]("AllocNode")
@@ -102,7 +106,7 @@ func All() []*Info {
 		NodeUpdateAlloc.info, NodeGet.info,
 		JobRegister.info, JobDeregister.info, JobGet.info, JobList.info, JobAllocations.info,
 		JobEvaluations.info, JobSummary.info, JobVersions.info, JobRevert.info, JobPlan.info,
-		AllocList.info, AllocGet.info, AllocNode.info, AllocStop.info, EvalList.info, EvalGet.info, EvalAllocations.info,
+		AllocList.info, AllocGet.info, AllocTimeline.info, AllocNode.info, AllocStop.info, EvalList.info, EvalGet.info, EvalAllocations.info,
 		NodeList.info, NodeAllocations.info,
 		DeploymentList.info, DeploymentGet.info, DeploymentFail.info, DeploymentPause.info,
 		SchedulerGetConfig.info, SchedulerSetConfig.info,

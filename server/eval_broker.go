@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/drover-io/drover/structs"
+	"github.com/drover-io/drover/timeline"
 )
 
 // evalBroker queues evaluations for the workers. At most one evaluation per
@@ -19,6 +20,8 @@ import (
 type evalBroker struct {
 	readyCh chan struct{} // signalled (non-blocking) when ready grows
 	clock   Clock
+	// timeline, when set, records each evaluation's enqueue and dequeue.
+	timeline *timeline.Recorder
 
 	mu       sync.Mutex // guards the fields below
 	enabled  bool
@@ -109,6 +112,7 @@ func (b *evalBroker) release(e *structs.Evaluation) {
 func (b *evalBroker) enqueueLocked(e *structs.Evaluation) {
 	key := structs.NamespacedID{Namespace: e.Namespace, ID: e.JobID}
 	b.queued[e.ID] = true
+	b.timeline.Mark(e.ID, structs.StepEvalEnqueued)
 	if b.busy[key] {
 		b.waiting[key] = append(b.waiting[key], e)
 		return
@@ -135,6 +139,7 @@ func (b *evalBroker) Dequeue(ctx context.Context) (*structs.Evaluation, error) {
 			b.inflight[e.ID] = structs.NamespacedID{Namespace: e.Namespace, ID: e.JobID}
 			more := len(b.ready) > 0
 			b.mu.Unlock()
+			b.timeline.Mark(e.ID, structs.StepEvalDequeued)
 			if more {
 				b.notify() // wake another worker
 			}

@@ -25,6 +25,7 @@ func (s *Server) JobRegister(ctx context.Context, req *structs.JobRegisterReques
 	if req == nil || req.Job == nil {
 		return nil, structs.Invalid("missing job")
 	}
+	arrived := s.clock.Now()
 	if r, ok, err := replayed(s, req.RequestID, completeJobRegister); ok || err != nil {
 		return r, err
 	}
@@ -72,6 +73,7 @@ func (s *Server) JobRegister(ctx context.Context, req *structs.JobRegisterReques
 		CreateTime:  now,
 		ModifyTime:  now,
 	}
+	s.timeline.MarkAt(eval.ID, structs.StepJobRegistered, arrived)
 	if existing != nil {
 		changed, err := s.specChanged(existing, job)
 		if err != nil {

@@ -67,9 +67,9 @@ func (s *Server) applyPlan(p *pendingPlan) planResult {
 	var allocs []*structs.Allocation
 	allocs = append(allocs, plan.Stops()...)
 	rejected := false
-	var preempted []*structs.Allocation
+	var preempted, placed []*structs.Allocation
 	accepted := map[string]bool{}
-	for nodeID, placed := range plan.NodeAllocation {
+	for nodeID, onNode := range plan.NodeAllocation {
 		ok, err := s.nodeFits(st, nodeID, plan)
 		if err != nil {
 			return planResult{Err: err}
@@ -79,8 +79,9 @@ func (s *Server) applyPlan(p *pendingPlan) planResult {
 			s.logger.Debug("plan rejected on node: capacity changed", "node_id", nodeID, "eval_id", plan.EvalID)
 			continue
 		}
-		allocs = append(allocs, placed...)
-		for _, a := range placed {
+		allocs = append(allocs, onNode...)
+		placed = append(placed, onNode...)
+		for _, a := range onNode {
 			accepted[a.ID] = true
 		}
 		// Evictions are committed only with the placements that need them.
@@ -107,6 +108,7 @@ func (s *Server) applyPlan(p *pendingPlan) planResult {
 	if err != nil {
 		return planResult{Err: fmt.Errorf("commit plan of eval %q: %w", plan.EvalID, err)}
 	}
+	s.markPlaced(placed, s.clock.Now())
 	return planResult{Index: index, Rejected: rejected}
 }
 

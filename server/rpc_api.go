@@ -32,6 +32,7 @@ func (s *Server) newHandlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.JobValidate, s.JobValidate)
 	rpcapi.Handle(h, rpcapi.AllocList, s.AllocList)
 	rpcapi.Handle(h, rpcapi.AllocGet, s.AllocGet)
+	rpcapi.Handle(h, rpcapi.AllocTimeline, s.AllocTimeline)
 	rpcapi.Handle(h, rpcapi.AllocNode, s.AllocNode)
 	rpcapi.Handle(h, rpcapi.AllocStop, s.AllocStop)
 	rpcapi.Handle(h, rpcapi.EvalList, s.EvalList)

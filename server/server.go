@@ -16,6 +16,7 @@ import (
 	"github.com/drover-io/drover/server/keyring"
 	"github.com/drover-io/drover/server/state"
 	"github.com/drover-io/drover/structs"
+	"github.com/drover-io/drover/timeline"
 )
 
 // leaderProgressInterval is how often NewServer logs that it still waits
@@ -42,6 +43,9 @@ type Server struct {
 	handlers   *rpcapi.Handlers // every rpcapi method, bound to this server (rpc_api.go)
 	keyring    *keyring.Keyring // the root keys, unwrapped (keyring_endpoint.go)
 	varLocks   *varLocks        // the leader's variable lock timers (variable_locks.go)
+	// timeline records when evaluations and allocations reach the
+	// servers' steps of their way to running (timeline.go).
+	timeline *timeline.Recorder
 
 	ctx          context.Context // cancelled by Shutdown; stops every goroutine below
 	cancel       context.CancelFunc
@@ -77,7 +81,9 @@ func NewServer(ctx context.Context, cfg *Config) (*Server, error) {
 		cancel:      cancel,
 		established: make(chan struct{}),
 	}
+	s.timeline = timeline.New(0, c.Clock.Now)
 	s.broker = newEvalBroker(c.Clock)
+	s.broker.timeline = s.timeline
 	s.blocked = newBlockedEvals(s.broker.Enqueue)
 	s.heartbeats = newHeartbeats(c.Clock, c.HeartbeatTTL)
 	s.varLocks = newVarLocks(c.Clock)

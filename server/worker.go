@@ -114,6 +114,7 @@ func (s *Server) processEval(ctx context.Context, eval *structs.Evaluation, snap
 		if target != nil {
 			failed.StatusDescription += fmt.Sprintf(" - rolling back to job version %d", target.Version)
 		}
+		s.timeline.Mark(eval.ID, structs.StepPlanSubmitted)
 		res := s.submitPlan(ctx, &pendingPlan{plan: plan, evals: evals})
 		if res.Err != nil {
 			return res.Err

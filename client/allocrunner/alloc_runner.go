@@ -61,6 +61,9 @@ type Config struct {
 	DriverEvents taskrunner.DriverEvents
 	// Artifacts fetches the tasks' artifacts; nil: the default getter.
 	Artifacts taskrunner.ArtifactFetcher
+	// Timeline records the steps of the allocation's way to running
+	// (the client's timeline recorder); nil: none.
+	Timeline taskrunner.TimelineMarker
 }
 
 // AllocRunner runs one allocation. Create it with New, optionally Restore,
@@ -68,6 +71,7 @@ type Config struct {
 type AllocRunner struct {
 	id          string
 	logger      *slog.Logger
+	timeline    taskrunner.TimelineMarker
 	stateDB     state.StateDB
 	updater     StateUpdater
 	allocDir    *allocdir.AllocDir
@@ -175,6 +179,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 	ar := &AllocRunner{
 		id:           alloc.ID,
 		logger:       logger,
+		timeline:     cfg.Timeline,
 		stateDB:      cfg.StateDB,
 		updater:      updater,
 		allocDir:     allocdir.New(cfg.AllocDirRoot, alloc.ID),
@@ -224,6 +229,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 			Devices:      cfg.Devices,
 			DriverEvents: cfg.DriverEvents,
 			Artifacts:    cfg.Artifacts,
+			Timeline:     cfg.Timeline,
 		})
 		if err != nil {
 			cancel()
@@ -372,6 +378,9 @@ func (ar *AllocRunner) Run() {
 	restored := ar.restored
 	ar.mu.Unlock()
 	defer close(ar.waitCh)
+	if ar.timeline != nil {
+		ar.timeline.Mark(ar.id, structs.StepRunnerStarted)
+	}
 
 	go ar.updateLoop()
 	tasksDone, stateDone := make(chan struct{}), make(chan struct{})

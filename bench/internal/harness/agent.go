@@ -42,10 +42,13 @@ const (
 // Agent is a persistent `drover agent -config` subprocess (raw_exec
 // enabled on a client) with its data dir in Dir.
 type Agent struct {
-	Bin     string
-	Dir     string // the data dir
-	Name    string
-	Role    Role
+	Bin  string
+	Dir  string // the data dir
+	Name string
+	Role Role
+	// Dev runs the agent with -dev (server and client in one process,
+	// state in memory); the config file still sets its ports and data dir.
+	Dev     bool
 	Addr    string // HTTP API
 	RPCAddr string // a server's RPC address, for clients' servers lists
 	config  string
@@ -59,21 +62,40 @@ type Agent struct {
 // config root/agent.hcl) on free ports; a Client joins servers (RPC
 // addresses).
 func NewAgent(bin, root, name string, role Role, servers ...string) (*Agent, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
+	return newAgent(bin, root, name, role, false, servers)
+}
+
+// NewDevAgent is NewAgent for a combined agent started with -dev: server
+// and client in one process, raft and client state in memory; its alloc
+// dirs are under root/data, and it removes what it ran when it stops.
+// The config suits drover and Nomad alike (Nomad's serf port included).
+func NewDevAgent(bin, root, name string) (*Agent, error) {
+	return newAgent(bin, root, name, Combined, true, nil)
+}
+
+func newAgent(bin, root, name string, role Role, dev bool, servers []string) (*Agent, error) {
+	ports := make([]int, 3) // http, rpc, serf
+	for i := range ports {
+		p, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		ports[i] = p
 	}
-	rpc, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	a := &Agent{Bin: bin, Dir: filepath.Join(root, "data"), Name: name, Role: role,
+	port, rpc := ports[0], ports[1]
+	a := &Agent{Bin: bin, Dir: filepath.Join(root, "data"), Name: name, Role: role, Dev: dev,
 		Addr:    "http://127.0.0.1:" + strconv.Itoa(port),
 		RPCAddr: "127.0.0.1:" + strconv.Itoa(rpc),
 		config:  filepath.Join(root, "agent.hcl")}
 	var b strings.Builder
 	fmt.Fprintf(&b, "name      = %q\ndata_dir  = %q\nbind_addr = \"127.0.0.1\"\nlog_level = \"INFO\"\n\n", name, a.Dir)
-	fmt.Fprintf(&b, "ports {\n  http = %d\n  rpc  = %d\n}\n\n", port, rpc)
+	if dev {
+		// Nomad's agents also listen on a serf port (4648 by default);
+		// drover accepts the key with a warning.
+		fmt.Fprintf(&b, "ports {\n  http = %d\n  rpc  = %d\n  serf = %d\n}\n\n", port, rpc, ports[2])
+	} else {
+		fmt.Fprintf(&b, "ports {\n  http = %d\n  rpc  = %d\n}\n\n", port, rpc)
+	}
 	if role != Client {
 		b.WriteString("server {\n  enabled          = true\n  bootstrap_expect = 1\n}\n\n")
 	}
@@ -118,7 +140,11 @@ func (a *Agent) Start() (time.Time, error) {
 		return time.Time{}, err
 	}
 	defer out.Close()
-	a.cmd = exec.Command(a.Bin, "agent", "-config", a.config)
+	args := []string{"agent", "-config", a.config}
+	if a.Dev {
+		args = []string{"agent", "-dev", "-config", a.config}
+	}
+	a.cmd = exec.Command(a.Bin, args...)
 	a.cmd.Stdout, a.cmd.Stderr = out, out
 	a.cmd.Env = append(os.Environ(), "DROVER_ADDR=", "NOMAD_ADDR=")
 	a.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -65,6 +65,16 @@ type Config struct {
 	// StatsInterval is how often the driver is asked for a resource usage
 	// sample while the task runs; 0 means DefaultStatsInterval.
 	StatsInterval time.Duration
+	// Timeline records the steps of the task's first start (hooks done,
+	// driver start, running) under the allocation's ID; nil: none.
+	Timeline TimelineMarker
+}
+
+// TimelineMarker records that an allocation reached a step of its way to
+// running; only the first time of each step counts. The client's
+// timeline.Recorder implements it.
+type TimelineMarker interface {
+	Mark(allocID string, step structs.TimelineStep)
 }
 
 // TaskRunner runs one task. Create it with New, optionally Restore its
@@ -81,7 +91,8 @@ type TaskRunner struct {
 	now       func() time.Time
 	killGrace time.Duration
 	// node is the node the task runs on, for interpolation.
-	node *structs.Node
+	node     *structs.Node
+	timeline TimelineMarker // nil: none
 
 	// driverName and driverEvents route the driver's task events here.
 	driverName   string
@@ -173,6 +184,7 @@ func New(cfg *Config) (*TaskRunner, error) {
 		now:            now,
 		killGrace:      killGrace,
 		node:           cfg.Node,
+		timeline:       cfg.Timeline,
 		restartTracker: NewTaskRestartTracker(cfg.Task.RestartPolicy, cfg.Alloc.Job.Type, cfg.Task.Lifecycle),
 		hooksDone:      make(map[string]bool),
 		shutdownCtx:    shutdownCtx,
@@ -377,6 +389,7 @@ func (tr *TaskRunner) run() {
 			if tr.stopping() {
 				return // killed during the hooks: never start
 			}
+			tr.mark(structs.StepHooksDone)
 			h, err := tr.startTask()
 			if err != nil {
 				if tr.stopping() {
@@ -489,6 +502,7 @@ func (tr *TaskRunner) startTask() (*drivers.TaskHandle, error) {
 		// leave a task nobody knows of: do not start.
 		return nil, drivers.NewRecoverableError(fmt.Errorf("start task %q: record the start intent: %w", task.Name, err), true)
 	}
+	tr.mark(structs.StepDriverStart)
 	h, err := tr.driver.StartTask(tr.killContext(), cfg)
 	if err == nil && (h == nil || h.Config == nil || h.Config.ID == "") {
 		err = errors.New("driver returned no task handle")
@@ -507,7 +521,15 @@ func (tr *TaskRunner) startTask() (*drivers.TaskHandle, error) {
 	tr.mu.Unlock()
 	tr.watchDriverEvents(h.Config.ID)
 	tr.updateState(structs.TaskStateRunning, structs.NewTaskEvent(structs.TaskStarted))
+	tr.mark(structs.StepTaskRunning)
 	return h, nil
+}
+
+// mark records a step of the allocation's timeline (the first time only).
+func (tr *TaskRunner) mark(step structs.TimelineStep) {
+	if tr.timeline != nil {
+		tr.timeline.Mark(tr.allocID, step)
+	}
 }
 
 // buildTaskConfig builds the driver's TaskConfig for one invocation.
