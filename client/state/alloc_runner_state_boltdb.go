@@ -54,7 +54,7 @@ func (s *BoltStateDB) PutAllocRunnerState(allocID string, st *AllocRunnerLocalSt
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	err = s.write(allocID, string(allocRunnerKey), data, false, func(tx *bolt.Tx) error {
+	err = s.write(allocID, string(allocRunnerKey), data, grouped, func(tx *bolt.Tx) error {
 		b, err := allocBucket(tx, allocID)
 		if err != nil {
 			return err

@@ -16,17 +16,31 @@ var _ StateDB = (*BoltStateDB)(nil)
 
 // BoltStateDB is the StateDB of a real agent: a bbolt file under its
 // data_dir (layout in schema.go). Every Put is durable when it returns.
-// Task writes from concurrent TaskRunners are coalesced into shared
-// transactions (one fsync for many writers), and a Put of a value
-// byte-identical to the stored one does no I/O. Open one with
+// Puts from concurrent callers (the client, its AllocRunners and
+// TaskRunners) are group-committed: a Put that finds no commit in progress
+// commits at once, and those that arrive during a commit share the next
+// transaction (one fsync for many writers; groupcommit.go). A Put of a
+// value byte-identical to the stored one does no I/O. Open one with
 // NewBoltStateDB.
 type BoltStateDB struct {
 	path   string
 	db     *bolt.DB
+	group  *groupCommitter
 	logger *slog.Logger
 	cache  *writeCache
 	closed atomic.Bool
 }
+
+// writeMode is how a Put's transaction is committed: grouped (every Put),
+// or, for the benchmarks that compare them, through bbolt's timer-based
+// Batch or in a transaction of its own.
+type writeMode int
+
+const (
+	grouped writeMode = iota
+	boltBatch
+	solo
+)
 
 // Path returns the state file's path.
 func (s *BoltStateDB) Path() string { return s.path }
@@ -80,7 +94,7 @@ func (s *BoltStateDB) PutAllocation(alloc *structs.Allocation) error {
 	if err != nil {
 		return fmt.Errorf("put allocation %q: %w", alloc.ID, err)
 	}
-	err = s.write(alloc.ID, string(allocKey), data, false, func(tx *bolt.Tx) error {
+	err = s.write(alloc.ID, string(allocKey), data, grouped, func(tx *bolt.Tx) error {
 		b, err := allocBucket(tx, alloc.ID)
 		if err != nil {
 			return err
@@ -145,18 +159,17 @@ func (s *BoltStateDB) GetTaskRunnerState(allocID, taskName string) (*LocalState,
 
 // PutTaskRunnerLocalState stores a task's local state.
 func (s *BoltStateDB) PutTaskRunnerLocalState(allocID, taskName string, ls *LocalState) error {
-	return s.putTaskValue(allocID, taskName, localStateKey, ls, true)
+	return s.putTaskValue(allocID, taskName, localStateKey, ls, grouped)
 }
 
 // PutTaskState stores a task's TaskState.
 func (s *BoltStateDB) PutTaskState(allocID, taskName string, ts *structs.TaskState) error {
-	return s.putTaskValue(allocID, taskName, taskStateKey, ts, true)
+	return s.putTaskValue(allocID, taskName, taskStateKey, ts, grouped)
 }
 
-// putTaskValue writes one of a task's values. batch lets concurrent
-// writers share a transaction; the benchmark compares it with plain
-// Update.
-func (s *BoltStateDB) putTaskValue(allocID, taskName string, key []byte, v any, batch bool) error {
+// putTaskValue writes one of a task's values; the benchmarks compare the
+// write modes.
+func (s *BoltStateDB) putTaskValue(allocID, taskName string, key []byte, v any, mode writeMode) error {
 	what := fmt.Sprintf("put %s of task %q of allocation %q", key, taskName, allocID)
 	if allocID == "" {
 		return structs.Invalid("%s: missing allocation ID", what)
@@ -165,7 +178,7 @@ func (s *BoltStateDB) putTaskValue(allocID, taskName string, key []byte, v any, 
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	err = s.write(allocID, taskCacheKey(taskName, key), data, batch, func(tx *bolt.Tx) error {
+	err = s.write(allocID, taskCacheKey(taskName, key), data, mode, func(tx *bolt.Tx) error {
 		ab, err := allocBucket(tx, allocID)
 		if err != nil {
 			return err
@@ -242,7 +255,7 @@ func (s *BoltStateDB) PutNodeIdentity(id *NodeIdentity) error {
 	if err != nil {
 		return fmt.Errorf("put node identity: %w", err)
 	}
-	err = s.write("", string(identityKey), data, false, func(tx *bolt.Tx) error {
+	err = s.write("", string(identityKey), data, grouped, func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(nodeBucket)
 		if err != nil {
 			return err
@@ -264,9 +277,9 @@ func (s *BoltStateDB) Close() error {
 }
 
 // write runs put in a write transaction unless data is what is already
-// committed under the cache key; put must be idempotent (Batch may run it
-// more than once).
-func (s *BoltStateDB) write(allocID, cacheKey string, data []byte, batch bool, put func(*bolt.Tx) error) error {
+// committed under the cache key; put must be idempotent (a group commit
+// may run it more than once).
+func (s *BoltStateDB) write(allocID, cacheKey string, data []byte, mode writeMode, put func(*bolt.Tx) error) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
@@ -280,10 +293,13 @@ func (s *BoltStateDB) write(allocID, cacheKey string, data []byte, batch bool, p
 		s.cache.staged(tx, allocID, cacheKey, data)
 		return nil
 	}
-	if batch {
+	switch mode {
+	case boltBatch:
 		return s.db.Batch(fn)
+	case solo:
+		return s.db.Update(fn)
 	}
-	return s.db.Update(fn)
+	return s.group.write(fn)
 }
 
 // txError wraps a transaction's error, mapping a closed database to

@@ -17,12 +17,6 @@ import (
 // to release the state file's lock before it gives up.
 const DefaultOpenTimeout = 5 * time.Second
 
-// batchDelay is how long a task write waits for concurrent task writes to
-// share its transaction (bbolt's MaxBatchDelay, 10ms by default): long
-// enough for a burst of TaskRunners to coalesce into a few commits, short
-// enough that a lone write is not held up much longer than its fsync.
-const batchDelay = 2 * time.Millisecond
-
 // StatePath returns the path of the state file under an agent's data_dir.
 func StatePath(dataDir string) string {
 	return filepath.Join(dataDir, stateDirName, stateFileName)
@@ -92,8 +86,7 @@ func openBoltStateDB(dataDir string, logger *slog.Logger, timeout time.Duration,
 	if err != nil {
 		return nil, classifyOpenError(path, err)
 	}
-	db.MaxBatchDelay = batchDelay
-	s := &BoltStateDB{path: path, db: db, logger: logger, cache: newWriteCache()}
+	s := &BoltStateDB{path: path, db: db, group: newGroupCommitter(db), logger: logger, cache: newWriteCache()}
 	if err := s.prepareSchema(); err != nil {
 		_ = db.Close()
 		return nil, err
