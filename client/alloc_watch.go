@@ -110,7 +110,9 @@ func (c *Client) watchAllocations() {
 
 // applyAllocs starts runners for added allocations, hands updates to
 // existing ones and destroys removed ones in the background. It never
-// waits on an AllocRunner.
+// waits on an AllocRunner, nor on the disk: each new runner persists its
+// allocation itself, first thing in Run, concurrently with the others
+// (the StateDB group-commits their writes).
 func (c *Client) applyAllocs(diff allocDiff, fetched []*structs.Allocation) {
 	var toDestroy []*allocrunner.AllocRunner
 	c.allocMu.Lock()
@@ -143,7 +145,7 @@ func (c *Client) applyAllocs(diff allocDiff, fetched []*structs.Allocation) {
 			// the local state lost): never run it again.
 			continue
 		}
-		ar, err := c.addAlloc(alloc)
+		ar, err := c.newAllocRunner(alloc)
 		if err != nil {
 			c.logger.Error("could not run allocation", "alloc_id", alloc.ID, "error", err)
 			c.queueUpdate(&structs.Allocation{
@@ -169,10 +171,3 @@ func (c *Client) applyAllocs(diff allocDiff, fetched []*structs.Allocation) {
 	}
 }
 
-// addAlloc persists a new allocation and creates its runner.
-func (c *Client) addAlloc(alloc *structs.Allocation) (*allocrunner.AllocRunner, error) {
-	if err := c.stateDB.PutAllocation(alloc); err != nil {
-		return nil, err
-	}
-	return c.newAllocRunner(alloc)
-}

@@ -367,7 +367,10 @@ func (ar *AllocRunner) IsDestroyed() bool {
 }
 
 // Run runs the allocation until all its tasks are dead (or the runner is
-// shut down), then closes WaitCh. Only the first call runs.
+// shut down), then closes WaitCh. Only the first call runs. A new (not
+// restored) runner first persists its allocation, durably, so that a
+// restarted agent knows of it before any of its tasks can have started;
+// if that fails, the allocation fails and no task starts.
 func (ar *AllocRunner) Run() {
 	ar.mu.Lock()
 	if ar.runClaimed {
@@ -378,6 +381,17 @@ func (ar *AllocRunner) Run() {
 	restored := ar.restored
 	ar.mu.Unlock()
 	defer close(ar.waitCh)
+	var persistErr error
+	if !restored {
+		// Before the update loop: a newer version it persists must not
+		// be overwritten by this one.
+		if persistErr = ar.stateDB.PutAllocation(ar.Alloc()); persistErr != nil {
+			ar.logger.Error("could not persist the allocation: not running it", "error", persistErr)
+			ar.mu.Lock()
+			ar.failure = fmt.Sprintf("could not record the allocation in the client's state: %v", persistErr)
+			ar.mu.Unlock()
+		}
+	}
 	if ar.timeline != nil {
 		ar.timeline.Mark(ar.id, structs.StepRunnerStarted)
 	}
@@ -395,6 +409,8 @@ func (ar *AllocRunner) Run() {
 
 	alloc := ar.Alloc()
 	switch {
+	case persistErr != nil:
+		// Failed above: nothing may start that a restart would not know.
 	case alloc.ServerTerminalStatus():
 		// Stopped before it ran: the tasks converge to killed at once.
 		ar.stop(true)
