@@ -170,4 +170,3 @@ func (c *Client) applyAllocs(diff allocDiff, fetched []*structs.Allocation) {
 		}()
 	}
 }
-
