@@ -16,40 +16,77 @@ type allocUpdater struct{ c *Client }
 // AllocStateUpdated queues the update; it never blocks.
 func (u allocUpdater) AllocStateUpdated(update *structs.Allocation) { u.c.queueUpdate(update) }
 
-// queueUpdate keeps the latest update per allocation until the next batch.
+// queueUpdate keeps the latest update per allocation until the next
+// batch, and wakes the sync loop.
 func (c *Client) queueUpdate(update *structs.Allocation) {
 	if update.NodeID == "" {
 		update.NodeID = c.NodeID()
 	}
 	c.updatesMu.Lock()
-	defer c.updatesMu.Unlock()
 	c.pending[update.ID] = update
+	c.updatesMu.Unlock()
+	c.signalQueued()
 }
 
-// syncLoop sends the queued updates every updateInterval.
+// signalQueued tells the sync loop that updates are queued.
+func (c *Client) signalQueued() {
+	select {
+	case c.queued <- struct{}{}:
+	default:
+	}
+}
+
+// syncLoop sends the queued updates. An update queued while the loop is
+// idle is sent at once; those queued while a batch is being sent, or
+// within updateInterval of the last batch's start, go together in the
+// next batch, sent as soon as that interval has passed. A lone state
+// change (a task now running) thus reaches the servers without waiting,
+// and under load at most one batch per updateInterval leaves, holding
+// every allocation's latest state. A batch that failed is queued again
+// and retried after a backoff.
 func (c *Client) syncLoop() {
 	defer c.wg.Done()
-	ticker := time.NewTicker(c.updateInterval)
-	defer ticker.Stop()
+	var last time.Time // when the latest batch was sent
+	failures := 0
 	for {
 		select {
 		case <-c.ctx.Done():
 			return
-		case <-ticker.C:
-			c.flushUpdates(c.ctx)
+		case <-c.queued:
 		}
+		wait := c.updateInterval - time.Since(last)
+		if failures > 0 {
+			wait = max(wait, backoff(c.retryBase, c.retryMax, failures, c.jitter)-time.Since(last))
+		}
+		if wait > 0 {
+			timer := time.NewTimer(wait)
+			select {
+			case <-c.ctx.Done():
+				timer.Stop()
+				return
+			case <-timer.C:
+			}
+		}
+		last = time.Now()
+		if c.flushUpdates(c.ctx) {
+			failures = 0
+			continue
+		}
+		failures++
+		c.signalQueued() // the batch is queued again
 	}
 }
 
-// flushUpdates sends the queued updates in one NodeUpdateAlloc. On failure
-// they are queued again, unless a newer update for the alloc arrived.
-func (c *Client) flushUpdates(ctx context.Context) {
+// flushUpdates sends the queued updates in one NodeUpdateAlloc and reports
+// whether that worked (or nothing was queued). On failure they are queued
+// again, unless a newer update for the alloc arrived.
+func (c *Client) flushUpdates(ctx context.Context) bool {
 	c.updatesMu.Lock()
 	batch := c.pending
 	c.pending = make(map[string]*structs.Allocation)
 	c.updatesMu.Unlock()
 	if len(batch) == 0 {
-		return
+		return true
 	}
 	list := make([]*structs.Allocation, 0, len(batch))
 	for _, a := range batch {
@@ -71,7 +108,7 @@ func (c *Client) flushUpdates(ctx context.Context) {
 				c.timeline.MarkAt(a.ID, structs.StepStatusSent, sent)
 			}
 		}
-		return
+		return true
 	}
 	c.logger.Warn("sending alloc updates failed; will retry", "error", err, "count", len(list))
 	c.updatesMu.Lock()
@@ -81,4 +118,5 @@ func (c *Client) flushUpdates(ctx context.Context) {
 			c.pending[id] = a
 		}
 	}
+	return false
 }

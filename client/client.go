@@ -24,7 +24,9 @@ import (
 
 // Timing defaults.
 const (
-	defaultUpdateInterval = 200 * time.Millisecond
+	// defaultUpdateInterval is the least time between two batches of
+	// alloc updates (alloc_sync.go); a lone update is sent at once.
+	defaultUpdateInterval = 20 * time.Millisecond
 	defaultRetryBase      = 500 * time.Millisecond
 	defaultRetryMax       = 30 * time.Second
 	defaultHeartbeatTTL   = 10 * time.Second
@@ -73,6 +75,9 @@ type Client struct {
 	allocs  map[string]*allocrunner.AllocRunner
 	// known is the AllocModifyIndex last applied per alloc ID.
 	known map[string]uint64
+
+	// queued signals syncLoop that updates are pending (buffered 1).
+	queued chan struct{}
 
 	updatesMu sync.Mutex // guards the field below
 	pending   map[string]*structs.Allocation
@@ -143,6 +148,7 @@ func New(cfg *Config) (*Client, error) {
 		allocs:         make(map[string]*allocrunner.AllocRunner),
 		known:          make(map[string]uint64),
 		pending:        make(map[string]*structs.Allocation),
+		queued:         make(chan struct{}, 1),
 		timeline:       timeline.New(0, nil),
 		gc:             newGCState(cfg.GC),
 	}

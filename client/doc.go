@@ -21,7 +21,8 @@
 // those with AllocGetAllocs, diffs them into added / updated / removed, and
 // hands them to AllocRunners without ever waiting on one. AllocRunners
 // report state changes, which are coalesced per allocation and sent with
-// NodeUpdateAlloc every 200 ms.
+// NodeUpdateAlloc: at once when the sync loop is idle, else together once
+// the previous batch is 20 ms old (alloc_sync.go).
 //
 // Terminal allocations are garbage collected (gc.go): a pure selection
 // (selectGC) picks the oldest terminal ones while the node holds more than

@@ -22,6 +22,8 @@ type fakeServer struct {
 	registerErrs int // fail this many registrations first
 	allocs       map[string]*structs.Allocation
 	batches      [][]*structs.Allocation
+	batchTimes   []time.Time // when each of batches arrived
+	updateErrs   int         // fail this many NodeUpdateAlloc calls first
 
 	conn *rpcapi.Handlers // the methods below, set by newFakeServer
 }
@@ -141,6 +143,10 @@ func (s *fakeServer) AllocGetAllocs(ctx context.Context, req *structs.AllocsGetR
 func (s *fakeServer) NodeUpdateAlloc(ctx context.Context, req *structs.AllocUpdateRequest) (*structs.GenericResponse, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.updateErrs > 0 {
+		s.updateErrs--
+		return nil, structs.NewError(structs.KindUnavailable, "fake: no leader")
+	}
 	batch := make([]*structs.Allocation, 0, len(req.Alloc))
 	for _, u := range req.Alloc {
 		batch = append(batch, u.Copy())
@@ -151,6 +157,7 @@ func (s *fakeServer) NodeUpdateAlloc(ctx context.Context, req *structs.AllocUpda
 		}
 	}
 	s.batches = append(s.batches, batch)
+	s.batchTimes = append(s.batchTimes, time.Now())
 	return &structs.GenericResponse{}, nil
 }
 
