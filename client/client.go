@@ -85,6 +85,8 @@ type Client struct {
 	// timeline records when allocations reach the node's steps of their
 	// way to running (AllocTimeline).
 	timeline *timeline.Recorder
+	// starts bounds the task starts in flight (start.go).
+	starts startGate
 
 	gc gcState // garbage collection settings, fixed after New
 	// hostStats samples the host for the stats endpoint.
@@ -150,6 +152,7 @@ func New(cfg *Config) (*Client, error) {
 		pending:        make(map[string]*structs.Allocation),
 		queued:         make(chan struct{}, 1),
 		timeline:       timeline.New(0, nil),
+		starts:         newStartGate(cfg.MaxParallelStarts),
 		gc:             newGCState(cfg.GC),
 	}
 	node, err := c.buildNode(cfg)
@@ -304,6 +307,7 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation) (*allocrunner.AllocRu
 		DriverEvents: c.drivers,
 		Artifacts:    c.artifacts,
 		Timeline:     c.timeline,
+		StartGate:    c.starts,
 
 		PrevAllocWatcher:      prev,
 		PreemptedAllocWatcher: preempted,

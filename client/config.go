@@ -78,4 +78,8 @@ type Config struct {
 	// agent's host_volume blocks). Each path must exist: New fails
 	// otherwise. The node reports them with their links resolved.
 	HostVolumes map[string]*structs.ClientHostVolumeConfig
+	// MaxParallelStarts bounds how many tasks the drivers start at once
+	// (StartTask calls in flight; start.go); 0 means
+	// DefaultMaxParallelStarts.
+	MaxParallelStarts int
 }

@@ -64,6 +64,9 @@ type Config struct {
 	// Timeline records the steps of the allocation's way to running
 	// (the client's timeline recorder); nil: none.
 	Timeline taskrunner.TimelineMarker
+	// StartGate bounds how many tasks of the node start at once (the
+	// client's); nil: no bound.
+	StartGate taskrunner.StartGate
 }
 
 // AllocRunner runs one allocation. Create it with New, optionally Restore,
@@ -230,6 +233,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 			DriverEvents: cfg.DriverEvents,
 			Artifacts:    cfg.Artifacts,
 			Timeline:     cfg.Timeline,
+			StartGate:    cfg.StartGate,
 		})
 		if err != nil {
 			cancel()

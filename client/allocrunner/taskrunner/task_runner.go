@@ -68,6 +68,15 @@ type Config struct {
 	// Timeline records the steps of the task's first start (hooks done,
 	// driver start, running) under the allocation's ID; nil: none.
 	Timeline TimelineMarker
+	// StartGate bounds how many tasks of the node start at once (the
+	// client's); nil: no bound.
+	StartGate StartGate
+}
+
+// StartGate bounds how many tasks start at once: Enter waits for a turn,
+// or until ctx is done, and returns the function that ends the turn.
+type StartGate interface {
+	Enter(ctx context.Context) (leave func(), err error)
 }
 
 // TimelineMarker records that an allocation reached a step of its way to
@@ -91,8 +100,9 @@ type TaskRunner struct {
 	now       func() time.Time
 	killGrace time.Duration
 	// node is the node the task runs on, for interpolation.
-	node     *structs.Node
-	timeline TimelineMarker // nil: none
+	node      *structs.Node
+	timeline  TimelineMarker // nil: none
+	startGate StartGate      // nil: none
 
 	// driverName and driverEvents route the driver's task events here.
 	driverName   string
@@ -185,6 +195,7 @@ func New(cfg *Config) (*TaskRunner, error) {
 		killGrace:      killGrace,
 		node:           cfg.Node,
 		timeline:       cfg.Timeline,
+		startGate:      cfg.StartGate,
 		restartTracker: NewTaskRestartTracker(cfg.Task.RestartPolicy, cfg.Alloc.Job.Type, cfg.Task.Lifecycle),
 		hooksDone:      make(map[string]bool),
 		shutdownCtx:    shutdownCtx,
@@ -487,7 +498,18 @@ func (tr *TaskRunner) killedNotRunning() {
 // persisted (durably) as the start intent before the driver is asked, so
 // that an agent that dies during the start finds the task by the intent
 // instead of starting a second one (recoverIntent).
+//
+// Starts take turns through the StartGate: a node that starts many tasks
+// at once starts a bounded number concurrently, so that each finishes
+// quickly instead of all of them thrashing the CPU together.
 func (tr *TaskRunner) startTask() (*drivers.TaskHandle, error) {
+	if tr.startGate != nil {
+		leave, err := tr.startGate.Enter(tr.killContext())
+		if err != nil {
+			return nil, fmt.Errorf("start task %q: waiting for a turn to start: %w", tr.taskName, err)
+		}
+		defer leave()
+	}
 	alloc, task := tr.allocAndTask()
 	invocation := structs.GenerateUUID()[:8]
 	cfg, err := tr.buildTaskConfig(alloc, task, invocation)
