@@ -3,7 +3,8 @@ package api
 import "net/url"
 
 // AllocTimeline is the way of one allocation from its job's registration
-// to its task running, as the agents recorded it in memory (a drover
+// to its task running (and to its end), as the agents recorded it in
+// memory (a drover
 // extension: GET /v1/client/allocation/<id>/timeline; Nomad's agents
 // answer 404). Steps are in the order of the way; a step neither the
 // servers nor the node recorded (the agent restarted since, or forgot it
@@ -20,7 +21,8 @@ type TimelineStep struct {
 	// Name is the step: job_registered, eval_enqueued, eval_dequeued,
 	// plan_submitted, plan_applied (servers), alloc_received,
 	// runner_started, hooks_done, driver_start, task_running, status_sent
-	// (the node), running_applied (servers).
+	// (the node), running_applied (servers); then, once it is stopped,
+	// stop_received, ended (the node) and ended_applied (servers).
 	Name string
 	// Time is when it was reached, in Unix nanoseconds.
 	Time int64

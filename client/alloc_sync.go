@@ -22,6 +22,9 @@ func (c *Client) queueUpdate(update *structs.Allocation) {
 	if update.NodeID == "" {
 		update.NodeID = c.NodeID()
 	}
+	if update.ClientTerminalStatus() {
+		c.timeline.Mark(update.ID, structs.StepEnded)
+	}
 	c.updatesMu.Lock()
 	c.pending[update.ID] = update
 	c.updatesMu.Unlock()

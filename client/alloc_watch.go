@@ -131,6 +131,9 @@ func (c *Client) applyAllocs(diff allocDiff, fetched []*structs.Allocation) {
 		}
 		if ar, ok := c.allocs[alloc.ID]; ok {
 			c.known[alloc.ID] = alloc.AllocModifyIndex
+			if alloc.ServerTerminalStatus() {
+				c.timeline.MarkAt(alloc.ID, structs.StepStopReceived, received)
+			}
 			if c.serialUpdates {
 				ar.ApplyUpdate(alloc)
 			} else {

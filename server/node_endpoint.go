@@ -230,7 +230,7 @@ func (s *Server) NodeUpdateAlloc(ctx context.Context, req *structs.AllocUpdateRe
 	if err != nil {
 		return nil, err
 	}
-	s.markRunningApplied(updates, s.clock.Now())
+	s.markClientApplied(updates, s.clock.Now())
 	return &structs.GenericResponse{WriteMeta: structs.WriteMeta{Index: index}}, nil
 }
 

@@ -16,8 +16,8 @@ import (
 // the request arrived, under the evaluation's ID), eval_enqueued and
 // eval_dequeued by the broker, plan_submitted by the worker (by
 // evaluation ID); plan_applied (by allocation ID) once the plan placing
-// the allocation is committed, and running_applied once a client's
-// update saying it runs is. Each is one call on s.timeline, in memory.
+// the allocation is committed, and running_applied and ended_applied once
+// a client's update saying it runs, or ended, is. Each is one call on s.timeline, in memory.
 
 // markPlaced records that the plan placing allocs was committed at t.
 func (s *Server) markPlaced(allocs []*structs.Allocation, t time.Time) {
@@ -26,12 +26,15 @@ func (s *Server) markPlaced(allocs []*structs.Allocation, t time.Time) {
 	}
 }
 
-// markRunningApplied records, for the committed client updates saying an
-// allocation runs, that the servers applied them at t.
-func (s *Server) markRunningApplied(updates []*structs.Allocation, t time.Time) {
+// markClientApplied records, for the committed client updates saying an
+// allocation runs or ended, that the servers applied them at t.
+func (s *Server) markClientApplied(updates []*structs.Allocation, t time.Time) {
 	for _, u := range updates {
-		if u.ClientStatus == structs.AllocClientStatusRunning {
+		switch {
+		case u.ClientStatus == structs.AllocClientStatusRunning:
 			s.timeline.MarkAt(u.ID, structs.StepRunningApplied, t)
+		case u.ClientTerminalStatus():
+			s.timeline.MarkAt(u.ID, structs.StepEndedApplied, t)
 		}
 	}
 }

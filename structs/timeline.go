@@ -1,9 +1,10 @@
 package structs
 
 // TimelineStep is one step of an allocation's way from its job's
-// registration to its task running, in the order of the way. The servers
-// record the steps up to plan_applied and running_applied, the node the
-// others (package timeline keeps them in memory).
+// registration to its task running, and then of its stop, in the order of
+// the way. The servers record the steps up to plan_applied,
+// running_applied and ended_applied, the node the others (package
+// timeline keeps them in memory).
 type TimelineStep uint8
 
 // The steps of an allocation's timeline.
@@ -37,6 +38,14 @@ const (
 	StepStatusSent
 	// StepRunningApplied: the servers committed that update.
 	StepRunningApplied
+	// StepStopReceived: the node's client fetched the version of the
+	// allocation that stops it (job stopped, alloc stopped, evicted).
+	StepStopReceived
+	// StepEnded: the allocation's client status became terminal
+	// (complete, failed, lost): its tasks are dead.
+	StepEnded
+	// StepEndedApplied: the servers committed the terminal status.
+	StepEndedApplied
 
 	// NumTimelineSteps is one past the last step.
 	NumTimelineSteps
@@ -69,6 +78,12 @@ func (s TimelineStep) String() string {
 		return "status_sent"
 	case StepRunningApplied:
 		return "running_applied"
+	case StepStopReceived:
+		return "stop_received"
+	case StepEnded:
+		return "ended"
+	case StepEndedApplied:
+		return "ended_applied"
 	}
 	return "unknown"
 }

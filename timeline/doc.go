@@ -1,6 +1,6 @@
 // Package timeline records, in memory, when each allocation (and the
 // evaluation that placed it) reached each step of its way from its job's
-// registration to its task running (structs.TimelineStep).
+// registration to its task running, and of its stop (structs.TimelineStep).
 //
 // Where it sits in the data flow: beside it, watching. The server keeps a
 // Recorder for the steps of evaluations and plans (by evaluation ID, then

@@ -37,8 +37,8 @@ type result struct {
 	tasks int
 	rss   harness.Mem // the agent's, with the n tasks running
 	// steps are where the time went, from the API and, for drover, the
-	// allocations' timelines.
-	steps []stepStat
+	// allocations' timelines; stopSteps, of the stop, from the API.
+	steps, stopSteps []stepStat
 }
 
 // sleepJob is a service job of count allocs, each one raw_exec task
@@ -166,6 +166,9 @@ func measure(cfg config, b binary, n int, root string) (res *result, err error) 
 	}
 	res.stopAPI = time.Since(t1)
 	res.stopProcs = <-gone
+	if res.stopSteps, err = stopBreakdown(c, t1); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 

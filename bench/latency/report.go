@@ -26,6 +26,70 @@ const (
 	stepStarted  = "api: task event Started"
 )
 
+// stopEvents are the task events of a stop, in order, and their steps.
+var stopEvents = []struct{ event, step string }{
+	{"Killing", "api: task event Killing"},
+	{"Terminated", "api: task event Terminated"},
+	{"Killed", "api: task event Killed"},
+}
+
+// stopBreakdown reads the job's allocations after a stop requested at t0
+// and returns the stop events' times after t0.
+func stopBreakdown(c *api.Client, t0 time.Time) ([]stepStat, error) {
+	allocs, _, err := c.Jobs().Allocations(jobID, false, nil)
+	if err != nil {
+		return nil, fmt.Errorf("list allocs: %w", err)
+	}
+	at := map[string][]time.Duration{}
+	for _, al := range allocs {
+		ts := al.TaskStates[task]
+		if ts == nil {
+			continue
+		}
+		for _, want := range stopEvents {
+			// The last one: a task restarted before has older ones.
+			for i := len(ts.Events) - 1; i >= 0; i-- {
+				if e := ts.Events[i]; e.Type == want.event {
+					at[want.step] = append(at[want.step], time.Unix(0, e.Time).Sub(t0))
+					break
+				}
+			}
+		}
+	}
+	order := make([]string, 0, len(stopEvents)+len(stopTimelineSteps))
+	for _, want := range stopEvents {
+		order = append(order, want.step)
+	}
+	for i, al := range allocs {
+		tl, err := c.Allocations().Timeline(al.ID)
+		if err != nil {
+			if i == 0 && api.IsNotFound(err) {
+				break // the agent serves no timelines (Nomad)
+			}
+			return nil, fmt.Errorf("timeline of alloc %s: %w", al.ID, err)
+		}
+		for _, s := range tl.Steps {
+			if slices.Contains(stopTimelineSteps, s.Name) {
+				at["timeline: "+s.Name] = append(at["timeline: "+s.Name], time.Unix(0, s.Time).Sub(t0))
+			}
+		}
+	}
+	for _, name := range stopTimelineSteps {
+		order = append(order, "timeline: "+name)
+	}
+	var out []stepStat
+	for _, step := range order {
+		if d := at[step]; len(d) > 0 {
+			slices.Sort(d)
+			out = append(out, stepStat{name: step, median: d[len(d)/2], max: d[len(d)-1], count: len(d)})
+		}
+	}
+	return out, nil
+}
+
+// stopTimelineSteps are the timeline's steps of a stop.
+var stopTimelineSteps = []string{"stop_received", "ended", "ended_applied"}
+
 // breakdown reads the job's allocations and, where the agent serves them,
 // their timelines, and returns each step's time after t0.
 func breakdown(c *api.Client, t0 time.Time) ([]stepStat, error) {
@@ -70,7 +134,9 @@ func breakdown(c *api.Client, t0 time.Time) ([]stepStat, error) {
 			return nil, fmt.Errorf("timeline of alloc %s: %w", al.ID, err)
 		}
 		for _, s := range tl.Steps {
-			add("timeline: "+s.Name, s.Time)
+			if !slices.Contains(stopTimelineSteps, s.Name) {
+				add("timeline: "+s.Name, s.Time)
+			}
 		}
 	}
 	var out []stepStat
@@ -93,11 +159,19 @@ func (r *result) print(bin string, run int, steps bool) {
 		fmt.Printf("; stop: API %s, processes gone %s", ms(r.stopAPI), ms(r.stopProcs))
 	}
 	fmt.Printf("; agent RSS %s\n", harness.MiB(r.rss.RSS))
-	if !steps || len(r.steps) == 0 {
+	if !steps {
 		return
 	}
-	fmt.Printf("   %-50s %10s %10s %6s\n", "step (time after the register request)", "median", "max", "allocs")
-	for _, s := range r.steps {
+	printSteps("step (time after the register request)", r.steps)
+	printSteps("stop step (time after the stop request)", r.stopSteps)
+}
+
+func printSteps(title string, steps []stepStat) {
+	if len(steps) == 0 {
+		return
+	}
+	fmt.Printf("   %-50s %10s %10s %6s\n", title, "median", "max", "allocs")
+	for _, s := range steps {
 		fmt.Printf("   %-50s %10s %10s %6d\n", s.name, ms(s.median), ms(s.max), s.count)
 	}
 }

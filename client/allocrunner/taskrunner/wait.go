@@ -58,20 +58,26 @@ func (tr *TaskRunner) waitTask(h *drivers.TaskHandle) (*drivers.ExitResult, wait
 		if !ok {
 			return nil, outcomeShutdown, nil
 		}
+		// Dead now (its exit is recorded): say so before releasing it in
+		// the driver, which waits for the shim to exit and removes its
+		// state, so that a stop is reported without waiting for that.
 		tr.updateState(structs.TaskStateDead, structs.NewTaskEvent(structs.TaskKilled).SetKillError(stopErr))
+		tr.releaseTask(id)
 		return res, outcomeKilled, nil
 	case req := <-tr.restartCh:
 		res, _, ok := tr.stopTask(id, exitCh, "")
 		if !ok {
 			return nil, outcomeShutdown, nil
 		}
+		tr.releaseTask(id)
 		return res, outcomeUserRestart, req
 	}
 }
 
 // stopTask records Killing, stops the task with its kill signal and
-// timeout, waits (bounded) for its exit, and records Terminated. ok is
-// false when the runner was shut down meanwhile.
+// timeout, waits (bounded) for its exit, and records Terminated; the
+// caller releases the task (releaseTask). ok is false when the runner was
+// shut down meanwhile.
 func (tr *TaskRunner) stopTask(id string, exitCh <-chan *drivers.ExitResult, reason string) (res *drivers.ExitResult, stopErr error, ok bool) {
 	_, task := tr.allocAndTask()
 	timeout := task.KillTimeout
@@ -104,20 +110,30 @@ func (tr *TaskRunner) stopTask(id string, exitCh <-chan *drivers.ExitResult, rea
 			stopErr = errNoExit
 		}
 	}
-	tr.taskEnded(id, res)
+	tr.recordExit(res)
 	return res, stopErr, true
 }
 
 // taskEnded records Terminated, releases the task in the driver and
 // forgets its handle.
 func (tr *TaskRunner) taskEnded(id string, res *drivers.ExitResult) {
+	tr.recordExit(res)
+	tr.releaseTask(id)
+}
+
+// recordExit records the Terminated event of an exit.
+func (tr *TaskRunner) recordExit(res *drivers.ExitResult) {
 	ev := structs.NewTaskEvent(structs.TaskTerminated).
 		SetExitCode(res.ExitCode).SetSignal(res.Signal).SetOOMKilled(res.OOMKilled)
 	if res.Err != nil {
 		ev.SetMessage(res.Err.Error())
 	}
 	tr.EmitEvent(ev)
+}
 
+// releaseTask releases an exited task in the driver (DestroyTask: the
+// shim's state is removed once it exited) and forgets its handle.
+func (tr *TaskRunner) releaseTask(id string) {
 	ctx, cancel := context.WithTimeout(tr.shutdownCtx, destroyTimeout)
 	defer cancel()
 	err := untrusted(ctx, "destroy task", func(ctx context.Context) error { return tr.driver.DestroyTask(ctx, id, true) })
