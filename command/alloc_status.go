@@ -18,7 +18,7 @@ Display an allocation: where it runs, its client and desired status, and
 for each task its state, its reserved resources and its recent events,
 newest first, with times in UTC. The allocation may be named by a unique
 prefix of its ID; an ambiguous prefix lists the allocations it matches.`)
-	verbose := fset.Bool("verbose", false, "Show full IDs and every event.")
+	verbose := fset.Bool("verbose", false, "Show full IDs, every event, and the allocation's timeline (when each step from the job's registration to its task running, and of its stop, was reached).")
 	stats := fset.Bool("stats", false, "Show the CPU, memory and device statistics of each task and of the allocation.")
 	if code, done := m.parse(fset, args); done {
 		return code
@@ -74,6 +74,9 @@ func (m *Meta) showAlloc(c *api.Client, allocID string, verbose bool) int {
 		followup, _, _ = c.Evaluations().Info(alloc.FollowupEvalID, nil)
 	}
 	fmt.Fprint(m.stdout, formatAllocStatus(alloc, followup, m.now(), verbose))
+	if verbose {
+		m.showAllocTimeline(c, allocID)
+	}
 	return 0
 }
 
