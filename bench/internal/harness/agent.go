@@ -101,6 +101,12 @@ func newAgent(bin, root, name string, role Role, dev bool, servers []string) (*A
 	}
 	if role != Server {
 		b.WriteString("client {\n  enabled = true\n")
+		if dev {
+			// Nomad's cloud fingerprinters probe metadata services, which
+			// a test machine cannot reach (and which fail Nomad's start
+			// on some builds); drover has none.
+			b.WriteString("  options {\n    \"fingerprint.denylist\" = \"env_aws,env_gce,env_azure,env_digitalocean\"\n  }\n")
+		}
 		if len(servers) > 0 {
 			q := make([]string, len(servers))
 			for i, s := range servers {
