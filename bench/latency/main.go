@@ -27,6 +27,7 @@
 //
 //	go run ./bench/latency -n 1,10,100 -runs 3
 //	go run ./bench/latency -n 1,10,100 -runs 3 -nomad /path/to/nomad
+//	go run ./bench/latency -n 100 -baseline /path/to/older/drover
 //	go run ./bench/latency -n 1000 -runs 1
 //	go run ./bench/latency -n 100 -persistent
 //
@@ -51,6 +52,7 @@ func main() {
 	runs := flag.Int("runs", 3, "runs per count and binary")
 	bin := flag.String("bin", "", "the drover binary (default: go build ./cmd/drover)")
 	nomad := flag.String("nomad", "", "a Nomad binary to measure in the same run (optional)")
+	baseline := flag.String("baseline", "", "another drover binary (an older build) to measure in the same run (optional)")
 	nomadMax := flag.Int("nomad-max", 100, "the largest count run with -nomad (Nomad runs an executor process per task)")
 	persistent := flag.Bool("persistent", false, "run agents with a data dir (raft and client state on disk) instead of -dev")
 	settle := flag.Duration("settle", time.Second, "wait after all allocs run before sampling the agent's memory")
@@ -64,7 +66,7 @@ func main() {
 		os.Exit(2)
 	}
 	cfg := config{runs: *runs, persistent: *persistent, settle: *settle, stop: *stop, keep: *keep, steps: *steps}
-	if err := run(cfg, ns, *bin, *nomad, *nomadMax); err != nil {
+	if err := run(cfg, ns, *bin, *baseline, *nomad, *nomadMax); err != nil {
 		fmt.Fprintln(os.Stderr, "latency:", err)
 		os.Exit(1)
 	}
@@ -98,7 +100,7 @@ type binary struct {
 	max        int // the largest count to run it with; 0: no limit
 }
 
-func run(cfg config, ns []int, bin, nomad string, nomadMax int) error {
+func run(cfg config, ns []int, bin, baseline, nomad string, nomadMax int) error {
 	root, err := os.MkdirTemp("", "drover-bench-latency-")
 	if err != nil {
 		return err
@@ -114,6 +116,9 @@ func run(cfg config, ns []int, bin, nomad string, nomadMax int) error {
 		}
 	}
 	bins := []binary{{name: "drover", path: bin}}
+	if baseline != "" {
+		bins = append(bins, binary{name: "baseline", path: baseline})
+	}
 	if nomad != "" {
 		bins = append(bins, binary{name: "nomad", path: nomad, max: nomadMax})
 	}
@@ -136,7 +141,7 @@ func run(cfg config, ns []int, bin, nomad string, nomadMax int) error {
 		fmt.Printf("\n== %d allocation(s); floor (%d sleep processes started directly): %s\n", n, n, ms(floor))
 		for _, b := range bins {
 			if b.max > 0 && n > b.max {
-				fmt.Printf("-- %s: skipped (count above -%s-max %d)\n", b.name, b.name, b.max)
+				fmt.Printf("-- %s: skipped (count above -nomad-max %d)\n", b.name, b.max)
 				continue
 			}
 			row := summaryRow{bin: b.name, n: n, floor: floor}
