@@ -35,6 +35,7 @@ const (
 	DefaultBindAddr   = "127.0.0.1"
 	DefaultHTTPPort   = 4646
 	DefaultRPCPort    = 4647
+	DefaultSerfPort   = 4648
 	DefaultLogLevel   = "info"
 	DefaultDatacenter = "dc1"
 )
@@ -53,9 +54,10 @@ type Agent struct {
 
 	server    *server.Server
 	raft      *raftStores       // persistent raft storage; nil in dev mode or without a server
-	rpcServer *server.RPCServer // the client RPCs on the RPC port; nil in dev mode or without a server
 	rpcClient *rpcclient.Client // a client-only agent's link to the servers
-	client    *client.Client
+	// discover refreshes a client-only agent's server list; nil otherwise.
+	discover *serverDiscovery
+	client   *client.Client
 	// clientStarted: a combined agent started its client in NewAgent.
 	clientStarted bool
 	// stateDB is the client's state file until the client owns it.
@@ -244,26 +246,29 @@ func (a *Agent) setupServer(ctx context.Context) error {
 			return err
 		}
 		a.raft = rs
-		rs.apply(scfg)
+		rs.apply(scfg, a.cfg.Server.RaftMultiplier, a.cfg.bootstrapsAlone())
+		scfg.Recover = a.cfg.Server.Recover
 		rpcLn, err = net.Listen("tcp", a.rpcAddr)
 		if err != nil {
 			return fmt.Errorf("listen for RPC on %s: %w", a.rpcAddr, err)
 		}
 		a.rpcAddr = rpcLn.Addr().String()
+		cc, err := a.clusterConfig(rpcLn, rs)
+		if err != nil {
+			_ = rpcLn.Close()
+			return err
+		}
+		scfg.Cluster = cc
+		scfg.Autopilot = a.cfg.Autopilot
 	}
 	srv, err := server.NewServer(ctx, scfg)
 	if err != nil {
-		if rpcLn != nil {
-			_ = rpcLn.Close()
-		}
+		// The server closed the listener.
 		if errors.Is(err, server.ErrDamagedRaftState) && a.raft != nil {
 			err = fmt.Errorf("%w; the raft log and snapshots are in %s, left untouched: restore that directory from a backup, "+
 				"or move it aside to start this server with an empty cluster state", err, filepath.Dir(a.raft.store.Path()))
 		}
 		return fmt.Errorf("create server: %w", err)
-	}
-	if rpcLn != nil {
-		a.rpcServer = server.NewRPCServer(srv.Handlers(), rpcLn, a.logger.With("component", "rpc"))
 	}
 	a.server = srv
 	return nil
@@ -275,12 +280,14 @@ func (a *Agent) setupServer(ctx context.Context) error {
 func (a *Agent) setupClient(rpc rpcapi.Conn) error {
 	clientLogger := a.logger.With("component", "client")
 	if rpc == nil {
-		rc, err := rpcclient.New(&rpcclient.Config{Servers: a.cfg.Client.Servers, Logger: clientLogger})
+		servers := withDefaultPort(append(slices.Clone(a.cfg.Client.Servers), a.cfg.Client.Join.addresses()...), DefaultRPCPort)
+		rc, err := rpcclient.New(&rpcclient.Config{Servers: servers, Logger: clientLogger})
 		if err != nil {
 			return err
 		}
 		a.rpcClient = rc
 		rpc = rc
+		a.discover = startDiscovery(rc, rc.Servers(), a.cfg.Client.Join.RetryMax, clientLogger)
 	}
 	drivers, err := driverManagerConfig(a.cfg)
 	if err != nil {
@@ -353,9 +360,6 @@ func (a *Agent) Start() error {
 	if a.http != nil {
 		return errors.New("agent already started")
 	}
-	if a.rpcServer != nil {
-		a.rpcServer.Start()
-	}
 	if a.client != nil && !a.clientStarted {
 		if err := a.client.Start(); err != nil {
 			return fmt.Errorf("start client: %w", err)
@@ -380,17 +384,26 @@ func (a *Agent) Start() error {
 	return nil
 }
 
+// leaveTimeout bounds how long a leaving server waits to be removed
+// from raft.
+const leaveTimeout = 15 * time.Second
+
 // Leave is what leave_on_interrupt and leave_on_terminate ask for before
-// the agent stops. A server alone in its cluster (the only kind drover runs
-// for now) has no peer to tell, as a Nomad server alone in its cluster; a
-// client has nothing to do without drain_on_shutdown, which drover does not
-// have yet, so its tasks keep running as on any stop. Leave logs what it
-// did; the shutdown that follows does the rest. When servers form a cluster
-// over the network, a server removes itself from the raft peer set here.
+// the agent stops: a server leaves its cluster for good (a leader hands
+// leadership over first; the leader then removes it from raft), so that
+// the others need not count it in their quorum. A client has nothing to
+// do without drain_on_shutdown, which drover does not have yet, so its
+// tasks keep running as on any stop. Leave logs what it did; the shutdown
+// that follows does the rest.
 func (a *Agent) Leave() {
 	if a.server != nil {
-		a.logger.Info("server leaving the cluster", "peers", len(a.server.Peers()),
-			"note", "a single server has no peer to notify")
+		ctx, cancel := context.WithTimeout(context.Background(), leaveTimeout)
+		defer cancel()
+		if err := a.server.Leave(ctx); err != nil {
+			a.logger.Error("server could not leave the cluster cleanly", "error", err)
+		} else {
+			a.logger.Info("server left the cluster")
+		}
 	}
 	if a.client != nil {
 		a.logger.Info("client leaving the cluster", "node_id", a.NodeID(),
@@ -449,10 +462,8 @@ func (a *Agent) teardown() error {
 	if a.rpcClient != nil {
 		a.rpcClient.Close()
 	}
-	if a.rpcServer != nil {
-		if err := a.rpcServer.Shutdown(); err != nil {
-			errs = append(errs, err)
-		}
+	if a.discover != nil {
+		a.discover.stop()
 	}
 	if a.server != nil {
 		if err := a.server.Shutdown(); err != nil {

@@ -4,9 +4,9 @@ import (
 	"net"
 	"runtime"
 	"strconv"
+	"time"
 
 	"github.com/drover-io/drover/httpapi"
-	"github.com/drover-io/drover/structs"
 )
 
 // agentInfo is what the HTTP API reports about the agent (httpapi.Agent).
@@ -90,23 +90,49 @@ func (i agentInfo) Leader() string {
 	if a.server == nil && a.rpcClient != nil {
 		return a.rpcClient.Servers()[0]
 	}
-	if a.server == nil || a.server.Leader() == "" {
+	if a.server == nil {
 		return ""
 	}
-	return a.RPCAddr()
+	leader := a.server.Leader()
+	if leader == "" || a.cfg.DevMode {
+		if leader == "" {
+			return ""
+		}
+		return a.RPCAddr()
+	}
+	return leader
 }
 
 // Peers implements httpapi.Agent: the servers' RPC addresses; for a
-// client-only agent, the servers it is configured with.
+// client-only agent, the servers it knows.
 func (i agentInfo) Peers() []string {
 	a := i.a
 	if a.server == nil && a.rpcClient != nil {
 		return a.rpcClient.Servers()
 	}
-	if a.server == nil || len(a.server.Peers()) == 0 {
+	if a.server == nil {
 		return []string{}
 	}
-	return []string{a.RPCAddr()}
+	if a.cfg.DevMode {
+		return []string{a.RPCAddr()}
+	}
+	return a.server.Peers()
+}
+
+// IsServer implements httpapi.Agent.
+func (i agentInfo) IsServer() bool { return i.a.server != nil }
+
+// Contact implements httpapi.Agent: a server's view of its leader; for a
+// client-only agent, whether its servers answer.
+func (i agentInfo) Contact() (bool, time.Duration) {
+	a := i.a
+	switch {
+	case a.server != nil:
+		return a.server.KnownLeader(), a.server.LastContact()
+	case a.rpcClient != nil:
+		return a.rpcClient.Contact()
+	}
+	return false, 0
 }
 
 // Region implements httpapi.Agent.
@@ -129,21 +155,4 @@ func (i agentInfo) Health() (*httpapi.AgentHealthResponse, bool) {
 		out.Client = &httpapi.AgentHealth{Ok: true, Message: "ok"}
 	}
 	return out, ok
-}
-
-// Members implements httpapi.Agent: GET /v1/agent/members. A drover
-// cluster has one server, so a server agent lists itself; a client-only
-// agent has no member list to give.
-func (i agentInfo) Members() (*httpapi.ServerMembers, error) {
-	a := i.a
-	if a.server == nil {
-		return nil, structs.Invalid("this agent runs no server: ask a server agent for the members (-address, NOMAD_ADDR)")
-	}
-	self := i.Self()
-	return &httpapi.ServerMembers{
-		ServerName:   self.Member.Name,
-		ServerRegion: a.cfg.Region,
-		ServerDC:     a.cfg.Datacenter,
-		Members:      []*httpapi.AgentMember{&self.Member},
-	}, nil
 }

@@ -293,8 +293,9 @@ func printBanner(w io.Writer, cfg *Config, a *Agent) {
 		{"Node ID", a.NodeID()},
 		{"Log level", strings.ToUpper(cfg.LogLevel)},
 	}
-	if a.rpcServer != nil {
+	if a.server != nil && !cfg.DevMode {
 		rows = append(rows, [2]string{"RPC address", a.RPCAddr()})
+		rows = append(rows, [2]string{"Serf port", fmt.Sprint(cfg.SerfPort)})
 	}
 	if cfg.DataDir != "" {
 		rows = append(rows, [2]string{"Data dir", cfg.DataDir})

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/drover-io/drover/client/state"
 )
@@ -28,6 +30,9 @@ type agentFlag struct {
 	set func(c *Config, v string) error
 	// repeat: the flag may be given several times (-config, -meta).
 	repeat bool
+	// flagOnly: no config file key sets this (-recover); key only names
+	// it in messages.
+	flagOnly bool
 }
 
 func (f *agentFlag) isBool() bool { return f.arg == "" }
@@ -67,6 +72,26 @@ func setBool(dst func(c *Config) *bool) func(c *Config, v string) error {
 			return fmt.Errorf("must be true or false")
 		}
 		*dst(c) = b
+		return nil
+	}
+}
+
+func setDuration(dst func(c *Config) *time.Duration) func(c *Config, v string) error {
+	return func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("%q is not a duration (30s, 1m)", v)
+		}
+		*dst(c) = d
+		return nil
+	}
+}
+
+// appendTo adds the flag's value to a list (a repeatable flag).
+func appendTo(dst func(c *Config) *[]string) func(c *Config, v string) error {
+	return func(c *Config, v string) error {
+		p := dst(c)
+		*p = append(slices.Clone(*p), splitList(v)...)
 		return nil
 	}
 }
@@ -134,14 +159,20 @@ func agentFlags(def *Config) []*agentFlag {
 		{name: "server", section: s, key: "server.enabled", set: setBool(func(c *Config) *bool { return &c.Server.Enabled }),
 			usage: "Run a server."},
 		{name: "bootstrap-expect", arg: "<num>", section: s, key: "server.bootstrap_expect", set: setInt(func(c *Config) *int { return &c.Server.BootstrapExpect }),
-			usage: "The number of servers to wait for before bootstrapping (only 1 is supported for now)."},
-		ignored(s, "encrypt", "server.encrypt", "<key>", "The gossip encryption key (ignored: no serf gossip yet)."),
-		ignored(s, "join", "server.server_join.start_join", "<address>", "An agent to join at start; repeatable (ignored: single server)."),
-		ignored(s, "retry-join", "server.server_join.retry_join", "<address>", "An agent to join, with retries; repeatable (ignored: single server)."),
-		ignored(s, "retry-max", "server.server_join.retry_max", "<num>", "The number of join attempts (ignored: single server)."),
-		ignored(s, "retry-interval", "server.server_join.retry_interval", "<duration>", "The time between join attempts (ignored: single server)."),
+			usage: "The number of servers that bootstrap the cluster together once they found each other (1: a single server; 3 or 5 for a cluster). Every server of a new cluster gets the same value."},
+		ignored(s, "encrypt", "server.encrypt", "<key>", "The gossip encryption key (ignored: gossip encryption is not supported yet)."),
+		{name: "join", arg: "<address>", section: s, key: "server.server_join.start_join", repeat: true, set: appendTo(func(c *Config) *[]string { return &c.Server.Join.StartJoin }),
+			usage: "The serf address (host or host:4648) of a server to join at start; repeatable. The start fails when none answers."},
+		{name: "retry-join", arg: "<address>", section: s, key: "server.server_join.retry_join", repeat: true, set: appendTo(func(c *Config) *[]string { return &c.Server.Join.RetryJoin }),
+			usage: "The serf address (host or host:4648) of a server to join, retrying until one answers; repeatable."},
+		{name: "retry-max", arg: "<num>", section: s, key: "server.server_join.retry_max", set: setInt(func(c *Config) *int { return &c.Server.Join.RetryMax }),
+			usage: "The number of join attempts; 0 retries without limit."},
+		{name: "retry-interval", arg: "<duration>", section: s, key: "server.server_join.retry_interval", set: setDuration(func(c *Config) *time.Duration { return &c.Server.Join.RetryInterval }),
+			usage: "The time between join attempts. Default: 30s."},
+		{name: "recover", section: s, key: "server.recover", flagOnly: true, set: setBool(func(c *Config) *bool { return &c.Server.Recover }),
+			usage: "Make this server the only voter of its cluster at start, keeping its state: after most servers were lost for good; the others then join it with empty data dirs (drover's; see docs/cluster.md)."},
 		ignored(s, "raft-protocol", "server.raft_protocol", "<num>", "The raft protocol version (ignored)."),
-		ignored(s, "rejoin", "server.rejoin_after_leave", "", "Rejoin after a previous leave (ignored: single server)."),
+		ignored(s, "rejoin", "server.rejoin_after_leave", "", "Rejoin after a previous leave (ignored: a drover server always rejoins the servers it knew)."),
 
 		{name: "client", section: cl, key: "client.enabled", set: setBool(func(c *Config) *bool { return &c.Client.Enabled }),
 			usage: "Run a client (node agent)."},
@@ -216,11 +247,6 @@ func agentFlags(def *Config) []*agentFlag {
 		vault("key-file", "<path>", "The client key for Vault."),
 		vault("tls-skip-verify", "", "Skip Vault's certificate check."),
 		vault("tls-server-name", "<name>", "Vault's TLS server name."),
-	}
-	for _, f := range flags {
-		if f.name == "join" || f.name == "retry-join" {
-			f.repeat = true
-		}
 	}
 	return flags
 }
@@ -300,7 +326,7 @@ func writeFlagHelp(w io.Writer, flags []*agentFlag) {
 				continue
 			}
 			text := f.usage
-			if f.key != "" && f.set != nil {
+			if f.key != "" && f.set != nil && !f.flagOnly {
 				text += " (config: " + f.key + ")"
 			}
 			lines := wrapWords(text, helpWidth-col)

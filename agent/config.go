@@ -28,10 +28,23 @@ type Config struct {
 	// HTTPPort is the HTTP API port; 0 picks a free port (see HTTPAddr).
 	HTTPPort int
 	// RPCPort is the port a server serves the client RPCs on; 0 picks a
-	// free port (see RPCAddr). Dev agents do not listen on it.
+	// free port (see RPCAddr). Dev agents do not listen on it. Raft
+	// between servers runs on it too.
 	RPCPort int
+	// SerfPort is the servers' gossip port (TCP and UDP); 0 picks a free
+	// port. Dev agents do not gossip.
+	SerfPort int
 	// Addresses overrides BindAddr per listener.
 	Addresses Addresses
+	// Advertise is what other agents reach this one at, per listener:
+	// "host" (with the listener's port) or "host:port". Empty: the bind
+	// address, or when that is every interface (0.0.0.0), this host's
+	// first private IPv4 address.
+	Advertise Addresses
+	// Autopilot is the autopilot configuration in force until an operator
+	// sets one (drover operator autopilot set-config); nil: Nomad's
+	// defaults.
+	Autopilot *structs.AutopilotConfig
 	// DataDir holds the agent's state: server/raft/ (raft log, snapshots),
 	// server/node-id, client/state.db and alloc/. Required unless DevMode;
 	// in dev mode it only holds alloc/ (without it a temporary directory
@@ -99,18 +112,48 @@ type LoggingConfig struct {
 	SyslogFacility string
 }
 
-// Addresses are per-listener bind addresses; empty means BindAddr.
+// Addresses are per-listener addresses; empty means the default.
 type Addresses struct {
 	HTTP string
 	RPC  string
+	Serf string
+}
+
+// ServerJoinConfig is server_join: the addresses of servers to join, at
+// start (failing the start when none answers) or in the background with
+// retries. A server joins other servers' serf ports (host or host:4648),
+// a client finds servers at their RPC ports (host or host:4647).
+type ServerJoinConfig struct {
+	StartJoin []string
+	RetryJoin []string
+	// RetryInterval is the pause between attempts; 0: 30s.
+	RetryInterval time.Duration
+	// RetryMax bounds the attempts; 0: no bound.
+	RetryMax int
+}
+
+// addresses returns every address to join.
+func (j *ServerJoinConfig) addresses() []string {
+	return append(slices.Clone(j.StartJoin), j.RetryJoin...)
 }
 
 // ServerConfig is the server block.
 type ServerConfig struct {
 	Enabled bool
-	// BootstrapExpect is the number of servers to wait for before
-	// bootstrapping; only 1 (a single server) is supported, and 0 means 1.
+	// BootstrapExpect is the number of servers that bootstrap the cluster
+	// together once they found each other. 0 means 1 for a server that
+	// joins no one (a single server), and for one that joins others "do
+	// not bootstrap: wait to be added to the existing cluster".
 	BootstrapExpect int
+	// Join is server_join: the other servers' serf addresses.
+	Join ServerJoinConfig
+	// RaftMultiplier scales raft's timeouts (1 to 10; 0 is 1): raise it on
+	// slow or loaded machines, at the cost of slower failure detection.
+	RaftMultiplier int
+	// Recover rewrites this server's raft configuration to itself alone
+	// at start, keeping its state (the -recover flag): after most servers
+	// were lost for good. See docs/cluster.md.
+	Recover bool
 	// MinHeartbeatTTL is how long a client may stay silent before its node
 	// is marked down; 0 uses the server's default (10s).
 	MinHeartbeatTTL time.Duration
@@ -133,7 +176,10 @@ type ClientConfig struct {
 	Enabled bool
 	// Servers are the servers' RPC addresses ("10.0.0.1:4647"). An agent
 	// that is also a server talks to itself in process and needs none.
-	Servers   []string
+	Servers []string
+	// Join is server_join: more server RPC addresses to find servers at;
+	// the client learns the rest of the cluster's servers from them.
+	Join      ServerJoinConfig
 	NodeClass string
 	// NodePool is the node's pool; "" is "default".
 	NodePool string
@@ -246,6 +292,7 @@ func DefaultConfig() *Config {
 		BindAddr:   DefaultBindAddr,
 		HTTPPort:   DefaultHTTPPort,
 		RPCPort:    DefaultRPCPort,
+		SerfPort:   DefaultSerfPort,
 		LogLevel:   DefaultLogLevel,
 		Region:     structs.DefaultRegion,
 		Datacenter: DefaultDatacenter,
@@ -328,10 +375,25 @@ func (c *Config) merge(f *parsedFile) {
 	if p := fc.Ports; p != nil {
 		setVal(&c.HTTPPort, p.HTTP)
 		setVal(&c.RPCPort, p.RPC)
+		setVal(&c.SerfPort, p.Serf)
 	}
-	if a := fc.Addresses; a != nil {
-		setVal(&c.Addresses.HTTP, a.HTTP)
-		setVal(&c.Addresses.RPC, a.RPC)
+	c.Addresses.merge(fc.Addresses)
+	c.Advertise.merge(fc.Advertise)
+	if a := fc.Autopilot; a != nil {
+		ap := structs.DefaultAutopilotConfig()
+		if c.Autopilot != nil {
+			ap = c.Autopilot
+		}
+		setVal(&ap.CleanupDeadServers, a.CleanupDeadServers)
+		setVal(&ap.LastContactThreshold, a.LastContactThreshold)
+		setVal(&ap.ServerStabilizationTime, a.ServerStabilizationTime)
+		if a.MaxTrailingLogs != nil {
+			ap.MaxTrailingLogs = uint64(max(*a.MaxTrailingLogs, 0))
+		}
+		if a.MinQuorum != nil {
+			ap.MinQuorum = uint(max(*a.MinQuorum, 0))
+		}
+		c.Autopilot = ap
 	}
 	if s := fc.Server; s != nil {
 		setVal(&c.Server.Enabled, s.Enabled)
@@ -341,6 +403,8 @@ func (c *Config) merge(f *parsedFile) {
 		setVal(&c.Server.NumSchedulers, s.NumSchedulers)
 		setVal(&c.Server.JobMaxCount, s.JobMaxCount)
 		setVal(&c.Server.EvalNackTimeout, s.EvalNackTimeout)
+		setVal(&c.Server.RaftMultiplier, s.RaftMultiplier)
+		c.Server.Join.merge(s.Join)
 	}
 	if cl := fc.Client; cl != nil {
 		c.Client.mergeFile(cl)
@@ -379,6 +443,7 @@ func (c *ClientConfig) mergeFile(cl *clientBlock) {
 	if a := cl.Artifact; a != nil {
 		c.Artifact.merge(a)
 	}
+	c.Join.merge(cl.Join)
 	if r := cl.Reserved; r != nil {
 		setVal(&c.Reserved.CPU, r.CPU)
 		setVal(&c.Reserved.MemoryMB, r.Memory)
@@ -409,6 +474,31 @@ func (c *ClientConfig) mergeFile(cl *clientBlock) {
 	c.mergeHostVolumes(cl.HostVolumes)
 }
 
+// merge applies what a file's addresses or advertise block sets.
+func (a *Addresses) merge(b *addressesBlock) {
+	if b == nil {
+		return
+	}
+	setVal(&a.HTTP, b.HTTP)
+	setVal(&a.RPC, b.RPC)
+	setVal(&a.Serf, b.Serf)
+}
+
+// merge applies what a file's server_join sets.
+func (j *ServerJoinConfig) merge(b *serverJoinBlock) {
+	if b == nil {
+		return
+	}
+	if b.StartJoin != nil {
+		j.StartJoin = slices.Clone(b.StartJoin)
+	}
+	if b.RetryJoin != nil {
+		j.RetryJoin = slices.Clone(b.RetryJoin)
+	}
+	setVal(&j.RetryInterval, b.RetryInterval)
+	setVal(&j.RetryMax, b.RetryMax)
+}
+
 func setVal[T any](dst *T, v *T) {
 	if v != nil {
 		*dst = *v
@@ -436,11 +526,23 @@ func (c *Config) Validate() error {
 		}
 		c.DataDir = abs
 	}
-	if c.Server.Enabled && c.Server.BootstrapExpect > 1 {
-		errs = append(errs, fmt.Errorf("server.bootstrap_expect = %d: this version of drover runs a single server; set bootstrap_expect = 1 (multi-server clusters come in a later version)", c.Server.BootstrapExpect))
+	if c.DevMode && c.Server.BootstrapExpect > 1 {
+		errs = append(errs, fmt.Errorf("server.bootstrap_expect = %d: -dev runs one server in memory; run servers with a data_dir to form a cluster (docs/cluster.md)", c.Server.BootstrapExpect))
 	}
 	if c.Server.BootstrapExpect < 0 {
 		errs = append(errs, fmt.Errorf("server.bootstrap_expect = %d must not be negative", c.Server.BootstrapExpect))
+	}
+	if c.Server.RaftMultiplier < 0 || c.Server.RaftMultiplier > 10 {
+		errs = append(errs, fmt.Errorf("server.raft_multiplier = %d must be between 1 and 10 (0 is 1)", c.Server.RaftMultiplier))
+	}
+	if c.Server.Join.RetryMax < 0 || c.Client.Join.RetryMax < 0 {
+		errs = append(errs, errors.New("server_join.retry_max must not be negative (0 retries without limit)"))
+	}
+	if c.Server.Join.RetryInterval < 0 || c.Client.Join.RetryInterval < 0 {
+		errs = append(errs, errors.New("server_join.retry_interval must not be negative"))
+	}
+	if c.Server.Recover && (c.DevMode || !c.Server.Enabled) {
+		errs = append(errs, errors.New("-recover applies to a server with a data_dir, not to a client or a -dev agent"))
 	}
 	if n := c.Server.NumSchedulers; n != nil && *n < 0 {
 		errs = append(errs, fmt.Errorf("server.num_schedulers = %d must not be negative: use 0 to schedule nothing on this server", *n))
@@ -448,10 +550,10 @@ func (c *Config) Validate() error {
 	if c.Server.JobMaxCount < 0 {
 		errs = append(errs, fmt.Errorf("server.job_max_count = %d must not be negative (0 uses the default)", c.Server.JobMaxCount))
 	}
-	if c.Client.Enabled && !c.Server.Enabled && len(c.Client.Servers) == 0 {
-		errs = append(errs, errors.New("a client-only agent needs the servers' addresses: set client { servers = [\"host:4647\"] } or -servers"))
+	if c.Client.Enabled && !c.Server.Enabled && len(c.Client.Servers) == 0 && len(c.Client.Join.addresses()) == 0 {
+		errs = append(errs, errors.New("a client-only agent needs the servers' addresses: set client { servers = [\"host:4647\"] } (or client { server_join { retry_join = [...] } }), or -servers"))
 	}
-	for name, port := range map[string]int{"ports.http": c.HTTPPort, "ports.rpc": c.RPCPort} {
+	for name, port := range map[string]int{"ports.http": c.HTTPPort, "ports.rpc": c.RPCPort, "ports.serf": c.SerfPort} {
 		if port < 0 || port > 65535 {
 			errs = append(errs, fmt.Errorf("%s = %d is out of range [0, 65535]", name, port))
 		}
@@ -518,6 +620,7 @@ func (c *Config) pluginEnabled(name string, needEnabled bool) (bool, error) {
 // httpBind and rpcBind are the listeners' bind hosts.
 func (c *Config) httpBind() string { return firstNonEmpty(c.Addresses.HTTP, c.BindAddr) }
 func (c *Config) rpcBind() string  { return firstNonEmpty(c.Addresses.RPC, c.BindAddr) }
+func (c *Config) serfBind() string { return firstNonEmpty(c.Addresses.Serf, c.BindAddr) }
 
 // describePlugins lists the configured plugins for the banner.
 func (c *Config) describePlugins() string {

@@ -4,19 +4,19 @@ import "strings"
 
 // Reasons shared by several ignored keys.
 const (
-	reasonSingleServer = "drover runs a single server for now, so there is no server cluster to join or tune"
-	reasonServerGC     = "the server's garbage collection of jobs, evaluations, deployments and nodes is not configurable yet"
-	reasonRaftTuning   = "raft tuning is not configurable yet"
-	reasonNoConsul     = "drover has no Consul integration"
-	reasonNoVault      = "drover has no Vault integration"
-	reasonNoCSI        = "drover has no CSI volume support"
-	reasonNoIdentity   = "drover has no workload identity, ACL tokens or keyring yet"
-	reasonEnterprise   = "a Nomad Enterprise feature that drover does not have"
-	reasonNoHostVols   = "drover has static host volumes only (client host_volume blocks), no dynamic ones"
-	reasonNoBridge     = "drover has no bridge networking or CNI yet"
-	reasonPluginPorts  = "drover's plugins and task shims talk over unix sockets, not TCP ports"
-	reasonNotYet       = "drover does not support this setting yet"
-	reasonNoSerf       = "drover servers do not gossip over serf yet"
+	reasonNotVoting   = "drover servers are all voters: non-voting servers and redundancy zones are not supported"
+	reasonServerGC    = "the server's garbage collection of jobs, evaluations, deployments and nodes is not configurable yet"
+	reasonRaftTuning  = "raft tuning is not configurable yet"
+	reasonNoConsul    = "drover has no Consul integration"
+	reasonNoVault     = "drover has no Vault integration"
+	reasonNoCSI       = "drover has no CSI volume support"
+	reasonNoIdentity  = "drover has no workload identity, ACL tokens or keyring yet"
+	reasonEnterprise  = "a Nomad Enterprise feature that drover does not have"
+	reasonNoHostVols  = "drover has static host volumes only (client host_volume blocks), no dynamic ones"
+	reasonNoBridge    = "drover has no bridge networking or CNI yet"
+	reasonPluginPorts = "drover's plugins and task shims talk over unix sockets, not TCP ports"
+	reasonNotYet      = "drover does not support this setting yet"
+	reasonNoEncrypt   = "gossip encryption is not supported yet: keep the serf port on a private network"
 )
 
 // nomadIgnored lists, by section path, the keys of Nomad's agent
@@ -28,9 +28,7 @@ const (
 var nomadIgnored = map[string]map[string]string{
 	"": {
 		"acl":                       "ACLs are not enforced yet: every API request is allowed",
-		"advertise":                 "drover advertises its bind addresses; advertise {} is not supported yet",
 		"audit":                     reasonEnterprise,
-		"autopilot":                 reasonSingleServer,
 		"consul":                    reasonNoConsul,
 		"eventlog":                  "the Windows event log is not supported",
 		"http_api_response_headers": "custom HTTP API response headers are not supported yet",
@@ -43,17 +41,11 @@ var nomadIgnored = map[string]map[string]string{
 		"tls":                       "TLS is not supported yet: the HTTP API and the RPC port are served in plain text",
 		"vault":                     reasonNoVault,
 	},
-	"ports": {
-		"serf": reasonNoSerf,
-	},
 	"ui": {
 		"content_security_policy": "the web UI's Content-Security-Policy is fixed (see docs/ui.md)",
 		"consul":                  reasonNoConsul,
 		"vault":                   reasonNoVault,
 		"label":                   "the web UI shows no custom label yet",
-	},
-	"addresses": {
-		"serf": reasonNoSerf,
 	},
 	"plugin": {
 		"args": "drover does not pass arguments to plugins",
@@ -64,7 +56,6 @@ var nomadIgnored = map[string]map[string]string{
 		"data_dir":                      "drover keeps the server's state under the top-level data_dir",
 		"protocol_version":              reasonRaftTuning,
 		"raft_protocol":                 reasonRaftTuning,
-		"raft_multiplier":               reasonRaftTuning,
 		"raft_logstore":                 reasonRaftTuning,
 		"raft_boltdb":                   reasonRaftTuning,
 		"raft_snapshot_threshold":       reasonRaftTuning,
@@ -86,17 +77,12 @@ var nomadIgnored = map[string]map[string]string{
 		"root_key_rotation_threshold":   reasonNoIdentity,
 		"oidc_issuer":                   reasonNoIdentity,
 		"max_heartbeats_per_second":     "heartbeat TTLs do not scale with the number of nodes yet; min_heartbeat_ttl applies",
-		"failover_heartbeat_ttl":        reasonSingleServer,
-		"start_join":                    reasonSingleServer,
-		"retry_join":                    reasonSingleServer,
-		"retry_max":                     reasonSingleServer,
-		"retry_interval":                reasonSingleServer,
-		"rejoin_after_leave":            reasonSingleServer,
-		"non_voting_server":             reasonSingleServer,
-		"redundancy_zone":               reasonSingleServer,
-		"upgrade_version":               reasonSingleServer,
-		"encrypt":                       reasonNoSerf,
-		"server_join":                   reasonSingleServer,
+		"failover_heartbeat_ttl":        "heartbeat TTLs after a leader election are not configurable yet",
+		"rejoin_after_leave":            "a drover server always rejoins the servers it knew when it restarts",
+		"non_voting_server":             reasonNotVoting,
+		"redundancy_zone":               reasonNotVoting,
+		"upgrade_version":               reasonNotVoting,
+		"encrypt":                       reasonNoEncrypt,
 		"default_scheduler_config":      "set the scheduler configuration with `drover operator scheduler set-config`",
 		"plan_rejection_tracker":        reasonNotYet,
 		"enable_event_broker":           "drover has no event stream yet",
@@ -129,7 +115,6 @@ var nomadIgnored = map[string]map[string]string{
 		"no_host_uuid":                       "node IDs are random and kept in the client state, never derived from the host",
 		"disable_remote_exec":                "drover has no alloc exec yet",
 		"template":                           "drover has no template block yet",
-		"server_join":                        "set client { servers = [...] } to list the servers",
 		"cni_path":                           reasonNoBridge,
 		"cni_config_dir":                     reasonNoBridge,
 		"bridge_network_name":                reasonNoBridge,

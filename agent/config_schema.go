@@ -36,6 +36,8 @@ type fileConfig struct {
 
 	Ports     *portsBlock
 	Addresses *addressesBlock
+	Advertise *addressesBlock
+	Autopilot *autopilotBlock
 	Server    *serverBlock
 	Client    *clientBlock
 	UI        *uiBlock
@@ -66,11 +68,32 @@ type uiBlock struct {
 type portsBlock struct {
 	HTTP *int
 	RPC  *int
+	Serf *int
 }
 
 type addressesBlock struct {
 	HTTP *string
 	RPC  *string
+	Serf *string
+}
+
+// autopilotBlock is the top-level autopilot block: the autopilot
+// configuration until an operator sets one.
+type autopilotBlock struct {
+	CleanupDeadServers      *bool
+	LastContactThreshold    *time.Duration
+	MaxTrailingLogs         *int
+	MinQuorum               *int
+	ServerStabilizationTime *time.Duration
+}
+
+// serverJoinBlock is server_join (in the server and the client blocks),
+// or the deprecated keys of the server block itself.
+type serverJoinBlock struct {
+	StartJoin     []string
+	RetryJoin     []string
+	RetryInterval *time.Duration
+	RetryMax      *int
 }
 
 type serverBlock struct {
@@ -82,6 +105,10 @@ type serverBlock struct {
 	NumSchedulers   **int
 	JobMaxCount     *int
 	EvalNackTimeout *time.Duration
+	RaftMultiplier  *int
+	// Join holds server_join, and the deprecated start_join, retry_join,
+	// retry_interval and retry_max of the server block itself.
+	Join *serverJoinBlock
 }
 
 type clientBlock struct {
@@ -116,6 +143,7 @@ type clientBlock struct {
 	// HostVolumes are the file's host_volume blocks by name
 	// (config_host_volumes.go).
 	HostVolumes map[string]*hostVolumeBlock
+	Join        *serverJoinBlock
 }
 
 type reservedBlock struct {
@@ -156,15 +184,32 @@ func (pf *parsedFile) topSection() section {
 			return section{path: "ports", keys: map[string]keyFunc{
 				"http": intKey(&fc.Ports.HTTP, "ports"),
 				"rpc":  intKey(&fc.Ports.RPC, "ports"),
+				"serf": intKey(&fc.Ports.Serf, "ports"),
 			}}
 		}),
 		"addresses": blockKey(func() section {
 			if fc.Addresses == nil {
 				fc.Addresses = &addressesBlock{}
 			}
-			return section{path: "addresses", keys: map[string]keyFunc{
-				"http": strKey(&fc.Addresses.HTTP, "addresses"),
-				"rpc":  strKey(&fc.Addresses.RPC, "addresses"),
+			return fc.Addresses.section("addresses")
+		}),
+		"advertise": blockKey(func() section {
+			if fc.Advertise == nil {
+				fc.Advertise = &addressesBlock{}
+			}
+			return fc.Advertise.section("advertise")
+		}),
+		"autopilot": blockKey(func() section {
+			if fc.Autopilot == nil {
+				fc.Autopilot = &autopilotBlock{}
+			}
+			a, p := fc.Autopilot, "autopilot"
+			return section{path: p, keys: map[string]keyFunc{
+				"cleanup_dead_servers":      boolKey(&a.CleanupDeadServers, p),
+				"last_contact_threshold":    durationKey(&a.LastContactThreshold, p),
+				"max_trailing_logs":         intKey(&a.MaxTrailingLogs, p),
+				"min_quorum":                intKey(&a.MinQuorum, p),
+				"server_stabilization_time": durationKey(&a.ServerStabilizationTime, p),
 			}}
 		}),
 		"server": blockKey(func() section {
@@ -207,6 +252,64 @@ func (s *serverBlock) section() section {
 		},
 		"job_max_count":     intKey(&s.JobMaxCount, p),
 		"eval_nack_timeout": durationKey(&s.EvalNackTimeout, p),
+		"raft_multiplier":   intKey(&s.RaftMultiplier, p),
+		"server_join":       blockKey(func() section { return s.join().section(p + ".server_join") }),
+		// Nomad's older spelling: the join keys in the server block.
+		"start_join":     joinListKey(&s.join().StartJoin, p),
+		"retry_join":     joinListKey(&s.join().RetryJoin, p),
+		"retry_interval": durationKey(&s.join().RetryInterval, p),
+		"retry_max":      intKey(&s.join().RetryMax, p),
+	}}
+}
+
+// joinListKey reads a list of addresses to join. Cloud auto-join
+// ("provider=aws tag_key=..."), which drover does not have, is dropped
+// with a warning: the file still starts the agent.
+func joinListKey(dst *[]string, path string) keyFunc {
+	return func(d *decoder, it *cfgItem) {
+		if !d.unlabelled(path, it) {
+			return
+		}
+		key := dotted(path, it.key)
+		l, ok := d.strList(key, it.val)
+		if !ok {
+			return
+		}
+		keep := []string{}
+		for _, a := range l {
+			if strings.Contains(a, "provider=") {
+				d.warnings = append(d.warnings, ConfigWarning{Key: key, Where: d.where(it.pos),
+					Reason: "cloud auto-join (provider=...) is not supported: list the servers' addresses; " + strconv.Quote(a) + " is ignored"})
+				continue
+			}
+			keep = append(keep, strings.TrimSpace(a))
+		}
+		*dst = keep
+	}
+}
+
+// join returns the server block's join settings, creating them.
+func (s *serverBlock) join() *serverJoinBlock {
+	if s.Join == nil {
+		s.Join = &serverJoinBlock{}
+	}
+	return s.Join
+}
+
+func (a *addressesBlock) section(p string) section {
+	return section{path: p, keys: map[string]keyFunc{
+		"http": strKey(&a.HTTP, p),
+		"rpc":  strKey(&a.RPC, p),
+		"serf": strKey(&a.Serf, p),
+	}}
+}
+
+func (j *serverJoinBlock) section(p string) section {
+	return section{path: p, keys: map[string]keyFunc{
+		"start_join":     joinListKey(&j.StartJoin, p),
+		"retry_join":     joinListKey(&j.RetryJoin, p),
+		"retry_interval": durationKey(&j.RetryInterval, p),
+		"retry_max":      intKey(&j.RetryMax, p),
 	}}
 }
 
@@ -252,6 +355,12 @@ func (c *clientBlock) section() section {
 			return c.Artifact.section()
 		}),
 		"host_volume": labelledBlocks("host_volume", c.decodeHostVolume), // config_host_volumes.go
+		"server_join": blockKey(func() section {
+			if c.Join == nil {
+				c.Join = &serverJoinBlock{}
+			}
+			return c.Join.section(p + ".server_join")
+		}),
 		"reserved": blockKey(func() section {
 			if c.Reserved == nil {
 				c.Reserved = &reservedBlock{}

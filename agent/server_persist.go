@@ -27,18 +27,15 @@ const (
 )
 
 // raftStores is a persistent server's raft storage: the bbolt log and
-// stable store, the file snapshot store, the stable server ID and the
-// transport.
-//
-// The transport is raft's in-memory one, addressed by the stable ID: a
-// single server needs no network between raft peers, and its address in
-// the raft configuration never changes across restarts. Multi-server
-// clusters, which need a network transport, come in a later version.
+// stable store, the file snapshot store and the stable server ID. Raft's
+// transport is the server's own (TCP on the RPC port), and raft names
+// servers by their stable IDs, so that a server that comes back on another
+// address is still itself.
 type raftStores struct {
 	id    string
+	dir   string // <data_dir>/server
 	store *raftbolt.Store
 	snaps raft.SnapshotStore
-	trans *raft.InmemTransport
 }
 
 // openRaftStores opens (creating them on first start) the raft storage
@@ -62,30 +59,38 @@ func openRaftStores(dataDir string, logger *slog.Logger) (*raftStores, error) {
 		_ = store.Close()
 		return nil, fmt.Errorf("open raft snapshots in %s: %w", dir, err)
 	}
-	_, trans := raft.NewInmemTransport(raft.ServerAddress(id))
-	return &raftStores{id: id, store: store, snaps: snaps, trans: trans}, nil
+	return &raftStores{id: id, dir: filepath.Join(dataDir, serverDirName), store: store, snaps: snaps}, nil
 }
 
-// apply puts the stores into a server configuration, with raft timeouts
-// for a single server; snapshots are taken at raft's default interval
-// and threshold.
-func (r *raftStores) apply(cfg *server.Config) {
+// apply puts the stores into a server configuration, with raft's timeouts
+// times multiplier (0 is 1): a server that bootstraps alone and joins no
+// one elects itself faster (half of them), as it waits for no peer.
+// Snapshots are taken at raft's default interval and threshold.
+func (r *raftStores) apply(cfg *server.Config, multiplier int, alone bool) {
 	rc := raft.DefaultConfig()
-	rc.HeartbeatTimeout = 500 * time.Millisecond
-	rc.ElectionTimeout = 500 * time.Millisecond
-	rc.LeaderLeaseTimeout = 250 * time.Millisecond
+	if alone {
+		rc.HeartbeatTimeout /= 2
+		rc.ElectionTimeout /= 2
+		rc.LeaderLeaseTimeout /= 2
+	}
+	m := time.Duration(max(multiplier, 1))
+	rc.HeartbeatTimeout *= m
+	rc.ElectionTimeout *= m
+	rc.LeaderLeaseTimeout *= m
 	cfg.RaftID = r.id
 	cfg.LogStore = r.store
 	cfg.StableStore = r.store
 	cfg.SnapshotStore = r.snaps
-	cfg.Transport = r.trans
 	cfg.RaftConfig = rc
 }
 
-// close releases the transport and the log store (after the server shut
-// raft down).
+// serfSnapshot and clusterIDFile are where the server keeps the members it
+// saw and the ID of its cluster.
+func (r *raftStores) serfSnapshot() string  { return filepath.Join(r.dir, "serf", "local.snapshot") }
+func (r *raftStores) clusterIDFile() string { return filepath.Join(r.dir, "cluster-id") }
+
+// close releases the log store (after the server shut raft down).
 func (r *raftStores) close() error {
-	_ = r.trans.Close()
 	return r.store.Close()
 }
 

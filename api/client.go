@@ -110,6 +110,9 @@ type QueryOptions struct {
 	WaitIndex uint64
 	// WaitTime bounds a blocking query.
 	WaitTime time.Duration
+	// AllowStale lets any server answer from its own state (?stale),
+	// rather than the leader.
+	AllowStale bool
 	// Params are extra query parameters.
 	Params map[string]string
 }
@@ -156,6 +159,9 @@ func (c *Client) queryParams(q *QueryOptions) url.Values {
 		}
 		if q.WaitTime != 0 {
 			v.Set("wait", fmt.Sprintf("%dms", q.WaitTime.Milliseconds()))
+		}
+		if q.AllowStale {
+			v.Set("stale", "")
 		}
 		for k, p := range q.Params {
 			v.Set(k, p)
@@ -231,7 +237,9 @@ func (c *Client) do(method, endpoint string, params url.Values, in, out any) (*h
 	u.RawQuery = merged.Encode()
 
 	var body io.Reader
-	if in != nil {
+	if r, ok := in.(io.Reader); ok {
+		body = r // sent as it is (a snapshot archive)
+	} else if in != nil {
 		buf, err := json.Marshal(in)
 		if err != nil {
 			return nil, fmt.Errorf("encode request to %s: %w", endpoint, err)
@@ -242,7 +250,9 @@ func (c *Client) do(method, endpoint string, params url.Values, in, out any) (*h
 	if err != nil {
 		return nil, fmt.Errorf("build request %s %s: %w", method, endpoint, err)
 	}
-	if in != nil {
+	if _, raw := in.(io.Reader); raw {
+		req.Header.Set("Content-Type", "application/octet-stream")
+	} else if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")

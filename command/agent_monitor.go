@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
 	"strconv"
@@ -120,37 +119,5 @@ configuration, its membership and its statistics).`)
 			fmt.Fprintf(m.stdout, "  %s = %s\n", k, stats[k])
 		}
 	}
-	return exitOK
-}
-
-func runServerMembers(m *Meta, args []string) int {
-	fset := m.apiFlagSet("server members", "[options]", `
-List the cluster's servers, as the server agent at -address knows them.`)
-	if code, done := m.parse(fset, args); done {
-		return code
-	}
-	if fset.NArg() != 0 {
-		return m.usageError(fset, "this command takes no arguments")
-	}
-	c := m.apiClient()
-	if c == nil {
-		return exitError
-	}
-	members, err := c.Agent().Members()
-	if err != nil {
-		return m.fail("listing the servers", err)
-	}
-	leader, err := c.Status().Leader()
-	if err != nil {
-		return m.fail("finding the leader", err)
-	}
-	rows := make([][]string, 0, len(members.Members))
-	for _, mem := range members.Members {
-		port := strconv.Itoa(int(mem.Port))
-		isLeader := leader != "" && net.JoinHostPort(mem.Addr, port) == leader
-		rows = append(rows, []string{mem.Name, mem.Addr, port, mem.Status, strconv.FormatBool(isLeader),
-			mem.Tags["build"], mem.Tags["dc"], mem.Tags["region"]})
-	}
-	fmt.Fprint(m.stdout, formatTable([]string{"Name", "Address", "Port", "Status", "Leader", "Build", "Datacenter", "Region"}, rows))
 	return exitOK
 }

@@ -63,12 +63,13 @@ func TestAgentInfo(t *testing.T) {
 func TestServerMembers(t *testing.T) {
 	f := newFakeAgent(t)
 	f.json("GET /v1/agent/members", api.ServerMembers{ServerName: "a.global", Members: []*api.AgentMember{
-		{Name: "a.global", Addr: "10.0.0.1", Port: 4647, Status: "alive", Tags: map[string]string{"build": "0.1.0", "dc": "dc1", "region": "global"}},
+		{Name: "a.global", Addr: "10.0.0.1", Port: 4648, Status: "alive", Tags: map[string]string{"build": "0.1.0", "dc": "dc1", "region": "global",
+			"rpc_addr": "10.0.0.1:4647", "raft_vsn": "3"}},
 	}})
 	f.json("GET /v1/status/leader", "10.0.0.1:4647")
 	r := runCLI(t, f.srv.URL, nil, "server", "members")
-	want := "Name      Address   Port  Status  Leader  Build  Datacenter  Region\n" +
-		"a.global  10.0.0.1  4647  alive   true    0.1.0  dc1         global\n"
+	want := "Name      Address   Port  Status  Leader  Raft Version  Build  Datacenter  Region\n" +
+		"a.global  10.0.0.1  4648  alive   true    3             0.1.0  dc1         global\n"
 	if r.code != 0 || r.stdout != want {
 		t.Fatalf("exit %d, stdout:\n%s\nwant:\n%s(stderr %s)", r.code, r.stdout, want, r.stderr)
 	}

@@ -23,15 +23,6 @@ type AgentMember struct {
 	Status string
 }
 
-// ServerMembers is the body of GET /v1/agent/members, in Nomad's shape:
-// the answering server and the cluster's servers.
-type ServerMembers struct {
-	ServerName   string
-	ServerRegion string
-	ServerDC     string
-	Members      []*AgentMember
-}
-
 // AgentHealthResponse is the body of GET /v1/agent/health.
 type AgentHealthResponse struct {
 	Client *AgentHealth `json:"client,omitempty"`
@@ -75,11 +66,6 @@ func (s *Server) agentHealth(w http.ResponseWriter, req *http.Request) (any, err
 		w.WriteHeader(http.StatusInternalServerError)
 	}
 	return h, nil
-}
-
-// agentMembers is GET /v1/agent/members.
-func (s *Server) agentMembers(_ http.ResponseWriter, _ *http.Request) (any, error) {
-	return s.agent.Members()
 }
 
 // jobsParse is GET|PUT|POST /v1/jobs/parse: a job file (JobsParseRequest)

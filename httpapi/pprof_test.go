@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/drover-io/drover/api"
+	"github.com/drover-io/drover/rpcapi"
+	"github.com/drover-io/drover/structs"
 	nomadapi "github.com/hashicorp/nomad/api"
 )
 
@@ -94,8 +97,17 @@ func TestAgentPprofServedWithEnableDebug(t *testing.T) {
 	}
 }
 
+// TestAgentMembers: GET /v1/agent/members is the ServerMembers call of
+// the server answering, in the shape Nomad's client reads.
 func TestAgentMembers(t *testing.T) {
-	ts := pprofServer(t, false)
+	h := (&fakeBackend{}).handlers()
+	rpcapi.Handle(h, rpcapi.ServerMembers, func(context.Context, *structs.ServerMembersRequest) (*structs.ServerMembersResponse, error) {
+		return &structs.ServerMembersResponse{ServerName: "a.global", ServerRegion: "global", ServerDC: "dc1",
+			Members: []*structs.ServerMember{{Name: "a.global", Addr: "127.0.0.1", Port: 4648, Status: "alive"}}}, nil
+	})
+	hs := New(nil, &Config{RPC: h, Agent: fakeInfo{}, ParseJob: fakeParse, Logger: slog.New(slog.DiscardHandler)})
+	ts := httptest.NewServer(hs.Handler())
+	t.Cleanup(ts.Close)
 	nc, err := nomadapi.NewClient(&nomadapi.Config{Address: ts.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +116,7 @@ func TestAgentMembers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.ServerName != "a.global" || len(m.Members) != 1 || m.Members[0].Status != "alive" {
+	if m.ServerName != "a.global" || len(m.Members) != 1 || m.Members[0].Status != "alive" || m.Members[0].Port != 4648 {
 		t.Errorf("members %+v", m)
 	}
 }

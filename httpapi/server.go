@@ -35,10 +35,13 @@ type Agent interface {
 	Peers() []string
 	// Region returns the agent's region.
 	Region() string
-	// Members returns the body of GET /v1/agent/members: the cluster's
-	// servers as members; an error of kind KindInvalid when the agent
-	// runs no server.
-	Members() (*ServerMembers, error)
+	// IsServer reports whether the agent runs a server.
+	IsServer() bool
+	// Contact reports whether a cluster leader is known, and how long ago
+	// the agent last heard from it: every response carries them
+	// (X-Nomad-KnownLeader, X-Nomad-LastContact); a read's own answer
+	// overrides them.
+	Contact() (knownLeader bool, lastContact time.Duration)
 }
 
 // JobParser turns a job file into a submitted job (jobspec.ParseRequest).
@@ -193,15 +196,21 @@ func (s *Server) Handler() http.Handler {
 	s.registerVariableRoutes(rt)      // vars.go
 	s.registerObservabilityRoutes(rt) // observability_routes.go
 	s.registerTimelineRoutes(rt)      // timeline.go
+	s.registerClusterRoutes(rt)       // operator_cluster.go
 	return rt
 }
 
 // wrap adapts an endpoint to http.Handler: it bounds the body, and writes
 // the result as JSON or the error as plain text.
-func (s *Server) wrap(e endpoint) http.Handler {
+func (s *Server) wrap(e endpoint) http.Handler { return s.wrapLimit(e, maxBodyBytes) }
+
+// wrapLimit is wrap with a body limit of its own.
+func (s *Server) wrapLimit(e endpoint, limit int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		start := time.Now()
-		req.Body = http.MaxBytesReader(w, req.Body, maxBodyBytes)
+		req.Body = http.MaxBytesReader(w, req.Body, limit)
+		known, last := s.agent.Contact()
+		setLeaderHeaders(w, known, last)
 		out, err := e(w, req)
 		if err != nil {
 			s.logger.Debug("http request failed", "method", req.Method, "path", req.URL.Path,
@@ -249,8 +258,14 @@ func isPretty(req *http.Request) bool {
 // setQueryMeta sets the headers of a read.
 func setQueryMeta(w http.ResponseWriter, m structs.QueryMeta) {
 	setIndex(w, m.Index)
-	w.Header().Set("X-Nomad-KnownLeader", strconv.FormatBool(m.KnownLeader))
-	w.Header().Set("X-Nomad-LastContact", strconv.FormatInt(m.LastContact.Milliseconds(), 10))
+	setLeaderHeaders(w, m.KnownLeader, m.LastContact)
+}
+
+// setLeaderHeaders sets X-Nomad-KnownLeader and X-Nomad-LastContact (in
+// milliseconds).
+func setLeaderHeaders(w http.ResponseWriter, known bool, last time.Duration) {
+	w.Header().Set("X-Nomad-KnownLeader", strconv.FormatBool(known))
+	w.Header().Set("X-Nomad-LastContact", strconv.FormatInt(last.Milliseconds(), 10))
 }
 
 // setIndex sets X-Nomad-Index. An index is never reported as 0: a client

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/drover-io/drover/api"
 	"github.com/drover-io/drover/rpcapi"
@@ -188,10 +189,9 @@ type fakeInfo struct{}
 func (fakeInfo) Leader() string  { return "127.0.0.1:4647" }
 func (fakeInfo) Peers() []string { return []string{"127.0.0.1:4647"} }
 func (fakeInfo) Region() string  { return "global" }
-
-func (fakeInfo) Members() (*ServerMembers, error) {
-	return &ServerMembers{ServerName: "a.global", ServerRegion: "global", ServerDC: "dc1",
-		Members: []*AgentMember{{Name: "a.global", Status: "alive"}}}, nil
+func (fakeInfo) IsServer() bool  { return true }
+func (fakeInfo) Contact() (bool, time.Duration) {
+	return true, 0
 }
 
 func (fakeInfo) Self() *AgentSelf { return &AgentSelf{Config: map[string]any{"Region": "global"}} }

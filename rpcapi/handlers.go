@@ -12,7 +12,25 @@ import (
 // calls them in process. Register every method (Handle) before the first
 // call; then it is safe for concurrent use.
 type Handlers struct {
-	m map[string]handler
+	m  map[string]handler
+	mw Middleware // nil: calls go straight to the handlers
+}
+
+// Middleware wraps every call of a Handlers (Use): m is the method called
+// and serve calls its handler. A server routes calls so (serving them, or
+// forwarding them to the leader).
+type Middleware func(ctx context.Context, m *Info, req any, serve func(context.Context, any) (any, error)) (any, error)
+
+// Use makes mw wrap every call of h's methods, in process and over the
+// wire. Call it before the first call.
+func (h *Handlers) Use(mw Middleware) { h.mw = mw }
+
+// call calls the handler hd, through the middleware.
+func (h *Handlers) call(ctx context.Context, hd handler, req any) (any, error) {
+	if h.mw == nil {
+		return hd.call(ctx, req)
+	}
+	return h.mw(ctx, hd.info, req, hd.call)
 }
 
 type handler struct {
@@ -65,5 +83,5 @@ func (h *Handlers) Invoke(ctx context.Context, m *Info, req any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return got.call(ctx, req)
+	return h.call(ctx, got, req)
 }

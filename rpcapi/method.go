@@ -62,7 +62,16 @@ type Info struct {
 	// withID returns a copy of a Deduplicated request with the request
 	// ID set; nil for other classes.
 	withID func(req any, id string) (any, string)
+	// local: the server that receives a call serves it, never forwarding
+	// it to the leader (its own membership, its own view of the cluster).
+	local bool
 }
+
+// Local reports whether the server that receives a call of the method
+// serves it itself (what it sees of the cluster, its own gossip pool);
+// any other method is served by the leader, to which a follower forwards
+// it (a read with AllowStale excepted).
+func (i *Info) Local() bool { return i.local }
 
 // Name returns the method's name: the last element of its wire path.
 func (i *Info) Name() string { return i.name }
@@ -193,4 +202,10 @@ func deduplicated[Req, Resp any, P writeRequest[Req]](name string) Method[Req, R
 // have reached a server.
 func atMostOnce[Req, Resp any](name string) Method[Req, Resp] {
 	return Method[Req, Resp]{info: newInfo[Req, Resp](name, AtMostOnce)}
+}
+
+// served declares m served by the server that receives it (Info.Local).
+func served[Req, Resp any](m Method[Req, Resp]) Method[Req, Resp] {
+	m.info.local = true
+	return m
 }

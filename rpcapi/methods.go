@@ -101,7 +101,7 @@ var (
 
 // All returns every declared method: the server serves each of them.
 func All() []*Info {
-	return []*Info{
+	return append([]*Info{
 		NodeRegister.info, NodeUpdateStatus.info, NodeGetClientAllocs.info, AllocGetAllocs.info,
 		NodeUpdateAlloc.info, NodeGet.info,
 		JobRegister.info, JobDeregister.info, JobGet.info, JobList.info, JobAllocations.info,
@@ -112,5 +112,5 @@ func All() []*Info {
 		SchedulerGetConfig.info, SchedulerSetConfig.info,
 		VarList.info, VarGet.info, VarApply.info, KeyringList.info, KeyringRotate.info, KeyringDelete.info,
 		KeyringPublicKeys.info,
-	}
+	}, clusterMethods()...)
 }

@@ -27,6 +27,9 @@ const (
 	maxBodyBytes = 64 << 20
 	// maxErrorBytes bounds the error body a caller reads.
 	maxErrorBytes = 1 << 20
+	// forwardedHeader marks a call that a server forwards to the leader:
+	// the server that receives it never forwards it again.
+	forwardedHeader = "X-Drover-Forwarded-Rpc"
 	// maxDecodeDepth bounds the nesting of a decoded body: as deep as the
 	// server's raft entries may be (it refuses to store deeper values), so
 	// that no body it accepts is refused here, and no body recurses the
@@ -99,7 +102,11 @@ func (s *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, structs.Invalid("read %s request: %v", name, err))
 		return
 	}
-	resp, err := m.call(r.Context(), req)
+	ctx := r.Context()
+	if r.Header.Get(forwardedHeader) != "" {
+		ctx = WithForwarded(ctx)
+	}
+	resp, err := s.h.call(ctx, m, req)
 	if err != nil {
 		s.logger.Debug("RPC failed", "method", name, "error", err)
 		s.writeError(w, err)
@@ -134,6 +141,24 @@ func errorStatus(err error) int {
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
+}
+
+// forwardedKey is the context key of WithForwarded.
+type forwardedKey struct{}
+
+// WithForwarded returns ctx marking a call as forwarded by a server to the
+// leader: a Transport sends the mark, and the receiving server's handler
+// finds it in its context (Forwarded), so that a call is forwarded once
+// at most, never back and forth between servers that disagree on who
+// leads.
+func WithForwarded(ctx context.Context) context.Context {
+	return context.WithValue(ctx, forwardedKey{}, true)
+}
+
+// Forwarded reports whether ctx marks a forwarded call (WithForwarded).
+func Forwarded(ctx context.Context) bool {
+	v, _ := ctx.Value(forwardedKey{}).(bool)
+	return v
 }
 
 // TransportError is a failure to get a drover server's answer: the server
@@ -180,6 +205,9 @@ func (t *Transport) Post(ctx context.Context, addr string, m *Info, body []byte)
 	}
 	hreq.Header.Set("Content-Type", ContentType)
 	hreq.Header.Set("Accept", ContentType)
+	if Forwarded(ctx) {
+		hreq.Header.Set(forwardedHeader, "1")
+	}
 	resp, err := t.hc.Do(hreq)
 	if err != nil {
 		return nil, &TransportError{Err: fmt.Errorf("rpc %s to %s: %w", m.name, addr, err), Sent: !isDialError(err)}
@@ -218,6 +246,22 @@ func (t *Transport) decodeError(resp *http.Response, method, addr string) error 
 		return &TransportError{Err: fmt.Errorf("rpc %s to %s: HTTP %d: %s", method, addr, resp.StatusCode, msg), Sent: true}
 	}
 	return &structs.KindError{Kind: parseKind(eb.Kind), Msg: eb.Message}
+}
+
+// MayRetry reports whether a call of m that failed with err may be sent
+// again, to the same server or another: when it never reached a server,
+// or when the server may not have applied it (unreachable, unavailable)
+// and m is safe to repeat (its Class). A deduplicated write is safe only
+// with its request ID set (Info.WithRequestID).
+func MayRetry(m *Info, err error) bool {
+	var te *TransportError
+	switch {
+	case errors.As(err, &te):
+		return !te.Sent || m.Class().SafeToRepeat()
+	case structs.KindOf(err) == structs.KindUnavailable:
+		return m.Class().SafeToRepeat()
+	}
+	return false
 }
 
 // parseKind maps an ErrorKind's name back to the kind.

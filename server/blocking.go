@@ -46,7 +46,8 @@ func (s *Server) blockingQuery(ctx context.Context, opts *structs.QueryOptions, 
 		ws.Add(st.AbandonCh())
 		index, err := fn(ws, st)
 		meta.Index = max(index, 1)
-		meta.KnownLeader = s.Leader() != ""
+		meta.KnownLeader = s.knownLeader()
+		meta.LastContact = s.lastContact()
 		if err != nil && structs.KindOf(err) != structs.KindNotFound {
 			return err
 		}

@@ -2,12 +2,14 @@ package server
 
 import (
 	"log/slog"
+	"net"
 	"runtime"
 	"time"
 
 	"github.com/hashicorp/raft"
 
 	"github.com/drover-io/drover/server/keyring"
+	"github.com/drover-io/drover/structs"
 )
 
 // Defaults of Config.
@@ -74,6 +76,87 @@ type Config struct {
 	// RaftConfig overrides the raft configuration; nil uses fast dev
 	// timeouts suited to a single server.
 	RaftConfig *raft.Config
+
+	// Autopilot is the autopilot configuration in force until an operator
+	// sets one; nil: structs.DefaultAutopilotConfig.
+	Autopilot *structs.AutopilotConfig
+
+	// Recover makes this server the only voter of its raft configuration
+	// before raft starts, keeping its state (the agent's -recover): the
+	// way out when most servers are lost for good. The other servers then
+	// join it again as new ones. It needs existing raft state.
+	Recover bool
+
+	// Cluster makes the server one of several over the network; nil runs
+	// a single server without a network of its own (dev mode, tests), its
+	// RPC port served by the agent.
+	Cluster *ClusterConfig
+}
+
+// ClusterConfig is what a server of a multi-server cluster needs: its RPC
+// listener (rpcapi's wire and raft, on one port), its gossip (serf) port,
+// how many servers bootstrap the cluster and where to find them.
+type ClusterConfig struct {
+	// RPCListener is the RPC port's listener, which the server owns from
+	// NewServer on: it serves its methods there (rpcapi's wire, HTTP),
+	// and raft over TCP on the same port, each connection told apart by
+	// its first byte (rpc_mux.go).
+	RPCListener net.Listener
+	// RPCAdvertise is the RPC address other servers and clients reach
+	// this one at ("10.0.0.1:4647"); "" uses the listener's.
+	RPCAdvertise string
+	// SerfBind is the gossip address to bind ("0.0.0.0:4648"); its port
+	// serves TCP and UDP. SerfAdvertise is the one to give to others
+	// ("" uses the bind address, or the RPC advertise host when binding
+	// all interfaces).
+	SerfBind      string
+	SerfAdvertise string
+	// SerfSnapshot is the file where serf keeps the members it saw, to
+	// rejoin them after a restart; "" keeps none.
+	SerfSnapshot string
+	// ClusterIDFile keeps the ID of the cluster this server's state
+	// belongs to, so that it is known at start, before raft replays its
+	// log; "" keeps none.
+	ClusterIDFile string
+	// BootstrapExpect is the number of servers that bootstrap the cluster
+	// together: when that many have found each other through serf and
+	// none of them belongs to a cluster yet, they form one. 1 bootstraps
+	// this server alone; 0 never bootstraps: the server waits to be added
+	// to an existing cluster by its leader.
+	BootstrapExpect int
+	// StartJoin are serf addresses joined once at start: failing to join
+	// any of them fails NewServer. RetryJoin are joined in the background,
+	// every RetryInterval (default 30s), at most RetryMax times (0: until
+	// one succeeds).
+	StartJoin     []string
+	RetryJoin     []string
+	RetryInterval time.Duration
+	RetryMax      int
+	// Version is drover's version, gossiped to the other servers.
+	Version string
+	// LANConfig uses memberlist's LAN timings (the agent); false uses its
+	// faster local-network ones (tests).
+	LANConfig bool
+	// HoldTimeout bounds how long a call waits for a leader to be known
+	// (elected, or reachable) before it fails as unavailable; 0 uses
+	// DefaultHoldTimeout.
+	HoldTimeout time.Duration
+}
+
+// DefaultHoldTimeout is the default of ClusterConfig.HoldTimeout (Nomad's
+// rpc_hold_timeout): long enough for an election after the leader dies.
+const DefaultHoldTimeout = 7 * time.Second
+
+// DefaultRetryInterval is the default of ClusterConfig.RetryInterval.
+const DefaultRetryInterval = 30 * time.Second
+
+func (c *ClusterConfig) withDefaults() {
+	if c.HoldTimeout <= 0 {
+		c.HoldTimeout = DefaultHoldTimeout
+	}
+	if c.RetryInterval <= 0 {
+		c.RetryInterval = DefaultRetryInterval
+	}
 }
 
 // Clock is the server's source of time.
@@ -127,6 +210,11 @@ func (c *Config) withDefaults() Config {
 	}
 	if out.Clock == nil {
 		out.Clock = realClock{}
+	}
+	if out.Cluster != nil {
+		cc := *out.Cluster
+		cc.withDefaults()
+		out.Cluster = &cc
 	}
 	return out
 }

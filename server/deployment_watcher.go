@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/scheduler"
 	"github.com/drover-io/drover/server/state"
 	"github.com/drover-io/drover/structs"
@@ -115,7 +116,7 @@ func autoRevert(d *structs.Deployment) bool {
 // autoRevert re-registers target as the job's newest version.
 func (s *Server) autoRevert(d *structs.Deployment, target *structs.Job) {
 	logger := s.logger.With("job_id", d.JobID)
-	_, err := s.JobRevert(s.ctx, &structs.JobRevertRequest{
+	_, err := rpcapi.JobRevert.Call(s.ctx, s, &structs.JobRevertRequest{
 		Namespace: d.Namespace, JobID: d.JobID, JobVersion: target.Version,
 	})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/drover-io/drover/structs"
 	"github.com/drover-io/drover/timeline"
@@ -22,6 +23,10 @@ type evalBroker struct {
 	clock   Clock
 	// timeline, when set, records each evaluation's enqueue and dequeue.
 	timeline *timeline.Recorder
+	// nackTimeout gives an evaluation in flight back to the queue when
+	// its worker neither acknowledged it nor gave it back in time (a
+	// worker on another server that died); 0: never.
+	nackTimeout time.Duration
 
 	mu       sync.Mutex // guards the fields below
 	enabled  bool
@@ -29,10 +34,19 @@ type evalBroker struct {
 	ready    readyQueue                                     // their job has nothing else out
 	waiting  map[structs.NamespacedID][]*structs.Evaluation // behind a ready or in-flight eval of their job
 	busy     map[structs.NamespacedID]bool                  // job has an eval ready or in flight
-	inflight map[string]structs.NamespacedID                // eval ID -> job
+	inflight map[string]*inflightEval                       // eval ID -> its dequeue
 	requeue  map[string]*structs.Evaluation                 // re-enqueued while in flight
 	queued   map[string]bool                                // eval IDs in ready, waiting or delayed
 	delayed  map[string]Timer                               // eval ID -> timer releasing it at its WaitUntil
+}
+
+// inflightEval is a dequeued evaluation: the worker that holds it
+// acknowledges it with its token.
+type inflightEval struct {
+	eval  *structs.Evaluation
+	key   structs.NamespacedID
+	token string
+	nack  Timer // nil without a nack timeout
 }
 
 // newEvalBroker returns a disabled broker; clock (nil: the wall clock)
@@ -50,13 +64,26 @@ func (b *evalBroker) reset() {
 	for _, t := range b.delayed {
 		t.Stop()
 	}
+	for _, in := range b.inflight {
+		if in.nack != nil {
+			in.nack.Stop()
+		}
+	}
 	b.delayed = map[string]Timer{}
 	b.ready = nil
 	b.waiting = map[structs.NamespacedID][]*structs.Evaluation{}
 	b.busy = map[structs.NamespacedID]bool{}
-	b.inflight = map[string]structs.NamespacedID{}
+	b.inflight = map[string]*inflightEval{}
 	b.requeue = map[string]*structs.Evaluation{}
 	b.queued = map[string]bool{}
+}
+
+// SetNackTimeout sets the nack timeout of the evaluations dequeued from
+// now on.
+func (b *evalBroker) SetNackTimeout(d time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.nackTimeout = d
 }
 
 // SetEnabled turns the broker on or off; turning it off drops everything.
@@ -131,37 +158,111 @@ func (b *evalBroker) pushReadyLocked(e *structs.Evaluation) {
 // Dequeue waits for an evaluation to process, until ctx is done: the
 // ready one of highest priority, the oldest among equals.
 func (b *evalBroker) Dequeue(ctx context.Context) (*structs.Evaluation, error) {
+	e, _, err := b.DequeueToken(ctx)
+	return e, err
+}
+
+// DequeueToken is Dequeue that also returns the token that acknowledges
+// the evaluation (AckToken, Nack).
+func (b *evalBroker) DequeueToken(ctx context.Context) (*structs.Evaluation, string, error) {
 	for {
 		b.mu.Lock()
 		if len(b.ready) > 0 {
 			e := heap.Pop(&b.ready).(readyEval).eval
 			delete(b.queued, e.ID)
-			b.inflight[e.ID] = structs.NamespacedID{Namespace: e.Namespace, ID: e.JobID}
+			in := &inflightEval{eval: e, key: structs.NamespacedID{Namespace: e.Namespace, ID: e.JobID}, token: structs.GenerateUUID()}
+			if b.nackTimeout > 0 {
+				token := in.token
+				in.nack = b.clock.AfterFunc(b.nackTimeout, func() { _ = b.Nack(e.ID, token) })
+			}
+			b.inflight[e.ID] = in
 			more := len(b.ready) > 0
 			b.mu.Unlock()
 			b.timeline.Mark(e.ID, structs.StepEvalDequeued)
 			if more {
 				b.notify() // wake another worker
 			}
-			return e, nil
+			return e, in.token, nil
 		}
 		b.mu.Unlock()
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, "", ctx.Err()
 		case <-b.readyCh:
 		}
 	}
 }
 
-// Ack marks an evaluation processed; the next one of its job becomes ready.
+// Ack marks an evaluation processed, whoever holds it; the next one of its
+// job becomes ready.
 func (b *evalBroker) Ack(evalID string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	key, ok := b.inflight[evalID]
-	if !ok {
-		return
+	if in, ok := b.inflight[evalID]; ok {
+		b.ackLocked(in)
 	}
+}
+
+// AckToken marks an evaluation processed by the worker holding token.
+func (b *evalBroker) AckToken(evalID, token string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	in, err := b.heldLocked(evalID, token)
+	if err != nil {
+		return err
+	}
+	b.ackLocked(in)
+	return nil
+}
+
+// Outstanding reports whether the worker holding token still holds the
+// evaluation.
+func (b *evalBroker) Outstanding(evalID, token string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, err := b.heldLocked(evalID, token)
+	return err == nil
+}
+
+// Nack gives an evaluation back: it is ready again, before its job's
+// others (its worker could not process it, or its nack timer fired).
+func (b *evalBroker) Nack(evalID, token string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	in, err := b.heldLocked(evalID, token)
+	if err != nil {
+		return err
+	}
+	if in.nack != nil {
+		in.nack.Stop()
+	}
+	delete(b.inflight, evalID)
+	e := in.eval
+	if newer, ok := b.requeue[evalID]; ok {
+		delete(b.requeue, evalID)
+		e = newer
+	}
+	b.queued[e.ID] = true
+	b.pushReadyLocked(e) // the job stays busy: this is its one ready eval
+	return nil
+}
+
+// heldLocked returns the dequeue of evalID held with token; b.mu is held.
+func (b *evalBroker) heldLocked(evalID, token string) (*inflightEval, error) {
+	in, ok := b.inflight[evalID]
+	if !ok || in.token != token {
+		return nil, structs.NewError(structs.KindConflict,
+			"evaluation %s is not held with this token: it was acknowledged, or given to another worker after its nack timeout", evalID)
+	}
+	return in, nil
+}
+
+// ackLocked completes a dequeue; b.mu is held.
+func (b *evalBroker) ackLocked(in *inflightEval) {
+	if in.nack != nil {
+		in.nack.Stop()
+	}
+	evalID, key := in.eval.ID, in.key
 	delete(b.inflight, evalID)
 	if e, ok := b.requeue[evalID]; ok {
 		delete(b.requeue, evalID)

@@ -23,6 +23,12 @@ type fsmObserver interface {
 	// capacityChanged reports that node capacity may have grown at index:
 	// a node became ready, or allocations stopped or finished.
 	capacityChanged(index uint64)
+	// clusterMetaChanged reports that the cluster's identity was stored
+	// (or restored from a snapshot).
+	clusterMetaChanged()
+	// applied reports that the state reached a new index (an entry
+	// applied, or a snapshot restored).
+	applied()
 }
 
 // FSM is the raft state machine: it decodes committed log entries and
@@ -99,6 +105,9 @@ func (f *FSM) Apply(l *raft.Log) (out any) {
 			out = err
 		}
 	}()
+	if f.observer != nil {
+		defer f.observer.applied()
+	}
 	resp, err := f.apply(t, l.Data[1:], l.Index, nil)
 	if err != nil {
 		f.logger.Error("apply raft entry", "type", t.String(), "index", l.Index, "error", err)
@@ -283,6 +292,28 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 		capacity = updated
 	case VarSetRequestType, VarDeleteRequestType, VarRekeyRequestType, VarLockRequestType, RootKeyAddRequestType, RootKeyDeleteRequestType:
 		err = f.applyVariables(t, body, batch, &resp)
+	case ClusterMetaRequestType:
+		var cmd ClusterMetaCommand
+		if err := decodeBody(f.handle, body, &cmd); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", t, err)
+		}
+		err = batch(func(w *state.WriteTxn) error {
+			_, err := w.SetClusterMetadata(&cmd.Meta)
+			return err
+		})
+		if err == nil && f.observer != nil {
+			f.observer.clusterMetaChanged()
+		}
+	case AutopilotConfigRequestType:
+		var cmd AutopilotConfigCommand
+		if err := decodeBody(f.handle, body, &cmd); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", t, err)
+		}
+		err = batch(func(w *state.WriteTxn) error {
+			updated, err := w.SetAutopilotConfig(&cmd.Config, cmd.CAS)
+			resp = updated
+			return err
+		})
 	default:
 		return nil, fmt.Errorf("unknown raft message type %d", uint8(t))
 	}
@@ -319,6 +350,9 @@ type snapshotData struct {
 	// Added with variables and the keyring; absent from older snapshots.
 	Variables []*structs.VariableEncrypted
 	RootKeys  []*structs.RootKey
+	// Added with server clusters; absent from older snapshots.
+	ClusterMeta     *structs.ClusterMetadata
+	AutopilotConfig *structs.AutopilotConfig
 }
 
 const snapshotVersion = 1
@@ -400,6 +434,16 @@ func (f *FSM) Restore(rc io.ReadCloser) (err error) {
 		if err := restoreVariables(r, &data); err != nil {
 			return err
 		}
+		if data.ClusterMeta != nil {
+			if err := r.ClusterMetadata(data.ClusterMeta); err != nil {
+				return err
+			}
+		}
+		if data.AutopilotConfig != nil {
+			if err := r.AutopilotConfig(data.AutopilotConfig); err != nil {
+				return err
+			}
+		}
 		for table, idx := range data.Indexes {
 			if err := r.Index(table, idx); err != nil {
 				return err
@@ -412,6 +456,10 @@ func (f *FSM) Restore(rc io.ReadCloser) (err error) {
 	}
 	old := f.state.Swap(st)
 	old.Abandon()
+	if f.observer != nil {
+		f.observer.clusterMetaChanged()
+		f.observer.applied()
+	}
 	return nil
 }
 
@@ -463,6 +511,12 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 		return err
 	}
 	if data.Variables, data.RootKeys, err = snapshotVariables(s.snap); err != nil {
+		return err
+	}
+	if data.ClusterMeta, err = s.snap.ClusterMetadata(nil); err != nil {
+		return err
+	}
+	if data.AutopilotConfig, err = s.snap.AutopilotConfig(nil); err != nil {
 		return err
 	}
 	return codec.NewEncoder(w, s.handle).Encode(&data)

@@ -22,6 +22,8 @@ type recorder struct {
 
 func (r *recorder) evalsUpserted(e []*structs.Evaluation) { r.evals = append(r.evals, e...) }
 func (r *recorder) capacityChanged(i uint64)              { r.capacity = append(r.capacity, i) }
+func (r *recorder) clusterMetaChanged()                   {}
+func (r *recorder) applied()                              {}
 
 // memSink is an in-memory raft.SnapshotSink.
 type memSink struct {

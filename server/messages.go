@@ -32,6 +32,8 @@ const (
 	RootKeyAddRequestType
 	RootKeyDeleteRequestType
 	VarLockRequestType
+	ClusterMetaRequestType
+	AutopilotConfigRequestType
 )
 
 // String names the message type for logs.
@@ -69,6 +71,10 @@ func (t MessageType) String() string {
 		return "root-key-delete"
 	case VarLockRequestType:
 		return "var-lock"
+	case ClusterMetaRequestType:
+		return "cluster-meta"
+	case AutopilotConfigRequestType:
+		return "autopilot-config"
 	}
 	return fmt.Sprintf("message-type-%d", uint8(t))
 }
@@ -109,6 +115,19 @@ type PlanResultCommand struct {
 // if its ModifyIndex is the stored one's.
 type SchedulerConfigCommand struct {
 	Config structs.SchedulerConfiguration
+	CAS    bool
+}
+
+// ClusterMetaCommand stores the cluster's identity; the first one
+// committed wins.
+type ClusterMetaCommand struct {
+	Meta structs.ClusterMetadata
+}
+
+// AutopilotConfigCommand sets the autopilot configuration; with CAS only
+// if its ModifyIndex is the stored one's.
+type AutopilotConfigCommand struct {
+	Config structs.AutopilotConfig
 	CAS    bool
 }
 

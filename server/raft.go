@@ -14,18 +14,20 @@ import (
 // raftApplyTimeout bounds how long one command may wait to be committed.
 const raftApplyTimeout = 30 * time.Second
 
-// setupRaft starts raft over the configured (or in-memory) stores,
-// bootstrapping a single-voter cluster when the stores are empty.
+// setupRaft starts raft over the configured (or in-memory) stores and
+// transport. Empty stores are bootstrapped as a single-voter cluster when
+// the server runs alone or expects to bootstrap alone (bootstrap_expect =
+// 1); a server of a bigger cluster starts without a configuration and
+// waits for its peers (bootstrap.go) or for a leader to add it. With
+// Recover, existing state is kept and the configuration rewritten to this
+// server alone.
 func (s *Server) setupRaft() error {
 	cfg := s.config
 	rc := cfg.RaftConfig // a copy made by setupRaftWithNotify
-	rc.LocalID = raft.ServerID(cfg.NodeName)
-	if cfg.RaftID != "" {
-		rc.LocalID = raft.ServerID(cfg.RaftID)
-	}
+	rc.LocalID = s.raftID()
 	rc.Logger = newRaftLogger(cfg.Logger)
 
-	logs, stable, snaps, trans := cfg.LogStore, cfg.StableStore, cfg.SnapshotStore, cfg.Transport
+	logs, stable, snaps, trans := cfg.LogStore, cfg.StableStore, cfg.SnapshotStore, s.raftTransport
 	if logs == nil || stable == nil {
 		mem := raft.NewInmemStore()
 		if logs == nil {
@@ -39,8 +41,12 @@ func (s *Server) setupRaft() error {
 		snaps = raft.NewInmemSnapshotStore()
 	}
 	if trans == nil {
+		trans = cfg.Transport
+	}
+	if trans == nil {
 		_, t := raft.NewInmemTransport(raft.ServerAddress(cfg.NodeName))
 		trans = t
+		s.ownTransport = true
 	}
 	s.raftTransport = trans
 
@@ -48,17 +54,26 @@ func (s *Server) setupRaft() error {
 	if err != nil {
 		return fmt.Errorf("check raft state: %w", err)
 	}
-	if !existing {
-		conf := raft.Configuration{Servers: []raft.Server{{
-			Suffrage: raft.Voter, ID: rc.LocalID, Address: trans.LocalAddr(),
-		}}}
-		if err := raft.BootstrapCluster(rc, logs, stable, snaps, trans, conf); err != nil {
+	self := raft.Configuration{Servers: []raft.Server{{
+		Suffrage: raft.Voter, ID: rc.LocalID, Address: trans.LocalAddr(),
+	}}}
+	switch {
+	case !existing && cfg.Recover:
+		return errors.New("-recover needs this server's existing raft state, and its data_dir holds none")
+	case !existing && s.bootstrapsAlone():
+		if err := raft.BootstrapCluster(rc, logs, stable, snaps, trans, self); err != nil {
 			return fmt.Errorf("bootstrap raft: %w", err)
 		}
-	}
-	if existing {
+		s.markBootstrapped()
+	case existing:
 		if err := checkRaftStores(logs, snaps); err != nil {
 			return err
+		}
+		s.markBootstrapped()
+		if cfg.Recover {
+			if err := s.recoverRaft(rc, logs, stable, snaps, trans, self); err != nil {
+				return err
+			}
 		}
 	}
 	r, err := newRaft(rc, s.fsm, logs, stable, snaps, trans)
@@ -66,6 +81,35 @@ func (s *Server) setupRaft() error {
 		return err
 	}
 	s.raft = r
+	return nil
+}
+
+// bootstrapsAlone reports whether the server forms a cluster by itself
+// when its raft state is empty.
+func (s *Server) bootstrapsAlone() bool {
+	return s.config.Cluster == nil || s.config.Cluster.BootstrapExpect == 1
+}
+
+// markBootstrapped records that the raft configuration exists.
+func (s *Server) markBootstrapped() {
+	if s.cluster != nil {
+		s.cluster.bootstrapped.Store(true)
+	}
+}
+
+// recoverRaft rewrites the raft configuration to self, keeping the state
+// (raft.RecoverCluster replays it into a scratch FSM and snapshots it).
+func (s *Server) recoverRaft(rc *raft.Config, logs raft.LogStore, stable raft.StableStore, snaps raft.SnapshotStore,
+	trans raft.Transport, self raft.Configuration) error {
+	scratch, err := newFSM(s.logger, nil)
+	if err != nil {
+		return err
+	}
+	if err := raft.RecoverCluster(rc, scratch, logs, stable, snaps, trans, self); err != nil {
+		return fmt.Errorf("recover raft (-recover): %w", err)
+	}
+	s.logger.Warn("recovered raft: this server is now the only voter of its cluster; start the other servers with empty data_dirs to join it",
+		"server_id", rc.LocalID, "address", self.Servers[0].Address)
 	return nil
 }
 

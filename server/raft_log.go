@@ -15,14 +15,18 @@ func newRaftLogger(logger *slog.Logger) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{
 		Name:        "raft",
 		Level:       hclog.Warn,
-		Output:      raftLogWriter{logger: logger},
+		Output:      levelLogWriter{logger: logger, component: "raft"},
 		DisableTime: true,
 	})
 }
 
-// raftLogWriter turns hclog's text lines ("[WARN]  raft: message: k=v")
-// into slog records at the matching level.
-type raftLogWriter struct{ logger *slog.Logger }
+// levelLogWriter turns the text lines of hclog and of the standard logger
+// that serf and memberlist write ("[WARN]  raft: message: k=v") into slog
+// records at the matching level, with the component as an attribute.
+type levelLogWriter struct {
+	logger    *slog.Logger
+	component string
+}
 
 var raftLogLevels = []struct {
 	prefix string
@@ -36,7 +40,7 @@ var raftLogLevels = []struct {
 }
 
 // Write logs one line; hclog writes whole lines.
-func (w raftLogWriter) Write(p []byte) (int, error) {
+func (w levelLogWriter) Write(p []byte) (int, error) {
 	line := strings.TrimSpace(string(p))
 	level := slog.LevelInfo
 	for _, l := range raftLogLevels {
@@ -45,7 +49,9 @@ func (w raftLogWriter) Write(p []byte) (int, error) {
 			break
 		}
 	}
-	line = strings.TrimPrefix(line, "raft: ")
-	w.logger.Log(context.Background(), level, line, "component", "raft")
+	for _, prefix := range []string{"raft: ", "serf: ", "memberlist: "} {
+		line = strings.TrimPrefix(line, prefix)
+	}
+	w.logger.Log(context.Background(), level, line, "component", w.component)
 	return len(p), nil
 }

@@ -54,6 +54,23 @@ func (s *Server) newHandlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.KeyringRotate, s.KeyringRotate)
 	rpcapi.Handle(h, rpcapi.KeyringDelete, s.KeyringDelete)
 	rpcapi.Handle(h, rpcapi.KeyringPublicKeys, s.KeyringPublicKeys)
+	// The cluster's methods.
+	rpcapi.Handle(h, rpcapi.ServerMembers, s.ServerMembers)
+	rpcapi.Handle(h, rpcapi.ServerJoin, s.ServerJoin)
+	rpcapi.Handle(h, rpcapi.ServerForceLeave, s.ServerForceLeave)
+	rpcapi.Handle(h, rpcapi.StatusServers, s.StatusServers)
+	rpcapi.Handle(h, rpcapi.ClusterStatus, s.ClusterStatus)
+	rpcapi.Handle(h, rpcapi.RaftGetConfiguration, s.RaftGetConfiguration)
+	rpcapi.Handle(h, rpcapi.RaftRemovePeer, s.RaftRemovePeer)
+	rpcapi.Handle(h, rpcapi.AutopilotGetConfig, s.AutopilotGetConfig)
+	rpcapi.Handle(h, rpcapi.AutopilotSetConfig, s.AutopilotSetConfig)
+	rpcapi.Handle(h, rpcapi.AutopilotHealth, s.AutopilotHealth)
+	rpcapi.Handle(h, rpcapi.SnapshotSave, s.SnapshotSave)
+	rpcapi.Handle(h, rpcapi.SnapshotRestore, s.SnapshotRestore)
+	rpcapi.Handle(h, rpcapi.EvalDequeue, s.EvalDequeue)
+	rpcapi.Handle(h, rpcapi.EvalAck, s.EvalAck)
+	rpcapi.Handle(h, rpcapi.PlanSubmit, s.PlanSubmit)
+	h.Use(s.route)
 	return h
 }
 

@@ -35,6 +35,15 @@ type Server struct {
 	raftTransport raft.Transport
 	ownTransport  bool
 	leaderCh      chan bool // raft's leadership notifications
+	// leaderNotify wakes waiters when the leader changes (or this server
+	// established or lost leadership); indexNotify when the state store
+	// reached a new index.
+	leaderNotify *notifier
+	indexNotify  *notifier
+	observerCh   chan raft.Observation // raft's leader observations
+	cluster      *clusterState         // nil: a single server without a network of its own
+	health       *healthTracker        // autopilot's view of the servers' health
+	reestablish  chan struct{}         // a snapshot restore asks the leader to restart its duties
 
 	broker     *evalBroker
 	blocked    *blockedEvals
@@ -72,18 +81,24 @@ func NewServer(ctx context.Context, cfg *Config) (*Server, error) {
 	c := cfg.withDefaults()
 	sctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
-		config:      c,
-		logger:      c.Logger.With("server", c.NodeName),
-		clock:       c.Clock,
-		leaderCh:    make(chan bool, 16),
-		planQueue:   make(chan *pendingPlan),
-		ctx:         sctx,
-		cancel:      cancel,
-		established: make(chan struct{}),
+		config:       c,
+		logger:       c.Logger.With("server", c.NodeName),
+		clock:        c.Clock,
+		leaderCh:     make(chan bool, 16),
+		planQueue:    make(chan *pendingPlan),
+		ctx:          sctx,
+		cancel:       cancel,
+		established:  make(chan struct{}),
+		leaderNotify: newNotifier(),
+		indexNotify:  newNotifier(),
+		observerCh:   make(chan raft.Observation, 16),
+		health:       &healthTracker{since: map[string]time.Time{}},
+		reestablish:  make(chan struct{}, 1),
 	}
 	s.timeline = timeline.New(0, c.Clock.Now)
 	s.broker = newEvalBroker(c.Clock)
 	s.broker.timeline = s.timeline
+	s.broker.SetNackTimeout(c.EvalTimeout + evalNackSlack)
 	s.blocked = newBlockedEvals(s.broker.Enqueue)
 	s.heartbeats = newHeartbeats(c.Clock, c.HeartbeatTTL)
 	s.varLocks = newVarLocks(c.Clock)
@@ -100,25 +115,40 @@ func NewServer(ctx context.Context, cfg *Config) (*Server, error) {
 	fsm, err := newFSM(s.logger, s)
 	if err != nil {
 		cancel()
+		s.closeListener()
 		return nil, err
 	}
 	s.fsm = fsm
-	s.ownTransport = c.Transport == nil
-	if err := s.setupRaftWithNotify(); err != nil {
+	if err := s.setup(); err != nil {
 		cancel()
+		err = errors.Join(err, s.closeSetup())
+		s.closeListener()
 		return nil, err
 	}
 
-	s.wg.Add(5 + c.NumWorkers)
+	s.wg.Add(6 + c.NumWorkers)
 	go func() { defer s.wg.Done(); s.monitorLeadership() }()
 	go func() { defer s.wg.Done(); s.runVarLockExpiry() }()
+	go func() { defer s.wg.Done(); s.runLeaderObserver() }()
 	go func() { defer s.wg.Done(); s.runPlanApplier() }()
 	go func() { defer s.wg.Done(); s.runHeartbeatExpiry() }()
 	go func() { defer s.wg.Done(); s.runProgressDeadlines() }()
 	for i := range c.NumWorkers {
 		go func() { defer s.wg.Done(); s.runWorker(i) }()
 	}
-
+	if s.cluster != nil {
+		if err := s.startCluster(); err != nil {
+			if serr := s.Shutdown(); serr != nil {
+				err = errors.Join(err, serr)
+			}
+			return nil, err
+		}
+	}
+	if s.cluster != nil && !s.alone() {
+		// One of several servers: the cluster elects a leader once a
+		// quorum is up, which may need servers not started yet.
+		return s, nil
+	}
 	if err := s.waitForLeadership(ctx); err != nil {
 		if serr := s.Shutdown(); serr != nil {
 			err = errors.Join(err, serr)
@@ -158,6 +188,77 @@ func (s *Server) waitForLeadership(ctx context.Context) error {
 	}
 }
 
+// setup prepares the cluster network and serf (for a server of a
+// cluster) and starts raft.
+func (s *Server) setup() error {
+	if s.config.Cluster != nil {
+		if err := s.setupClusterNetwork(); err != nil {
+			return err
+		}
+		if err := s.setupSerf(); err != nil {
+			return err
+		}
+	}
+	if err := s.setupRaftWithNotify(); err != nil {
+		return err
+	}
+	s.raft.RegisterObserver(raft.NewObserver(s.observerCh, false, func(o *raft.Observation) bool {
+		_, ok := o.Data.(raft.LeaderObservation)
+		return ok
+	}))
+	return nil
+}
+
+// closeSetup releases what a failed setup made.
+func (s *Server) closeSetup() error {
+	var errs []error
+	if s.raft != nil {
+		if err := s.raft.Shutdown().Error(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c, ok := s.raftTransport.(io.Closer); ok && s.ownTransport {
+		_ = c.Close()
+	}
+	if s.cluster != nil {
+		if s.cluster.serf != nil {
+			errs = append(errs, s.cluster.serf.Shutdown())
+		}
+		s.cluster.mux.close()
+	}
+	return errors.Join(errs...)
+}
+
+// closeListener closes the RPC listener NewServer was given when it fails
+// before the mux owns it (the mux closes it otherwise).
+func (s *Server) closeListener() {
+	if s.cluster == nil && s.config.Cluster != nil && s.config.Cluster.RPCListener != nil {
+		_ = s.config.Cluster.RPCListener.Close()
+	}
+}
+
+// alone reports whether the server is its cluster's only voter.
+func (s *Server) alone() bool {
+	v := s.voters()
+	return len(v) == 1 && v[0] == string(s.raftID())
+}
+
+// runLeaderObserver turns raft's leader observations into leaderNotify
+// wake-ups.
+func (s *Server) runLeaderObserver() {
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-s.observerCh:
+			s.leaderNotify.notify()
+			if s.cluster != nil {
+				s.wakeCluster()
+			}
+		}
+	}
+}
+
 // setupRaftWithNotify starts raft with leadership notifications on leaderCh.
 func (s *Server) setupRaftWithNotify() error {
 	var rc raft.Config
@@ -180,6 +281,12 @@ func (s *Server) setupRaftWithNotify() error {
 func (s *Server) Shutdown() error {
 	s.shutdownOnce.Do(func() {
 		s.cancel()
+		var errs []error
+		// In-flight RPCs end first: their contexts are cancelled, and
+		// a live raft answers those inside raft.Apply.
+		if err := s.shutdownClusterRPC(); err != nil {
+			errs = append(errs, err)
+		}
 		s.heartbeats.StopAll()
 		s.varLocks.stopAll()
 		// Wait for our goroutines before stopping raft: one may be in
@@ -190,25 +297,31 @@ func (s *Server) Shutdown() error {
 		s.wg.Wait()
 		if s.raft != nil {
 			if err := s.raft.Shutdown().Error(); err != nil {
-				s.shutdownErr = fmt.Errorf("shut down raft: %w", err)
+				errs = append(errs, fmt.Errorf("shut down raft: %w", err))
 			}
 		}
 		if c, ok := s.raftTransport.(io.Closer); ok && s.ownTransport {
 			_ = c.Close()
 		}
+		if err := s.closeCluster(); err != nil {
+			errs = append(errs, err)
+		}
 		s.broker.SetEnabled(false)
 		s.blocked.SetEnabled(false)
+		s.shutdownErr = errors.Join(errs...)
 	})
 	return s.shutdownErr
 }
 
-// Leader returns the raft address of the leader, "" when there is none.
+// Leader returns the RPC address of the leader, "" when there is none. A
+// server without a network of its own reports its raft address.
 func (s *Server) Leader() string {
-	addr, _ := s.raft.LeaderWithID()
-	return string(addr)
+	addr, _ := s.leaderRPC()
+	return addr
 }
 
-// Peers returns the raft addresses of the cluster's servers.
+// Peers returns the RPC addresses of the voters of the raft configuration,
+// as serf knows them now (the configuration's address otherwise).
 func (s *Server) Peers() []string {
 	f := s.raft.GetConfiguration()
 	if f.Error() != nil {
@@ -216,10 +329,17 @@ func (s *Server) Peers() []string {
 	}
 	var out []string
 	for _, srv := range f.Configuration().Servers {
-		out = append(out, string(srv.Address))
+		out = append(out, s.rpcAddrOf(srv.ID, srv.Address))
 	}
 	return out
 }
+
+// RaftID returns the server's raft ID.
+func (s *Server) RaftID() string { return string(s.raftID()) }
+
+// ClusterID returns the ID of the cluster the server's state belongs to,
+// "" before the first leader wrote it.
+func (s *Server) ClusterID() string { return s.clusterID() }
 
 // Stats returns operational counters: raft state and indexes, broker and
 // blocked-eval counts, number of nodes and jobs.
@@ -280,6 +400,13 @@ func (s *Server) monitorLeadership() {
 			} else {
 				s.revokeLeadership()
 			}
+		case <-s.reestablish:
+			// The state was replaced: the broker, the blocked evals and
+			// the heartbeat timers start over from it.
+			if s.leader() {
+				s.revokeLeadership()
+				s.establishLeadership()
+			}
 		}
 	}
 }
@@ -330,6 +457,7 @@ func (s *Server) establishLeadership() {
 	default:
 		close(s.established)
 	}
+	s.leaderNotify.notify()
 	s.logger.Info("established leadership")
 }
 
@@ -341,6 +469,7 @@ func (s *Server) revokeLeadership() {
 	s.blocked.SetEnabled(false)
 	s.heartbeats.StopAll()
 	s.varLocks.stopAll()
+	s.leaderNotify.notify()
 	s.logger.Info("lost leadership")
 }
 
@@ -361,3 +490,14 @@ func (s *Server) evalsUpserted(evals []*structs.Evaluation) {
 
 // capacityChanged re-enqueues blocked evaluations (fsmObserver).
 func (s *Server) capacityChanged(index uint64) { s.blocked.Unblock(index) }
+
+// clusterMetaChanged wakes runCluster to gossip the cluster ID
+// (fsmObserver).
+func (s *Server) clusterMetaChanged() {
+	if s.cluster != nil {
+		s.wakeCluster()
+	}
+}
+
+// applied wakes the waiters of an index (fsmObserver).
+func (s *Server) applied() { s.indexNotify.notify() }

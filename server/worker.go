@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/drover-io/drover/scheduler"
@@ -17,19 +16,6 @@ import (
 const maxPlanAttempts = 5
 
 const descBlocked = "created to place remaining allocations"
-
-// runWorker processes evaluations from the broker until the server stops.
-func (s *Server) runWorker(id int) {
-	logger := s.logger.With("worker", id)
-	for {
-		eval, err := s.broker.Dequeue(s.ctx)
-		if err != nil {
-			return
-		}
-		s.runEval(logger, eval)
-		s.broker.Ack(eval.ID)
-	}
-}
 
 // snapshot returns a snapshot of the current state store.
 func (s *Server) snapshot() *state.StateSnapshot { return s.fsm.State().Snapshot() }
@@ -55,29 +41,16 @@ func (s *Server) evalContext(parent context.Context) (ctx context.Context, stop 
 	}
 }
 
-// runEval processes one evaluation under its deadline. A failure other
-// than the server stopping marks the evaluation failed with the reason;
-// at shutdown it stays pending, for the next leader.
-func (s *Server) runEval(logger *slog.Logger, eval *structs.Evaluation) {
-	ctx, stop := s.evalContext(s.ctx)
-	defer stop()
-	err := s.processEval(ctx, eval, s.snapshot)
-	if err == nil || s.ctx.Err() != nil {
-		return
-	}
-	var timeout *evalTimeoutError
-	if errors.As(err, &timeout) {
-		err = timeout // the description says what happened, not how it unwound
-	}
-	logger.Error("process evaluation", "eval_id", eval.ID, "job_id", eval.JobID, "error", err)
-	s.failEval(eval, err)
-}
+// asEvalTimeout is errors.As for the cause of a pass stopped at its
+// deadline.
+func asEvalTimeout(err error, target **evalTimeoutError) bool { return errors.As(err, target) }
 
 // processEval schedules an evaluation and commits the plan, scheduling
 // again on a fresh snapshot when the plan applier rejected part of it
 // (another worker's plan took the room first). ctx bounds the work;
-// snapshot gives the state to schedule on (a test gives a stale one).
-func (s *Server) processEval(ctx context.Context, eval *structs.Evaluation, snapshot func() *state.StateSnapshot) error {
+// snapshot gives the state to schedule on (a test gives a stale one);
+// token is the evaluation's dequeue token ("" for a test's direct call).
+func (s *Server) processEval(ctx context.Context, eval *structs.Evaluation, token string, snapshot func() *state.StateSnapshot) error {
 	for attempt := 1; ; attempt++ {
 		snap := snapshot()
 		cur, err := snap.EvalByID(nil, eval.ID)
@@ -115,7 +88,7 @@ func (s *Server) processEval(ctx context.Context, eval *structs.Evaluation, snap
 			failed.StatusDescription += fmt.Sprintf(" - rolling back to job version %d", target.Version)
 		}
 		s.timeline.Mark(eval.ID, structs.StepPlanSubmitted)
-		res := s.submitPlan(ctx, &pendingPlan{plan: plan, evals: evals})
+		res := s.submitPlanVia(ctx, &pendingPlan{plan: plan, evals: evals}, token)
 		if res.Err != nil {
 			return res.Err
 		}
@@ -127,6 +100,10 @@ func (s *Server) processEval(ctx context.Context, eval *structs.Evaluation, snap
 		}
 		if attempt >= maxPlanAttempts {
 			return fmt.Errorf("plan rejected %d times: node capacity keeps changing", attempt)
+		}
+		// Schedule again on state that holds what was committed.
+		if err := s.waitForIndex(ctx, res.Index); err != nil {
+			return err
 		}
 		s.logger.Debug("plan partly rejected: scheduling again on fresh state", "eval_id", eval.ID, "attempt", attempt)
 	}
@@ -213,13 +190,16 @@ func (s *Server) covered(e *structs.Evaluation) bool {
 	return false
 }
 
-// failEval records that an evaluation could not be processed.
-func (s *Server) failEval(eval *structs.Evaluation, cause error) {
+// failEval records that an evaluation could not be processed: an empty
+// plan that commits the evaluation failed, through the leader's plan
+// applier.
+func (s *Server) failEval(eval *structs.Evaluation, token string, cause error) {
 	upd := eval.Copy()
 	upd.Status = structs.EvalStatusFailed
 	upd.StatusDescription = cause.Error()
 	upd.ModifyTime = s.clock.Now().UnixNano()
-	if _, _, err := s.raftApply(EvalUpdateRequestType, &EvalUpdateCommand{Evals: []*structs.Evaluation{upd}}); err != nil {
-		s.logger.Error("mark evaluation failed", "eval_id", eval.ID, "error", err)
+	res := s.submitPlanVia(s.ctx, &pendingPlan{plan: &scheduler.Plan{EvalID: eval.ID}, evals: []*structs.Evaluation{upd}}, token)
+	if res.Err != nil {
+		s.logger.Error("mark evaluation failed", "eval_id", eval.ID, "error", res.Err)
 	}
 }

@@ -176,7 +176,7 @@ func TestWorkerRetriesOnFreshSnapshot(t *testing.T) {
 		return s.snapshot()
 	}
 	eval, _ := s.State().EvalByID(nil, r.EvalID)
-	if err := s.processEval(context.Background(), eval, snapshot); err != nil {
+	if err := s.processEval(context.Background(), eval, "", snapshot); err != nil {
 		t.Fatal(err)
 	}
 	if calls != 2 {
@@ -250,7 +250,7 @@ func TestPassCancelsCoveredEvals(t *testing.T) {
 		t.Fatalf("broker before = %+v", st)
 	}
 	first, _ := s.State().EvalByID(nil, ids[0])
-	if err := s.processEval(context.Background(), first, s.snapshot); err != nil {
+	if err := s.processEval(context.Background(), first, "", s.snapshot); err != nil {
 		t.Fatal(err)
 	}
 	if e, _ := s.State().EvalByID(nil, ids[0]); e.Status != structs.EvalStatusComplete {

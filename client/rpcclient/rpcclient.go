@@ -60,7 +60,14 @@ type Client struct {
 	mu      sync.Mutex // guards the fields below
 	servers []string
 	next    int // index of the server tried first
+	// lastOK is when a server last answered (success or a domain error),
+	// zero before; lastFailed says whether the latest round failed.
+	lastOK     time.Time
+	lastFailed bool
 }
+
+// DefaultServerPort is the port of a server address given without one.
+const DefaultServerPort = "4647"
 
 // New returns a Client of the servers in cfg.
 func New(cfg *Config) (*Client, error) {
@@ -110,22 +117,60 @@ func New(cfg *Config) (*Client, error) {
 // SetServers replaces the server list.
 func (c *Client) SetServers(servers []string) error {
 	var clean []string
+	seen := map[string]bool{}
 	for _, s := range servers {
 		s = strings.TrimSpace(s)
 		s = strings.TrimPrefix(strings.TrimPrefix(s, "http://"), "https://")
 		if s == "" {
 			continue
 		}
-		clean = append(clean, s)
+		if _, _, err := net.SplitHostPort(s); err != nil {
+			s = net.JoinHostPort(strings.Trim(s, "[]"), DefaultServerPort)
+		}
+		if !seen[s] {
+			seen[s] = true
+			clean = append(clean, s)
+		}
 	}
 	if len(clean) == 0 {
 		return structs.Invalid("rpc client: at least one server address is required")
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	// Keep trying first the server that answered last, if still listed.
+	first := ""
+	if len(c.servers) > 0 {
+		first = c.servers[c.next%len(c.servers)]
+	}
 	c.servers = clean
 	c.next = 0
-	c.mu.Unlock()
+	for i, s := range clean {
+		if s == first {
+			c.next = i
+		}
+	}
 	return nil
+}
+
+// Contact reports whether the last call reached a server, and how long
+// ago a server last answered (0 before any).
+func (c *Client) Contact() (bool, time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lastOK.IsZero() {
+		return false, 0
+	}
+	return !c.lastFailed, time.Since(c.lastOK)
+}
+
+// answered records that a server answered (ok) or that a round failed.
+func (c *Client) answered(ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lastFailed = !ok
+	if ok {
+		c.lastOK = time.Now()
+	}
 }
 
 // Servers returns the server list, the one tried first at its head.
@@ -209,10 +254,12 @@ func (c *Client) call(ctx context.Context, m *rpcapi.Info, req any, timeout time
 			out, err := c.attempt(ctx, addr, m, body, timeout)
 			if err == nil {
 				c.prefer(addr)
+				c.answered(true)
 				return out, nil
 			}
-			if !retryable(m, err) {
-				var te *rpcapi.TransportError
+			var te *rpcapi.TransportError
+			c.answered(!errors.As(err, &te) && structs.KindOf(err) != structs.KindUnavailable)
+			if !rpcapi.MayRetry(m, err) {
 				if errors.As(err, &te) {
 					// A write that must not be sent twice, and may have
 					// been applied: say so, rather than fail as internal.
@@ -241,21 +288,6 @@ func (c *Client) prefer(addr string) {
 			return
 		}
 	}
-}
-
-// retryable reports whether the call of m that failed with err may be sent
-// again, to this server or another: when it never reached one, or when the
-// server may not have applied it (unreachable, unavailable) and m is safe
-// to repeat.
-func retryable(m *rpcapi.Info, err error) bool {
-	var te *rpcapi.TransportError
-	switch {
-	case errors.As(err, &te):
-		return !te.Sent || m.Class().SafeToRepeat()
-	case structs.KindOf(err) == structs.KindUnavailable:
-		return m.Class().SafeToRepeat()
-	}
-	return false
 }
 
 // attempt makes one call to one server.

@@ -98,5 +98,7 @@ func schema() *memdb.DBSchema {
 				Conditional: func(any) (bool, error) { return true, nil },
 			}},
 		}},
+		TableClusterMeta:   singletonSchema(TableClusterMeta),
+		TableAutopilotConf: singletonSchema(TableAutopilotConf),
 	}}
 }

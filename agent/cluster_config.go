@@ -1,0 +1,126 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/drover-io/drover/server"
+)
+
+// The agent's side of a cluster of servers: every server outside dev
+// mode serves rpcapi's wire and raft on its RPC port and gossips on its
+// serf port (server.ClusterConfig); the addresses it gives others are the
+// advertise block's, else its bind addresses, else (binding every
+// interface) this host's first private IPv4 address, as Nomad picks them.
+
+// clusterConfig returns the cluster configuration of this agent's server,
+// serving rpcLn.
+func (a *Agent) clusterConfig(rpcLn net.Listener, rs *raftStores) (*server.ClusterConfig, error) {
+	c := a.cfg
+	rpcPort := rpcLn.Addr().(*net.TCPAddr).Port
+	rpcAdv, err := advertiseAddr(c.Advertise.RPC, c.rpcBind(), rpcPort)
+	if err != nil {
+		return nil, fmt.Errorf("advertise.rpc: %w", err)
+	}
+	serfBind := net.JoinHostPort(c.serfBind(), strconv.Itoa(c.SerfPort))
+	serfAdv := ""
+	if c.Advertise.Serf != "" || isUnspecified(c.serfBind()) {
+		if serfAdv, err = advertiseAddr(c.Advertise.Serf, c.serfBind(), c.SerfPort); err != nil {
+			return nil, fmt.Errorf("advertise.serf: %w", err)
+		}
+	}
+	join := c.Server.Join
+	expect := c.Server.BootstrapExpect
+	if expect == 0 && len(join.addresses()) == 0 {
+		expect = 1 // a single server, as before clusters
+	}
+	if err := os.MkdirAll(filepath.Dir(rs.serfSnapshot()), 0o700); err != nil {
+		return nil, fmt.Errorf("create the serf directory: %w", err)
+	}
+	return &server.ClusterConfig{
+		RPCListener:     rpcLn,
+		RPCAdvertise:    rpcAdv,
+		SerfBind:        serfBind,
+		SerfAdvertise:   serfAdv,
+		SerfSnapshot:    rs.serfSnapshot(),
+		ClusterIDFile:   rs.clusterIDFile(),
+		BootstrapExpect: expect,
+		StartJoin:       withDefaultPort(join.StartJoin, DefaultSerfPort),
+		RetryJoin:       withDefaultPort(join.RetryJoin, DefaultSerfPort),
+		RetryInterval:   join.RetryInterval,
+		RetryMax:        join.RetryMax,
+		Version:         Version,
+		LANConfig:       true,
+	}, nil
+}
+
+// bootstrapsAlone reports whether the agent's server forms a cluster on
+// its own (bootstrap_expect 1, or unset without servers to join).
+func (c *Config) bootstrapsAlone() bool {
+	e := c.Server.BootstrapExpect
+	return e == 1 || (e == 0 && len(c.Server.Join.addresses()) == 0)
+}
+
+// advertiseAddr returns the address to advertise for a listener bound to
+// bind:port: adv ("host" takes the port, "host:port" is kept), else bind,
+// else (bind is every interface) this host's first private IPv4 address.
+func advertiseAddr(adv, bind string, port int) (string, error) {
+	if adv != "" {
+		if _, _, err := net.SplitHostPort(adv); err == nil {
+			return adv, nil
+		}
+		return net.JoinHostPort(adv, strconv.Itoa(port)), nil
+	}
+	if !isUnspecified(bind) {
+		return net.JoinHostPort(bind, strconv.Itoa(port)), nil
+	}
+	ip, err := privateIPv4()
+	if err != nil {
+		return "", err
+	}
+	return net.JoinHostPort(ip, strconv.Itoa(port)), nil
+}
+
+// isUnspecified reports whether host binds every interface.
+func isUnspecified(host string) bool {
+	if host == "" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsUnspecified()
+}
+
+// privateIPv4 returns this host's first private IPv4 address.
+func privateIPv4() (string, error) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return "", fmt.Errorf("list the host's addresses: %w", err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && n.IP.IsPrivate() {
+			return n.IP.String(), nil
+		}
+	}
+	return "", errors.New("bound to every interface, and this host has no private IPv4 address to advertise: set the advertise block")
+}
+
+// withDefaultPort adds port to the addresses that have none.
+func withDefaultPort(addrs []string, port int) []string {
+	var out []string
+	for _, a := range addrs {
+		a = strings.TrimSpace(a)
+		if a == "" {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			a = net.JoinHostPort(strings.Trim(a, "[]"), strconv.Itoa(port))
+		}
+		out = append(out, a)
+	}
+	return out
+}
