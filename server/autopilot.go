@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -74,6 +75,12 @@ func (s *Server) reconcileMembers() {
 			if ok && string(cur.Address) == m.RPCAddr {
 				continue
 			}
+			if !ok {
+				if err := s.checkJoiner(m, inRaft); err != nil {
+					s.logger.Error("not adding a server to raft", "server", m.Name, "address", m.RPCAddr, "error", err)
+					continue
+				}
+			}
 			// Another server at this address (one that lost its data_dir
 			// and came back under a new ID) leaves first.
 			for _, srv := range conf.Servers {
@@ -96,6 +103,28 @@ func (s *Server) reconcileMembers() {
 			}
 		}
 	}
+}
+
+// checkJoiner asks a server about to be added to raft how it stands, and
+// refuses one whose raft state belongs to another cluster: adding it
+// would have raft overwrite that state with this cluster's.
+func (s *Server) checkJoiner(m *serverMember, inRaft map[raft.ServerID]raft.Server) error {
+	st, err := s.statusOf(m.RPCAddr)
+	if err != nil {
+		return err
+	}
+	ours := s.clusterID()
+	if st.ClusterID != "" && ours != "" && st.ClusterID != ours {
+		return fmt.Errorf("its state belongs to cluster %s, not to this cluster %s: give it an empty data_dir to join", st.ClusterID, ours)
+	}
+	if st.ClusterID == "" && st.HasState {
+		for _, v := range st.Voters {
+			if _, known := inRaft[raft.ServerID(v)]; !known && v != m.ID {
+				return fmt.Errorf("its raft state names voters this cluster does not have (%s): give it an empty data_dir to join", v)
+			}
+		}
+	}
+	return nil
 }
 
 // removePeer removes a server from raft, logging why.

@@ -121,7 +121,7 @@ func (s *Server) setupClusterNetwork() error {
 	s.raftTransport = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		ServerAddressProvider: serfAddresses{s: s},
 		Logger:                newRaftLogger(s.logger),
-		Stream:                &raftLayer{q: c.mux.raft, advertise: advAddr},
+		Stream:                newRaftLayer(c.mux.raft, advAddr),
 		MaxPool:               3,
 		Timeout:               10 * time.Second,
 	})

@@ -173,19 +173,72 @@ func (c *peekedConn) Read(p []byte) (int, error) {
 
 // raftLayer is raft's StreamLayer over the mux: it accepts the raft
 // connections of the RPC port and dials other servers' RPC ports with
-// raftConnByte first. Its address is the advertised RPC address.
+// raftConnByte first. Its address is the advertised RPC address. Close
+// closes every connection it accepted or dialed: raft's transport keeps
+// dialed ones in a pool it never closes, and the other server's raft
+// would wait on them for ever.
 type raftLayer struct {
 	q         *connQueue
 	advertise net.Addr
+
+	mu     sync.Mutex // guards the fields below
+	conns  map[net.Conn]struct{}
+	closed bool
 }
 
 var _ raft.StreamLayer = (*raftLayer)(nil)
 
-// Accept implements net.Listener.
-func (l *raftLayer) Accept() (net.Conn, error) { return l.q.Accept() }
+func newRaftLayer(q *connQueue, advertise net.Addr) *raftLayer {
+	return &raftLayer{q: q, advertise: advertise, conns: map[net.Conn]struct{}{}}
+}
 
-// Close implements net.Listener.
-func (l *raftLayer) Close() error { return l.q.Close() }
+// track records conn, or closes it when the layer is closed.
+func (l *raftLayer) track(conn net.Conn) (net.Conn, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		_ = conn.Close()
+		return nil, net.ErrClosed
+	}
+	l.conns[conn] = struct{}{}
+	return &trackedConn{Conn: conn, layer: l}, nil
+}
+
+// Accept implements net.Listener.
+func (l *raftLayer) Accept() (net.Conn, error) {
+	conn, err := l.q.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return l.track(conn)
+}
+
+// Close implements net.Listener: it closes the layer's connections too.
+func (l *raftLayer) Close() error {
+	l.mu.Lock()
+	l.closed = true
+	conns := l.conns
+	l.conns = map[net.Conn]struct{}{}
+	l.mu.Unlock()
+	for c := range conns {
+		_ = c.Close()
+	}
+	return l.q.Close()
+}
+
+// trackedConn forgets itself in its layer when closed.
+type trackedConn struct {
+	net.Conn
+	layer *raftLayer
+}
+
+// Close implements net.Conn.
+func (c *trackedConn) Close() error {
+	c.layer.mu.Lock()
+	delete(c.layer.conns, c.Conn)
+	c.layer.mu.Unlock()
+	return c.Conn.Close()
+}
 
 // Addr implements net.Listener: the address other servers dial.
 func (l *raftLayer) Addr() net.Addr { return l.advertise }
@@ -200,5 +253,5 @@ func (l *raftLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net
 		_ = conn.Close()
 		return nil, fmt.Errorf("raft handshake with %s: %w", address, err)
 	}
-	return conn, nil
+	return l.track(conn)
 }

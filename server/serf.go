@@ -95,7 +95,9 @@ func (s *Server) setupSerf() error {
 	conf := serf.DefaultConfig()
 	conf.Init()
 	conf.NodeName = s.config.NodeName
-	conf.Tags = s.serfTags(s.clusterID())
+	id := s.clusterID()
+	conf.Tags = s.serfTags(id)
+	s.cluster.tagged = id
 	conf.EventCh = s.cluster.events
 	conf.SnapshotPath = cc.SerfSnapshot
 	conf.RejoinAfterLeave = true
