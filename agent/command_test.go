@@ -44,7 +44,7 @@ func TestRunCommandArguments(t *testing.T) {
 		},
 		{name: "neither server nor client", args: []string{"-data-dir", "/tmp/x"}, wantCode: 1, wantStderr: []string{"must run a server, a client or both"}},
 		{name: "no data dir", args: []string{"-server"}, wantCode: 1, wantStderr: []string{"data_dir is required unless in -dev mode"}},
-		{name: "bootstrap expect", args: []string{"-server", "-data-dir", "/tmp/x", "-bootstrap-expect", "3"}, wantCode: 1, wantStderr: []string{"bootstrap_expect = 3", "single server"}},
+		{name: "bootstrap expect in dev mode", args: []string{"-dev", "-bootstrap-expect", "3"}, wantCode: 1, wantStderr: []string{"bootstrap_expect = 3", "-dev runs one server"}},
 		{name: "client without servers", args: []string{"-client", "-data-dir", "/tmp/x"}, wantCode: 1, wantStderr: []string{"needs the servers' addresses"}},
 		{name: "missing config", args: []string{"-dev", "-config", "/nonexistent/agent.hcl"}, wantCode: 1, wantStderr: []string{"/nonexistent/agent.hcl"}},
 		{name: "bad flag", args: []string{"-dev", "-bogus"}, wantCode: 1, wantStderr: []string{"flag provided but not defined: -bogus"}},

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/drover-io/drover/structs"
 )
 
 // warningKeys returns the keys of ws, sorted.
@@ -24,17 +26,17 @@ func warningKeys(ws []ConfigWarning) []string {
 // nomadAgentWarnings are the settings of testdata/config/nomad/agent.hcl
 // that drover ignores: one warning each.
 var nomadAgentWarnings = []string{
-	"acl", "addresses.serf", "advertise", "audit", "autopilot",
+	"acl", "audit",
 	"client.chroot_env", "client.drain_on_shutdown",
 	"client.max_kill_timeout", "client.network_speed", "client.no_host_uuid",
 	"client.options.docker.privileged.enabled", "client.options.fingerprint.network.disallow_link_local",
-	"client.server_join", "client.template",
-	"consul", "http_api_response_headers", "keyring", "limits", "plugin.args", "ports.serf",
+	"client.server_join.retry_join", "client.template",
+	"consul", "http_api_response_headers", "keyring", "limits", "plugin.args",
 	"reporting", "rpc", "sentinel",
 	"server.default_scheduler_config", "server.deployment_gc_threshold", "server.enabled_schedulers",
 	"server.encrypt", "server.eval_gc_threshold", "server.job_gc_interval", "server.job_gc_threshold",
 	"server.license_path", "server.node_gc_threshold", "server.plan_rejection_tracker",
-	"server.raft_protocol", "server.server_join",
+	"server.raft_protocol",
 	"telemetry", "tls", "ui.consul", "vault",
 }
 
@@ -54,10 +56,14 @@ func TestNomadAgentConfigFile(t *testing.T) {
 	want.Logging = LoggingConfig{JSON: true, IncludeLocation: true, File: "/var/log/nomad/", RotateBytes: 10485760,
 		RotateDuration: 12 * time.Hour, RotateMaxFiles: 5, SyslogFacility: "LOCAL3"}
 	want.LeaveOnInterrupt, want.LeaveOnTerminate = true, true
-	want.HTTPPort, want.RPCPort = 4646, 4647
-	want.Addresses = Addresses{HTTP: "0.0.0.0", RPC: "10.1.0.7"}
+	want.HTTPPort, want.RPCPort, want.SerfPort = 4646, 4647, 4648
+	want.Addresses = Addresses{HTTP: "0.0.0.0", RPC: "10.1.0.7", Serf: "10.1.0.7"}
+	want.Advertise = Addresses{HTTP: "10.1.0.7", RPC: "10.1.0.7", Serf: "10.1.0.7:5648"}
+	want.Autopilot = &structs.AutopilotConfig{CleanupDeadServers: true, LastContactThreshold: 200 * time.Millisecond,
+		MaxTrailingLogs: 250, ServerStabilizationTime: 10 * time.Second}
 	two := 2
-	want.Server = ServerConfig{Enabled: true, BootstrapExpect: 1, HeartbeatGrace: 30 * time.Second, MinHeartbeatTTL: 15 * time.Second, NumSchedulers: &two}
+	want.Server = ServerConfig{Enabled: true, BootstrapExpect: 1, HeartbeatGrace: 30 * time.Second, MinHeartbeatTTL: 15 * time.Second, NumSchedulers: &two,
+		Join: ServerJoinConfig{RetryJoin: []string{"10.1.0.5", "10.1.0.6"}, RetryMax: 3, RetryInterval: 15 * time.Second}}
 	want.Client = ClientConfig{
 		Enabled: true, NodeClass: "compute", NodePool: "batch-pool", NetworkInterface: "eth0",
 		CPUTotalCompute: 12000, MemoryTotalMB: 16384,
@@ -68,6 +74,7 @@ func TestNomadAgentConfigFile(t *testing.T) {
 		GC:           ClientGCConfig{Interval: 2 * time.Minute, MaxAllocs: 100, DiskUsageThreshold: 80, InodeUsageThreshold: 70},
 		Artifact:     defaultArtifactConfig(), // http_read_timeout = "30m", the default
 		HostVolumes:  map[string]HostVolumeConfig{"scratch": {Path: "/tmp"}},
+		Join:         ServerJoinConfig{RetryJoin: []string{}},
 	}
 	got := *c
 	got.Plugins, got.Warnings = nil, nil
@@ -91,8 +98,10 @@ func TestNomadAgentConfigStarts(t *testing.T) {
 	override := filepath.Join(dir, "override.conf") // JSON, read by its content
 	writeFile(t, override, `{
   "data_dir": "`+dir+`/data", "plugin_dir": "`+dir+`/plugins", "log_file": "`+dir+`/logs/",
-  "ports": {"http": 0, "rpc": 0},
-  "addresses": {"http": "127.0.0.1", "rpc": "127.0.0.1"}
+  "ports": {"http": 0, "rpc": 0, "serf": 0},
+  "addresses": {"http": "127.0.0.1", "rpc": "127.0.0.1", "serf": "127.0.0.1"},
+  "advertise": {"http": "127.0.0.1", "rpc": "127.0.0.1", "serf": "127.0.0.1"},
+  "server": {"server_join": {"retry_join": []}}
 }`)
 	var stdout, stderr syncBuffer
 	signals := make(chan os.Signal, 1)
@@ -168,8 +177,8 @@ func TestConfigReadByContent(t *testing.T) {
 	if c.NodeName != "node-20010" || c.HTTPPort != 20010 || c.RPCPort != 20011 || !c.Server.Enabled || c.Client.Enabled || c.LogLevel != "ERROR" {
 		t.Errorf("config = %+v", c)
 	}
-	if got := warningKeys(c.Warnings); !reflect.DeepEqual(got, []string{"ports.serf"}) {
-		t.Errorf("warnings = %q, want only ports.serf (vault and acl are disabled, as in drover)", got)
+	if got := warningKeys(c.Warnings); len(got) != 0 {
+		t.Errorf("warnings = %q, want none (vault and acl are disabled, as in drover)", got)
 	}
 	tests := []struct {
 		name, file, src string

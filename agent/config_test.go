@@ -201,7 +201,12 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"server", base(func(*Config) {}), ""},
 		{"bootstrap_expect 1", base(func(c *Config) { c.Server.BootstrapExpect = 1 }), ""},
-		{"bootstrap_expect 3", base(func(c *Config) { c.Server.BootstrapExpect = 3 }), "bootstrap_expect = 3"},
+		{"bootstrap_expect 3", base(func(c *Config) { c.Server.BootstrapExpect = 3 }), ""},
+		{"bootstrap_expect 3 in dev mode", base(func(c *Config) { c.DevMode, c.Server.BootstrapExpect = true, 3 }), "-dev runs one server"},
+		{"raft_multiplier 11", base(func(c *Config) { c.Server.RaftMultiplier = 11 }), "raft_multiplier = 11"},
+		{"recover on a client", base(func(c *Config) {
+			c.Server.Enabled, c.Client.Enabled, c.Client.Servers, c.Server.Recover = false, true, []string{"s:1"}, true
+		}), "-recover applies to a server"},
 		{"num_schedulers -1", base(func(c *Config) { n := -1; c.Server.NumSchedulers = &n }), "num_schedulers = -1"},
 		{"job_max_count -1", base(func(c *Config) { c.Server.JobMaxCount = -1 }), "job_max_count = -1"},
 		{"nothing enabled", base(func(c *Config) { c.Server.Enabled = false }), "must run a server, a client or both"},

@@ -25,7 +25,7 @@ func persistentConfig(dataDir string, serverOn, clientOn bool, servers ...string
 	c := DefaultConfig()
 	c.NodeName = "node-" + filepath.Base(dataDir)
 	c.DataDir = dataDir
-	c.HTTPPort, c.RPCPort = 0, 0
+	c.HTTPPort, c.RPCPort, c.SerfPort = 0, 0, 0
 	c.Server.Enabled = serverOn
 	c.Client.Enabled = clientOn
 	c.Client.Servers = servers

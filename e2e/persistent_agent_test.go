@@ -57,7 +57,8 @@ func agentConfigHCL(role persistentRole, name, dataDir string, httpPort, rpcPort
 	fmt.Fprintf(&b, "data_dir  = %q\n", dataDir)
 	fmt.Fprintf(&b, "bind_addr = \"127.0.0.1\"\n")
 	fmt.Fprintf(&b, "log_level = \"DEBUG\"\n\n")
-	fmt.Fprintf(&b, "ports {\n  http = %d\n  rpc  = %d\n}\n\n", httpPort, rpcPort)
+	// serf = 0: a server gossips on a free port (the tests never use it).
+	fmt.Fprintf(&b, "ports {\n  http = %d\n  rpc  = %d\n  serf = 0\n}\n\n", httpPort, rpcPort)
 	if role != roleClient {
 		b.WriteString("server {\n  enabled          = true\n  bootstrap_expect = 1\n}\n\n")
 	}
