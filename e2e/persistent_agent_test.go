@@ -40,6 +40,8 @@ type persistentAgent struct {
 	httpPort   int
 	rpcPort    int
 	addr       string // the HTTP API, "http://127.0.0.1:<port>"
+	// args are more flags for the next start (-recover).
+	args []string
 
 	// Set by start, read after exited closes.
 	cmd    *exec.Cmd
@@ -140,7 +142,7 @@ func (a *persistentAgent) start(t *testing.T) {
 	}
 	a.starts++
 	fmt.Fprintf(a.output, "=== e2e: start %d of agent %s\n", a.starts, a.name)
-	a.cmd = exec.Command(droverBin, "agent", "-config", a.configPath)
+	a.cmd = exec.Command(droverBin, append([]string{"agent", "-config", a.configPath}, a.args...)...)
 	a.cmd.Stdout = a.output
 	a.cmd.Stderr = a.output
 	a.cmd.Env = append(os.Environ(), "DROVER_ADDR=", "NOMAD_ADDR=")
