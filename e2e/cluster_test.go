@@ -37,6 +37,7 @@ type clusterServer struct {
 	expect   int
 	join     func() []string // the serf addresses to retry_join
 	stopped  bool            // frozen with SIGSTOP
+	ports    *portSet
 }
 
 // serfAddr is the server's gossip address.
@@ -74,14 +75,38 @@ server {
 	}
 }
 
+// portSet hands out free ports, each once in a test: freePort alone may
+// give a port back that it gave a moment ago, before the agent that got
+// it first listens on it.
+type portSet struct {
+	mu   sync.Mutex // guards used
+	used map[int]bool
+}
+
+func newPortSet() *portSet { return &portSet{used: map[int]bool{}} }
+
+// port returns a free port not handed out before.
+func (p *portSet) port(t *testing.T) int {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for {
+		n := freePort(t)
+		if !p.used[n] {
+			p.used[n] = true
+			return n
+		}
+	}
+}
+
 // newClusterServer prepares (does not start) a server on free ports.
-func newClusterServer(t *testing.T, name string, expect int, join func() []string) *clusterServer {
+func newClusterServer(t *testing.T, ports *portSet, name string, expect int, join func() []string) *clusterServer {
 	t.Helper()
 	requirePersistentAgent(t)
 	s := &clusterServer{
 		persistentAgent: &persistentAgent{name: name, role: roleServer, dataDir: t.TempDir(),
-			httpPort: freePort(t), rpcPort: freePort(t)},
-		serfPort: freePort(t), expect: expect, join: join,
+			httpPort: ports.port(t), rpcPort: ports.port(t)},
+		serfPort: ports.port(t), expect: expect, join: join, ports: ports,
 	}
 	s.addr = "http://127.0.0.1:" + strconv.Itoa(s.httpPort)
 	s.configPath = filepath.Join(t.TempDir(), name+".hcl")
@@ -104,13 +129,14 @@ func newClusterServer(t *testing.T, name string, expect int, join func() []strin
 // another address.
 func (s *clusterServer) moveTo(t *testing.T) {
 	t.Helper()
-	s.httpPort, s.rpcPort, s.serfPort = freePort(t), freePort(t), freePort(t)
+	s.httpPort, s.rpcPort, s.serfPort = s.ports.port(t), s.ports.port(t), s.ports.port(t)
 	s.addr = "http://127.0.0.1:" + strconv.Itoa(s.httpPort)
 	s.writeConfig(t)
 }
 
 // testCluster is three servers and two client-only agents.
 type testCluster struct {
+	ports   *portSet
 	servers []*clusterServer
 	clients []*persistentAgent
 }
@@ -120,10 +146,10 @@ type testCluster struct {
 // learn the others from it).
 func startTestCluster(t *testing.T) *testCluster {
 	t.Helper()
-	tc := &testCluster{}
+	tc := &testCluster{ports: newPortSet()}
 	for i := range 3 {
 		idx := i
-		tc.servers = append(tc.servers, newClusterServer(t, fmt.Sprintf("s%d", i+1), 3, func() []string {
+		tc.servers = append(tc.servers, newClusterServer(t, tc.ports, fmt.Sprintf("s%d", i+1), 3, func() []string {
 			var out []string
 			for j, o := range tc.servers {
 				if j != idx {
@@ -555,7 +581,7 @@ func restartEveryServer(t *testing.T, tc *testCluster) {
 // duplicateServerName: a fourth server under an existing server's name
 // does not start: its join is refused with an error naming the clash.
 func duplicateServerName(t *testing.T, tc *testCluster) {
-	dup := newClusterServer(t, "s1", 0, func() []string { return nil })
+	dup := newClusterServer(t, tc.ports, "s1", 0, func() []string { return nil })
 	cfg, err := os.ReadFile(dup.configPath)
 	if err != nil {
 		t.Fatal(err)
@@ -579,10 +605,11 @@ func duplicateServerName(t *testing.T, tc *testCluster) {
 // dirs gone). The survivor started with -recover leads alone with the
 // whole state; a new server with an empty data dir joins it.
 func TestClusterRecover(t *testing.T) {
+	ports := newPortSet()
 	var servers []*clusterServer
 	for i := range 3 {
 		idx := i
-		servers = append(servers, newClusterServer(t, fmt.Sprintf("r%d", i+1), 3, func() []string {
+		servers = append(servers, newClusterServer(t, ports, fmt.Sprintf("r%d", i+1), 3, func() []string {
 			var out []string
 			for j, o := range servers {
 				if j != idx {
@@ -625,7 +652,7 @@ func TestClusterRecover(t *testing.T) {
 		t.Errorf("no log line about the recovery:\n%s", out)
 	}
 	// A new server, empty, joins: bootstrap_expect 0 waits to be added.
-	r4 := newClusterServer(t, "r4", 0, func() []string { return []string{r1.serfAddr()} })
+	r4 := newClusterServer(t, ports, "r4", 0, func() []string { return []string{r1.serfAddr()} })
 	r4.start(t)
 	waitFor(t, clusterWait, "r4 to be a voter", func() (bool, string) {
 		v := voters(t, r1)
@@ -649,17 +676,23 @@ func TestClusterClientWithoutServer(t *testing.T) {
 		out := c.sinceLastStart()
 		return strings.Contains(out, "no server reachable") && strings.Contains(out, nowhere), "not yet"
 	})
+	waitFor(t, clusterWait, "the client to serve its HTTP API all the same", func() (bool, string) {
+		c.checkAlive(t)
+		_, err := c.client(t).Agent().Self()
+		return err == nil, fmt.Sprint(err)
+	})
 }
 
 // TestClusterRefusesAnotherCluster: a server whose data dir belongs to
 // another cluster is refused when it joins: its start fails with an error
 // naming both clusters.
 func TestClusterRefusesAnotherCluster(t *testing.T) {
-	a := newClusterServer(t, "a1", 1, func() []string { return nil })
+	ports := newPortSet()
+	a := newClusterServer(t, ports, "a1", 1, func() []string { return nil })
 	a.start(t)
 	tc := &testCluster{}
 	tc.waitLeader(t, []*clusterServer{a}, "")
-	b := newClusterServer(t, "b1", 1, func() []string { return nil })
+	b := newClusterServer(t, ports, "b1", 1, func() []string { return nil })
 	b.start(t)
 	tc.waitLeader(t, []*clusterServer{b}, "")
 	waitFor(t, clusterWait, "both clusters to gossip their IDs", func() (bool, string) {

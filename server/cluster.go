@@ -48,6 +48,32 @@ type clusterState struct {
 	// absent: raft ID -> since when serf does not know the voter;
 	// runCluster's own.
 	absent map[string]time.Time
+
+	membersMu sync.Mutex // guards alive
+	// alive: server name -> raft ID of the servers serf last reported
+	// alive (runSerfEvents keeps it; the merge guard reads it without
+	// calling into serf, which holds its locks then).
+	alive map[string]string
+}
+
+// aliveID returns the raft ID of the server named name if serf last
+// reported it alive.
+func (c *clusterState) aliveID(name string) (string, bool) {
+	c.membersMu.Lock()
+	defer c.membersMu.Unlock()
+	id, ok := c.alive[name]
+	return id, ok
+}
+
+// noteMember records a member's last reported status.
+func (c *clusterState) noteMember(m *serf.Member) {
+	c.membersMu.Lock()
+	defer c.membersMu.Unlock()
+	if m.Status == serf.StatusAlive && m.Tags[tagID] != "" {
+		c.alive[m.Name] = m.Tags[tagID]
+	} else {
+		delete(c.alive, m.Name)
+	}
 }
 
 // raftID returns the server's raft ID.
@@ -103,7 +129,7 @@ func (s *Server) setupClusterNetwork() error {
 	c := &clusterState{
 		cfg: cc, rpcAdvertise: adv,
 		events: make(chan serf.Event, 256), work: make(chan struct{}, 1),
-		absent: map[string]time.Time{},
+		absent: map[string]time.Time{}, alive: map[string]string{},
 	}
 	id, err := readClusterIDFile(cc.ClusterIDFile)
 	if err != nil {
@@ -266,6 +292,7 @@ func (s *Server) runSerfEvents() {
 				continue
 			}
 			for _, m := range me.Members {
+				s.cluster.noteMember(&m)
 				s.logger.Info("server membership changed", "event", me.EventType().String(), "member", m.Name,
 					"addr", fmt.Sprintf("%s:%d", m.Addr, m.Port), "status", m.Status.String())
 			}

@@ -159,9 +159,10 @@ func followers(servers []*Server) []*Server {
 func TestClusterBootstrapsAndForwards(t *testing.T) {
 	servers := startCluster(t, nil)
 	for _, s := range servers {
-		if v := s.voters(); len(v) != 3 {
-			t.Fatalf("%s: voters %v, want 3", s.config.NodeName, v)
-		}
+		waitNotified(t, s.leaderNotify, s.config.NodeName+" to have the three voters", func() (bool, string) {
+			v := s.voters()
+			return len(v) == 3, fmt.Sprint(v)
+		})
 	}
 	f := followers(servers)[0]
 	ctx := context.Background()

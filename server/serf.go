@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/memberlist"
 	"github.com/hashicorp/serf/serf"
@@ -37,6 +38,11 @@ const (
 	// addresses, name servers in the configuration).
 	raftProtocol = "3"
 )
+
+// deadNodeReclaimTime is how long after a server was found dead another
+// address may take its name: its own return on a new address. mergeGuard,
+// not this delay, keeps a second server from taking a live one's name.
+const deadNodeReclaimTime = 2 * time.Second
 
 // serverMember is a serf member that is a drover server.
 type serverMember struct {
@@ -102,6 +108,12 @@ func (s *Server) setupSerf() error {
 	conf.SnapshotPath = cc.SerfSnapshot
 	conf.RejoinAfterLeave = true
 	conf.Merge = &mergeGuard{s: s}
+	// serf's own resolution of a name claimed at two addresses shuts
+	// down the side fewer members believe: a server that came back on a
+	// new address before its old one was found dead would stop gossiping.
+	// mergeGuard refuses a second server under one name instead, and the
+	// old address is dropped once found dead (deadNodeReclaimTime).
+	conf.EnableNameConflictResolution = false
 	logger := log.New(levelLogWriter{logger: s.logger, component: "serf"}, "", 0)
 	conf.Logger = logger
 	ml := memberlist.DefaultLocalConfig()
@@ -126,6 +138,10 @@ func (s *Server) setupSerf() error {
 			ml.AdvertiseAddr = rhost
 		}
 	}
+	// A server that comes back on a new address takes its name back once
+	// its old address was found dead this long ago (memberlist refuses a
+	// name at two addresses otherwise, until the dead one is reaped).
+	ml.DeadNodeReclaimTime = deadNodeReclaimTime
 	ml.Logger = logger
 	conf.MemberlistConfig = ml
 	sf, err := serf.Create(conf)
@@ -182,6 +198,11 @@ func (g *mergeGuard) NotifyMerge(members []*serf.Member) error {
 		case sm.ID == selfID && sm.Name != self:
 			errs = append(errs, fmt.Errorf("server %s at %s has this server's ID %s: its data_dir was copied from this server's; "+
 				"give it an empty data_dir", sm.Name, sm.RPCAddr, selfID))
+		default:
+			if id, alive := s.cluster.aliveID(sm.Name); alive && id != sm.ID {
+				errs = append(errs, fmt.Errorf("another server is named %s (server ID %s, at %s), and server %s is alive: give every agent its own name",
+					sm.Name, sm.ID, sm.RPCAddr, id))
+			}
 		}
 	}
 	if len(errs) > 0 {

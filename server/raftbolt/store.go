@@ -37,9 +37,16 @@ type Store struct {
 }
 
 var (
-	_ raft.LogStore    = (*Store)(nil)
-	_ raft.StableStore = (*Store)(nil)
+	_ raft.LogStore          = (*Store)(nil)
+	_ raft.StableStore       = (*Store)(nil)
+	_ raft.MonotonicLogStore = (*Store)(nil)
 )
+
+// IsMonotonic implements raft.MonotonicLogStore: the store's entries are
+// one unbroken sequence (Open refuses a gap as damage), so raft must drop
+// the entries before a snapshot it restores or installs rather than leave
+// a gap at the snapshot's index, as it does for other stores.
+func (s *Store) IsMonotonic() bool { return true }
 
 // Open opens the store at path, creating it (mode 0600) when no file is
 // there. An existing file is inspected read-only first and refused,
