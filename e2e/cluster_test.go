@@ -537,7 +537,7 @@ func minorityRefusesWrites(t *testing.T, tc *testCluster) {
 		return err == nil, fmt.Sprint(err)
 	})
 	if j, _, err := c.Jobs().Info("in-minority", nil); err == nil && j != nil {
-		t.Logf("a registration sent during the partition was applied (its answer came late): %s", *j.ID)
+		t.Logf("a registration answered 503 during the partition was committed once the partition healed (an ambiguous failure, as the 503 says): %s", *j.ID)
 	}
 }
 
