@@ -271,6 +271,27 @@ func (s *Server) sleep(d time.Duration) bool {
 	}
 }
 
+// RPCAddr returns the RPC address the server advertises, "" for a server
+// without a network of its own.
+func (s *Server) RPCAddr() string {
+	if s.cluster == nil {
+		return ""
+	}
+	return s.cluster.rpcAdvertise
+}
+
+// SerfAddr returns the server's gossip address, "" without serf.
+func (s *Server) SerfAddr() string {
+	if s.cluster == nil || s.cluster.serf == nil {
+		return ""
+	}
+	m := s.cluster.serf.LocalMember()
+	return net.JoinHostPort(m.Addr.String(), fmt.Sprint(m.Port))
+}
+
+// IsLeader reports whether the server leads (and established its duties).
+func (s *Server) IsLeader() bool { return s.leader() }
+
 // Join makes the server join other servers' gossip pool (serf addresses).
 func (s *Server) Join(addrs []string) (int, error) {
 	if s.cluster == nil {

@@ -63,12 +63,6 @@ func clusterServer(t *testing.T, name string, st *testStores, mutate func(*Confi
 	return s
 }
 
-// serfAddr returns the server's gossip address.
-func (s *Server) serfAddr() string {
-	m := s.cluster.serf.LocalMember()
-	return net.JoinHostPort(m.Addr.String(), fmt.Sprint(m.Port))
-}
-
 // waitNotified waits until cond holds, checking it each time n notifies
 // (and at least every second, for conditions no notifier covers, such as
 // gossip), failing the test after clusterWait.
@@ -102,7 +96,7 @@ func startCluster(t *testing.T, mutate func(i int, c *Config)) []*Server {
 		name := fmt.Sprintf("s%d", i+1)
 		var join []string
 		if i > 0 {
-			join = []string{servers[0].serfAddr()}
+			join = []string{servers[0].SerfAddr()}
 		}
 		servers = append(servers, clusterServer(t, name, newTestStores(), func(c *Config) {
 			c.Cluster.StartJoin = join
@@ -273,7 +267,7 @@ func TestClusterBootstrapExpectMismatch(t *testing.T) {
 	})
 	s2 := clusterServer(t, "s2", newTestStores(), func(c *Config) {
 		c.Cluster.BootstrapExpect = 3
-		c.Cluster.StartJoin = []string{s1.serfAddr()}
+		c.Cluster.StartJoin = []string{s1.SerfAddr()}
 	})
 	waitRecord(t, logs, "servers disagree on bootstrap_expect: not bootstrapping; set the same value on every server")
 	for _, s := range []*Server{s1, s2} {
@@ -298,7 +292,7 @@ func TestClusterRefusesAnotherClustersServer(t *testing.T) {
 	waitNotified(t, a.leaderNotify, "a's cluster ID in its tags", func() (bool, string) {
 		return a.cluster.serf.LocalMember().Tags[tagCluster] == a.clusterID(), "not gossiped yet"
 	})
-	_, err := b.Join([]string{a.serfAddr()})
+	_, err := b.Join([]string{a.SerfAddr()})
 	if err == nil || !strings.Contains(err.Error(), "belongs to cluster") {
 		t.Fatalf("join = %v, want a refusal naming the clusters", err)
 	}
@@ -348,7 +342,7 @@ func TestClusterRecover(t *testing.T) {
 	for i := range 3 {
 		var join []string
 		if i > 0 {
-			join = []string{servers[0].serfAddr()}
+			join = []string{servers[0].SerfAddr()}
 		}
 		servers = append(servers, clusterServer(t, fmt.Sprintf("s%d", i+1), stores[i], func(c *Config) { c.Cluster.StartJoin = join }))
 	}
@@ -375,7 +369,7 @@ func TestClusterRecover(t *testing.T) {
 	}
 	n := clusterServer(t, "s4", newTestStores(), func(c *Config) {
 		c.Cluster.BootstrapExpect = 0
-		c.Cluster.StartJoin = []string{r.serfAddr()}
+		c.Cluster.StartJoin = []string{r.SerfAddr()}
 	})
 	waitNotified(t, r.leaderNotify, "s4 to be a voter", func() (bool, string) {
 		return len(r.voters()) == 2, fmt.Sprint(r.voters())

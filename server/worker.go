@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/drover-io/drover/scheduler"
@@ -16,6 +17,25 @@ import (
 const maxPlanAttempts = 5
 
 const descBlocked = "created to place remaining allocations"
+
+// followUpDelay and followUpJitter set when the follow-up of an evaluation
+// whose plans kept being rejected runs: after followUpDelay plus up to
+// followUpJitter, so that the workers that competed for the same nodes
+// (every worker ranks the nodes alike) do not meet again at once.
+const (
+	followUpDelay  = time.Second
+	followUpJitter = 4 * time.Second
+)
+
+// planRejectedError is the failure of a pass whose plan the plan applier
+// rejected (in part) maxPlanAttempts times: other workers' plans kept
+// taking the room it chose first. The evaluation fails with a follow-up
+// that places the rest later (failEval).
+type planRejectedError struct{ attempts int }
+
+func (e *planRejectedError) Error() string {
+	return fmt.Sprintf("plan rejected %d times: node capacity keeps changing (a follow-up evaluation places the rest)", e.attempts)
+}
 
 // snapshot returns a snapshot of the current state store.
 func (s *Server) snapshot() *state.StateSnapshot { return s.fsm.State().Snapshot() }
@@ -99,7 +119,7 @@ func (s *Server) processEval(ctx context.Context, eval *structs.Evaluation, toke
 			return nil
 		}
 		if attempt >= maxPlanAttempts {
-			return fmt.Errorf("plan rejected %d times: node capacity keeps changing", attempt)
+			return &planRejectedError{attempts: attempt}
 		}
 		// Schedule again on state that holds what was committed.
 		if err := s.waitForIndex(ctx, res.Index); err != nil {
@@ -192,13 +212,36 @@ func (s *Server) covered(e *structs.Evaluation) bool {
 
 // failEval records that an evaluation could not be processed: an empty
 // plan that commits the evaluation failed, through the leader's plan
-// applier.
+// applier. A pass that failed only because its plans kept being rejected
+// (planRejectedError) gets a pending follow-up evaluation, delayed a few
+// seconds, so that the placements the accepted parts left out are made.
 func (s *Server) failEval(eval *structs.Evaluation, token string, cause error) {
+	now := s.clock.Now()
 	upd := eval.Copy()
 	upd.Status = structs.EvalStatusFailed
 	upd.StatusDescription = cause.Error()
-	upd.ModifyTime = s.clock.Now().UnixNano()
-	res := s.submitPlanVia(s.ctx, &pendingPlan{plan: &scheduler.Plan{EvalID: eval.ID}, evals: []*structs.Evaluation{upd}}, token)
+	upd.ModifyTime = now.UnixNano()
+	evals := []*structs.Evaluation{upd}
+	var rejected *planRejectedError
+	if errors.As(cause, &rejected) {
+		next := &structs.Evaluation{
+			ID:             structs.GenerateUUID(),
+			Namespace:      eval.Namespace,
+			Priority:       eval.Priority,
+			Type:           eval.Type,
+			TriggeredBy:    structs.EvalTriggerRetryFailed,
+			JobID:          eval.JobID,
+			JobModifyIndex: eval.JobModifyIndex,
+			Status:         structs.EvalStatusPending,
+			PreviousEval:   eval.ID,
+			WaitUntil:      now.Add(followUpDelay + rand.N(followUpJitter)),
+			CreateTime:     now.UnixNano(),
+			ModifyTime:     now.UnixNano(),
+		}
+		upd.NextEval = next.ID
+		evals = append(evals, next)
+	}
+	res := s.submitPlanVia(s.ctx, &pendingPlan{plan: &scheduler.Plan{EvalID: eval.ID}, evals: evals}, token)
 	if res.Err != nil {
 		s.logger.Error("mark evaluation failed", "eval_id", eval.ID, "error", res.Err)
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -188,6 +189,68 @@ func TestWorkerRetriesOnFreshSnapshot(t *testing.T) {
 	}
 	if e, _ := s.State().EvalByID(nil, r.EvalID); e.Status != structs.EvalStatusComplete {
 		t.Fatalf("eval = %s", e.Status)
+	}
+}
+
+// TestRejectedPlansGetFollowUp: a pass whose plans the applier keeps
+// rejecting (other servers' workers take the nodes it ranks first) fails
+// with a delayed follow-up evaluation, which places the allocations once
+// its time comes. Before, the evaluation failed alone and those
+// allocations were never placed (bench/cluster with 3 servers).
+func TestRejectedPlansGetFollowUp(t *testing.T) {
+	clock := newArmedClock()
+	s := newTestServer(t, func(c *Config) { c.NumWorkers, c.Clock = -1, clock })
+	registerNode(t, s, testNode("n1", 1000, 1000))
+	r := registerJob(t, s, testJob("web", 1, 600, 100))
+	stale := s.snapshot()
+	other := testJob("other", 1, 600, 100)
+	other.Canonicalize()
+	if _, _, err := s.raftApply(ApplyPlanResultsRequestType, &PlanResultCommand{Allocs: []*structs.Allocation{planAlloc("busy", "n1", other, 600)}}); err != nil {
+		t.Fatal(err)
+	}
+
+	eval, _ := s.State().EvalByID(nil, r.EvalID)
+	err := s.processEval(context.Background(), eval, "", func() *state.StateSnapshot { return stale })
+	var rejected *planRejectedError
+	if !errors.As(err, &rejected) || rejected.attempts != maxPlanAttempts {
+		t.Fatalf("processEval = %v, want the plan rejected %d times", err, maxPlanAttempts)
+	}
+	s.failEval(eval, "", err)
+	failed, _ := s.State().EvalByID(nil, r.EvalID)
+	if failed.Status != structs.EvalStatusFailed || failed.NextEval == "" {
+		t.Fatalf("eval = %s, next %q: want failed with a follow-up", failed.Status, failed.NextEval)
+	}
+	next, _ := s.State().EvalByID(nil, failed.NextEval)
+	if next == nil || next.Status != structs.EvalStatusPending || next.TriggeredBy != structs.EvalTriggerRetryFailed ||
+		next.PreviousEval != eval.ID || next.JobID != "web" {
+		t.Fatalf("follow-up = %+v", next)
+	}
+	wait := next.WaitUntil.Sub(clock.Now())
+	if wait < followUpDelay || wait > followUpDelay+followUpJitter {
+		t.Fatalf("follow-up waits %s, want %s to %s", wait, followUpDelay, followUpDelay+followUpJitter)
+	}
+
+	// A node with room joins; the follow-up comes out of the broker at
+	// its time and places there.
+	registerNode(t, s, testNode("n2", 1000, 1000))
+	clock.waitArmed(t, wait)
+	clock.Advance(wait)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for {
+		e, _, err := s.broker.DequeueToken(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.processEval(ctx, e, "", s.snapshot); err != nil {
+			t.Fatal(err)
+		}
+		if e.ID == next.ID {
+			break
+		}
+	}
+	if placed := allocsOf(t, s, "web", structs.AllocDesiredStatusRun); len(placed) != 1 || placed[0].NodeID != "n2" {
+		t.Fatalf("placed = %v after the follow-up, want one alloc on n2", placed)
 	}
 }
 
