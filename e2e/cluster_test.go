@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -159,8 +161,22 @@ func startTestCluster(t *testing.T) *testCluster {
 			return out
 		}))
 	}
+	kek := make([]byte, 32)
+	if _, err := rand.Read(kek); err != nil {
+		t.Fatal(err)
+	}
 	for _, s := range tc.servers {
 		s.writeConfig(t) // now that every server's port is known
+		// Every server gets the same key-encryption key before its first
+		// start, as docs/cluster.md says to copy it: variables stay
+		// readable whichever server leads.
+		dir := filepath.Join(s.dataDir, "server")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "keyring.kek"), []byte(base64.StdEncoding.EncodeToString(kek)+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 		s.start(t)
 	}
 	tc.waitLeader(t, tc.servers, "")
@@ -337,6 +353,11 @@ func killLeaderUnderWrites(t *testing.T, tc *testCluster) {
 	wg.Add(2)
 	go writer("via-client", tc.clients[0].client(t))
 	go writer("via-follower", rest[0].client(t))
+	// A variable, sealed by the leader about to die.
+	secret := &api.Variable{Path: "app/db", Items: map[string]string{"password": "s3cret"}}
+	if _, _, err := rest[0].client(t).Variables().Put(secret, false, 0, nil); err != nil {
+		t.Fatalf("put a variable through %s: %v", rest[0].name, err)
+	}
 	waitFor(t, clusterWait, "registrations before the kill", func() (bool, string) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -357,6 +378,14 @@ func killLeaderUnderWrites(t *testing.T, tc *testCluster) {
 	close(stop)
 	wg.Wait()
 	t.Logf("%d registrations acknowledged, %d failed during the failover", len(acked), len(failures))
+	// The new leader opens what the old one sealed (the root key came
+	// through raft, the KEK is the same).
+	for _, s := range rest {
+		v, _, err := s.client(t).Variables().Read("app/db", nil)
+		if err != nil || v.Items["password"] != "s3cret" {
+			t.Fatalf("read the variable through %s after the failover: %+v, %v", s.name, v, err)
+		}
+	}
 	for _, s := range rest {
 		c := s.client(t)
 		waitFor(t, clusterWait, "every acknowledged job on "+s.name, func() (bool, string) {
