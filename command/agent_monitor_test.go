@@ -73,6 +73,17 @@ func TestServerMembers(t *testing.T) {
 	if r.code != 0 || r.stdout != want {
 		t.Fatalf("exit %d, stdout:\n%s\nwant:\n%s(stderr %s)", r.code, r.stdout, want, r.stderr)
 	}
+
+	// A -dev server has no gossip: it lists itself without an RPC
+	// address, and leads.
+	dev := newFakeAgent(t)
+	dev.json("GET /v1/agent/members", api.ServerMembers{ServerName: "a.global", Members: []*api.AgentMember{
+		{Name: "a.global", Addr: "127.0.0.1", Port: 0, Status: "alive", Tags: map[string]string{"raft_vsn": "3"}},
+	}})
+	dev.json("GET /v1/status/leader", "127.0.0.1:4647")
+	if r := runCLI(t, dev.srv.URL, nil, "server", "members"); r.code != 0 || !strings.Contains(r.stdout, "alive   true") {
+		t.Fatalf("a -dev server: exit %d, stdout:\n%s", r.code, r.stdout)
+	}
 }
 
 // debugAgent fakes the endpoints operator debug reads; with debug, it

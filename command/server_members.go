@@ -44,7 +44,10 @@ their version, datacenter and region.`)
 			rows = append(rows, []string{mb.Name, mb.Addr, fmt.Sprint(mb.Port), mb.Status, strings.Join(tags, ",")})
 			continue
 		}
-		isLeader := leader != "" && mb.Tags["rpc_addr"] == leader
+		// A server without gossip (-dev) lists itself with no RPC address
+		// tag: alone, it leads when there is a leader.
+		alone := mb.Tags["rpc_addr"] == "" && len(mem.Members) == 1
+		isLeader := leader != "" && (mb.Tags["rpc_addr"] == leader || alone)
 		rows = append(rows, []string{mb.Name, mb.Addr, fmt.Sprint(mb.Port), mb.Status, fmt.Sprint(isLeader),
 			orNone(mb.Tags["raft_vsn"]), orNone(mb.Tags["build"]), mb.Tags["dc"], mb.Tags["region"]})
 	}
