@@ -77,12 +77,13 @@ type TaskGroup struct {
 	Spreads    []*Spread   `json:",omitempty"`
 	// Volumes are the group's volume blocks, by name (volumes.go).
 	Volumes map[string]*VolumeRequest `json:",omitempty"`
+	// Services are the group's service blocks (services.go).
+	Services []*Service `json:",omitempty"`
 
 	// Nomad fields drover does not implement (yet).
 	Disconnect                json.RawMessage   `json:",omitempty"`
 	ReschedulePolicy          *ReschedulePolicy `json:",omitempty"` // overrides the job's Reschedule
 	Migrate                   json.RawMessage   `json:",omitempty"`
-	Services                  json.RawMessage   `json:",omitempty"`
 	ShutdownDelay             json.RawMessage   `json:",omitempty"`
 	MaxRunDuration            json.RawMessage   `json:",omitempty"`
 	StopAfterClientDisconnect json.RawMessage   `json:",omitempty"`
@@ -114,9 +115,10 @@ type Task struct {
 	Artifacts []*TaskArtifact `json:",omitempty"`
 	// VolumeMounts are the task's volume_mount blocks (volumes.go).
 	VolumeMounts []*VolumeMount `json:",omitempty"`
+	// Services are the task's service blocks (services.go).
+	Services []*Service `json:",omitempty"`
 
 	// Nomad fields drover does not implement (yet).
-	Services        json.RawMessage `json:",omitempty"`
 	Vault           json.RawMessage `json:",omitempty"`
 	Consul          json.RawMessage `json:",omitempty"`
 	Templates       json.RawMessage `json:",omitempty"`

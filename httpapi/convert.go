@@ -207,13 +207,13 @@ func (c *converter) group(in *api.TaskGroup, jobType string) *structs.TaskGroup 
 	out.EphemeralDisk = ephemeralDisk(in.EphemeralDisk)
 	out.Networks = c.networks(where, in.Networks) // convert_network.go
 	out.Volumes = c.volumes(where, in.Volumes)    // convert_volumes.go
+	out.Services = c.services(where, in.Services) // convert_services.go
 	if in.RestartPolicy != nil {
 		c.checkUnimplemented(where+" restart", unimplemented{"RenderTemplates", "render_templates", in.RestartPolicy.RenderTemplates, ignored})
 	}
 	c.checkUnimplemented(where,
 		unimplemented{"Disconnect", "disconnect block", in.Disconnect, ignored},
 		unimplemented{"Migrate", "migrate block", in.Migrate, ignored},
-		unimplemented{"Services", "service block", in.Services, ignored},
 		unimplemented{"ShutdownDelay", "shutdown_delay", in.ShutdownDelay, ignored},
 		unimplemented{"MaxRunDuration", "max_run_duration", in.MaxRunDuration, rejected},
 		unimplemented{"StopAfterClientDisconnect", "stop_after_client_disconnect", in.StopAfterClientDisconnect, ignored},
@@ -257,11 +257,11 @@ func (c *converter) task(group string, in *api.Task, groupRestart *structs.Resta
 		out.Lifecycle = &structs.TaskLifecycle{Hook: lc.Hook, Sidecar: lc.Sidecar}
 	}
 	out.Artifacts = c.artifacts(where, in.Artifacts) // convert_artifact.go
+	out.Services = c.services(where, in.Services)    // convert_services.go
 	if in.RestartPolicy != nil {
 		c.checkUnimplemented(where+" restart", unimplemented{"RenderTemplates", "render_templates", in.RestartPolicy.RenderTemplates, ignored})
 	}
 	c.checkUnimplemented(where,
-		unimplemented{"Services", "service block", in.Services, ignored},
 		unimplemented{"Vault", "vault block", in.Vault, rejected},
 		unimplemented{"Consul", "consul block", in.Consul, ignored},
 		unimplemented{"Templates", "template block", in.Templates, rejected},

@@ -158,11 +158,11 @@ func TestConvertJob(t *testing.T) {
 		{
 			name: "harmless unimplemented fields warn",
 			in: minimalJob(func(j *api.Job) {
-				j.TaskGroups[0].Services = json.RawMessage(`[{"Name": "web"}]`)
+				j.TaskGroups[0].Services = []*api.Service{{Name: "web", Provider: "nomad", TaggedAddresses: json.RawMessage(`{"lan": "1.2.3.4"}`)}}
 				j.TaskGroups[0].Tasks[0].ShutdownDelay = json.RawMessage("5000000000")
 			}),
 			warn: []string{
-				`group "g": Services (service block)`,
+				`group "g", service "web": TaggedAddresses (tagged_addresses)`,
 				`group "g", task "t": ShutdownDelay (shutdown_delay)`,
 			},
 		},

@@ -125,13 +125,13 @@ func (d *decoder) job(b *hcl.Block) *api.Job {
 // group decodes a `group "NAME" { ... }` block.
 func (d *decoder) group(b *hcl.Block) *api.TaskGroup {
 	g := &api.TaskGroup{Name: api.String(b.Labels[0])}
-	var update, networks, reschedule, volumes json.RawMessage
+	var update, networks, reschedule, volumes, services json.RawMessage
 	raw := []rawField{
 		{"update", &update, rawBlock{key: "v", spec: updateSpec}},
 		{"reschedule", &reschedule, rawBlock{key: "v", spec: rescheduleSpec}},
 		{"migrate", &g.Migrate, rawBlock{key: "v", spec: migrateSpec}},
 		{"network", &networks, rawBlock{key: "v", many: true, spec: networkSpec}},
-		{"service", &g.Services, rawBlock{key: "v", many: true, spec: serviceSpec}},
+		{"service", &services, rawBlock{key: "v", many: true, spec: serviceSpec}},
 		{"volume", &volumes, rawBlock{key: "v", keyed: true, label: "Name", spec: volumeSpec}},
 		{"scaling", &g.Scaling, rawBlock{key: "v", spec: scalingSpec}},
 		{"consul", &g.Consul, rawBlock{key: "v", spec: consulSpec}},
@@ -168,6 +168,7 @@ func (d *decoder) group(b *hcl.Block) *api.TaskGroup {
 	g.Update = decodeUpdate(update)
 	g.Networks = decodeNetworks(networks)
 	g.Volumes = decodeTyped[map[string]*api.VolumeRequest](volumes)
+	g.Services = decodeTyped[[]*api.Service](services)
 	g.ReschedulePolicy = decodeReschedule(reschedule)
 
 	seen := map[string]hcl.Range{}

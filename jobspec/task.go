@@ -12,9 +12,9 @@ var lifecycleHooks = map[string]bool{"prestart": true, "poststart": true, "posts
 // task decodes a `task "NAME" { ... }` block.
 func (d *decoder) task(b *hcl.Block) *api.Task {
 	t := &api.Task{Name: b.Labels[0]}
-	var identities, artifacts, volumeMounts json.RawMessage
+	var identities, artifacts, volumeMounts, services json.RawMessage
 	raw := []rawField{
-		{"service", &t.Services, rawBlock{key: "v", many: true, spec: serviceSpec}},
+		{"service", &services, rawBlock{key: "v", many: true, spec: serviceSpec}},
 		{"artifact", &artifacts, rawBlock{key: "v", many: true, spec: artifactSpec}},
 		{"template", &t.Templates, rawBlock{key: "v", many: true, spec: templateSpec}},
 		{"volume_mount", &volumeMounts, rawBlock{key: "v", many: true, spec: volumeMountSpec}},
@@ -83,6 +83,7 @@ func (d *decoder) task(b *hcl.Block) *api.Task {
 	d.splitIdentities(t, blocksOf(c, "identity"), identities)
 	t.Artifacts = decodeArtifacts(artifacts)
 	t.VolumeMounts = decodeTyped[[]*api.VolumeMount](volumeMounts)
+	t.Services = decodeTyped[[]*api.Service](services)
 	return t
 }
 

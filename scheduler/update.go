@@ -13,10 +13,13 @@ import (
 //
 // Destructive: the set of tasks, or any task's driver, config, env, user,
 // resources, lifecycle, kill timeout or signal, leader flag, log config,
-// restart policy, constraints, affinities, artifacts or volume mounts; the
-// group's constraints, affinities, spreads, restart policy, ephemeral disk,
-// network or volume blocks (a placement preference that changed is
-// honoured by placing again, as Nomad does); and meta at any level,
+// restart policy, constraints, affinities, artifacts, volume mounts or
+// services; the group's constraints, affinities, spreads, restart policy,
+// ephemeral disk, network, volume or service blocks (a placement
+// preference that changed is honoured by placing again, as Nomad does;
+// drover's client registers services when a task starts, so a changed
+// service block places the allocation again, where Nomad updates in
+// place); and meta at any level,
 // because meta reaches the task's environment as NOMAD_META_* variables,
 // which a running process cannot see change (Nomad decides the same).
 //
@@ -38,6 +41,7 @@ func tasksUpdated(old, new *structs.TaskGroup) bool {
 		!reflect.DeepEqual(old.EphemeralDisk, new.EphemeralDisk) ||
 		!reflect.DeepEqual(old.Networks, new.Networks) ||
 		!reflect.DeepEqual(old.Volumes, new.Volumes) ||
+		!reflect.DeepEqual(old.Services, new.Services) ||
 		!metaEqual(old.Meta, new.Meta) {
 		return true
 	}
@@ -67,7 +71,8 @@ func taskUpdated(o, n *structs.Task) bool {
 		!reflect.DeepEqual(o.Constraints, n.Constraints) ||
 		!reflect.DeepEqual(o.Affinities, n.Affinities) ||
 		!reflect.DeepEqual(o.Artifacts, n.Artifacts) ||
-		!reflect.DeepEqual(o.VolumeMounts, n.VolumeMounts)
+		!reflect.DeepEqual(o.VolumeMounts, n.VolumeMounts) ||
+		!reflect.DeepEqual(o.Services, n.Services)
 }
 
 // metaEqual compares string maps, nil equal to empty.

@@ -88,6 +88,8 @@ type TaskGroup struct {
 	ReschedulePolicy *ReschedulePolicy
 	// Volumes are the group's volume blocks by name (volumes.go).
 	Volumes map[string]*VolumeRequest
+	// Services are the group's service blocks (services.go).
+	Services []*Service `json:",omitempty"`
 }
 
 // Task is a single process, container or other unit run by a driver.
@@ -114,6 +116,8 @@ type Task struct {
 	Artifacts []*TaskArtifact
 	// VolumeMounts are the task's volume_mount blocks (volumes.go).
 	VolumeMounts []*VolumeMount
+	// Services are the task's service blocks (services.go).
+	Services []*Service `json:",omitempty"`
 }
 
 // Lifecycle hooks of a task.
@@ -332,6 +336,11 @@ func (j *Job) Canonicalize() {
 		if tg.ReschedulePolicy == nil {
 			tg.ReschedulePolicy = DefaultReschedulePolicy(j.Type)
 		}
+		for _, s := range tg.Services {
+			if s != nil {
+				s.Canonicalize("")
+			}
+		}
 		for _, t := range tg.Tasks {
 			if t.Resources == nil {
 				t.Resources = DefaultResources()
@@ -348,6 +357,11 @@ func (j *Job) Canonicalize() {
 			for _, a := range t.Artifacts {
 				if a != nil {
 					a.Canonicalize()
+				}
+			}
+			for _, s := range t.Services {
+				if s != nil {
+					s.Canonicalize(t.Name)
 				}
 			}
 		}
@@ -447,8 +461,9 @@ func (j *Job) Validate() error {
 		if leaders > 1 {
 			add("group %q has %d leader tasks: at most one is allowed", name, leaders)
 		}
-		errs = append(errs, tg.networkErrors(name)...) // network_validate.go
-		errs = append(errs, tg.volumeErrors(name)...)  // volumes.go
+		errs = append(errs, tg.networkErrors(name)...)  // network_validate.go
+		errs = append(errs, tg.volumeErrors(name)...)   // volumes.go
+		errs = append(errs, tg.servicesErrors(name)...) // services.go
 	}
 	errs = append(errs, j.validateFreeform()...) // limits.go
 	if len(errs) == 0 {
@@ -519,6 +534,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 		}
 	}
 	c.Volumes = copyVolumes(tg.Volumes)
+	c.Services = copyServices(tg.Services)
 	c.Tasks = make([]*Task, len(tg.Tasks))
 	for i, t := range tg.Tasks {
 		c.Tasks[i] = t.Copy()
@@ -550,6 +566,7 @@ func (t *Task) Copy() *Task {
 	}
 	c.Artifacts = copyArtifacts(t.Artifacts)
 	c.VolumeMounts = copyVolumeMounts(t.VolumeMounts)
+	c.Services = copyServices(t.Services)
 	return &c
 }
 
