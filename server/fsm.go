@@ -314,6 +314,8 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 			resp = updated
 			return err
 		})
+	case ServiceUpsertRequestType, ServiceDeleteRequestType:
+		err = f.applyServices(t, body, batch, &resp)
 	default:
 		return nil, fmt.Errorf("unknown raft message type %d", uint8(t))
 	}
@@ -353,6 +355,8 @@ type snapshotData struct {
 	// Added with server clusters; absent from older snapshots.
 	ClusterMeta     *structs.ClusterMetadata
 	AutopilotConfig *structs.AutopilotConfig
+	// Added with service registrations; absent from older snapshots.
+	Services []*structs.ServiceRegistration
 }
 
 const snapshotVersion = 1
@@ -444,6 +448,11 @@ func (f *FSM) Restore(rc io.ReadCloser) (err error) {
 				return err
 			}
 		}
+		for _, reg := range data.Services {
+			if err := r.ServiceRegistration(reg); err != nil {
+				return err
+			}
+		}
 		for table, idx := range data.Indexes {
 			if err := r.Index(table, idx); err != nil {
 				return err
@@ -517,6 +526,9 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 		return err
 	}
 	if data.AutopilotConfig, err = s.snap.AutopilotConfig(nil); err != nil {
+		return err
+	}
+	if data.Services, err = s.snap.ServiceRegistrations(nil, "*"); err != nil {
 		return err
 	}
 	return codec.NewEncoder(w, s.handle).Encode(&data)

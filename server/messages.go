@@ -34,6 +34,9 @@ const (
 	VarLockRequestType
 	ClusterMetaRequestType
 	AutopilotConfigRequestType
+	// Service registrations (fsm_services.go).
+	ServiceUpsertRequestType
+	ServiceDeleteRequestType
 )
 
 // String names the message type for logs.
@@ -75,6 +78,10 @@ func (t MessageType) String() string {
 		return "cluster-meta"
 	case AutopilotConfigRequestType:
 		return "autopilot-config"
+	case ServiceUpsertRequestType:
+		return "service-upsert"
+	case ServiceDeleteRequestType:
+		return "service-delete"
 	}
 	return fmt.Sprintf("message-type-%d", uint8(t))
 }

@@ -71,6 +71,11 @@ func (s *Server) newHandlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.EvalAck, s.EvalAck)
 	rpcapi.Handle(h, rpcapi.PlanSubmit, s.PlanSubmit)
 	h.Use(s.route)
+	// Service registrations.
+	rpcapi.Handle(h, rpcapi.ServiceRegistrationUpsert, s.ServiceRegistrationUpsert)
+	rpcapi.Handle(h, rpcapi.ServiceRegistrationDelete, s.ServiceRegistrationDelete)
+	rpcapi.Handle(h, rpcapi.ServiceRegistrationList, s.ServiceRegistrationList)
+	rpcapi.Handle(h, rpcapi.ServiceRegistrationGet, s.ServiceRegistrationGet)
 	return h
 }
 

@@ -84,6 +84,11 @@ func (w *WriteTxn) UpsertAllocs(allocs []*structs.Allocation) error {
 		if err := w.txn.Insert(TableAllocs, a); err != nil {
 			return fmt.Errorf("upsert alloc %q: %w", a.ID, err)
 		}
+		if a.ClientTerminalStatus() {
+			if _, err := w.DeleteServiceRegistrationsByAlloc([]string{a.ID}); err != nil {
+				return err
+			}
+		}
 		w.markTable(TableAllocs)
 		w.touchJob(a.Namespace, a.JobID)
 	}
@@ -118,6 +123,12 @@ func (w *WriteTxn) UpdateAllocsFromClient(updates []*structs.Allocation) error {
 		}
 		if err := w.txn.Insert(TableAllocs, c); err != nil {
 			return fmt.Errorf("update alloc %q from client: %w", u.ID, err)
+		}
+		if c.ClientTerminalStatus() {
+			// Its services go with it (services.go).
+			if _, err := w.DeleteServiceRegistrationsByAlloc([]string{c.ID}); err != nil {
+				return err
+			}
 		}
 		w.markTable(TableAllocs)
 		w.touchJob(c.Namespace, c.JobID)

@@ -70,6 +70,11 @@ func (w *WriteTxn) UpdateNodeStatus(nodeID, status string, updatedAt int64) erro
 	if err := w.txn.Insert(TableNodes, c); err != nil {
 		return fmt.Errorf("update status of node %q: %w", nodeID, err)
 	}
+	if status == structs.NodeStatusDown {
+		if err := w.deleteServicesOfNode(nodeID); err != nil { // services.go
+			return err
+		}
+	}
 	w.markTable(TableNodes)
 	return nil
 }
@@ -85,6 +90,9 @@ func (w *WriteTxn) DeleteNode(nodeID string) error {
 	}
 	if err := w.txn.Delete(TableNodes, raw); err != nil {
 		return fmt.Errorf("delete node %q: %w", nodeID, err)
+	}
+	if err := w.deleteServicesOfNode(nodeID); err != nil { // services.go
+		return err
 	}
 	w.markTable(TableNodes)
 	return nil

@@ -93,6 +93,7 @@ func schema() *memdb.DBSchema {
 		TableWriteRecords: writeRecordsSchema(),
 		TableVariables:    variablesSchema(),
 		TableRootKeys:     rootKeysSchema(),
+		TableServices:     servicesSchema(),
 		TableSchedConf: {Name: TableSchedConf, Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: &memdb.ConditionalIndex{
 				Conditional: func(any) (bool, error) { return true, nil },
