@@ -3,8 +3,8 @@ package server
 import (
 	"bytes"
 	"context"
-	"io"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
