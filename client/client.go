@@ -308,6 +308,7 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation) (*allocrunner.AllocRu
 		Artifacts:    c.artifacts,
 		Timeline:     c.timeline,
 		StartGate:    c.starts,
+		Services:     serviceRegistrar{c}, // services.go
 
 		PrevAllocWatcher:      prev,
 		PreemptedAllocWatcher: preempted,

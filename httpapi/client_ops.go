@@ -39,6 +39,9 @@ type NodeClient interface {
 	// AllocTimeline returns the node's part of an allocation's timeline
 	// (nil: nothing recorded).
 	AllocTimeline(allocID string) []structs.TimelineEntry
+	// AllocChecks returns the latest results of an allocation's service
+	// checks, by check ID.
+	AllocChecks(allocID string) (map[string]*structs.CheckQueryResult, error)
 }
 
 // defaultSignal is sent when a signal request names none, as Nomad does.
@@ -52,6 +55,7 @@ func (s *Server) registerClientRoutes(rt *router) {
 
 	write("/v1/client/allocation/{id}/restart", s.clientAllocRestart)
 	write("/v1/client/allocation/{id}/signal", s.clientAllocSignal)
+	get("/v1/client/allocation/{id}/checks", s.clientAllocChecks) // services.go
 	rt.handle("/v1/client/allocation/{id}/gc", s.wrap(s.clientAllocGC), http.MethodGet, http.MethodPut, http.MethodPost)
 	write("/v1/allocation/{id}/stop", s.allocStop)
 	rt.handle("/v1/client/gc", s.wrap(s.clientGC), http.MethodGet, http.MethodPut, http.MethodPost)

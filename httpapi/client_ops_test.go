@@ -168,6 +168,10 @@ func (f *fakeNodeClient) HostDeviceStats() []*device.DeviceGroupStats { return n
 
 func (f *fakeNodeClient) AllocTimeline(id string) []structs.TimelineEntry { return f.timelines[id] }
 
+func (f *fakeNodeClient) AllocChecks(string) (map[string]*structs.CheckQueryResult, error) {
+	return map[string]*structs.CheckQueryResult{}, nil
+}
+
 // serveAPI serves the API over rpc with nc as the agent's client (nil:
 // none).
 func serveAPI(t *testing.T, rpc rpcapi.Conn, nc NodeClient) (*Server, *httptest.Server) {

@@ -197,6 +197,7 @@ func (s *Server) Handler() http.Handler {
 	s.registerObservabilityRoutes(rt) // observability_routes.go
 	s.registerTimelineRoutes(rt)      // timeline.go
 	s.registerClusterRoutes(rt)       // operator_cluster.go
+	s.registerServiceRoutes(rt)       // services.go
 	return rt
 }
 

@@ -80,10 +80,14 @@ func (s *Server) ServiceRegistrationDelete(ctx context.Context, req *structs.Ser
 	}
 	cmd := &ServiceDeleteCommand{}
 	st := s.fsm.State()
-	if len(req.AllocIDs) > 0 {
+	if req.NodeID != "" {
 		if _, err := s.authNode(req.NodeID, req.SecretID); err != nil {
 			return nil, err
 		}
+	} else if len(req.AllocIDs) > 0 {
+		return nil, structs.Invalid("deleting an allocation's services needs the node's ID and secret")
+	}
+	if len(req.AllocIDs) > 0 {
 		for _, id := range req.AllocIDs {
 			alloc, err := st.AllocByID(nil, id)
 			if err != nil {
@@ -112,7 +116,13 @@ func (s *Server) ServiceRegistrationDelete(ctx context.Context, req *structs.Ser
 				return nil, err
 			}
 			if reg == nil {
+				if req.NodeID != "" {
+					continue // a node deleting what is gone: done
+				}
 				return nil, structs.NewError(structs.KindNotFound, "service registration %q not found in namespace %q", id, cmd.Namespace)
+			}
+			if req.NodeID != "" && reg.NodeID != req.NodeID {
+				return nil, permissionDenied("node %q may not delete service registration %q of another node", req.NodeID, id)
 			}
 			cmd.IDs = append(cmd.IDs, id)
 		}

@@ -167,3 +167,30 @@ type ServiceRegistrationByNameResponse struct {
 	Services []*ServiceRegistration
 	QueryMeta
 }
+
+// CheckQueryResult is the latest result of one check of a Nomad service,
+// as the client that runs it reports it (GET
+// /v1/client/allocation/:id/checks); the JSON is Nomad's.
+type CheckQueryResult struct {
+	ID     string
+	Mode   string
+	Status string
+	// StatusCode is an http check's response status.
+	StatusCode int `json:",omitempty"`
+	Output     string
+	// Timestamp is Unix seconds.
+	Timestamp int64
+	Group     string
+	Task      string `json:",omitempty"`
+	Service   string
+	Check     string
+}
+
+// Copy returns a copy of r; nil for nil.
+func (r *CheckQueryResult) Copy() *CheckQueryResult {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	return &c
+}

@@ -67,6 +67,9 @@ type Config struct {
 	// StartGate bounds how many tasks of the node start at once (the
 	// client's); nil: no bound.
 	StartGate taskrunner.StartGate
+	// Services registers the allocation's Nomad services with the
+	// servers; nil: they are not registered (services_hook.go).
+	Services ServiceRegistrar
 }
 
 // AllocRunner runs one allocation. Create it with New, optionally Restore,
@@ -79,6 +82,7 @@ type AllocRunner struct {
 	updater     StateUpdater
 	allocDir    *allocdir.AllocDir
 	hooks       []runnerHook
+	services    *serviceHook
 	broadcaster *AllocBroadcaster
 	// tasks and taskOrder are fixed after New.
 	tasks     map[string]*taskrunner.TaskRunner
@@ -207,10 +211,12 @@ func New(cfg *Config) (*AllocRunner, error) {
 	if clock == nil {
 		clock = realClock{}
 	}
+	ar.services = newServiceHook(ar, cfg.Services, clock, cfg.Node)
 	ar.hooks = []runnerHook{
 		&allocDirHook{dir: ar.allocDir, logger: logger},
 		newAllocWatcherHook(ar, cfg.PrevAllocWatcher, cfg.PreemptedAllocWatcher),
 		newHealthHook(ar, clock),
+		ar.services, // services_hook.go
 	}
 	for _, task := range tg.Tasks {
 		driver, err := cfg.Drivers(task.Driver)

@@ -19,6 +19,8 @@ type healthTracker struct {
 	// finite are prestart and poststart tasks that run to completion: they
 	// only count when they fail.
 	finite []string
+	// useChecks: the group's service checks must pass too (checkWith).
+	useChecks bool
 }
 
 // healthVerdict is the outcome of one check.
@@ -36,7 +38,8 @@ func newHealthTracker(tg *structs.TaskGroup, u *structs.UpdateStrategy, start ti
 	if tg == nil || u == nil || u.HealthCheck == structs.UpdateStrategyHealthCheckManual {
 		return nil
 	}
-	t := &healthTracker{start: start, minHealthy: u.MinHealthyTime, deadline: u.HealthyDeadline}
+	t := &healthTracker{start: start, minHealthy: u.MinHealthyTime, deadline: u.HealthyDeadline,
+		useChecks: u.HealthCheck == structs.UpdateStrategyHealthCheckChecks && tg.HasChecks()}
 	for _, task := range tg.Tasks {
 		switch {
 		case task.IsPoststop():
@@ -94,4 +97,38 @@ func (t *healthTracker) check(now time.Time, states map[string]*structs.TaskStat
 		return healthPending, deadlineAt
 	}
 	return healthPending, healthyAt
+}
+
+// checkStatus is what an allocation's service checks say: whether they
+// all pass, and since when.
+type checkStatus struct {
+	passing bool
+	since   time.Time
+}
+
+// checkWith is check for a group whose health also needs its checks
+// (health_check "checks" with Nomad service checks): healthy once the
+// tasks are and the checks have all passed for minHealthy. It is pure.
+func (t *healthTracker) checkWith(now time.Time, states map[string]*structs.TaskState, cs checkStatus) (healthVerdict, time.Time) {
+	v, next := t.check(now, states)
+	if !t.useChecks || v == healthUnhealthy {
+		return v, next
+	}
+	var deadlineAt time.Time
+	if t.deadline > 0 {
+		deadlineAt = t.start.Add(t.deadline)
+	}
+	if !cs.passing {
+		return healthPending, deadlineAt
+	}
+	healthyAt := cs.since.Add(t.minHealthy)
+	if v == healthHealthy && !now.Before(healthyAt) {
+		return healthHealthy, time.Time{}
+	}
+	for _, at := range []time.Time{healthyAt, deadlineAt} {
+		if !at.IsZero() && at.After(now) && (next.IsZero() || at.Before(next)) {
+			next = at
+		}
+	}
+	return healthPending, next
 }

@@ -148,7 +148,9 @@ func (h *healthHook) track(ctx context.Context, t *healthTracker, alloc *structs
 	states := h.ar.AllocState().TaskStates
 	logger := h.ar.logger.With("deployment_id", alloc.DeploymentID)
 	for {
-		verdict, next := t.check(h.clock.Now(), states)
+		var cs checkStatus
+		cs.passing, cs.since = h.ar.services.checksPassing()
+		verdict, next := t.checkWith(h.clock.Now(), states, cs)
 		if verdict != healthPending {
 			healthy := verdict == healthHealthy
 			canary := alloc.DeploymentStatus != nil && alloc.DeploymentStatus.Canary

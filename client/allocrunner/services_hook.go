@@ -1,0 +1,506 @@
+package allocrunner
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/drover-io/drover/plugins/drivers"
+	"github.com/drover-io/drover/structs"
+)
+
+var (
+	_ prerunHook   = (*serviceHook)(nil)
+	_ postrunHook  = (*serviceHook)(nil)
+	_ destroyHook  = (*serviceHook)(nil)
+	_ shutdownHook = (*serviceHook)(nil)
+)
+
+// Retry bounds of a registration that failed (servers unreachable).
+const (
+	serviceRetryMin = time.Second
+	serviceRetryMax = 30 * time.Second
+)
+
+// ServiceRegistrar is how the service hook reaches the servers' service
+// registrations; the Client implements it with its node's credentials.
+type ServiceRegistrar interface {
+	// UpsertServices registers instances (again: an unchanged one is
+	// not written).
+	UpsertServices(ctx context.Context, regs []*structs.ServiceRegistration) error
+	// DeleteServices deletes instances of the node by ID.
+	DeleteServices(ctx context.Context, namespace string, ids []string) error
+	// DeleteAllocServices deletes every instance of an allocation.
+	DeleteAllocServices(ctx context.Context, allocID string) error
+	// AllocServices reads what the servers hold for an allocation.
+	AllocServices(ctx context.Context, allocID string) ([]*structs.ServiceRegistration, error)
+}
+
+// serviceHook keeps the allocation's Nomad services registered while
+// their tasks run and runs their checks. One goroutine it owns (started
+// by Prerun, stopped by Postrun, Destroy and Shutdown) follows the task
+// states through the runner's broadcaster: it registers a task's services
+// once the task runs and deregisters them when it stops (the group's
+// follow its main tasks), retrying with backoff while the servers cannot
+// be reached, and starts one goroutine per check of a registered
+// instance. After an agent restart the first sync reads what the servers
+// hold for the allocation, so that nothing is registered twice and
+// nothing stale stays. Postrun and Destroy deregister everything;
+// Shutdown (tasks keep running) leaves the registrations.
+type serviceHook struct {
+	ar    *AllocRunner
+	reg   ServiceRegistrar
+	clock Clock
+	node  *structs.Node
+
+	mu      sync.Mutex // guards the fields below
+	cancel  context.CancelFunc
+	done    chan struct{}
+	results map[string]*structs.CheckQueryResult
+	// passingSince is when each passing check last turned passing.
+	passingSince map[string]time.Time
+}
+
+func newServiceHook(ar *AllocRunner, reg ServiceRegistrar, clock Clock, node *structs.Node) *serviceHook {
+	return &serviceHook{ar: ar, reg: reg, clock: clock, node: node, results: map[string]*structs.CheckQueryResult{}, passingSince: map[string]time.Time{}}
+}
+
+// Name returns "services".
+func (*serviceHook) Name() string { return "services" }
+
+// hasServices reports whether the allocation's group or tasks have Nomad
+// services.
+func hasServices(alloc *structs.Allocation) bool {
+	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
+	if tg == nil {
+		return false
+	}
+	services := slices.Clone(tg.Services)
+	for _, t := range tg.Tasks {
+		services = append(services, t.Services...)
+	}
+	return slices.ContainsFunc(services, func(s *structs.Service) bool {
+		return s != nil && s.Provider == structs.ServiceProviderNomad
+	})
+}
+
+// Prerun starts following the tasks.
+func (h *serviceHook) Prerun(ctx context.Context, req *PrerunRequest, resp *PrerunResponse) error {
+	if h.reg == nil || !hasServices(req.Alloc) {
+		return nil
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	h.mu.Lock()
+	h.cancel, h.done = cancel, done
+	h.mu.Unlock()
+	go func() {
+		defer close(done)
+		h.run(runCtx)
+	}()
+	return nil
+}
+
+// Postrun stops following and deregisters everything (the tasks are dead).
+func (h *serviceHook) Postrun(ctx context.Context, req *PostrunRequest, resp *PostrunResponse) error {
+	if h.stop() {
+		return h.deregisterAll(ctx, req.Alloc.ID)
+	}
+	return nil
+}
+
+// Destroy stops following and deregisters everything.
+func (h *serviceHook) Destroy(ctx context.Context, req *DestroyRequest, resp *DestroyResponse) error {
+	if h.stop() {
+		return h.deregisterAll(ctx, req.Alloc.ID)
+	}
+	return nil
+}
+
+// Shutdown stops following; the tasks, and so their registrations, stay.
+func (h *serviceHook) Shutdown(context.Context, *ShutdownRequest, *ShutdownResponse) error {
+	h.stop()
+	return nil
+}
+
+// stop stops the goroutine, if any, and waits for it; it reports whether
+// there was one.
+func (h *serviceHook) stop() bool {
+	h.mu.Lock()
+	cancel, done := h.cancel, h.done
+	h.cancel, h.done = nil, nil
+	h.mu.Unlock()
+	if cancel == nil {
+		return false
+	}
+	cancel()
+	<-done
+	return true
+}
+
+// deregisterAll deletes the allocation's registrations, retrying until ctx
+// is done. The servers delete them anyway once the allocation is
+// terminal: this makes it happen at once.
+func (h *serviceHook) deregisterAll(ctx context.Context, allocID string) error {
+	delay := serviceRetryMin
+	for {
+		err := h.reg.DeleteAllocServices(ctx, allocID)
+		if err == nil {
+			return nil
+		}
+		h.ar.logger.Warn("deregistering services failed; will retry", "error", err)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("deregister services of alloc %s: %w", allocID, err)
+		case <-h.clock.After(delay):
+		}
+		delay = min(2*delay, serviceRetryMax)
+	}
+}
+
+// CheckResults returns the latest result of each check, by check ID.
+func (h *serviceHook) CheckResults() map[string]*structs.CheckQueryResult {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make(map[string]*structs.CheckQueryResult, len(h.results))
+	for id, r := range h.results {
+		out[id] = r.Copy()
+	}
+	return out
+}
+
+// inputs gathers what desiredServices decides from.
+func (h *serviceHook) inputs() serviceInputs {
+	alloc := h.ar.Alloc()
+	in := serviceInputs{alloc: alloc, node: h.node, states: map[string]*structs.TaskState{}, envs: map[string]map[string]string{}}
+	for name, tr := range h.ar.tasks {
+		in.states[name] = tr.TaskState()
+		if inv := tr.Invocation(); inv != nil {
+			in.envs[name] = inv.Env
+		}
+	}
+	h.ar.mu.RLock()
+	in.stopping = h.ar.stopping || h.ar.destroyed
+	h.ar.mu.RUnlock()
+	in.stopping = in.stopping || alloc.ServerTerminalStatus()
+	return in
+}
+
+// run keeps the registrations in line with the task states until ctx is
+// done, then stops the checks.
+func (h *serviceHook) run(ctx context.Context) {
+	l := h.ar.Listen()
+	defer l.Close()
+	checks := &checkSet{hook: h, workers: map[string]*checkWorker{}}
+	defer checks.stopAll()
+	var synced map[string]*structs.ServiceRegistration // nil: not read from the servers yet
+	delay := serviceRetryMin
+	var retry <-chan time.Time
+	for {
+		desired, errs := desiredServices(h.inputs())
+		for _, err := range errs {
+			h.ar.logger.Warn("service not registered", "error", err)
+		}
+		checks.sync(ctx, desired)
+		var err error
+		synced, err = h.sync(ctx, synced, desired)
+		switch {
+		case err == nil:
+			retry, delay = nil, serviceRetryMin
+		case ctx.Err() != nil:
+			return
+		default:
+			h.ar.logger.Warn("registering services failed; will retry", "error", err, "retry_in", delay)
+			retry = h.clock.After(delay)
+			delay = min(2*delay, serviceRetryMax)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-l.Ch():
+			if !ok {
+				return
+			}
+		case <-retry:
+		}
+	}
+}
+
+// sync registers the desired instances that the servers lack or hold
+// otherwise and deregisters those no longer desired; it returns what the
+// servers now hold as far as it knows.
+func (h *serviceHook) sync(ctx context.Context, synced map[string]*structs.ServiceRegistration, desired map[string]*serviceInstance) (map[string]*structs.ServiceRegistration, error) {
+	alloc := h.ar.Alloc()
+	if synced == nil {
+		held, err := h.reg.AllocServices(ctx, alloc.ID)
+		if err != nil {
+			return nil, fmt.Errorf("read registered services: %w", err)
+		}
+		synced = make(map[string]*structs.ServiceRegistration, len(held))
+		for _, r := range held {
+			synced[r.ID] = r
+		}
+	}
+	var upserts []*structs.ServiceRegistration
+	for id, inst := range desired {
+		if !synced[id].Equal(inst.reg) {
+			upserts = append(upserts, inst.reg)
+		}
+	}
+	var deletes []string
+	for id := range synced {
+		if desired[id] == nil {
+			deletes = append(deletes, id)
+		}
+	}
+	slices.Sort(deletes)
+	if len(deletes) > 0 {
+		if err := h.reg.DeleteServices(ctx, alloc.Namespace, deletes); err != nil {
+			return synced, fmt.Errorf("deregister %d services: %w", len(deletes), err)
+		}
+		for _, id := range deletes {
+			delete(synced, id)
+		}
+		h.ar.logger.Info("services deregistered", "count", len(deletes))
+	}
+	if len(upserts) > 0 {
+		if err := h.reg.UpsertServices(ctx, upserts); err != nil {
+			return synced, fmt.Errorf("register %d services: %w", len(upserts), err)
+		}
+		for _, r := range upserts {
+			synced[r.ID] = r
+		}
+		h.ar.logger.Info("services registered", "count", len(upserts))
+	}
+	return synced, nil
+}
+
+// setResult records a check's result at now and reports whether its
+// status changed.
+func (h *serviceHook) setResult(r *structs.CheckQueryResult, now time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	prev := h.results[r.ID]
+	h.results[r.ID] = r
+	changed := prev == nil || prev.Status != r.Status
+	switch {
+	case r.Status != structs.CheckResultSuccess:
+		delete(h.passingSince, r.ID)
+	case changed:
+		h.passingSince[r.ID] = now
+	}
+	return changed
+}
+
+// checksPassing reports whether every healthiness check of the
+// allocation's Nomad services has a result and it is a success, and since
+// when they all pass (the latest result that made one pass); it is false
+// when the group has no such check.
+func (h *serviceHook) checksPassing() (bool, time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n, total := 0, expectedChecks(h.ar.Alloc())
+	var since time.Time
+	for _, r := range h.results {
+		if r.Mode != structs.CheckModeHealthiness {
+			continue
+		}
+		if r.Status != structs.CheckResultSuccess {
+			return false, time.Time{}
+		}
+		n++
+		if t := h.passingSince[r.ID]; t.After(since) {
+			since = t
+		}
+	}
+	return total > 0 && n >= total, since
+}
+
+// expectedChecks counts the healthiness checks of the allocation's Nomad
+// services.
+func expectedChecks(alloc *structs.Allocation) int {
+	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
+	if tg == nil {
+		return 0
+	}
+	services := slices.Clone(tg.Services)
+	for _, t := range tg.Tasks {
+		services = append(services, t.Services...)
+	}
+	n := 0
+	for _, s := range services {
+		if s == nil || s.Provider != structs.ServiceProviderNomad {
+			continue
+		}
+		for _, ch := range s.Checks {
+			if ch != nil && checkMode(ch) == structs.CheckModeHealthiness {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// checkSet runs one worker per check of each registered instance; only
+// the hook's run goroutine touches it.
+type checkSet struct {
+	hook    *serviceHook
+	workers map[string]*checkWorker // by check ID
+}
+
+// checkWorker is one check's goroutine.
+type checkWorker struct {
+	target *checkTarget
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// sync starts the workers of the desired instances' checks and stops the
+// others (an instance whose address changed gets new ones).
+func (cs *checkSet) sync(ctx context.Context, desired map[string]*serviceInstance) {
+	want := map[string]*checkTarget{}
+	for _, inst := range desired {
+		for _, ch := range inst.service.Checks {
+			if ch == nil {
+				continue
+			}
+			t, err := cs.hook.target(inst, ch)
+			if err != nil {
+				cs.hook.ar.logger.Warn("check not run", "check", ch.Name, "error", err)
+				continue
+			}
+			want[checkID(inst.reg.ID, ch)] = t
+		}
+	}
+	for id, w := range cs.workers {
+		if t := want[id]; t == nil || t.addr != w.target.addr || t.port != w.target.port {
+			w.cancel()
+			<-w.done
+			delete(cs.workers, id)
+		}
+	}
+	for id, t := range want {
+		if cs.workers[id] != nil {
+			continue
+		}
+		wctx, cancel := context.WithCancel(ctx)
+		w := &checkWorker{target: t, cancel: cancel, done: make(chan struct{})}
+		cs.workers[id] = w
+		go func() {
+			defer close(w.done)
+			cs.hook.runCheck(wctx, id, t)
+		}()
+	}
+}
+
+// stopAll stops every worker and waits for them.
+func (cs *checkSet) stopAll() {
+	for id, w := range cs.workers {
+		w.cancel()
+		<-w.done
+		delete(cs.workers, id)
+	}
+}
+
+// target resolves what a check of an instance probes.
+func (h *serviceHook) target(inst *serviceInstance, ch *structs.ServiceCheck) (*checkTarget, error) {
+	task := ch.TaskName
+	if task == "" {
+		task = inst.task
+	}
+	t := &checkTarget{check: ch, task: task, env: maps.Clone(inst.env)}
+	if ch.Type == structs.ServiceCheckScript {
+		if task == "" {
+			return nil, fmt.Errorf("a script check of a group service needs a task")
+		}
+		return t, nil
+	}
+	label := ch.PortLabel
+	if label == "" {
+		label = inst.service.PortLabel
+	}
+	addr, port, err := serviceAddress(h.ar.Alloc(), h.node, inst.task, interpolate(label, inst.env), ch.AddressMode)
+	if err != nil {
+		return nil, err
+	}
+	if ch.PortLabel == "" && inst.service.Address != "" {
+		addr = inst.reg.Address
+	}
+	t.addr, t.port = addr, port
+	return t, nil
+}
+
+// runCheck probes a check every interval until ctx is done, records its
+// results, restarts its task per check_restart, and wakes the runner's
+// listeners (deployment health) when its status changes.
+func (h *serviceHook) runCheck(ctx context.Context, id string, t *checkTarget) {
+	alloc := h.ar.Alloc()
+	counter, restarter := newCheckCounter(t.check), newCheckRestarter(t.check)
+	exec := func(ctx context.Context, task string, cmd []string, timeout time.Duration) (*drivers.ExecTaskResult, error) {
+		tr, ok := h.ar.tasks[task]
+		if !ok {
+			return nil, structs.NotFound("task", task)
+		}
+		return tr.Exec(ctx, cmd, timeout)
+	}
+	serviceName := ""
+	for _, s := range h.ar.allServices() {
+		if slices.Contains(s.Checks, t.check) {
+			serviceName = s.Name
+		}
+	}
+	base := structs.CheckQueryResult{ID: id, Mode: checkMode(t.check), Group: alloc.TaskGroup, Task: t.task, Service: serviceName, Check: t.check.Name}
+	for {
+		res := probe(ctx, t, exec)
+		if ctx.Err() != nil {
+			return
+		}
+		now := h.clock.Now()
+		r := base
+		r.Status, r.StatusCode, r.Output, r.Timestamp = counter.record(res.ok), res.statusCode, res.output, now.Unix()
+		if h.setResult(&r, now) {
+			taskNotifier{h.ar}.TaskStateUpdated() // the deployment health may change
+		}
+		if restarter != nil && t.task != "" {
+			started := time.Time{}
+			if tr, ok := h.ar.tasks[t.task]; ok {
+				started = tr.TaskState().StartedAt
+			}
+			if restarter.observe(r.Status, now, started) {
+				h.ar.logger.Info("restarting task: check unhealthy", "task", t.task, "check", t.check.Name)
+				ev := structs.NewTaskEvent(structs.TaskRestartSignal).SetRestartReason(fmt.Sprintf("healthcheck: check %q unhealthy", t.check.Name))
+				if err := h.ar.RestartTask(ctx, t.task, ev); err != nil {
+					h.ar.logger.Warn("check restart failed", "task", t.task, "error", err)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-h.clock.After(t.check.Interval):
+		}
+	}
+}
+
+// allServices returns the services of the allocation's group and tasks.
+func (ar *AllocRunner) allServices() []*structs.Service {
+	alloc := ar.Alloc()
+	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
+	if tg == nil {
+		return nil
+	}
+	out := slices.Clone(tg.Services)
+	for _, t := range tg.Tasks {
+		out = append(out, t.Services...)
+	}
+	return out
+}
+
+// CheckResults returns the latest result of each check of the
+// allocation's Nomad services, by check ID.
+func (ar *AllocRunner) CheckResults() map[string]*structs.CheckQueryResult {
+	return ar.services.CheckResults()
+}
