@@ -77,6 +77,12 @@ func (m *Meta) showAlloc(c *api.Client, allocID string, verbose bool) int {
 	if verbose {
 		m.showAllocTimeline(c, allocID)
 	}
+	if hasChecks(alloc) && alloc.ClientStatus == "running" {
+		// Best effort: the node may be unreachable. (service.go)
+		if checks, err := c.Allocations().Checks(alloc.ID, nil); err == nil && len(checks) > 0 {
+			fmt.Fprint(m.stdout, "\n"+formatChecks(checks))
+		}
+	}
 	return 0
 }
 
