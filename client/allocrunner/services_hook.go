@@ -200,6 +200,11 @@ func (h *serviceHook) run(ctx context.Context) {
 	delay := serviceRetryMin
 	var retry <-chan time.Time
 	for {
+		if h.ar.isShuttingDown() {
+			// The agent stops, the tasks go on: their registrations stay
+			// as they are, for the next agent to take over.
+			return
+		}
 		desired, errs := desiredServices(h.inputs())
 		for _, err := range errs {
 			h.ar.logger.Warn("service not registered", "error", err)
@@ -411,6 +416,9 @@ func (h *serviceHook) target(inst *serviceInstance, ch *structs.ServiceCheck) (*
 	if task == "" {
 		task = inst.task
 	}
+	if task == "" {
+		task = h.ar.onlyMainTask()
+	}
 	t := &checkTarget{check: ch, task: task, env: maps.Clone(inst.env)}
 	if ch.Type == structs.ServiceCheckScript {
 		if task == "" {
@@ -503,4 +511,21 @@ func (ar *AllocRunner) allServices() []*structs.Service {
 // allocation's Nomad services, by check ID.
 func (ar *AllocRunner) CheckResults() map[string]*structs.CheckQueryResult {
 	return ar.services.CheckResults()
+}
+
+// onlyMainTask returns the name of the group's main task when it has
+// exactly one: the task a group service's check restarts (and runs a
+// script in) when it names none. "" otherwise.
+func (ar *AllocRunner) onlyMainTask() string {
+	name := ""
+	for _, tn := range ar.taskOrder {
+		if !ar.tasks[tn].Task().IsMain() {
+			continue
+		}
+		if name != "" {
+			return ""
+		}
+		name = tn
+	}
+	return name
 }

@@ -1,0 +1,173 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/drover-io/drover/api"
+)
+
+// Native service discovery end to end: a raw_exec web server on a dynamic
+// port registered as a Nomad service whose http check turns healthy (and
+// with it the deployment), listed by the API and the CLI, gone once the
+// job stops; and a failing check restarting its task through
+// check_restart.
+
+// nomadServiceJob is a service job id whose raw_exec task "web" serves its
+// NOMAD_TASK_DIR (holding index.html) with busybox on the dynamic port
+// "http", registered as Nomad service "<id>-web" with an http check of
+// checkPath; checkExtra goes in the check block.
+func nomadServiceJob(id, busybox, checkPath, checkExtra string) string {
+	script := `echo "hello $NOMAD_ALLOC_ID" > "$NOMAD_TASK_DIR/index.html"; exec ` +
+		busybox + ` httpd -f -p "$NOMAD_ADDR_http" -h "$NOMAD_TASK_DIR"`
+	return fmt.Sprintf(`job %q {
+  update {
+    min_healthy_time = "2s"
+    healthy_deadline = "2m"
+  }
+
+  group "g" {
+    network {
+      port "http" {}
+    }
+
+    service {
+      name     = "%s-web"
+      provider = "nomad"
+      port     = "http"
+      tags     = ["e2e", "alloc-${NOMAD_ALLOC_INDEX}"]
+
+      check {
+        type     = "http"
+        path     = %q
+        interval = "1s"
+        timeout  = "2s"
+        %s
+      }
+    }
+
+    task "web" {
+      driver = "raw_exec"
+
+      config {
+        command = "/bin/sh"
+        args    = ["-c", %q]
+      }
+
+      resources {
+        cpu    = 20
+        memory = 32
+      }
+    }
+  }
+}
+`, id, id, checkPath, checkExtra, script)
+}
+
+func TestServicesHTTPCheckTurnsHealthy(t *testing.T) {
+	bb := requireBusybox(t)
+	a := startAgent(t)
+	c := a.client(t)
+	job := writeFile(t, "svc.nomad.hcl", nomadServiceJob("svc", bb, "/index.html", ""))
+	if r := a.cli(t, "job", "run", "-detach", job); r.code != 0 {
+		t.Fatalf("job run:\n%s", r)
+	}
+	alloc := portsRunningAlloc(t, c, "svc")
+	_, port := allocPort(t, alloc, "http")
+
+	var regs []*api.ServiceRegistration
+	waitFor(t, portsRunTimeout, "the service to be registered", func() (bool, string) {
+		var err error
+		regs, _, err = c.Services().Get("svc-web", nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(regs) == 1, fmt.Sprintf("%d instances", len(regs))
+	})
+	r := regs[0]
+	if r.Address != "127.0.0.1" || r.Port != port || r.AllocID != alloc.ID || r.JobID != "svc" ||
+		strings.Join(r.Tags, ",") != "e2e,alloc-0" {
+		t.Errorf("registration = %+v, want 127.0.0.1:%d of alloc %s tagged e2e,alloc-0", r, port, alloc.ID)
+	}
+	waitFor(t, portsRunTimeout, "the http check to pass", func() (bool, string) {
+		checks, err := c.Allocations().Checks(alloc.ID, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, st := range checks {
+			if st.Status == "success" && st.StatusCode == 200 && st.Service == "svc-web" {
+				return true, ""
+			}
+			return false, fmt.Sprintf("%+v", st)
+		}
+		return false, "no results"
+	})
+	waitFor(t, portsRunTimeout, "the deployment to succeed on the check", func() (bool, string) {
+		d, _, err := c.Jobs().LatestDeployment("svc", nil)
+		if err != nil || d == nil {
+			return false, fmt.Sprintf("%v %v", d, err)
+		}
+		return d.Status == api.DeploymentStatusSuccessful, d.Status + ": " + d.StatusDescription
+	})
+	if r := a.cli(t, "service", "info", "svc-web"); r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("127.0.0.1:%d  [e2e,alloc-0]", port)) {
+		t.Errorf("service info:\n%s", r)
+	}
+	if r := a.cli(t, "service", "list"); r.code != 0 || !strings.Contains(r.stdout, "svc-web") {
+		t.Errorf("service list:\n%s", r)
+	}
+	if r := a.cli(t, "alloc", "status", alloc.ID); r.code != 0 || !strings.Contains(r.stdout, "Nomad Service Checks:") || !strings.Contains(r.stdout, "success") {
+		t.Errorf("alloc status:\n%s", r)
+	}
+
+	if r := a.cli(t, "job", "stop", "-detach", "svc"); r.code != 0 {
+		t.Fatalf("job stop:\n%s", r)
+	}
+	waitFor(t, portsRunTimeout, "the service to go", func() (bool, string) {
+		regs, _, err := c.Services().Get("svc-web", nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(regs) == 0, fmt.Sprintf("%d instances left", len(regs))
+	})
+}
+
+func TestServicesFailingCheckRestartsTask(t *testing.T) {
+	bb := requireBusybox(t)
+	a := startAgent(t)
+	c := a.client(t)
+	job := writeFile(t, "sick.nomad.hcl", nomadServiceJob("sick", bb, "/missing",
+		`check_restart {
+          limit = 2
+          grace = "1s"
+        }`))
+	if r := a.cli(t, "job", "run", "-detach", job); r.code != 0 {
+		t.Fatalf("job run:\n%s", r)
+	}
+	alloc := portsRunningAlloc(t, c, "sick")
+	waitFor(t, portsRunTimeout, "check_restart to restart the task", func() (bool, string) {
+		a, _, err := c.Allocations().Info(alloc.ID, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		st := a.TaskStates["web"]
+		if st == nil {
+			return false, "no task state"
+		}
+		for _, e := range st.Events {
+			if e.Type == "Restart Signaled" && strings.Contains(e.RestartReason, "unhealthy") {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d restarts, %d events", st.Restarts, len(st.Events))
+	})
+	checks, err := c.Allocations().Checks(alloc.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range checks {
+		if st.Status == "success" || (st.StatusCode != 0 && st.StatusCode != 404) {
+			t.Errorf("check result = %+v, want a failure (404)", st)
+		}
+	}
+}
