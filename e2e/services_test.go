@@ -17,7 +17,8 @@ import (
 // nomadServiceJob is a service job id whose raw_exec task "web" serves its
 // NOMAD_TASK_DIR (holding index.html) with busybox on the dynamic port
 // "http", registered as Nomad service "<id>-web" with an http check of
-// checkPath; checkExtra goes in the check block.
+// checkPath (checkExtra goes in its block) and a script check, which does
+// not count for health (on_update = "ignore"), that index.html is written.
 func nomadServiceJob(id, busybox, checkPath, checkExtra string) string {
 	script := `echo "hello $NOMAD_ALLOC_ID" > "$NOMAD_TASK_DIR/index.html"; exec ` +
 		busybox + ` httpd -f -p "$NOMAD_ADDR_http" -h "$NOMAD_TASK_DIR"`
@@ -44,6 +45,17 @@ func nomadServiceJob(id, busybox, checkPath, checkExtra string) string {
         interval = "1s"
         timeout  = "2s"
         %s
+      }
+
+      check {
+        name     = "index-written"
+        type     = "script"
+        task     = "web"
+        command  = "/bin/sh"
+        args     = ["-c", "test -f \"$NOMAD_TASK_DIR/index.html\""]
+        interval = "1s"
+        timeout  = "5s"
+        on_update = "ignore"
       }
     }
 
@@ -90,18 +102,26 @@ func TestServicesHTTPCheckTurnsHealthy(t *testing.T) {
 		strings.Join(r.Tags, ",") != "e2e,alloc-0" {
 		t.Errorf("registration = %+v, want 127.0.0.1:%d of alloc %s tagged e2e,alloc-0", r, port, alloc.ID)
 	}
-	waitFor(t, portsRunTimeout, "the http check to pass", func() (bool, string) {
+	waitFor(t, portsRunTimeout, "the http and script checks to pass", func() (bool, string) {
 		checks, err := c.Allocations().Checks(alloc.ID, nil)
 		if err != nil {
 			return false, err.Error()
 		}
+		passed := map[string]bool{}
 		for _, st := range checks {
-			if st.Status == "success" && st.StatusCode == 200 && st.Service == "svc-web" {
-				return true, ""
+			ok := st.Status == "success" && st.Service == "svc-web" && st.Task == "web"
+			switch st.Check {
+			case "index-written":
+				ok = ok && st.Mode == "readiness"
+			default:
+				ok = ok && st.StatusCode == 200 && st.Mode == "healthiness"
 			}
-			return false, fmt.Sprintf("%+v", st)
+			if !ok {
+				return false, fmt.Sprintf("%+v", st)
+			}
+			passed[st.Check] = true
 		}
-		return false, "no results"
+		return len(passed) == 2, fmt.Sprintf("%d results", len(checks))
 	})
 	waitFor(t, portsRunTimeout, "the deployment to succeed on the check", func() (bool, string) {
 		d, _, err := c.Jobs().LatestDeployment("svc", nil)
@@ -166,6 +186,9 @@ func TestServicesFailingCheckRestartsTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, st := range checks {
+		if st.Check == "index-written" {
+			continue
+		}
 		if st.Status == "success" || (st.StatusCode != 0 && st.StatusCode != 404) {
 			t.Errorf("check result = %+v, want a failure (404)", st)
 		}
