@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -193,4 +194,63 @@ func TestServicesFailingCheckRestartsTask(t *testing.T) {
 			t.Errorf("check result = %+v, want a failure (404)", st)
 		}
 	}
+}
+
+// TestServicesSurviveAgentRestart: a production agent killed with SIGKILL
+// and started again leaves its task running and its service registered
+// once, unchanged (the restarted agent reads what the servers hold and
+// writes nothing), and its check passing again.
+func TestServicesSurviveAgentRestart(t *testing.T) {
+	bb := requireBusybox(t)
+	a := newPersistentAgent(t, "svc-restart", roleCombined)
+	// Tasks and services on loopback, as a dev agent's.
+	cfg, err := os.ReadFile(a.configPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = []byte(strings.Replace(string(cfg), "client {\n", "client {\n  network_interface = \"lo\"\n", 1))
+	if err := os.WriteFile(a.configPath, cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a.start(t)
+	a.waitReady(t, portsRunTimeout)
+	c := a.client(t)
+	runJob(t, a, "kept", nomadServiceJob("kept", bb, "/index.html", ""))
+	alloc := portsRunningAlloc(t, c, "kept")
+	checksPass := func() {
+		t.Helper()
+		waitFor(t, portsRunTimeout, "the checks to pass", func() (bool, string) {
+			checks, err := c.Allocations().Checks(alloc.ID, nil)
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, st := range checks {
+				if st.Status != "success" {
+					return false, fmt.Sprintf("%+v", st)
+				}
+			}
+			return len(checks) == 2, fmt.Sprintf("%d results", len(checks))
+		})
+	}
+	checksPass()
+	before, _, err := c.Services().Get("kept-web", nil)
+	if err != nil || len(before) != 1 {
+		t.Fatalf("before the restart: %+v, %v", before, err)
+	}
+
+	a.kill9(t)
+	a.start(t)
+	a.waitReady(t, portsRunTimeout)
+	checksPass()
+	after, _, err := c.Services().Get("kept-web", nil)
+	if err != nil || len(after) != 1 {
+		t.Fatalf("after the restart: %+v, %v", after, err)
+	}
+	if old, cur := before[0], after[0]; cur.ID != old.ID || cur.ModifyIndex != old.ModifyIndex || cur.CreateIndex != old.CreateIndex || cur.Port != old.Port {
+		t.Errorf("registration changed across the restart:\nbefore %+v\nafter  %+v", before[0], after[0])
+	}
+	if out := a.sinceLastStart(); strings.Contains(out, "services deregistered") {
+		t.Errorf("the restarted agent deregistered services:\n%s", out)
+	}
+	a.interrupt(t)
 }
