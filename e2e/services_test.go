@@ -254,3 +254,53 @@ func TestServicesSurviveAgentRestart(t *testing.T) {
 	}
 	a.interrupt(t)
 }
+
+// TestServicesFailingCheckHoldsDeploymentBack: an update whose new
+// allocation's check never passes fails its deployment at the healthy
+// deadline, and the old allocation it would have replaced next keeps
+// running the old version.
+func TestServicesFailingCheckHoldsDeploymentBack(t *testing.T) {
+	bb := requireBusybox(t)
+	a := startAgent(t)
+	c := a.client(t)
+	job := func(path string) string {
+		hcl := nomadServiceJob("held", bb, path, "")
+		hcl = strings.Replace(hcl, `healthy_deadline = "2m"`, "healthy_deadline = \"15s\"\n    max_parallel     = 1", 1)
+		return strings.Replace(hcl, "group \"g\" {\n", "group \"g\" {\n    count = 2\n", 1)
+	}
+	if r := a.cli(t, "job", "run", "-detach", writeFile(t, "v1.nomad.hcl", job("/index.html"))); r.code != 0 {
+		t.Fatalf("job run v1:\n%s", r)
+	}
+	waitFor(t, portsRunTimeout, "version 0 to deploy on its checks", func() (bool, string) {
+		d, _, err := c.Jobs().LatestDeployment("held", nil)
+		if err != nil || d == nil {
+			return false, fmt.Sprintf("%v %v", d, err)
+		}
+		return d.Status == api.DeploymentStatusSuccessful && d.JobVersion == 0, d.Status
+	})
+	if r := a.cli(t, "job", "run", "-detach", writeFile(t, "v2.nomad.hcl", job("/missing"))); r.code != 0 {
+		t.Fatalf("job run v2:\n%s", r)
+	}
+	var failed *api.Deployment
+	waitFor(t, portsRunTimeout, "version 1's deployment to fail on its check", func() (bool, string) {
+		d, _, err := c.Jobs().LatestDeployment("held", nil)
+		if err != nil || d == nil {
+			return false, fmt.Sprintf("%v %v", d, err)
+		}
+		failed = d
+		return d.JobVersion == 1 && d.Status == api.DeploymentStatusFailed, fmt.Sprintf("version %d %s: %s", d.JobVersion, d.Status, d.StatusDescription)
+	})
+	allocs, _, err := c.Jobs().Allocations("held", false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldRunning := 0
+	for _, al := range allocs {
+		if al.ClientStatus == api.AllocClientStatusRunning && al.JobVersion == 0 {
+			oldRunning++
+		}
+	}
+	if oldRunning != 1 {
+		t.Errorf("%d allocations of version 0 run after the failed deployment %s, want 1 held back", oldRunning, failed.ID)
+	}
+}
