@@ -85,6 +85,12 @@ func TestNomadClientServices(t *testing.T) {
 	if picked, _, err := c.Services().Get("compat-web", &nomad.QueryOptions{Params: map[string]string{"choose": "1|client-a"}}); err != nil || len(picked) != 1 {
 		t.Fatalf("Get ?choose=1|client-a = %+v, %v", picked, err)
 	}
+	if byJob, _, err := c.Jobs().Services("svc", nil); err != nil || len(byJob) != 1 || byJob[0].ID != r.ID {
+		t.Fatalf("Jobs().Services = %+v, %v", byJob, err)
+	}
+	if byAlloc, _, err := c.Allocations().Services(r.AllocID, nil); err != nil || len(byAlloc) != 1 || byAlloc[0].ID != r.ID {
+		t.Fatalf("Allocations().Services = %+v, %v", byAlloc, err)
+	}
 	if none, _, err := c.Services().Get("compat-web", &nomad.QueryOptions{Params: map[string]string{"tag": "nope"}}); err != nil || len(none) != 0 {
 		t.Fatalf("Get ?tag=nope = %+v, %v", none, err)
 	}

@@ -176,3 +176,13 @@ func (a *Allocations) Services(allocID string, q *QueryOptions) ([]*ServiceRegis
 	}
 	return out, qm, nil
 }
+
+// Services reads the service registrations of a job.
+func (j *Jobs) Services(jobID string, q *QueryOptions) ([]*ServiceRegistration, *QueryMeta, error) {
+	var out []*ServiceRegistration
+	qm, err := j.c.query("/v1/job/"+url.PathEscape(jobID)+"/services", &out, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, qm, nil
+}

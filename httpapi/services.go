@@ -21,6 +21,7 @@ func (s *Server) registerServiceRoutes(rt *router) {
 	rt.handle("/v1/service/{name}", s.wrap(s.serviceGet), http.MethodGet)
 	rt.handle("/v1/service/{name}/{id}", s.wrapStatus(s.serviceDelete), http.MethodDelete)
 	rt.handle("/v1/allocation/{id}/services", s.wrap(s.allocServices), http.MethodGet)
+	rt.handle("/v1/job/{id}/services", s.wrap(s.jobServices), http.MethodGet)
 }
 
 // serviceList is GET /v1/services[?namespace=]: per namespace, each
@@ -134,6 +135,23 @@ func (s *Server) allocServices(w http.ResponseWriter, req *http.Request) (any, e
 	}
 	resp, err := rpcapi.ServiceRegistrationGet.Call(req.Context(), s.rpc, &structs.ServiceRegistrationByNameRequest{
 		AllocID: req.PathValue("id"), QueryOptions: opts,
+	})
+	if err != nil {
+		return nil, err
+	}
+	setQueryMeta(w, resp.QueryMeta)
+	return apiRegistrations(resp.Services), nil
+}
+
+// jobServices is GET /v1/job/:id/services[?namespace=]: the job's
+// registrations.
+func (s *Server) jobServices(w http.ResponseWriter, req *http.Request) (any, error) {
+	opts, err := queryOptions(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := rpcapi.ServiceRegistrationGet.Call(req.Context(), s.rpc, &structs.ServiceRegistrationByNameRequest{
+		JobID: req.PathValue("id"), QueryOptions: opts,
 	})
 	if err != nil {
 		return nil, err

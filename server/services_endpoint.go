@@ -185,20 +185,25 @@ func listServices(regs []*structs.ServiceRegistration) []*structs.ServiceRegistr
 }
 
 // ServiceRegistrationGet reads the instances of a service in a namespace,
-// or (AllocID set) the registrations of an allocation. As a blocking query
+// or (AllocID set) the registrations of an allocation, or (JobID set) of
+// a job. As a blocking query
 // it returns when a registration changes.
 func (s *Server) ServiceRegistrationGet(ctx context.Context, req *structs.ServiceRegistrationByNameRequest) (*structs.ServiceRegistrationByNameResponse, error) {
 	ns := namespaceOf(&req.QueryOptions)
-	if req.AllocID == "" && (ns == "*" || req.ServiceName == "") {
-		return nil, structs.Invalid("reading a service needs its name and one namespace, not \"*\"")
+	if req.AllocID == "" && (ns == "*" || (req.ServiceName == "" && req.JobID == "")) {
+		return nil, structs.Invalid("reading a service needs its name (or a job's ID) and one namespace, not \"*\"")
 	}
 	resp := &structs.ServiceRegistrationByNameResponse{}
 	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		var regs []*structs.ServiceRegistration
 		var err error
-		if req.AllocID != "" {
+		switch {
+		case req.AllocID != "":
 			regs, err = st.ServiceRegistrationsByAlloc(ws, req.AllocID)
-		} else {
+		case req.JobID != "":
+			regs, err = st.ServiceRegistrations(ws, ns)
+			regs = slices.DeleteFunc(regs, func(r *structs.ServiceRegistration) bool { return r.JobID != req.JobID })
+		default:
 			regs, err = st.ServiceRegistrationsByName(ws, ns, req.ServiceName)
 		}
 		if err != nil {

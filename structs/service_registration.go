@@ -155,10 +155,12 @@ type ServiceRegistrationListResponse struct {
 }
 
 // ServiceRegistrationByNameRequest reads a service's instances in a
-// namespace, or those of an allocation (AllocID, ServiceName empty).
+// namespace, or those of an allocation (AllocID) or of a job (JobID, in
+// the namespace), ServiceName empty.
 type ServiceRegistrationByNameRequest struct {
 	ServiceName string
 	AllocID     string
+	JobID       string
 	QueryOptions
 }
 
