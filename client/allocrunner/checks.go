@@ -127,10 +127,12 @@ type probeResult struct {
 // checkTarget is what a check probes: resolved from its service.
 type checkTarget struct {
 	check *structs.ServiceCheck
-	addr  string
-	port  int
-	task  string
-	env   map[string]string
+	// service is the (interpolated) name of the check's service.
+	service string
+	addr    string
+	port    int
+	task    string
+	env     map[string]string
 }
 
 // probe runs one check once, bounded by its timeout.

@@ -419,7 +419,7 @@ func (h *serviceHook) target(inst *serviceInstance, ch *structs.ServiceCheck) (*
 	if task == "" {
 		task = h.ar.onlyMainTask()
 	}
-	t := &checkTarget{check: ch, task: task, env: maps.Clone(inst.env)}
+	t := &checkTarget{check: ch, service: inst.reg.ServiceName, task: task, env: maps.Clone(inst.env)}
 	if ch.Type == structs.ServiceCheckScript {
 		if task == "" {
 			return nil, fmt.Errorf("a script check of a group service needs a task")
@@ -454,13 +454,7 @@ func (h *serviceHook) runCheck(ctx context.Context, id string, t *checkTarget) {
 		}
 		return tr.Exec(ctx, cmd, timeout)
 	}
-	serviceName := ""
-	for _, s := range h.ar.allServices() {
-		if slices.Contains(s.Checks, t.check) {
-			serviceName = s.Name
-		}
-	}
-	base := structs.CheckQueryResult{ID: id, Mode: checkMode(t.check), Group: alloc.TaskGroup, Task: t.task, Service: serviceName, Check: t.check.Name}
+	base := structs.CheckQueryResult{ID: id, Mode: checkMode(t.check), Group: alloc.TaskGroup, Task: t.task, Service: t.service, Check: t.check.Name}
 	for {
 		res := probe(ctx, t, exec)
 		if ctx.Err() != nil {
@@ -491,20 +485,6 @@ func (h *serviceHook) runCheck(ctx context.Context, id string, t *checkTarget) {
 		case <-h.clock.After(t.check.Interval):
 		}
 	}
-}
-
-// allServices returns the services of the allocation's group and tasks.
-func (ar *AllocRunner) allServices() []*structs.Service {
-	alloc := ar.Alloc()
-	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
-	if tg == nil {
-		return nil
-	}
-	out := slices.Clone(tg.Services)
-	for _, t := range tg.Tasks {
-		out = append(out, t.Services...)
-	}
-	return out
 }
 
 // CheckResults returns the latest result of each check of the
