@@ -147,4 +147,3 @@ func (h *serviceHook) runCheck(ctx context.Context, id string, t *checkTarget) {
 		}
 	}
 }
-
