@@ -21,7 +21,12 @@
 // deployment health (healthy after min_healthy_time of every task running
 // without restarts, unhealthy on a failure, restart or healthy_deadline)
 // with a pure tracker and an injected Clock, and reports it in AllocState's
-// DeploymentStatus.
+// DeploymentStatus (with health_check "checks", the service checks must
+// pass for min_healthy_time too); services registers the group's and the
+// tasks' Nomad services with the servers (ServiceRegistrar) while their
+// tasks run, deciding what to register with a pure function of the task
+// states (desiredServices), and runs their checks (check_runner.go:
+// http, tcp, script; check_restart restarts the task).
 //
 // What the runner decides or does that the tasks' states cannot tell
 // again is persisted in the StateDB (state.AllocRunnerLocalState, see
