@@ -5,31 +5,39 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/drover-io/drover/plugins/drivers"
 )
 
 func TestNetworkIsolation(t *testing.T) {
+	ns := &drivers.NetworkIsolationSpec{Path: "/run/drover/netns/a", IP: "172.26.64.2"}
 	cases := []struct {
-		mode    string
-		want    bool
-		wantErr string
+		mode      string
+		alloc     *drivers.NetworkIsolationSpec
+		want      bool
+		wantNetns string
+		wantErr   string
 	}{
 		{mode: "", want: false},
 		{mode: "host", want: false},
 		{mode: "none", want: true},
-		{mode: "bridge", wantErr: `network mode "bridge" is not supported by the exec driver`},
-		{mode: "cni/x", wantErr: `network mode "cni/x" is not supported`},
+		{mode: "bridge", alloc: ns, wantNetns: ns.Path},
+		{mode: "cni/x", alloc: ns, wantNetns: ns.Path},
+		{mode: "bridge", wantErr: `network mode "bridge": the client gave the task no network namespace`},
+		{mode: "cni/x", wantErr: `network mode "cni/x": the client gave the task no network namespace`},
+		{mode: "weird", wantErr: `network mode "weird" is not supported by the exec driver`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.mode, func(t *testing.T) {
-			got, err := networkIsolation(tc.mode)
+			got, netns, err := networkIsolation(tc.mode, tc.alloc)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
 				}
 				return
 			}
-			if err != nil || got != tc.want {
-				t.Fatalf("networkIsolation(%q) = %v, %v; want %v", tc.mode, got, err, tc.want)
+			if err != nil || got != tc.want || netns != tc.wantNetns {
+				t.Fatalf("networkIsolation(%q) = %v, %q, %v; want %v, %q", tc.mode, got, netns, err, tc.want, tc.wantNetns)
 			}
 		})
 	}
