@@ -24,7 +24,6 @@ func TestConvertNetworks(t *testing.T) {
 		{name: "none", networks: `[{"Mode":"none"}]`, want: []*structs.NetworkResource{{Mode: "none"}}},
 		{name: "bridge", networks: `[{"Mode":"bridge"}]`, want: []*structs.NetworkResource{{Mode: "bridge"}}},
 		{name: "cni", networks: `[{"Mode":"cni/mynet"}]`, want: []*structs.NetworkResource{{Mode: "cni/mynet"}}},
-		{name: "cni with a bad name", networks: `[{"Mode":"cni/my net"}]`, wantErr: `network mode "cni/my net": a CNI network's name is letters`},
 		{name: "unknown mode", networks: `[{"Mode":"overlay"}]`, wantErr: `unknown network mode "overlay"`},
 		{name: "two blocks", networks: `[{"Mode":"host"},{"Mode":"none"}]`, wantErr: "only one network block"},
 		{
