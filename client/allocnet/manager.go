@@ -70,8 +70,10 @@ func Supported(mode string) bool {
 	return mode == structs.NetworkModeBridge || strings.HasPrefix(mode, structs.NetworkModeCNIPrefix)
 }
 
-func (m *Manager) nsPath(allocID string) string     { return filepath.Join(m.cfg.NetnsDir, allocID) }
-func (m *Manager) recordPath(allocID string) string { return filepath.Join(m.cfg.NetnsDir, allocID+".json") }
+func (m *Manager) nsPath(allocID string) string { return filepath.Join(m.cfg.NetnsDir, allocID) }
+func (m *Manager) recordPath(allocID string) string {
+	return filepath.Join(m.cfg.NetnsDir, allocID+".json")
+}
 
 // confList returns the CNI network of mode.
 func (m *Manager) confList(mode string) (*libcni.NetworkConfigList, error) {
