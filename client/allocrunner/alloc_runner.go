@@ -67,6 +67,9 @@ type Config struct {
 	// StartGate bounds how many tasks of the node start at once (the
 	// client's); nil: no bound.
 	StartGate taskrunner.StartGate
+	// Network makes the network namespaces of allocations in bridge and
+	// CNI modes; nil: the client has none, and such an allocation fails.
+	Network NetworkManager
 }
 
 // AllocRunner runs one allocation. Create it with New, optionally Restore,
@@ -207,9 +210,12 @@ func New(cfg *Config) (*AllocRunner, error) {
 	if clock == nil {
 		clock = realClock{}
 	}
+	netHook := &networkHook{manager: cfg.Network, logger: logger}
 	ar.hooks = []runnerHook{
 		&allocDirHook{dir: ar.allocDir, logger: logger},
+		// After the waits: a previous allocation may hold the host ports.
 		newAllocWatcherHook(ar, cfg.PrevAllocWatcher, cfg.PreemptedAllocWatcher),
+		netHook,
 		newHealthHook(ar, clock),
 	}
 	for _, task := range tg.Tasks {
@@ -234,6 +240,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 			Artifacts:    cfg.Artifacts,
 			Timeline:     cfg.Timeline,
 			StartGate:    cfg.StartGate,
+			Network:      netHook.Spec,
 		})
 		if err != nil {
 			cancel()
