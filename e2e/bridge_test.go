@@ -211,3 +211,88 @@ func bridgeVeths(t *testing.T) []string {
 	}
 	return out
 }
+
+// allocIPRules returns the iptables lines that name ip.
+func allocIPRules(t *testing.T, ip string) []string {
+	t.Helper()
+	var out []string
+	for _, l := range strings.Split(iptablesSave(t), "\n") {
+		if strings.Contains(l, ip) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TestBridgeSurvivesAgentKill9: a bridge allocation keeps answering on its
+// published port while its agent is killed with SIGKILL and after the
+// agent starts again on the same state, which keeps the namespace as it is
+// (same path, same address, not one iptables rule more); stopping the job
+// then removes everything.
+func TestBridgeSurvivesAgentKill9(t *testing.T) {
+	requireCNI(t)
+	bb := requireBusybox(t)
+	a := newPersistentAgent(t, "bridge", roleCombined)
+	// The tasks are reached on loopback: the node's address is lo's.
+	cfg, err := os.ReadFile(a.configPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patched := strings.Replace(string(cfg), "client {\n  enabled = true\n", "client {\n  enabled = true\n  network_interface = \"lo\"\n", 1)
+	if err := os.WriteFile(a.configPath, []byte(patched), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a.start(t)
+	a.waitReady(t, surviveStartTimeout)
+	c := a.client(t)
+	runJob(t, a, "bridge", bridgeJob("bridge", bb))
+	alloc := portsRunningAlloc(t, c, "bridge")
+	ip, port := allocPort(t, alloc, "http")
+	url := fmt.Sprintf("http://%s:%d/index.html", ip, port)
+	want := "hello " + alloc.ID
+	if body := httpBody(t, url); strings.TrimSpace(body) != want {
+		t.Fatalf("the published port answers %q, want %q", body, want)
+	}
+	netns := filepath.Join(a.dataDir, "netns", alloc.ID)
+	env := catAllocFile(t, c, alloc, "web/local/env.txt")
+	var allocIP string
+	for _, line := range strings.Split(env, "\n") {
+		if v, ok := strings.CutPrefix(line, "NOMAD_ALLOC_IP_http="); ok {
+			allocIP = v
+		}
+	}
+	if allocIP == "" {
+		t.Fatalf("no NOMAD_ALLOC_IP_http in the task's environment:\n%s", env)
+	}
+	rulesBefore := allocIPRules(t, allocIP)
+
+	a.kill9(t)
+	if body := httpBody(t, url); strings.TrimSpace(body) != want {
+		t.Errorf("with the agent down the published port answers %q, want %q", body, want)
+	}
+	a.start(t)
+	a.waitReady(t, surviveStartTimeout)
+	waitFor(t, portsRunTimeout, "the restarted agent to log that it kept the namespace", func() (bool, string) {
+		return strings.Contains(a.sinceLastStart(), "kept the allocation's network namespace"), "not yet"
+	})
+	if body := httpBody(t, url); strings.TrimSpace(body) != want {
+		t.Errorf("after the restart the published port answers %q, want %q", body, want)
+	}
+	if _, err := os.Stat(netns); err != nil {
+		t.Errorf("the namespace after the restart: %v", err)
+	}
+	if got := allocIPRules(t, allocIP); len(got) != len(rulesBefore) {
+		t.Errorf("iptables rules naming %s: %d before the restart, %d after:\n%s", allocIP, len(rulesBefore), len(got), strings.Join(got, "\n"))
+	}
+
+	if r := a.cli(t, "job", "stop", "bridge"); r.code != 0 {
+		t.Fatalf("job stop bridge:\n%s", r)
+	}
+	waitFor(t, portsRunTimeout, "the allocation's namespace to be removed", func() (bool, string) {
+		_, err := os.Stat(netns)
+		return os.IsNotExist(err), fmt.Sprint(err)
+	})
+	if got := allocIPRules(t, allocIP); len(got) != 0 {
+		t.Errorf("iptables rules of the stopped allocation are left:\n%s", strings.Join(got, "\n"))
+	}
+}
