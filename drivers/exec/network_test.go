@@ -1,7 +1,9 @@
 package exec
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -74,6 +76,35 @@ func TestTaskNetworkMode(t *testing.T) {
 				t.Fatalf("stdout %q, want %q (stderr %q)", got, tc.want, stderr(t, cfg))
 			}
 		})
+	}
+}
+
+// A task of a group in bridge mode runs in the allocation's network
+// namespace that the client made (here one the test makes, with a veth pair
+// interface to tell it by), not in one of its own nor in the host's.
+func TestTaskJoinsAllocNetns(t *testing.T) {
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("needs iproute2's ip to make a network namespace")
+	}
+	h := newHarness(t)
+	name := fmt.Sprintf("drover-exec-test-%d", os.Getpid())
+	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
+		t.Skipf("cannot make a network namespace: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", name).Run() })
+	if out, err := exec.Command("ip", "-n", name, "link", "add", "marker0", "type", "veth", "peer", "name", "marker1").CombinedOutput(); err != nil {
+		t.Fatalf("add a veth pair: %v: %s", err, out)
+	}
+	cfg := h.sh(`grep : /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort`)
+	cfg.NetworkMode = "bridge"
+	cfg.NetworkIsolation = &drivers.NetworkIsolationSpec{Path: "/run/netns/" + name, IP: "172.26.64.2"}
+	h.start(cfg)
+	res := h.wait(cfg.ID)
+	if !res.Successful() {
+		t.Fatalf("exit %+v; stderr %q", res, stderr(t, cfg))
+	}
+	if got := strings.TrimSpace(stdout(t, cfg)); got != "lo\nmarker0\nmarker1" {
+		t.Fatalf("the task sees interfaces %q, want the namespace's lo, marker0 and marker1", got)
 	}
 }
 
