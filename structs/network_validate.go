@@ -35,6 +35,13 @@ func (tg *TaskGroup) networkErrors(name string) []error {
 	default:
 		add("group %q: network mode %q is not supported: use %q, %q, %q or \"cni/<name>\"", name, mode, NetworkModeHost, NetworkModeNone, NetworkModeBridge)
 	}
+	if mode == NetworkModeBridge || strings.HasPrefix(mode, NetworkModeCNIPrefix) {
+		for _, t := range tg.Tasks {
+			if slices.Contains(portLabelDrivers, t.Driver) {
+				add("group %q, task %q: the %s driver cannot run in network mode %q yet: use the exec or raw_exec driver in a bridge group, or network mode %q with the task's ports", name, t.Name, t.Driver, mode, NetworkModeHost)
+			}
+		}
+	}
 
 	type declared struct {
 		where string // "group" or `task "x"`
