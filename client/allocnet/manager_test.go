@@ -198,3 +198,55 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// Mode "cni/<name>" wires the namespace with the operator's conflist of
+// that name from the config dir; a name no conflist has is a clear error
+// that leaves nothing behind.
+func TestOperatorCNINetwork(t *testing.T) {
+	m := testManager(t)
+	ctx := context.Background()
+	m.cfg.ConfigDir = t.TempDir()
+	// A bridge of this test's own (others' tests may run at once).
+	br := fmt.Sprintf("drvcni%d", os.Getpid()%1000000)
+	if _, err := net.InterfaceByName(br); err == nil {
+		t.Skipf("bridge %s exists already: not ours to use", br)
+	}
+	conf := `{"cniVersion": "1.0.0", "name": "mynet", "plugins": [
+  {"type": "bridge", "bridge": "` + br + `", "isGateway": true, "ipMasq": true,
+   "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.99.7.0/24"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
+  {"type": "portmap", "capabilities": {"portMappings": true}}
+]}`
+	if err := os.WriteFile(filepath.Join(m.cfg.ConfigDir, "10-mynet.conflist"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := fmt.Sprintf("cni-test-%d", os.Getpid())
+	st, err := m.Setup(ctx, &Request{AllocID: id, Mode: "cni/mynet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		m.Teardown(context.Background(), id)
+		exec.Command("ip", "link", "del", br).Run()
+	})
+	if !strings.HasPrefix(st.IP, "10.99.7.") {
+		t.Fatalf("address %q, want one of the operator's 10.99.7.0/24", st.IP)
+	}
+	if attrs := Fingerprint(ctx, m.cfg.PluginDirs, m.cfg.ConfigDir); attrs[ConfigAttrPrefix+"mynet"] != "true" || attrs[PluginAttrPrefix+"bridge"] == "" {
+		t.Errorf("fingerprint %v: want plugins.cni.config.mynet and plugins.cni.version.bridge", attrs)
+	}
+	if err := m.Teardown(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if isNetns(st.Path) {
+		t.Fatal("namespace left after teardown")
+	}
+
+	other := id + "-missing"
+	_, err = m.Setup(ctx, &Request{AllocID: other, Mode: "cni/nosuch"})
+	if err == nil || !strings.Contains(err.Error(), `load CNI network "nosuch" from cni_config_dir`) {
+		t.Fatalf("err = %v, want the missing network named", err)
+	}
+	if _, err := os.Stat(m.nsPath(other)); !os.IsNotExist(err) {
+		t.Fatalf("a failed setup left %s: %v", m.nsPath(other), err)
+	}
+}
