@@ -321,6 +321,7 @@ func (a *Agent) setupClient(rpc rpcapi.Conn) error {
 		MaxDynamicPort: a.cfg.Client.MaxDynamicPort,
 		HTTPAddr:       a.httpAddr,
 		HostVolumes:    a.cfg.Client.clientHostVolumes(), // config_host_volumes.go
+		Network:        a.networkConfig(),                // config_cni.go
 		Reserved: &structs.NodeReservedResources{
 			Cpu:      structs.NodeReservedCpuResources{CpuShares: uint64(r.CPU)},
 			Memory:   structs.NodeReservedMemoryResources{MemoryMB: uint64(r.MemoryMB)},

@@ -212,6 +212,15 @@ type ClientConfig struct {
 	// dynamic ports; 0 uses Nomad's defaults (20000 and 32000).
 	MinDynamicPort int
 	MaxDynamicPort int
+	// CNIPath is where the CNI plugins are (colon-separated); "" is
+	// /opt/cni/bin, or /usr/lib/cni (Debian's) when only it has them.
+	// CNIConfigDir holds the operators' CNI networks ("cni/<name>");
+	// "" is /opt/cni/config. BridgeNetworkName and BridgeNetworkSubnet
+	// are the bridge network's; "" is Nomad's ("nomad", 172.26.64.0/20).
+	CNIPath             string
+	CNIConfigDir        string
+	BridgeNetworkName   string
+	BridgeNetworkSubnet string
 	// HostNetworks are the host_network blocks, by name.
 	HostNetworks map[string]*HostNetworkConfig
 	// Artifact configures the fetching of tasks' artifacts
@@ -452,6 +461,10 @@ func (c *ClientConfig) mergeFile(cl *clientBlock) {
 	}
 	setVal(&c.MinDynamicPort, cl.MinDynamicPort)
 	setVal(&c.MaxDynamicPort, cl.MaxDynamicPort)
+	setVal(&c.CNIPath, cl.CNIPath)
+	setVal(&c.CNIConfigDir, cl.CNIConfigDir)
+	setVal(&c.BridgeNetworkName, cl.BridgeNetworkName)
+	setVal(&c.BridgeNetworkSubnet, cl.BridgeNetworkSubnet)
 	for name, hn := range cl.HostNetworks {
 		if c.HostNetworks == nil {
 			c.HostNetworks = map[string]*HostNetworkConfig{}

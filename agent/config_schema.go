@@ -136,6 +136,12 @@ type clientBlock struct {
 	Reserved       *reservedBlock
 	MinDynamicPort *int
 	MaxDynamicPort *int
+	// CNIPath, CNIConfigDir, BridgeNetworkName and BridgeNetworkSubnet
+	// configure bridge and CNI networking (config_cni.go).
+	CNIPath             *string
+	CNIConfigDir        *string
+	BridgeNetworkName   *string
+	BridgeNetworkSubnet *string
 	// HostNetworks are the host_network blocks by name; a later file's
 	// block of the same name replaces an earlier one's.
 	HostNetworks map[string]*HostNetworkConfig
@@ -334,6 +340,10 @@ func (c *clientBlock) section() section {
 		"gc_inode_usage_threshold": floatKey(&c.GCInodeUsageThreshold, p),
 		"min_dynamic_port":         intKey(&c.MinDynamicPort, p),
 		"max_dynamic_port":         intKey(&c.MaxDynamicPort, p),
+		"cni_path":                 strKey(&c.CNIPath, p),
+		"cni_config_dir":           strKey(&c.CNIConfigDir, p),
+		"bridge_network_name":      strKey(&c.BridgeNetworkName, p),
+		"bridge_network_subnet":    strKey(&c.BridgeNetworkSubnet, p),
 		"host_network":             labelledBlocks("host_network", c.decodeHostNetwork),
 		"meta": func(d *decoder, it *cfgItem) {
 			if !d.unlabelled(p, it) {

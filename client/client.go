@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/drover-io/drover/client/allocnet"
 	"github.com/drover-io/drover/client/allocrunner"
 	"github.com/drover-io/drover/client/artifact"
 	"github.com/drover-io/drover/client/devicemanager"
@@ -45,6 +46,9 @@ type Client struct {
 	root    string
 	// artifacts fetches the tasks' artifacts.
 	artifacts *artifact.Getter
+	// network makes the bridge and CNI namespaces of allocations
+	// (network.go); nil: the client offers neither.
+	network *allocnet.Manager
 
 	// Timing knobs; tests shorten them before Start.
 	now            func() time.Time
@@ -162,6 +166,10 @@ func New(cfg *Config) (*Client, error) {
 	}
 	c.node = node
 	c.logger = logger.With("node_id", node.ID)
+	if err := c.setupNetwork(cfg); err != nil { // network.go
+		cancel()
+		return nil, fmt.Errorf("client: %w", err)
+	}
 	c.drivers = c.newDriverManager(cfg)
 	if err := c.startDrivers(); err != nil {
 		c.drivers.Shutdown()
@@ -181,6 +189,7 @@ func New(cfg *Config) (*Client, error) {
 		return nil, err
 	}
 	c.reconcileShims()
+	c.sweepNetworks() // network.go
 	return c, nil
 }
 
@@ -309,6 +318,7 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation) (*allocrunner.AllocRu
 		Timeline:     c.timeline,
 		StartGate:    c.starts,
 		Services:     serviceRegistrar{c}, // services.go
+		Network:      c.allocNetwork(),
 
 		PrevAllocWatcher:      prev,
 		PreemptedAllocWatcher: preempted,

@@ -3,6 +3,7 @@ package client
 import (
 	"log/slog"
 
+	"github.com/drover-io/drover/client/allocnet"
 	"github.com/drover-io/drover/client/artifact"
 	"github.com/drover-io/drover/client/devicemanager"
 	"github.com/drover-io/drover/client/drivermanager"
@@ -82,4 +83,8 @@ type Config struct {
 	// (StartTask calls in flight; start.go); 0 means
 	// DefaultMaxParallelStarts.
 	MaxParallelStarts int
+	// Network configures the allocations' bridge and CNI networks (the
+	// agent's cni_path, cni_config_dir, bridge_network_name and
+	// bridge_network_subnet); nil: the node offers neither.
+	Network *allocnet.Config
 }

@@ -12,8 +12,8 @@ import (
 
 // networks converts a group's network blocks. Modes "host" (the default,
 // also for an unset mode, which is kept unset) and "none" are implemented;
-// "bridge" and "cni/<name>" are refused, since the group would otherwise
-// run with a network it did not ask for. Ports are converted as they are;
+// "bridge" and "cni/<name>" (the client's CNI networks) are kept as they
+// are; others are refused. Ports are converted as they are;
 // structs.Job.Validate checks them (labels, ranges, what `to` means).
 func (c *converter) networks(where string, in []*api.NetworkResource) []*structs.NetworkResource {
 	if len(in) == 0 {
@@ -32,11 +32,9 @@ func (c *converter) networks(where string, in []*api.NetworkResource) []*structs
 	mode := n.Mode
 	switch {
 	case mode == "" || mode == structs.NetworkModeHost || mode == structs.NetworkModeNone:
-	case mode == "bridge" || strings.HasPrefix(mode, "cni/"):
-		c.errorf("%s: network mode %s is not supported by drover yet: use mode %q or %q", where, mode, structs.NetworkModeHost, structs.NetworkModeNone)
-		return nil
+	case mode == structs.NetworkModeBridge || strings.HasPrefix(mode, structs.NetworkModeCNIPrefix):
 	default:
-		c.errorf("%s: unknown network mode %q: use %q or %q", where, mode, structs.NetworkModeHost, structs.NetworkModeNone)
+		c.errorf("%s: unknown network mode %q: use %q, %q, %q or \"cni/<name>\"", where, mode, structs.NetworkModeHost, structs.NetworkModeNone, structs.NetworkModeBridge)
 		return nil
 	}
 	c.unsupportedNetworkFields(where, n)

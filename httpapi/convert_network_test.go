@@ -22,8 +22,8 @@ func TestConvertNetworks(t *testing.T) {
 		{name: "unset mode stays unset", networks: `[{}]`, want: []*structs.NetworkResource{{}}},
 		{name: "host", networks: `[{"Mode":"host"}]`, want: []*structs.NetworkResource{{Mode: "host"}}},
 		{name: "none", networks: `[{"Mode":"none"}]`, want: []*structs.NetworkResource{{Mode: "none"}}},
-		{name: "bridge is refused", networks: `[{"Mode":"bridge"}]`, wantErr: "network mode bridge is not supported by drover yet"},
-		{name: "cni is refused", networks: `[{"Mode":"cni/mynet"}]`, wantErr: "network mode cni/mynet is not supported by drover yet"},
+		{name: "bridge", networks: `[{"Mode":"bridge"}]`, want: []*structs.NetworkResource{{Mode: "bridge"}}},
+		{name: "cni", networks: `[{"Mode":"cni/mynet"}]`, want: []*structs.NetworkResource{{Mode: "cni/mynet"}}},
 		{name: "unknown mode", networks: `[{"Mode":"overlay"}]`, wantErr: `unknown network mode "overlay"`},
 		{name: "two blocks", networks: `[{"Mode":"host"},{"Mode":"none"}]`, wantErr: "only one network block"},
 		{

@@ -63,6 +63,9 @@ func (r *run) feasible(node *structs.Node, tg *structs.TaskGroup, metric *struct
 		reason = volumesBlock(node, tg) // host_volumes.go
 	}
 	if reason == "" {
+		reason = cniBlock(node, tg) // cni.go
+	}
+	if reason == "" {
 		return true
 	}
 	filterNode(metric, node, reason)

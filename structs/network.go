@@ -13,6 +13,15 @@ const (
 	// NetworkModeNone gives each task a network namespace of its own
 	// with only a loopback device (exec), or the driver's equivalent.
 	NetworkModeNone = "none"
+	// NetworkModeBridge gives the group one network namespace of its own,
+	// shared by its tasks and wired by the client with CNI to its bridge
+	// (client bridge_network_name, bridge_network_subnet); the group's
+	// ports are published from the host.
+	NetworkModeBridge = "bridge"
+	// NetworkModeCNIPrefix followed by a network's name ("cni/mynet") is
+	// bridge mode wired by the operator's CNI network of that name
+	// (client cni_config_dir) instead of the client's bridge.
+	NetworkModeCNIPrefix = "cni/"
 )
 
 // Port number limits and the client's default dynamic port range (Nomad's).
@@ -33,7 +42,8 @@ const DefaultHostNetwork = "default"
 // the host address and every port has its Value. The field names and
 // JSON shape are Nomad's.
 type NetworkResource struct {
-	// Mode is NetworkModeHost or NetworkModeNone; "" (the block sets no
+	// Mode is NetworkModeHost, NetworkModeNone, NetworkModeBridge or
+	// NetworkModeCNIPrefix+name; "" (the block sets no
 	// mode) means host, though a driver may tell it from an explicit
 	// "host" (docker then keeps its own default network).
 	Mode string `json:",omitempty"`

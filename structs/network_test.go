@@ -144,6 +144,12 @@ func TestValidateNetworks(t *testing.T) {
 		{name: "ports in mode none", networks: []*NetworkResource{{Mode: "none", DynamicPorts: []Port{{Label: "http"}}}},
 			wantErrs: []string{`network mode "none" has no network to give ports on`}},
 		{name: "unknown mode", networks: []*NetworkResource{{Mode: "overlay"}}, wantErrs: []string{`network mode "overlay" is not supported`}},
+		{name: "bridge mode", networks: []*NetworkResource{{Mode: "bridge", DynamicPorts: []Port{{Label: "http", To: 8080}}}}},
+		{name: "cni mode", networks: []*NetworkResource{{Mode: "cni/my-net_1.0"}}},
+		{name: "docker in bridge mode", networks: []*NetworkResource{{Mode: "bridge"}},
+			tasks:    []*Task{{Name: "web", Driver: "docker", Config: map[string]any{"image": "redis"}}},
+			wantErrs: []string{`group "g", task "web": the docker driver cannot run in network mode "bridge" yet`}},
+		{name: "cni mode with a bad name", networks: []*NetworkResource{{Mode: "cni/my net"}}, wantErrs: []string{`network mode "cni/my net": a CNI network's name is letters`}},
 		{name: "two blocks", networks: []*NetworkResource{{}, {}}, wantErrs: []string{"only one network block is allowed per group, found 2"}},
 	}
 	for _, tc := range cases {

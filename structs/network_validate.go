@@ -27,10 +27,20 @@ func (tg *TaskGroup) networkErrors(name string) []error {
 	if len(tg.Networks) > 0 && tg.Networks[0] != nil {
 		mode = tg.Networks[0].Mode
 	}
-	switch mode {
-	case "", NetworkModeHost, NetworkModeNone:
+	switch {
+	case mode == "" || mode == NetworkModeHost || mode == NetworkModeNone || mode == NetworkModeBridge:
+	case strings.HasPrefix(mode, NetworkModeCNIPrefix) && validCNIName(strings.TrimPrefix(mode, NetworkModeCNIPrefix)):
+	case strings.HasPrefix(mode, NetworkModeCNIPrefix):
+		add("group %q: network mode %q: a CNI network's name is letters, digits and . _ - (the name field of a conflist in the client's cni_config_dir)", name, mode)
 	default:
-		add("group %q: network mode %q is not supported: use %q or %q", name, mode, NetworkModeHost, NetworkModeNone)
+		add("group %q: network mode %q is not supported: use %q, %q, %q or \"cni/<name>\"", name, mode, NetworkModeHost, NetworkModeNone, NetworkModeBridge)
+	}
+	if mode == NetworkModeBridge || strings.HasPrefix(mode, NetworkModeCNIPrefix) {
+		for _, t := range tg.Tasks {
+			if slices.Contains(portLabelDrivers, t.Driver) {
+				add("group %q, task %q: the %s driver cannot run in network mode %q yet: use the exec or raw_exec driver in a bridge group, or network mode %q with the task's ports", name, t.Name, t.Driver, mode, NetworkModeHost)
+			}
+		}
 	}
 
 	type declared struct {
@@ -186,4 +196,19 @@ func labelList(labels []string) string {
 		return "none"
 	}
 	return strings.Join(labels, ", ")
+}
+
+// validCNIName reports whether name can name a CNI network (the CNI
+// specification's rule for network names).
+func validCNIName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, r := range name {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-'
+		if !ok {
+			return false
+		}
+	}
+	return true
 }

@@ -70,6 +70,9 @@ type Config struct {
 	// Services registers the allocation's Nomad services with the
 	// servers; nil: they are not registered (services_hook.go).
 	Services ServiceRegistrar
+	// Network makes the network namespaces of allocations in bridge and
+	// CNI modes; nil: the client has none, and such an allocation fails.
+	Network NetworkManager
 }
 
 // AllocRunner runs one allocation. Create it with New, optionally Restore,
@@ -212,9 +215,12 @@ func New(cfg *Config) (*AllocRunner, error) {
 		clock = realClock{}
 	}
 	ar.services = newServiceHook(ar, cfg.Services, clock, cfg.Node)
+	netHook := &networkHook{manager: cfg.Network, logger: logger}
 	ar.hooks = []runnerHook{
 		&allocDirHook{dir: ar.allocDir, logger: logger},
+		// After the waits: a previous allocation may hold the host ports.
 		newAllocWatcherHook(ar, cfg.PrevAllocWatcher, cfg.PreemptedAllocWatcher),
+		netHook,
 		newHealthHook(ar, clock),
 		ar.services, // services_hook.go
 	}
@@ -240,6 +246,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 			Artifacts:    cfg.Artifacts,
 			Timeline:     cfg.Timeline,
 			StartGate:    cfg.StartGate,
+			Network:      netHook.Spec,
 		})
 		if err != nil {
 			cancel()

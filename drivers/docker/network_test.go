@@ -1,6 +1,11 @@
 package docker
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/drover-io/drover/plugins/drivers"
+)
 
 // The group's network mode becomes the container's when the task sets no
 // network_mode; without either, the plugin's default applies.
@@ -46,5 +51,25 @@ func TestBuildSpecGroupNetworkMode(t *testing.T) {
 		if string(spec.HostConfig.NetworkMode) != mode {
 			t.Errorf("group mode %q: container NetworkMode = %q", mode, spec.HostConfig.NetworkMode)
 		}
+	}
+}
+
+// A docker task in a bridge-mode group is refused with the reason rather
+// than run in Docker's own network, where the group's ports and localhost
+// would not work.
+func TestBuildSpecBridgeModeRefused(t *testing.T) {
+	plugin := &Config{}
+	plugin.setDefaults()
+	cfg := specConfig(`{"image":"busybox"}`)
+	cfg.NetworkMode = "bridge"
+	cfg.NetworkIsolation = &drivers.NetworkIsolationSpec{Path: "/var/lib/drover/netns/a1", IP: "172.26.64.2"}
+	env := containerEnv(cfg.Env)
+	conf, err := decodeTaskConfig(cfg, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = buildSpec(cfg, conf, env, specInput{plugin: plugin, cpuMHz: 1000})
+	if err == nil || !strings.Contains(err.Error(), `network mode "bridge": the docker driver cannot join the allocation's network namespace yet`) {
+		t.Fatalf("err = %v, want the refusal", err)
 	}
 }

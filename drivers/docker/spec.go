@@ -53,6 +53,11 @@ func buildSpec(cfg *drivers.TaskConfig, conf *TaskConfig, env map[string]string,
 	}
 	hc := cc.HostConfig
 	hc.Privileged = conf.Privileged
+	if cfg.NetworkIsolation != nil {
+		// Docker cannot join a namespace it did not make (docs/decisions.md,
+		// "Bridge networking and the docker driver").
+		return nil, fmt.Errorf("network mode %q: the docker driver cannot join the allocation's network namespace yet: use the exec or raw_exec driver in this group, or network mode \"host\" with docker's ports", cfg.NetworkMode)
+	}
 	publishes := len(conf.Ports) > 0 || len(conf.PortMap) > 0
 	hc.NetworkMode = container.NetworkMode(networkMode(conf.NetworkMode, cfg.NetworkMode, plugin.DefaultNetworkMode, publishes))
 	withPorts, err := setPorts(cc, cfg, conf, env) // ports.go

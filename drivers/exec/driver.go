@@ -225,7 +225,7 @@ func (d *Driver) shimSpec(cfg *drivers.TaskConfig) (*shim.Spec, uint32, uint32, 
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	netIsolated, err := networkIsolation(cfg.NetworkMode)
+	netIsolated, netns, err := networkIsolation(cfg.NetworkMode, cfg.NetworkIsolation)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -250,6 +250,7 @@ func (d *Driver) shimSpec(cfg *drivers.TaskConfig) (*shim.Spec, uint32, uint32, 
 		MaxFileSizeMB: max(cfg.LogMaxFileSizeMB, 0),
 		StateDir:      stateDir,
 		SocketPath:    shim.SocketPathFor(stateDir),
+		NetNSPath:     netns,
 		Isolation: &shim.Isolation{
 			Spec: isolation.Spec{
 				Path:    conf.Command,

@@ -1,35 +1,45 @@
 package exec
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/drover-io/drover/plugins/drivers"
 )
 
 func TestNetworkIsolation(t *testing.T) {
+	ns := &drivers.NetworkIsolationSpec{Path: "/run/drover/netns/a", IP: "172.26.64.2"}
 	cases := []struct {
-		mode    string
-		want    bool
-		wantErr string
+		mode      string
+		alloc     *drivers.NetworkIsolationSpec
+		want      bool
+		wantNetns string
+		wantErr   string
 	}{
 		{mode: "", want: false},
 		{mode: "host", want: false},
 		{mode: "none", want: true},
-		{mode: "bridge", wantErr: `network mode "bridge" is not supported by the exec driver`},
-		{mode: "cni/x", wantErr: `network mode "cni/x" is not supported`},
+		{mode: "bridge", alloc: ns, wantNetns: ns.Path},
+		{mode: "cni/x", alloc: ns, wantNetns: ns.Path},
+		{mode: "bridge", wantErr: `network mode "bridge": the client gave the task no network namespace`},
+		{mode: "cni/x", wantErr: `network mode "cni/x": the client gave the task no network namespace`},
+		{mode: "weird", wantErr: `network mode "weird" is not supported by the exec driver`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.mode, func(t *testing.T) {
-			got, err := networkIsolation(tc.mode)
+			got, netns, err := networkIsolation(tc.mode, tc.alloc)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
 				}
 				return
 			}
-			if err != nil || got != tc.want {
-				t.Fatalf("networkIsolation(%q) = %v, %v; want %v", tc.mode, got, err, tc.want)
+			if err != nil || got != tc.want || netns != tc.wantNetns {
+				t.Fatalf("networkIsolation(%q) = %v, %q, %v; want %v, %q", tc.mode, got, netns, err, tc.want, tc.wantNetns)
 			}
 		})
 	}
@@ -66,6 +76,35 @@ func TestTaskNetworkMode(t *testing.T) {
 				t.Fatalf("stdout %q, want %q (stderr %q)", got, tc.want, stderr(t, cfg))
 			}
 		})
+	}
+}
+
+// A task of a group in bridge mode runs in the allocation's network
+// namespace that the client made (here one the test makes, with a veth pair
+// interface to tell it by), not in one of its own nor in the host's.
+func TestTaskJoinsAllocNetns(t *testing.T) {
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("needs iproute2's ip to make a network namespace")
+	}
+	h := newHarness(t)
+	name := fmt.Sprintf("drover-exec-test-%d", os.Getpid())
+	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
+		t.Skipf("cannot make a network namespace: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", name).Run() })
+	if out, err := exec.Command("ip", "-n", name, "link", "add", "marker0", "type", "veth", "peer", "name", "marker1").CombinedOutput(); err != nil {
+		t.Fatalf("add a veth pair: %v: %s", err, out)
+	}
+	cfg := h.sh(`grep : /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort`)
+	cfg.NetworkMode = "bridge"
+	cfg.NetworkIsolation = &drivers.NetworkIsolationSpec{Path: "/run/netns/" + name, IP: "172.26.64.2"}
+	h.start(cfg)
+	res := h.wait(cfg.ID)
+	if !res.Successful() {
+		t.Fatalf("exit %+v; stderr %q", res, stderr(t, cfg))
+	}
+	if got := strings.TrimSpace(stdout(t, cfg)); got != "lo\nmarker0\nmarker1" {
+		t.Fatalf("the task sees interfaces %q, want the namespace's lo, marker0 and marker1", got)
 	}
 }
 

@@ -188,7 +188,17 @@ func (d *Driver) shimSpec(cfg *drivers.TaskConfig) (*shim.Spec, error) {
 		MaxFileSizeMB: max(cfg.LogMaxFileSizeMB, 0),
 		StateDir:      stateDir,
 		SocketPath:    shim.SocketPathFor(stateDir),
+		NetNSPath:     netnsPath(cfg),
 	}, nil
+}
+
+// netnsPath is the allocation's network namespace the task joins (bridge
+// and CNI modes), "" when it has none: the host's network.
+func netnsPath(cfg *drivers.TaskConfig) string {
+	if n := cfg.NetworkIsolation; n != nil {
+		return n.Path
+	}
+	return ""
 }
 
 // RecoverTask re-attaches to the task's shim after an agent restart. A

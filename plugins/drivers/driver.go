@@ -145,7 +145,8 @@ type TaskConfig struct {
 	Devices []*DeviceConfig
 	Mounts  []*MountConfig
 	// NetworkMode is the task group's network mode as the group sets it
-	// (structs.NetworkMode* values: "host" or "none"); "" when it sets
+	// (structs.NetworkMode* values: "host", "none", "bridge" or
+	// "cni/<name>"); "" when it sets
 	// none, which is host networking. exec gives a task with "none" a
 	// network namespace of its own with only loopback; docker maps an
 	// explicit "none" or "host" to its network_mode when the task sets
@@ -158,6 +159,20 @@ type TaskConfig struct {
 	// (docker's ports = ["http"]); nil: none. The NOMAD_PORT_* variables
 	// are already in Env.
 	Ports []*PortMapping
+	// NetworkIsolation is the allocation's network namespace, which the
+	// client created and wired with CNI in "bridge" and "cni/<name>"
+	// modes: every task of the group joins it (exec and raw_exec enter it
+	// before exec; docker joins it through an infra container). nil: the
+	// group has none.
+	NetworkIsolation *NetworkIsolationSpec
+}
+
+// NetworkIsolationSpec is an allocation's network namespace: Path is its
+// bind mount on the host, IP the allocation's address in it ("" when the
+// CNI result gave none).
+type NetworkIsolationSpec struct {
+	Path string
+	IP   string
 }
 
 // PortMapping is a host port given to a task: Value on HostIP, reached in

@@ -22,6 +22,9 @@ type EnvBuilder func(req *PrestartRequest, node *structs.Node) map[string]string
 type envHook struct {
 	build EnvBuilder
 	node  *structs.Node
+	// network returns the allocation's network namespace (bridge and CNI
+	// modes), nil when it has none.
+	network func() *drivers.NetworkIsolationSpec
 }
 
 // Name returns "env".
@@ -30,6 +33,11 @@ func (*envHook) Name() string { return "env" }
 // Prestart builds the environment.
 func (h *envHook) Prestart(ctx context.Context, req *PrestartRequest, resp *PrestartResponse) error {
 	resp.Env = h.build(req, h.node)
+	if h.network != nil {
+		if n := h.network(); n != nil && n.IP != "" {
+			setAllocAddrs(resp.Env, req.Alloc, n.IP) // ports.go
+		}
+	}
 	return nil
 }
 

@@ -1,6 +1,9 @@
 package taskrunner
 
 import (
+	"net"
+	"strconv"
+
 	"github.com/drover-io/drover/drivers/shared/taskenv"
 	"github.com/drover-io/drover/plugins/drivers"
 	"github.com/drover-io/drover/structs"
@@ -47,4 +50,29 @@ func driverPorts(alloc *structs.Allocation, task string) []*drivers.PortMapping 
 		out = append(out, &drivers.PortMapping{Label: p.Label, HostIP: p.HostIP, Value: p.Value, To: p.To})
 	}
 	return out
+}
+
+// Variables of the allocation's own address in bridge and CNI modes
+// (Nomad's): followed by a group port's label, the allocation's address
+// in its network namespace, and that address with the port inside it.
+const (
+	allocIPPrefix   = "NOMAD_ALLOC_IP_"
+	allocAddrPrefix = "NOMAD_ALLOC_ADDR_"
+)
+
+// setAllocAddrs adds to env, for each of alloc's group ports, the
+// allocation's address ip in its network namespace (NOMAD_ALLOC_IP_) and
+// the address with the port the task listens on there, To or else the
+// host port (NOMAD_ALLOC_ADDR_; NOMAD_ALLOC_PORT_ is set already).
+func setAllocAddrs(env map[string]string, alloc *structs.Allocation, ip string) {
+	group, _, _ := allocPorts(alloc, "")
+	for _, p := range group {
+		port := p.To
+		if port == 0 {
+			port = p.Value
+		}
+		label := taskenv.CleanName(p.Label)
+		env[allocIPPrefix+label] = ip
+		env[allocAddrPrefix+label] = net.JoinHostPort(ip, strconv.Itoa(port))
+	}
 }

@@ -71,6 +71,10 @@ type Config struct {
 	// StartGate bounds how many tasks of the node start at once (the
 	// client's); nil: no bound.
 	StartGate StartGate
+	// Network returns the allocation's network namespace (bridge and CNI
+	// modes), which the alloc runner's network hook made before any task
+	// starts; nil (or a nil result): the task has none.
+	Network func() *drivers.NetworkIsolationSpec
 }
 
 // StartGate bounds how many tasks start at once: Enter waits for a turn,
@@ -103,6 +107,8 @@ type TaskRunner struct {
 	node      *structs.Node
 	timeline  TimelineMarker // nil: none
 	startGate StartGate      // nil: none
+	// network returns the allocation's network namespace; never nil.
+	network func() *drivers.NetworkIsolationSpec
 
 	// driverName and driverEvents route the driver's task events here.
 	driverName   string
@@ -196,6 +202,7 @@ func New(cfg *Config) (*TaskRunner, error) {
 		node:           cfg.Node,
 		timeline:       cfg.Timeline,
 		startGate:      cfg.StartGate,
+		network:        networkOf(cfg.Network),
 		restartTracker: NewTaskRestartTracker(cfg.Task.RestartPolicy, cfg.Alloc.Job.Type, cfg.Task.Lifecycle),
 		hooksDone:      make(map[string]bool),
 		shutdownCtx:    shutdownCtx,
@@ -216,7 +223,7 @@ func New(cfg *Config) (*TaskRunner, error) {
 	tr.prestartHooks = []prestartHook{
 		&taskDirHook{events: tr},
 		&logsHook{},
-		&envHook{build: buildEnv, node: cfg.Node},
+		&envHook{build: buildEnv, node: cfg.Node, network: networkOf(cfg.Network)},
 		&deviceHook{reserver: cfg.Devices},
 		&volumeHook{volumes: nodeHostVolumes(cfg.Node), driver: cfg.Driver},                        // volume_hook.go
 		&artifactHook{fetcher: artifactFetcher(cfg.Artifacts, logger), events: tr, node: cfg.Node}, // artifact_hook.go
@@ -594,6 +601,9 @@ func (tr *TaskRunner) buildTaskConfig(alloc *structs.Allocation, task *structs.T
 		Mounts:     tr.resources.mounts,
 		Ports:      driverPorts(alloc, task.Name), // ports.go
 	}
+	if n := tr.network(); n != nil {
+		cfg.NetworkIsolation = &drivers.NetworkIsolationSpec{Path: n.Path, IP: n.IP}
+	}
 	if alloc.Job != nil {
 		cfg.JobName = alloc.Job.Name
 		// The mode as the group sets it: "" (no network block or no
@@ -657,3 +667,11 @@ func (tr *TaskRunner) updateLocal(what string, change func(ls *state.LocalState)
 
 // errNoExit is recorded when a driver never reports a task's exit.
 var errNoExit = errors.New("driver did not report the task's exit")
+
+// networkOf returns f, or a func returning nil when f is nil.
+func networkOf(f func() *drivers.NetworkIsolationSpec) func() *drivers.NetworkIsolationSpec {
+	if f == nil {
+		return func() *drivers.NetworkIsolationSpec { return nil }
+	}
+	return f
+}

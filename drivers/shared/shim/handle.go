@@ -111,7 +111,7 @@ func Start(ctx context.Context, exe string, exeArgs []string, spec *Spec) (*Hand
 	// Its own session from the first instant: a kill of the caller's
 	// process group must not reach it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	err = cmd.Start()
+	err = startIn(spec.NetNSPath, cmd) // netns_linux.go
 	readyW.Close()
 	if err != nil {
 		return nil, fmt.Errorf("start shim %q: %w", exe, err)

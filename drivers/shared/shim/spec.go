@@ -34,6 +34,12 @@ type Spec struct {
 	// then unused, Isolation.Spec says what runs. See Isolation.
 	Isolation *Isolation `json:"isolation,omitempty"`
 
+	// NetNSPath, when set, is a network namespace (a bind-mounted nsfs
+	// file, such as the allocation's bridge namespace) that the shim, and
+	// so the task, runs in: Start launches the shim from a thread that
+	// joined it. Unset: the caller's network.
+	NetNSPath string `json:"netns_path,omitempty"`
+
 	// StdoutPath and StderrPath are the base paths of the task's logs: the
 	// shim writes "<StdoutPath>.<n>" (n = 0, 1, ...), rotated by
 	// logrotate, e.g. "<alloc>/alloc/logs/web.stdout" gives
@@ -103,6 +109,9 @@ func (s *Spec) validate() (*Spec, error) {
 	}
 	if c.StateDir == "" {
 		errs = append(errs, errors.New("state dir is empty"))
+	}
+	if c.NetNSPath != "" && !filepath.IsAbs(c.NetNSPath) {
+		errs = append(errs, fmt.Errorf("network namespace path %q is not absolute", c.NetNSPath))
 	}
 	if c.SocketPath == "" {
 		c.SocketPath = SocketPathFor(c.StateDir)

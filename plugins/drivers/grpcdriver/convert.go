@@ -95,6 +95,9 @@ func taskConfigToProto(in *drivers.TaskConfig) *proto.TaskConfig {
 	for _, p := range in.Ports {
 		out.Ports = append(out.Ports, &proto.PortMapping{Label: p.Label, HostIp: p.HostIP, Value: int32(p.Value), To: int32(p.To)})
 	}
+	if n := in.NetworkIsolation; n != nil {
+		out.NetworkIsolation = &proto.NetworkIsolation{Path: n.Path, Ip: n.IP}
+	}
 	return out
 }
 
@@ -135,6 +138,9 @@ func taskConfigFromProto(in *proto.TaskConfig) *drivers.TaskConfig {
 	out.Devices, out.Mounts = devicesFromProto(in.GetDevices()), mountsFromProto(in.GetMounts())
 	for _, p := range in.GetPorts() {
 		out.Ports = append(out.Ports, &drivers.PortMapping{Label: p.GetLabel(), HostIP: p.GetHostIp(), Value: int(p.GetValue()), To: int(p.GetTo())})
+	}
+	if n := in.GetNetworkIsolation(); n != nil {
+		out.NetworkIsolation = &drivers.NetworkIsolationSpec{Path: n.GetPath(), IP: n.GetIp()}
 	}
 	return out
 }

@@ -35,7 +35,8 @@ func TestConvert_HandleRoundTrip(t *testing.T) {
 			SecretsDir: "/alloc/web/secrets", SharedDir: "/alloc/alloc", LogDir: "/alloc/alloc/logs"},
 		StdoutPath: "/o", StderrPath: "/e", LogMaxFiles: 3, LogMaxFileSizeMB: 10, KillSignal: "SIGTERM",
 		RawConfig: json.RawMessage(`{"a":1}`), NetworkMode: "none",
-		Ports: []*drivers.PortMapping{{Label: "http", HostIP: "10.0.0.1", Value: 23456, To: 80}, {Label: "admin", HostIP: "::1", Value: 9000}},
+		Ports:            []*drivers.PortMapping{{Label: "http", HostIP: "10.0.0.1", Value: 23456, To: 80}, {Label: "admin", HostIP: "::1", Value: 9000}},
+		NetworkIsolation: &drivers.NetworkIsolationSpec{Path: "/var/lib/drover/netns/a1", IP: "172.26.64.2"},
 	}
 	cases := []struct {
 		name string

@@ -645,9 +645,12 @@ type TaskConfig struct {
 	// ports are the host ports given to the task's allocation (its group's
 	// network block) and to the task (an older task-level network block),
 	// for drivers that publish them.
-	Ports         []*PortMapping `protobuf:"bytes,22,rep,name=ports,proto3" json:"ports,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Ports []*PortMapping `protobuf:"bytes,22,rep,name=ports,proto3" json:"ports,omitempty"`
+	// network_isolation is the allocation's network namespace, set in
+	// "bridge" and "cni/<name>" modes: the task joins it. Unset: none.
+	NetworkIsolation *NetworkIsolation `protobuf:"bytes,23,opt,name=network_isolation,json=networkIsolation,proto3" json:"network_isolation,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *TaskConfig) Reset() {
@@ -834,6 +837,68 @@ func (x *TaskConfig) GetPorts() []*PortMapping {
 	return nil
 }
 
+func (x *TaskConfig) GetNetworkIsolation() *NetworkIsolation {
+	if x != nil {
+		return x.NetworkIsolation
+	}
+	return nil
+}
+
+// NetworkIsolation is an allocation's network namespace that the client
+// created and wired (CNI): path is the namespace's bind mount, ip the
+// allocation's address in it.
+type NetworkIsolation struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Ip            string                 `protobuf:"bytes,2,opt,name=ip,proto3" json:"ip,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NetworkIsolation) Reset() {
+	*x = NetworkIsolation{}
+	mi := &file_driver_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NetworkIsolation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NetworkIsolation) ProtoMessage() {}
+
+func (x *NetworkIsolation) ProtoReflect() protoreflect.Message {
+	mi := &file_driver_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NetworkIsolation.ProtoReflect.Descriptor instead.
+func (*NetworkIsolation) Descriptor() ([]byte, []int) {
+	return file_driver_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *NetworkIsolation) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *NetworkIsolation) GetIp() string {
+	if x != nil {
+		return x.Ip
+	}
+	return ""
+}
+
 // PortMapping is the host port value on host_ip, reached in the task's
 // network on to (0: value).
 type PortMapping struct {
@@ -848,7 +913,7 @@ type PortMapping struct {
 
 func (x *PortMapping) Reset() {
 	*x = PortMapping{}
-	mi := &file_driver_proto_msgTypes[10]
+	mi := &file_driver_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -860,7 +925,7 @@ func (x *PortMapping) String() string {
 func (*PortMapping) ProtoMessage() {}
 
 func (x *PortMapping) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[10]
+	mi := &file_driver_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -873,7 +938,7 @@ func (x *PortMapping) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortMapping.ProtoReflect.Descriptor instead.
 func (*PortMapping) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{10}
+	return file_driver_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PortMapping) GetLabel() string {
@@ -915,7 +980,7 @@ type DeviceConfig struct {
 
 func (x *DeviceConfig) Reset() {
 	*x = DeviceConfig{}
-	mi := &file_driver_proto_msgTypes[11]
+	mi := &file_driver_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -927,7 +992,7 @@ func (x *DeviceConfig) String() string {
 func (*DeviceConfig) ProtoMessage() {}
 
 func (x *DeviceConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[11]
+	mi := &file_driver_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -940,7 +1005,7 @@ func (x *DeviceConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeviceConfig.ProtoReflect.Descriptor instead.
 func (*DeviceConfig) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{11}
+	return file_driver_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DeviceConfig) GetTaskPath() string {
@@ -975,7 +1040,7 @@ type MountConfig struct {
 
 func (x *MountConfig) Reset() {
 	*x = MountConfig{}
-	mi := &file_driver_proto_msgTypes[12]
+	mi := &file_driver_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -987,7 +1052,7 @@ func (x *MountConfig) String() string {
 func (*MountConfig) ProtoMessage() {}
 
 func (x *MountConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[12]
+	mi := &file_driver_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1000,7 +1065,7 @@ func (x *MountConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MountConfig.ProtoReflect.Descriptor instead.
 func (*MountConfig) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{12}
+	return file_driver_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *MountConfig) GetTaskPath() string {
@@ -1036,7 +1101,7 @@ type TaskHandle struct {
 
 func (x *TaskHandle) Reset() {
 	*x = TaskHandle{}
-	mi := &file_driver_proto_msgTypes[13]
+	mi := &file_driver_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1048,7 +1113,7 @@ func (x *TaskHandle) String() string {
 func (*TaskHandle) ProtoMessage() {}
 
 func (x *TaskHandle) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[13]
+	mi := &file_driver_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1061,7 +1126,7 @@ func (x *TaskHandle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskHandle.ProtoReflect.Descriptor instead.
 func (*TaskHandle) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{13}
+	return file_driver_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *TaskHandle) GetVersion() int64 {
@@ -1105,7 +1170,7 @@ type ExitResult struct {
 
 func (x *ExitResult) Reset() {
 	*x = ExitResult{}
-	mi := &file_driver_proto_msgTypes[14]
+	mi := &file_driver_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1117,7 +1182,7 @@ func (x *ExitResult) String() string {
 func (*ExitResult) ProtoMessage() {}
 
 func (x *ExitResult) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[14]
+	mi := &file_driver_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1130,7 +1195,7 @@ func (x *ExitResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExitResult.ProtoReflect.Descriptor instead.
 func (*ExitResult) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{14}
+	return file_driver_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ExitResult) GetExitCode() int64 {
@@ -1170,7 +1235,7 @@ type StartTaskRequest struct {
 
 func (x *StartTaskRequest) Reset() {
 	*x = StartTaskRequest{}
-	mi := &file_driver_proto_msgTypes[15]
+	mi := &file_driver_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1182,7 +1247,7 @@ func (x *StartTaskRequest) String() string {
 func (*StartTaskRequest) ProtoMessage() {}
 
 func (x *StartTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[15]
+	mi := &file_driver_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1195,7 +1260,7 @@ func (x *StartTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartTaskRequest.ProtoReflect.Descriptor instead.
 func (*StartTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{15}
+	return file_driver_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *StartTaskRequest) GetConfig() *TaskConfig {
@@ -1214,7 +1279,7 @@ type StartTaskResponse struct {
 
 func (x *StartTaskResponse) Reset() {
 	*x = StartTaskResponse{}
-	mi := &file_driver_proto_msgTypes[16]
+	mi := &file_driver_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1226,7 +1291,7 @@ func (x *StartTaskResponse) String() string {
 func (*StartTaskResponse) ProtoMessage() {}
 
 func (x *StartTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[16]
+	mi := &file_driver_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1239,7 +1304,7 @@ func (x *StartTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartTaskResponse.ProtoReflect.Descriptor instead.
 func (*StartTaskResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{16}
+	return file_driver_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *StartTaskResponse) GetHandle() *TaskHandle {
@@ -1258,7 +1323,7 @@ type RecoverTaskRequest struct {
 
 func (x *RecoverTaskRequest) Reset() {
 	*x = RecoverTaskRequest{}
-	mi := &file_driver_proto_msgTypes[17]
+	mi := &file_driver_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1270,7 +1335,7 @@ func (x *RecoverTaskRequest) String() string {
 func (*RecoverTaskRequest) ProtoMessage() {}
 
 func (x *RecoverTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[17]
+	mi := &file_driver_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1283,7 +1348,7 @@ func (x *RecoverTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverTaskRequest.ProtoReflect.Descriptor instead.
 func (*RecoverTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{17}
+	return file_driver_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RecoverTaskRequest) GetHandle() *TaskHandle {
@@ -1301,7 +1366,7 @@ type RecoverTaskResponse struct {
 
 func (x *RecoverTaskResponse) Reset() {
 	*x = RecoverTaskResponse{}
-	mi := &file_driver_proto_msgTypes[18]
+	mi := &file_driver_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1313,7 +1378,7 @@ func (x *RecoverTaskResponse) String() string {
 func (*RecoverTaskResponse) ProtoMessage() {}
 
 func (x *RecoverTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[18]
+	mi := &file_driver_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1326,7 +1391,7 @@ func (x *RecoverTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverTaskResponse.ProtoReflect.Descriptor instead.
 func (*RecoverTaskResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{18}
+	return file_driver_proto_rawDescGZIP(), []int{19}
 }
 
 type WaitTaskRequest struct {
@@ -1338,7 +1403,7 @@ type WaitTaskRequest struct {
 
 func (x *WaitTaskRequest) Reset() {
 	*x = WaitTaskRequest{}
-	mi := &file_driver_proto_msgTypes[19]
+	mi := &file_driver_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1350,7 +1415,7 @@ func (x *WaitTaskRequest) String() string {
 func (*WaitTaskRequest) ProtoMessage() {}
 
 func (x *WaitTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[19]
+	mi := &file_driver_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1363,7 +1428,7 @@ func (x *WaitTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitTaskRequest.ProtoReflect.Descriptor instead.
 func (*WaitTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{19}
+	return file_driver_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *WaitTaskRequest) GetTaskId() string {
@@ -1382,7 +1447,7 @@ type WaitTaskResponse struct {
 
 func (x *WaitTaskResponse) Reset() {
 	*x = WaitTaskResponse{}
-	mi := &file_driver_proto_msgTypes[20]
+	mi := &file_driver_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1394,7 +1459,7 @@ func (x *WaitTaskResponse) String() string {
 func (*WaitTaskResponse) ProtoMessage() {}
 
 func (x *WaitTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[20]
+	mi := &file_driver_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1407,7 +1472,7 @@ func (x *WaitTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitTaskResponse.ProtoReflect.Descriptor instead.
 func (*WaitTaskResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{20}
+	return file_driver_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *WaitTaskResponse) GetResult() *ExitResult {
@@ -1428,7 +1493,7 @@ type StopTaskRequest struct {
 
 func (x *StopTaskRequest) Reset() {
 	*x = StopTaskRequest{}
-	mi := &file_driver_proto_msgTypes[21]
+	mi := &file_driver_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1440,7 +1505,7 @@ func (x *StopTaskRequest) String() string {
 func (*StopTaskRequest) ProtoMessage() {}
 
 func (x *StopTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[21]
+	mi := &file_driver_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1453,7 +1518,7 @@ func (x *StopTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopTaskRequest.ProtoReflect.Descriptor instead.
 func (*StopTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{21}
+	return file_driver_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *StopTaskRequest) GetTaskId() string {
@@ -1485,7 +1550,7 @@ type StopTaskResponse struct {
 
 func (x *StopTaskResponse) Reset() {
 	*x = StopTaskResponse{}
-	mi := &file_driver_proto_msgTypes[22]
+	mi := &file_driver_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1497,7 +1562,7 @@ func (x *StopTaskResponse) String() string {
 func (*StopTaskResponse) ProtoMessage() {}
 
 func (x *StopTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[22]
+	mi := &file_driver_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1510,7 +1575,7 @@ func (x *StopTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopTaskResponse.ProtoReflect.Descriptor instead.
 func (*StopTaskResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{22}
+	return file_driver_proto_rawDescGZIP(), []int{23}
 }
 
 type DestroyTaskRequest struct {
@@ -1523,7 +1588,7 @@ type DestroyTaskRequest struct {
 
 func (x *DestroyTaskRequest) Reset() {
 	*x = DestroyTaskRequest{}
-	mi := &file_driver_proto_msgTypes[23]
+	mi := &file_driver_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1535,7 +1600,7 @@ func (x *DestroyTaskRequest) String() string {
 func (*DestroyTaskRequest) ProtoMessage() {}
 
 func (x *DestroyTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[23]
+	mi := &file_driver_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1548,7 +1613,7 @@ func (x *DestroyTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DestroyTaskRequest.ProtoReflect.Descriptor instead.
 func (*DestroyTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{23}
+	return file_driver_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DestroyTaskRequest) GetTaskId() string {
@@ -1573,7 +1638,7 @@ type DestroyTaskResponse struct {
 
 func (x *DestroyTaskResponse) Reset() {
 	*x = DestroyTaskResponse{}
-	mi := &file_driver_proto_msgTypes[24]
+	mi := &file_driver_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1585,7 +1650,7 @@ func (x *DestroyTaskResponse) String() string {
 func (*DestroyTaskResponse) ProtoMessage() {}
 
 func (x *DestroyTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[24]
+	mi := &file_driver_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1598,7 +1663,7 @@ func (x *DestroyTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DestroyTaskResponse.ProtoReflect.Descriptor instead.
 func (*DestroyTaskResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{24}
+	return file_driver_proto_rawDescGZIP(), []int{25}
 }
 
 type InspectTaskRequest struct {
@@ -1610,7 +1675,7 @@ type InspectTaskRequest struct {
 
 func (x *InspectTaskRequest) Reset() {
 	*x = InspectTaskRequest{}
-	mi := &file_driver_proto_msgTypes[25]
+	mi := &file_driver_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1622,7 +1687,7 @@ func (x *InspectTaskRequest) String() string {
 func (*InspectTaskRequest) ProtoMessage() {}
 
 func (x *InspectTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[25]
+	mi := &file_driver_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1635,7 +1700,7 @@ func (x *InspectTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectTaskRequest.ProtoReflect.Descriptor instead.
 func (*InspectTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{25}
+	return file_driver_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *InspectTaskRequest) GetTaskId() string {
@@ -1660,7 +1725,7 @@ type TaskStatus struct {
 
 func (x *TaskStatus) Reset() {
 	*x = TaskStatus{}
-	mi := &file_driver_proto_msgTypes[26]
+	mi := &file_driver_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1672,7 +1737,7 @@ func (x *TaskStatus) String() string {
 func (*TaskStatus) ProtoMessage() {}
 
 func (x *TaskStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[26]
+	mi := &file_driver_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1685,7 +1750,7 @@ func (x *TaskStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStatus.ProtoReflect.Descriptor instead.
 func (*TaskStatus) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{26}
+	return file_driver_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *TaskStatus) GetId() string {
@@ -1746,7 +1811,7 @@ type InspectTaskResponse struct {
 
 func (x *InspectTaskResponse) Reset() {
 	*x = InspectTaskResponse{}
-	mi := &file_driver_proto_msgTypes[27]
+	mi := &file_driver_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1758,7 +1823,7 @@ func (x *InspectTaskResponse) String() string {
 func (*InspectTaskResponse) ProtoMessage() {}
 
 func (x *InspectTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[27]
+	mi := &file_driver_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1771,7 +1836,7 @@ func (x *InspectTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectTaskResponse.ProtoReflect.Descriptor instead.
 func (*InspectTaskResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{27}
+	return file_driver_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *InspectTaskResponse) GetStatus() *TaskStatus {
@@ -1791,7 +1856,7 @@ type SignalTaskRequest struct {
 
 func (x *SignalTaskRequest) Reset() {
 	*x = SignalTaskRequest{}
-	mi := &file_driver_proto_msgTypes[28]
+	mi := &file_driver_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1803,7 +1868,7 @@ func (x *SignalTaskRequest) String() string {
 func (*SignalTaskRequest) ProtoMessage() {}
 
 func (x *SignalTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[28]
+	mi := &file_driver_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1816,7 +1881,7 @@ func (x *SignalTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalTaskRequest.ProtoReflect.Descriptor instead.
 func (*SignalTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{28}
+	return file_driver_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SignalTaskRequest) GetTaskId() string {
@@ -1841,7 +1906,7 @@ type SignalTaskResponse struct {
 
 func (x *SignalTaskResponse) Reset() {
 	*x = SignalTaskResponse{}
-	mi := &file_driver_proto_msgTypes[29]
+	mi := &file_driver_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1853,7 +1918,7 @@ func (x *SignalTaskResponse) String() string {
 func (*SignalTaskResponse) ProtoMessage() {}
 
 func (x *SignalTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[29]
+	mi := &file_driver_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1866,7 +1931,7 @@ func (x *SignalTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalTaskResponse.ProtoReflect.Descriptor instead.
 func (*SignalTaskResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{29}
+	return file_driver_proto_rawDescGZIP(), []int{30}
 }
 
 type TaskStatsRequest struct {
@@ -1879,7 +1944,7 @@ type TaskStatsRequest struct {
 
 func (x *TaskStatsRequest) Reset() {
 	*x = TaskStatsRequest{}
-	mi := &file_driver_proto_msgTypes[30]
+	mi := &file_driver_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1891,7 +1956,7 @@ func (x *TaskStatsRequest) String() string {
 func (*TaskStatsRequest) ProtoMessage() {}
 
 func (x *TaskStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[30]
+	mi := &file_driver_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1904,7 +1969,7 @@ func (x *TaskStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStatsRequest.ProtoReflect.Descriptor instead.
 func (*TaskStatsRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{30}
+	return file_driver_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *TaskStatsRequest) GetTaskId() string {
@@ -1937,7 +2002,7 @@ type TaskResourceUsage struct {
 
 func (x *TaskResourceUsage) Reset() {
 	*x = TaskResourceUsage{}
-	mi := &file_driver_proto_msgTypes[31]
+	mi := &file_driver_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1949,7 +2014,7 @@ func (x *TaskResourceUsage) String() string {
 func (*TaskResourceUsage) ProtoMessage() {}
 
 func (x *TaskResourceUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[31]
+	mi := &file_driver_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1962,7 +2027,7 @@ func (x *TaskResourceUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskResourceUsage.ProtoReflect.Descriptor instead.
 func (*TaskResourceUsage) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{31}
+	return file_driver_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *TaskResourceUsage) GetTimestamp() int64 {
@@ -2030,7 +2095,7 @@ type TaskStatsResponse struct {
 
 func (x *TaskStatsResponse) Reset() {
 	*x = TaskStatsResponse{}
-	mi := &file_driver_proto_msgTypes[32]
+	mi := &file_driver_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2042,7 +2107,7 @@ func (x *TaskStatsResponse) String() string {
 func (*TaskStatsResponse) ProtoMessage() {}
 
 func (x *TaskStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[32]
+	mi := &file_driver_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2055,7 +2120,7 @@ func (x *TaskStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStatsResponse.ProtoReflect.Descriptor instead.
 func (*TaskStatsResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{32}
+	return file_driver_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *TaskStatsResponse) GetUsage() *TaskResourceUsage {
@@ -2073,7 +2138,7 @@ type TaskEventsRequest struct {
 
 func (x *TaskEventsRequest) Reset() {
 	*x = TaskEventsRequest{}
-	mi := &file_driver_proto_msgTypes[33]
+	mi := &file_driver_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2085,7 +2150,7 @@ func (x *TaskEventsRequest) String() string {
 func (*TaskEventsRequest) ProtoMessage() {}
 
 func (x *TaskEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[33]
+	mi := &file_driver_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2098,7 +2163,7 @@ func (x *TaskEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskEventsRequest.ProtoReflect.Descriptor instead.
 func (*TaskEventsRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{33}
+	return file_driver_proto_rawDescGZIP(), []int{34}
 }
 
 type TaskEvent struct {
@@ -2116,7 +2181,7 @@ type TaskEvent struct {
 
 func (x *TaskEvent) Reset() {
 	*x = TaskEvent{}
-	mi := &file_driver_proto_msgTypes[34]
+	mi := &file_driver_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2128,7 +2193,7 @@ func (x *TaskEvent) String() string {
 func (*TaskEvent) ProtoMessage() {}
 
 func (x *TaskEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[34]
+	mi := &file_driver_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2141,7 +2206,7 @@ func (x *TaskEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskEvent.ProtoReflect.Descriptor instead.
 func (*TaskEvent) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{34}
+	return file_driver_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *TaskEvent) GetTaskId() string {
@@ -2202,7 +2267,7 @@ type TaskEventsResponse struct {
 
 func (x *TaskEventsResponse) Reset() {
 	*x = TaskEventsResponse{}
-	mi := &file_driver_proto_msgTypes[35]
+	mi := &file_driver_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2214,7 +2279,7 @@ func (x *TaskEventsResponse) String() string {
 func (*TaskEventsResponse) ProtoMessage() {}
 
 func (x *TaskEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[35]
+	mi := &file_driver_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2227,7 +2292,7 @@ func (x *TaskEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskEventsResponse.ProtoReflect.Descriptor instead.
 func (*TaskEventsResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{35}
+	return file_driver_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *TaskEventsResponse) GetEvent() *TaskEvent {
@@ -2248,7 +2313,7 @@ type ExecTaskRequest struct {
 
 func (x *ExecTaskRequest) Reset() {
 	*x = ExecTaskRequest{}
-	mi := &file_driver_proto_msgTypes[36]
+	mi := &file_driver_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2260,7 +2325,7 @@ func (x *ExecTaskRequest) String() string {
 func (*ExecTaskRequest) ProtoMessage() {}
 
 func (x *ExecTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[36]
+	mi := &file_driver_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2273,7 +2338,7 @@ func (x *ExecTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecTaskRequest.ProtoReflect.Descriptor instead.
 func (*ExecTaskRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{36}
+	return file_driver_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ExecTaskRequest) GetTaskId() string {
@@ -2308,7 +2373,7 @@ type ExecTaskResponse struct {
 
 func (x *ExecTaskResponse) Reset() {
 	*x = ExecTaskResponse{}
-	mi := &file_driver_proto_msgTypes[37]
+	mi := &file_driver_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2320,7 +2385,7 @@ func (x *ExecTaskResponse) String() string {
 func (*ExecTaskResponse) ProtoMessage() {}
 
 func (x *ExecTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[37]
+	mi := &file_driver_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2333,7 +2398,7 @@ func (x *ExecTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecTaskResponse.ProtoReflect.Descriptor instead.
 func (*ExecTaskResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{37}
+	return file_driver_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ExecTaskResponse) GetStdout() []byte {
@@ -2367,7 +2432,7 @@ type TerminalSize struct {
 
 func (x *TerminalSize) Reset() {
 	*x = TerminalSize{}
-	mi := &file_driver_proto_msgTypes[38]
+	mi := &file_driver_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2379,7 +2444,7 @@ func (x *TerminalSize) String() string {
 func (*TerminalSize) ProtoMessage() {}
 
 func (x *TerminalSize) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[38]
+	mi := &file_driver_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2392,7 +2457,7 @@ func (x *TerminalSize) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TerminalSize.ProtoReflect.Descriptor instead.
 func (*TerminalSize) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{38}
+	return file_driver_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *TerminalSize) GetHeight() int64 {
@@ -2426,7 +2491,7 @@ type ExecTaskStreamingSetup struct {
 
 func (x *ExecTaskStreamingSetup) Reset() {
 	*x = ExecTaskStreamingSetup{}
-	mi := &file_driver_proto_msgTypes[39]
+	mi := &file_driver_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2438,7 +2503,7 @@ func (x *ExecTaskStreamingSetup) String() string {
 func (*ExecTaskStreamingSetup) ProtoMessage() {}
 
 func (x *ExecTaskStreamingSetup) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[39]
+	mi := &file_driver_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2451,7 +2516,7 @@ func (x *ExecTaskStreamingSetup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecTaskStreamingSetup.ProtoReflect.Descriptor instead.
 func (*ExecTaskStreamingSetup) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{39}
+	return file_driver_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ExecTaskStreamingSetup) GetTaskId() string {
@@ -2504,7 +2569,7 @@ type ExecTaskStreamingRequest struct {
 
 func (x *ExecTaskStreamingRequest) Reset() {
 	*x = ExecTaskStreamingRequest{}
-	mi := &file_driver_proto_msgTypes[40]
+	mi := &file_driver_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2516,7 +2581,7 @@ func (x *ExecTaskStreamingRequest) String() string {
 func (*ExecTaskStreamingRequest) ProtoMessage() {}
 
 func (x *ExecTaskStreamingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[40]
+	mi := &file_driver_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2529,7 +2594,7 @@ func (x *ExecTaskStreamingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecTaskStreamingRequest.ProtoReflect.Descriptor instead.
 func (*ExecTaskStreamingRequest) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{40}
+	return file_driver_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ExecTaskStreamingRequest) GetMessage() isExecTaskStreamingRequest_Message {
@@ -2619,7 +2684,7 @@ type ExecTaskStreamingResponse struct {
 
 func (x *ExecTaskStreamingResponse) Reset() {
 	*x = ExecTaskStreamingResponse{}
-	mi := &file_driver_proto_msgTypes[41]
+	mi := &file_driver_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2631,7 +2696,7 @@ func (x *ExecTaskStreamingResponse) String() string {
 func (*ExecTaskStreamingResponse) ProtoMessage() {}
 
 func (x *ExecTaskStreamingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_driver_proto_msgTypes[41]
+	mi := &file_driver_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2644,7 +2709,7 @@ func (x *ExecTaskStreamingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecTaskStreamingResponse.ProtoReflect.Descriptor instead.
 func (*ExecTaskStreamingResponse) Descriptor() ([]byte, []int) {
-	return file_driver_proto_rawDescGZIP(), []int{41}
+	return file_driver_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ExecTaskStreamingResponse) GetMessage() isExecTaskStreamingResponse_Message {
@@ -2748,7 +2813,7 @@ const file_driver_proto_rawDesc = "" +
 	"\n" +
 	"cpu_shares\x18\x01 \x01(\x03R\tcpuShares\x12\x1b\n" +
 	"\tmemory_mb\x18\x02 \x01(\x03R\bmemoryMb\x12\"\n" +
-	"\rmemory_max_mb\x18\x03 \x01(\x03R\vmemoryMaxMb\"\xf4\a\n" +
+	"\rmemory_max_mb\x18\x03 \x01(\x03R\vmemoryMaxMb\"\xce\b\n" +
 	"\n" +
 	"TaskConfig\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
@@ -2777,13 +2842,17 @@ const file_driver_proto_rawDesc = "" +
 	"\adevices\x18\x13 \x03(\v2'.drover.plugins.drivers.v1.DeviceConfigR\adevices\x12>\n" +
 	"\x06mounts\x18\x14 \x03(\v2&.drover.plugins.drivers.v1.MountConfigR\x06mounts\x12!\n" +
 	"\fnetwork_mode\x18\x15 \x01(\tR\vnetworkMode\x12<\n" +
-	"\x05ports\x18\x16 \x03(\v2&.drover.plugins.drivers.v1.PortMappingR\x05ports\x1a6\n" +
+	"\x05ports\x18\x16 \x03(\v2&.drover.plugins.drivers.v1.PortMappingR\x05ports\x12X\n" +
+	"\x11network_isolation\x18\x17 \x01(\v2+.drover.plugins.drivers.v1.NetworkIsolationR\x10networkIsolation\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x10\n" +
 	"\x0e_log_max_filesB\x17\n" +
 	"\x15_log_max_file_size_mbB\r\n" +
-	"\v_raw_config\"b\n" +
+	"\v_raw_config\"6\n" +
+	"\x10NetworkIsolation\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x0e\n" +
+	"\x02ip\x18\x02 \x01(\tR\x02ip\"b\n" +
 	"\vPortMapping\x12\x14\n" +
 	"\x05label\x18\x01 \x01(\tR\x05label\x12\x17\n" +
 	"\ahost_ip\x18\x02 \x01(\tR\x06hostIp\x12\x14\n" +
@@ -2956,7 +3025,7 @@ func file_driver_proto_rawDescGZIP() []byte {
 }
 
 var file_driver_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_driver_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
+var file_driver_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_driver_proto_goTypes = []any{
 	(MountConfigs)(0),                  // 0: drover.plugins.drivers.v1.MountConfigs
 	(ErrorDetail_Kind)(0),              // 1: drover.plugins.drivers.v1.ErrorDetail.Kind
@@ -2970,121 +3039,123 @@ var file_driver_proto_goTypes = []any{
 	(*TaskDir)(nil),                    // 9: drover.plugins.drivers.v1.TaskDir
 	(*Resources)(nil),                  // 10: drover.plugins.drivers.v1.Resources
 	(*TaskConfig)(nil),                 // 11: drover.plugins.drivers.v1.TaskConfig
-	(*PortMapping)(nil),                // 12: drover.plugins.drivers.v1.PortMapping
-	(*DeviceConfig)(nil),               // 13: drover.plugins.drivers.v1.DeviceConfig
-	(*MountConfig)(nil),                // 14: drover.plugins.drivers.v1.MountConfig
-	(*TaskHandle)(nil),                 // 15: drover.plugins.drivers.v1.TaskHandle
-	(*ExitResult)(nil),                 // 16: drover.plugins.drivers.v1.ExitResult
-	(*StartTaskRequest)(nil),           // 17: drover.plugins.drivers.v1.StartTaskRequest
-	(*StartTaskResponse)(nil),          // 18: drover.plugins.drivers.v1.StartTaskResponse
-	(*RecoverTaskRequest)(nil),         // 19: drover.plugins.drivers.v1.RecoverTaskRequest
-	(*RecoverTaskResponse)(nil),        // 20: drover.plugins.drivers.v1.RecoverTaskResponse
-	(*WaitTaskRequest)(nil),            // 21: drover.plugins.drivers.v1.WaitTaskRequest
-	(*WaitTaskResponse)(nil),           // 22: drover.plugins.drivers.v1.WaitTaskResponse
-	(*StopTaskRequest)(nil),            // 23: drover.plugins.drivers.v1.StopTaskRequest
-	(*StopTaskResponse)(nil),           // 24: drover.plugins.drivers.v1.StopTaskResponse
-	(*DestroyTaskRequest)(nil),         // 25: drover.plugins.drivers.v1.DestroyTaskRequest
-	(*DestroyTaskResponse)(nil),        // 26: drover.plugins.drivers.v1.DestroyTaskResponse
-	(*InspectTaskRequest)(nil),         // 27: drover.plugins.drivers.v1.InspectTaskRequest
-	(*TaskStatus)(nil),                 // 28: drover.plugins.drivers.v1.TaskStatus
-	(*InspectTaskResponse)(nil),        // 29: drover.plugins.drivers.v1.InspectTaskResponse
-	(*SignalTaskRequest)(nil),          // 30: drover.plugins.drivers.v1.SignalTaskRequest
-	(*SignalTaskResponse)(nil),         // 31: drover.plugins.drivers.v1.SignalTaskResponse
-	(*TaskStatsRequest)(nil),           // 32: drover.plugins.drivers.v1.TaskStatsRequest
-	(*TaskResourceUsage)(nil),          // 33: drover.plugins.drivers.v1.TaskResourceUsage
-	(*TaskStatsResponse)(nil),          // 34: drover.plugins.drivers.v1.TaskStatsResponse
-	(*TaskEventsRequest)(nil),          // 35: drover.plugins.drivers.v1.TaskEventsRequest
-	(*TaskEvent)(nil),                  // 36: drover.plugins.drivers.v1.TaskEvent
-	(*TaskEventsResponse)(nil),         // 37: drover.plugins.drivers.v1.TaskEventsResponse
-	(*ExecTaskRequest)(nil),            // 38: drover.plugins.drivers.v1.ExecTaskRequest
-	(*ExecTaskResponse)(nil),           // 39: drover.plugins.drivers.v1.ExecTaskResponse
-	(*TerminalSize)(nil),               // 40: drover.plugins.drivers.v1.TerminalSize
-	(*ExecTaskStreamingSetup)(nil),     // 41: drover.plugins.drivers.v1.ExecTaskStreamingSetup
-	(*ExecTaskStreamingRequest)(nil),   // 42: drover.plugins.drivers.v1.ExecTaskStreamingRequest
-	(*ExecTaskStreamingResponse)(nil),  // 43: drover.plugins.drivers.v1.ExecTaskStreamingResponse
-	nil,                                // 44: drover.plugins.drivers.v1.Fingerprint.AttributesEntry
-	nil,                                // 45: drover.plugins.drivers.v1.TaskConfig.EnvEntry
-	nil,                                // 46: drover.plugins.drivers.v1.TaskStatus.DriverAttributesEntry
-	nil,                                // 47: drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry
-	nil,                                // 48: drover.plugins.drivers.v1.TaskEvent.AnnotationsEntry
-	(*timestamppb.Timestamp)(nil),      // 49: google.protobuf.Timestamp
-	(*proto.PluginInfoRequest)(nil),    // 50: drover.plugins.base.v1.PluginInfoRequest
-	(*proto.ConfigSchemaRequest)(nil),  // 51: drover.plugins.base.v1.ConfigSchemaRequest
-	(*proto.SetConfigRequest)(nil),     // 52: drover.plugins.base.v1.SetConfigRequest
-	(*proto.PluginInfoResponse)(nil),   // 53: drover.plugins.base.v1.PluginInfoResponse
-	(*proto.ConfigSchemaResponse)(nil), // 54: drover.plugins.base.v1.ConfigSchemaResponse
-	(*proto.SetConfigResponse)(nil),    // 55: drover.plugins.base.v1.SetConfigResponse
+	(*NetworkIsolation)(nil),           // 12: drover.plugins.drivers.v1.NetworkIsolation
+	(*PortMapping)(nil),                // 13: drover.plugins.drivers.v1.PortMapping
+	(*DeviceConfig)(nil),               // 14: drover.plugins.drivers.v1.DeviceConfig
+	(*MountConfig)(nil),                // 15: drover.plugins.drivers.v1.MountConfig
+	(*TaskHandle)(nil),                 // 16: drover.plugins.drivers.v1.TaskHandle
+	(*ExitResult)(nil),                 // 17: drover.plugins.drivers.v1.ExitResult
+	(*StartTaskRequest)(nil),           // 18: drover.plugins.drivers.v1.StartTaskRequest
+	(*StartTaskResponse)(nil),          // 19: drover.plugins.drivers.v1.StartTaskResponse
+	(*RecoverTaskRequest)(nil),         // 20: drover.plugins.drivers.v1.RecoverTaskRequest
+	(*RecoverTaskResponse)(nil),        // 21: drover.plugins.drivers.v1.RecoverTaskResponse
+	(*WaitTaskRequest)(nil),            // 22: drover.plugins.drivers.v1.WaitTaskRequest
+	(*WaitTaskResponse)(nil),           // 23: drover.plugins.drivers.v1.WaitTaskResponse
+	(*StopTaskRequest)(nil),            // 24: drover.plugins.drivers.v1.StopTaskRequest
+	(*StopTaskResponse)(nil),           // 25: drover.plugins.drivers.v1.StopTaskResponse
+	(*DestroyTaskRequest)(nil),         // 26: drover.plugins.drivers.v1.DestroyTaskRequest
+	(*DestroyTaskResponse)(nil),        // 27: drover.plugins.drivers.v1.DestroyTaskResponse
+	(*InspectTaskRequest)(nil),         // 28: drover.plugins.drivers.v1.InspectTaskRequest
+	(*TaskStatus)(nil),                 // 29: drover.plugins.drivers.v1.TaskStatus
+	(*InspectTaskResponse)(nil),        // 30: drover.plugins.drivers.v1.InspectTaskResponse
+	(*SignalTaskRequest)(nil),          // 31: drover.plugins.drivers.v1.SignalTaskRequest
+	(*SignalTaskResponse)(nil),         // 32: drover.plugins.drivers.v1.SignalTaskResponse
+	(*TaskStatsRequest)(nil),           // 33: drover.plugins.drivers.v1.TaskStatsRequest
+	(*TaskResourceUsage)(nil),          // 34: drover.plugins.drivers.v1.TaskResourceUsage
+	(*TaskStatsResponse)(nil),          // 35: drover.plugins.drivers.v1.TaskStatsResponse
+	(*TaskEventsRequest)(nil),          // 36: drover.plugins.drivers.v1.TaskEventsRequest
+	(*TaskEvent)(nil),                  // 37: drover.plugins.drivers.v1.TaskEvent
+	(*TaskEventsResponse)(nil),         // 38: drover.plugins.drivers.v1.TaskEventsResponse
+	(*ExecTaskRequest)(nil),            // 39: drover.plugins.drivers.v1.ExecTaskRequest
+	(*ExecTaskResponse)(nil),           // 40: drover.plugins.drivers.v1.ExecTaskResponse
+	(*TerminalSize)(nil),               // 41: drover.plugins.drivers.v1.TerminalSize
+	(*ExecTaskStreamingSetup)(nil),     // 42: drover.plugins.drivers.v1.ExecTaskStreamingSetup
+	(*ExecTaskStreamingRequest)(nil),   // 43: drover.plugins.drivers.v1.ExecTaskStreamingRequest
+	(*ExecTaskStreamingResponse)(nil),  // 44: drover.plugins.drivers.v1.ExecTaskStreamingResponse
+	nil,                                // 45: drover.plugins.drivers.v1.Fingerprint.AttributesEntry
+	nil,                                // 46: drover.plugins.drivers.v1.TaskConfig.EnvEntry
+	nil,                                // 47: drover.plugins.drivers.v1.TaskStatus.DriverAttributesEntry
+	nil,                                // 48: drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry
+	nil,                                // 49: drover.plugins.drivers.v1.TaskEvent.AnnotationsEntry
+	(*timestamppb.Timestamp)(nil),      // 50: google.protobuf.Timestamp
+	(*proto.PluginInfoRequest)(nil),    // 51: drover.plugins.base.v1.PluginInfoRequest
+	(*proto.ConfigSchemaRequest)(nil),  // 52: drover.plugins.base.v1.ConfigSchemaRequest
+	(*proto.SetConfigRequest)(nil),     // 53: drover.plugins.base.v1.SetConfigRequest
+	(*proto.PluginInfoResponse)(nil),   // 54: drover.plugins.base.v1.PluginInfoResponse
+	(*proto.ConfigSchemaResponse)(nil), // 55: drover.plugins.base.v1.ConfigSchemaResponse
+	(*proto.SetConfigResponse)(nil),    // 56: drover.plugins.base.v1.SetConfigResponse
 }
 var file_driver_proto_depIdxs = []int32{
 	1,  // 0: drover.plugins.drivers.v1.ErrorDetail.kind:type_name -> drover.plugins.drivers.v1.ErrorDetail.Kind
 	0,  // 1: drover.plugins.drivers.v1.Capabilities.mount_configs:type_name -> drover.plugins.drivers.v1.MountConfigs
 	4,  // 2: drover.plugins.drivers.v1.CapabilitiesResponse.capabilities:type_name -> drover.plugins.drivers.v1.Capabilities
-	44, // 3: drover.plugins.drivers.v1.Fingerprint.attributes:type_name -> drover.plugins.drivers.v1.Fingerprint.AttributesEntry
+	45, // 3: drover.plugins.drivers.v1.Fingerprint.attributes:type_name -> drover.plugins.drivers.v1.Fingerprint.AttributesEntry
 	7,  // 4: drover.plugins.drivers.v1.FingerprintResponse.fingerprint:type_name -> drover.plugins.drivers.v1.Fingerprint
-	45, // 5: drover.plugins.drivers.v1.TaskConfig.env:type_name -> drover.plugins.drivers.v1.TaskConfig.EnvEntry
+	46, // 5: drover.plugins.drivers.v1.TaskConfig.env:type_name -> drover.plugins.drivers.v1.TaskConfig.EnvEntry
 	10, // 6: drover.plugins.drivers.v1.TaskConfig.resources:type_name -> drover.plugins.drivers.v1.Resources
 	9,  // 7: drover.plugins.drivers.v1.TaskConfig.task_dir:type_name -> drover.plugins.drivers.v1.TaskDir
-	13, // 8: drover.plugins.drivers.v1.TaskConfig.devices:type_name -> drover.plugins.drivers.v1.DeviceConfig
-	14, // 9: drover.plugins.drivers.v1.TaskConfig.mounts:type_name -> drover.plugins.drivers.v1.MountConfig
-	12, // 10: drover.plugins.drivers.v1.TaskConfig.ports:type_name -> drover.plugins.drivers.v1.PortMapping
-	11, // 11: drover.plugins.drivers.v1.TaskHandle.config:type_name -> drover.plugins.drivers.v1.TaskConfig
-	11, // 12: drover.plugins.drivers.v1.StartTaskRequest.config:type_name -> drover.plugins.drivers.v1.TaskConfig
-	15, // 13: drover.plugins.drivers.v1.StartTaskResponse.handle:type_name -> drover.plugins.drivers.v1.TaskHandle
-	15, // 14: drover.plugins.drivers.v1.RecoverTaskRequest.handle:type_name -> drover.plugins.drivers.v1.TaskHandle
-	16, // 15: drover.plugins.drivers.v1.WaitTaskResponse.result:type_name -> drover.plugins.drivers.v1.ExitResult
-	49, // 16: drover.plugins.drivers.v1.TaskStatus.started_at:type_name -> google.protobuf.Timestamp
-	49, // 17: drover.plugins.drivers.v1.TaskStatus.completed_at:type_name -> google.protobuf.Timestamp
-	16, // 18: drover.plugins.drivers.v1.TaskStatus.exit_result:type_name -> drover.plugins.drivers.v1.ExitResult
-	46, // 19: drover.plugins.drivers.v1.TaskStatus.driver_attributes:type_name -> drover.plugins.drivers.v1.TaskStatus.DriverAttributesEntry
-	28, // 20: drover.plugins.drivers.v1.InspectTaskResponse.status:type_name -> drover.plugins.drivers.v1.TaskStatus
-	47, // 21: drover.plugins.drivers.v1.TaskResourceUsage.pids:type_name -> drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry
-	33, // 22: drover.plugins.drivers.v1.TaskStatsResponse.usage:type_name -> drover.plugins.drivers.v1.TaskResourceUsage
-	49, // 23: drover.plugins.drivers.v1.TaskEvent.timestamp:type_name -> google.protobuf.Timestamp
-	48, // 24: drover.plugins.drivers.v1.TaskEvent.annotations:type_name -> drover.plugins.drivers.v1.TaskEvent.AnnotationsEntry
-	36, // 25: drover.plugins.drivers.v1.TaskEventsResponse.event:type_name -> drover.plugins.drivers.v1.TaskEvent
-	16, // 26: drover.plugins.drivers.v1.ExecTaskResponse.exit_result:type_name -> drover.plugins.drivers.v1.ExitResult
-	40, // 27: drover.plugins.drivers.v1.ExecTaskStreamingSetup.initial_size:type_name -> drover.plugins.drivers.v1.TerminalSize
-	41, // 28: drover.plugins.drivers.v1.ExecTaskStreamingRequest.setup:type_name -> drover.plugins.drivers.v1.ExecTaskStreamingSetup
-	40, // 29: drover.plugins.drivers.v1.ExecTaskStreamingRequest.tty_size:type_name -> drover.plugins.drivers.v1.TerminalSize
-	16, // 30: drover.plugins.drivers.v1.ExecTaskStreamingResponse.exited:type_name -> drover.plugins.drivers.v1.ExitResult
-	33, // 31: drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry.value:type_name -> drover.plugins.drivers.v1.TaskResourceUsage
-	50, // 32: drover.plugins.drivers.v1.Driver.PluginInfo:input_type -> drover.plugins.base.v1.PluginInfoRequest
-	51, // 33: drover.plugins.drivers.v1.Driver.ConfigSchema:input_type -> drover.plugins.base.v1.ConfigSchemaRequest
-	52, // 34: drover.plugins.drivers.v1.Driver.SetConfig:input_type -> drover.plugins.base.v1.SetConfigRequest
-	3,  // 35: drover.plugins.drivers.v1.Driver.Capabilities:input_type -> drover.plugins.drivers.v1.CapabilitiesRequest
-	6,  // 36: drover.plugins.drivers.v1.Driver.Fingerprint:input_type -> drover.plugins.drivers.v1.FingerprintRequest
-	17, // 37: drover.plugins.drivers.v1.Driver.StartTask:input_type -> drover.plugins.drivers.v1.StartTaskRequest
-	19, // 38: drover.plugins.drivers.v1.Driver.RecoverTask:input_type -> drover.plugins.drivers.v1.RecoverTaskRequest
-	21, // 39: drover.plugins.drivers.v1.Driver.WaitTask:input_type -> drover.plugins.drivers.v1.WaitTaskRequest
-	23, // 40: drover.plugins.drivers.v1.Driver.StopTask:input_type -> drover.plugins.drivers.v1.StopTaskRequest
-	25, // 41: drover.plugins.drivers.v1.Driver.DestroyTask:input_type -> drover.plugins.drivers.v1.DestroyTaskRequest
-	27, // 42: drover.plugins.drivers.v1.Driver.InspectTask:input_type -> drover.plugins.drivers.v1.InspectTaskRequest
-	30, // 43: drover.plugins.drivers.v1.Driver.SignalTask:input_type -> drover.plugins.drivers.v1.SignalTaskRequest
-	32, // 44: drover.plugins.drivers.v1.Driver.TaskStats:input_type -> drover.plugins.drivers.v1.TaskStatsRequest
-	35, // 45: drover.plugins.drivers.v1.Driver.TaskEvents:input_type -> drover.plugins.drivers.v1.TaskEventsRequest
-	38, // 46: drover.plugins.drivers.v1.Driver.ExecTask:input_type -> drover.plugins.drivers.v1.ExecTaskRequest
-	42, // 47: drover.plugins.drivers.v1.Driver.ExecTaskStreaming:input_type -> drover.plugins.drivers.v1.ExecTaskStreamingRequest
-	53, // 48: drover.plugins.drivers.v1.Driver.PluginInfo:output_type -> drover.plugins.base.v1.PluginInfoResponse
-	54, // 49: drover.plugins.drivers.v1.Driver.ConfigSchema:output_type -> drover.plugins.base.v1.ConfigSchemaResponse
-	55, // 50: drover.plugins.drivers.v1.Driver.SetConfig:output_type -> drover.plugins.base.v1.SetConfigResponse
-	5,  // 51: drover.plugins.drivers.v1.Driver.Capabilities:output_type -> drover.plugins.drivers.v1.CapabilitiesResponse
-	8,  // 52: drover.plugins.drivers.v1.Driver.Fingerprint:output_type -> drover.plugins.drivers.v1.FingerprintResponse
-	18, // 53: drover.plugins.drivers.v1.Driver.StartTask:output_type -> drover.plugins.drivers.v1.StartTaskResponse
-	20, // 54: drover.plugins.drivers.v1.Driver.RecoverTask:output_type -> drover.plugins.drivers.v1.RecoverTaskResponse
-	22, // 55: drover.plugins.drivers.v1.Driver.WaitTask:output_type -> drover.plugins.drivers.v1.WaitTaskResponse
-	24, // 56: drover.plugins.drivers.v1.Driver.StopTask:output_type -> drover.plugins.drivers.v1.StopTaskResponse
-	26, // 57: drover.plugins.drivers.v1.Driver.DestroyTask:output_type -> drover.plugins.drivers.v1.DestroyTaskResponse
-	29, // 58: drover.plugins.drivers.v1.Driver.InspectTask:output_type -> drover.plugins.drivers.v1.InspectTaskResponse
-	31, // 59: drover.plugins.drivers.v1.Driver.SignalTask:output_type -> drover.plugins.drivers.v1.SignalTaskResponse
-	34, // 60: drover.plugins.drivers.v1.Driver.TaskStats:output_type -> drover.plugins.drivers.v1.TaskStatsResponse
-	37, // 61: drover.plugins.drivers.v1.Driver.TaskEvents:output_type -> drover.plugins.drivers.v1.TaskEventsResponse
-	39, // 62: drover.plugins.drivers.v1.Driver.ExecTask:output_type -> drover.plugins.drivers.v1.ExecTaskResponse
-	43, // 63: drover.plugins.drivers.v1.Driver.ExecTaskStreaming:output_type -> drover.plugins.drivers.v1.ExecTaskStreamingResponse
-	48, // [48:64] is the sub-list for method output_type
-	32, // [32:48] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	14, // 8: drover.plugins.drivers.v1.TaskConfig.devices:type_name -> drover.plugins.drivers.v1.DeviceConfig
+	15, // 9: drover.plugins.drivers.v1.TaskConfig.mounts:type_name -> drover.plugins.drivers.v1.MountConfig
+	13, // 10: drover.plugins.drivers.v1.TaskConfig.ports:type_name -> drover.plugins.drivers.v1.PortMapping
+	12, // 11: drover.plugins.drivers.v1.TaskConfig.network_isolation:type_name -> drover.plugins.drivers.v1.NetworkIsolation
+	11, // 12: drover.plugins.drivers.v1.TaskHandle.config:type_name -> drover.plugins.drivers.v1.TaskConfig
+	11, // 13: drover.plugins.drivers.v1.StartTaskRequest.config:type_name -> drover.plugins.drivers.v1.TaskConfig
+	16, // 14: drover.plugins.drivers.v1.StartTaskResponse.handle:type_name -> drover.plugins.drivers.v1.TaskHandle
+	16, // 15: drover.plugins.drivers.v1.RecoverTaskRequest.handle:type_name -> drover.plugins.drivers.v1.TaskHandle
+	17, // 16: drover.plugins.drivers.v1.WaitTaskResponse.result:type_name -> drover.plugins.drivers.v1.ExitResult
+	50, // 17: drover.plugins.drivers.v1.TaskStatus.started_at:type_name -> google.protobuf.Timestamp
+	50, // 18: drover.plugins.drivers.v1.TaskStatus.completed_at:type_name -> google.protobuf.Timestamp
+	17, // 19: drover.plugins.drivers.v1.TaskStatus.exit_result:type_name -> drover.plugins.drivers.v1.ExitResult
+	47, // 20: drover.plugins.drivers.v1.TaskStatus.driver_attributes:type_name -> drover.plugins.drivers.v1.TaskStatus.DriverAttributesEntry
+	29, // 21: drover.plugins.drivers.v1.InspectTaskResponse.status:type_name -> drover.plugins.drivers.v1.TaskStatus
+	48, // 22: drover.plugins.drivers.v1.TaskResourceUsage.pids:type_name -> drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry
+	34, // 23: drover.plugins.drivers.v1.TaskStatsResponse.usage:type_name -> drover.plugins.drivers.v1.TaskResourceUsage
+	50, // 24: drover.plugins.drivers.v1.TaskEvent.timestamp:type_name -> google.protobuf.Timestamp
+	49, // 25: drover.plugins.drivers.v1.TaskEvent.annotations:type_name -> drover.plugins.drivers.v1.TaskEvent.AnnotationsEntry
+	37, // 26: drover.plugins.drivers.v1.TaskEventsResponse.event:type_name -> drover.plugins.drivers.v1.TaskEvent
+	17, // 27: drover.plugins.drivers.v1.ExecTaskResponse.exit_result:type_name -> drover.plugins.drivers.v1.ExitResult
+	41, // 28: drover.plugins.drivers.v1.ExecTaskStreamingSetup.initial_size:type_name -> drover.plugins.drivers.v1.TerminalSize
+	42, // 29: drover.plugins.drivers.v1.ExecTaskStreamingRequest.setup:type_name -> drover.plugins.drivers.v1.ExecTaskStreamingSetup
+	41, // 30: drover.plugins.drivers.v1.ExecTaskStreamingRequest.tty_size:type_name -> drover.plugins.drivers.v1.TerminalSize
+	17, // 31: drover.plugins.drivers.v1.ExecTaskStreamingResponse.exited:type_name -> drover.plugins.drivers.v1.ExitResult
+	34, // 32: drover.plugins.drivers.v1.TaskResourceUsage.PidsEntry.value:type_name -> drover.plugins.drivers.v1.TaskResourceUsage
+	51, // 33: drover.plugins.drivers.v1.Driver.PluginInfo:input_type -> drover.plugins.base.v1.PluginInfoRequest
+	52, // 34: drover.plugins.drivers.v1.Driver.ConfigSchema:input_type -> drover.plugins.base.v1.ConfigSchemaRequest
+	53, // 35: drover.plugins.drivers.v1.Driver.SetConfig:input_type -> drover.plugins.base.v1.SetConfigRequest
+	3,  // 36: drover.plugins.drivers.v1.Driver.Capabilities:input_type -> drover.plugins.drivers.v1.CapabilitiesRequest
+	6,  // 37: drover.plugins.drivers.v1.Driver.Fingerprint:input_type -> drover.plugins.drivers.v1.FingerprintRequest
+	18, // 38: drover.plugins.drivers.v1.Driver.StartTask:input_type -> drover.plugins.drivers.v1.StartTaskRequest
+	20, // 39: drover.plugins.drivers.v1.Driver.RecoverTask:input_type -> drover.plugins.drivers.v1.RecoverTaskRequest
+	22, // 40: drover.plugins.drivers.v1.Driver.WaitTask:input_type -> drover.plugins.drivers.v1.WaitTaskRequest
+	24, // 41: drover.plugins.drivers.v1.Driver.StopTask:input_type -> drover.plugins.drivers.v1.StopTaskRequest
+	26, // 42: drover.plugins.drivers.v1.Driver.DestroyTask:input_type -> drover.plugins.drivers.v1.DestroyTaskRequest
+	28, // 43: drover.plugins.drivers.v1.Driver.InspectTask:input_type -> drover.plugins.drivers.v1.InspectTaskRequest
+	31, // 44: drover.plugins.drivers.v1.Driver.SignalTask:input_type -> drover.plugins.drivers.v1.SignalTaskRequest
+	33, // 45: drover.plugins.drivers.v1.Driver.TaskStats:input_type -> drover.plugins.drivers.v1.TaskStatsRequest
+	36, // 46: drover.plugins.drivers.v1.Driver.TaskEvents:input_type -> drover.plugins.drivers.v1.TaskEventsRequest
+	39, // 47: drover.plugins.drivers.v1.Driver.ExecTask:input_type -> drover.plugins.drivers.v1.ExecTaskRequest
+	43, // 48: drover.plugins.drivers.v1.Driver.ExecTaskStreaming:input_type -> drover.plugins.drivers.v1.ExecTaskStreamingRequest
+	54, // 49: drover.plugins.drivers.v1.Driver.PluginInfo:output_type -> drover.plugins.base.v1.PluginInfoResponse
+	55, // 50: drover.plugins.drivers.v1.Driver.ConfigSchema:output_type -> drover.plugins.base.v1.ConfigSchemaResponse
+	56, // 51: drover.plugins.drivers.v1.Driver.SetConfig:output_type -> drover.plugins.base.v1.SetConfigResponse
+	5,  // 52: drover.plugins.drivers.v1.Driver.Capabilities:output_type -> drover.plugins.drivers.v1.CapabilitiesResponse
+	8,  // 53: drover.plugins.drivers.v1.Driver.Fingerprint:output_type -> drover.plugins.drivers.v1.FingerprintResponse
+	19, // 54: drover.plugins.drivers.v1.Driver.StartTask:output_type -> drover.plugins.drivers.v1.StartTaskResponse
+	21, // 55: drover.plugins.drivers.v1.Driver.RecoverTask:output_type -> drover.plugins.drivers.v1.RecoverTaskResponse
+	23, // 56: drover.plugins.drivers.v1.Driver.WaitTask:output_type -> drover.plugins.drivers.v1.WaitTaskResponse
+	25, // 57: drover.plugins.drivers.v1.Driver.StopTask:output_type -> drover.plugins.drivers.v1.StopTaskResponse
+	27, // 58: drover.plugins.drivers.v1.Driver.DestroyTask:output_type -> drover.plugins.drivers.v1.DestroyTaskResponse
+	30, // 59: drover.plugins.drivers.v1.Driver.InspectTask:output_type -> drover.plugins.drivers.v1.InspectTaskResponse
+	32, // 60: drover.plugins.drivers.v1.Driver.SignalTask:output_type -> drover.plugins.drivers.v1.SignalTaskResponse
+	35, // 61: drover.plugins.drivers.v1.Driver.TaskStats:output_type -> drover.plugins.drivers.v1.TaskStatsResponse
+	38, // 62: drover.plugins.drivers.v1.Driver.TaskEvents:output_type -> drover.plugins.drivers.v1.TaskEventsResponse
+	40, // 63: drover.plugins.drivers.v1.Driver.ExecTask:output_type -> drover.plugins.drivers.v1.ExecTaskResponse
+	44, // 64: drover.plugins.drivers.v1.Driver.ExecTaskStreaming:output_type -> drover.plugins.drivers.v1.ExecTaskStreamingResponse
+	49, // [49:65] is the sub-list for method output_type
+	33, // [33:49] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_driver_proto_init() }
@@ -3094,16 +3165,16 @@ func file_driver_proto_init() {
 	}
 	file_driver_proto_msgTypes[0].OneofWrappers = []any{}
 	file_driver_proto_msgTypes[9].OneofWrappers = []any{}
-	file_driver_proto_msgTypes[13].OneofWrappers = []any{}
 	file_driver_proto_msgTypes[14].OneofWrappers = []any{}
-	file_driver_proto_msgTypes[34].OneofWrappers = []any{}
-	file_driver_proto_msgTypes[40].OneofWrappers = []any{
+	file_driver_proto_msgTypes[15].OneofWrappers = []any{}
+	file_driver_proto_msgTypes[35].OneofWrappers = []any{}
+	file_driver_proto_msgTypes[41].OneofWrappers = []any{
 		(*ExecTaskStreamingRequest_Setup)(nil),
 		(*ExecTaskStreamingRequest_Stdin)(nil),
 		(*ExecTaskStreamingRequest_StdinClose)(nil),
 		(*ExecTaskStreamingRequest_TtySize)(nil),
 	}
-	file_driver_proto_msgTypes[41].OneofWrappers = []any{
+	file_driver_proto_msgTypes[42].OneofWrappers = []any{
 		(*ExecTaskStreamingResponse_Stdout)(nil),
 		(*ExecTaskStreamingResponse_Stderr)(nil),
 		(*ExecTaskStreamingResponse_Exited)(nil),
@@ -3114,7 +3185,7 @@ func file_driver_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_driver_proto_rawDesc), len(file_driver_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   47,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

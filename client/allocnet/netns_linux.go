@@ -1,0 +1,58 @@
+package allocnet
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+
+	"golang.org/x/sys/unix"
+)
+
+// createNetns makes a new network namespace and bind-mounts it on path,
+// which must not exist. The namespace is made on a locked thread that is
+// never given back to the Go scheduler (it exits with its goroutine), so
+// no goroutine of the agent runs in it.
+func createNetns(path string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDONLY, 0o444)
+	if err != nil {
+		return fmt.Errorf("create netns file: %w", err)
+	}
+	f.Close()
+	errCh := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread dies with this goroutine
+		errCh <- func() error {
+			if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+				return fmt.Errorf("unshare network namespace: %w", err)
+			}
+			src := fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid())
+			if err := unix.Mount(src, path, "none", unix.MS_BIND, ""); err != nil {
+				return fmt.Errorf("bind-mount network namespace on %s: %w", path, err)
+			}
+			return nil
+		}()
+	}()
+	if err := <-errCh; err != nil {
+		os.Remove(path)
+		return err
+	}
+	return nil
+}
+
+// isNetns reports whether path is a mounted network namespace.
+func isNetns(path string) bool {
+	var st unix.Statfs_t
+	return unix.Statfs(path, &st) == nil && st.Type == unix.NSFS_MAGIC
+}
+
+// removeNetns unmounts and removes path; a path already gone is fine.
+func removeNetns(path string) error {
+	if err := unix.Unmount(path, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("unmount netns %s: %w", path, err)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove netns %s: %w", path, err)
+	}
+	return nil
+}
