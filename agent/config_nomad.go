@@ -37,10 +37,10 @@ var nomadIgnored = map[string]map[string]string{
 		"reporting":                 reasonEnterprise,
 		"rpc":                       "RPC connection tuning does not apply to drover's RPC transport",
 		"sentinel":                  reasonEnterprise,
-		"telemetry":                 "drover does not publish metrics yet",
 		"tls":                       "TLS is not supported yet: the HTTP API and the RPC port are served in plain text",
 		"vault":                     reasonNoVault,
 	},
+	"telemetry": telemetryIgnored, // config_telemetry.go
 	"ui": {
 		"content_security_policy": "the web UI's Content-Security-Policy is fixed (see docs/ui.md)",
 		"consul":                  reasonNoConsul,

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -55,6 +56,10 @@ type Server struct {
 	// timeline records when evaluations and allocations reach the
 	// servers' steps of their way to running (timeline.go).
 	timeline *timeline.Recorder
+
+	// planWaiting counts the plans waiting to be sent on planQueue
+	// (metrics.go).
+	planWaiting atomic.Int64
 
 	ctx          context.Context // cancelled by Shutdown; stops every goroutine below
 	cancel       context.CancelFunc
