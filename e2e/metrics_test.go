@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -118,6 +120,17 @@ func TestMetricsPrometheus(t *testing.T) {
 	}
 	if m := find(fams["drover_client_shims"], nil); m == nil || m.GetGauge().GetValue() != 1 {
 		t.Errorf("drover_client_shims = %v, want 1 (one raw_exec task)", m)
+	}
+
+	// Every metric the example Grafana dashboard queries is published.
+	dash, err := os.ReadFile("../docs/grafana-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range regexp.MustCompile(`\b(?:nomad|drover)_[a-z_]+[a-z]\b`).FindAllString(string(dash), -1) {
+		if fams[name] == nil && name != "drover_overview" {
+			t.Errorf("docs/grafana-dashboard.json queries %s, which the agent does not publish", name)
+		}
 	}
 
 	// The JSON form, as Nomad's Go client reads it: the in-memory sink's
