@@ -385,7 +385,7 @@ func (a *Agent) Start() error {
 	}
 	a.http = httpapi.New(a.ln, &httpapi.Config{
 		RPC: rpc, Agent: agentInfo{a}, Client: nc, ParseJob: jobspec.ParseRequest, Logger: a.logger.With("component", "http"),
-		UI: a.cfg.UI.Enabled, Monitor: a.monitor, EnableDebug: a.cfg.EnableDebug, Metrics: a.telemetry,
+		UI: a.cfg.UI.Enabled, Monitor: a.monitor, EnableDebug: a.cfg.EnableDebug, Metrics: a.telemetry, Events: a.httpEvents(),
 	})
 	a.ln = nil // owned by the HTTP server now
 	a.http.Serve()

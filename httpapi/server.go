@@ -73,6 +73,9 @@ type Config struct {
 	// Metrics is the agent's telemetry, served at /v1/metrics (metrics.go);
 	// nil answers 404 there.
 	Metrics Metrics
+	// Events is the server's event stream, served at /v1/event/stream
+	// (events.go); nil (an agent without a server) answers 503 there.
+	Events EventStream
 }
 
 // endpoint handles one request. It returns the value to encode as JSON, or
@@ -84,8 +87,9 @@ type endpoint func(w http.ResponseWriter, req *http.Request) (any, error)
 type Server struct {
 	rpc       rpcapi.Conn
 	agent     Agent
-	client    NodeClient // nil: no client
-	telemetry Metrics    // nil: no /v1/metrics
+	client    NodeClient  // nil: no client
+	telemetry Metrics     // nil: no /v1/metrics
+	events    EventStream // nil: no /v1/event/stream
 	parse     JobParser
 	logger    *slog.Logger
 	// forwarder proxies /v1/client requests for other nodes to their
@@ -114,7 +118,7 @@ func New(ln net.Listener, cfg *Config) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{rpc: cfg.RPC, agent: cfg.Agent, client: cfg.Client, telemetry: cfg.Metrics, parse: cfg.ParseJob, logger: logger, ln: ln,
+	s := &Server{rpc: cfg.RPC, agent: cfg.Agent, client: cfg.Client, telemetry: cfg.Metrics, events: cfg.Events, parse: cfg.ParseJob, logger: logger, ln: ln,
 		done: make(chan struct{}), forwarder: newNodeForwarder(logger), execTimes: defaultExecTimeouts(),
 		monitor: cfg.Monitor, debug: cfg.EnableDebug, monitorSet: defaultMonitorSettings()}
 	base, cancel := context.WithCancel(context.Background())
@@ -204,6 +208,7 @@ func (s *Server) Handler() http.Handler {
 	s.registerServiceRoutes(rt)       // services.go
 
 	s.registerMetricsRoute(rt)        // metrics.go
+	s.registerEventRoute(rt)          // events.go
 	return rt
 }
 

@@ -29,7 +29,9 @@ func event(t MessageType, table string, obj any, deleted bool) (structs.StreamEv
 	switch table {
 	case state.TableJobs:
 		j, ok := obj.(*structs.Job)
-		if !ok {
+		// As Nomad's: job events are registrations and deregistrations,
+		// not the status changes other applies make.
+		if !ok || (t != JobRegisterRequestType && t != JobDeregisterRequestType) {
 			return structs.StreamEvent{}, false
 		}
 		typ := "JobRegistered"
