@@ -14,8 +14,8 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/drover-io/drover/rpcapi"
-	"github.com/drover-io/drover/server/keyring"
 	"github.com/drover-io/drover/server/events"
+	"github.com/drover-io/drover/server/keyring"
 	"github.com/drover-io/drover/server/state"
 	"github.com/drover-io/drover/structs"
 	"github.com/drover-io/drover/timeline"
