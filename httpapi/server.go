@@ -206,7 +206,6 @@ func (s *Server) Handler() http.Handler {
 	s.registerTimelineRoutes(rt)      // timeline.go
 	s.registerClusterRoutes(rt)       // operator_cluster.go
 	s.registerServiceRoutes(rt)       // services.go
-
 	s.registerMetricsRoute(rt)        // metrics.go
 	s.registerEventRoute(rt)          // events.go
 	return rt
