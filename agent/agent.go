@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/drover-io/drover/agent/telemetry"
 	"github.com/drover-io/drover/client"
 	"github.com/drover-io/drover/client/rpcclient"
 	"github.com/drover-io/drover/client/state"
@@ -69,6 +70,10 @@ type Agent struct {
 	httpAddr string       // set once the listener exists, never changed
 	rpcAddr  string       // the RPC listener's address, or the reported one in dev mode
 	ln       net.Listener // the HTTP listener until Start hands it over
+
+	// telemetry holds the metric sinks and samples the gauges
+	// (telemetry.go).
+	telemetry *telemetry.Telemetry
 
 	mu       sync.Mutex // guards the fields below
 	http     *httpapi.Server
@@ -132,6 +137,9 @@ func NewAgentContext(ctx context.Context, cfg *Config, logger *slog.Logger) (*Ag
 
 // setup creates the listeners, the server and the client.
 func (a *Agent) setup(ctx context.Context) error {
+	if err := a.setupTelemetry(); err != nil {
+		return err
+	}
 	if a.cfg.Client.Enabled {
 		// The state file first: a bad one stops the agent before anything
 		// else starts.
@@ -227,6 +235,7 @@ func (a *Agent) setupServer(ctx context.Context) error {
 		JobMaxCount:  a.cfg.Server.JobMaxCount,
 		EvalTimeout:  a.cfg.Server.EvalNackTimeout,
 		TaskConfigs:  TaskConfigSchemas(),
+		Timers:       a.telemetry.Metrics(),
 	}
 	if n := a.cfg.Server.NumSchedulers; n != nil {
 		scfg.NumWorkers = *n
@@ -377,10 +386,11 @@ func (a *Agent) Start() error {
 	}
 	a.http = httpapi.New(a.ln, &httpapi.Config{
 		RPC: rpc, Agent: agentInfo{a}, Client: nc, ParseJob: jobspec.ParseRequest, Logger: a.logger.With("component", "http"),
-		UI: a.cfg.UI.Enabled, Monitor: a.monitor, EnableDebug: a.cfg.EnableDebug,
+		UI: a.cfg.UI.Enabled, Monitor: a.monitor, EnableDebug: a.cfg.EnableDebug, Metrics: a.telemetry, Events: a.httpEvents(),
 	})
 	a.ln = nil // owned by the HTTP server now
 	a.http.Serve()
+	a.startTelemetry()
 	a.logger.Info("agent started", "http_addr", a.httpAddr, "node_id", a.NodeID())
 	return nil
 }
@@ -446,6 +456,9 @@ func (a *Agent) Shutdown() error {
 // raft stores and removes the temp dir.
 func (a *Agent) teardown() error {
 	var errs []error
+	if a.telemetry != nil {
+		a.telemetry.Stop()
+	}
 	if a.ln != nil {
 		_ = a.ln.Close() // never served: nothing to wait for
 		a.ln = nil

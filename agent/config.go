@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drover-io/drover/agent/telemetry"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -76,6 +77,9 @@ type Config struct {
 	Plugins map[string]*PluginConfig
 	// UI is the ui block: whether the agent serves the web UI at /ui/.
 	UI UIConfig
+	// Telemetry is the telemetry block: the metrics /v1/metrics serves
+	// (config_telemetry.go, docs/metrics.md).
+	Telemetry telemetry.Config
 
 	// Warnings are the Nomad settings the files and flags set that drover
 	// ignores, one per key; the agent command logs them at start.
@@ -421,6 +425,9 @@ func (c *Config) merge(f *parsedFile) {
 	if u := fc.UI; u != nil {
 		setVal(&c.UI.Enabled, u.Enabled)
 	}
+	if t := fc.Telemetry; t != nil {
+		c.mergeTelemetry(t)
+	}
 	for name, raw := range f.plugins {
 		if c.Plugins == nil {
 			c.Plugins = map[string]*PluginConfig{}
@@ -528,6 +535,9 @@ func (c *Config) Validate() error {
 	}
 	if !c.Server.Enabled && !c.Client.Enabled {
 		errs = append(errs, errors.New("the agent must run a server, a client or both: set server { enabled = true } or client { enabled = true } (or -server, -client, -dev)"))
+	}
+	if err := c.Telemetry.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if !c.DevMode && c.DataDir == "" {
 		errs = append(errs, errors.New("data_dir is required unless in -dev mode: set data_dir in the config file or -data-dir"))

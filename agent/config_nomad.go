@@ -37,10 +37,10 @@ var nomadIgnored = map[string]map[string]string{
 		"reporting":                 reasonEnterprise,
 		"rpc":                       "RPC connection tuning does not apply to drover's RPC transport",
 		"sentinel":                  reasonEnterprise,
-		"telemetry":                 "drover does not publish metrics yet",
 		"tls":                       "TLS is not supported yet: the HTTP API and the RPC port are served in plain text",
 		"vault":                     reasonNoVault,
 	},
+	"telemetry": telemetryIgnored, // config_telemetry.go
 	"ui": {
 		"content_security_policy": "the web UI's Content-Security-Policy is fixed (see docs/ui.md)",
 		"consul":                  reasonNoConsul,
@@ -85,8 +85,8 @@ var nomadIgnored = map[string]map[string]string{
 		"encrypt":                       reasonNoEncrypt,
 		"default_scheduler_config":      "set the scheduler configuration with `drover operator scheduler set-config`",
 		"plan_rejection_tracker":        reasonNotYet,
-		"enable_event_broker":           "drover has no event stream yet",
-		"event_buffer_size":             "drover has no event stream yet",
+		"enable_event_broker":           "the event stream is always on (docs/events.md)",
+		"event_buffer_size":             "the event stream keeps the events of the last 4,096 raft entries (docs/events.md)",
 		"license_path":                  reasonEnterprise,
 		"search":                        "drover has no search API yet",
 		"deploy_query_rate_limit":       reasonNotYet,

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"github.com/drover-io/drover/agent/telemetry"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -37,7 +38,7 @@ var nomadAgentWarnings = []string{
 	"server.encrypt", "server.eval_gc_threshold", "server.job_gc_interval", "server.job_gc_threshold",
 	"server.license_path", "server.node_gc_threshold", "server.plan_rejection_tracker",
 	"server.raft_protocol",
-	"telemetry", "tls", "ui.consul", "vault",
+	"tls", "ui.consul", "vault",
 }
 
 func TestNomadAgentConfigFile(t *testing.T) {
@@ -64,6 +65,8 @@ func TestNomadAgentConfigFile(t *testing.T) {
 	two := 2
 	want.Server = ServerConfig{Enabled: true, BootstrapExpect: 1, HeartbeatGrace: 30 * time.Second, MinHeartbeatTTL: 15 * time.Second, NumSchedulers: &two,
 		Join: ServerJoinConfig{RetryJoin: []string{"10.1.0.5", "10.1.0.6"}, RetryMax: 3, RetryInterval: 15 * time.Second}}
+	want.Telemetry = telemetry.Config{CollectionInterval: time.Second, DisableHostname: true, PrometheusMetrics: true,
+		PublishAllocationMetrics: true, PublishNodeMetrics: true}
 	want.Client = ClientConfig{
 		Enabled: true, NodeClass: "compute", NodePool: "batch-pool", NetworkInterface: "eth0",
 		CPUTotalCompute: 12000, MemoryTotalMB: 16384,
@@ -336,9 +339,9 @@ func TestConfigIgnoredKeys(t *testing.T) {
 	// One warning per key across files.
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "a.hcl"), "consul { address = \"x\" }\nconsul { name = \"y\" }\n")
-	writeFile(t, filepath.Join(dir, "b.json"), `{"consul": {"token": "t"}, "telemetry": {}}`)
+	writeFile(t, filepath.Join(dir, "b.json"), `{"consul": {"token": "t"}, "sentinel": {}}`)
 	c := loadFiles(t, DefaultConfig(), dir)
-	if got := warningKeys(c.Warnings); !reflect.DeepEqual(got, []string{"consul", "telemetry"}) {
+	if got := warningKeys(c.Warnings); !reflect.DeepEqual(got, []string{"consul", "sentinel"}) {
 		t.Errorf("warnings = %q", got)
 	}
 }

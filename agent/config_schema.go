@@ -41,6 +41,7 @@ type fileConfig struct {
 	Server    *serverBlock
 	Client    *clientBlock
 	UI        *uiBlock
+	Telemetry *telemetryBlock // config_telemetry.go
 }
 
 // logFileConfig is the logging keys of a file.
@@ -231,6 +232,12 @@ func (pf *parsedFile) topSection() section {
 			return fc.Client.section()
 		}),
 		"plugin": labelledBlocks("plugin", pf.decodePlugin),
+		"telemetry": blockKey(func() section { // config_telemetry.go
+			if fc.Telemetry == nil {
+				fc.Telemetry = &telemetryBlock{}
+			}
+			return fc.Telemetry.section()
+		}),
 		"ui": blockKey(func() section {
 			if fc.UI == nil {
 				fc.UI = &uiBlock{}

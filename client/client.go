@@ -93,6 +93,9 @@ type Client struct {
 	starts startGate
 
 	gc gcState // garbage collection settings, fixed after New
+	// restored is how the restore of the earlier run's allocations went
+	// (metrics.go), fixed after New.
+	restored restoreStats
 	// hostStats samples the host for the stats endpoint.
 	hostStats *stats.HostCollector
 	// serialUpdates applies server updates synchronously, one by one
@@ -182,7 +185,10 @@ func New(cfg *Config) (*Client, error) {
 		cancel()
 		return nil, fmt.Errorf("client: start device plugins: %w", err)
 	}
-	if err := c.restoreAllocs(); err != nil {
+	restoreStart := time.Now()
+	err = c.restoreAllocs()
+	c.restored = restoreStats{Duration: time.Since(restoreStart), Allocs: len(c.allocs)}
+	if err != nil {
 		c.shutdownDevices()
 		c.drivers.Shutdown()
 		cancel()

@@ -96,6 +96,8 @@ func commands() map[string]cliCommand {
 		"version":                       {"Print drover's version", runVersion},
 		"monitor":                       {"Stream the agent's log lines", runMonitor},
 		"agent-info":                    {"Show the agent's statistics", runAgentInfo},
+		"event":                         {"Interact with the event stream", nil},
+		"event stream":                  {"Print the event stream (jobs, allocations, evaluations, deployments, nodes) as it happens", runEventStream},
 	}
 }
 

@@ -70,6 +70,12 @@ type Config struct {
 	// EnableDebug serves the profiling endpoints /v1/agent/pprof/* (the
 	// agent's enable_debug).
 	EnableDebug bool
+	// Metrics is the agent's telemetry, served at /v1/metrics (metrics.go);
+	// nil answers 404 there.
+	Metrics Metrics
+	// Events is the server's event stream, served at /v1/event/stream
+	// (events.go); nil (an agent without a server) answers 503 there.
+	Events EventStream
 }
 
 // endpoint handles one request. It returns the value to encode as JSON, or
@@ -79,11 +85,13 @@ type endpoint func(w http.ResponseWriter, req *http.Request) (any, error)
 
 // Server serves the HTTP API on a listener.
 type Server struct {
-	rpc    rpcapi.Conn
-	agent  Agent
-	client NodeClient // nil: no client
-	parse  JobParser
-	logger *slog.Logger
+	rpc       rpcapi.Conn
+	agent     Agent
+	client    NodeClient  // nil: no client
+	telemetry Metrics     // nil: no /v1/metrics
+	events    EventStream // nil: no /v1/event/stream
+	parse     JobParser
+	logger    *slog.Logger
 	// forwarder proxies /v1/client requests for other nodes to their
 	// agents (client_forward.go).
 	forwarder *nodeForwarder
@@ -110,7 +118,7 @@ func New(ln net.Listener, cfg *Config) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{rpc: cfg.RPC, agent: cfg.Agent, client: cfg.Client, parse: cfg.ParseJob, logger: logger, ln: ln,
+	s := &Server{rpc: cfg.RPC, agent: cfg.Agent, client: cfg.Client, telemetry: cfg.Metrics, events: cfg.Events, parse: cfg.ParseJob, logger: logger, ln: ln,
 		done: make(chan struct{}), forwarder: newNodeForwarder(logger), execTimes: defaultExecTimeouts(),
 		monitor: cfg.Monitor, debug: cfg.EnableDebug, monitorSet: defaultMonitorSettings()}
 	base, cancel := context.WithCancel(context.Background())
@@ -198,6 +206,8 @@ func (s *Server) Handler() http.Handler {
 	s.registerTimelineRoutes(rt)      // timeline.go
 	s.registerClusterRoutes(rt)       // operator_cluster.go
 	s.registerServiceRoutes(rt)       // services.go
+	s.registerMetricsRoute(rt)        // metrics.go
+	s.registerEventRoute(rt)          // events.go
 	return rt
 }
 

@@ -66,6 +66,9 @@ type Config struct {
 	// against the drivers' schemas; nil checks none (the clients check
 	// them when tasks start).
 	TaskConfigs TaskConfigValidator
+	// Timers records how long plans take to submit, evaluate and apply
+	// (the agent's telemetry); nil records nothing.
+	Timers Timers
 
 	// Raft storage and transport. Nil values use in-memory ones (dev
 	// mode); a persistent agent sets a bbolt log store and file snapshots.
@@ -183,6 +186,9 @@ func (c *Config) withDefaults() Config {
 	out := *c
 	if out.Logger == nil {
 		out.Logger = slog.New(slog.DiscardHandler)
+	}
+	if out.Timers == nil {
+		out.Timers = noTimers{}
 	}
 	if out.NodeName == "" {
 		out.NodeName = "server-1"

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-msgpack/v2/codec"
 	"github.com/hashicorp/raft"
 
+	"github.com/drover-io/drover/server/events"
 	"github.com/drover-io/drover/server/state"
 	"github.com/drover-io/drover/structs"
 )
@@ -42,6 +43,10 @@ type FSM struct {
 	jobHandle      *codec.MsgpackHandle
 	state          atomic.Pointer[state.StateStore]
 	observer       fsmObserver // may be nil
+	// events receives one batch per apply that changed a job,
+	// allocation, evaluation, deployment or node (fsm_events.go); nil
+	// publishes none.
+	events *events.Broker
 }
 
 var _ raft.FSM = (*FSM)(nil)
@@ -124,10 +129,12 @@ func (f *FSM) Apply(l *raft.Log) (out any) {
 func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRecord) (resp any, err error) {
 	st := f.State()
 	var evals []*structs.Evaluation
+	var changes []state.Change
 	capacity := false
-	// batch commits fn's changes at index, with rec.
+	// batch commits fn's changes at index, with rec, and keeps the list
+	// of what changed for the event stream.
 	batch := func(fn func(w *state.WriteTxn) error) error {
-		return st.Batch(index, func(w *state.WriteTxn) error {
+		c, err := st.BatchChanges(index, func(w *state.WriteTxn) error {
 			if err := fn(w); err != nil {
 				return err
 			}
@@ -137,6 +144,8 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 			rec.Result = resp
 			return w.RecordWrite(rec, writeRecordTTL, maxWriteRecords)
 		})
+		changes = append(changes, c...)
+		return err
 	}
 	switch t {
 	case WriteOnceRequestType:
@@ -321,6 +330,9 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 	}
 	if err != nil {
 		return nil, fmt.Errorf("apply %s: %w", t, err)
+	}
+	if f.events != nil && len(changes) > 0 {
+		f.events.Publish(eventBatch(t, index, changes))
 	}
 	if f.observer != nil {
 		if len(evals) > 0 {

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/drover-io/drover/scheduler"
 	"github.com/drover-io/drover/server/state"
@@ -37,10 +38,14 @@ type planResult struct {
 // plan may already be committing, so its result is awaited whatever ctx
 // says (the applier answers every plan it takes, promptly).
 func (s *Server) submitPlan(ctx context.Context, p *pendingPlan) planResult {
+	defer s.config.Timers.MeasureSince(timerPlanSubmit, time.Now())
 	p.respCh = make(chan planResult, 1)
+	s.planWaiting.Add(1) // metrics.go: the plan queue's depth
 	select {
 	case s.planQueue <- p:
+		s.planWaiting.Add(-1)
 	case <-ctx.Done():
+		s.planWaiting.Add(-1)
 		return planResult{Err: context.Cause(ctx)}
 	}
 	return <-p.respCh
@@ -62,6 +67,7 @@ func (s *Server) runPlanApplier() {
 // applyPlan re-checks each node's placements against the latest state,
 // drops the nodes that no longer fit, and commits the rest.
 func (s *Server) applyPlan(p *pendingPlan) planResult {
+	evalStart := time.Now()
 	st := s.fsm.State().Snapshot()
 	plan := p.plan
 	var allocs []*structs.Allocation
@@ -104,7 +110,10 @@ func (s *Server) applyPlan(p *pendingPlan) planResult {
 	if len(cmd.Allocs) == 0 && len(cmd.Evals) == 0 && len(cmd.Deployments) == 0 {
 		return planResult{Rejected: rejected}
 	}
+	s.config.Timers.MeasureSince(timerPlanEvaluate, evalStart)
+	applyStart := time.Now()
 	index, _, err := s.raftApply(ApplyPlanResultsRequestType, cmd)
+	s.config.Timers.MeasureSince(timerPlanApply, applyStart)
 	if err != nil {
 		return planResult{Err: fmt.Errorf("commit plan of eval %q: %w", plan.EvalID, err)}
 	}

@@ -8,11 +8,13 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
 
 	"github.com/drover-io/drover/rpcapi"
+	"github.com/drover-io/drover/server/events"
 	"github.com/drover-io/drover/server/keyring"
 	"github.com/drover-io/drover/server/state"
 	"github.com/drover-io/drover/structs"
@@ -55,6 +57,12 @@ type Server struct {
 	// timeline records when evaluations and allocations reach the
 	// servers' steps of their way to running (timeline.go).
 	timeline *timeline.Recorder
+
+	// planWaiting counts the plans waiting to be sent on planQueue
+	// (metrics.go).
+	planWaiting atomic.Int64
+	// events is the event stream's buffer, fed by the FSM.
+	events *events.Broker
 
 	ctx          context.Context // cancelled by Shutdown; stops every goroutine below
 	cancel       context.CancelFunc
@@ -119,6 +127,8 @@ func NewServer(ctx context.Context, cfg *Config) (*Server, error) {
 		return nil, err
 	}
 	s.fsm = fsm
+	s.events = events.NewBroker(events.DefaultBufferSize)
+	fsm.events = s.events
 	if err := s.setup(); err != nil {
 		cancel()
 		err = errors.Join(err, s.closeSetup())
@@ -372,6 +382,10 @@ func (s *Server) Stats() map[string]string {
 	}
 	return out
 }
+
+// Events returns the event stream's broker: one batch per raft apply
+// that changed a job, allocation, evaluation, deployment or node.
+func (s *Server) Events() *events.Broker { return s.events }
 
 // State returns the server's current state store, for tests and the agent.
 // Objects read from it are read-only; it changes when raft restores a

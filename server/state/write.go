@@ -21,17 +21,46 @@ type WriteTxn struct {
 // Batch runs fn in one write transaction at raft index index and commits it
 // if fn returns nil. Watch sets on anything it changed fire on commit.
 func (s *StateStore) Batch(index uint64, fn func(w *WriteTxn) error) error {
+	_, err := s.batch(index, false, fn)
+	return err
+}
+
+// Change is one object a batch wrote: Before is nil when the batch
+// created it, After nil when it deleted it. Both are read-only.
+type Change struct {
+	Table         string
+	Before, After any
+}
+
+// BatchChanges is Batch that also returns what the batch changed, in the
+// order it changed it (the raft apply's events, server/events).
+func (s *StateStore) BatchChanges(index uint64, fn func(w *WriteTxn) error) ([]Change, error) {
+	return s.batch(index, true, fn)
+}
+
+func (s *StateStore) batch(index uint64, track bool, fn func(w *WriteTxn) error) ([]Change, error) {
 	txn := s.db.Txn(true)
 	defer txn.Abort()
+	if track {
+		txn.TrackChanges()
+	}
 	w := &WriteTxn{txn: txn, index: index, tables: map[string]bool{}, touched: map[structs.NamespacedID]bool{}}
 	if err := fn(w); err != nil {
-		return err
+		return nil, err
 	}
 	if err := w.finish(); err != nil {
-		return err
+		return nil, err
+	}
+	var out []Change
+	if track {
+		for _, c := range txn.Changes() {
+			if c.Table != TableIndex {
+				out = append(out, Change{Table: c.Table, Before: c.Before, After: c.After})
+			}
+		}
 	}
 	txn.Commit()
-	return nil
+	return out, nil
 }
 
 func (w *WriteTxn) markTable(table string) { w.tables[table] = true }

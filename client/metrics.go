@@ -1,0 +1,57 @@
+package client
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/drover-io/drover/structs"
+)
+
+// restoreStats is how the restore of the earlier run's allocations went.
+type restoreStats struct {
+	Duration time.Duration
+	Allocs   int
+}
+
+// RestoreStats returns how long New took to restore the allocations of
+// the agent's earlier run from the state file, and how many it restored
+// (0 and 0 on a fresh node).
+func (c *Client) RestoreStats() (time.Duration, int) {
+	return c.restored.Duration, c.restored.Allocs
+}
+
+// AllocMetric is one allocation this node runs, as the agent's telemetry
+// counts it.
+type AllocMetric struct {
+	// Alloc is the server-sent allocation (read-only).
+	Alloc *structs.Allocation
+	// ClientStatus is the allocation's status on this node.
+	ClientStatus string
+	// TaskStates are the tasks' states ("pending", "running", "dead") by
+	// task name.
+	TaskStates map[string]string
+}
+
+// AllocMetrics returns every allocation this node runs (and has not
+// garbage collected) with its client status. It calls no driver.
+func (c *Client) AllocMetrics() []AllocMetric {
+	c.allocMu.RLock()
+	runners := slices.Collect(maps.Values(c.allocs))
+	c.allocMu.RUnlock()
+	out := make([]AllocMetric, 0, len(runners))
+	for _, ar := range runners {
+		if ar.IsDestroyed() {
+			continue
+		}
+		st := ar.AllocState()
+		m := AllocMetric{Alloc: ar.Alloc(), ClientStatus: st.ClientStatus, TaskStates: make(map[string]string, len(st.TaskStates))}
+		for name, ts := range st.TaskStates {
+			if ts != nil {
+				m.TaskStates[name] = ts.State
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}

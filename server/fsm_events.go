@@ -1,0 +1,103 @@
+package server
+
+import (
+	"github.com/drover-io/drover/server/state"
+	"github.com/drover-io/drover/structs"
+)
+
+// eventBatch turns what one raft apply of type t at index changed into
+// the event stream's batch: one event per job, allocation, evaluation,
+// deployment or node written, in the order the apply wrote them, typed as
+// Nomad types them.
+func eventBatch(t MessageType, index uint64, changes []state.Change) structs.StreamEvents {
+	b := structs.StreamEvents{Index: index}
+	for _, c := range changes {
+		obj, deleted := c.After, false
+		if obj == nil {
+			obj, deleted = c.Before, true
+		}
+		if e, ok := event(t, c.Table, obj, deleted); ok {
+			e.Index = index
+			b.Events = append(b.Events, e)
+		}
+	}
+	return b
+}
+
+func event(t MessageType, table string, obj any, deleted bool) (structs.StreamEvent, bool) {
+	plan := t == ApplyPlanResultsRequestType
+	switch table {
+	case state.TableJobs:
+		j, ok := obj.(*structs.Job)
+		// As Nomad's: job events are registrations and deregistrations,
+		// not the status changes other applies make.
+		if !ok || (t != JobRegisterRequestType && t != JobDeregisterRequestType) {
+			return structs.StreamEvent{}, false
+		}
+		typ := "JobRegistered"
+		if deleted || t == JobDeregisterRequestType {
+			typ = "JobDeregistered"
+		}
+		return structs.StreamEvent{Topic: structs.TopicJob, Type: typ, Key: j.ID, Namespace: j.Namespace,
+			Payload: map[string]any{"Job": j}}, true
+	case state.TableAllocs:
+		a, ok := obj.(*structs.Allocation)
+		if !ok {
+			return structs.StreamEvent{}, false
+		}
+		typ := "AllocationUpdated"
+		if plan {
+			typ = "PlanResult"
+		}
+		return structs.StreamEvent{Topic: structs.TopicAllocation, Type: typ, Key: a.ID, Namespace: a.Namespace,
+			FilterKeys: nonEmpty(a.JobID, a.DeploymentID), Payload: map[string]any{"Allocation": a}}, true
+	case state.TableEvals:
+		e, ok := obj.(*structs.Evaluation)
+		if !ok {
+			return structs.StreamEvent{}, false
+		}
+		typ := "EvaluationUpdated"
+		if plan {
+			typ = "PlanResult"
+		}
+		return structs.StreamEvent{Topic: structs.TopicEvaluation, Type: typ, Key: e.ID, Namespace: e.Namespace,
+			FilterKeys: nonEmpty(e.JobID), Payload: map[string]any{"Evaluation": e}}, true
+	case state.TableDeployment:
+		d, ok := obj.(*structs.Deployment)
+		if !ok {
+			return structs.StreamEvent{}, false
+		}
+		typ := "DeploymentStatusUpdate"
+		if plan {
+			typ = "PlanResult"
+		}
+		return structs.StreamEvent{Topic: structs.TopicDeployment, Type: typ, Key: d.ID, Namespace: d.Namespace,
+			FilterKeys: nonEmpty(d.JobID), Payload: map[string]any{"Deployment": d}}, true
+	case state.TableNodes:
+		n, ok := obj.(*structs.Node)
+		if !ok {
+			return structs.StreamEvent{}, false
+		}
+		typ := "NodeRegistration"
+		switch {
+		case deleted:
+			typ = "NodeDeregistration"
+		case t == NodeUpdateStatusRequestType:
+			typ = "NodeStatusUpdate"
+		case t != NodeRegisterRequestType:
+			typ = "NodeUpdate"
+		}
+		return structs.StreamEvent{Topic: structs.TopicNode, Type: typ, Key: n.ID, Payload: map[string]any{"Node": n}}, true
+	}
+	return structs.StreamEvent{}, false
+}
+
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
