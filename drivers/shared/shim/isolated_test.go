@@ -3,6 +3,7 @@ package shim
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -202,7 +203,7 @@ func TestIsolatedShimKilled(t *testing.T) {
 	}
 	for _, pid := range pids {
 		if !pidGone(pid) {
-			t.Errorf("task process %d survived its shim", pid)
+			st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); cl, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); t.Errorf("task process %d survived its shim: %s %q", pid, st, cl)
 		}
 	}
 	if !cgroupGone(st.Cgroup) {
