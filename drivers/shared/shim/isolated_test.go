@@ -203,7 +203,8 @@ func TestIsolatedShimKilled(t *testing.T) {
 	}
 	for _, pid := range pids {
 		if !pidGone(pid) {
-			st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); cl, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); t.Errorf("task process %d survived its shim: %s %q", pid, st, cl)
+			status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+			t.Errorf("task process %d survived its shim: %s", pid, status)
 		}
 	}
 	if !cgroupGone(st.Cgroup) {
