@@ -63,12 +63,12 @@ func (c *Client) deviceReserver() interface {
 // (NodeResources.Devices) and, after registration, sends the servers the
 // new node.
 func (c *Client) UpdateNodeFromDevices(devices []*structs.NodeDeviceResource) {
-	c.nodeMu.Lock()
-	if c.node.NodeResources == nil {
-		c.node.NodeResources = &structs.NodeResources{}
-	}
-	c.node.NodeResources.Devices = devices
-	c.nodeMu.Unlock()
+	c.updateNode(func(n *structs.Node) {
+		if n.NodeResources == nil {
+			n.NodeResources = &structs.NodeResources{}
+		}
+		n.NodeResources.Devices = devices
+	})
 	select {
 	case c.nodeChanged <- struct{}{}:
 	default: // an update is already pending

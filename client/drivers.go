@@ -74,30 +74,31 @@ func (c *Client) UpdateNodeFromDriver(name string, info *structs.DriverInfo) {
 	if info == nil {
 		return
 	}
-	c.nodeMu.Lock()
-	prev := c.node.Drivers[name]
-	if c.node.Drivers == nil {
-		c.node.Drivers = make(map[string]*structs.DriverInfo)
-	}
-	c.node.Drivers[name] = info
-	prefix := "driver." + name + "."
-	for k := range c.node.Attributes {
-		if k == "driver."+name || strings.HasPrefix(k, prefix) {
-			delete(c.node.Attributes, k)
+	var prev *structs.DriverInfo
+	c.updateNode(func(n *structs.Node) {
+		prev = n.Drivers[name]
+		if n.Drivers == nil {
+			n.Drivers = make(map[string]*structs.DriverInfo)
 		}
-	}
-	if prev != nil {
-		for k := range prev.Attributes {
-			delete(c.node.Attributes, k)
+		n.Drivers[name] = info
+		prefix := "driver." + name + "."
+		for k := range n.Attributes {
+			if k == "driver."+name || strings.HasPrefix(k, prefix) {
+				delete(n.Attributes, k)
+			}
 		}
-	}
-	if info.Detected {
-		if c.node.Attributes == nil {
-			c.node.Attributes = map[string]string{}
+		if prev != nil {
+			for k := range prev.Attributes {
+				delete(n.Attributes, k)
+			}
 		}
-		maps.Copy(c.node.Attributes, info.Attributes)
-	}
-	c.nodeMu.Unlock()
+		if info.Detected {
+			if n.Attributes == nil {
+				n.Attributes = map[string]string{}
+			}
+			maps.Copy(n.Attributes, info.Attributes)
+		}
+	})
 	if prev == nil || prev.Detected != info.Detected || prev.Healthy != info.Healthy || prev.MountsUnsupported != info.MountsUnsupported {
 		select {
 		case c.nodeChanged <- struct{}{}:

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"maps"
 	"testing"
 
 	"github.com/drover-io/drover/drivers/mock"
@@ -50,5 +51,34 @@ func TestClientNodeUpdatedOnDriverChange(t *testing.T) {
 				t.Errorf("attribute driver.mock_driver.version present = %v in %q", ok, tt.name)
 			}
 		})
+	}
+}
+
+// TestClientNodeViewCopyOnWrite: the node shared with allocation runners
+// (nodeView) is never modified by a later driver or device update; the
+// update is in the node handed out after it.
+func TestClientNodeViewCopyOnWrite(t *testing.T) {
+	c := newTestClient(t, nil, nil, nil, false).c
+	before := c.nodeView()
+	attrs := maps.Clone(before.Attributes)
+	drivers := len(before.Drivers)
+
+	c.UpdateNodeFromDriver("other_driver", &structs.DriverInfo{Detected: true, Healthy: true,
+		Attributes: map[string]string{"driver.other_driver": "1"}})
+	c.UpdateNodeFromDevices([]*structs.NodeDeviceResource{{Vendor: "v", Type: "gpu", Name: "n"}})
+
+	if !maps.Equal(before.Attributes, attrs) || len(before.Drivers) != drivers {
+		t.Errorf("shared node modified: attributes %v (was %v), %d drivers (was %d)",
+			before.Attributes, attrs, len(before.Drivers), drivers)
+	}
+	if before.NodeResources != nil && len(before.NodeResources.Devices) != 0 {
+		t.Errorf("shared node got devices %v", before.NodeResources.Devices)
+	}
+	after := c.nodeView()
+	if after.Attributes["driver.other_driver"] != "1" || after.Drivers["other_driver"] == nil {
+		t.Errorf("new node lacks the driver update: %v", after.Attributes)
+	}
+	if after.NodeResources == nil || len(after.NodeResources.Devices) != 1 {
+		t.Errorf("new node lacks the device update")
 	}
 }

@@ -62,9 +62,7 @@ func (c *Client) register() (time.Duration, bool) {
 			return 0, false
 		}
 		if err == nil {
-			c.nodeMu.Lock()
-			c.node.Status = structs.NodeStatusReady
-			c.nodeMu.Unlock()
+			c.updateNode(func(n *structs.Node) { n.Status = structs.NodeStatusReady })
 			c.recordHeartbeat(resp.HeartbeatTTL)
 			c.registerOnce.Do(func() { close(c.registered) })
 			c.logger.Info("node registered", "heartbeat_ttl", resp.HeartbeatTTL)

@@ -65,6 +65,11 @@ func (tr *TaskRunner) recoverRunning(h *drivers.TaskHandle) (*drivers.TaskHandle
 	if err == nil {
 		tr.logger.Info("re-attached to task")
 		tr.watchDriverEvents(h.Config.ID)
+		if tr.TaskState().State != structs.TaskStateRunning {
+			// The agent died after it saved the handle and before it
+			// recorded the start.
+			tr.updateState(structs.TaskStateRunning, structs.NewTaskEvent(structs.TaskStarted))
+		}
 		return h, nil
 	}
 	if tr.shutdownCtx.Err() != nil {

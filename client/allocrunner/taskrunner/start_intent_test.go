@@ -151,6 +151,40 @@ func TestTaskRunnerKillWhileReattaching(t *testing.T) {
 	}
 }
 
+// TestTaskRunnerReattachRecordsTheStart: an agent that died after it
+// saved the task's handle and before it recorded the task running left a
+// pending task with a handle. The restarted runner re-attaches and must
+// record the task running (it stayed pending for ever, and so did its
+// allocation on the servers).
+func TestTaskRunnerReattachRecordsTheStart(t *testing.T) {
+	d := &intentDriver{Driver: mock.New(nil)}
+	defer d.Shutdown()
+	db := state.NewMemDB()
+	alloc := testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{"run_for": "1h"}})
+	h := newHarness(t, alloc, d.Driver, db)
+	h.tr.driver = d
+	_, handle := previousAgentStart(t, d, alloc, h.dir, "old")
+	restoreWith(t, db, alloc, &state.LocalState{InvocationID: "old", TaskHandle: handle}, false)
+	if err := h.tr.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	go h.tr.Run()
+	defer func() {
+		if err := h.tr.Kill(context.Background(), nil); err != nil {
+			t.Error(err)
+		}
+	}()
+	waitFor(t, "the re-attached task to be recorded running", func() bool {
+		return h.tr.TaskState().State == structs.TaskStateRunning
+	})
+	if got, want := eventTypes(h.tr.TaskState()), []string{"Received", "Started"}; !slices.Equal(got, want) {
+		t.Errorf("events = %q, want %q", got, want)
+	}
+	if starts := d.started(); len(starts) != 0 {
+		t.Errorf("the runner started %v again", starts)
+	}
+}
+
 // TestTaskRunnerStartIntent: an agent that died while starting the task
 // left a start intent and no handle. The restarted runner asks the driver
 // to find the task by the intent: a task found is re-attached (never

@@ -16,10 +16,15 @@
 // # The shim process
 //
 // The shim is the drover binary re-executed as "drover shim -state-dir
-// <dir>". The process Start runs only launches a detached copy in a new
-// session (Setsid, stdio on /dev/null) and exits, so the shim is never a
-// child of the agent: killing the agent or its process group does not touch
-// it, and the agent has no child to reap. One shim runs per task.
+// <dir> -detached" (or drover-shim, see Command). Start runs it directly,
+// in a new session (Setsid) with stdio on /dev/null: killing the agent's
+// process group does not touch it, and it outlives the agent (it is then
+// re-parented). While the agent lives the shim is its child, and the
+// agent reaps it when it exits: one goroutine per shim waits on the
+// shim's pidfd in the runtime's poller (no thread each). Until 2026-11 a
+// launcher process started the shim and exited, so that the shim was
+// never the agent's child; it cost a Go process start per task
+// (docs/decisions.md). One shim runs per task.
 //
 // The shim starts the task in its own process group (Setpgid) with stdout
 // and stderr on pipes it copies into log files, then serves status,
@@ -86,7 +91,7 @@
 // Every task starts with default signal dispositions and an empty signal
 // mask, whatever the agent inherited (an agent under nohup ignores SIGHUP,
 // and an ignored signal stays ignored across fork and execve): the
-// launcher and the shim reset theirs before they fork (see
+// shim resets its own before it forks the task (see
 // isolation.DefaultSignals), and the isolation init stage resets its own
 // before it execve's the task.
 //
@@ -125,7 +130,7 @@
 // what it imports linked alone: every Go package's init runs in every
 // process, and the agent's packages would cost each shim about 2.5 MiB
 // (docs/decisions.md). Keep this package's imports small; deps_test.go
-// keeps the agent's out. The launcher starts the shim with GOMAXPROCS=1,
+// keeps the agent's out. Start runs the shim with GOMAXPROCS=1,
 // GOGC off and heap profiling off (shimEnv); once the task runs, the shim
 // collects only under a memory limit just above what it then uses
 // (settleMemory), since GOGC cannot keep a heap of a few hundred KiB

@@ -105,44 +105,43 @@ func Start(ctx context.Context, exe string, exeArgs []string, spec *Spec) (*Hand
 		return nil, fmt.Errorf("shim ready pipe: %w", err)
 	}
 	defer readyR.Close()
-	cmd := exec.CommandContext(ctx, exe, append(append([]string{}, exeArgs...), "-state-dir", spec.StateDir)...)
+	// The shim is started directly (no launcher process in between): in a
+	// session of its own from the first instant, so that a kill of the
+	// caller's process group does not reach it, and reaped by this process
+	// when it exits (reap) unless this process is gone by then.
+	cmd := exec.Command(exe, append(append([]string{}, exeArgs...), "-state-dir", spec.StateDir, "-detached")...)
 	cmd.Dir = "/"
+	cmd.Env = shimEnv(os.Environ())
 	cmd.ExtraFiles = []*os.File{readyW} // readyFD in the shim
-	// Its own session from the first instant: a kill of the caller's
-	// process group must not reach it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	pidfd := -1
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, PidFD: &pidfd}
 	err = startIn(spec.NetNSPath, cmd) // netns_linux.go
 	readyW.Close()
 	if err != nil {
 		return nil, fmt.Errorf("start shim %q: %w", exe, err)
 	}
-	// The first process only launches the detached shim and exits.
-	launchErr := cmd.Wait()
+	shimPID := cmd.Process.Pid
+	killShim := reap(cmd.Process, pidfd)
 
 	stop := context.AfterFunc(ctx, func() { _ = readyR.SetReadDeadline(time.Now()) })
 	defer stop()
 	dec := json.NewDecoder(io.LimitReader(readyR, 1<<16))
-	shimPID := 0
 	for {
 		var m readyMsg
 		if err := dec.Decode(&m); err != nil {
 			// The shim may be starting the task, or run it already: do
 			// not leave it behind.
-			if shimPID > 0 {
-				_ = syscall.Kill(shimPID, syscall.SIGKILL)
-			}
+			killShim()
 			abandonErr := abandonStart(ctx, spec.StateDir)
 			if ctx.Err() != nil {
 				return nil, errors.Join(fmt.Errorf("start shim: %w", ctx.Err()), abandonErr)
 			}
-			return nil, errors.Join(fmt.Errorf("shim exited before it was ready (launcher: %v); see %s",
-				launchErr, filepath.Join(spec.StateDir, logFile)), abandonErr)
+			return nil, errors.Join(fmt.Errorf("shim pid %d exited before it was ready; see %s",
+				shimPID, filepath.Join(spec.StateDir, logFile)), abandonErr)
 		}
 		switch {
 		case m.Error != "":
 			return nil, fmt.Errorf("shim: %s", m.Error)
-		case m.ShimPID > 0:
-			shimPID = m.ShimPID
 		case m.State != nil:
 			return &Handle{st: *m.State}, nil
 		}

@@ -3,6 +3,7 @@ package shim
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -202,7 +203,8 @@ func TestIsolatedShimKilled(t *testing.T) {
 	}
 	for _, pid := range pids {
 		if !pidGone(pid) {
-			t.Errorf("task process %d survived its shim", pid)
+			status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+			t.Errorf("task process %d survived its shim: %s", pid, status)
 		}
 	}
 	if !cgroupGone(st.Cgroup) {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -25,16 +24,14 @@ import (
 // "drover shim -state-dir <dir>".
 const Subcommand = "shim"
 
-// readyFD is the file descriptor on which a starting shim reports to Start:
-// the intermediate process writes the shim's pid, the shim writes its
-// State or its start error.
+// readyFD is the file descriptor on which a starting shim reports to Start
+// its State or its start error.
 const readyFD = 3
 
 // readyMsg is one line on the ready pipe.
 type readyMsg struct {
-	ShimPID int    `json:"shim_pid,omitempty"`
-	State   *State `json:"state,omitempty"`
-	Error   string `json:"error,omitempty"`
+	State *State `json:"state,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 // RunIfShim runs the shim when args (the command line without the program
@@ -48,19 +45,16 @@ func RunIfShim(args []string) (int, bool) {
 }
 
 // Main is the shim process's entry point; it returns the process's exit
-// code. args are the arguments after the subcommand and must be the tail of
-// os.Args: the shim re-executes /proc/self/exe with os.Args plus a flag to
-// detach itself.
+// code. args are the arguments after the subcommand.
 //
-// Started by Start (flag -state-dir), Main launches a copy of itself in a
-// new session and returns at once, so the shim is no child of the agent.
-// That copy (flag -detached) reads the spec, serves the socket, runs the
-// task and exits once the task's exit is recorded.
+// Started by Start (flags -state-dir and -detached) in a session of its
+// own, Main reads the spec, serves the socket, runs the task and exits
+// once the task's exit is recorded.
 func Main(args []string) int {
 	fs := flag.NewFlagSet(Subcommand, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	stateDir := fs.String("state-dir", "", "directory holding spec.json")
-	detached := fs.Bool("detached", false, "internal: run as the detached shim")
+	detached := fs.Bool("detached", false, "internal: marks a shim's command line (Start passes it)")
 	identity := fs.Bool("identity", false, "print what agent and shim binary must agree on (see Command)")
 	err := fs.Parse(args)
 	if err == nil && *identity {
@@ -76,37 +70,8 @@ func Main(args []string) int {
 		fmt.Fprintln(os.Stderr, "drover shim: no ready pipe on fd 3; shims are started by task drivers (shim.Start)")
 		return 2
 	}
-	if !*detached {
-		return launch(ready)
-	}
+	_ = *detached // kept on the command line: tools find shims by it
 	return supervise(*stateDir, ready)
-}
-
-// launch starts the detached shim and reports its pid on ready. The shim
-// starts with default signal dispositions and an empty signal mask,
-// whatever the agent inherited (see isolation.DefaultSignals), and so do
-// the tasks it starts.
-func launch(ready *os.File) int {
-	defer ready.Close()
-	runtime.LockOSThread() // for DefaultSignals; this process exits soon
-	if err := isolation.DefaultSignals(); err != nil {
-		writeReady(ready, readyMsg{Error: fmt.Sprintf("launch shim: %v", err)})
-		return 1
-	}
-	cmd := exec.Command("/proc/self/exe")
-	cmd.Args = append(append([]string{}, os.Args...), "-detached")
-	cmd.Env = shimEnv(os.Environ())
-	cmd.Dir = "/"
-	cmd.ExtraFiles = []*os.File{ready}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		writeReady(ready, readyMsg{Error: fmt.Sprintf("launch shim: %v", err)})
-		return 1
-	}
-	writeReady(ready, readyMsg{ShimPID: cmd.Process.Pid})
-	// Not waited for: this process exits now and the shim is re-parented.
-	_ = cmd.Process.Release()
-	return 0
 }
 
 // readyPipe returns the ready pipe Start passes as fd 3, or nil when fd 3
@@ -208,8 +173,8 @@ func supervise(stateDir string, ready *os.File) int {
 		return 1
 	}
 	// The task starts from this thread: with default signal dispositions
-	// and an empty mask (the launcher gave the shim these already, unless
-	// it was started otherwise).
+	// and an empty mask, whatever the agent that started the shim had
+	// (see isolation.DefaultSignals).
 	if err := isolation.DefaultSignals(); err != nil {
 		return fail(err)
 	}

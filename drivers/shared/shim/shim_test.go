@@ -103,6 +103,12 @@ func TestExitIsRecorded(t *testing.T) {
 			eventually(t, 10*time.Second, "shim to exit by itself", func() bool {
 				return !processAlive(st.ShimPID, st.ShimStartTicks, st.BootID)
 			})
+			// The shim is this process's child: Start's reaper must not
+			// leave it a zombie.
+			eventually(t, 10*time.Second, "shim to be reaped", func() bool {
+				_, err := readProcStat(st.ShimPID)
+				return err != nil
+			})
 		})
 	}
 }
