@@ -25,8 +25,11 @@
 // computed node class; each node's usage (rank.go) is read once per
 // evaluation and kept current. A node's score is the sum of bin-packing
 // (rank.go), device affinity (devices.go), node affinity (affinity.go),
-// spread (spread.go) and the reschedule penalty (reschedule.go). See
-// docs/jobs.md and docs/performance.md.
+// spread (spread.go) and the reschedule penalty (reschedule.go); equal
+// scores are ranked by a key hashed from the node and evaluation IDs
+// (candidates.go), so concurrent evaluations of different jobs do not all
+// take the same one of equal nodes. See docs/jobs.md and
+// docs/performance.md.
 //
 // Job updates (update.go, deployment.go): an allocation of an older job
 // version is updated in place when tasksUpdated and jobUpdated say nothing

@@ -38,8 +38,9 @@ import (
 // Scores: a node's score is the sum of its bin-packing score (rank.go),
 // its device affinity score (devices.go), its node affinity score
 // (affinity.go), its spread score (spread.go) and, for a node a
-// rescheduled allocation failed on, -1 (reschedule.go). Ties go to the
-// lowest node ID.
+// rescheduled allocation failed on, -1 (reschedule.go). Ties go by a key
+// hashed from the node ID and the evaluation ID (tieKey), so that
+// concurrent evaluations do not all pick the same one of equal nodes.
 
 // minSample is the fewest candidates a placer gathers before placing.
 const minSample = 512
@@ -238,7 +239,7 @@ func (p *placer) evaluate(node *structs.Node, metric *structs.AllocMetric) (c *c
 		}
 		return nil, true, nil
 	}
-	c = &candidate{node: node, binpack: binpack}
+	c = &candidate{node: node, binpack: binpack, tie: tieKey(r.tieSeed, node.ID)}
 	if p.devices {
 		devices, devScore, devFail := assignDevices(node, u.allocs, p.tg, r.regexps)
 		if devFail.failed() {
@@ -333,7 +334,7 @@ func (p *placer) choose(penalized map[string]bool) (best scored, runners []score
 	consider := func(s scored) {
 		// Insert into the best maxScoreMeta, in order.
 		i := n
-		for i > 0 && better(s.total, s.c.node, top[i-1].total, top[i-1].c.node) {
+		for i > 0 && better(s.total, s.c, top[i-1].total, top[i-1].c) {
 			if i < maxScoreMeta {
 				top[i] = top[i-1]
 			}

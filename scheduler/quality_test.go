@@ -98,11 +98,18 @@ func summarize(t *testing.T, p *Plan, count int) outcome {
 }
 
 // naivePlacements is the reference placement: for each allocation, scan
-// every ready node in ID order and take the first of the best bin-packing
-// scores among those it fits on.
-func naivePlacements(st *fakeState, count int, ask *structs.Resources) []string {
+// every ready node in the order of the evaluation's tie keys and take the
+// first of the best bin-packing scores among those it fits on.
+func naivePlacements(st *fakeState, evalID string, count int, ask *structs.Resources) []string {
 	nodes := append([]*structs.Node(nil), st.nodes...)
-	sort.Slice(nodes, func(i, j int) bool { return nodes[i].ID < nodes[j].ID })
+	seed := tieSeed(evalID)
+	sort.Slice(nodes, func(i, j int) bool {
+		ki, kj := tieKey(seed, nodes[i].ID), tieKey(seed, nodes[j].ID)
+		if ki != kj {
+			return ki < kj
+		}
+		return nodes[i].ID < nodes[j].ID
+	})
 	used := map[string][2]int64{}
 	for _, a := range st.allocs {
 		u := used[a.NodeID]
@@ -152,11 +159,12 @@ func TestExhaustivePlacerMatchesNaiveScan(t *testing.T) {
 			st.jobs[job.NamespacedID()] = job
 			opts := testOptions()
 			opts.exhaustive = true
-			plan, err := opts.Process(indexed(st), evalFor(job))
+			eval := evalFor(job)
+			plan, err := opts.Process(indexed(st), eval)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := naivePlacements(st, count, &structs.Resources{CPU: cpu, MemoryMB: mem})
+			want := naivePlacements(st, eval.ID, count, &structs.Resources{CPU: cpu, MemoryMB: mem})
 			got := make([]string, 0, count)
 			byIndex := map[int]string{}
 			for _, a := range plan.Placements() {

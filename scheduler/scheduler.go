@@ -117,6 +117,7 @@ func (o Options) Process(state State, eval *structs.Evaluation) (*Plan, error) {
 		regexps:         map[string]*regexp.Regexp{},
 		exhaustive:      o.exhaustive,
 		rng:             o.Rand,
+		tieSeed:         tieSeed(eval.ID),
 	}
 	if r.rng == nil {
 		r.rng = evalRand(eval) // ports.go
@@ -187,6 +188,7 @@ type run struct {
 	pool          *structs.AllocMetric  // NodesInPool and NodesAvailable of cands
 	ports         map[string]*portCache // ports held, by node ID (ports.go)
 	rng           *rand.Rand            // picks dynamic ports
+	tieSeed       uint64                // seeds the tie keys of candidates (candidates.go)
 }
 
 // interrupted returns an error once the run's context is done.
