@@ -51,7 +51,8 @@ type Config struct {
 	// PreemptedAllocWatcher waits for the allocations this one preempts;
 	// nil when it preempts nothing.
 	PreemptedAllocWatcher PrevAllocWatcher
-	// Clock drives deployment health tracking; nil uses the real clock.
+	// Clock drives deployment health tracking and stamps the task states
+	// (StartedAt, events) the health is judged on; nil uses the real clock.
 	Clock Clock
 	// Devices reserves the tasks' device instances (the client's device
 	// manager); nil: tasks given devices fail to start.
@@ -124,9 +125,8 @@ type AllocRunner struct {
 	// publishMu orders publications: a state computed earlier is never
 	// sent after one computed later.
 	publishMu sync.Mutex
-	// localPersistMu serializes snapshotting and persisting the runner's
-	// own state, so that the stored one is never older than an earlier
-	// snapshot.
+	// localPersistMu serializes changes of the runner's own persisted
+	// state (changeLocalState): each is persisted before it is shown.
 	localPersistMu sync.Mutex
 	destroyOnce    sync.Once
 	shutdownOnce   sync.Once
@@ -241,6 +241,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 			Node:         cfg.Node,
 			BuildEnv:     cfg.BuildEnv,
 			KillGrace:    cfg.KillGrace,
+			Now:          clock.Now,
 			Devices:      cfg.Devices,
 			DriverEvents: cfg.DriverEvents,
 			Artifacts:    cfg.Artifacts,

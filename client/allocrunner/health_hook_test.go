@@ -1,8 +1,8 @@
 package allocrunner
 
 import (
-	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drover-io/drover/client/state"
@@ -11,54 +11,6 @@ import (
 	"github.com/drover-io/drover/structs"
 )
 
-// fakeClock is a Clock that moves only when told.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []fakeTimer
-}
-
-type fakeTimer struct {
-	at time.Time
-	ch chan time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	c.timers = append(c.timers, fakeTimer{at: c.now.Add(d), ch: ch})
-	return ch
-}
-
-func (c *fakeClock) pendingTimers() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.timers)
-}
-
-// advance moves the clock and fires the timers due.
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	kept := c.timers[:0]
-	for _, t := range c.timers {
-		if !t.at.After(c.now) {
-			t.ch <- c.now
-			continue
-		}
-		kept = append(kept, t)
-	}
-	c.timers = kept
-}
-
 func deploymentAlloc(config map[string]any) *structs.Allocation {
 	a := testAlloc(structs.JobTypeService, mockTask("web", config))
 	a.DeploymentID = "d1"
@@ -66,14 +18,16 @@ func deploymentAlloc(config map[string]any) *structs.Allocation {
 	return a
 }
 
-func newClockRunner(t *testing.T, alloc *structs.Allocation, clock Clock, rec StateUpdater) *AllocRunner {
+// newHealthRunner returns a runner of alloc on the real clock: run in a
+// synctest bubble, that is the bubble's fake time.
+func newHealthRunner(t *testing.T, alloc *structs.Allocation, rec StateUpdater) *AllocRunner {
 	t.Helper()
 	driver := mock.New(nil)
 	t.Cleanup(driver.Shutdown)
 	ar, err := New(&Config{
 		Alloc: alloc, AllocDirRoot: t.TempDir(), StateDB: state.NewMemDB(),
 		Drivers:      func(string) (drivers.DriverPlugin, error) { return driver, nil },
-		StateUpdater: rec, Node: &structs.Node{ID: "node1"}, KillGrace: 200 * time.Millisecond, Clock: clock,
+		StateUpdater: rec, Node: &structs.Node{ID: "node1"}, KillGrace: 200 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -82,58 +36,75 @@ func newClockRunner(t *testing.T, alloc *structs.Allocation, clock Clock, rec St
 	return ar
 }
 
+// settle waits until every other goroutine of the test's synctest bubble
+// is blocked (the runner has done all it can before time moves on), then
+// fails the test unless cond holds.
+func settle(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	synctest.Wait()
+	if !cond() {
+		t.Fatalf("not %s once the runner is idle", what)
+	}
+}
+
+func isRunning(ar *AllocRunner) func() bool {
+	return func() bool { return ar.AllocState().ClientStatus == structs.AllocClientStatusRunning }
+}
+
+// TestHealthHookReportsHealthy: the verdict is healthy exactly when the
+// task has run for min_healthy_time, stamped with that time, and sent.
 func TestHealthHookReportsHealthy(t *testing.T) {
-	clock := &fakeClock{now: time.Now().Add(time.Second)}
-	rec := &recorder{}
-	ar := newClockRunner(t, deploymentAlloc(nil), clock, rec)
-	go ar.Run()
-	waitFor(t, "running, waiting for min_healthy_time", func() bool {
-		return ar.AllocState().ClientStatus == structs.AllocClientStatusRunning && clock.pendingTimers() > 0
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		ar := newHealthRunner(t, deploymentAlloc(nil), rec)
+		go ar.Run()
+		settle(t, "running", isRunning(ar))
+		healthyAt := ar.AllocState().TaskStates["web"].StartedAt.Add(10 * time.Second)
+		time.Sleep(time.Until(healthyAt) - time.Nanosecond)
+		settle(t, "undecided just before min_healthy_time", func() bool { return ar.AllocState().DeploymentStatus == nil })
+		time.Sleep(time.Nanosecond)
+		settle(t, "healthy", func() bool { return ar.AllocState().DeploymentStatus.IsHealthy() })
+		if ts := ar.AllocState().DeploymentStatus.Timestamp; !ts.Equal(healthyAt) {
+			t.Errorf("timestamp = %v, want %v", ts, healthyAt)
+		}
+		if u := rec.last(); u == nil || !u.DeploymentStatus.IsHealthy() {
+			t.Errorf("last update sent = %+v, want the healthy verdict", u)
+		}
 	})
-	clock.advance(5 * time.Second)
-	if ar.AllocState().DeploymentStatus != nil {
-		t.Fatal("healthy before min_healthy_time")
-	}
-	clock.advance(6 * time.Second)
-	waitFor(t, "healthy", func() bool { return ar.AllocState().DeploymentStatus.IsHealthy() })
-	if ts := ar.AllocState().DeploymentStatus.Timestamp; !ts.Equal(clock.Now()) {
-		t.Errorf("timestamp = %v, want the clock's %v", ts, clock.Now())
-	}
-	waitFor(t, "health sent to the client", func() bool { u := rec.last(); return u != nil && u.DeploymentStatus.IsHealthy() })
 }
 
 func TestHealthHookReportsUnhealthy(t *testing.T) {
 	cases := []struct {
-		name    string
-		config  map[string]any
-		advance time.Duration
+		name   string
+		config map[string]any
 	}{
-		{"task fails", map[string]any{"run_for": "5ms", "exit_code": 1}, 0},
-		{"deadline passes", map[string]any{"start_block_for": "1h"}, time.Minute},
+		{"task fails", map[string]any{"run_for": "5ms", "exit_code": 1}},
+		{"deadline passes", map[string]any{"start_block_for": "1h"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			clock := &fakeClock{now: time.Now()}
-			ar := newClockRunner(t, deploymentAlloc(tc.config), clock, &recorder{})
-			go ar.Run()
-			if tc.advance > 0 {
-				waitFor(t, "deadline timer", func() bool { return clock.pendingTimers() > 0 })
-				clock.advance(tc.advance)
-			}
-			waitFor(t, "unhealthy", func() bool { return ar.AllocState().DeploymentStatus.IsUnhealthy() })
+			synctest.Test(t, func(t *testing.T) {
+				ar := newHealthRunner(t, deploymentAlloc(tc.config), &recorder{})
+				go ar.Run()
+				synctest.Wait()
+				if ds := ar.AllocState().DeploymentStatus; ds != nil {
+					t.Fatalf("decided at once: %+v", ds)
+				}
+				time.Sleep(time.Minute) // the healthy_deadline
+				settle(t, "unhealthy", func() bool { return ar.AllocState().DeploymentStatus.IsUnhealthy() })
+			})
 		})
 	}
 }
 
 func TestHealthHookNotInDeployment(t *testing.T) {
-	clock := &fakeClock{now: time.Now()}
-	a := deploymentAlloc(nil)
-	a.DeploymentID = ""
-	ar := newClockRunner(t, a, clock, &recorder{})
-	go ar.Run()
-	waitFor(t, "running", func() bool { return ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
-	clock.advance(time.Hour)
-	if clock.pendingTimers() != 0 || ar.AllocState().DeploymentStatus != nil {
-		t.Error("an alloc outside a deployment is tracked")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		a := deploymentAlloc(nil)
+		a.DeploymentID = ""
+		ar := newHealthRunner(t, a, &recorder{})
+		go ar.Run()
+		settle(t, "running", isRunning(ar))
+		time.Sleep(time.Hour)
+		settle(t, "untracked", func() bool { return ar.AllocState().DeploymentStatus == nil })
+	})
 }

@@ -43,36 +43,44 @@ func (ar *AllocRunner) restoreLocalState() error {
 	return nil
 }
 
-// persistLocalState stores the runner's own state as it is now.
-func (ar *AllocRunner) persistLocalState() {
+// changeLocalState persists the runner's own state with change applied
+// and only then makes it the runner's state: what AllocState shows, and
+// so what the servers may act on, is never newer than what a restarted
+// agent restores. localPersistMu serializes the changes, so the stored
+// state is never older than one shown.
+func (ar *AllocRunner) changeLocalState(change func(*state.AllocRunnerLocalState)) {
 	ar.localPersistMu.Lock()
 	defer ar.localPersistMu.Unlock()
 	ar.mu.RLock()
 	s := &state.AllocRunnerLocalState{
 		Version:           state.AllocRunnerStateVersion,
 		DeploymentStatus:  ar.deployStatus.Copy(),
+		DeploymentID:      ar.deployStatusFor,
 		PrevAllocMigrated: ar.prevMigrated,
 	}
-	if s.DeploymentStatus != nil {
-		s.DeploymentID = ar.deployStatusFor
-	}
 	ar.mu.RUnlock()
+	change(s)
+	if s.DeploymentStatus == nil {
+		s.DeploymentID = ""
+	}
 	if err := ar.stateDB.PutAllocRunnerState(ar.id, s); err != nil {
+		// The runner goes on with the change: it only lacks the state to
+		// restore after an agent restart (it then decides again).
 		ar.logger.Error("could not persist alloc runner state", "error", err)
 	}
+	ar.mu.Lock()
+	ar.deployStatus = s.DeploymentStatus.Copy()
+	ar.deployStatusFor = s.DeploymentID
+	ar.prevMigrated = s.PrevAllocMigrated
+	ar.mu.Unlock()
 }
 
 // setDeploymentStatus records the deployment health verdict for a
-// deployment (nil: none), persists and publishes it.
+// deployment (nil: none), persists it, and then publishes it.
 func (ar *AllocRunner) setDeploymentStatus(deploymentID string, s *structs.AllocDeploymentStatus) {
-	ar.mu.Lock()
-	ar.deployStatus = s.Copy()
-	ar.deployStatusFor = deploymentID
-	if s == nil {
-		ar.deployStatusFor = ""
-	}
-	ar.mu.Unlock()
-	ar.persistLocalState()
+	ar.changeLocalState(func(ls *state.AllocRunnerLocalState) {
+		ls.DeploymentStatus, ls.DeploymentID = s.Copy(), deploymentID
+	})
 	ar.publish()
 }
 
@@ -106,8 +114,5 @@ func (ar *AllocRunner) prevAllocMigrated() bool {
 // setPrevAllocMigrated records and persists that the waits and the
 // migration completed.
 func (ar *AllocRunner) setPrevAllocMigrated() {
-	ar.mu.Lock()
-	ar.prevMigrated = true
-	ar.mu.Unlock()
-	ar.persistLocalState()
+	ar.changeLocalState(func(ls *state.AllocRunnerLocalState) { ls.PrevAllocMigrated = true })
 }

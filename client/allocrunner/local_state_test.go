@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drover-io/drover/client/allocdir"
@@ -14,9 +15,10 @@ import (
 	"github.com/drover-io/drover/structs"
 )
 
-// newStateRunner returns a runner of alloc on db, with a fake clock and
-// the given previous-alloc watcher.
-func newStateRunner(t *testing.T, alloc *structs.Allocation, db state.StateDB, clock Clock, prev PrevAllocWatcher) *AllocRunner {
+// newStateRunner returns a runner of alloc on db, on the real clock (in a
+// synctest bubble, the bubble's fake time), with the given previous-alloc
+// watcher.
+func newStateRunner(t *testing.T, alloc *structs.Allocation, db state.StateDB, prev PrevAllocWatcher) *AllocRunner {
 	t.Helper()
 	driver := mock.New(nil)
 	t.Cleanup(driver.Shutdown)
@@ -24,7 +26,7 @@ func newStateRunner(t *testing.T, alloc *structs.Allocation, db state.StateDB, c
 		Alloc: alloc, AllocDirRoot: t.TempDir(), StateDB: db,
 		Drivers:      func(string) (drivers.DriverPlugin, error) { return driver, nil },
 		StateUpdater: &recorder{}, Node: &structs.Node{ID: "node1"}, KillGrace: 200 * time.Millisecond,
-		Clock: clock, PrevAllocWatcher: prev,
+		PrevAllocWatcher: prev,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -37,33 +39,76 @@ func verdict(healthy bool, at time.Time) *structs.AllocDeploymentStatus {
 	return &structs.AllocDeploymentStatus{Healthy: &healthy, Timestamp: at}
 }
 
+// heldARState is a StateDB whose PutAllocRunnerState can be held: it
+// then waits until released.
+type heldARState struct {
+	state.StateDB
+	mu   sync.Mutex    // guards hold
+	hold chan struct{} // not nil: puts wait for it to be closed
+}
+
+func (db *heldARState) PutAllocRunnerState(allocID string, s *state.AllocRunnerLocalState) error {
+	db.mu.Lock()
+	hold := db.hold
+	db.mu.Unlock()
+	if hold != nil {
+		<-hold
+	}
+	return db.StateDB.PutAllocRunnerState(allocID, s)
+}
+
+// holdPuts holds the puts from now on and returns what releases them.
+func (db *heldARState) holdPuts() (release func()) {
+	hold := make(chan struct{})
+	db.mu.Lock()
+	db.hold = hold
+	db.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			db.mu.Lock()
+			db.hold = nil
+			db.mu.Unlock()
+			close(hold)
+		})
+	}
+}
+
 // TestHealthHookPersistsVerdict: a decided verdict is persisted with the
-// deployment it was decided for.
+// deployment it was decided for, before it is shown (AllocState, and so
+// the servers): a verdict the servers may act on survives an agent
+// restart.
 func TestHealthHookPersistsVerdict(t *testing.T) {
-	clock := &fakeClock{now: time.Now()}
-	db := state.NewMemDB()
-	alloc := deploymentAlloc(nil)
-	ar := newStateRunner(t, alloc, db, clock, nil)
-	go ar.Run()
-	waitFor(t, "min_healthy_time timer", func() bool {
-		return ar.AllocState().ClientStatus == structs.AllocClientStatusRunning && clock.pendingTimers() > 0
+	synctest.Test(t, func(t *testing.T) {
+		db := &heldARState{StateDB: state.NewMemDB()}
+		alloc := deploymentAlloc(nil)
+		ar := newStateRunner(t, alloc, db, nil)
+		go ar.Run()
+		settle(t, "running", isRunning(ar))
+		release := db.holdPuts()
+		t.Cleanup(release)
+		time.Sleep(10 * time.Second) // min_healthy_time
+		synctest.Wait()
+		if ds := ar.AllocState().DeploymentStatus; ds != nil {
+			t.Fatalf("deployment status %+v shown before it is persisted", ds)
+		}
+		release()
+		settle(t, "healthy", func() bool { return ar.AllocState().DeploymentStatus.IsHealthy() })
+		s, err := db.GetAllocRunnerState(alloc.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s == nil || !s.DeploymentStatus.IsHealthy() || s.DeploymentID != "d1" || s.Version != state.AllocRunnerStateVersion {
+			t.Fatalf("persisted state = %+v", s)
+		}
 	})
-	clock.advance(11 * time.Second)
-	waitFor(t, "healthy", func() bool { return ar.AllocState().DeploymentStatus.IsHealthy() })
-	s, err := db.GetAllocRunnerState(alloc.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s == nil || !s.DeploymentStatus.IsHealthy() || s.DeploymentID != "d1" || s.Version != state.AllocRunnerStateVersion {
-		t.Fatalf("persisted state = %+v", s)
-	}
 }
 
 // TestHealthHookKeepsRestoredVerdict: a verdict decided before an agent
 // restart for the alloc's deployment is kept as is (not tracked again,
 // whatever the tasks do now); one for another deployment is dropped.
 func TestHealthHookKeepsRestoredVerdict(t *testing.T) {
-	decided := time.Now().Add(-time.Hour).UTC()
+	decided := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name       string
 		config     map[string]any
@@ -85,46 +130,48 @@ func TestHealthHookKeepsRestoredVerdict(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clock := &fakeClock{now: time.Now()}
-			db := state.NewMemDB()
-			alloc := deploymentAlloc(tt.config)
-			if err := db.PutAllocRunnerState(alloc.ID, tt.saved); err != nil {
-				t.Fatal(err)
-			}
-			ar := newStateRunner(t, alloc, db, clock, nil)
-			if err := ar.Restore(); err != nil {
-				t.Fatal(err)
-			}
-			go ar.Run()
-			if !tt.wantKept {
-				waitFor(t, "tracking again", func() bool { return clock.pendingTimers() > 0 })
-				if ds := ar.AllocState().DeploymentStatus; ds != nil {
-					t.Fatalf("deployment status = %+v, want none until decided again", ds)
+			synctest.Test(t, func(t *testing.T) {
+				db := state.NewMemDB()
+				alloc := deploymentAlloc(tt.config)
+				if err := db.PutAllocRunnerState(alloc.ID, tt.saved); err != nil {
+					t.Fatal(err)
 				}
-				return
-			}
-			if tt.config != nil {
-				waitFor(t, "the task to fail", func() bool { return ar.AllocState().ClientStatus == structs.AllocClientStatusFailed })
-			} else {
-				waitFor(t, "running", func() bool { return ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
-			}
-			// A tracker would have set a deadline or min_healthy_time timer.
-			clock.advance(time.Hour)
-			ds := ar.AllocState().DeploymentStatus
-			if ds == nil || ds.IsHealthy() != tt.wantHealth || ds.Healthy == nil || !ds.Timestamp.Equal(decided) {
-				t.Fatalf("deployment status = %+v, want the restored verdict", ds)
-			}
-			if n := clock.pendingTimers(); n != 0 {
-				t.Errorf("%d health timers pending: the verdict is re-evaluated", n)
-			}
-			// An update within the same deployment keeps it too.
-			upd := alloc.Copy()
-			upd.AllocModifyIndex++
-			ar.Update(upd)
-			clock.advance(time.Hour)
-			if ds := ar.AllocState().DeploymentStatus; ds == nil || ds.IsHealthy() != tt.wantHealth {
-				t.Fatalf("after an update: deployment status = %+v", ds)
-			}
+				ar := newStateRunner(t, alloc, db, nil)
+				if err := ar.Restore(); err != nil {
+					t.Fatal(err)
+				}
+				go ar.Run()
+				if !tt.wantKept {
+					settle(t, "tracking again", func() bool { return ar.AllocState().DeploymentStatus == nil })
+					time.Sleep(time.Hour)
+					settle(t, "decided again", func() bool {
+						ds := ar.AllocState().DeploymentStatus
+						return ds.IsHealthy() && !ds.Timestamp.Equal(decided)
+					})
+					return
+				}
+				// A tracker would decide within the healthy_deadline (a
+				// minute): healthy for a running task, unhealthy for a
+				// failed one.
+				time.Sleep(time.Hour)
+				synctest.Wait()
+				if tt.config != nil && ar.AllocState().ClientStatus != structs.AllocClientStatusFailed {
+					t.Fatalf("client status %s, want the task failed", ar.AllocState().ClientStatus)
+				}
+				ds := ar.AllocState().DeploymentStatus
+				if ds == nil || ds.IsHealthy() != tt.wantHealth || ds.Healthy == nil || !ds.Timestamp.Equal(decided) {
+					t.Fatalf("deployment status = %+v, want the restored verdict", ds)
+				}
+				// An update within the same deployment keeps it too.
+				upd := alloc.Copy()
+				upd.AllocModifyIndex++
+				ar.Update(upd)
+				time.Sleep(time.Hour)
+				synctest.Wait()
+				if ds := ar.AllocState().DeploymentStatus; ds == nil || ds.IsHealthy() != tt.wantHealth || !ds.Timestamp.Equal(decided) {
+					t.Fatalf("after an update: deployment status = %+v", ds)
+				}
+			})
 		})
 	}
 }
@@ -169,7 +216,7 @@ func TestAllocWatcherHookMigratesOnce(t *testing.T) {
 
 	db := state.NewMemDB()
 	w1 := &countingWatcher{}
-	ar := newStateRunner(t, alloc, db, nil, w1)
+	ar := newStateRunner(t, alloc, db, w1)
 	go ar.Run()
 	waitFor(t, "running", func() bool { return ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
 	if waits, migrations := w1.counts(); waits != 1 || migrations != 1 {
@@ -199,7 +246,7 @@ func TestAllocWatcherHookMigratesOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			w := &countingWatcher{}
-			ar := newStateRunner(t, alloc, db, nil, w)
+			ar := newStateRunner(t, alloc, db, w)
 			if err := ar.Restore(); err != nil {
 				t.Fatal(err)
 			}
@@ -223,12 +270,12 @@ func (unreadableARState) GetAllocRunnerState(string) (*state.AllocRunnerLocalSta
 // optional; when it cannot be read the allocation is restored anyway.
 func TestRestoreWithUnreadableRunnerState(t *testing.T) {
 	alloc := testAlloc(structs.JobTypeService, mockTask("web", map[string]any{}))
-	ar := newStateRunner(t, alloc, unreadableARState{state.NewMemDB()}, nil, nil)
+	ar := newStateRunner(t, alloc, unreadableARState{state.NewMemDB()}, nil)
 	if err := ar.Restore(); err != nil {
 		t.Fatalf("Restore = %v, want nil", err)
 	}
 	closed := state.NewMemDB()
-	ar = newStateRunner(t, alloc, closed, nil, nil)
+	ar = newStateRunner(t, alloc, closed, nil)
 	_ = closed.Close()
 	if err := ar.Restore(); !errors.Is(err, state.ErrClosed) {
 		t.Fatalf("Restore on a closed db = %v, want ErrClosed", err)
