@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drover-io/drover/plugins/drivers"
@@ -15,46 +16,53 @@ import (
 // by its restart policy; with no attempts it fails, its sibling is killed
 // and the alloc fails.
 func TestAllocRunnerRestoreLostTask(t *testing.T) {
-	alloc := testAlloc(structs.JobTypeService, mockTask("lost", map[string]any{}), mockTask("sibling", map[string]any{}))
-	h := newHarness(t, alloc)
-	go h.ar.Run()
-	waitFor(t, "both tasks running", func() bool {
-		st := h.ar.AllocState()
-		for _, name := range []string{"lost", "sibling"} {
-			if ts := st.TaskStates[name]; ts == nil || ts.State != structs.TaskStateRunning {
-				return false
+	synctest.Test(t, func(t *testing.T) {
+		alloc := testAlloc(structs.JobTypeService, mockTask("lost", map[string]any{}), mockTask("sibling", map[string]any{}))
+		h := newHarness(t, alloc)
+		go h.ar.Run()
+		settle(t, "both tasks running", func() bool {
+			st := h.ar.AllocState()
+			for _, name := range []string{"lost", "sibling"} {
+				if ts := st.TaskStates[name]; ts == nil || ts.State != structs.TaskStateRunning {
+					return false
+				}
 			}
+			return true
+		})
+		h.ar.Shutdown()
+		ls, _, err := h.db.GetTaskRunnerState(alloc.ID, "lost")
+		if err != nil || ls == nil || ls.TaskHandle == nil {
+			t.Fatalf("no handle: %+v %v", ls, err)
 		}
-		return true
-	})
-	h.ar.Shutdown()
-	ls, _, err := h.db.GetTaskRunnerState(alloc.ID, "lost")
-	if err != nil || ls == nil || ls.TaskHandle == nil {
-		t.Fatalf("no handle: %+v %v", ls, err)
-	}
-	// The task dies while no agent runs: the driver forgets it.
-	if err := h.driver.DestroyTask(context.Background(), ls.TaskHandle.Config.ID, true); err != nil {
-		t.Fatal(err)
-	}
+		// The task dies while no agent runs: the driver forgets it.
+		if err := h.driver.DestroyTask(context.Background(), ls.TaskHandle.Config.ID, true); err != nil {
+			t.Fatal(err)
+		}
 
-	ar2, err := New(&Config{Alloc: alloc, AllocDirRoot: h.root, StateDB: h.db, KillGrace: 200 * time.Millisecond,
-		Drivers: func(string) (drivers.DriverPlugin, error) { return h.driver, nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ar2.Restore(); err != nil {
-		t.Fatal(err)
-	}
-	go ar2.Run()
-	waitFor(t, "the alloc to fail", func() bool { return ar2.AllocState().ClientStatus == structs.AllocClientStatusFailed })
-	st := ar2.AllocState()
-	lost := st.TaskStates["lost"]
-	want := []string{"Received", "Task Setup", "Started", "Driver", "Terminated", "Not Restarting"}
-	if got := types(lost); !slices.Equal(got, want) || !lost.Failed {
-		t.Errorf("lost task: failed %v events %q, want %q", lost.Failed, got, want)
-	}
-	checkKilledBy(t, st.TaskStates["sibling"], structs.TaskSiblingFailed)
-	ar2.Destroy()
+		ar2, err := New(&Config{Alloc: alloc, AllocDirRoot: h.root, StateDB: h.db, KillGrace: 200 * time.Millisecond,
+			Drivers: func(string) (drivers.DriverPlugin, error) { return h.driver, nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ar2.Restore(); err != nil {
+			t.Fatal(err)
+		}
+		go ar2.Run()
+		// The alloc shows failed as soon as the lost task fails, while its
+		// sibling is still being killed: wait for the runner to end.
+		<-ar2.WaitCh()
+		st := ar2.AllocState()
+		if st.ClientStatus != structs.AllocClientStatusFailed {
+			t.Errorf("client status %s, want failed", st.ClientStatus)
+		}
+		lost := st.TaskStates["lost"]
+		want := []string{"Received", "Task Setup", "Started", "Driver", "Terminated", "Not Restarting"}
+		if got := types(lost); !slices.Equal(got, want) || !lost.Failed {
+			t.Errorf("lost task: failed %v events %q, want %q", lost.Failed, got, want)
+		}
+		checkKilledBy(t, st.TaskStates["sibling"], structs.TaskSiblingFailed)
+		ar2.Destroy()
+	})
 }
 
 // TestAllocRunnerRestorePublishesState: an agent killed after it recorded
