@@ -3,7 +3,6 @@ package agent
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/drover-io/drover/structs"
 )
@@ -18,7 +17,7 @@ func TestDevAgentAllocOps(t *testing.T) {
 		"Resources": {"CPU": 100, "MemoryMB": 32}}]}]}}`
 	ta.must("PUT", "/v1/jobs", body, nil)
 	var allocs []*structs.AllocListStub
-	waitFor(t, 15*time.Second, "the alloc to run", func() bool {
+	waitFor(t, "the alloc to run", func() bool {
 		ta.must("GET", "/v1/job/ops/allocations", "", &allocs)
 		return len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning
 	})
@@ -50,17 +49,17 @@ func TestDevAgentAllocOps(t *testing.T) {
 	if code != 500 || !strings.Contains(string(msg), "mock refuses signals") {
 		t.Errorf("signal = %d %s, want 500 with the driver's message", code, msg)
 	}
-	waitFor(t, 10*time.Second, "the Signaling event", func() bool { return has(events(), structs.TaskSignaling) })
+	waitFor(t, "the Signaling event", func() bool { return has(events(), structs.TaskSignaling) })
 
 	ta.must("PUT", "/v1/client/allocation/"+id+"/restart", `{"TaskName": "t"}`, nil)
-	waitFor(t, 10*time.Second, "the restart", func() bool { return has(events(), structs.TaskRestartSignal) })
+	waitFor(t, "the restart", func() bool { return has(events(), structs.TaskRestartSignal) })
 
 	if code, _, msg := ta.do("PUT", "/v1/client/allocation/nope/restart", ""); code != 404 {
 		t.Errorf("restart of an unknown alloc = %d %s", code, msg)
 	}
 
 	// The mock task's stdout, through the logs endpoint.
-	waitFor(t, 10*time.Second, "the task's stdout", func() bool {
+	waitFor(t, "the task's stdout", func() bool {
 		code, _, b := ta.do("GET", "/v1/client/fs/logs/"+id+"?task=t&type=stdout&plain=true", "")
 		return code == 200 && strings.Contains(string(b), "hello from t")
 	})
@@ -80,7 +79,7 @@ func TestDevAgentAllocOps(t *testing.T) {
 	if stop.EvalID == "" {
 		t.Fatalf("stop = %+v", stop)
 	}
-	waitFor(t, 15*time.Second, "a replacement and the stopped alloc complete", func() bool {
+	waitFor(t, "a replacement and the stopped alloc complete", func() bool {
 		ta.must("GET", "/v1/job/ops/allocations", "", &allocs)
 		var done, running bool
 		for _, a := range allocs {

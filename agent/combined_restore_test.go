@@ -10,7 +10,6 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/drover-io/drover/structs"
 )
@@ -60,7 +59,7 @@ func TestCombinedAgentReattachesBeforeStart(t *testing.T) {
 		"Config": {"command": %q, "args": ["300"]}, "Resources": {"CPU": 100, "MemoryMB": 32}}]}]}}`, sleep)
 	ta.must("PUT", "/v1/jobs", body, nil)
 	var allocs []*structs.AllocListStub
-	waitFor(t, 30*time.Second, "the task to run", func() bool {
+	waitFor(t, "the task to run", func() bool {
 		ta.must("GET", "/v1/job/early/allocations", "", &allocs)
 		return len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning
 	})
@@ -72,7 +71,7 @@ func TestCombinedAgentReattachesBeforeStart(t *testing.T) {
 		t.Fatalf("NewAgent: %v", err)
 	}
 	t.Cleanup(func() { _ = a.Shutdown() })
-	waitFor(t, 30*time.Second, "the re-attach, before Start", func() bool {
+	waitFor(t, "the re-attach, before Start", func() bool {
 		return slices.Contains(rec.messages(), "re-attached to task")
 	})
 	if slices.Contains(rec.messages(), "agent started") {
@@ -87,7 +86,7 @@ func TestCombinedAgentReattachesBeforeStart(t *testing.T) {
 	ta2 := &testAgent{t: t, agent: a, base: "http://" + a.HTTPAddr(), hc: &http.Client{Transport: &http.Transport{}}}
 	t.Cleanup(func() { ta2.stop() })
 	ta2.must("DELETE", "/v1/job/early", "", nil)
-	waitFor(t, 30*time.Second, "the task to stop", func() bool {
+	waitFor(t, "the task to stop", func() bool {
 		var alloc structs.Allocation
 		ta2.must("GET", "/v1/allocation/"+allocs[0].ID, "", &alloc)
 		ts := alloc.TaskStates["t"]

@@ -40,7 +40,7 @@ func TestClientOnlyAgentForwards(t *testing.T) {
 	}
 
 	// Nodes, through B.
-	waitFor(t, 30*time.Second, "two ready nodes, listed by B", func() bool {
+	waitFor(t, "two ready nodes, listed by B", func() bool {
 		var nodes []*structs.NodeListStub
 		b.must("GET", "/v1/nodes", "", &nodes)
 		ready := 0
@@ -84,16 +84,29 @@ func TestClientOnlyAgentForwards(t *testing.T) {
 	}
 	b.must("GET", "/v1/job/on-b/versions", "", nil)
 
-	// The same read through A and B has the same index.
-	var listA, listB []*structs.JobListStub
-	idxA := a.must("GET", "/v1/jobs", "", &listA)
-	idxB := b.must("GET", "/v1/jobs", "", &listB)
-	if idxA != idxB || len(listB) != 2 {
-		t.Errorf("GET /v1/jobs: A index %d, B index %d and %d jobs", idxA, idxB, len(listB))
+	// The same read through A and B has the same index. The jobs' status
+	// changes while their allocations run: compare B's read with two
+	// equal reads of A around it.
+	var listB []*structs.JobListStub
+	for try := 0; ; try++ {
+		idxA := a.must("GET", "/v1/jobs", "", nil)
+		idxB := b.must("GET", "/v1/jobs", "", &listB)
+		if again := a.must("GET", "/v1/jobs", "", nil); again != idxA {
+			if try == 100 {
+				t.Fatalf("GET /v1/jobs: the index never stayed put across three reads (last %d, %d)", idxA, again)
+			}
+			continue
+		}
+		if idxA != idxB || len(listB) != 2 {
+			t.Errorf("GET /v1/jobs: A index %d, B index %d and %d jobs", idxA, idxB, len(listB))
+		}
+		break
 	}
+	idxB := b.must("GET", "/v1/jobs", "", nil)
 
-	// A blocking query through B returns when a job registered later
-	// changes the index.
+	// A blocking query through B returns when the index changes; repeated
+	// with each new index (the jobs' status changes too), it returns the
+	// job registered later.
 	type result struct {
 		code  int
 		index uint64
@@ -102,15 +115,23 @@ func TestClientOnlyAgentForwards(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		resp, err := b.hc.Get(b.base + "/v1/jobs?index=" + strconv.FormatUint(idxB, 10) + "&wait=30s")
-		if err != nil {
-			done <- result{err: err}
-			return
+		index := idxB
+		for {
+			resp, err := b.hc.Get(b.base + "/v1/jobs?index=" + strconv.FormatUint(index, 10) + "&wait=30s")
+			if err != nil {
+				done <- result{err: err}
+				return
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			idx, _ := strconv.ParseUint(resp.Header.Get("X-Nomad-Index"), 10, 64)
+			r := result{code: resp.StatusCode, index: idx, body: string(body)}
+			if r.code != http.StatusOK || r.index <= index || strings.Contains(r.body, `"later"`) {
+				done <- r
+				return
+			}
+			index = r.index
 		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		idx, _ := strconv.ParseUint(resp.Header.Get("X-Nomad-Index"), 10, 64)
-		done <- result{code: resp.StatusCode, index: idx, body: string(body)}
 	}()
 	a.must("PUT", "/v1/jobs", pinnedJobBody("later", nameA, "later\n"), nil)
 	select {
@@ -118,8 +139,8 @@ func TestClientOnlyAgentForwards(t *testing.T) {
 		if r.err != nil || r.code != http.StatusOK || r.index <= idxB || !strings.Contains(r.body, `"later"`) {
 			t.Errorf("blocking query through B = %d index %d (after %d) %v: %.200s", r.code, r.index, idxB, r.err, r.body)
 		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("a blocking query through B did not return after the index changed")
+	case <-time.After(60 * time.Second):
+		t.Fatal("blocking queries through B did not return the job registered later")
 	}
 
 	onB := waitAllocsComplete(b, "on-b", 1)[0]

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/drover-io/drover/client/allocwatcher"
 	"github.com/drover-io/drover/structs"
@@ -18,7 +17,7 @@ func TestDevAgentAllocSnapshot(t *testing.T) {
 		"Tasks": [{"Name": "t", "Driver": "mock_driver", "Config": {}, "Resources": {"CPU": 100, "MemoryMB": 32}}]}]}}`
 	ta.must("PUT", "/v1/jobs", body, nil)
 	var allocs []*structs.AllocListStub
-	waitFor(t, 15*time.Second, "the alloc to run", func() bool {
+	waitFor(t, "the alloc to run", func() bool {
 		ta.must("GET", "/v1/job/snap/allocations", "", &allocs)
 		return len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning
 	})

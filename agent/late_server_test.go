@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drover-io/drover/rpcapi"
@@ -36,41 +37,42 @@ func TestLateServer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := newLateServer()
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			done := make(chan error, 2)
-			go func() {
-				_, err := rpcapi.NodeRegister.Call(ctx, l, &structs.NodeRegisterRequest{})
-				done <- err
-			}()
-			go func() {
-				_, err := rpcapi.NodeGet.Call(ctx, l, &structs.NodeSpecificRequest{})
-				done <- err
-			}()
-			select {
-			case err := <-done:
-				t.Fatalf("a call returned before the server was set: %v", err)
-			case <-time.After(20 * time.Millisecond):
-			}
-			if tt.cancel {
-				cancel()
-			} else {
-				tt.set(l)
-			}
-			for range 2 {
+			synctest.Test(t, func(t *testing.T) {
+				l := newLateServer()
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				done := make(chan error, 2)
+				go func() {
+					_, err := rpcapi.NodeRegister.Call(ctx, l, &structs.NodeRegisterRequest{})
+					done <- err
+				}()
+				go func() {
+					_, err := rpcapi.NodeGet.Call(ctx, l, &structs.NodeSpecificRequest{})
+					done <- err
+				}()
+				synctest.Wait()
 				select {
 				case err := <-done:
+					t.Fatalf("a call returned before the server was set: %v", err)
+				default:
+				}
+				if tt.cancel {
+					cancel()
+				} else {
+					tt.set(l)
+				}
+				for range 2 {
+					// In the bubble, a call that still waits is a deadlock
+					// synctest reports.
+					err := <-done
 					if (err != nil) != tt.wantErr {
 						t.Errorf("err = %v, want error %v", err, tt.wantErr)
 					}
 					if err != nil && structs.KindOf(err) != structs.KindUnavailable {
 						t.Errorf("err kind = %v, want unavailable", structs.KindOf(err))
 					}
-				case <-time.After(10 * time.Second):
-					t.Fatal("a call still waits")
 				}
-			}
+			})
 		})
 	}
 }

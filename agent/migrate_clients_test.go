@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/drover-io/drover/client"
 	"github.com/drover-io/drover/drivers/mock"
@@ -66,7 +65,7 @@ func TestStickyMigrateBetweenTwoClients(t *testing.T) {
 		clients[name] = cl
 	}
 	ctx := context.Background()
-	waitFor(t, 15*time.Second, "two ready nodes", func() bool {
+	waitFor(t, "two ready nodes", func() bool {
 		resp, err := srv.NodeList(ctx, &structs.NodeListRequest{})
 		if err != nil {
 			return false
@@ -94,7 +93,7 @@ func TestStickyMigrateBetweenTwoClients(t *testing.T) {
 	}
 	running := func(nodeID string) *structs.Allocation {
 		var found *structs.Allocation
-		waitFor(t, 20*time.Second, "an alloc running on "+nodeID, func() bool {
+		waitFor(t, "an alloc running on "+nodeID, func() bool {
 			resp, err := srv.JobAllocations(ctx, &structs.JobSpecificRequest{JobID: "sticky"})
 			if err != nil {
 				return false

@@ -42,7 +42,7 @@ func TestNomadClientCompat(t *testing.T) {
 	}
 
 	var stubs []*nomad.AllocationListStub
-	waitFor(t, 15*time.Second, "the alloc to run", func() bool {
+	waitFor(t, "the alloc to run", func() bool {
 		var qm *nomad.QueryMeta
 		stubs, qm, err = c.Jobs().Allocations("compat", false, nil)
 		if err != nil {

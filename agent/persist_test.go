@@ -72,7 +72,7 @@ func batchJobBody(id string) string {
 func waitAllocsComplete(ta *testAgent, job string, n int) []*structs.AllocListStub {
 	ta.t.Helper()
 	var allocs []*structs.AllocListStub
-	waitFor(ta.t, 30*time.Second, job+"'s allocations to complete", func() bool {
+	waitFor(ta.t, job+"'s allocations to complete", func() bool {
 		ta.must("GET", "/v1/job/"+job+"/allocations", "", &allocs)
 		if len(allocs) != n {
 			return false
@@ -237,7 +237,7 @@ func TestTwoAgents(t *testing.T) {
 	cl := startAgent(t, persistentConfig(t.TempDir(), false, true, srv.agent.RPCAddr()))
 	nodeID := cl.agent.NodeID()
 
-	waitFor(t, 30*time.Second, "the client's node to be ready on the server", func() bool {
+	waitFor(t, "the client's node to be ready on the server", func() bool {
 		var nodes []*structs.NodeListStub
 		srv.must("GET", "/v1/nodes", "", &nodes)
 		return len(nodes) == 1 && nodes[0].ID == nodeID && nodes[0].Status == structs.NodeStatusReady

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"testing"
-	"time"
 
 	nomad "github.com/hashicorp/nomad/api"
 
@@ -22,14 +21,14 @@ func TestDevAgentResourceStats(t *testing.T) {
 		{"Name": "b", "Driver": "mock_driver", "Config": {"run_for": "1h"}, "Resources": {"CPU": 100, "MemoryMB": 32}}]}]}}`
 	ta.must("PUT", "/v1/jobs", body, nil)
 	var allocs []*structs.AllocListStub
-	waitFor(t, 15*time.Second, "the alloc to run", func() bool {
+	waitFor(t, "the alloc to run", func() bool {
 		ta.must("GET", "/v1/job/stats/allocations", "", &allocs)
 		return len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning
 	})
 	id := allocs[0].ID
 
 	var usage api.AllocResourceUsage
-	waitFor(t, 10*time.Second, "both tasks' samples", func() bool {
+	waitFor(t, "both tasks' samples", func() bool {
 		ta.must("GET", "/v1/client/allocation/"+id+"/stats", "", &usage)
 		for _, name := range []string{"a", "b"} {
 			tu := usage.Tasks[name]

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os/exec"
 	"testing"
-	"time"
 
 	"github.com/drover-io/drover/structs"
 )
@@ -34,7 +33,7 @@ func TestTasksSurviveTheAgent(t *testing.T) {
 	running := func(ta *testAgent) *structs.Allocation {
 		var allocs []*structs.AllocListStub
 		var alloc structs.Allocation
-		waitFor(t, 30*time.Second, "the task to run", func() bool {
+		waitFor(t, "the task to run", func() bool {
 			ta.must("GET", "/v1/job/survive/allocations", "", &allocs)
 			if len(allocs) != 1 || allocs[0].ClientStatus != structs.AllocClientStatusRunning {
 				return false
@@ -60,7 +59,7 @@ func TestTasksSurviveTheAgent(t *testing.T) {
 
 	// The new agent controls the task: stopping the job ends it.
 	ta2.must("DELETE", "/v1/job/survive", "", nil)
-	waitFor(t, 30*time.Second, "the task to stop", func() bool {
+	waitFor(t, "the task to stop", func() bool {
 		var alloc structs.Allocation
 		ta2.must("GET", "/v1/allocation/"+after.ID, "", &alloc)
 		return alloc.ClientStatus == structs.AllocClientStatusComplete || alloc.ClientStatus == structs.AllocClientStatusFailed
