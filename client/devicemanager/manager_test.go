@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drover-io/drover/devices/fake"
@@ -340,28 +341,58 @@ func TestCrashRestartsWithBackoff(t *testing.T) {
 
 // TestHangAndCrashBackoff uses the fake plugin's fail modes in process: a
 // hung plugin is failed after FingerprintTimeout, a crashing one at once;
-// both are restarted with a doubling, capped delay.
+// both are restarted with a doubling, capped delay. It runs on the real
+// clock in a synctest bubble, so that the restarts' times are exact.
 func TestHangAndCrashBackoff(t *testing.T) {
-	for _, mode := range []string{"hang", "crash"} {
-		t.Run(mode, func(t *testing.T) {
-			h := newHarness(t, map[string]Factory{fake.PluginName: fakeFactory},
-				map[string]string{fake.PluginName: `{"fail_mode":"` + mode + `"}`})
-			started := make(chan error, 1)
-			go func() { started <- h.m.Start(testCtx(t)) }()
-			for _, want := range []time.Duration{restartBase, 2 * restartBase, 4 * restartBase, 4 * restartBase} {
-				if mode == "hang" {
-					eventually(t, "fingerprint timeout armed", func() bool { return h.clock.pending(fpTimeout) >= 1 })
-					h.clock.fire(fpTimeout)
+	for _, tt := range []struct {
+		mode  string
+		serve time.Duration // how long each instance lasts
+	}{{"hang", fpTimeout}, {"crash", 0}} {
+		t.Run(tt.mode, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var mu sync.Mutex
+				var starts []time.Time // when each instance was constructed
+				factory := func(logger *slog.Logger) (device.DevicePlugin, error) {
+					mu.Lock()
+					starts = append(starts, time.Now())
+					mu.Unlock()
+					return fake.New(logger), nil
 				}
-				eventually(t, "restart delay "+want.String(), func() bool { return h.clock.pending(want) == 1 })
-				h.clock.fire(want)
-			}
-			if err := <-started; err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(h.logs.String(), "device plugin failed; restarting") {
-				t.Fatalf("no restart logged: %s", h.logs.String())
-			}
+				logs := &syncBuf{}
+				m := New(Config{
+					Logger:             slog.New(slog.NewTextHandler(logs, nil)),
+					Catalog:            map[string]Factory{fake.PluginName: factory},
+					PluginConfigs:      map[string]json.RawMessage{fake.PluginName: json.RawMessage(`{"fail_mode":"` + tt.mode + `"}`)},
+					UpdateNode:         func([]*structs.NodeDeviceResource) {},
+					FingerprintTimeout: fpTimeout,
+					RestartBase:        restartBase,
+					RestartMax:         4 * restartBase,
+					StatsInterval:      time.Hour,
+				})
+				t0 := time.Now()
+				if err := m.Start(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				if waited := time.Since(t0); waited != tt.serve {
+					t.Errorf("Start returned after %s, want %s", waited, tt.serve)
+				}
+				delays := []time.Duration{restartBase, 2 * restartBase, 4 * restartBase, 4 * restartBase}
+				time.Sleep(time.Duration(len(delays)) * (tt.serve + 4*restartBase))
+				m.Shutdown()
+				mu.Lock()
+				defer mu.Unlock()
+				if len(starts) <= len(delays) {
+					t.Fatalf("%d instances started, want more than %d", len(starts), len(delays))
+				}
+				for i, want := range delays {
+					if got := starts[i+1].Sub(starts[i]); got != tt.serve+want {
+						t.Errorf("restart %d came %s after the start before it, want %s", i+1, got, tt.serve+want)
+					}
+				}
+				if !strings.Contains(logs.String(), "device plugin failed; restarting") {
+					t.Fatalf("no restart logged: %s", logs.String())
+				}
+			})
 		})
 	}
 }
