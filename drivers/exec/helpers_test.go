@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"os"
@@ -84,7 +85,10 @@ func (h *harness) config(command string, args ...string) *drivers.TaskConfig {
 			h.t.Fatal(err)
 		}
 	}
-	id := strings.ReplaceAll(h.t.Name(), "/", "_")
+	// The alloc ID names the task's cgroup: unique, so that runs of these
+	// tests in other processes (another checkout's, a -count repeat whose
+	// cleanup lags) never share one.
+	id := strings.ReplaceAll(h.t.Name(), "/", "_") + "-" + rand.Text()[:8]
 	return &drivers.TaskConfig{
 		ID:       "a1/web/" + id,
 		Name:     "web",
