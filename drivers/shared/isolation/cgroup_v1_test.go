@@ -128,8 +128,11 @@ func TestCgroupV1Cpuset(t *testing.T) {
 
 func TestOOMKillIsRecorded(t *testing.T) {
 	layout := needIsolation(t)
-	out, ws, cg := runIsolated(t, layout, Resources{MemoryBytes: 16 << 20},
-		`head -c 200m /dev/zero | tail > /dev/null; echo "tail ended $?"`)
+	// The limit leaves room for the init stage, charged to the task's
+	// cgroup until it execs the task: a -race test binary charges up to
+	// 16 MiB there (and was OOM-killed itself under a 16 MiB limit).
+	out, ws, cg := runIsolated(t, layout, Resources{MemoryBytes: 64 << 20},
+		`head -c 512m /dev/zero | tail > /dev/null; echo "tail ended $?"`)
 	oom, err := cg.OOMKilled()
 	if err != nil {
 		t.Fatal(err)
