@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -143,67 +144,73 @@ func types(st *structs.TaskState) []string {
 }
 
 func TestAllocRunnerBatchCompletes(t *testing.T) {
-	h := newHarness(t, testAlloc(structs.JobTypeBatch, mockTask("a", map[string]any{"run_for": "5ms"}), mockTask("b", map[string]any{"run_for": "10ms"})))
-	l := h.ar.Listen()
-	defer l.Close()
-	go h.ar.Run()
-	waitClosed(t, "run", h.ar.WaitCh())
-	st := h.ar.AllocState()
-	if st.ClientStatus != structs.AllocClientStatusComplete {
-		t.Errorf("status = %s (%s)", st.ClientStatus, st.ClientDescription)
-	}
-	last := h.rec.last()
-	if last == nil || last.ClientStatus != structs.AllocClientStatusComplete || len(last.TaskStates) != 2 || last.NodeID != "node1" {
-		t.Errorf("last update = %+v", last)
-	}
-	if last.Job != nil {
-		t.Errorf("update carries the job; want only the client fields")
-	}
-	got := <-l.Ch()
-	if got.ClientStatus != structs.AllocClientStatusComplete || got.Job == nil {
-		t.Errorf("broadcast alloc = %s job=%v", got.ClientStatus, got.Job != nil)
-	}
-	if _, err := os.Stat(h.ar.AllocDir().LogDir); err != nil {
-		t.Errorf("alloc dir not built: %v", err)
-	}
-	if h.ar.Alloc().ClientStatus != "" {
-		t.Errorf("server alloc was mutated")
-	}
-	h.ar.Destroy()
-	if _, err := os.Stat(h.ar.AllocDir().AllocDir); !os.IsNotExist(err) {
-		t.Errorf("alloc dir not removed: %v", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testAlloc(structs.JobTypeBatch, mockTask("a", map[string]any{"run_for": "5ms"}), mockTask("b", map[string]any{"run_for": "10ms"})))
+		l := h.ar.Listen()
+		defer l.Close()
+		go h.ar.Run()
+		waitClosed(t, "run", h.ar.WaitCh())
+		st := h.ar.AllocState()
+		if st.ClientStatus != structs.AllocClientStatusComplete {
+			t.Errorf("status = %s (%s)", st.ClientStatus, st.ClientDescription)
+		}
+		last := h.rec.last()
+		if last == nil || last.ClientStatus != structs.AllocClientStatusComplete || len(last.TaskStates) != 2 || last.NodeID != "node1" {
+			t.Errorf("last update = %+v", last)
+		}
+		if last.Job != nil {
+			t.Errorf("update carries the job; want only the client fields")
+		}
+		got := <-l.Ch()
+		if got.ClientStatus != structs.AllocClientStatusComplete || got.Job == nil {
+			t.Errorf("broadcast alloc = %s job=%v", got.ClientStatus, got.Job != nil)
+		}
+		if _, err := os.Stat(h.ar.AllocDir().LogDir); err != nil {
+			t.Errorf("alloc dir not built: %v", err)
+		}
+		if h.ar.Alloc().ClientStatus != "" {
+			t.Errorf("server alloc was mutated")
+		}
+		h.ar.Destroy()
+		if _, err := os.Stat(h.ar.AllocDir().AllocDir); !os.IsNotExist(err) {
+			t.Errorf("alloc dir not removed: %v", err)
+		}
+	})
 }
 
 func TestAllocRunnerLeaderDead(t *testing.T) {
-	leader := mockTask("leader", map[string]any{"run_for": "10ms"})
-	leader.Leader = true
-	h := newHarness(t, testAlloc(structs.JobTypeBatch, leader, mockTask("follower", map[string]any{})))
-	go h.ar.Run()
-	waitClosed(t, "run", h.ar.WaitCh())
-	st := h.ar.AllocState()
-	checkKilledBy(t, st.TaskStates["follower"], structs.TaskLeaderDead)
-	if st.ClientStatus != structs.AllocClientStatusComplete {
-		t.Errorf("status = %s", st.ClientStatus)
-	}
-	h.ar.Destroy()
+	synctest.Test(t, func(t *testing.T) {
+		leader := mockTask("leader", map[string]any{"run_for": "10ms"})
+		leader.Leader = true
+		h := newHarness(t, testAlloc(structs.JobTypeBatch, leader, mockTask("follower", map[string]any{})))
+		go h.ar.Run()
+		waitClosed(t, "run", h.ar.WaitCh())
+		st := h.ar.AllocState()
+		checkKilledBy(t, st.TaskStates["follower"], structs.TaskLeaderDead)
+		if st.ClientStatus != structs.AllocClientStatusComplete {
+			t.Errorf("status = %s", st.ClientStatus)
+		}
+		h.ar.Destroy()
+	})
 }
 
 func TestAllocRunnerSiblingFailed(t *testing.T) {
-	h := newHarness(t, testAlloc(structs.JobTypeService, mockTask("bad", map[string]any{"run_for": "10ms", "exit_code": 1}), mockTask("good", map[string]any{})))
-	go h.ar.Run()
-	waitClosed(t, "run", h.ar.WaitCh())
-	st := h.ar.AllocState()
-	checkKilledBy(t, st.TaskStates["good"], structs.TaskSiblingFailed)
-	for _, ev := range st.TaskStates["good"].Events {
-		if ev.Type == structs.TaskSiblingFailed && (ev.FailedSibling != "bad" || ev.DisplayMessage != `Task's sibling "bad" failed`) {
-			t.Errorf("sibling event = %+v", ev)
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testAlloc(structs.JobTypeService, mockTask("bad", map[string]any{"run_for": "10ms", "exit_code": 1}), mockTask("good", map[string]any{})))
+		go h.ar.Run()
+		waitClosed(t, "run", h.ar.WaitCh())
+		st := h.ar.AllocState()
+		checkKilledBy(t, st.TaskStates["good"], structs.TaskSiblingFailed)
+		for _, ev := range st.TaskStates["good"].Events {
+			if ev.Type == structs.TaskSiblingFailed && (ev.FailedSibling != "bad" || ev.DisplayMessage != `Task's sibling "bad" failed`) {
+				t.Errorf("sibling event = %+v", ev)
+			}
 		}
-	}
-	if st.ClientStatus != structs.AllocClientStatusFailed || st.TaskStates["good"].Failed {
-		t.Errorf("status = %s, good failed = %v", st.ClientStatus, st.TaskStates["good"].Failed)
-	}
-	h.ar.Destroy()
+		if st.ClientStatus != structs.AllocClientStatusFailed || st.TaskStates["good"].Failed {
+			t.Errorf("status = %s, good failed = %v", st.ClientStatus, st.TaskStates["good"].Failed)
+		}
+		h.ar.Destroy()
+	})
 }
 
 // countingHook counts update hook calls and records the last alloc.
@@ -230,111 +237,119 @@ func (h *countingHook) get() (int, *structs.Allocation) {
 var _ updateHook = (*countingHook)(nil)
 
 func TestAllocRunnerStopRunsNoUpdateHooks(t *testing.T) {
-	leader := mockTask("leader", map[string]any{})
-	leader.Leader = true
-	alloc := testAlloc(structs.JobTypeService, mockTask("a", map[string]any{}), leader, mockTask("b", map[string]any{}))
-	h := newHarness(t, alloc)
-	hook := &countingHook{}
-	h.ar.hooks = append(h.ar.hooks, hook)
-	go h.ar.Run()
-	waitFor(t, "running", func() bool { return h.ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
-	waitFor(t, "all running", func() bool {
-		for _, ts := range h.ar.AllocState().TaskStates {
-			if ts.State != structs.TaskStateRunning {
-				return false
+	synctest.Test(t, func(t *testing.T) {
+		leader := mockTask("leader", map[string]any{})
+		leader.Leader = true
+		alloc := testAlloc(structs.JobTypeService, mockTask("a", map[string]any{}), leader, mockTask("b", map[string]any{}))
+		h := newHarness(t, alloc)
+		hook := &countingHook{}
+		h.ar.hooks = append(h.ar.hooks, hook)
+		go h.ar.Run()
+		waitFor(t, "running", func() bool { return h.ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
+		waitFor(t, "all running", func() bool {
+			for _, ts := range h.ar.AllocState().TaskStates {
+				if ts.State != structs.TaskStateRunning {
+					return false
+				}
+			}
+			return true
+		})
+
+		stop := alloc.Copy()
+		stop.DesiredStatus = structs.AllocDesiredStatusStop
+		stop.AllocModifyIndex = 11
+		h.ar.Update(stop)
+		waitClosed(t, "run", h.ar.WaitCh())
+		st := h.ar.AllocState()
+		if st.ClientStatus != structs.AllocClientStatusComplete {
+			t.Errorf("status = %s", st.ClientStatus)
+		}
+		if calls, _ := hook.get(); calls != 0 {
+			t.Errorf("update hooks ran %d times on a stop", calls)
+		}
+		if h.ar.Alloc().DesiredStatus != structs.AllocDesiredStatusStop {
+			t.Errorf("Alloc() not replaced")
+		}
+		// The leader is killed first: its Killed precedes the others' Killing.
+		leaderKilled := st.TaskStates["leader"].Events[len(st.TaskStates["leader"].Events)-1]
+		for _, name := range []string{"a", "b"} {
+			want := []string{"Received", "Task Setup", "Started", "Killing", "Terminated", "Killed"}
+			evs := st.TaskStates[name].Events
+			if got := types(st.TaskStates[name]); !slices.Equal(got, want) {
+				t.Errorf("%s events = %q, want %q", name, got, want)
+			}
+			if evs[3].Time < leaderKilled.Time {
+				t.Errorf("%s killed before the leader was dead", name)
 			}
 		}
-		return true
+		h.ar.Destroy()
 	})
-
-	stop := alloc.Copy()
-	stop.DesiredStatus = structs.AllocDesiredStatusStop
-	stop.AllocModifyIndex = 11
-	h.ar.Update(stop)
-	waitClosed(t, "run", h.ar.WaitCh())
-	st := h.ar.AllocState()
-	if st.ClientStatus != structs.AllocClientStatusComplete {
-		t.Errorf("status = %s", st.ClientStatus)
-	}
-	if calls, _ := hook.get(); calls != 0 {
-		t.Errorf("update hooks ran %d times on a stop", calls)
-	}
-	if h.ar.Alloc().DesiredStatus != structs.AllocDesiredStatusStop {
-		t.Errorf("Alloc() not replaced")
-	}
-	// The leader is killed first: its Killed precedes the others' Killing.
-	leaderKilled := st.TaskStates["leader"].Events[len(st.TaskStates["leader"].Events)-1]
-	for _, name := range []string{"a", "b"} {
-		want := []string{"Received", "Task Setup", "Started", "Killing", "Terminated", "Killed"}
-		evs := st.TaskStates[name].Events
-		if got := types(st.TaskStates[name]); !slices.Equal(got, want) {
-			t.Errorf("%s events = %q, want %q", name, got, want)
-		}
-		if evs[3].Time < leaderKilled.Time {
-			t.Errorf("%s killed before the leader was dead", name)
-		}
-	}
-	h.ar.Destroy()
 }
 
 func TestAllocRunnerUpdateCoalescing(t *testing.T) {
-	alloc := testAlloc(structs.JobTypeService, mockTask("a", map[string]any{}))
-	h := newHarness(t, alloc)
-	hook := &countingHook{}
-	h.ar.hooks = append(h.ar.hooks, hook)
-	// Before Run nothing consumes updates: they must not block and only
-	// the latest survives.
-	for i := uint64(11); i <= 50; i++ {
-		u := alloc.Copy()
-		u.AllocModifyIndex = i
-		h.ar.Update(u)
-	}
-	go h.ar.Run()
-	waitFor(t, "update applied", func() bool { return h.ar.Alloc().AllocModifyIndex == 50 })
-	waitFor(t, "update hook", func() bool { c, _ := hook.get(); return c == 1 })
-	if _, last := hook.get(); last.AllocModifyIndex != 50 {
-		t.Errorf("hook saw index %d", last.AllocModifyIndex)
-	}
-	// A stale update is ignored.
-	stale := alloc.Copy()
-	stale.AllocModifyIndex = 12
-	h.ar.Update(stale)
-	more := alloc.Copy()
-	more.AllocModifyIndex = 51
-	h.ar.Update(more)
-	waitFor(t, "newer update", func() bool { return h.ar.Alloc().AllocModifyIndex == 51 })
-	h.ar.Destroy()
-	if c, _ := hook.get(); c > 2 {
-		t.Errorf("update hook calls = %d", c)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		alloc := testAlloc(structs.JobTypeService, mockTask("a", map[string]any{}))
+		h := newHarness(t, alloc)
+		hook := &countingHook{}
+		h.ar.hooks = append(h.ar.hooks, hook)
+		// Before Run nothing consumes updates: they must not block and only
+		// the latest survives.
+		for i := uint64(11); i <= 50; i++ {
+			u := alloc.Copy()
+			u.AllocModifyIndex = i
+			h.ar.Update(u)
+		}
+		go h.ar.Run()
+		waitFor(t, "update applied", func() bool { return h.ar.Alloc().AllocModifyIndex == 50 })
+		waitFor(t, "update hook", func() bool { c, _ := hook.get(); return c == 1 })
+		if _, last := hook.get(); last.AllocModifyIndex != 50 {
+			t.Errorf("hook saw index %d", last.AllocModifyIndex)
+		}
+		// A stale update is ignored.
+		stale := alloc.Copy()
+		stale.AllocModifyIndex = 12
+		h.ar.Update(stale)
+		more := alloc.Copy()
+		more.AllocModifyIndex = 51
+		h.ar.Update(more)
+		waitFor(t, "newer update", func() bool { return h.ar.Alloc().AllocModifyIndex == 51 })
+		h.ar.Destroy()
+		if c, _ := hook.get(); c > 2 {
+			t.Errorf("update hook calls = %d", c)
+		}
+	})
 }
 
 func TestAllocRunnerDestroyWithoutRun(t *testing.T) {
-	alloc := testAlloc(structs.JobTypeService, mockTask("a", map[string]any{}))
-	h := newHarness(t, alloc)
-	if err := h.db.PutAllocation(alloc); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { h.ar.Destroy(); close(done) }()
-	waitClosed(t, "destroy", done)
-	waitClosed(t, "wait ch", h.ar.WaitCh())
-	h.ar.Run() // returns at once
-	h.ar.Shutdown()
-	allocs, _, _ := h.db.GetAllAllocations()
-	if len(allocs) != 0 {
-		t.Errorf("alloc state not deleted")
-	}
-	if !h.ar.IsDestroyed() {
-		t.Errorf("not destroyed")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		alloc := testAlloc(structs.JobTypeService, mockTask("a", map[string]any{}))
+		h := newHarness(t, alloc)
+		if err := h.db.PutAllocation(alloc); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { h.ar.Destroy(); close(done) }()
+		waitClosed(t, "destroy", done)
+		waitClosed(t, "wait ch", h.ar.WaitCh())
+		h.ar.Run() // returns at once
+		h.ar.Shutdown()
+		allocs, _, _ := h.db.GetAllAllocations()
+		if len(allocs) != 0 {
+			t.Errorf("alloc state not deleted")
+		}
+		if !h.ar.IsDestroyed() {
+			t.Errorf("not destroyed")
+		}
+	})
 }
 
 func TestAllocRunnerShutdownWithoutRun(t *testing.T) {
-	h := newHarness(t, testAlloc(structs.JobTypeService, mockTask("a", map[string]any{})))
-	h.ar.Shutdown()
-	waitClosed(t, "wait ch", h.ar.WaitCh())
-	h.ar.Destroy()
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testAlloc(structs.JobTypeService, mockTask("a", map[string]any{})))
+		h.ar.Shutdown()
+		waitClosed(t, "wait ch", h.ar.WaitCh())
+		h.ar.Destroy()
+	})
 }
 
 func TestAllocRunnerWaitNeverReturns(t *testing.T) {
@@ -364,95 +379,103 @@ func TestAllocRunnerWaitNeverReturns(t *testing.T) {
 }
 
 func TestAllocRunnerShutdownLeavesTasksRunning(t *testing.T) {
-	alloc := testAlloc(structs.JobTypeService, mockTask("a", map[string]any{}))
-	h := newHarness(t, alloc)
-	go h.ar.Run()
-	waitFor(t, "running", func() bool { return h.ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
-	h.ar.Shutdown()
-	ls, _, _ := h.db.GetTaskRunnerState(alloc.ID, "a")
-	st, err := h.driver.InspectTask(context.Background(), ls.TaskHandle.Config.ID)
-	if err != nil || st.State != drivers.TaskStateRunning {
-		t.Fatalf("task not running after shutdown: %v %v", st, err)
-	}
-	// A new runner restores and re-attaches; its Destroy kills the task.
-	ar2, err := New(&Config{Alloc: alloc, AllocDirRoot: h.root, StateDB: h.db,
-		Drivers: func(string) (drivers.DriverPlugin, error) { return h.driver, nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ar2.Restore(); err != nil {
-		t.Fatal(err)
-	}
-	if got := ar2.AllocState().ClientStatus; got != structs.AllocClientStatusRunning {
-		t.Errorf("restored status = %s", got)
-	}
-	go ar2.Run()
-	ar2.Destroy()
-	if _, err := h.driver.InspectTask(context.Background(), ls.TaskHandle.Config.ID); err == nil {
-		t.Errorf("task still known to the driver after destroy")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		alloc := testAlloc(structs.JobTypeService, mockTask("a", map[string]any{}))
+		h := newHarness(t, alloc)
+		go h.ar.Run()
+		waitFor(t, "running", func() bool { return h.ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
+		h.ar.Shutdown()
+		ls, _, _ := h.db.GetTaskRunnerState(alloc.ID, "a")
+		st, err := h.driver.InspectTask(context.Background(), ls.TaskHandle.Config.ID)
+		if err != nil || st.State != drivers.TaskStateRunning {
+			t.Fatalf("task not running after shutdown: %v %v", st, err)
+		}
+		// A new runner restores and re-attaches; its Destroy kills the task.
+		ar2, err := New(&Config{Alloc: alloc, AllocDirRoot: h.root, StateDB: h.db,
+			Drivers: func(string) (drivers.DriverPlugin, error) { return h.driver, nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ar2.Restore(); err != nil {
+			t.Fatal(err)
+		}
+		if got := ar2.AllocState().ClientStatus; got != structs.AllocClientStatusRunning {
+			t.Errorf("restored status = %s", got)
+		}
+		go ar2.Run()
+		ar2.Destroy()
+		if _, err := h.driver.InspectTask(context.Background(), ls.TaskHandle.Config.ID); err == nil {
+			t.Errorf("task still known to the driver after destroy")
+		}
+	})
 }
 
 func TestAllocRunnerStoppedBeforeRun(t *testing.T) {
-	post := mockTask("post", map[string]any{})
-	post.Lifecycle = &structs.TaskLifecycle{Hook: structs.TaskLifecycleHookPoststop}
-	alloc := testAlloc(structs.JobTypeService, mockTask("a", map[string]any{}), post)
-	alloc.DesiredStatus = structs.AllocDesiredStatusStop
-	h := newHarness(t, alloc)
-	go h.ar.Run()
-	waitClosed(t, "run", h.ar.WaitCh())
-	st := h.ar.AllocState()
-	if got, want := types(st.TaskStates["a"]), []string{"Received", "Killed"}; !slices.Equal(got, want) {
-		t.Errorf("events = %q, want %q", got, want)
-	}
-	if st.ClientStatus != structs.AllocClientStatusComplete {
-		t.Errorf("status = %s", st.ClientStatus)
-	}
-	h.ar.Destroy()
+	synctest.Test(t, func(t *testing.T) {
+		post := mockTask("post", map[string]any{})
+		post.Lifecycle = &structs.TaskLifecycle{Hook: structs.TaskLifecycleHookPoststop}
+		alloc := testAlloc(structs.JobTypeService, mockTask("a", map[string]any{}), post)
+		alloc.DesiredStatus = structs.AllocDesiredStatusStop
+		h := newHarness(t, alloc)
+		go h.ar.Run()
+		waitClosed(t, "run", h.ar.WaitCh())
+		st := h.ar.AllocState()
+		if got, want := types(st.TaskStates["a"]), []string{"Received", "Killed"}; !slices.Equal(got, want) {
+			t.Errorf("events = %q, want %q", got, want)
+		}
+		if st.ClientStatus != structs.AllocClientStatusComplete {
+			t.Errorf("status = %s", st.ClientStatus)
+		}
+		h.ar.Destroy()
+	})
 }
 
 func TestAllocRunnerLifecycle(t *testing.T) {
-	pre := mockTask("init", map[string]any{"run_for": "5ms"})
-	pre.Lifecycle = &structs.TaskLifecycle{Hook: structs.TaskLifecycleHookPrestart}
-	side := mockTask("sidecar", map[string]any{})
-	side.Lifecycle = &structs.TaskLifecycle{Hook: structs.TaskLifecycleHookPrestart, Sidecar: true}
-	post := mockTask("cleanup", map[string]any{"run_for": "5ms"})
-	post.Lifecycle = &structs.TaskLifecycle{Hook: structs.TaskLifecycleHookPoststop}
-	main := mockTask("main", map[string]any{"run_for": "10ms"})
-	h := newHarness(t, testAlloc(structs.JobTypeBatch, pre, side, main, post))
-	go h.ar.Run()
-	waitClosed(t, "run", h.ar.WaitCh())
-	st := h.ar.AllocState()
-	if st.ClientStatus != structs.AllocClientStatusComplete {
-		t.Errorf("status = %s", st.ClientStatus)
-	}
-	if !(st.TaskStates["init"].FinishedAt.Before(st.TaskStates["main"].StartedAt) || st.TaskStates["init"].FinishedAt.Equal(st.TaskStates["main"].StartedAt)) {
-		t.Errorf("main started before prestart finished")
-	}
-	if st.TaskStates["cleanup"].StartedAt.Before(st.TaskStates["main"].FinishedAt) {
-		t.Errorf("poststop started before main finished")
-	}
-	if got := types(st.TaskStates["sidecar"]); !slices.Contains(got, structs.TaskMainDead) {
-		t.Errorf("sidecar not killed when main died: %q", got)
-	}
-	h.ar.Destroy()
+	synctest.Test(t, func(t *testing.T) {
+		pre := mockTask("init", map[string]any{"run_for": "5ms"})
+		pre.Lifecycle = &structs.TaskLifecycle{Hook: structs.TaskLifecycleHookPrestart}
+		side := mockTask("sidecar", map[string]any{})
+		side.Lifecycle = &structs.TaskLifecycle{Hook: structs.TaskLifecycleHookPrestart, Sidecar: true}
+		post := mockTask("cleanup", map[string]any{"run_for": "5ms"})
+		post.Lifecycle = &structs.TaskLifecycle{Hook: structs.TaskLifecycleHookPoststop}
+		main := mockTask("main", map[string]any{"run_for": "10ms"})
+		h := newHarness(t, testAlloc(structs.JobTypeBatch, pre, side, main, post))
+		go h.ar.Run()
+		waitClosed(t, "run", h.ar.WaitCh())
+		st := h.ar.AllocState()
+		if st.ClientStatus != structs.AllocClientStatusComplete {
+			t.Errorf("status = %s", st.ClientStatus)
+		}
+		if !(st.TaskStates["init"].FinishedAt.Before(st.TaskStates["main"].StartedAt) || st.TaskStates["init"].FinishedAt.Equal(st.TaskStates["main"].StartedAt)) {
+			t.Errorf("main started before prestart finished")
+		}
+		if st.TaskStates["cleanup"].StartedAt.Before(st.TaskStates["main"].FinishedAt) {
+			t.Errorf("poststop started before main finished")
+		}
+		if got := types(st.TaskStates["sidecar"]); !slices.Contains(got, structs.TaskMainDead) {
+			t.Errorf("sidecar not killed when main died: %q", got)
+		}
+		h.ar.Destroy()
+	})
 }
 
 func TestAllocRunnerPrerunFailure(t *testing.T) {
-	alloc := testAlloc(structs.JobTypeService, mockTask("a", map[string]any{}))
-	h := newHarness(t, alloc)
-	// A file where the alloc dir should be makes the alloc dir hook fail.
-	if err := os.WriteFile(h.ar.AllocDir().AllocDir, []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	go h.ar.Run()
-	waitClosed(t, "run", h.ar.WaitCh())
-	st := h.ar.AllocState()
-	if st.ClientStatus != structs.AllocClientStatusFailed || st.ClientDescription == "" {
-		t.Errorf("status = %s (%s)", st.ClientStatus, st.ClientDescription)
-	}
-	if last := h.rec.last(); last == nil || last.ClientStatus != structs.AllocClientStatusFailed {
-		t.Errorf("failure not reported: %+v", last)
-	}
-	h.ar.Destroy()
+	synctest.Test(t, func(t *testing.T) {
+		alloc := testAlloc(structs.JobTypeService, mockTask("a", map[string]any{}))
+		h := newHarness(t, alloc)
+		// A file where the alloc dir should be makes the alloc dir hook fail.
+		if err := os.WriteFile(h.ar.AllocDir().AllocDir, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		go h.ar.Run()
+		waitClosed(t, "run", h.ar.WaitCh())
+		st := h.ar.AllocState()
+		if st.ClientStatus != structs.AllocClientStatusFailed || st.ClientDescription == "" {
+			t.Errorf("status = %s (%s)", st.ClientStatus, st.ClientDescription)
+		}
+		if last := h.rec.last(); last == nil || last.ClientStatus != structs.AllocClientStatusFailed {
+			t.Errorf("failure not reported: %+v", last)
+		}
+		h.ar.Destroy()
+	})
 }

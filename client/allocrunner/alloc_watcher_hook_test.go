@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drover-io/drover/client/allocwatcher"
@@ -60,149 +61,157 @@ func lastEvent(st *structs.TaskState) time.Time {
 }
 
 func TestAllocWatcherHookWaitsForPreviousAndMigrates(t *testing.T) {
-	driver := mock.New(nil)
-	t.Cleanup(driver.Shutdown)
-	root := t.TempDir()
-	disk := &structs.EphemeralDisk{Sticky: true, Migrate: true, SizeMB: 10}
+	synctest.Test(t, func(t *testing.T) {
+		driver := mock.New(nil)
+		t.Cleanup(driver.Shutdown)
+		root := t.TempDir()
+		disk := &structs.EphemeralDisk{Sticky: true, Migrate: true, SizeMB: 10}
 
-	oldAlloc := testAlloc(structs.JobTypeService, mockTask("web", map[string]any{"kill_after": "20ms"}))
-	oldAlloc.Job.TaskGroups[0].EphemeralDisk = disk
-	old := newRunner(t, oldAlloc, root, driver, &recorder{}, nil, nil)
-	go old.Run()
-	waitFor(t, "old alloc running", func() bool { return old.AllocState().ClientStatus == structs.AllocClientStatusRunning })
-	// What the old task wrote.
-	if err := os.WriteFile(filepath.Join(old.AllocDir().SharedDir, "data", "db.txt"), []byte("state"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(old.AllocDir().AllocDir, "web", "local", "cache"), []byte("warm"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+		oldAlloc := testAlloc(structs.JobTypeService, mockTask("web", map[string]any{"kill_after": "20ms"}))
+		oldAlloc.Job.TaskGroups[0].EphemeralDisk = disk
+		old := newRunner(t, oldAlloc, root, driver, &recorder{}, nil, nil)
+		go old.Run()
+		waitFor(t, "old alloc running", func() bool { return old.AllocState().ClientStatus == structs.AllocClientStatusRunning })
+		// What the old task wrote.
+		if err := os.WriteFile(filepath.Join(old.AllocDir().SharedDir, "data", "db.txt"), []byte("state"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(old.AllocDir().AllocDir, "web", "local", "cache"), []byte("warm"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 
-	newAlloc := testAlloc(structs.JobTypeService, mockTask("web", nil))
-	newAlloc.Job.TaskGroups[0].EphemeralDisk = disk
-	newAlloc.PreviousAllocation = oldAlloc.ID
-	watcher := allocwatcher.NewAllocWatcher(allocwatcher.Config{Alloc: newAlloc, PreviousRunner: old.WatchedRunner()})
-	rec := &recorder{}
-	ar := newRunner(t, newAlloc, root, driver, rec, watcher, nil)
-	go ar.Run()
+		newAlloc := testAlloc(structs.JobTypeService, mockTask("web", nil))
+		newAlloc.Job.TaskGroups[0].EphemeralDisk = disk
+		newAlloc.PreviousAllocation = oldAlloc.ID
+		watcher := allocwatcher.NewAllocWatcher(allocwatcher.Config{Alloc: newAlloc, PreviousRunner: old.WatchedRunner()})
+		rec := &recorder{}
+		ar := newRunner(t, newAlloc, root, driver, rec, watcher, nil)
+		go ar.Run()
 
-	waitFor(t, "new alloc waiting", func() bool {
-		u := rec.last()
-		return u != nil && u.ClientDescription == DescWaitingPrevious && watcher.IsWaiting()
+		waitFor(t, "new alloc waiting", func() bool {
+			u := rec.last()
+			return u != nil && u.ClientDescription == DescWaitingPrevious && watcher.IsWaiting()
+		})
+		if st := ar.AllocState(); st.ClientStatus != structs.AllocClientStatusPending || st.ClientDescription != DescWaitingPrevious {
+			t.Fatalf("waiting alloc state = %s %q", st.ClientStatus, st.ClientDescription)
+		}
+		if ts := ar.AllocState().TaskStates["web"]; ts.State != structs.TaskStatePending || !firstEvent(ts).IsZero() {
+			t.Fatalf("task started before the previous alloc terminated: %+v", ts)
+		}
+
+		old.Update(stopped(oldAlloc))
+		waitFor(t, "new alloc running", func() bool { return ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
+
+		oldLast := lastEvent(old.AllocState().TaskStates["web"])
+		newFirst := firstEvent(ar.AllocState().TaskStates["web"])
+		if newFirst.Before(oldLast) {
+			t.Errorf("new task's first event %v is before the old task's last %v", newFirst, oldLast)
+		}
+		got, err := os.ReadFile(filepath.Join(ar.AllocDir().SharedDir, "data", "db.txt"))
+		if err != nil || string(got) != "state" {
+			t.Errorf("migrated data = %q, %v", got, err)
+		}
+		got, err = os.ReadFile(filepath.Join(ar.AllocDir().AllocDir, "web", "local", "cache"))
+		if err != nil || string(got) != "warm" {
+			t.Errorf("migrated local dir = %q, %v", got, err)
+		}
+		if st := ar.AllocState(); st.ClientDescription != DescRunning {
+			t.Errorf("description = %q after waiting", st.ClientDescription)
+		}
 	})
-	if st := ar.AllocState(); st.ClientStatus != structs.AllocClientStatusPending || st.ClientDescription != DescWaitingPrevious {
-		t.Fatalf("waiting alloc state = %s %q", st.ClientStatus, st.ClientDescription)
-	}
-	if ts := ar.AllocState().TaskStates["web"]; ts.State != structs.TaskStatePending || !firstEvent(ts).IsZero() {
-		t.Fatalf("task started before the previous alloc terminated: %+v", ts)
-	}
-
-	old.Update(stopped(oldAlloc))
-	waitFor(t, "new alloc running", func() bool { return ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
-
-	oldLast := lastEvent(old.AllocState().TaskStates["web"])
-	newFirst := firstEvent(ar.AllocState().TaskStates["web"])
-	if newFirst.Before(oldLast) {
-		t.Errorf("new task's first event %v is before the old task's last %v", newFirst, oldLast)
-	}
-	got, err := os.ReadFile(filepath.Join(ar.AllocDir().SharedDir, "data", "db.txt"))
-	if err != nil || string(got) != "state" {
-		t.Errorf("migrated data = %q, %v", got, err)
-	}
-	got, err = os.ReadFile(filepath.Join(ar.AllocDir().AllocDir, "web", "local", "cache"))
-	if err != nil || string(got) != "warm" {
-		t.Errorf("migrated local dir = %q, %v", got, err)
-	}
-	if st := ar.AllocState(); st.ClientDescription != DescRunning {
-		t.Errorf("description = %q after waiting", st.ClientDescription)
-	}
 }
 
 func TestAllocWatcherHookWaitsForAllPreempted(t *testing.T) {
-	driver := mock.New(nil)
-	t.Cleanup(driver.Shutdown)
-	root := t.TempDir()
-	var victims []*AllocRunner
-	runners := map[string]allocwatcher.AllocRunnerMeta{}
-	var ids []string
-	for range 3 {
-		a := testAlloc(structs.JobTypeService, mockTask("low", map[string]any{"kill_after": "30ms"}))
-		v := newRunner(t, a, root, driver, &recorder{}, nil, nil)
-		go v.Run()
-		victims = append(victims, v)
-		runners[a.ID] = v.WatchedRunner()
-		ids = append(ids, a.ID)
-	}
-	for _, v := range victims {
-		waitFor(t, "victim running", func() bool { return v.AllocState().ClientStatus == structs.AllocClientStatusRunning })
-	}
-	big := testAlloc(structs.JobTypeService, mockTask("big", nil))
-	big.PreemptedAllocations = ids
-	watcher := allocwatcher.NewPreemptedAllocWatcher(allocwatcher.Config{Alloc: big, PreemptedRunners: runners})
-	ar := newRunner(t, big, root, driver, &recorder{}, nil, watcher)
-	go ar.Run()
-	waitFor(t, "waiting for preempted", func() bool { return ar.AllocState().ClientDescription == DescWaitingPreempted })
-
-	// Evicting all but one keeps it waiting.
-	for _, v := range victims[:2] {
-		e := v.Alloc().Copy()
-		e.DesiredStatus = structs.AllocDesiredStatusEvict
-		e.AllocModifyIndex++
-		v.Update(e)
-		waitClosed(t, "victim dead", v.WaitCh())
-	}
-	if !watcher.IsWaiting() || ar.AllocState().ClientStatus != structs.AllocClientStatusPending {
-		t.Fatal("started before every preempted alloc terminated")
-	}
-	last := victims[2]
-	last.Update(stopped(last.Alloc()))
-	waitFor(t, "preempting alloc running", func() bool { return ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
-	started := firstEvent(ar.AllocState().TaskStates["big"])
-	for _, v := range victims {
-		if end := lastEvent(v.AllocState().TaskStates["low"]); started.Before(end) {
-			t.Errorf("preempting task's first event %v before a victim's last %v", started, end)
+	synctest.Test(t, func(t *testing.T) {
+		driver := mock.New(nil)
+		t.Cleanup(driver.Shutdown)
+		root := t.TempDir()
+		var victims []*AllocRunner
+		runners := map[string]allocwatcher.AllocRunnerMeta{}
+		var ids []string
+		for range 3 {
+			a := testAlloc(structs.JobTypeService, mockTask("low", map[string]any{"kill_after": "30ms"}))
+			v := newRunner(t, a, root, driver, &recorder{}, nil, nil)
+			go v.Run()
+			victims = append(victims, v)
+			runners[a.ID] = v.WatchedRunner()
+			ids = append(ids, a.ID)
 		}
-	}
+		for _, v := range victims {
+			waitFor(t, "victim running", func() bool { return v.AllocState().ClientStatus == structs.AllocClientStatusRunning })
+		}
+		big := testAlloc(structs.JobTypeService, mockTask("big", nil))
+		big.PreemptedAllocations = ids
+		watcher := allocwatcher.NewPreemptedAllocWatcher(allocwatcher.Config{Alloc: big, PreemptedRunners: runners})
+		ar := newRunner(t, big, root, driver, &recorder{}, nil, watcher)
+		go ar.Run()
+		waitFor(t, "waiting for preempted", func() bool { return ar.AllocState().ClientDescription == DescWaitingPreempted })
+
+		// Evicting all but one keeps it waiting.
+		for _, v := range victims[:2] {
+			e := v.Alloc().Copy()
+			e.DesiredStatus = structs.AllocDesiredStatusEvict
+			e.AllocModifyIndex++
+			v.Update(e)
+			waitClosed(t, "victim dead", v.WaitCh())
+		}
+		if !watcher.IsWaiting() || ar.AllocState().ClientStatus != structs.AllocClientStatusPending {
+			t.Fatal("started before every preempted alloc terminated")
+		}
+		last := victims[2]
+		last.Update(stopped(last.Alloc()))
+		waitFor(t, "preempting alloc running", func() bool { return ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
+		started := firstEvent(ar.AllocState().TaskStates["big"])
+		for _, v := range victims {
+			if end := lastEvent(v.AllocState().TaskStates["low"]); started.Before(end) {
+				t.Errorf("preempting task's first event %v before a victim's last %v", started, end)
+			}
+		}
+	})
 }
 
 func TestAllocWatcherHookStopWhileWaiting(t *testing.T) {
-	driver := mock.New(nil)
-	t.Cleanup(driver.Shutdown)
-	root := t.TempDir()
-	oldAlloc := testAlloc(structs.JobTypeService, mockTask("web", nil))
-	old := newRunner(t, oldAlloc, root, driver, &recorder{}, nil, nil)
-	go old.Run()
-	newAlloc := testAlloc(structs.JobTypeService, mockTask("web", nil))
-	newAlloc.PreviousAllocation = oldAlloc.ID
-	watcher := allocwatcher.NewAllocWatcher(allocwatcher.Config{Alloc: newAlloc, PreviousRunner: old.WatchedRunner()})
-	ar := newRunner(t, newAlloc, root, driver, &recorder{}, watcher, nil)
-	go ar.Run()
-	waitFor(t, "waiting", watcher.IsWaiting)
-	ar.Update(stopped(newAlloc))
-	waitClosed(t, "stopped waiting alloc's Run", ar.WaitCh())
-	st := ar.AllocState()
-	if st.ClientStatus != structs.AllocClientStatusComplete {
-		t.Errorf("stopped while waiting: %s %q, want complete", st.ClientStatus, st.ClientDescription)
-	}
-	if ts := st.TaskStates["web"]; !ts.StartedAt.IsZero() {
-		t.Errorf("task started: %+v", ts)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		driver := mock.New(nil)
+		t.Cleanup(driver.Shutdown)
+		root := t.TempDir()
+		oldAlloc := testAlloc(structs.JobTypeService, mockTask("web", nil))
+		old := newRunner(t, oldAlloc, root, driver, &recorder{}, nil, nil)
+		go old.Run()
+		newAlloc := testAlloc(structs.JobTypeService, mockTask("web", nil))
+		newAlloc.PreviousAllocation = oldAlloc.ID
+		watcher := allocwatcher.NewAllocWatcher(allocwatcher.Config{Alloc: newAlloc, PreviousRunner: old.WatchedRunner()})
+		ar := newRunner(t, newAlloc, root, driver, &recorder{}, watcher, nil)
+		go ar.Run()
+		waitFor(t, "waiting", watcher.IsWaiting)
+		ar.Update(stopped(newAlloc))
+		waitClosed(t, "stopped waiting alloc's Run", ar.WaitCh())
+		st := ar.AllocState()
+		if st.ClientStatus != structs.AllocClientStatusComplete {
+			t.Errorf("stopped while waiting: %s %q, want complete", st.ClientStatus, st.ClientDescription)
+		}
+		if ts := st.TaskStates["web"]; !ts.StartedAt.IsZero() {
+			t.Errorf("task started: %+v", ts)
+		}
+	})
 }
 
 func TestAllocWatcherHookShutdownWhileWaiting(t *testing.T) {
-	driver := mock.New(nil)
-	t.Cleanup(driver.Shutdown)
-	root := t.TempDir()
-	oldAlloc := testAlloc(structs.JobTypeService, mockTask("web", nil))
-	old := newRunner(t, oldAlloc, root, driver, &recorder{}, nil, nil)
-	go old.Run()
-	newAlloc := testAlloc(structs.JobTypeService, mockTask("web", nil))
-	newAlloc.PreviousAllocation = oldAlloc.ID
-	watcher := allocwatcher.NewAllocWatcher(allocwatcher.Config{Alloc: newAlloc, PreviousRunner: old.WatchedRunner()})
-	ar := newRunner(t, newAlloc, root, driver, &recorder{}, watcher, nil)
-	go ar.Run()
-	waitFor(t, "waiting", watcher.IsWaiting)
-	done := make(chan struct{})
-	go func() { ar.Shutdown(); close(done) }()
-	waitClosed(t, "shutdown of a waiting runner", done)
+	synctest.Test(t, func(t *testing.T) {
+		driver := mock.New(nil)
+		t.Cleanup(driver.Shutdown)
+		root := t.TempDir()
+		oldAlloc := testAlloc(structs.JobTypeService, mockTask("web", nil))
+		old := newRunner(t, oldAlloc, root, driver, &recorder{}, nil, nil)
+		go old.Run()
+		newAlloc := testAlloc(structs.JobTypeService, mockTask("web", nil))
+		newAlloc.PreviousAllocation = oldAlloc.ID
+		watcher := allocwatcher.NewAllocWatcher(allocwatcher.Config{Alloc: newAlloc, PreviousRunner: old.WatchedRunner()})
+		ar := newRunner(t, newAlloc, root, driver, &recorder{}, watcher, nil)
+		go ar.Run()
+		waitFor(t, "waiting", watcher.IsWaiting)
+		done := make(chan struct{})
+		go func() { ar.Shutdown(); close(done) }()
+		waitClosed(t, "shutdown of a waiting runner", done)
+	})
 }

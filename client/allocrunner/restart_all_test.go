@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/drover-io/drover/client/allocrunner/taskrunner"
 	"github.com/drover-io/drover/structs"
@@ -279,31 +280,33 @@ func TestAllocRunnerEndDuringRestartAll(t *testing.T) {
 // A restart of all tasks asked while the alloc starts its tasks waits for
 // them to have started (or for its context), then runs the lifecycle again.
 func TestAllocRunnerRestartAllWhileStarting(t *testing.T) {
-	alloc := testAlloc(structs.JobTypeService,
-		withLifecycle(mockTask("init", map[string]any{"run_for": "1ms"}), structs.TaskLifecycleHookPrestart, false),
-		mockTask("web", map[string]any{"start_block_for": "100ms"}),
-	)
-	h := newHarness(t, alloc)
-	go h.ar.Run()
-	waitFor(t, "init completed", func() bool {
-		return h.ar.AllocState().TaskStates["init"].State == structs.TaskStateDead
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := h.ar.RestartAllTasks(ctx, nil); !errors.Is(err, context.Canceled) {
-		t.Errorf("RestartAllTasks(cancelled) = %v, want context.Canceled", err)
-	}
-	if err := h.ar.RestartAllTasks(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "init and web started again", func() bool {
+	synctest.Test(t, func(t *testing.T) {
+		alloc := testAlloc(structs.JobTypeService,
+			withLifecycle(mockTask("init", map[string]any{"run_for": "1ms"}), structs.TaskLifecycleHookPrestart, false),
+			mockTask("web", map[string]any{"start_block_for": "100ms"}),
+		)
+		h := newHarness(t, alloc)
+		go h.ar.Run()
+		waitFor(t, "init completed", func() bool {
+			return h.ar.AllocState().TaskStates["init"].State == structs.TaskStateDead
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := h.ar.RestartAllTasks(ctx, nil); !errors.Is(err, context.Canceled) {
+			t.Errorf("RestartAllTasks(cancelled) = %v, want context.Canceled", err)
+		}
+		if err := h.ar.RestartAllTasks(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "init and web started again", func() bool {
+			st := h.ar.AllocState()
+			return countEvents(st.TaskStates["init"], structs.TaskStarted) == 2 &&
+				countEvents(st.TaskStates["web"], structs.TaskStarted) == 2
+		})
 		st := h.ar.AllocState()
-		return countEvents(st.TaskStates["init"], structs.TaskStarted) == 2 &&
-			countEvents(st.TaskStates["web"], structs.TaskStarted) == 2
+		if init, web := lastOf(st.TaskStates["init"], structs.TaskTerminated).Time, lastOf(st.TaskStates["web"], structs.TaskStarted).Time; init > web {
+			t.Errorf("web started at %d, before init completed again (%d)", web, init)
+		}
+		h.ar.Destroy()
 	})
-	st := h.ar.AllocState()
-	if init, web := lastOf(st.TaskStates["init"], structs.TaskTerminated).Time, lastOf(st.TaskStates["web"], structs.TaskStarted).Time; init > web {
-		t.Errorf("web started at %d, before init completed again (%d)", web, init)
-	}
-	h.ar.Destroy()
 }

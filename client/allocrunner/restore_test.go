@@ -71,30 +71,32 @@ func TestAllocRunnerRestoreLostTask(t *testing.T) {
 // state change, and must still publish the alloc's state once, or the
 // servers would see it pending forever.
 func TestAllocRunnerRestorePublishesState(t *testing.T) {
-	alloc := testAlloc(structs.JobTypeService, mockTask("web", map[string]any{"run_for": "1h"}))
-	h := newHarness(t, alloc)
-	go h.ar.Run()
-	waitFor(t, "the task running", func() bool { return h.ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
-	h.ar.Shutdown()
+	synctest.Test(t, func(t *testing.T) {
+		alloc := testAlloc(structs.JobTypeService, mockTask("web", map[string]any{"run_for": "1h"}))
+		h := newHarness(t, alloc)
+		go h.ar.Run()
+		waitFor(t, "the task running", func() bool { return h.ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
+		h.ar.Shutdown()
 
-	rec := &recorder{}
-	ar2, err := New(&Config{Alloc: alloc, AllocDirRoot: h.root, StateDB: h.db, KillGrace: 200 * time.Millisecond,
-		StateUpdater: rec, Drivers: func(string) (drivers.DriverPlugin, error) { return h.driver, nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ar2.Restore(); err != nil {
-		t.Fatal(err)
-	}
-	go ar2.Run()
-	defer ar2.Destroy()
-	waitFor(t, "the restored alloc's state published", func() bool {
-		a := rec.last()
-		return a != nil && a.ClientStatus == structs.AllocClientStatusRunning
+		rec := &recorder{}
+		ar2, err := New(&Config{Alloc: alloc, AllocDirRoot: h.root, StateDB: h.db, KillGrace: 200 * time.Millisecond,
+			StateUpdater: rec, Drivers: func(string) (drivers.DriverPlugin, error) { return h.driver, nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ar2.Restore(); err != nil {
+			t.Fatal(err)
+		}
+		go ar2.Run()
+		defer ar2.Destroy()
+		waitFor(t, "the restored alloc's state published", func() bool {
+			a := rec.last()
+			return a != nil && a.ClientStatus == structs.AllocClientStatusRunning
+		})
+		if ts := ar2.AllocState().TaskStates["web"]; len(types(ts)) != 3 {
+			t.Errorf("events %q: the task changed state on re-attach", types(ts))
+		}
 	})
-	if ts := ar2.AllocState().TaskStates["web"]; len(types(ts)) != 3 {
-		t.Errorf("events %q: the task changed state on re-attach", types(ts))
-	}
 }
 
 // TestAllocRunnerWaitStartedEndsOnShutdown: a shutdown that comes while
@@ -105,13 +107,15 @@ func TestAllocRunnerRestorePublishesState(t *testing.T) {
 // start. That wait must end on the shutdown itself, or the agent's
 // shutdown hangs (seen in the chaos test).
 func TestAllocRunnerWaitStartedEndsOnShutdown(t *testing.T) {
-	alloc := testAlloc(structs.JobTypeService, mockTask("web", map[string]any{"run_for": "1h"}))
-	h := newHarness(t, alloc)
-	h.ar.Shutdown() // no task runner ever ran
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		h.ar.waitStarted(h.ar.lifecyclePhases().main)
-	}()
-	waitClosed(t, "the wait for tasks to start to end on the shutdown", done)
+	synctest.Test(t, func(t *testing.T) {
+		alloc := testAlloc(structs.JobTypeService, mockTask("web", map[string]any{"run_for": "1h"}))
+		h := newHarness(t, alloc)
+		h.ar.Shutdown() // no task runner ever ran
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			h.ar.waitStarted(h.ar.lifecyclePhases().main)
+		}()
+		waitClosed(t, "the wait for tasks to start to end on the shutdown", done)
+	})
 }
