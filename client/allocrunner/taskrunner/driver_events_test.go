@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drover-io/drover/drivers/mock"
@@ -44,31 +45,33 @@ func (r *eventRegistry) only() (string, func(*drivers.TaskEvent)) {
 // TestTaskRunnerDriverEvents: a started task's driver events become Driver
 // task events; the handler goes away when the task ends.
 func TestTaskRunnerDriverEvents(t *testing.T) {
-	alloc := testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}})
-	h := newHarness(t, alloc, nil, nil)
-	reg := &eventRegistry{}
-	h.tr.driverEvents = reg
-	go h.tr.Run()
-	waitFor(t, "the task running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
+	synctest.Test(t, func(t *testing.T) {
+		alloc := testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}})
+		h := newHarness(t, alloc, nil, nil)
+		reg := &eventRegistry{}
+		h.tr.driverEvents = reg
+		go h.tr.Run()
+		waitFor(t, "the task running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
 
-	key, handler := reg.only()
-	h.tr.mu.RLock()
-	invocation := h.tr.local.InvocationID
-	h.tr.mu.RUnlock()
-	if handler == nil || key != mock.Name+" "+alloc.ID+"/web/"+invocation {
-		t.Fatalf("registered handler key = %q", key)
-	}
-	handler(&drivers.TaskEvent{Message: "Downloading image", Timestamp: time.Unix(100, 0)})
-	ev := findEvent(h.tr.TaskState(), structs.TaskDriverMessage)
-	if ev == nil || ev.DriverMessage != "Downloading image" || ev.Time != time.Unix(100, 0).UnixNano() {
-		t.Fatalf("driver event = %+v", ev)
-	}
+		key, handler := reg.only()
+		h.tr.mu.RLock()
+		invocation := h.tr.local.InvocationID
+		h.tr.mu.RUnlock()
+		if handler == nil || key != mock.Name+" "+alloc.ID+"/web/"+invocation {
+			t.Fatalf("registered handler key = %q", key)
+		}
+		handler(&drivers.TaskEvent{Message: "Downloading image", Timestamp: time.Unix(100, 0)})
+		ev := findEvent(h.tr.TaskState(), structs.TaskDriverMessage)
+		if ev == nil || ev.DriverMessage != "Downloading image" || ev.Time != time.Unix(100, 0).UnixNano() {
+			t.Fatalf("driver event = %+v", ev)
+		}
 
-	if err := h.tr.Kill(context.Background(), structs.NewTaskEvent(structs.TaskKilling)); err != nil {
-		t.Fatal(err)
-	}
-	waitClosed(t, "the runner to end", h.tr.WaitCh())
-	if key, _ := reg.only(); key != "" {
-		t.Fatalf("handler %q still registered after the task ended", key)
-	}
+		if err := h.tr.Kill(context.Background(), structs.NewTaskEvent(structs.TaskKilling)); err != nil {
+			t.Fatal(err)
+		}
+		waitClosed(t, "the runner to end", h.tr.WaitCh())
+		if key, _ := reg.only(); key != "" {
+			t.Fatalf("handler %q still registered after the task ended", key)
+		}
+	})
 }

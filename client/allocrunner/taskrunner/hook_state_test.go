@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/drover-io/drover/client/state"
 	"github.com/drover-io/drover/drivers/mock"
@@ -45,81 +46,85 @@ func (h *recordingHook) runs() []map[string]string {
 // hooks that were Done and gives the others the state they saved; the
 // state a hook returns is persisted with the local state.
 func TestRestoredTaskRunnerGivesHooksTheirState(t *testing.T) {
-	db := state.NewMemDB()
-	alloc := testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}})
-	saved := &state.LocalState{HookState: map[string]*state.HookState{
-		"keeper":   {Data: map[string]string{"k": "v"}},
-		"finished": {Done: true, Data: map[string]string{"x": "y"}},
-		"task_dir": {Done: true},
-	}}
-	if err := db.PutTaskRunnerLocalState(alloc.ID, "web", saved); err != nil {
-		t.Fatal(err)
-	}
-	h := newHarness(t, alloc, nil, db)
-	keeper := &recordingHook{name: "keeper", state: map[string]string{"k": "v2"}}
-	finished := &recordingHook{name: "finished"}
-	fresh := &recordingHook{name: "fresh"}
-	h.tr.prestartHooks = append(h.tr.prestartHooks, keeper, finished, fresh)
-	if err := h.tr.Restore(); err != nil {
-		t.Fatal(err)
-	}
-	go h.tr.Run()
-	defer func() {
-		if err := h.tr.Kill(context.Background(), nil); err != nil {
-			t.Error(err)
+	synctest.Test(t, func(t *testing.T) {
+		db := state.NewMemDB()
+		alloc := testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}})
+		saved := &state.LocalState{HookState: map[string]*state.HookState{
+			"keeper":   {Data: map[string]string{"k": "v"}},
+			"finished": {Done: true, Data: map[string]string{"x": "y"}},
+			"task_dir": {Done: true},
+		}}
+		if err := db.PutTaskRunnerLocalState(alloc.ID, "web", saved); err != nil {
+			t.Fatal(err)
 		}
-	}()
-	waitFor(t, "the task to run", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
+		h := newHarness(t, alloc, nil, db)
+		keeper := &recordingHook{name: "keeper", state: map[string]string{"k": "v2"}}
+		finished := &recordingHook{name: "finished"}
+		fresh := &recordingHook{name: "fresh"}
+		h.tr.prestartHooks = append(h.tr.prestartHooks, keeper, finished, fresh)
+		if err := h.tr.Restore(); err != nil {
+			t.Fatal(err)
+		}
+		go h.tr.Run()
+		defer func() {
+			if err := h.tr.Kill(context.Background(), nil); err != nil {
+				t.Error(err)
+			}
+		}()
+		waitFor(t, "the task to run", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
 
-	if got := keeper.runs(); len(got) != 1 || !maps.Equal(got[0], map[string]string{"k": "v"}) {
-		t.Errorf("keeper's PreviousState = %v, want [map[k:v]]", got)
-	}
-	if got := finished.runs(); len(got) != 0 {
-		t.Errorf("a hook restored as Done ran %d times", len(got))
-	}
-	if got := fresh.runs(); len(got) != 1 || got[0] != nil {
-		t.Errorf("fresh hook's PreviousState = %v, want one nil", got)
-	}
-	if e := findEvent(h.tr.TaskState(), structs.TaskSetup); e != nil {
-		t.Errorf("task_dir restored as Done ran again: %+v", e)
-	}
-	ls, _, err := db.GetTaskRunnerState(alloc.ID, "web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]*state.HookState{
-		"keeper":   {Data: map[string]string{"k": "v2"}},
-		"finished": {Done: true, Data: map[string]string{"x": "y"}},
-		"task_dir": {Done: true},
-	}
-	if !reflect.DeepEqual(ls.HookState, want) {
-		t.Errorf("persisted hook states = %+v, want %+v", ls.HookState, want)
-	}
-	if ls.TaskHandle == nil || ls.InvocationID == "" {
-		t.Errorf("the new handle was not persisted next to the hook states: %+v", ls)
-	}
+		if got := keeper.runs(); len(got) != 1 || !maps.Equal(got[0], map[string]string{"k": "v"}) {
+			t.Errorf("keeper's PreviousState = %v, want [map[k:v]]", got)
+		}
+		if got := finished.runs(); len(got) != 0 {
+			t.Errorf("a hook restored as Done ran %d times", len(got))
+		}
+		if got := fresh.runs(); len(got) != 1 || got[0] != nil {
+			t.Errorf("fresh hook's PreviousState = %v, want one nil", got)
+		}
+		if e := findEvent(h.tr.TaskState(), structs.TaskSetup); e != nil {
+			t.Errorf("task_dir restored as Done ran again: %+v", e)
+		}
+		ls, _, err := db.GetTaskRunnerState(alloc.ID, "web")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]*state.HookState{
+			"keeper":   {Data: map[string]string{"k": "v2"}},
+			"finished": {Done: true, Data: map[string]string{"x": "y"}},
+			"task_dir": {Done: true},
+		}
+		if !reflect.DeepEqual(ls.HookState, want) {
+			t.Errorf("persisted hook states = %+v, want %+v", ls.HookState, want)
+		}
+		if ls.TaskHandle == nil || ls.InvocationID == "" {
+			t.Errorf("the new handle was not persisted next to the hook states: %+v", ls)
+		}
+	})
 }
 
 // TestTaskRunnerPersistsHookStateAcrossHandleChanges: starting the task
 // and clearing its handle keep the hooks' states.
 func TestTaskRunnerPersistsHookStateAcrossHandleChanges(t *testing.T) {
-	db := state.NewMemDB()
-	alloc := testAlloc(structs.JobTypeBatch, &structs.Task{Config: map[string]any{"run_for": "1ms"}})
-	h := newHarness(t, alloc, nil, db)
-	h.tr.prestartHooks = append(h.tr.prestartHooks, &recordingHook{name: "rec", state: map[string]string{}})
-	go h.tr.Run()
-	waitClosed(t, "the task to finish", h.tr.WaitCh())
-	ls, ts, err := db.GetTaskRunnerState(alloc.ID, "web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ts.State != structs.TaskStateDead || ls.TaskHandle != nil {
-		t.Fatalf("state %q handle %+v, want dead without handle", ts.State, ls.TaskHandle)
-	}
-	want := map[string]*state.HookState{"rec": {Data: map[string]string{}}, "task_dir": {Done: true}}
-	if !reflect.DeepEqual(ls.HookState, want) {
-		t.Errorf("hook states = %+v, want %+v", ls.HookState, want)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		db := state.NewMemDB()
+		alloc := testAlloc(structs.JobTypeBatch, &structs.Task{Config: map[string]any{"run_for": "1ms"}})
+		h := newHarness(t, alloc, nil, db)
+		h.tr.prestartHooks = append(h.tr.prestartHooks, &recordingHook{name: "rec", state: map[string]string{}})
+		go h.tr.Run()
+		waitClosed(t, "the task to finish", h.tr.WaitCh())
+		ls, ts, err := db.GetTaskRunnerState(alloc.ID, "web")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ts.State != structs.TaskStateDead || ls.TaskHandle != nil {
+			t.Fatalf("state %q handle %+v, want dead without handle", ts.State, ls.TaskHandle)
+		}
+		want := map[string]*state.HookState{"rec": {Data: map[string]string{}}, "task_dir": {Done: true}}
+		if !reflect.DeepEqual(ls.HookState, want) {
+			t.Errorf("hook states = %+v, want %+v", ls.HookState, want)
+		}
+	})
 }
 
 // configRecorder records the TaskConfigs it is asked to start.
@@ -158,54 +163,56 @@ func setDeviceReserver(t *testing.T, tr *TaskRunner, r DeviceReserver) {
 // before an agent restart is re-used when the restored task starts again
 // (here: it could not be re-attached and its restart policy restarts it).
 func TestDeviceHookDoesNotReserveAgainAfterRestore(t *testing.T) {
-	gpu := &structs.AllocatedDeviceResource{Vendor: "drover", Type: "gpu", Name: "fake", DeviceIDs: []string{"fake-1"}}
-	policy := &structs.RestartPolicy{Attempts: 2, Interval: 3600e9, Delay: 1e6, Mode: structs.RestartPolicyModeFail}
-	alloc := testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}, RestartPolicy: policy})
-	alloc.AllocatedResources = &structs.AllocatedResources{Tasks: map[string]*structs.AllocatedTaskResources{"web": {Devices: []*structs.AllocatedDeviceResource{gpu}}}}
-	db := state.NewMemDB()
+	synctest.Test(t, func(t *testing.T) {
+		gpu := &structs.AllocatedDeviceResource{Vendor: "drover", Type: "gpu", Name: "fake", DeviceIDs: []string{"fake-1"}}
+		policy := &structs.RestartPolicy{Attempts: 2, Interval: 3600e9, Delay: 1e6, Mode: structs.RestartPolicyModeFail}
+		alloc := testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}, RestartPolicy: policy})
+		alloc.AllocatedResources = &structs.AllocatedResources{Tasks: map[string]*structs.AllocatedTaskResources{"web": {Devices: []*structs.AllocatedDeviceResource{gpu}}}}
+		db := state.NewMemDB()
 
-	// First agent: the task starts, reserving its device once.
-	first := &fakeReserver{}
-	h1 := newHarness(t, alloc, nil, db)
-	setDeviceReserver(t, h1.tr, first)
-	go h1.tr.Run()
-	waitFor(t, "the task to run", func() bool { return h1.tr.TaskState().State == structs.TaskStateRunning })
-	h1.tr.Shutdown()
-	if n := first.callCount(); n != 1 {
-		t.Fatalf("first agent reserved %d times, want 1", n)
-	}
-
-	// Second agent: re-attach fails, the task restarts with the saved
-	// reservation.
-	driver := &configRecorder{failingRecover: &failingRecover{Driver: mock.New(nil), err: errors.New("shim gone")}}
-	defer driver.Shutdown()
-	second := &fakeReserver{}
-	h2 := newHarness(t, alloc, driver.Driver, db)
-	h2.tr.driver = driver
-	setDeviceReserver(t, h2.tr, second)
-	if err := h2.tr.Restore(); err != nil {
-		t.Fatal(err)
-	}
-	go h2.tr.Run()
-	defer func() {
-		if err := h2.tr.Kill(context.Background(), nil); err != nil {
-			t.Error(err)
+		// First agent: the task starts, reserving its device once.
+		first := &fakeReserver{}
+		h1 := newHarness(t, alloc, nil, db)
+		setDeviceReserver(t, h1.tr, first)
+		go h1.tr.Run()
+		waitFor(t, "the task to run", func() bool { return h1.tr.TaskState().State == structs.TaskStateRunning })
+		h1.tr.Shutdown()
+		if n := first.callCount(); n != 1 {
+			t.Fatalf("first agent reserved %d times, want 1", n)
 		}
-	}()
-	waitFor(t, "the restarted task to run", func() bool {
-		return h2.tr.TaskState().State == structs.TaskStateRunning && len(driver.started()) == 1
+
+		// Second agent: re-attach fails, the task restarts with the saved
+		// reservation.
+		driver := &configRecorder{failingRecover: &failingRecover{Driver: mock.New(nil), err: errors.New("shim gone")}}
+		defer driver.Shutdown()
+		second := &fakeReserver{}
+		h2 := newHarness(t, alloc, driver.Driver, db)
+		h2.tr.driver = driver
+		setDeviceReserver(t, h2.tr, second)
+		if err := h2.tr.Restore(); err != nil {
+			t.Fatal(err)
+		}
+		go h2.tr.Run()
+		defer func() {
+			if err := h2.tr.Kill(context.Background(), nil); err != nil {
+				t.Error(err)
+			}
+		}()
+		waitFor(t, "the restarted task to run", func() bool {
+			return h2.tr.TaskState().State == structs.TaskStateRunning && len(driver.started()) == 1
+		})
+		if n := second.callCount(); n != 0 {
+			t.Errorf("restored runner reserved %d times, want 0", n)
+		}
+		cfg := driver.started()[0]
+		if cfg.Env["FAKE_VISIBLE_DEVICES"] != "fake-1" {
+			t.Errorf("env FAKE_VISIBLE_DEVICES = %q, want the saved reservation's", cfg.Env["FAKE_VISIBLE_DEVICES"])
+		}
+		if !reflect.DeepEqual(cfg.Mounts, []*drivers.MountConfig{{TaskPath: "/t", HostPath: "/h", Readonly: true}}) ||
+			!reflect.DeepEqual(cfg.Devices, []*drivers.DeviceConfig{{TaskPath: "/dev/f", HostPath: "/dev/f0", Permissions: "rw"}}) {
+			t.Errorf("mounts %+v devices %+v, want the saved reservation's", cfg.Mounts, cfg.Devices)
+		}
 	})
-	if n := second.callCount(); n != 0 {
-		t.Errorf("restored runner reserved %d times, want 0", n)
-	}
-	cfg := driver.started()[0]
-	if cfg.Env["FAKE_VISIBLE_DEVICES"] != "fake-1" {
-		t.Errorf("env FAKE_VISIBLE_DEVICES = %q, want the saved reservation's", cfg.Env["FAKE_VISIBLE_DEVICES"])
-	}
-	if !reflect.DeepEqual(cfg.Mounts, []*drivers.MountConfig{{TaskPath: "/t", HostPath: "/h", Readonly: true}}) ||
-		!reflect.DeepEqual(cfg.Devices, []*drivers.DeviceConfig{{TaskPath: "/dev/f", HostPath: "/dev/f0", Permissions: "rw"}}) {
-		t.Errorf("mounts %+v devices %+v, want the saved reservation's", cfg.Mounts, cfg.Devices)
-	}
 }
 
 // TestDeviceHookSavedReservations: which saved state the hook re-uses.

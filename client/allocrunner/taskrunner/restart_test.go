@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drover-io/drover/structs"
@@ -211,33 +212,35 @@ func TestTaskRunnerRearm(t *testing.T) {
 // Operator restarts count no attempt against the restart policy: after
 // two of them, a policy of one attempt still restarts a crash once.
 func TestTaskRunnerUserRestartsConsumeNoAttempt(t *testing.T) {
-	policy := &structs.RestartPolicy{Attempts: 1, Interval: time.Hour, Mode: structs.RestartPolicyModeFail}
-	h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}, RestartPolicy: policy}), nil, nil)
-	go h.tr.Run()
-	waitFor(t, "running", running(h))
-	if err := h.tr.Restart(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "restarted", func() bool { return h.tr.Starts() == 2 && running(h)() })
-	release := make(chan struct{})
-	close(release)
-	stopped, err := h.tr.RestartHeld(nil, release)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitClosed(t, "stopped", stopped)
-	waitFor(t, "restarted again", func() bool { return h.tr.Starts() == 3 && running(h)() })
+	synctest.Test(t, func(t *testing.T) {
+		policy := &structs.RestartPolicy{Attempts: 1, Interval: time.Hour, Mode: structs.RestartPolicyModeFail}
+		h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}, RestartPolicy: policy}), nil, nil)
+		go h.tr.Run()
+		waitFor(t, "running", running(h))
+		if err := h.tr.Restart(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "restarted", func() bool { return h.tr.Starts() == 2 && running(h)() })
+		release := make(chan struct{})
+		close(release)
+		stopped, err := h.tr.RestartHeld(nil, release)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitClosed(t, "stopped", stopped)
+		waitFor(t, "restarted again", func() bool { return h.tr.Starts() == 3 && running(h)() })
 
-	stopFromOutside(t, h)
-	waitFor(t, "restarted after a crash", func() bool { return h.tr.Starts() == 4 && running(h)() })
-	if ev := h.tr.TaskState().Events; !slices.ContainsFunc(ev, func(e *structs.TaskEvent) bool {
-		return e.Type == structs.TaskRestarting && e.RestartReason == ReasonWithinPolicy
-	}) {
-		t.Errorf("no Restarting within policy in %q", eventTypes(h.tr.TaskState()))
-	}
-	stopFromOutside(t, h)
-	waitClosed(t, "run", h.tr.WaitCh())
-	if st := h.tr.TaskState(); !st.Failed || !endsWith(st, "Terminated", "Not Restarting") {
-		t.Errorf("second crash: failed %v events %q", st.Failed, eventTypes(st))
-	}
+		stopFromOutside(t, h)
+		waitFor(t, "restarted after a crash", func() bool { return h.tr.Starts() == 4 && running(h)() })
+		if ev := h.tr.TaskState().Events; !slices.ContainsFunc(ev, func(e *structs.TaskEvent) bool {
+			return e.Type == structs.TaskRestarting && e.RestartReason == ReasonWithinPolicy
+		}) {
+			t.Errorf("no Restarting within policy in %q", eventTypes(h.tr.TaskState()))
+		}
+		stopFromOutside(t, h)
+		waitClosed(t, "run", h.tr.WaitCh())
+		if st := h.tr.TaskState(); !st.Failed || !endsWith(st, "Terminated", "Not Restarting") {
+			t.Errorf("second crash: failed %v events %q", st.Failed, eventTypes(st))
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drover-io/drover/plugins/drivers"
@@ -57,71 +58,73 @@ func (h *statsHook) collecting() bool {
 }
 
 func TestStatsHookCollectsWhileRead(t *testing.T) {
-	f := &fakeStatser{streams: make(chan chan *drivers.TaskResourceUsage, 3)}
-	h := newStatsHook(f, time.Hour, slog.New(slog.DiscardHandler))
-	clock := &fakeClock{now: time.Unix(1000, 0)}
-	h.now = clock.Now
-	retry := make(chan time.Time)
-	h.after = func(d time.Duration) <-chan time.Time {
-		if d == firstSampleWait {
-			return nil // a first read waits for the first sample
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeStatser{streams: make(chan chan *drivers.TaskResourceUsage, 3)}
+		h := newStatsHook(f, time.Hour, slog.New(slog.DiscardHandler))
+		clock := &fakeClock{now: time.Unix(1000, 0)}
+		h.now = clock.Now
+		retry := make(chan time.Time)
+		h.after = func(d time.Duration) <-chan time.Time {
+			if d == firstSampleWait {
+				return nil // a first read waits for the first sample
+			}
+			return retry
 		}
-		return retry
-	}
 
-	h.start(context.Background(), "t1")
-	if h.collecting() || f.callCount() != 0 {
-		t.Fatal("the task is sampled before anyone reads its stats")
-	}
+		h.start(context.Background(), "t1")
+		if h.collecting() || f.callCount() != 0 {
+			t.Fatal("the task is sampled before anyone reads its stats")
+		}
 
-	// The first read starts the collection and gets its first sample.
-	first := make(chan *drivers.TaskResourceUsage)
-	f.streams <- first
-	got := make(chan *drivers.TaskResourceUsage)
-	go func() { got <- h.Latest() }()
-	first <- &drivers.TaskResourceUsage{Timestamp: 1, CPUPercent: 5}
-	if u := <-got; u == nil || u.Timestamp != 1 {
-		t.Fatalf("first read = %+v, want the first sample", u)
-	}
-	first <- nil // ignored
-	first <- &drivers.TaskResourceUsage{Timestamp: 2, CPUPercent: 7, MemoryRSS: 100}
-	waitFor(t, "the second sample", func() bool { u := h.Latest(); return u != nil && u.Timestamp == 2 })
+		// The first read starts the collection and gets its first sample.
+		first := make(chan *drivers.TaskResourceUsage)
+		f.streams <- first
+		got := make(chan *drivers.TaskResourceUsage)
+		go func() { got <- h.Latest() }()
+		first <- &drivers.TaskResourceUsage{Timestamp: 1, CPUPercent: 5}
+		if u := <-got; u == nil || u.Timestamp != 1 {
+			t.Fatalf("first read = %+v, want the first sample", u)
+		}
+		first <- nil // ignored
+		first <- &drivers.TaskResourceUsage{Timestamp: 2, CPUPercent: 7, MemoryRSS: 100}
+		waitFor(t, "the second sample", func() bool { u := h.Latest(); return u != nil && u.Timestamp == 2 })
 
-	// The stream ends (a driver plugin restarting): the last sample stays
-	// until the retry delay passes and a new stream delivers.
-	second := make(chan *drivers.TaskResourceUsage)
-	f.streams <- second
-	close(first)
-	retry <- time.Now()
-	second <- &drivers.TaskResourceUsage{Timestamp: 3}
-	waitFor(t, "a sample of the new stream", func() bool { u := h.Latest(); return u != nil && u.Timestamp == 3 })
-	if n := f.callCount(); n != 2 {
-		t.Errorf("TaskStats calls = %d, want 2", n)
-	}
+		// The stream ends (a driver plugin restarting): the last sample stays
+		// until the retry delay passes and a new stream delivers.
+		second := make(chan *drivers.TaskResourceUsage)
+		f.streams <- second
+		close(first)
+		retry <- time.Now()
+		second <- &drivers.TaskResourceUsage{Timestamp: 3}
+		waitFor(t, "a sample of the new stream", func() bool { u := h.Latest(); return u != nil && u.Timestamp == 3 })
+		if n := f.callCount(); n != 2 {
+			t.Errorf("TaskStats calls = %d, want 2", n)
+		}
 
-	// No reader for statsReaderIdle: the next sample ends the collection,
-	// and the driver is asked nothing more.
-	clock.Advance(statsReaderIdle + time.Second)
-	second <- &drivers.TaskResourceUsage{Timestamp: 4}
-	waitFor(t, "the collection to end", func() bool { return !h.collecting() })
-	if n := f.callCount(); n != 2 {
-		t.Errorf("TaskStats calls = %d after the readers left, want 2", n)
-	}
+		// No reader for statsReaderIdle: the next sample ends the collection,
+		// and the driver is asked nothing more.
+		clock.Advance(statsReaderIdle + time.Second)
+		second <- &drivers.TaskResourceUsage{Timestamp: 4}
+		waitFor(t, "the collection to end", func() bool { return !h.collecting() })
+		if n := f.callCount(); n != 2 {
+			t.Errorf("TaskStats calls = %d after the readers left, want 2", n)
+		}
 
-	// A new reader starts it again, with a fresh sample.
-	third := make(chan *drivers.TaskResourceUsage)
-	f.streams <- third
-	go func() { got <- h.Latest() }()
-	third <- &drivers.TaskResourceUsage{Timestamp: 5}
-	if u := <-got; u == nil || u.Timestamp != 5 {
-		t.Fatalf("read after a quiet spell = %+v, want a fresh sample", u)
-	}
+		// A new reader starts it again, with a fresh sample.
+		third := make(chan *drivers.TaskResourceUsage)
+		f.streams <- third
+		go func() { got <- h.Latest() }()
+		third <- &drivers.TaskResourceUsage{Timestamp: 5}
+		if u := <-got; u == nil || u.Timestamp != 5 {
+			t.Fatalf("read after a quiet spell = %+v, want a fresh sample", u)
+		}
 
-	h.stop()
-	if h.Latest() != nil || h.collecting() {
-		t.Error("the sample or the collection outlived stop")
-	}
-	h.stop() // idempotent
+		h.stop()
+		if h.Latest() != nil || h.collecting() {
+			t.Error("the sample or the collection outlived stop")
+		}
+		h.stop() // idempotent
+	})
 }
 
 func TestStatsHookEnds(t *testing.T) {
@@ -166,21 +169,23 @@ func TestStatsHookEnds(t *testing.T) {
 // TestTaskRunnerLatestStats: the mock driver's fixed sample is there while
 // the task runs, and gone once it was killed.
 func TestTaskRunnerLatestStats(t *testing.T) {
-	task := &structs.Task{Config: map[string]any{"run_for": "1h"}}
-	h := newHarness(t, testAlloc(structs.JobTypeService, task), nil, nil)
-	if h.tr.LatestStats() != nil {
-		t.Fatal("stats before the task ran")
-	}
-	go h.tr.Run()
-	waitFor(t, "the mock driver's sample", func() bool {
-		u := h.tr.LatestStats()
-		return u != nil && u.CPUPercent == 1 && u.MemoryRSS == 1<<20
+	synctest.Test(t, func(t *testing.T) {
+		task := &structs.Task{Config: map[string]any{"run_for": "1h"}}
+		h := newHarness(t, testAlloc(structs.JobTypeService, task), nil, nil)
+		if h.tr.LatestStats() != nil {
+			t.Fatal("stats before the task ran")
+		}
+		go h.tr.Run()
+		waitFor(t, "the mock driver's sample", func() bool {
+			u := h.tr.LatestStats()
+			return u != nil && u.CPUPercent == 1 && u.MemoryRSS == 1<<20
+		})
+		if err := h.tr.Kill(context.Background(), structs.NewTaskEvent(structs.TaskKilling)); err != nil {
+			t.Fatal(err)
+		}
+		waitClosed(t, "the runner to end", h.tr.WaitCh())
+		if h.tr.LatestStats() != nil {
+			t.Error("stats of a dead task")
+		}
 	})
-	if err := h.tr.Kill(context.Background(), structs.NewTaskEvent(structs.TaskKilling)); err != nil {
-		t.Fatal(err)
-	}
-	waitClosed(t, "the runner to end", h.tr.WaitCh())
-	if h.tr.LatestStats() != nil {
-		t.Error("stats of a dead task")
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -303,40 +304,44 @@ func TestTaskRunnerEventSequences(t *testing.T) {
 }
 
 func TestTaskRunnerRestartModeDelay(t *testing.T) {
-	policy := &structs.RestartPolicy{Attempts: 1, Interval: 100 * time.Millisecond, Delay: 5 * time.Millisecond, Mode: structs.RestartPolicyModeDelay}
-	h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{
-		Config: map[string]any{"run_for": "1ms", "exit_code": 1}, RestartPolicy: policy}), nil, nil)
-	go h.tr.Run()
-	waitFor(t, "a delayed restart", func() bool {
-		for _, e := range h.tr.TaskState().Events {
-			if e.Type == structs.TaskRestarting && strings.Contains(e.RestartReason, `mode is "delay"`) {
-				return true
+	synctest.Test(t, func(t *testing.T) {
+		policy := &structs.RestartPolicy{Attempts: 1, Interval: 100 * time.Millisecond, Delay: 5 * time.Millisecond, Mode: structs.RestartPolicyModeDelay}
+		h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{
+			Config: map[string]any{"run_for": "1ms", "exit_code": 1}, RestartPolicy: policy}), nil, nil)
+		go h.tr.Run()
+		waitFor(t, "a delayed restart", func() bool {
+			for _, e := range h.tr.TaskState().Events {
+				if e.Type == structs.TaskRestarting && strings.Contains(e.RestartReason, `mode is "delay"`) {
+					return true
+				}
 			}
+			return false
+		})
+		waitFor(t, "restart after the delay", func() bool { return h.tr.TaskState().Restarts >= 3 })
+		if err := h.tr.Kill(context.Background(), nil); err != nil {
+			t.Fatal(err)
 		}
-		return false
+		st := h.tr.TaskState()
+		if st.Failed || st.State != structs.TaskStateDead {
+			t.Errorf("mode delay must never fail the task: %+v", st)
+		}
 	})
-	waitFor(t, "restart after the delay", func() bool { return h.tr.TaskState().Restarts >= 3 })
-	if err := h.tr.Kill(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	st := h.tr.TaskState()
-	if st.Failed || st.State != structs.TaskStateDead {
-		t.Errorf("mode delay must never fail the task: %+v", st)
-	}
 }
 
 func TestTaskRunnerKillBeforeRun(t *testing.T) {
-	h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}}), nil, nil)
-	done := make(chan error, 1)
-	go func() { done <- h.tr.Kill(context.Background(), nil) }()
-	waitFor(t, "kill marked", func() bool { return h.tr.killContext().Err() != nil })
-	h.tr.Run()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if got, want := eventTypes(h.tr.TaskState()), []string{"Received", "Killed"}; !slices.Equal(got, want) {
-		t.Errorf("events = %q, want %q", got, want)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}}), nil, nil)
+		done := make(chan error, 1)
+		go func() { done <- h.tr.Kill(context.Background(), nil) }()
+		waitFor(t, "kill marked", func() bool { return h.tr.killContext().Err() != nil })
+		h.tr.Run()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if got, want := eventTypes(h.tr.TaskState()), []string{"Received", "Killed"}; !slices.Equal(got, want) {
+			t.Errorf("events = %q, want %q", got, want)
+		}
+	})
 }
 
 // blockingHook blocks in Prestart until its context is done.
@@ -350,60 +355,68 @@ func (h *blockingHook) Prestart(ctx context.Context, _ *PrestartRequest, _ *Pres
 }
 
 func TestTaskRunnerKillDuringPrestart(t *testing.T) {
-	h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}}), nil, nil)
-	hook := &blockingHook{entered: make(chan struct{})}
-	h.tr.prestartHooks = append(h.tr.prestartHooks, hook)
-	go h.tr.Run()
-	waitClosed(t, "hook entered", hook.entered)
-	if err := h.tr.Kill(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	st := h.tr.TaskState()
-	if got, want := eventTypes(st), []string{"Received", "Task Setup", "Killed"}; !slices.Equal(got, want) {
-		t.Errorf("events = %q, want %q", got, want)
-	}
-	if st.Failed {
-		t.Errorf("a killed task is not failed")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}}), nil, nil)
+		hook := &blockingHook{entered: make(chan struct{})}
+		h.tr.prestartHooks = append(h.tr.prestartHooks, hook)
+		go h.tr.Run()
+		waitClosed(t, "hook entered", hook.entered)
+		if err := h.tr.Kill(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		st := h.tr.TaskState()
+		if got, want := eventTypes(st), []string{"Received", "Task Setup", "Killed"}; !slices.Equal(got, want) {
+			t.Errorf("events = %q, want %q", got, want)
+		}
+		if st.Failed {
+			t.Errorf("a killed task is not failed")
+		}
+	})
 }
 
 func TestTaskRunnerKillDuringStart(t *testing.T) {
-	h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{"start_block_for": "10s"}}), nil, nil)
-	go h.tr.Run()
-	waitFor(t, "task setup", func() bool { return findEvent(h.tr.TaskState(), "Task Setup") != nil })
-	if err := h.tr.Kill(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := eventTypes(h.tr.TaskState()), []string{"Received", "Task Setup", "Killed"}; !slices.Equal(got, want) {
-		t.Errorf("events = %q, want %q", got, want)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{"start_block_for": "10s"}}), nil, nil)
+		go h.tr.Run()
+		waitFor(t, "task setup", func() bool { return findEvent(h.tr.TaskState(), "Task Setup") != nil })
+		if err := h.tr.Kill(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := eventTypes(h.tr.TaskState()), []string{"Received", "Task Setup", "Killed"}; !slices.Equal(got, want) {
+			t.Errorf("events = %q, want %q", got, want)
+		}
+	})
 }
 
 func TestTaskRunnerKillDuringRestartDelay(t *testing.T) {
-	policy := &structs.RestartPolicy{Attempts: 3, Interval: time.Hour, Delay: time.Hour, Mode: structs.RestartPolicyModeFail}
-	h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{"run_for": "1ms"}, RestartPolicy: policy}), nil, nil)
-	go h.tr.Run()
-	waitFor(t, "restarting", func() bool { return findEvent(h.tr.TaskState(), "Restarting") != nil })
-	if err := h.tr.Kill(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"Received", "Task Setup", "Started", "Terminated", "Restarting", "Killed"}
-	if got := eventTypes(h.tr.TaskState()); !slices.Equal(got, want) {
-		t.Errorf("events = %q, want %q", got, want)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		policy := &structs.RestartPolicy{Attempts: 3, Interval: time.Hour, Delay: time.Hour, Mode: structs.RestartPolicyModeFail}
+		h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{"run_for": "1ms"}, RestartPolicy: policy}), nil, nil)
+		go h.tr.Run()
+		waitFor(t, "restarting", func() bool { return findEvent(h.tr.TaskState(), "Restarting") != nil })
+		if err := h.tr.Kill(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"Received", "Task Setup", "Started", "Terminated", "Restarting", "Killed"}
+		if got := eventTypes(h.tr.TaskState()); !slices.Equal(got, want) {
+			t.Errorf("events = %q, want %q", got, want)
+		}
+	})
 }
 
 func TestTaskRunnerKillReasonEvent(t *testing.T) {
-	h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}}), nil, nil)
-	go h.tr.Run()
-	waitFor(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
-	if err := h.tr.Kill(context.Background(), structs.NewTaskEvent(structs.TaskLeaderDead)); err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"Received", "Task Setup", "Started", "Leader Task Dead", "Killing", "Terminated", "Killed"}
-	if got := eventTypes(h.tr.TaskState()); !slices.Equal(got, want) {
-		t.Errorf("events = %q, want %q", got, want)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}}), nil, nil)
+		go h.tr.Run()
+		waitFor(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
+		if err := h.tr.Kill(context.Background(), structs.NewTaskEvent(structs.TaskLeaderDead)); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"Received", "Task Setup", "Started", "Leader Task Dead", "Killing", "Terminated", "Killed"}
+		if got := eventTypes(h.tr.TaskState()); !slices.Equal(got, want) {
+			t.Errorf("events = %q, want %q", got, want)
+		}
+	})
 }
 
 func TestTaskRunnerShutdownLeavesTaskRunning(t *testing.T) {
@@ -452,74 +465,80 @@ func TestTaskRunnerShutdownLeavesTaskRunning(t *testing.T) {
 }
 
 func TestTaskRunnerRestartAndSignal(t *testing.T) {
-	h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}}), nil, nil)
-	if err := h.tr.Restart(context.Background(), nil); structs.KindOf(err) != structs.KindConflict {
-		t.Errorf("Restart before start: %v", err)
-	}
-	go h.tr.Run()
-	waitFor(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
-	h.tr.mu.RLock()
-	first := h.tr.local.InvocationID
-	h.tr.mu.RUnlock()
-	if err := h.tr.Signal(context.Background(), "SIGHUP"); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.tr.Restart(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "restarted", func() bool {
-		st := h.tr.TaskState()
-		return st.Restarts == 1 && st.State == structs.TaskStateRunning
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}}), nil, nil)
+		if err := h.tr.Restart(context.Background(), nil); structs.KindOf(err) != structs.KindConflict {
+			t.Errorf("Restart before start: %v", err)
+		}
+		go h.tr.Run()
+		waitFor(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
+		h.tr.mu.RLock()
+		first := h.tr.local.InvocationID
+		h.tr.mu.RUnlock()
+		if err := h.tr.Signal(context.Background(), "SIGHUP"); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.tr.Restart(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "restarted", func() bool {
+			st := h.tr.TaskState()
+			return st.Restarts == 1 && st.State == structs.TaskStateRunning
+		})
+		h.tr.mu.RLock()
+		second := h.tr.local.InvocationID
+		h.tr.mu.RUnlock()
+		if first == second || len(second) != 8 {
+			t.Errorf("invocation IDs %q then %q", first, second)
+		}
+		if err := h.tr.Kill(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		// Only the latest maxTaskEvents are kept.
+		want := []string{"Started", "Signaling", "Restart Signaled", "Killing", "Terminated", "Restarting", "Started", "Killing", "Terminated", "Killed"}
+		if got := eventTypes(h.tr.TaskState()); !slices.Equal(got, want) {
+			t.Errorf("events = %q, want %q", got, want)
+		}
 	})
-	h.tr.mu.RLock()
-	second := h.tr.local.InvocationID
-	h.tr.mu.RUnlock()
-	if first == second || len(second) != 8 {
-		t.Errorf("invocation IDs %q then %q", first, second)
-	}
-	if err := h.tr.Kill(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	// Only the latest maxTaskEvents are kept.
-	want := []string{"Started", "Signaling", "Restart Signaled", "Killing", "Terminated", "Restarting", "Started", "Killing", "Terminated", "Killed"}
-	if got := eventTypes(h.tr.TaskState()); !slices.Equal(got, want) {
-		t.Errorf("events = %q, want %q", got, want)
-	}
 }
 
 func TestTaskRunnerEnvAndLogPaths(t *testing.T) {
-	alloc := testAlloc(structs.JobTypeBatch, &structs.Task{Config: map[string]any{"run_for": "1ms", "stdout_string": "hello"}, Env: map[string]string{"GREETING": "hi"}})
-	h := newHarness(t, alloc, nil, nil)
-	h.tr.Run()
-	cfg, err := h.tr.buildTaskConfig(alloc, alloc.Job.TaskGroups[0].Tasks[0], "abcd1234")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Env["NOMAD_ALLOC_ID"] != alloc.ID || cfg.Env["GREETING"] != "hi" || cfg.Env["NOMAD_TASK_NAME"] != "web" || cfg.Env["NOMAD_DC"] != "dc1" {
-		t.Errorf("env = %v", cfg.Env)
-	}
-	wantOut, wantErr := h.dir.LogPaths("web")
-	if cfg.StdoutPath != wantOut || cfg.StderrPath != wantErr || !strings.HasSuffix(wantOut, "/alloc/logs/web.stdout.0") {
-		t.Errorf("log paths = %q %q", cfg.StdoutPath, cfg.StderrPath)
-	}
-	if cfg.ID != alloc.ID+"/web/abcd1234" {
-		t.Errorf("ID = %q", cfg.ID)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		alloc := testAlloc(structs.JobTypeBatch, &structs.Task{Config: map[string]any{"run_for": "1ms", "stdout_string": "hello"}, Env: map[string]string{"GREETING": "hi"}})
+		h := newHarness(t, alloc, nil, nil)
+		h.tr.Run()
+		cfg, err := h.tr.buildTaskConfig(alloc, alloc.Job.TaskGroups[0].Tasks[0], "abcd1234")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Env["NOMAD_ALLOC_ID"] != alloc.ID || cfg.Env["GREETING"] != "hi" || cfg.Env["NOMAD_TASK_NAME"] != "web" || cfg.Env["NOMAD_DC"] != "dc1" {
+			t.Errorf("env = %v", cfg.Env)
+		}
+		wantOut, wantErr := h.dir.LogPaths("web")
+		if cfg.StdoutPath != wantOut || cfg.StderrPath != wantErr || !strings.HasSuffix(wantOut, "/alloc/logs/web.stdout.0") {
+			t.Errorf("log paths = %q %q", cfg.StdoutPath, cfg.StderrPath)
+		}
+		if cfg.ID != alloc.ID+"/web/abcd1234" {
+			t.Errorf("ID = %q", cfg.ID)
+		}
+	})
 }
 
 // The runner owns its events: the event a caller passes (one event may be
 // given to every task of an alloc) is copied, never modified nor kept.
 func TestTaskRunnerCopiesCallerEvents(t *testing.T) {
-	h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}}), nil, nil)
-	ev := structs.NewTaskEvent(structs.TaskRestartSignal).SetRestartReason("User requested restart")
-	h.tr.EmitEvent(ev)
-	if ev.DisplayMessage != "" {
-		t.Errorf("caller's event was modified: %q", ev.DisplayMessage)
-	}
-	ev.RestartReason = "changed later"
-	if got := findEvent(h.tr.TaskState(), structs.TaskRestartSignal); got.RestartReason != "User requested restart" {
-		t.Errorf("stored event follows the caller's changes: %q", got.RestartReason)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}}), nil, nil)
+		ev := structs.NewTaskEvent(structs.TaskRestartSignal).SetRestartReason("User requested restart")
+		h.tr.EmitEvent(ev)
+		if ev.DisplayMessage != "" {
+			t.Errorf("caller's event was modified: %q", ev.DisplayMessage)
+		}
+		ev.RestartReason = "changed later"
+		if got := findEvent(h.tr.TaskState(), structs.TaskRestartSignal); got.RestartReason != "User requested restart" {
+			t.Errorf("stored event follows the caller's changes: %q", got.RestartReason)
+		}
+	})
 }
 
 // startRecorder is a mock driver that records the task IDs it starts.
@@ -546,42 +565,44 @@ func (d *startRecorder) started() []string {
 // digits), never a restart count: IDs of two runs of the same task differ
 // even across runners.
 func TestTaskRunnerInvocationIDsAreRandom(t *testing.T) {
-	mockDriver := mock.New(nil)
-	defer mockDriver.Shutdown()
-	rec := &startRecorder{Driver: mockDriver}
-	policy := &structs.RestartPolicy{Attempts: 4, Interval: time.Hour, Delay: time.Millisecond, Mode: structs.RestartPolicyModeFail}
-	alloc := testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{"run_for": "1ms", "exit_code": 1}, RestartPolicy: policy})
-	var ids []string
-	for range 2 { // two runners of the same alloc and task
-		dir := allocdir.New(t.TempDir(), alloc.ID)
-		if err := dir.Build(); err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		mockDriver := mock.New(nil)
+		defer mockDriver.Shutdown()
+		rec := &startRecorder{Driver: mockDriver}
+		policy := &structs.RestartPolicy{Attempts: 4, Interval: time.Hour, Delay: time.Millisecond, Mode: structs.RestartPolicyModeFail}
+		alloc := testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{"run_for": "1ms", "exit_code": 1}, RestartPolicy: policy})
+		var ids []string
+		for range 2 { // two runners of the same alloc and task
+			dir := allocdir.New(t.TempDir(), alloc.ID)
+			if err := dir.Build(); err != nil {
+				t.Fatal(err)
+			}
+			tr, err := New(&Config{Alloc: alloc, Task: alloc.Job.TaskGroups[0].Tasks[0], AllocDir: dir, Driver: rec, StateDB: state.NewMemDB()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr.Run()
+			if st := tr.TaskState(); st.Restarts != 4 {
+				t.Fatalf("restarts = %d", st.Restarts)
+			}
 		}
-		tr, err := New(&Config{Alloc: alloc, Task: alloc.Job.TaskGroups[0].Tasks[0], AllocDir: dir, Driver: rec, StateDB: state.NewMemDB()})
-		if err != nil {
-			t.Fatal(err)
+		ids = rec.started()
+		if len(ids) != 10 {
+			t.Fatalf("started %d times, want 10", len(ids))
 		}
-		tr.Run()
-		if st := tr.TaskState(); st.Restarts != 4 {
-			t.Fatalf("restarts = %d", st.Restarts)
+		seen := map[string]bool{}
+		prefix := alloc.ID + "/web/"
+		for i, id := range ids {
+			inv, ok := strings.CutPrefix(id, prefix)
+			if !ok || len(inv) != 8 || strings.Trim(inv, "0123456789abcdef") != "" {
+				t.Errorf("task ID %q: want %s<8 hex digits>", id, prefix)
+			}
+			if inv == fmt.Sprint(i%5) || seen[inv] {
+				t.Errorf("invocation %d = %q: not random (seen before: %v)", i, inv, seen[inv])
+			}
+			seen[inv] = true
 		}
-	}
-	ids = rec.started()
-	if len(ids) != 10 {
-		t.Fatalf("started %d times, want 10", len(ids))
-	}
-	seen := map[string]bool{}
-	prefix := alloc.ID + "/web/"
-	for i, id := range ids {
-		inv, ok := strings.CutPrefix(id, prefix)
-		if !ok || len(inv) != 8 || strings.Trim(inv, "0123456789abcdef") != "" {
-			t.Errorf("task ID %q: want %s<8 hex digits>", id, prefix)
-		}
-		if inv == fmt.Sprint(i%5) || seen[inv] {
-			t.Errorf("invocation %d = %q: not random (seen before: %v)", i, inv, seen[inv])
-		}
-		seen[inv] = true
-	}
+	})
 }
 
 // hangingStop is a mock driver whose StopTask ignores its context and
@@ -600,35 +621,37 @@ func (d *hangingStop) StopTask(ctx context.Context, id string, timeout time.Dura
 // gives up after the kill timeout and grace, records the failure and
 // force-destroys the task.
 func TestTaskRunnerKillWithHangingStopTask(t *testing.T) {
-	mockDriver := mock.New(nil)
-	defer mockDriver.Shutdown()
-	driver := &hangingStop{Driver: mockDriver, release: make(chan struct{})}
-	defer close(driver.release) // lets the abandoned call return before the leak check
-	alloc := testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}, KillTimeout: 20 * time.Millisecond})
-	dir := allocdir.New(t.TempDir(), alloc.ID)
-	if err := dir.Build(); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := New(&Config{Alloc: alloc, Task: alloc.Job.TaskGroups[0].Tasks[0], AllocDir: dir, Driver: driver,
-		StateDB: state.NewMemDB(), KillGrace: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go tr.Run()
-	waitFor(t, "running", func() bool { return tr.TaskState().State == structs.TaskStateRunning })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := tr.Kill(ctx, nil); err != nil {
-		t.Fatalf("Kill hung on the driver: %v", err)
-	}
-	st := tr.TaskState()
-	want := []string{"Received", "Task Setup", "Started", "Killing", "Terminated", "Killed"}
-	if got := eventTypes(st); !slices.Equal(got, want) {
-		t.Errorf("events = %q, want %q", got, want)
-	}
-	if e := findEvent(st, "Killed"); e.KillError == "" {
-		t.Errorf("Killed without the kill error")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		mockDriver := mock.New(nil)
+		defer mockDriver.Shutdown()
+		driver := &hangingStop{Driver: mockDriver, release: make(chan struct{})}
+		defer close(driver.release) // lets the abandoned call return before the leak check
+		alloc := testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}, KillTimeout: 20 * time.Millisecond})
+		dir := allocdir.New(t.TempDir(), alloc.ID)
+		if err := dir.Build(); err != nil {
+			t.Fatal(err)
+		}
+		tr, err := New(&Config{Alloc: alloc, Task: alloc.Job.TaskGroups[0].Tasks[0], AllocDir: dir, Driver: driver,
+			StateDB: state.NewMemDB(), KillGrace: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		go tr.Run()
+		waitFor(t, "running", func() bool { return tr.TaskState().State == structs.TaskStateRunning })
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := tr.Kill(ctx, nil); err != nil {
+			t.Fatalf("Kill hung on the driver: %v", err)
+		}
+		st := tr.TaskState()
+		want := []string{"Received", "Task Setup", "Started", "Killing", "Terminated", "Killed"}
+		if got := eventTypes(st); !slices.Equal(got, want) {
+			t.Errorf("events = %q, want %q", got, want)
+		}
+		if e := findEvent(st, "Killed"); e.KillError == "" {
+			t.Errorf("Killed without the kill error")
+		}
+	})
 }
 
 // oomDriver is a mock driver whose tasks end as the kernel's OOM killer
@@ -644,28 +667,30 @@ func (d oomDriver) WaitTask(ctx context.Context, id string) (<-chan *drivers.Exi
 
 // Terminated carries the exit code, the signal and the OOM kill.
 func TestTaskRunnerTerminatedOOM(t *testing.T) {
-	mockDriver := mock.New(nil)
-	defer mockDriver.Shutdown()
-	alloc := testAlloc(structs.JobTypeBatch, &structs.Task{Config: map[string]any{}})
-	dir := allocdir.New(t.TempDir(), alloc.ID)
-	if err := dir.Build(); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := New(&Config{Alloc: alloc, Task: alloc.Job.TaskGroups[0].Tasks[0], AllocDir: dir, Driver: oomDriver{mockDriver}, StateDB: state.NewMemDB()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr.Run()
-	st := tr.TaskState()
-	want := []string{"Received", "Task Setup", "Started", "Terminated", "Not Restarting"}
-	if got := eventTypes(st); !slices.Equal(got, want) {
-		t.Fatalf("events = %q, want %q", got, want)
-	}
-	e := findEvent(st, "Terminated")
-	if !e.OOMKilled || e.ExitCode != 137 || e.Signal != 9 || e.DisplayMessage != "Exit Code: 137, Signal: 9, OOM Killed" {
-		t.Errorf("Terminated = %+v", e)
-	}
-	if !st.Failed {
-		t.Errorf("an OOM-killed batch task is not failed")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		mockDriver := mock.New(nil)
+		defer mockDriver.Shutdown()
+		alloc := testAlloc(structs.JobTypeBatch, &structs.Task{Config: map[string]any{}})
+		dir := allocdir.New(t.TempDir(), alloc.ID)
+		if err := dir.Build(); err != nil {
+			t.Fatal(err)
+		}
+		tr, err := New(&Config{Alloc: alloc, Task: alloc.Job.TaskGroups[0].Tasks[0], AllocDir: dir, Driver: oomDriver{mockDriver}, StateDB: state.NewMemDB()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.Run()
+		st := tr.TaskState()
+		want := []string{"Received", "Task Setup", "Started", "Terminated", "Not Restarting"}
+		if got := eventTypes(st); !slices.Equal(got, want) {
+			t.Fatalf("events = %q, want %q", got, want)
+		}
+		e := findEvent(st, "Terminated")
+		if !e.OOMKilled || e.ExitCode != 137 || e.Signal != 9 || e.DisplayMessage != "Exit Code: 137, Signal: 9, OOM Killed" {
+			t.Errorf("Terminated = %+v", e)
+		}
+		if !st.Failed {
+			t.Errorf("an OOM-killed batch task is not failed")
+		}
+	})
 }
