@@ -2,6 +2,7 @@ package client
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drover-io/drover/structs"
@@ -68,28 +69,30 @@ func TestClientShutdownWithMisbehavingDriver(t *testing.T) {
 // updates to it are coalesced, not waited for, and other allocs still
 // start.
 func TestClientNotBlockedBySlowAlloc(t *testing.T) {
-	tc := newTestClient(t, nil, nil, nil, false)
-	if err := tc.c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "registration", func() bool { r, _ := tc.srv.counts(); return r >= 1 })
-	slow := runningAlloc(t, tc, map[string]any{"kill_after": "1h"}, func(task *structs.Task) { task.KillTimeout = time.Hour })
-	tc.srv.stopAlloc(slow.ID) // its update loop now waits for the task to stop
-	waitFor(t, "slow alloc killing", func() bool {
-		st, err := tc.c.AllocState(slow.ID)
-		if err != nil {
-			return false
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestClient(t, nil, nil, nil, false)
+		if err := tc.c.Start(); err != nil {
+			t.Fatal(err)
 		}
-		evs := st.TaskStates["web"].Events
-		return evs[len(evs)-1].Type == structs.TaskKilling
+		waitFor(t, "registration", func() bool { r, _ := tc.srv.counts(); return r >= 1 })
+		slow := runningAlloc(t, tc, map[string]any{"kill_after": "1h"}, func(task *structs.Task) { task.KillTimeout = time.Hour })
+		tc.srv.stopAlloc(slow.ID) // its update loop now waits for the task to stop
+		waitFor(t, "slow alloc killing", func() bool {
+			st, err := tc.c.AllocState(slow.ID)
+			if err != nil {
+				return false
+			}
+			evs := st.TaskStates["web"].Events
+			return evs[len(evs)-1].Type == structs.TaskKilling
+		})
+		for range 3 {
+			tc.srv.stopAlloc(slow.ID) // more versions while it is busy
+		}
+		other := runningAlloc(t, tc, map[string]any{}, nil)
+		if st, err := tc.c.AllocState(other.ID); err != nil || st.ClientStatus != structs.AllocClientStatusRunning {
+			t.Errorf("other alloc = %+v, %v", st, err)
+		}
+		// Shutdown leaves tasks running, so it does not wait out the kill.
+		shutdownWithin(t, tc.c, 10*time.Second)
 	})
-	for range 3 {
-		tc.srv.stopAlloc(slow.ID) // more versions while it is busy
-	}
-	other := runningAlloc(t, tc, map[string]any{}, nil)
-	if st, err := tc.c.AllocState(other.ID); err != nil || st.ClientStatus != structs.AllocClientStatusRunning {
-		t.Errorf("other alloc = %+v, %v", st, err)
-	}
-	// Shutdown leaves tasks running, so it does not wait out the kill.
-	shutdownWithin(t, tc.c, 10*time.Second)
 }

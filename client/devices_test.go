@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drover-io/drover/client/devicemanager"
@@ -42,50 +43,52 @@ func (d *recordingDriver) lastEnv(key string) string {
 }
 
 func TestClientDevices(t *testing.T) {
-	srv := newFakeServer()
-	md := mock.New(nil)
-	t.Cleanup(md.Shutdown)
-	rd := &recordingDriver{Driver: md}
-	c, err := New(&Config{
-		RPC:      srv,
-		Drivers:  map[string]drivers.DriverPlugin{mock.Name: rd},
-		StateDB:  state.NewMemDB(),
-		AllocDir: t.TempDir(),
-		DeviceManager: &devicemanager.Config{
-			Catalog: map[string]devicemanager.Factory{fake.PluginName: func(l *slog.Logger) (device.DevicePlugin, error) {
-				return fake.New(l), nil
-			}},
-			PluginConfigs: map[string]json.RawMessage{fake.PluginName: json.RawMessage(`{"instances":["g0","g1"],"attributes":{"memory":"4 GiB"}}`)},
-		},
+	synctest.Test(t, func(t *testing.T) {
+		srv := newFakeServer()
+		md := mock.New(nil)
+		t.Cleanup(md.Shutdown)
+		rd := &recordingDriver{Driver: md}
+		c, err := New(&Config{
+			RPC:      srv,
+			Drivers:  map[string]drivers.DriverPlugin{mock.Name: rd},
+			StateDB:  state.NewMemDB(),
+			AllocDir: t.TempDir(),
+			DeviceManager: &devicemanager.Config{
+				Catalog: map[string]devicemanager.Factory{fake.PluginName: func(l *slog.Logger) (device.DevicePlugin, error) {
+					return fake.New(l), nil
+				}},
+				PluginConfigs: map[string]json.RawMessage{fake.PluginName: json.RawMessage(`{"instances":["g0","g1"],"attributes":{"memory":"4 GiB"}}`)},
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Shutdown() })
+		c.updateInterval = 5 * time.Millisecond
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "registration with devices", func() bool {
+			srv.mu.Lock()
+			defer srv.mu.Unlock()
+			n := srv.nodes[c.NodeID()]
+			return n != nil && n.NodeResources != nil && len(n.NodeResources.Devices) == 1 && len(n.NodeResources.Devices[0].Instances) == 2
+		})
+		alloc := testJobAlloc(c.NodeID(), map[string]any{})
+		alloc.AllocatedResources = &structs.AllocatedResources{Tasks: map[string]*structs.AllocatedTaskResources{
+			"web": {Devices: []*structs.AllocatedDeviceResource{{Vendor: "drover", Type: "gpu", Name: "fake", DeviceIDs: []string{"g1"}}}}}}
+		srv.putAlloc(alloc)
+		waitFor(t, "alloc running", func() bool { return srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusRunning })
+		if got := rd.lastEnv("FAKE_VISIBLE_DEVICES"); got != "g1" {
+			t.Fatalf("FAKE_VISIBLE_DEVICES = %q, want g1", got)
+		}
+		waitFor(t, "device stats", func() bool { return len(c.TaskDeviceStats(alloc)["web"]) == 1 })
+		st := c.TaskDeviceStats(alloc)["web"][0]
+		if len(st.InstanceStats) != 1 || st.InstanceStats["g1"] == nil {
+			t.Fatalf("task device stats = %+v", st.InstanceStats)
+		}
+		if hs := c.HostDeviceStats(); len(hs) != 1 || len(hs[0].InstanceStats) != 2 {
+			t.Fatalf("host device stats = %+v", hs)
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Shutdown() })
-	c.updateInterval = 5 * time.Millisecond
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "registration with devices", func() bool {
-		srv.mu.Lock()
-		defer srv.mu.Unlock()
-		n := srv.nodes[c.NodeID()]
-		return n != nil && n.NodeResources != nil && len(n.NodeResources.Devices) == 1 && len(n.NodeResources.Devices[0].Instances) == 2
-	})
-	alloc := testJobAlloc(c.NodeID(), map[string]any{})
-	alloc.AllocatedResources = &structs.AllocatedResources{Tasks: map[string]*structs.AllocatedTaskResources{
-		"web": {Devices: []*structs.AllocatedDeviceResource{{Vendor: "drover", Type: "gpu", Name: "fake", DeviceIDs: []string{"g1"}}}}}}
-	srv.putAlloc(alloc)
-	waitFor(t, "alloc running", func() bool { return srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusRunning })
-	if got := rd.lastEnv("FAKE_VISIBLE_DEVICES"); got != "g1" {
-		t.Fatalf("FAKE_VISIBLE_DEVICES = %q, want g1", got)
-	}
-	waitFor(t, "device stats", func() bool { return len(c.TaskDeviceStats(alloc)["web"]) == 1 })
-	st := c.TaskDeviceStats(alloc)["web"][0]
-	if len(st.InstanceStats) != 1 || st.InstanceStats["g1"] == nil {
-		t.Fatalf("task device stats = %+v", st.InstanceStats)
-	}
-	if hs := c.HostDeviceStats(); len(hs) != 1 || len(hs[0].InstanceStats) != 2 {
-		t.Fatalf("host device stats = %+v", hs)
-	}
 }

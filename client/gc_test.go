@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drover-io/drover/structs"
@@ -51,32 +52,36 @@ func TestSelectGC(t *testing.T) {
 }
 
 func TestGCConfigDefaults(t *testing.T) {
-	got := GCConfig{}.withDefaults()
-	want := GCConfig{Interval: time.Minute, MaxAllocs: 50, DiskUsageThreshold: 80, InodeUsageThreshold: 70}
-	if got != want {
-		t.Errorf("defaults = %+v, want %+v", got, want)
-	}
-	set := GCConfig{Interval: time.Second, MaxAllocs: 3, DiskUsageThreshold: 50, InodeUsageThreshold: 40}
-	if got := set.withDefaults(); got != set {
-		t.Errorf("set fields changed: %+v", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		got := GCConfig{}.withDefaults()
+		want := GCConfig{Interval: time.Minute, MaxAllocs: 50, DiskUsageThreshold: 80, InodeUsageThreshold: 70}
+		if got != want {
+			t.Errorf("defaults = %+v, want %+v", got, want)
+		}
+		set := GCConfig{Interval: time.Second, MaxAllocs: 3, DiskUsageThreshold: 50, InodeUsageThreshold: 40}
+		if got := set.withDefaults(); got != set {
+			t.Errorf("set fields changed: %+v", got)
+		}
+	})
 }
 
 func TestUsageOf(t *testing.T) {
-	tests := []struct {
-		blocks, bfree, files, ffree uint64
-		want                        DiskUsage
-	}{
-		{100, 25, 10, 5, DiskUsage{UsedPercent: 75, InodesUsedPercent: 50}},
-		{100, 100, 0, 0, DiskUsage{}}, // no inode counts (btrfs)
-		{0, 0, 0, 0, DiskUsage{}},
-		{10, 20, 1, 2, DiskUsage{}}, // free beyond total: never negative
-	}
-	for _, tt := range tests {
-		if got := usageOf(tt.blocks, tt.bfree, tt.files, tt.ffree); got != tt.want {
-			t.Errorf("usageOf(%d, %d, %d, %d) = %+v, want %+v", tt.blocks, tt.bfree, tt.files, tt.ffree, got, tt.want)
+	synctest.Test(t, func(t *testing.T) {
+		tests := []struct {
+			blocks, bfree, files, ffree uint64
+			want                        DiskUsage
+		}{
+			{100, 25, 10, 5, DiskUsage{UsedPercent: 75, InodesUsedPercent: 50}},
+			{100, 100, 0, 0, DiskUsage{}}, // no inode counts (btrfs)
+			{0, 0, 0, 0, DiskUsage{}},
+			{10, 20, 1, 2, DiskUsage{}}, // free beyond total: never negative
 		}
-	}
+		for _, tt := range tests {
+			if got := usageOf(tt.blocks, tt.bfree, tt.files, tt.ffree); got != tt.want {
+				t.Errorf("usageOf(%d, %d, %d, %d) = %+v, want %+v", tt.blocks, tt.bfree, tt.files, tt.ffree, got, tt.want)
+			}
+		}
+	})
 }
 
 // fakeStatfs reports the usages in turn, then the last one forever.
@@ -191,87 +196,93 @@ func allocDirs(t *testing.T, tc *testClient, allocs []*structs.Allocation) map[s
 }
 
 func TestClientGCByCount(t *testing.T) {
-	fs := &fakeStatfs{usages: []DiskUsage{{UsedPercent: 10}}}
-	tc, tick, allocs := gcTestClient(t, GCConfig{MaxAllocs: 1}, fs, 4)
-	dirs := allocDirs(t, tc, allocs)
-	// Two finish; two keep running. Over the limit by 3, but only the
-	// terminal ones may go.
-	finish(t, tc, allocs[0], allocs[1])
-	tick <- time.Now()
-	waitFor(t, "collection", func() bool { return collected(t, tc, dirs)[allocs[1].ID] })
-	got := collectedState(t, tc, dirs, true)
-	want := map[string]bool{allocs[0].ID: true, allocs[1].ID: true, allocs[2].ID: false, allocs[3].ID: false}
-	for id, w := range want {
-		if got[id] != w {
-			t.Errorf("alloc %s collected = %v, want %v", id, got[id], w)
+	synctest.Test(t, func(t *testing.T) {
+		fs := &fakeStatfs{usages: []DiskUsage{{UsedPercent: 10}}}
+		tc, tick, allocs := gcTestClient(t, GCConfig{MaxAllocs: 1}, fs, 4)
+		dirs := allocDirs(t, tc, allocs)
+		// Two finish; two keep running. Over the limit by 3, but only the
+		// terminal ones may go.
+		finish(t, tc, allocs[0], allocs[1])
+		tick <- time.Now()
+		waitFor(t, "collection", func() bool { return collected(t, tc, dirs)[allocs[1].ID] })
+		got := collectedState(t, tc, dirs, true)
+		want := map[string]bool{allocs[0].ID: true, allocs[1].ID: true, allocs[2].ID: false, allocs[3].ID: false}
+		for id, w := range want {
+			if got[id] != w {
+				t.Errorf("alloc %s collected = %v, want %v", id, got[id], w)
+			}
 		}
-	}
-	for _, a := range allocs[2:] {
-		if st, err := tc.c.AllocState(a.ID); err != nil || st.ClientStatus != structs.AllocClientStatusRunning {
-			t.Errorf("running alloc after GC: %+v, %v", st, err)
+		for _, a := range allocs[2:] {
+			if st, err := tc.c.AllocState(a.ID); err != nil || st.ClientStatus != structs.AllocClientStatusRunning {
+				t.Errorf("running alloc after GC: %+v, %v", st, err)
+			}
 		}
-	}
-	if _, err := tc.c.AllocDir(allocs[0].ID); structs.KindOf(err) != structs.KindNotFound {
-		t.Errorf("AllocDir of a collected alloc = %v, want not found", err)
-	}
+		if _, err := tc.c.AllocDir(allocs[0].ID); structs.KindOf(err) != structs.KindNotFound {
+			t.Errorf("AllocDir of a collected alloc = %v, want not found", err)
+		}
+	})
 }
 
 func TestClientGCByDiskUsage(t *testing.T) {
-	// 95% then 85%: one collection each; then 50%: done.
-	fs := &fakeStatfs{usages: []DiskUsage{{UsedPercent: 95}, {UsedPercent: 85}, {UsedPercent: 50}}}
-	tc, tick, allocs := gcTestClient(t, GCConfig{}, fs, 4)
-	dirs := allocDirs(t, tc, allocs)
-	finish(t, tc, allocs[2], allocs[0], allocs[1]) // oldest first: 2, 0
-	tick <- time.Now()
-	waitFor(t, "collection", func() bool { return collected(t, tc, dirs)[allocs[0].ID] })
-	// The next tick measures 50% (the last usage): nothing more goes.
-	tick <- time.Now()
-	waitFor(t, "third statfs", func() bool {
-		fs.mu.Lock()
-		defer fs.mu.Unlock()
-		return fs.calls >= 4
-	})
-	got := collectedState(t, tc, dirs, true)
-	want := map[string]bool{allocs[2].ID: true, allocs[0].ID: true, allocs[1].ID: false, allocs[3].ID: false}
-	for id, w := range want {
-		if got[id] != w {
-			t.Errorf("alloc %s collected = %v, want %v", id, got[id], w)
+	synctest.Test(t, func(t *testing.T) {
+		// 95% then 85%: one collection each; then 50%: done.
+		fs := &fakeStatfs{usages: []DiskUsage{{UsedPercent: 95}, {UsedPercent: 85}, {UsedPercent: 50}}}
+		tc, tick, allocs := gcTestClient(t, GCConfig{}, fs, 4)
+		dirs := allocDirs(t, tc, allocs)
+		finish(t, tc, allocs[2], allocs[0], allocs[1]) // oldest first: 2, 0
+		tick <- time.Now()
+		waitFor(t, "collection", func() bool { return collected(t, tc, dirs)[allocs[0].ID] })
+		// The next tick measures 50% (the last usage): nothing more goes.
+		tick <- time.Now()
+		waitFor(t, "third statfs", func() bool {
+			fs.mu.Lock()
+			defer fs.mu.Unlock()
+			return fs.calls >= 4
+		})
+		got := collectedState(t, tc, dirs, true)
+		want := map[string]bool{allocs[2].ID: true, allocs[0].ID: true, allocs[1].ID: false, allocs[3].ID: false}
+		for id, w := range want {
+			if got[id] != w {
+				t.Errorf("alloc %s collected = %v, want %v", id, got[id], w)
+			}
 		}
-	}
+	})
 }
 
 func TestClientCollectAllGarbage(t *testing.T) {
-	fs := &fakeStatfs{usages: []DiskUsage{{}}}
-	tc, _, allocs := gcTestClient(t, GCConfig{}, fs, 3)
-	dirs := allocDirs(t, tc, allocs)
-	if err := tc.c.CollectAlloc(context.Background(), allocs[2].ID); structs.KindOf(err) != structs.KindConflict {
-		t.Errorf("CollectAlloc(running) = %v, want conflict", err)
-	}
-	if err := tc.c.CollectAlloc(context.Background(), "nope"); structs.KindOf(err) != structs.KindNotFound {
-		t.Errorf("CollectAlloc(unknown) = %v, want not found", err)
-	}
-	finish(t, tc, allocs[0], allocs[1])
-	ids, err := tc.c.CollectAllGarbage(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{allocs[0].ID, allocs[1].ID}
-	slices.Sort(want)
-	if !slices.Equal(ids, want) {
-		t.Errorf("collected %v, want %v", ids, want)
-	}
-	got := collectedState(t, tc, dirs, true)
-	if !got[allocs[0].ID] || !got[allocs[1].ID] || got[allocs[2].ID] {
-		t.Errorf("collected = %v", got)
-	}
-	// Collected allocations stay known: the servers' next update does not
-	// run them again.
-	tc.srv.putAlloc(tc.srv.alloc(allocs[0].ID))
-	ids, err = tc.c.CollectAllGarbage(context.Background())
-	if err != nil || len(ids) != 0 {
-		t.Errorf("second collection = %v, %v", ids, err)
-	}
-	if st, err := tc.c.AllocState(allocs[2].ID); err != nil || st.ClientStatus != structs.AllocClientStatusRunning {
-		t.Errorf("running alloc after forced GC: %+v, %v", st, err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		fs := &fakeStatfs{usages: []DiskUsage{{}}}
+		tc, _, allocs := gcTestClient(t, GCConfig{}, fs, 3)
+		dirs := allocDirs(t, tc, allocs)
+		if err := tc.c.CollectAlloc(context.Background(), allocs[2].ID); structs.KindOf(err) != structs.KindConflict {
+			t.Errorf("CollectAlloc(running) = %v, want conflict", err)
+		}
+		if err := tc.c.CollectAlloc(context.Background(), "nope"); structs.KindOf(err) != structs.KindNotFound {
+			t.Errorf("CollectAlloc(unknown) = %v, want not found", err)
+		}
+		finish(t, tc, allocs[0], allocs[1])
+		ids, err := tc.c.CollectAllGarbage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{allocs[0].ID, allocs[1].ID}
+		slices.Sort(want)
+		if !slices.Equal(ids, want) {
+			t.Errorf("collected %v, want %v", ids, want)
+		}
+		got := collectedState(t, tc, dirs, true)
+		if !got[allocs[0].ID] || !got[allocs[1].ID] || got[allocs[2].ID] {
+			t.Errorf("collected = %v", got)
+		}
+		// Collected allocations stay known: the servers' next update does not
+		// run them again.
+		tc.srv.putAlloc(tc.srv.alloc(allocs[0].ID))
+		ids, err = tc.c.CollectAllGarbage(context.Background())
+		if err != nil || len(ids) != 0 {
+			t.Errorf("second collection = %v, %v", ids, err)
+		}
+		if st, err := tc.c.AllocState(allocs[2].ID); err != nil || st.ClientStatus != structs.AllocClientStatusRunning {
+			t.Errorf("running alloc after forced GC: %+v, %v", st, err)
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	"github.com/drover-io/drover/client/state"
 	"github.com/drover-io/drover/drivers/mock"
@@ -36,61 +37,63 @@ func (s *unreachableServer) NodeRegister(ctx context.Context, _ *structs.NodeReg
 // (its node registration never returns here): the re-attached runner sees
 // its task exit and applies the restart policy.
 func TestClientRestoresWithoutServer(t *testing.T) {
-	driver := mock.New(nil)
-	defer driver.Shutdown()
-	db := state.NewMemDB()
-	srv := newFakeServer()
-	tc := newTestClient(t, srv, driver, db, false)
-	if err := tc.c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	alloc := testJobAlloc(tc.c.NodeID(), map[string]any{})
-	waitFor(t, "registration", func() bool { r, _ := srv.counts(); return r >= 1 })
-	srv.putAlloc(alloc)
-	waitFor(t, "running", func() bool { return srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusRunning })
-	ls, ts, _ := db.GetTaskRunnerState(alloc.ID, "web")
-	allocs, _, _ := db.GetAllAllocations()
-	id, _ := db.GetNodeIdentity()
-	if err := tc.c.Shutdown(); err != nil {
-		t.Fatal(err)
-	}
-	db2 := state.NewMemDB()
-	_ = db2.PutNodeIdentity(id)
-	for _, a := range allocs {
-		_ = db2.PutAllocation(a)
-	}
-	_ = db2.PutTaskRunnerLocalState(alloc.ID, "web", ls)
-	_ = db2.PutTaskState(alloc.ID, "web", ts)
-
-	down := &unreachableServer{fakeServer: newFakeServer()}
-	tc2 := newTestClient(t, down.fakeServer, driver, db2, false)
-	tc2.c.rpc = down
-	if err := tc2.c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "a registration attempt", func() bool { return down.registering.Load() > 0 })
-	// The task exits: only a runner re-attached to it can see that.
-	if err := driver.StopTask(context.Background(), ls.TaskHandle.Config.ID, 0, ""); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the restored runner to see the exit", func() bool {
-		st, err := tc2.c.AllocState(alloc.ID)
-		return err == nil && st.ClientStatus == structs.AllocClientStatusFailed
-	})
-	st, _ := tc2.c.AllocState(alloc.ID)
-	started := 0
-	for _, e := range st.TaskStates["web"].Events {
-		if e.Type == structs.TaskStarted {
-			started++
+	synctest.Test(t, func(t *testing.T) {
+		driver := mock.New(nil)
+		defer driver.Shutdown()
+		db := state.NewMemDB()
+		srv := newFakeServer()
+		tc := newTestClient(t, srv, driver, db, false)
+		if err := tc.c.Start(); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if started != 1 {
-		t.Errorf("task started %d times; want it re-attached, not started again", started)
-	}
-	if r, _ := down.counts(); r != 0 {
-		t.Errorf("%d registrations reached the server", r)
-	}
-	if err := tc2.c.Shutdown(); err != nil {
-		t.Fatal(err)
-	}
+		alloc := testJobAlloc(tc.c.NodeID(), map[string]any{})
+		waitFor(t, "registration", func() bool { r, _ := srv.counts(); return r >= 1 })
+		srv.putAlloc(alloc)
+		waitFor(t, "running", func() bool { return srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusRunning })
+		ls, ts, _ := db.GetTaskRunnerState(alloc.ID, "web")
+		allocs, _, _ := db.GetAllAllocations()
+		id, _ := db.GetNodeIdentity()
+		if err := tc.c.Shutdown(); err != nil {
+			t.Fatal(err)
+		}
+		db2 := state.NewMemDB()
+		_ = db2.PutNodeIdentity(id)
+		for _, a := range allocs {
+			_ = db2.PutAllocation(a)
+		}
+		_ = db2.PutTaskRunnerLocalState(alloc.ID, "web", ls)
+		_ = db2.PutTaskState(alloc.ID, "web", ts)
+
+		down := &unreachableServer{fakeServer: newFakeServer()}
+		tc2 := newTestClient(t, down.fakeServer, driver, db2, false)
+		tc2.c.rpc = down
+		if err := tc2.c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "a registration attempt", func() bool { return down.registering.Load() > 0 })
+		// The task exits: only a runner re-attached to it can see that.
+		if err := driver.StopTask(context.Background(), ls.TaskHandle.Config.ID, 0, ""); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the restored runner to see the exit", func() bool {
+			st, err := tc2.c.AllocState(alloc.ID)
+			return err == nil && st.ClientStatus == structs.AllocClientStatusFailed
+		})
+		st, _ := tc2.c.AllocState(alloc.ID)
+		started := 0
+		for _, e := range st.TaskStates["web"].Events {
+			if e.Type == structs.TaskStarted {
+				started++
+			}
+		}
+		if started != 1 {
+			t.Errorf("task started %d times; want it re-attached, not started again", started)
+		}
+		if r, _ := down.counts(); r != 0 {
+			t.Errorf("%d registrations reached the server", r)
+		}
+		if err := tc2.c.Shutdown(); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
