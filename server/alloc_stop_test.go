@@ -3,60 +3,63 @@ package server
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 
 	"github.com/drover-io/drover/structs"
 )
 
 func TestAllocStopReplaces(t *testing.T) {
-	s := newTestServer(t, nil)
-	registerNode(t, s, testNode("node-1", 4000, 4096))
-	r := registerJob(t, s, testJob("web", 2, 100, 100))
-	waitEvalStatus(t, s, r.EvalID, structs.EvalStatusComplete)
-	before := allocsOf(t, s, "web", structs.AllocDesiredStatusRun)
-	if len(before) != 2 {
-		t.Fatalf("%d allocs running", len(before))
-	}
-	victim := before[0]
-
-	resp, err := s.AllocStop(context.Background(), &structs.AllocStopRequest{AllocID: victim.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.EvalID == "" || resp.Index == 0 {
-		t.Fatalf("response = %+v", resp)
-	}
-	eval := waitEvalStatus(t, s, resp.EvalID, structs.EvalStatusComplete)
-	if eval.TriggeredBy != structs.EvalTriggerAllocStop || eval.JobID != "web" || eval.Type != structs.JobTypeService {
-		t.Errorf("eval = %+v", eval)
-	}
-	stopped, err := s.State().AllocByID(nil, victim.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if stopped.DesiredStatus != structs.AllocDesiredStatusStop || stopped.DesiredDescription != allocStopDesc ||
-		stopped.AllocModifyIndex <= victim.AllocModifyIndex {
-		t.Errorf("stopped alloc: desired %q (%q), alloc modify index %d -> %d",
-			stopped.DesiredStatus, stopped.DesiredDescription, victim.AllocModifyIndex, stopped.AllocModifyIndex)
-	}
-	after := allocsOf(t, s, "web", structs.AllocDesiredStatusRun)
-	if len(after) != 2 {
-		t.Fatalf("%d allocs running after the stop, want 2 (a replacement)", len(after))
-	}
-	for _, a := range after {
-		if a.ID == victim.ID {
-			t.Errorf("stopped alloc still desired running")
+	synctest.Test(t, func(t *testing.T) {
+		s := newTestServer(t, nil)
+		registerNode(t, s, testNode("node-1", 4000, 4096))
+		r := registerJob(t, s, testJob("web", 2, 100, 100))
+		waitEvalStatus(t, s, r.EvalID, structs.EvalStatusComplete)
+		before := allocsOf(t, s, "web", structs.AllocDesiredStatusRun)
+		if len(before) != 2 {
+			t.Fatalf("%d allocs running", len(before))
 		}
-	}
+		victim := before[0]
 
-	// Stopping it again only evaluates the job.
-	again, err := s.AllocStop(context.Background(), &structs.AllocStopRequest{AllocID: victim.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitEvalStatus(t, s, again.EvalID, structs.EvalStatusComplete)
-	if n := len(allocsOf(t, s, "web", structs.AllocDesiredStatusRun)); n != 2 {
-		t.Errorf("%d allocs running after a second stop", n)
-	}
+		resp, err := s.AllocStop(context.Background(), &structs.AllocStopRequest{AllocID: victim.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.EvalID == "" || resp.Index == 0 {
+			t.Fatalf("response = %+v", resp)
+		}
+		eval := waitEvalStatus(t, s, resp.EvalID, structs.EvalStatusComplete)
+		if eval.TriggeredBy != structs.EvalTriggerAllocStop || eval.JobID != "web" || eval.Type != structs.JobTypeService {
+			t.Errorf("eval = %+v", eval)
+		}
+		stopped, err := s.State().AllocByID(nil, victim.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stopped.DesiredStatus != structs.AllocDesiredStatusStop || stopped.DesiredDescription != allocStopDesc ||
+			stopped.AllocModifyIndex <= victim.AllocModifyIndex {
+			t.Errorf("stopped alloc: desired %q (%q), alloc modify index %d -> %d",
+				stopped.DesiredStatus, stopped.DesiredDescription, victim.AllocModifyIndex, stopped.AllocModifyIndex)
+		}
+		after := allocsOf(t, s, "web", structs.AllocDesiredStatusRun)
+		if len(after) != 2 {
+			t.Fatalf("%d allocs running after the stop, want 2 (a replacement)", len(after))
+		}
+		for _, a := range after {
+			if a.ID == victim.ID {
+				t.Errorf("stopped alloc still desired running")
+			}
+		}
+
+		// Stopping it again only evaluates the job.
+		again, err := s.AllocStop(context.Background(), &structs.AllocStopRequest{AllocID: victim.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitEvalStatus(t, s, again.EvalID, structs.EvalStatusComplete)
+		if n := len(allocsOf(t, s, "web", structs.AllocDesiredStatusRun)); n != 2 {
+			t.Errorf("%d allocs running after a second stop", n)
+		}
+	})
 }
 
 func TestAllocStopErrors(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drover-io/drover/server/state"
@@ -139,92 +140,96 @@ func TestDeploymentPauseResumeFail(t *testing.T) {
 }
 
 func TestDeploymentFailAutoRevert(t *testing.T) {
-	s := newTestServer(t, nil)
-	registerNode(t, s, testNode("n1", 8000, 8192))
-	v1 := testJob("web", 2, 100, 100)
-	v1.TaskGroups[0].Update = &structs.UpdateStrategy{MaxParallel: 1, HealthyDeadline: time.Minute, AutoRevert: true}
-	registerJob(t, s, v1)
-	jobIdle(t, s, "web")
-	v2 := v1.Copy()
-	v2.TaskGroups[0].Tasks[0].Env = map[string]string{"V": "2"}
-	registerJob(t, s, v2)
-	rollOut(t, s, "web", 1)
-	v3 := v1.Copy()
-	v3.TaskGroups[0].Tasks[0].Env = map[string]string{"V": "3"}
-	registerJob(t, s, v3)
-	jobIdle(t, s, "web")
-	d := latestDeployment(t, s, "web")
-	resp, err := s.DeploymentFail(context.Background(), &structs.DeploymentFailRequest{DeploymentID: d.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.RevertedJobVersion == nil || *resp.RevertedJobVersion != 1 || resp.EvalID == "" {
-		t.Fatalf("fail response %+v", resp)
-	}
-	j, _ := s.State().JobByID(nil, "default", "web")
-	if j.Version != 3 || j.TaskGroups[0].Tasks[0].Env["V"] != "2" {
-		t.Fatalf("job version %d env %v after auto-revert", j.Version, j.TaskGroups[0].Tasks[0].Env)
-	}
-	failed, _ := s.State().DeploymentByID(nil, d.ID)
-	if want := "Deployment marked as failed - rolling back to job version 1"; failed.StatusDescription != want {
-		t.Fatalf("description %q, want %q", failed.StatusDescription, want)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s := newTestServer(t, nil)
+		registerNode(t, s, testNode("n1", 8000, 8192))
+		v1 := testJob("web", 2, 100, 100)
+		v1.TaskGroups[0].Update = &structs.UpdateStrategy{MaxParallel: 1, HealthyDeadline: time.Minute, AutoRevert: true}
+		registerJob(t, s, v1)
+		jobIdle(t, s, "web")
+		v2 := v1.Copy()
+		v2.TaskGroups[0].Tasks[0].Env = map[string]string{"V": "2"}
+		registerJob(t, s, v2)
+		rollOut(t, s, "web", 1)
+		v3 := v1.Copy()
+		v3.TaskGroups[0].Tasks[0].Env = map[string]string{"V": "3"}
+		registerJob(t, s, v3)
+		jobIdle(t, s, "web")
+		d := latestDeployment(t, s, "web")
+		resp, err := s.DeploymentFail(context.Background(), &structs.DeploymentFailRequest{DeploymentID: d.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.RevertedJobVersion == nil || *resp.RevertedJobVersion != 1 || resp.EvalID == "" {
+			t.Fatalf("fail response %+v", resp)
+		}
+		j, _ := s.State().JobByID(nil, "default", "web")
+		if j.Version != 3 || j.TaskGroups[0].Tasks[0].Env["V"] != "2" {
+			t.Fatalf("job version %d env %v after auto-revert", j.Version, j.TaskGroups[0].Tasks[0].Env)
+		}
+		failed, _ := s.State().DeploymentByID(nil, d.ID)
+		if want := "Deployment marked as failed - rolling back to job version 1"; failed.StatusDescription != want {
+			t.Fatalf("description %q, want %q", failed.StatusDescription, want)
+		}
+	})
 }
 
 func TestDeploymentProgressDeadline(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1700000000, 0)}
-	s := newTestServer(t, func(c *Config) { c.Clock = clock; c.HeartbeatTTL = 24 * time.Hour })
-	registerNode(t, s, testNode("n1", 8000, 8192))
-	v1 := testJob("web", 2, 100, 100)
-	v1.TaskGroups[0].Update = &structs.UpdateStrategy{MaxParallel: 1, HealthyDeadline: time.Minute,
-		ProgressDeadline: 10 * time.Minute, AutoRevert: true}
-	registerJob(t, s, v1)
-	jobIdle(t, s, "web")
-	v2 := v1.Copy()
-	v2.TaskGroups[0].Tasks[0].Env = map[string]string{"V": "2"}
-	registerJob(t, s, v2)
-	jobIdle(t, s, "web")
-	d := latestDeployment(t, s, "web")
-	if got, want := d.TaskGroups["web"].RequireProgressBy, clock.Now().Add(10*time.Minute); !got.Equal(want) {
-		t.Fatalf("RequireProgressBy = %v at creation, want %v", got, want)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		clock := &fakeClock{now: time.Unix(1700000000, 0)}
+		s := newTestServer(t, func(c *Config) { c.Clock = clock; c.HeartbeatTTL = 24 * time.Hour })
+		registerNode(t, s, testNode("n1", 8000, 8192))
+		v1 := testJob("web", 2, 100, 100)
+		v1.TaskGroups[0].Update = &structs.UpdateStrategy{MaxParallel: 1, HealthyDeadline: time.Minute,
+			ProgressDeadline: 10 * time.Minute, AutoRevert: true}
+		registerJob(t, s, v1)
+		jobIdle(t, s, "web")
+		v2 := v1.Copy()
+		v2.TaskGroups[0].Tasks[0].Env = map[string]string{"V": "2"}
+		registerJob(t, s, v2)
+		jobIdle(t, s, "web")
+		d := latestDeployment(t, s, "web")
+		if got, want := d.TaskGroups["web"].RequireProgressBy, clock.Now().Add(10*time.Minute); !got.Equal(want) {
+			t.Fatalf("RequireProgressBy = %v at creation, want %v", got, want)
+		}
 
-	// A healthy allocation is progress: the deadline moves on.
-	clock.Advance(9 * time.Minute)
-	reportHealth(t, s, "n1", ofVersion(t, s, "web", 1)[0], true)
-	jobIdle(t, s, "web")
-	d = latestDeployment(t, s, "web")
-	if got, want := d.TaskGroups["web"].RequireProgressBy, clock.Now().Add(10*time.Minute); !got.Equal(want) {
-		t.Fatalf("RequireProgressBy = %v after progress, want %v", got, want)
-	}
-	clock.Advance(9 * time.Minute) // 18 minutes in: past the first deadline, not the second
-	rollOut(t, s, "web", 1)
-	if d := latestDeployment(t, s, "web"); d.Status != structs.DeploymentStatusSuccessful {
-		t.Fatalf("deployment = %s (%s), want successful", d.Status, d.StatusDescription)
-	}
+		// A healthy allocation is progress: the deadline moves on.
+		clock.Advance(9 * time.Minute)
+		reportHealth(t, s, "n1", ofVersion(t, s, "web", 1)[0], true)
+		jobIdle(t, s, "web")
+		d = latestDeployment(t, s, "web")
+		if got, want := d.TaskGroups["web"].RequireProgressBy, clock.Now().Add(10*time.Minute); !got.Equal(want) {
+			t.Fatalf("RequireProgressBy = %v after progress, want %v", got, want)
+		}
+		clock.Advance(9 * time.Minute) // 18 minutes in: past the first deadline, not the second
+		rollOut(t, s, "web", 1)
+		if d := latestDeployment(t, s, "web"); d.Status != structs.DeploymentStatusSuccessful {
+			t.Fatalf("deployment = %s (%s), want successful", d.Status, d.StatusDescription)
+		}
 
-	// Version 2 makes no progress: failed at the deadline, and reverted.
-	v3 := v1.Copy()
-	v3.TaskGroups[0].Tasks[0].Env = map[string]string{"V": "3"}
-	registerJob(t, s, v3)
-	jobIdle(t, s, "web")
-	d = latestDeployment(t, s, "web")
-	clock.Advance(5 * time.Minute)
-	if got, _ := s.State().DeploymentByID(nil, d.ID); got.Status != structs.DeploymentStatusRunning {
-		t.Fatalf("deployment %s before its deadline", got.Status)
-	}
-	clock.Advance(5*time.Minute + time.Second)
-	waitFor(t, "progress deadline failure", func() (bool, string) {
+		// Version 2 makes no progress: failed at the deadline, and reverted.
+		v3 := v1.Copy()
+		v3.TaskGroups[0].Tasks[0].Env = map[string]string{"V": "3"}
+		registerJob(t, s, v3)
+		jobIdle(t, s, "web")
+		d = latestDeployment(t, s, "web")
+		clock.Advance(5 * time.Minute)
+		if got, _ := s.State().DeploymentByID(nil, d.ID); got.Status != structs.DeploymentStatusRunning {
+			t.Fatalf("deployment %s before its deadline", got.Status)
+		}
+		clock.Advance(5*time.Minute + time.Second)
+		waitFor(t, "progress deadline failure", func() (bool, string) {
+			got, _ := s.State().DeploymentByID(nil, d.ID)
+			return got.Status == structs.DeploymentStatusFailed, got.Status
+		})
 		got, _ := s.State().DeploymentByID(nil, d.ID)
-		return got.Status == structs.DeploymentStatusFailed, got.Status
-	})
-	got, _ := s.State().DeploymentByID(nil, d.ID)
-	if want := "Failed due to progress deadline - rolling back to job version 1"; got.StatusDescription != want {
-		t.Fatalf("description %q, want %q", got.StatusDescription, want)
-	}
-	waitFor(t, "auto-revert", func() (bool, string) {
-		j, _ := s.State().JobByID(nil, "default", "web")
-		return j.Version == 3 && j.TaskGroups[0].Tasks[0].Env["V"] == "2", fmt.Sprintf("version %d", j.Version)
+		if want := "Failed due to progress deadline - rolling back to job version 1"; got.StatusDescription != want {
+			t.Fatalf("description %q, want %q", got.StatusDescription, want)
+		}
+		waitFor(t, "auto-revert", func() (bool, string) {
+			j, _ := s.State().JobByID(nil, "default", "web")
+			return j.Version == 3 && j.TaskGroups[0].Tasks[0].Env["V"] == "2", fmt.Sprintf("version %d", j.Version)
+		})
 	})
 }
 
@@ -252,49 +257,51 @@ func TestProgressDue(t *testing.T) {
 }
 
 func TestKeepDeploymentStatus(t *testing.T) {
-	st, err := state.NewStateStore()
-	if err != nil {
-		t.Fatal(err)
-	}
-	later := time.Unix(2000, 0)
-	stored := []*structs.Deployment{
-		{ID: "paused", Namespace: "default", JobID: "a", Status: structs.DeploymentStatusPaused, StatusDescription: "Deployment is paused",
-			TaskGroups: map[string]*structs.DeploymentState{"g": {RequireProgressBy: later}}},
-		{ID: "failed", Namespace: "default", JobID: "b", Status: structs.DeploymentStatusFailed},
-		{ID: "running", Namespace: "default", JobID: "c", Status: structs.DeploymentStatusRunning},
-	}
-	if err := st.Batch(5, func(w *state.WriteTxn) error {
-		for _, d := range stored {
-			if err := w.UpsertDeployment(d); err != nil {
-				return err
-			}
+	synctest.Test(t, func(t *testing.T) {
+		st, err := state.NewStateStore()
+		if err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	plan := []*structs.Deployment{
-		{ID: "paused", Status: structs.DeploymentStatusRunning, TaskGroups: map[string]*structs.DeploymentState{"g": {RequireProgressBy: time.Unix(1000, 0), HealthyAllocs: 1}}},
-		{ID: "failed", Status: structs.DeploymentStatusRunning},
-		{ID: "running", Status: structs.DeploymentStatusCancelled},
-		{ID: "new", Status: structs.DeploymentStatusRunning},
-	}
-	got, err := keepDeploymentStatus(st.Snapshot(), plan)
-	if err != nil {
-		t.Fatal(err)
-	}
-	status := map[string]string{}
-	for _, d := range got {
-		status[d.ID] = d.Status
-	}
-	want := map[string]string{"paused": "paused", "running": "cancelled", "new": "running"}
-	if fmt.Sprint(status) != fmt.Sprint(want) {
-		t.Fatalf("statuses %v, want %v", status, want)
-	}
-	if g := got[0].TaskGroups["g"]; !g.RequireProgressBy.Equal(later) || g.HealthyAllocs != 1 {
-		t.Fatalf("paused group = %+v: want the later deadline and the plan's counts", g)
-	}
-	if plan[0].Status != structs.DeploymentStatusRunning {
-		t.Fatal("the plan's deployment was changed in place")
-	}
+		later := time.Unix(2000, 0)
+		stored := []*structs.Deployment{
+			{ID: "paused", Namespace: "default", JobID: "a", Status: structs.DeploymentStatusPaused, StatusDescription: "Deployment is paused",
+				TaskGroups: map[string]*structs.DeploymentState{"g": {RequireProgressBy: later}}},
+			{ID: "failed", Namespace: "default", JobID: "b", Status: structs.DeploymentStatusFailed},
+			{ID: "running", Namespace: "default", JobID: "c", Status: structs.DeploymentStatusRunning},
+		}
+		if err := st.Batch(5, func(w *state.WriteTxn) error {
+			for _, d := range stored {
+				if err := w.UpsertDeployment(d); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		plan := []*structs.Deployment{
+			{ID: "paused", Status: structs.DeploymentStatusRunning, TaskGroups: map[string]*structs.DeploymentState{"g": {RequireProgressBy: time.Unix(1000, 0), HealthyAllocs: 1}}},
+			{ID: "failed", Status: structs.DeploymentStatusRunning},
+			{ID: "running", Status: structs.DeploymentStatusCancelled},
+			{ID: "new", Status: structs.DeploymentStatusRunning},
+		}
+		got, err := keepDeploymentStatus(st.Snapshot(), plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		status := map[string]string{}
+		for _, d := range got {
+			status[d.ID] = d.Status
+		}
+		want := map[string]string{"paused": "paused", "running": "cancelled", "new": "running"}
+		if fmt.Sprint(status) != fmt.Sprint(want) {
+			t.Fatalf("statuses %v, want %v", status, want)
+		}
+		if g := got[0].TaskGroups["g"]; !g.RequireProgressBy.Equal(later) || g.HealthyAllocs != 1 {
+			t.Fatalf("paused group = %+v: want the later deadline and the plan's counts", g)
+		}
+		if plan[0].Status != structs.DeploymentStatusRunning {
+			t.Fatal("the plan's deployment was changed in place")
+		}
+	})
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -68,52 +69,56 @@ func (t *fakeTimer) Reset(d time.Duration) bool {
 }
 
 func TestHeartbeatTimers(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1000, 0)}
-	h := newHeartbeats(clock, 10*time.Second)
-	h.Reset("a")
-	h.Reset("b")
-	h.Reset("c")
-	h.Clear("c")
-	clock.Advance(6 * time.Second)
-	h.Reset("a") // heard from a
-	clock.Advance(6 * time.Second)
-	if got := h.takeExpired(); len(got) != 1 || got[0] != "b" {
-		t.Fatalf("expired = %v, want [b]", got)
-	}
-	select {
-	case <-h.notifyC:
-	default:
-		t.Fatal("expiry not signalled")
-	}
-	if h.Len() != 1 || !h.Active("a") || h.Active("b") {
-		t.Fatalf("timers = %d", h.Len())
-	}
-	clock.Advance(5 * time.Second)
-	if got := h.takeExpired(); len(got) != 1 || got[0] != "a" {
-		t.Fatalf("expired = %v, want [a]", got)
-	}
-	h.Reset("d")
-	h.StopAll()
-	clock.Advance(time.Minute)
-	if got := h.takeExpired(); len(got) != 0 || h.Len() != 0 {
-		t.Fatalf("after StopAll: expired %v, %d timers", got, h.Len())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		clock := &fakeClock{now: time.Unix(1000, 0)}
+		h := newHeartbeats(clock, 10*time.Second)
+		h.Reset("a")
+		h.Reset("b")
+		h.Reset("c")
+		h.Clear("c")
+		clock.Advance(6 * time.Second)
+		h.Reset("a") // heard from a
+		clock.Advance(6 * time.Second)
+		if got := h.takeExpired(); len(got) != 1 || got[0] != "b" {
+			t.Fatalf("expired = %v, want [b]", got)
+		}
+		select {
+		case <-h.notifyC:
+		default:
+			t.Fatal("expiry not signalled")
+		}
+		if h.Len() != 1 || !h.Active("a") || h.Active("b") {
+			t.Fatalf("timers = %d", h.Len())
+		}
+		clock.Advance(5 * time.Second)
+		if got := h.takeExpired(); len(got) != 1 || got[0] != "a" {
+			t.Fatalf("expired = %v, want [a]", got)
+		}
+		h.Reset("d")
+		h.StopAll()
+		clock.Advance(time.Minute)
+		if got := h.takeExpired(); len(got) != 0 || h.Len() != 0 {
+			t.Fatalf("after StopAll: expired %v, %d timers", got, h.Len())
+		}
+	})
 }
 
 func TestHeartbeatWithInjectedClock(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1000, 0)}
-	s := newTestServer(t, func(c *Config) { c.Clock = clock; c.HeartbeatTTL = time.Minute })
-	registerNode(t, s, testNode("n1", 1000, 1000))
-	clock.Advance(30 * time.Second)
-	if n, _ := s.State().NodeByID(nil, "n1"); n.Status != "ready" {
-		t.Fatalf("status = %s before the TTL", n.Status)
-	}
-	clock.Advance(31 * time.Second)
-	waitFor(t, "node down", func() (bool, string) {
-		n, _ := s.State().NodeByID(nil, "n1")
-		return n.Status == "down", n.Status
+	synctest.Test(t, func(t *testing.T) {
+		clock := &fakeClock{now: time.Unix(1000, 0)}
+		s := newTestServer(t, func(c *Config) { c.Clock = clock; c.HeartbeatTTL = time.Minute })
+		registerNode(t, s, testNode("n1", 1000, 1000))
+		clock.Advance(30 * time.Second)
+		if n, _ := s.State().NodeByID(nil, "n1"); n.Status != "ready" {
+			t.Fatalf("status = %s before the TTL", n.Status)
+		}
+		clock.Advance(31 * time.Second)
+		waitFor(t, "node down", func() (bool, string) {
+			n, _ := s.State().NodeByID(nil, "n1")
+			return n.Status == "down", n.Status
+		})
+		if n, _ := s.State().NodeByID(nil, "n1"); n.StatusUpdatedAt != clock.Now().Unix() {
+			t.Fatalf("StatusUpdatedAt = %d", n.StatusUpdatedAt)
+		}
 	})
-	if n, _ := s.State().NodeByID(nil, "n1"); n.StatusUpdatedAt != clock.Now().Unix() {
-		t.Fatalf("StatusUpdatedAt = %d", n.StatusUpdatedAt)
-	}
 }

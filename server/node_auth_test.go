@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"testing"
+	"testing/synctest"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
 
@@ -53,95 +54,97 @@ func (c *stranger) call(m *rpcapi.Info, req, out any) (int, rpcapi.ErrorBody) {
 // them, with no secret and with a wrong one. Every node call is refused
 // with 403, and the node stays ready with its allocations running.
 func TestRPCNodeForgeryRefused(t *testing.T) {
-	s := newTestServer(t, nil)
-	ctx := context.Background()
-	node := testNode("n1", 4000, 4096)
-	registerNode(t, s, node)
-	r := registerJob(t, s, testJob("web", 2, 100, 100))
-	waitEvalStatus(t, s, r.EvalID, structs.EvalStatusComplete)
-	allocs := allocsOf(t, s, "web", structs.AllocDesiredStatusRun)
-	if len(allocs) != 2 {
-		t.Fatalf("placed %d allocs, want 2", len(allocs))
-	}
-	var running []*structs.Allocation
-	for _, a := range allocs {
-		running = append(running, &structs.Allocation{ID: a.ID, ClientStatus: structs.AllocClientStatusRunning})
-	}
-	if _, err := s.NodeUpdateAlloc(ctx, &structs.AllocUpdateRequest{NodeID: "n1", SecretID: node.SecretID, Alloc: running}); err != nil {
-		t.Fatal(err)
-	}
-	evalsBefore, err := s.State().Evals(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs := NewRPCServer(s.Handlers(), ln, nil)
-	rs.Start()
-	defer func() {
-		if err := rs.Shutdown(); err != nil {
-			t.Error(err)
+	synctest.Test(t, func(t *testing.T) {
+		s := newTestServer(t, nil)
+		ctx := context.Background()
+		node := testNode("n1", 4000, 4096)
+		registerNode(t, s, node)
+		r := registerJob(t, s, testJob("web", 2, 100, 100))
+		waitEvalStatus(t, s, r.EvalID, structs.EvalStatusComplete)
+		allocs := allocsOf(t, s, "web", structs.AllocDesiredStatusRun)
+		if len(allocs) != 2 {
+			t.Fatalf("placed %d allocs, want 2", len(allocs))
 		}
-	}()
-	hc := &http.Client{Transport: &http.Transport{}}
-	defer hc.CloseIdleConnections()
-	c := &stranger{t: t, base: "http://" + rs.Addr(), hc: hc}
-
-	// What the port tells anyone: the node, but never its secret.
-	var got structs.SingleNodeResponse
-	if code, e := c.call(rpcapi.NodeGet.Info(), &structs.NodeSpecificRequest{NodeID: "n1"}, &got); code != http.StatusOK {
-		t.Fatalf("NodeGet: %d %+v", code, e)
-	}
-	if got.Node == nil || got.Node.ID != "n1" {
-		t.Fatalf("NodeGet returned %+v", got.Node)
-	}
-	if got.Node.SecretID != "" {
-		t.Fatalf("NodeGet leaked the node's secret %q", got.Node.SecretID)
-	}
-	var list structs.NodeListResponse
-	if code, e := c.call(rpcapi.NodeList.Info(), &structs.NodeListRequest{}, &list); code != http.StatusOK || len(list.Nodes) != 1 {
-		t.Fatalf("NodeList: %d %+v %+v", code, e, list)
-	}
-
-	for _, secret := range []string{"", "wrong", got.Node.SecretID} {
-		forged := []struct {
-			method *rpcapi.Info
-			req    any
-		}{
-			{rpcapi.NodeUpdateStatus.Info(), &structs.NodeUpdateStatusRequest{NodeID: "n1", SecretID: secret, Status: structs.NodeStatusDown}},
-			{rpcapi.NodeRegister.Info(), &structs.NodeRegisterRequest{Node: &structs.Node{ID: "n1", SecretID: secret, Status: structs.NodeStatusDown}}},
-			{rpcapi.NodeUpdateAlloc.Info(), &structs.AllocUpdateRequest{NodeID: "n1", SecretID: secret, Alloc: []*structs.Allocation{
-				{ID: allocs[0].ID, ClientStatus: structs.AllocClientStatusFailed}}}},
-			{rpcapi.NodeGetClientAllocs.Info(), &structs.NodeSpecificRequest{NodeID: "n1", SecretID: secret}},
+		var running []*structs.Allocation
+		for _, a := range allocs {
+			running = append(running, &structs.Allocation{ID: a.ID, ClientStatus: structs.AllocClientStatusRunning})
 		}
-		for _, f := range forged {
-			var out map[string]any
-			code, e := c.call(f.method, f.req, &out)
-			if code != http.StatusForbidden || e.Kind != structs.KindPermission.String() {
-				t.Errorf("%s with secret %q: status %d %+v, want 403 %q", f.method.Name(), secret, code, e, structs.KindPermission)
+		if _, err := s.NodeUpdateAlloc(ctx, &structs.AllocUpdateRequest{NodeID: "n1", SecretID: node.SecretID, Alloc: running}); err != nil {
+			t.Fatal(err)
+		}
+		evalsBefore, err := s.State().Evals(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs := NewRPCServer(s.Handlers(), ln, nil)
+		rs.Start()
+		defer func() {
+			if err := rs.Shutdown(); err != nil {
+				t.Error(err)
+			}
+		}()
+		hc := &http.Client{Transport: &http.Transport{}}
+		defer hc.CloseIdleConnections()
+		c := &stranger{t: t, base: "http://" + rs.Addr(), hc: hc}
+
+		// What the port tells anyone: the node, but never its secret.
+		var got structs.SingleNodeResponse
+		if code, e := c.call(rpcapi.NodeGet.Info(), &structs.NodeSpecificRequest{NodeID: "n1"}, &got); code != http.StatusOK {
+			t.Fatalf("NodeGet: %d %+v", code, e)
+		}
+		if got.Node == nil || got.Node.ID != "n1" {
+			t.Fatalf("NodeGet returned %+v", got.Node)
+		}
+		if got.Node.SecretID != "" {
+			t.Fatalf("NodeGet leaked the node's secret %q", got.Node.SecretID)
+		}
+		var list structs.NodeListResponse
+		if code, e := c.call(rpcapi.NodeList.Info(), &structs.NodeListRequest{}, &list); code != http.StatusOK || len(list.Nodes) != 1 {
+			t.Fatalf("NodeList: %d %+v %+v", code, e, list)
+		}
+
+		for _, secret := range []string{"", "wrong", got.Node.SecretID} {
+			forged := []struct {
+				method *rpcapi.Info
+				req    any
+			}{
+				{rpcapi.NodeUpdateStatus.Info(), &structs.NodeUpdateStatusRequest{NodeID: "n1", SecretID: secret, Status: structs.NodeStatusDown}},
+				{rpcapi.NodeRegister.Info(), &structs.NodeRegisterRequest{Node: &structs.Node{ID: "n1", SecretID: secret, Status: structs.NodeStatusDown}}},
+				{rpcapi.NodeUpdateAlloc.Info(), &structs.AllocUpdateRequest{NodeID: "n1", SecretID: secret, Alloc: []*structs.Allocation{
+					{ID: allocs[0].ID, ClientStatus: structs.AllocClientStatusFailed}}}},
+				{rpcapi.NodeGetClientAllocs.Info(), &structs.NodeSpecificRequest{NodeID: "n1", SecretID: secret}},
+			}
+			for _, f := range forged {
+				var out map[string]any
+				code, e := c.call(f.method, f.req, &out)
+				if code != http.StatusForbidden || e.Kind != structs.KindPermission.String() {
+					t.Errorf("%s with secret %q: status %d %+v, want 403 %q", f.method.Name(), secret, code, e, structs.KindPermission)
+				}
 			}
 		}
-	}
 
-	n, err := s.State().NodeByID(nil, "n1")
-	if err != nil || n.Status != structs.NodeStatusReady {
-		t.Fatalf("node after forgery: %+v, %v; want ready", n, err)
-	}
-	for _, a := range allocsOf(t, s, "web", "") {
-		if a.DesiredStatus != structs.AllocDesiredStatusRun || a.ClientStatus != structs.AllocClientStatusRunning {
-			t.Errorf("alloc %s after forgery: desired %s, client %s", a.ID, a.DesiredStatus, a.ClientStatus)
+		n, err := s.State().NodeByID(nil, "n1")
+		if err != nil || n.Status != structs.NodeStatusReady {
+			t.Fatalf("node after forgery: %+v, %v; want ready", n, err)
 		}
-	}
-	evalsAfter, err := s.State().Evals(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(evalsAfter) != len(evalsBefore) {
-		t.Errorf("the forgery created %d evaluations", len(evalsAfter)-len(evalsBefore))
-	}
+		for _, a := range allocsOf(t, s, "web", "") {
+			if a.DesiredStatus != structs.AllocDesiredStatusRun || a.ClientStatus != structs.AllocClientStatusRunning {
+				t.Errorf("alloc %s after forgery: desired %s, client %s", a.ID, a.DesiredStatus, a.ClientStatus)
+			}
+		}
+		evalsAfter, err := s.State().Evals(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evalsAfter) != len(evalsBefore) {
+			t.Errorf("the forgery created %d evaluations", len(evalsAfter)-len(evalsBefore))
+		}
+	})
 }
 
 // TestNodeAuth covers each node call's secret check in process.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"testing/synctest"
 
 	"github.com/drover-io/drover/scheduler"
 	"github.com/drover-io/drover/structs"
@@ -106,40 +107,42 @@ func contains(list []string, s string) bool {
 // TestConcurrentWorkersNeverOvercommit registers more work than fits with
 // several workers: the plan applier must keep every node within capacity.
 func TestConcurrentWorkersNeverOvercommit(t *testing.T) {
-	s := newTestServer(t, func(c *Config) { c.NumWorkers = 4 })
-	registerNode(t, s, testNode("n1", 1000, 4096))
-	registerNode(t, s, testNode("n2", 1000, 4096))
-	var evals []string
-	for i := range 8 {
-		r := registerJob(t, s, testJob(fmt.Sprintf("job-%d", i), 1, 300, 100))
-		evals = append(evals, r.EvalID)
-	}
-	for _, id := range evals {
-		waitEvalStatus(t, s, id, structs.EvalStatusComplete)
-	}
-	placed := 0
-	for _, n := range []string{"n1", "n2"} {
-		allocs, _ := s.State().AllocsByNode(nil, n)
-		cpu := 0
-		for _, a := range allocs {
-			cpu += a.Resources.CPU
+	synctest.Test(t, func(t *testing.T) {
+		s := newTestServer(t, func(c *Config) { c.NumWorkers = 4 })
+		registerNode(t, s, testNode("n1", 1000, 4096))
+		registerNode(t, s, testNode("n2", 1000, 4096))
+		var evals []string
+		for i := range 8 {
+			r := registerJob(t, s, testJob(fmt.Sprintf("job-%d", i), 1, 300, 100))
+			evals = append(evals, r.EvalID)
 		}
-		if cpu > 1000 {
-			t.Fatalf("node %s overcommitted: %d MHz", n, cpu)
+		for _, id := range evals {
+			waitEvalStatus(t, s, id, structs.EvalStatusComplete)
 		}
-		placed += len(allocs)
-	}
-	if placed != 6 {
-		t.Fatalf("placed %d allocs, want 6 (3 per node)", placed)
-	}
-	blocked := 0
-	all, _ := s.State().Evals(nil)
-	for _, e := range all {
-		if e.Status == structs.EvalStatusBlocked {
-			blocked++
+		placed := 0
+		for _, n := range []string{"n1", "n2"} {
+			allocs, _ := s.State().AllocsByNode(nil, n)
+			cpu := 0
+			for _, a := range allocs {
+				cpu += a.Resources.CPU
+			}
+			if cpu > 1000 {
+				t.Fatalf("node %s overcommitted: %d MHz", n, cpu)
+			}
+			placed += len(allocs)
 		}
-	}
-	if blocked != 2 {
-		t.Fatalf("blocked evals = %d, want 2", blocked)
-	}
+		if placed != 6 {
+			t.Fatalf("placed %d allocs, want 6 (3 per node)", placed)
+		}
+		blocked := 0
+		all, _ := s.State().Evals(nil)
+		for _, e := range all {
+			if e.Status == structs.EvalStatusBlocked {
+				blocked++
+			}
+		}
+		if blocked != 2 {
+			t.Fatalf("blocked evals = %d, want 2", blocked)
+		}
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -49,60 +50,62 @@ func (p *persistentRaft) config() *Config {
 // older snapshot and panic on the first missing entry; the server refuses
 // to start with ErrDamagedRaftState instead, and changes nothing.
 func TestDamagedSnapshotRefusedNotPanicked(t *testing.T) {
-	dir := t.TempDir()
-	p := openPersistentRaft(t, dir)
-	s, err := NewServer(context.Background(), p.config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	registerNode(t, s, testNode("n1", 4000, 4096))
-	for i, id := range []string{"a", "b"} {
-		r := registerJob(t, s, testJob(id, 1, 100, 100))
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		p := openPersistentRaft(t, dir)
+		s, err := NewServer(context.Background(), p.config())
+		if err != nil {
+			t.Fatal(err)
+		}
+		registerNode(t, s, testNode("n1", 4000, 4096))
+		for i, id := range []string{"a", "b"} {
+			r := registerJob(t, s, testJob(id, 1, 100, 100))
+			waitEvalStatus(t, s, r.EvalID, structs.EvalStatusComplete)
+			if err := s.raft.Snapshot().Error(); err != nil {
+				t.Fatalf("snapshot %d: %v", i, err)
+			}
+		}
+		r := registerJob(t, s, testJob("c", 1, 100, 100)) // entries after the newest snapshot
 		waitEvalStatus(t, s, r.EvalID, structs.EvalStatusComplete)
-		if err := s.raft.Snapshot().Error(); err != nil {
-			t.Fatalf("snapshot %d: %v", i, err)
+		if err := s.Shutdown(); err != nil {
+			t.Fatal(err)
 		}
-	}
-	r := registerJob(t, s, testJob("c", 1, 100, 100)) // entries after the newest snapshot
-	waitEvalStatus(t, s, r.EvalID, structs.EvalStatusComplete)
-	if err := s.Shutdown(); err != nil {
-		t.Fatal(err)
-	}
-	metas, err := p.snaps.List()
-	if err != nil || len(metas) != 2 {
-		t.Fatalf("snapshots = %d, %v; want 2", len(metas), err)
-	}
-	if first, _ := p.store.FirstIndex(); first <= metas[1].Index+1 {
-		t.Fatalf("log starts at %d: not compacted past the older snapshot (%d)", first, metas[1].Index)
-	}
-	// Damage the newest snapshot's data.
-	bin := filepath.Join(dir, "snapshots", metas[0].ID, "state.bin")
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data[len(data)/2] ^= 0xff
-	if err := os.WriteFile(bin, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	lastBefore, _ := p.store.LastIndex()
+		metas, err := p.snaps.List()
+		if err != nil || len(metas) != 2 {
+			t.Fatalf("snapshots = %d, %v; want 2", len(metas), err)
+		}
+		if first, _ := p.store.FirstIndex(); first <= metas[1].Index+1 {
+			t.Fatalf("log starts at %d: not compacted past the older snapshot (%d)", first, metas[1].Index)
+		}
+		// Damage the newest snapshot's data.
+		bin := filepath.Join(dir, "snapshots", metas[0].ID, "state.bin")
+		data, err := os.ReadFile(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data[len(data)/2] ^= 0xff
+		if err := os.WriteFile(bin, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		lastBefore, _ := p.store.LastIndex()
 
-	_, err = NewServer(context.Background(), p.config())
-	if !errors.Is(err, ErrDamagedRaftState) {
-		t.Fatalf("NewServer = %v, want ErrDamagedRaftState", err)
-	}
-	t.Logf("NewServer: %v", err)
-	for _, want := range []string{metas[0].ID, "lost"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error does not mention %q", want)
+		_, err = NewServer(context.Background(), p.config())
+		if !errors.Is(err, ErrDamagedRaftState) {
+			t.Fatalf("NewServer = %v, want ErrDamagedRaftState", err)
 		}
-	}
-	if last, _ := p.store.LastIndex(); last != lastBefore {
-		t.Fatalf("log changed from %d to %d", lastBefore, last)
-	}
-	if err := p.store.Close(); err != nil {
-		t.Fatal(err)
-	}
+		t.Logf("NewServer: %v", err)
+		for _, want := range []string{metas[0].ID, "lost"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error does not mention %q", want)
+			}
+		}
+		if last, _ := p.store.LastIndex(); last != lastBefore {
+			t.Fatalf("log changed from %d to %d", lastBefore, last)
+		}
+		if err := p.store.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func TestCheckRaftStores(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drover-io/drover/structs"
@@ -37,95 +38,99 @@ func evalsBy(t *testing.T, s *Server, jobID, trigger string) []*structs.Evaluati
 }
 
 func TestRescheduleFailedAllocAfterDelay(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1700000000, 0)}
-	s := newTestServer(t, func(c *Config) { c.Clock = clock; c.HeartbeatTTL = 24 * time.Hour })
-	registerNode(t, s, testNode("n1", 4000, 4096))
-	registerNode(t, s, testNode("n2", 4000, 4096))
-	job := testJob("web", 1, 100, 100)
-	job.TaskGroups[0].ReschedulePolicy = &structs.ReschedulePolicy{
-		Delay: 30 * time.Second, DelayFunction: structs.DelayFunctionConstant, Unlimited: true}
-	registerJob(t, s, job)
-	jobIdle(t, s, "web")
-	first := running(t, s, "web")
-	if len(first) != 1 {
-		t.Fatalf("allocs = %d, want 1", len(first))
-	}
-	failedAt := clock.Now()
-	reportFailed(t, s, clock, first[0])
+	synctest.Test(t, func(t *testing.T) {
+		clock := &fakeClock{now: time.Unix(1700000000, 0)}
+		s := newTestServer(t, func(c *Config) { c.Clock = clock; c.HeartbeatTTL = 24 * time.Hour })
+		registerNode(t, s, testNode("n1", 4000, 4096))
+		registerNode(t, s, testNode("n2", 4000, 4096))
+		job := testJob("web", 1, 100, 100)
+		job.TaskGroups[0].ReschedulePolicy = &structs.ReschedulePolicy{
+			Delay: 30 * time.Second, DelayFunction: structs.DelayFunctionConstant, Unlimited: true}
+		registerJob(t, s, job)
+		jobIdle(t, s, "web")
+		first := running(t, s, "web")
+		if len(first) != 1 {
+			t.Fatalf("allocs = %d, want 1", len(first))
+		}
+		failedAt := clock.Now()
+		reportFailed(t, s, clock, first[0])
 
-	// The failure evaluation runs at once and leaves a delayed follow-up.
-	var followup *structs.Evaluation
-	waitFor(t, "follow-up eval recorded on the failed alloc", func() (bool, string) {
-		a, err := s.State().AllocByID(nil, first[0].ID)
-		if err != nil || a == nil {
-			return false, fmt.Sprint(err)
+		// The failure evaluation runs at once and leaves a delayed follow-up.
+		var followup *structs.Evaluation
+		waitFor(t, "follow-up eval recorded on the failed alloc", func() (bool, string) {
+			a, err := s.State().AllocByID(nil, first[0].ID)
+			if err != nil || a == nil {
+				return false, fmt.Sprint(err)
+			}
+			if a.FollowupEvalID == "" {
+				return false, "no FollowupEvalID yet"
+			}
+			followup, err = s.State().EvalByID(nil, a.FollowupEvalID)
+			return err == nil && followup != nil, fmt.Sprint(err)
+		})
+		if n := len(evalsBy(t, s, "web", structs.EvalTriggerAllocFailure)); n != 2 {
+			t.Fatalf("alloc-failure evals = %d, want the failure's and its follow-up", n)
 		}
-		if a.FollowupEvalID == "" {
-			return false, "no FollowupEvalID yet"
+		if !followup.WaitUntil.Equal(failedAt.Add(30*time.Second)) || followup.Status != structs.EvalStatusPending {
+			t.Fatalf("follow-up = %+v, want pending until failure + 30s", followup)
 		}
-		followup, err = s.State().EvalByID(nil, a.FollowupEvalID)
-		return err == nil && followup != nil, fmt.Sprint(err)
+		waitFor(t, "follow-up held by the broker", func() (bool, string) {
+			st := s.broker.Stats()
+			return st.Delayed == 1 && st.InFlight == 0, fmt.Sprintf("%+v", st)
+		})
+
+		clock.Advance(29 * time.Second)
+		if st := s.broker.Stats(); st.Delayed != 1 {
+			t.Fatalf("broker = %+v: follow-up released early", st)
+		}
+		if n := len(allocsOf(t, s, "web", "")); n != 1 {
+			t.Fatalf("allocs = %d before the delay passed", n)
+		}
+
+		clock.Advance(time.Second)
+		waitEvalStatus(t, s, followup.ID, structs.EvalStatusComplete)
+		all := allocsOf(t, s, "web", "")
+		if len(all) != 2 {
+			t.Fatalf("allocs = %d, want the failed one and its replacement", len(all))
+		}
+		var old, repl *structs.Allocation
+		for _, a := range all {
+			if a.ID == first[0].ID {
+				old = a
+			} else {
+				repl = a
+			}
+		}
+		if old.ClientStatus != structs.AllocClientStatusFailed || old.DesiredStatus != structs.AllocDesiredStatusRun || old.NextAllocation != repl.ID {
+			t.Fatalf("old alloc = %s/%s next=%q, want failed/run next=%s", old.ClientStatus, old.DesiredStatus, old.NextAllocation, repl.ID)
+		}
+		if repl.PreviousAllocation != old.ID || repl.NodeID == old.NodeID {
+			t.Fatalf("replacement prev=%q node=%s, want prev=%s on the other node", repl.PreviousAllocation, repl.NodeID, old.ID)
+		}
+		tr := repl.RescheduleTracker
+		if tr == nil || len(tr.Events) != 1 || tr.Events[0].PrevAllocID != old.ID || tr.Events[0].PrevNodeID != old.NodeID ||
+			tr.Events[0].Delay != 30*time.Second || tr.Events[0].RescheduleTime != clock.Now().UnixNano() {
+			t.Fatalf("tracker = %+v", tr)
+		}
 	})
-	if n := len(evalsBy(t, s, "web", structs.EvalTriggerAllocFailure)); n != 2 {
-		t.Fatalf("alloc-failure evals = %d, want the failure's and its follow-up", n)
-	}
-	if !followup.WaitUntil.Equal(failedAt.Add(30*time.Second)) || followup.Status != structs.EvalStatusPending {
-		t.Fatalf("follow-up = %+v, want pending until failure + 30s", followup)
-	}
-	waitFor(t, "follow-up held by the broker", func() (bool, string) {
-		st := s.broker.Stats()
-		return st.Delayed == 1 && st.InFlight == 0, fmt.Sprintf("%+v", st)
-	})
-
-	clock.Advance(29 * time.Second)
-	if st := s.broker.Stats(); st.Delayed != 1 {
-		t.Fatalf("broker = %+v: follow-up released early", st)
-	}
-	if n := len(allocsOf(t, s, "web", "")); n != 1 {
-		t.Fatalf("allocs = %d before the delay passed", n)
-	}
-
-	clock.Advance(time.Second)
-	waitEvalStatus(t, s, followup.ID, structs.EvalStatusComplete)
-	all := allocsOf(t, s, "web", "")
-	if len(all) != 2 {
-		t.Fatalf("allocs = %d, want the failed one and its replacement", len(all))
-	}
-	var old, repl *structs.Allocation
-	for _, a := range all {
-		if a.ID == first[0].ID {
-			old = a
-		} else {
-			repl = a
-		}
-	}
-	if old.ClientStatus != structs.AllocClientStatusFailed || old.DesiredStatus != structs.AllocDesiredStatusRun || old.NextAllocation != repl.ID {
-		t.Fatalf("old alloc = %s/%s next=%q, want failed/run next=%s", old.ClientStatus, old.DesiredStatus, old.NextAllocation, repl.ID)
-	}
-	if repl.PreviousAllocation != old.ID || repl.NodeID == old.NodeID {
-		t.Fatalf("replacement prev=%q node=%s, want prev=%s on the other node", repl.PreviousAllocation, repl.NodeID, old.ID)
-	}
-	tr := repl.RescheduleTracker
-	if tr == nil || len(tr.Events) != 1 || tr.Events[0].PrevAllocID != old.ID || tr.Events[0].PrevNodeID != old.NodeID ||
-		tr.Events[0].Delay != 30*time.Second || tr.Events[0].RescheduleTime != clock.Now().UnixNano() {
-		t.Fatalf("tracker = %+v", tr)
-	}
 }
 
 func TestRescheduleNoEvalForCompletedBatch(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1700000000, 0)}
-	s := newTestServer(t, func(c *Config) { c.Clock = clock; c.HeartbeatTTL = 24 * time.Hour })
-	registerNode(t, s, testNode("n1", 4000, 4096))
-	job := testJob("b", 1, 100, 100)
-	job.Type = structs.JobTypeBatch
-	registerJob(t, s, job)
-	jobIdle(t, s, "b")
-	a := running(t, s, "b")[0]
-	if _, err := s.NodeUpdateAlloc(context.Background(), &structs.AllocUpdateRequest{NodeID: "n1", SecretID: "secret-n1",
-		Alloc: []*structs.Allocation{{ID: a.ID, ClientStatus: structs.AllocClientStatusComplete}}}); err != nil {
-		t.Fatal(err)
-	}
-	if n := len(evalsBy(t, s, "b", structs.EvalTriggerAllocFailure)); n != 0 {
-		t.Fatalf("alloc-failure evals = %d for a completed batch alloc", n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		clock := &fakeClock{now: time.Unix(1700000000, 0)}
+		s := newTestServer(t, func(c *Config) { c.Clock = clock; c.HeartbeatTTL = 24 * time.Hour })
+		registerNode(t, s, testNode("n1", 4000, 4096))
+		job := testJob("b", 1, 100, 100)
+		job.Type = structs.JobTypeBatch
+		registerJob(t, s, job)
+		jobIdle(t, s, "b")
+		a := running(t, s, "b")[0]
+		if _, err := s.NodeUpdateAlloc(context.Background(), &structs.AllocUpdateRequest{NodeID: "n1", SecretID: "secret-n1",
+			Alloc: []*structs.Allocation{{ID: a.ID, ClientStatus: structs.AllocClientStatusComplete}}}); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(evalsBy(t, s, "b", structs.EvalTriggerAllocFailure)); n != 0 {
+			t.Fatalf("alloc-failure evals = %d for a completed batch alloc", n)
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/hashicorp/raft"
 
@@ -111,88 +112,92 @@ func TestDeduplicatedWrites(t *testing.T) {
 // remembers the writes applied before, whether from its snapshot or from
 // its log, and applies their repeats no more.
 func TestWriteRecordsSurviveRestart(t *testing.T) {
-	logs := raft.NewInmemStore()
-	snaps := raft.NewInmemSnapshotStore()
-	cfg := func() *Config {
-		return &Config{NodeName: "persist", LogStore: logs, StableStore: logs, SnapshotStore: snaps}
-	}
-	reg := func(s *Server, id, jobID string) *structs.JobRegisterResponse {
-		t.Helper()
-		r, err := s.JobRegister(context.Background(), &structs.JobRegisterRequest{
-			Job: testJob(jobID, 0, 10, 10), EnforceIndex: true, WriteRequest: structs.WriteRequest{RequestID: id}})
+	synctest.Test(t, func(t *testing.T) {
+		logs := raft.NewInmemStore()
+		snaps := raft.NewInmemSnapshotStore()
+		cfg := func() *Config {
+			return &Config{NodeName: "persist", LogStore: logs, StableStore: logs, SnapshotStore: snaps}
+		}
+		reg := func(s *Server, id, jobID string) *structs.JobRegisterResponse {
+			t.Helper()
+			r, err := s.JobRegister(context.Background(), &structs.JobRegisterRequest{
+				Job: testJob(jobID, 0, 10, 10), EnforceIndex: true, WriteRequest: structs.WriteRequest{RequestID: id}})
+			if err != nil {
+				t.Fatalf("JobRegister %s: %v", id, err)
+			}
+			return r
+		}
+		s1, err := NewServer(context.Background(), cfg())
 		if err != nil {
-			t.Fatalf("JobRegister %s: %v", id, err)
+			t.Fatal(err)
 		}
-		return r
-	}
-	s1, err := NewServer(context.Background(), cfg())
-	if err != nil {
-		t.Fatal(err)
-	}
-	inSnapshot := reg(s1, "in-snapshot", "a")
-	if err := s1.raft.Snapshot().Error(); err != nil {
-		t.Fatalf("snapshot: %v", err)
-	}
-	inLog := reg(s1, "in-log", "b")
-	want := s1.State().LatestIndex()
-	if err := s1.Shutdown(); err != nil {
-		t.Fatal(err)
-	}
+		inSnapshot := reg(s1, "in-snapshot", "a")
+		if err := s1.raft.Snapshot().Error(); err != nil {
+			t.Fatalf("snapshot: %v", err)
+		}
+		inLog := reg(s1, "in-log", "b")
+		want := s1.State().LatestIndex()
+		if err := s1.Shutdown(); err != nil {
+			t.Fatal(err)
+		}
 
-	s2, err := NewServer(context.Background(), cfg())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := s2.Shutdown(); err != nil {
-			t.Error(err)
+		s2, err := NewServer(context.Background(), cfg())
+		if err != nil {
+			t.Fatal(err)
 		}
-	}()
-	waitFor(t, "state replayed", func() (bool, string) { return s2.State().LatestIndex() >= want, "behind" })
-	for _, tc := range []struct {
-		id, job string
-		first   *structs.JobRegisterResponse
-	}{{"in-snapshot", "a", inSnapshot}, {"in-log", "b", inLog}} {
-		if got := reg(s2, tc.id, tc.job); !reflect.DeepEqual(got, tc.first) {
-			t.Errorf("%s: repeat after restart = %+v, want %+v", tc.id, got, tc.first)
+		defer func() {
+			if err := s2.Shutdown(); err != nil {
+				t.Error(err)
+			}
+		}()
+		waitFor(t, "state replayed", func() (bool, string) { return s2.State().LatestIndex() >= want, "behind" })
+		for _, tc := range []struct {
+			id, job string
+			first   *structs.JobRegisterResponse
+		}{{"in-snapshot", "a", inSnapshot}, {"in-log", "b", inLog}} {
+			if got := reg(s2, tc.id, tc.job); !reflect.DeepEqual(got, tc.first) {
+				t.Errorf("%s: repeat after restart = %+v, want %+v", tc.id, got, tc.first)
+			}
+			if n := countEvals(t, s2, tc.job); n != 1 {
+				t.Errorf("%s: %d evaluations, want 1", tc.id, n)
+			}
 		}
-		if n := countEvals(t, s2, tc.job); n != 1 {
-			t.Errorf("%s: %d evaluations, want 1", tc.id, n)
-		}
-	}
+	})
 }
 
 // TestFSMAppliesAWriteOnce: two raft entries of the same deduplicated write
 // (a repeat that passed the method's check while the first was still being
 // committed) are applied once; both answer the first one's record.
 func TestFSMAppliesAWriteOnce(t *testing.T) {
-	f, err := newFSM(slog.New(slog.DiscardHandler), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	entry := func(evalID string) []byte {
-		job := testJob("web", 1, 100, 100)
-		job.Canonicalize()
-		body, err := encodeMsgpack(f.handle, &JobRegisterCommand{Job: job, Eval: &structs.Evaluation{ID: evalID, Namespace: "default", JobID: "web", Status: "pending"}})
+	synctest.Test(t, func(t *testing.T) {
+		f, err := newFSM(slog.New(slog.DiscardHandler), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		buf, err := encodeCommand(f.handle, WriteOnceRequestType, &WriteOnceCommand{
-			RequestID: "r1", Time: 1, ReplyType: "first", Reply: []byte(evalID), Type: JobRegisterRequestType, Body: body})
-		if err != nil {
-			t.Fatal(err)
+		entry := func(evalID string) []byte {
+			job := testJob("web", 1, 100, 100)
+			job.Canonicalize()
+			body, err := encodeMsgpack(f.handle, &JobRegisterCommand{Job: job, Eval: &structs.Evaluation{ID: evalID, Namespace: "default", JobID: "web", Status: "pending"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf, err := encodeCommand(f.handle, WriteOnceRequestType, &WriteOnceCommand{
+				RequestID: "r1", Time: 1, ReplyType: "first", Reply: []byte(evalID), Type: JobRegisterRequestType, Body: body})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return buf
 		}
-		return buf
-	}
-	for i, evalID := range []string{"e1", "e2"} {
-		resp := f.Apply(&raft.Log{Index: uint64(10 + i), Type: raft.LogCommand, Data: entry(evalID)})
-		rec, ok := resp.(*state.WriteRecord)
-		if !ok || rec.Index != 10 || string(rec.Reply) != "e1" {
-			t.Fatalf("entry %d answered %+v, want the record of the first", i, resp)
+		for i, evalID := range []string{"e1", "e2"} {
+			resp := f.Apply(&raft.Log{Index: uint64(10 + i), Type: raft.LogCommand, Data: entry(evalID)})
+			rec, ok := resp.(*state.WriteRecord)
+			if !ok || rec.Index != 10 || string(rec.Reply) != "e1" {
+				t.Fatalf("entry %d answered %+v, want the record of the first", i, resp)
+			}
 		}
-	}
-	evals, err := f.State().EvalsByJob(nil, "default", "web")
-	if err != nil || len(evals) != 1 || evals[0].ID != "e1" {
-		t.Fatalf("evals = %v, %v; want e1 only", evals, err)
-	}
+		evals, err := f.State().EvalsByJob(nil, "default", "web")
+		if err != nil || len(evals) != 1 || evals[0].ID != "e1" {
+			t.Fatalf("evals = %v, %v; want e1 only", evals, err)
+		}
+	})
 }
