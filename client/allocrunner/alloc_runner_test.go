@@ -356,24 +356,26 @@ func TestAllocRunnerWaitNeverReturns(t *testing.T) {
 	for _, destroy := range []bool{false, true} {
 		name := map[bool]string{false: "shutdown", true: "destroy"}[destroy]
 		t.Run(name, func(t *testing.T) {
-			task := mockTask("a", map[string]any{"wait_never_returns": true})
-			task.KillTimeout = 10 * time.Millisecond
-			h := newHarness(t, testAlloc(structs.JobTypeService, task))
-			go h.ar.Run()
-			waitFor(t, "running", func() bool { return h.ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
-			done := make(chan struct{})
-			go func() {
-				if destroy {
-					h.ar.Destroy()
-				} else {
-					h.ar.Shutdown()
+			synctest.Test(t, func(t *testing.T) {
+				task := mockTask("a", map[string]any{"wait_never_returns": true})
+				task.KillTimeout = 10 * time.Millisecond
+				h := newHarness(t, testAlloc(structs.JobTypeService, task))
+				go h.ar.Run()
+				waitFor(t, "running", func() bool { return h.ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
+				done := make(chan struct{})
+				go func() {
+					if destroy {
+						h.ar.Destroy()
+					} else {
+						h.ar.Shutdown()
+					}
+					close(done)
+				}()
+				waitClosed(t, name, done)
+				if !destroy {
+					h.ar.Destroy() // kills the task left running
 				}
-				close(done)
-			}()
-			waitClosed(t, name, done)
-			if !destroy {
-				h.ar.Destroy() // kills the task left running
-			}
+			})
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drover-io/drover/structs"
@@ -270,33 +271,35 @@ func TestAllocRunnerEventSequences(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, testAlloc(tc.jobType, tc.tasks...))
-			go h.ar.Run()
-			if tc.act != nil {
-				tc.act(t, h)
-			}
-			waitClosed(t, "run", h.ar.WaitCh())
-			st := h.ar.AllocState()
-			for name, want := range tc.want {
-				if got := types(st.TaskStates[name]); !slices.Equal(got, want) {
-					t.Errorf("%s events = %q\nwant %q", name, got, want)
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, testAlloc(tc.jobType, tc.tasks...))
+				go h.ar.Run()
+				if tc.act != nil {
+					tc.act(t, h)
 				}
-			}
-			for name, ts := range st.TaskStates {
-				if ts.State != structs.TaskStateDead {
-					t.Errorf("%s state = %s after Run returned", name, ts.State)
+				waitClosed(t, "run", h.ar.WaitCh())
+				st := h.ar.AllocState()
+				for name, want := range tc.want {
+					if got := types(st.TaskStates[name]); !slices.Equal(got, want) {
+						t.Errorf("%s events = %q\nwant %q", name, got, want)
+					}
 				}
-			}
-			if st.ClientStatus != tc.status {
-				t.Errorf("status = %s (%s), want %s", st.ClientStatus, st.ClientDescription, tc.status)
-			}
-			if last := h.rec.last(); last == nil || last.ClientStatus != tc.status {
-				t.Errorf("last update sent = %+v, want status %s", last, tc.status)
-			}
-			if tc.check != nil {
-				tc.check(t, st)
-			}
-			h.ar.Destroy()
+				for name, ts := range st.TaskStates {
+					if ts.State != structs.TaskStateDead {
+						t.Errorf("%s state = %s after Run returned", name, ts.State)
+					}
+				}
+				if st.ClientStatus != tc.status {
+					t.Errorf("status = %s (%s), want %s", st.ClientStatus, st.ClientDescription, tc.status)
+				}
+				if last := h.rec.last(); last == nil || last.ClientStatus != tc.status {
+					t.Errorf("last update sent = %+v, want status %s", last, tc.status)
+				}
+				if tc.check != nil {
+					tc.check(t, st)
+				}
+				h.ar.Destroy()
+			})
 		})
 	}
 }

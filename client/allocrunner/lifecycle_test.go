@@ -276,34 +276,36 @@ func TestAllocRunnerSignalAllContinuesPastErrors(t *testing.T) {
 func TestAllocRunnerRacingRunDestroyShutdown(t *testing.T) {
 	for i := range 12 {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			pre := withLifecycle(mockTask("init", map[string]any{"run_for": "1ms"}), structs.TaskLifecycleHookPrestart, false)
-			side := withLifecycle(mockTask("sidecar", map[string]any{}), structs.TaskLifecycleHookPrestart, true)
-			alloc := testAlloc(structs.JobTypeService, pre, side, mockTask("web", map[string]any{}))
-			h := newHarness(t, alloc)
-			var wg sync.WaitGroup
-			run := func(f func()) {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					f()
-				}()
-			}
-			run(h.ar.Run)
-			if i%3 == 0 {
-				run(func() { h.ar.Update(stopUpdate(alloc)) })
-			}
-			if i%2 == 0 {
-				run(h.ar.Shutdown)
-			}
-			run(h.ar.Destroy)
-			done := make(chan struct{})
-			go func() { wg.Wait(); close(done) }()
-			waitClosed(t, "run, destroy and shutdown", done)
-			waitClosed(t, "wait ch", h.ar.WaitCh())
-			if !h.ar.IsDestroyed() {
-				t.Errorf("not destroyed")
-			}
-			h.driver.Shutdown() // tasks a shutdown left running
+			synctest.Test(t, func(t *testing.T) {
+				pre := withLifecycle(mockTask("init", map[string]any{"run_for": "1ms"}), structs.TaskLifecycleHookPrestart, false)
+				side := withLifecycle(mockTask("sidecar", map[string]any{}), structs.TaskLifecycleHookPrestart, true)
+				alloc := testAlloc(structs.JobTypeService, pre, side, mockTask("web", map[string]any{}))
+				h := newHarness(t, alloc)
+				var wg sync.WaitGroup
+				run := func(f func()) {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						f()
+					}()
+				}
+				run(h.ar.Run)
+				if i%3 == 0 {
+					run(func() { h.ar.Update(stopUpdate(alloc)) })
+				}
+				if i%2 == 0 {
+					run(h.ar.Shutdown)
+				}
+				run(h.ar.Destroy)
+				done := make(chan struct{})
+				go func() { wg.Wait(); close(done) }()
+				waitClosed(t, "run, destroy and shutdown", done)
+				waitClosed(t, "wait ch", h.ar.WaitCh())
+				if !h.ar.IsDestroyed() {
+					t.Errorf("not destroyed")
+				}
+				h.driver.Shutdown() // tasks a shutdown left running
+			})
 		})
 	}
 }

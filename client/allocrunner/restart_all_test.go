@@ -89,65 +89,67 @@ func TestAllocRunnerRestartModes(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, lifecycleAlloc())
-			go h.ar.Run()
-			started(t, h.ar)
-			if err := tc.restart(h.ar); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, "restarted tasks started again", func() bool {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, lifecycleAlloc())
+				go h.ar.Run()
+				started(t, h.ar)
+				if err := tc.restart(h.ar); err != nil {
+					t.Fatal(err)
+				}
+				waitFor(t, "restarted tasks started again", func() bool {
+					st := h.ar.AllocState()
+					for _, name := range tc.restarted {
+						if countEvents(st.TaskStates[name], structs.TaskStarted) != 2 {
+							return false
+						}
+					}
+					return !tc.lifecycle || st.TaskStates["announce"].State == structs.TaskStateDead
+				})
 				st := h.ar.AllocState()
-				for _, name := range tc.restarted {
-					if countEvents(st.TaskStates[name], structs.TaskStarted) != 2 {
-						return false
+				if st.ClientStatus != structs.AllocClientStatusRunning {
+					t.Errorf("status = %s (%s)", st.ClientStatus, st.ClientDescription)
+				}
+				for name, ts := range st.TaskStates {
+					want := 1
+					if slices.Contains(tc.restarted, name) {
+						want = 2
+						sig := lastOf(ts, structs.TaskRestartSignal)
+						if sig == nil || sig.RestartReason != tc.reason {
+							t.Errorf("%s: Restart Signaled = %+v, want reason %q", name, sig, tc.reason)
+						}
+					} else if countEvents(ts, structs.TaskRestartSignal) != 0 {
+						t.Errorf("%s was restarted: %q", name, types(ts))
+					}
+					if name == "cleanup" {
+						want = 0 // poststop: not run by a restart
+					}
+					if got := countEvents(ts, structs.TaskStarted); got != want {
+						t.Errorf("%s started %d times, want %d: %q", name, got, want, types(ts))
+					}
+					// The policy allows no restart: one counted would end the
+					// task with Not Restarting for another reason than success.
+					for _, e := range ts.Events {
+						if ts.Failed || (e.Type == structs.TaskNotRestarting && e.RestartReason != taskrunner.ReasonBatchSucceeded) {
+							t.Errorf("%s: a restart counted against the policy: %q (%s)", name, types(ts), e.RestartReason)
+							break
+						}
 					}
 				}
-				return !tc.lifecycle || st.TaskStates["announce"].State == structs.TaskStateDead
+				// Running tasks stop, then start again.
+				for _, name := range []string{"proxy", "web"} {
+					if !slices.Contains(tc.restarted, name) {
+						continue
+					}
+					got, want := types(st.TaskStates[name]), []string{"Restart Signaled", "Killing", "Terminated", "Restarting", "Started"}
+					if !slices.Equal(got[len(got)-len(want):], want) {
+						t.Errorf("%s events = %q, want them to end with %q", name, got, want)
+					}
+				}
+				if tc.lifecycle {
+					checkLifecycleOrder(t, st)
+				}
+				h.ar.Destroy()
 			})
-			st := h.ar.AllocState()
-			if st.ClientStatus != structs.AllocClientStatusRunning {
-				t.Errorf("status = %s (%s)", st.ClientStatus, st.ClientDescription)
-			}
-			for name, ts := range st.TaskStates {
-				want := 1
-				if slices.Contains(tc.restarted, name) {
-					want = 2
-					sig := lastOf(ts, structs.TaskRestartSignal)
-					if sig == nil || sig.RestartReason != tc.reason {
-						t.Errorf("%s: Restart Signaled = %+v, want reason %q", name, sig, tc.reason)
-					}
-				} else if countEvents(ts, structs.TaskRestartSignal) != 0 {
-					t.Errorf("%s was restarted: %q", name, types(ts))
-				}
-				if name == "cleanup" {
-					want = 0 // poststop: not run by a restart
-				}
-				if got := countEvents(ts, structs.TaskStarted); got != want {
-					t.Errorf("%s started %d times, want %d: %q", name, got, want, types(ts))
-				}
-				// The policy allows no restart: one counted would end the
-				// task with Not Restarting for another reason than success.
-				for _, e := range ts.Events {
-					if ts.Failed || (e.Type == structs.TaskNotRestarting && e.RestartReason != taskrunner.ReasonBatchSucceeded) {
-						t.Errorf("%s: a restart counted against the policy: %q (%s)", name, types(ts), e.RestartReason)
-						break
-					}
-				}
-			}
-			// Running tasks stop, then start again.
-			for _, name := range []string{"proxy", "web"} {
-				if !slices.Contains(tc.restarted, name) {
-					continue
-				}
-				got, want := types(st.TaskStates[name]), []string{"Restart Signaled", "Killing", "Terminated", "Restarting", "Started"}
-				if !slices.Equal(got[len(got)-len(want):], want) {
-					t.Errorf("%s events = %q, want them to end with %q", name, got, want)
-				}
-			}
-			if tc.lifecycle {
-				checkLifecycleOrder(t, st)
-			}
-			h.ar.Destroy()
 		})
 	}
 }
@@ -218,13 +220,15 @@ func TestAllocRunnerRestartErrors(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, tc.alloc)
-			tc.setup(t, h)
-			err := tc.restart(h.ar)
-			if structs.KindOf(err) != structs.KindConflict || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("err = %v, want a conflict saying %q", err, tc.want)
-			}
-			h.ar.Destroy()
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, tc.alloc)
+				tc.setup(t, h)
+				err := tc.restart(h.ar)
+				if structs.KindOf(err) != structs.KindConflict || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("err = %v, want a conflict saying %q", err, tc.want)
+				}
+				h.ar.Destroy()
+			})
 		})
 	}
 }
@@ -244,35 +248,37 @@ func TestAllocRunnerEndDuringRestartAll(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			alloc := lifecycleAlloc()
-			h := newHarness(t, alloc)
-			go h.ar.Run()
-			started(t, h.ar)
-			if err := h.ar.RestartAllTasks(context.Background(), nil); err != nil {
-				t.Fatal(err)
-			}
-			tc.end(h, alloc)
-			waitClosed(t, "run", h.ar.WaitCh())
-			if !tc.killed {
-				h.ar.Shutdown()
-				return
-			}
-			st := h.ar.AllocState()
-			for name, ts := range st.TaskStates {
-				if ts.State != structs.TaskStateDead || ts.Failed {
-					t.Errorf("%s: state %s failed %v: %q", name, ts.State, ts.Failed, types(ts))
+			synctest.Test(t, func(t *testing.T) {
+				alloc := lifecycleAlloc()
+				h := newHarness(t, alloc)
+				go h.ar.Run()
+				started(t, h.ar)
+				if err := h.ar.RestartAllTasks(context.Background(), nil); err != nil {
+					t.Fatal(err)
 				}
-			}
-			if got := types(st.TaskStates["web"]); got[len(got)-1] != structs.TaskKilled {
-				t.Errorf("web events = %q, want Killed last", got)
-			}
-			if countEvents(st.TaskStates["cleanup"], structs.TaskStarted) != 1 {
-				t.Errorf("poststop task did not run: %q", types(st.TaskStates["cleanup"]))
-			}
-			if st.ClientStatus != structs.AllocClientStatusComplete {
-				t.Errorf("status = %s (%s)", st.ClientStatus, st.ClientDescription)
-			}
-			h.ar.Destroy()
+				tc.end(h, alloc)
+				waitClosed(t, "run", h.ar.WaitCh())
+				if !tc.killed {
+					h.ar.Shutdown()
+					return
+				}
+				st := h.ar.AllocState()
+				for name, ts := range st.TaskStates {
+					if ts.State != structs.TaskStateDead || ts.Failed {
+						t.Errorf("%s: state %s failed %v: %q", name, ts.State, ts.Failed, types(ts))
+					}
+				}
+				if got := types(st.TaskStates["web"]); got[len(got)-1] != structs.TaskKilled {
+					t.Errorf("web events = %q, want Killed last", got)
+				}
+				if countEvents(st.TaskStates["cleanup"], structs.TaskStarted) != 1 {
+					t.Errorf("poststop task did not run: %q", types(st.TaskStates["cleanup"]))
+				}
+				if st.ClientStatus != structs.AllocClientStatusComplete {
+					t.Errorf("status = %s (%s)", st.ClientStatus, st.ClientDescription)
+				}
+				h.ar.Destroy()
+			})
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -114,18 +115,20 @@ func TestNewAllocWatcherChoosesKind(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := "?"
-			switch NewAllocWatcher(tc.cfg).(type) {
-			case NoopPrevAllocWatcher:
-				got = "noop"
-			case *localWatcher:
-				got = "local"
-			case *remoteWatcher:
-				got = "remote"
-			}
-			if got != tc.want {
-				t.Errorf("watcher = %s, want %s", got, tc.want)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				got := "?"
+				switch NewAllocWatcher(tc.cfg).(type) {
+				case NoopPrevAllocWatcher:
+					got = "noop"
+				case *localWatcher:
+					got = "local"
+				case *remoteWatcher:
+					got = "remote"
+				}
+				if got != tc.want {
+					t.Errorf("watcher = %s, want %s", got, tc.want)
+				}
+			})
 		})
 	}
 	if _, ok := NewPreemptedAllocWatcher(Config{Alloc: newAlloc("", nil)}).(NoopPrevAllocWatcher); !ok {
@@ -144,40 +147,44 @@ func TestLocalWatcherWaitsForTerminal(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &fakeRunner{}
-			r.send(structs.AllocClientStatusRunning)
-			w := NewAllocWatcher(Config{Alloc: newAlloc("prev", nil), PreviousRunner: r})
-			done := make(chan error, 1)
-			go func() { done <- w.Wait(context.Background()) }()
-			waitFor(t, "listening", func() bool { return r.listeners() == 1 && w.IsWaiting() })
-			r.send(structs.AllocClientStatusRunning)
-			select {
-			case err := <-done:
-				t.Fatalf("Wait returned before the previous alloc terminated: %v", err)
-			case <-time.After(20 * time.Millisecond):
-			}
-			tc.finish(r)
-			if err := <-done; err != nil {
-				t.Fatal(err)
-			}
-			if w.IsWaiting() {
-				t.Error("IsWaiting after Wait returned")
-			}
+			synctest.Test(t, func(t *testing.T) {
+				r := &fakeRunner{}
+				r.send(structs.AllocClientStatusRunning)
+				w := NewAllocWatcher(Config{Alloc: newAlloc("prev", nil), PreviousRunner: r})
+				done := make(chan error, 1)
+				go func() { done <- w.Wait(context.Background()) }()
+				waitFor(t, "listening", func() bool { return r.listeners() == 1 && w.IsWaiting() })
+				r.send(structs.AllocClientStatusRunning)
+				select {
+				case err := <-done:
+					t.Fatalf("Wait returned before the previous alloc terminated: %v", err)
+				case <-time.After(20 * time.Millisecond):
+				}
+				tc.finish(r)
+				if err := <-done; err != nil {
+					t.Fatal(err)
+				}
+				if w.IsWaiting() {
+					t.Error("IsWaiting after Wait returned")
+				}
+			})
 		})
 	}
 }
 
 func TestLocalWatcherWaitCancelled(t *testing.T) {
-	r := &fakeRunner{}
-	w := NewAllocWatcher(Config{Alloc: newAlloc("prev", nil), PreviousRunner: r})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Wait(ctx) }()
-	waitFor(t, "waiting", w.IsWaiting)
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("Wait = %v, want context.Canceled", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		r := &fakeRunner{}
+		w := NewAllocWatcher(Config{Alloc: newAlloc("prev", nil), PreviousRunner: r})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- w.Wait(ctx) }()
+		waitFor(t, "waiting", w.IsWaiting)
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("Wait = %v, want context.Canceled", err)
+		}
+	})
 }
 
 func buildDir(t *testing.T, root, id string, tasks ...string) *allocdir.AllocDir {
@@ -225,93 +232,99 @@ func TestLocalMigrateMovesData(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			root := t.TempDir()
-			old := buildDir(t, root, "old", "web")
-			writeFile(t, filepath.Join(old.SharedDir, "data", "db", "state.txt"), "hello")
-			writeFile(t, filepath.Join(old.AllocDir, "web", "local", "cache.txt"), "warm")
-			// The new alloc's dir is built before the hook migrates; its
-			// task dirs are not (task runners build them later).
-			dest := buildDir(t, root, "new")
-			r := &fakeRunner{dir: old}
-			r.send(structs.AllocClientStatusComplete)
-			w := NewAllocWatcher(Config{Alloc: newAlloc("old", tc.disk), PreviousRunner: r})
-			if err := w.Wait(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Migrate(context.Background(), dest); err != nil {
-				t.Fatal(err)
-			}
-			_, err := os.Stat(filepath.Join(dest.SharedDir, "data", "db", "state.txt"))
-			if moved := err == nil; moved != tc.move {
-				t.Fatalf("data moved = %v, want %v (%v)", moved, tc.move, err)
-			}
-			if !tc.move {
-				return
-			}
-			if got := readFile(t, filepath.Join(dest.SharedDir, "data", "db", "state.txt")); got != "hello" {
-				t.Errorf("state.txt = %q", got)
-			}
-			if got := readFile(t, filepath.Join(dest.AllocDir, "web", "local", "cache.txt")); got != "warm" {
-				t.Errorf("cache.txt = %q", got)
-			}
-			if _, err := os.Stat(filepath.Join(old.SharedDir, "data")); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("old data dir still there: %v", err)
-			}
-			// The task dir builds over the moved local dir.
-			if err := dest.NewTaskDir("web").Build(); err != nil {
-				t.Fatal(err)
-			}
-			if got := readFile(t, filepath.Join(dest.AllocDir, "web", "local", "cache.txt")); got != "warm" {
-				t.Errorf("after task dir build: cache.txt = %q", got)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				root := t.TempDir()
+				old := buildDir(t, root, "old", "web")
+				writeFile(t, filepath.Join(old.SharedDir, "data", "db", "state.txt"), "hello")
+				writeFile(t, filepath.Join(old.AllocDir, "web", "local", "cache.txt"), "warm")
+				// The new alloc's dir is built before the hook migrates; its
+				// task dirs are not (task runners build them later).
+				dest := buildDir(t, root, "new")
+				r := &fakeRunner{dir: old}
+				r.send(structs.AllocClientStatusComplete)
+				w := NewAllocWatcher(Config{Alloc: newAlloc("old", tc.disk), PreviousRunner: r})
+				if err := w.Wait(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				if err := w.Migrate(context.Background(), dest); err != nil {
+					t.Fatal(err)
+				}
+				_, err := os.Stat(filepath.Join(dest.SharedDir, "data", "db", "state.txt"))
+				if moved := err == nil; moved != tc.move {
+					t.Fatalf("data moved = %v, want %v (%v)", moved, tc.move, err)
+				}
+				if !tc.move {
+					return
+				}
+				if got := readFile(t, filepath.Join(dest.SharedDir, "data", "db", "state.txt")); got != "hello" {
+					t.Errorf("state.txt = %q", got)
+				}
+				if got := readFile(t, filepath.Join(dest.AllocDir, "web", "local", "cache.txt")); got != "warm" {
+					t.Errorf("cache.txt = %q", got)
+				}
+				if _, err := os.Stat(filepath.Join(old.SharedDir, "data")); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("old data dir still there: %v", err)
+				}
+				// The task dir builds over the moved local dir.
+				if err := dest.NewTaskDir("web").Build(); err != nil {
+					t.Fatal(err)
+				}
+				if got := readFile(t, filepath.Join(dest.AllocDir, "web", "local", "cache.txt")); got != "warm" {
+					t.Errorf("after task dir build: cache.txt = %q", got)
+				}
+			})
 		})
 	}
 }
 
 func TestMoveAllocDataKeepsExistingData(t *testing.T) {
-	root := t.TempDir()
-	old := buildDir(t, root, "old")
-	dest := buildDir(t, root, "new")
-	writeFile(t, filepath.Join(old.SharedDir, "data", "a"), "old")
-	writeFile(t, filepath.Join(dest.SharedDir, "data", "b"), "new")
-	if err := MoveAllocData(old, dest, nil); err == nil {
-		t.Fatal("moving over a non-empty data dir must fail")
-	}
-	if got := readFile(t, filepath.Join(dest.SharedDir, "data", "b")); got != "new" {
-		t.Errorf("b = %q", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		root := t.TempDir()
+		old := buildDir(t, root, "old")
+		dest := buildDir(t, root, "new")
+		writeFile(t, filepath.Join(old.SharedDir, "data", "a"), "old")
+		writeFile(t, filepath.Join(dest.SharedDir, "data", "b"), "new")
+		if err := MoveAllocData(old, dest, nil); err == nil {
+			t.Fatal("moving over a non-empty data dir must fail")
+		}
+		if got := readFile(t, filepath.Join(dest.SharedDir, "data", "b")); got != "new" {
+			t.Errorf("b = %q", got)
+		}
+	})
 }
 
 func TestGroupWatcherWaitsForAll(t *testing.T) {
-	runners := map[string]AllocRunnerMeta{}
-	var fakes []*fakeRunner
-	var ids []string
-	for _, id := range []string{"a", "b", "c"} {
-		r := &fakeRunner{}
-		r.send(structs.AllocClientStatusRunning)
-		runners[id] = r
-		fakes = append(fakes, r)
-		ids = append(ids, id)
-	}
-	w := NewPreemptedAllocWatcher(Config{Alloc: newAlloc("", nil, ids...), PreemptedRunners: runners})
-	done := make(chan error, 1)
-	go func() { done <- w.Wait(context.Background()) }()
-	waitFor(t, "waiting", w.IsWaiting)
-	for i, r := range fakes {
-		waitFor(t, "listener", func() bool { return r.listeners() == 1 })
-		r.send(structs.AllocClientStatusComplete)
-		if i < len(fakes)-1 {
-			select {
-			case err := <-done:
-				t.Fatalf("Wait returned after %d of %d: %v", i+1, len(fakes), err)
-			case <-time.After(10 * time.Millisecond):
+	synctest.Test(t, func(t *testing.T) {
+		runners := map[string]AllocRunnerMeta{}
+		var fakes []*fakeRunner
+		var ids []string
+		for _, id := range []string{"a", "b", "c"} {
+			r := &fakeRunner{}
+			r.send(structs.AllocClientStatusRunning)
+			runners[id] = r
+			fakes = append(fakes, r)
+			ids = append(ids, id)
+		}
+		w := NewPreemptedAllocWatcher(Config{Alloc: newAlloc("", nil, ids...), PreemptedRunners: runners})
+		done := make(chan error, 1)
+		go func() { done <- w.Wait(context.Background()) }()
+		waitFor(t, "waiting", w.IsWaiting)
+		for i, r := range fakes {
+			waitFor(t, "listener", func() bool { return r.listeners() == 1 })
+			r.send(structs.AllocClientStatusComplete)
+			if i < len(fakes)-1 {
+				select {
+				case err := <-done:
+					t.Fatalf("Wait returned after %d of %d: %v", i+1, len(fakes), err)
+				case <-time.After(10 * time.Millisecond):
+				}
 			}
 		}
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Migrate(context.Background(), nil); err != nil || w.IsMigrating() {
-		t.Errorf("Migrate = %v", err)
-	}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Migrate(context.Background(), nil); err != nil || w.IsMigrating() {
+			t.Errorf("Migrate = %v", err)
+		}
+	})
 }

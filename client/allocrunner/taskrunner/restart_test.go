@@ -113,20 +113,22 @@ func TestTaskRunnerRestartHeld(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: tc.config, RestartPolicy: tc.policy}), nil, nil)
-			release := make(chan struct{})
-			if _, err := h.tr.RestartHeld(ev, release); structs.KindOf(err) != structs.KindConflict {
-				t.Errorf("RestartHeld before Run = %v, want a conflict", err)
-			}
-			go h.tr.Run()
-			waitFor(t, "ready", tc.ready(h))
-			stopped, err := h.tr.RestartHeld(ev, release)
-			if err != nil {
-				t.Fatal(err)
-			}
-			waitClosed(t, "stopped", stopped)
-			tc.then(t, h, release)
-			waitClosed(t, "run", h.tr.WaitCh())
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: tc.config, RestartPolicy: tc.policy}), nil, nil)
+				release := make(chan struct{})
+				if _, err := h.tr.RestartHeld(ev, release); structs.KindOf(err) != structs.KindConflict {
+					t.Errorf("RestartHeld before Run = %v, want a conflict", err)
+				}
+				go h.tr.Run()
+				waitFor(t, "ready", tc.ready(h))
+				stopped, err := h.tr.RestartHeld(ev, release)
+				if err != nil {
+					t.Fatal(err)
+				}
+				waitClosed(t, "stopped", stopped)
+				tc.then(t, h, release)
+				waitClosed(t, "run", h.tr.WaitCh())
+			})
 		})
 	}
 }
@@ -176,35 +178,37 @@ func TestTaskRunnerRearm(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			task := &structs.Task{Config: map[string]any{"run_for": "1ms"},
-				Lifecycle: &structs.TaskLifecycle{Hook: structs.TaskLifecycleHookPrestart}}
-			h := newHarness(t, testAlloc(structs.JobTypeService, task), nil, nil)
-			if err := h.tr.Rearm(ev); structs.KindOf(err) != structs.KindConflict {
-				t.Errorf("Rearm before Run = %v, want a conflict", err)
-			}
-			first := h.tr.WaitCh()
-			go h.tr.Run()
-			waitClosed(t, "first run", first)
-			if _, err := h.tr.RestartHeld(ev, nil); structs.KindOf(err) != structs.KindConflict {
-				t.Errorf("RestartHeld of a dead task = %v, want a conflict", err)
-			}
-			if err := h.tr.Restart(context.Background(), ev); structs.KindOf(err) != structs.KindConflict {
-				t.Errorf("Restart of a dead task = %v, want a conflict", err)
-			}
-			if err := h.tr.Rearm(ev); err != nil {
-				t.Fatal(err)
-			}
-			st := h.tr.TaskState()
-			if st.State != structs.TaskStatePending || !st.FinishedAt.IsZero() || st.Restarts != 1 {
-				t.Errorf("after Rearm: state %s finished at %v restarts %d", st.State, st.FinishedAt, st.Restarts)
-			}
-			if isClosed(h.tr.WaitCh()) {
-				t.Fatal("WaitCh of the new run is closed")
-			}
-			if err := h.tr.Rearm(ev); structs.KindOf(err) != structs.KindConflict {
-				t.Errorf("second Rearm = %v, want a conflict", err)
-			}
-			tc.after(t, h)
+			synctest.Test(t, func(t *testing.T) {
+				task := &structs.Task{Config: map[string]any{"run_for": "1ms"},
+					Lifecycle: &structs.TaskLifecycle{Hook: structs.TaskLifecycleHookPrestart}}
+				h := newHarness(t, testAlloc(structs.JobTypeService, task), nil, nil)
+				if err := h.tr.Rearm(ev); structs.KindOf(err) != structs.KindConflict {
+					t.Errorf("Rearm before Run = %v, want a conflict", err)
+				}
+				first := h.tr.WaitCh()
+				go h.tr.Run()
+				waitClosed(t, "first run", first)
+				if _, err := h.tr.RestartHeld(ev, nil); structs.KindOf(err) != structs.KindConflict {
+					t.Errorf("RestartHeld of a dead task = %v, want a conflict", err)
+				}
+				if err := h.tr.Restart(context.Background(), ev); structs.KindOf(err) != structs.KindConflict {
+					t.Errorf("Restart of a dead task = %v, want a conflict", err)
+				}
+				if err := h.tr.Rearm(ev); err != nil {
+					t.Fatal(err)
+				}
+				st := h.tr.TaskState()
+				if st.State != structs.TaskStatePending || !st.FinishedAt.IsZero() || st.Restarts != 1 {
+					t.Errorf("after Rearm: state %s finished at %v restarts %d", st.State, st.FinishedAt, st.Restarts)
+				}
+				if isClosed(h.tr.WaitCh()) {
+					t.Fatal("WaitCh of the new run is closed")
+				}
+				if err := h.tr.Rearm(ev); structs.KindOf(err) != structs.KindConflict {
+					t.Errorf("second Rearm = %v, want a conflict", err)
+				}
+				tc.after(t, h)
+			})
 		})
 	}
 }

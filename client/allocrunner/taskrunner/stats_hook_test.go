@@ -138,30 +138,32 @@ func TestStatsHookEnds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &fakeStatser{err: tt.err}
-			h := newStatsHook(f, time.Millisecond, slog.New(slog.DiscardHandler))
-			h.after = func(d time.Duration) <-chan time.Time {
-				if d == firstSampleWait {
-					return time.After(10 * time.Millisecond)
+			synctest.Test(t, func(t *testing.T) {
+				f := &fakeStatser{err: tt.err}
+				h := newStatsHook(f, time.Millisecond, slog.New(slog.DiscardHandler))
+				h.after = func(d time.Duration) <-chan time.Time {
+					if d == firstSampleWait {
+						return time.After(10 * time.Millisecond)
+					}
+					return time.After(d)
 				}
-				return time.After(d)
-			}
-			h.start(context.Background(), "t1")
-			if h.Latest() != nil {
-				t.Error("a sample without a stream")
-			}
-			if tt.calls > 0 {
-				waitFor(t, "the collection to end by itself", func() bool { return !h.collecting() })
-				if h.Latest() != nil || f.callCount() != tt.calls {
-					t.Errorf("after the driver said it has no stats: %d TaskStats calls, want %d", f.callCount(), tt.calls)
+				h.start(context.Background(), "t1")
+				if h.Latest() != nil {
+					t.Error("a sample without a stream")
 				}
-			} else {
-				waitFor(t, "a retry", func() bool { return f.callCount() >= 2 })
-			}
-			h.stop()
-			if h.Latest() != nil {
-				t.Error("a sample after stop")
-			}
+				if tt.calls > 0 {
+					waitFor(t, "the collection to end by itself", func() bool { return !h.collecting() })
+					if h.Latest() != nil || f.callCount() != tt.calls {
+						t.Errorf("after the driver said it has no stats: %d TaskStats calls, want %d", f.callCount(), tt.calls)
+					}
+				} else {
+					waitFor(t, "a retry", func() bool { return f.callCount() >= 2 })
+				}
+				h.stop()
+				if h.Latest() != nil {
+					t.Error("a sample after stop")
+				}
+			})
 		})
 	}
 }

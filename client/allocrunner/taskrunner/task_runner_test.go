@@ -272,33 +272,35 @@ func TestTaskRunnerEventSequences(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			task := &structs.Task{Config: tc.config, RestartPolicy: tc.policy, KillTimeout: tc.timeout, Lifecycle: tc.lc}
-			h := newHarness(t, testAlloc(tc.jobType, task), nil, nil)
-			go h.tr.Run()
-			if tc.kill {
-				waitFor(t, "task running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
-				if err := h.tr.Kill(context.Background(), structs.NewTaskEvent(structs.TaskKilling)); err != nil {
-					t.Fatal(err)
+			synctest.Test(t, func(t *testing.T) {
+				task := &structs.Task{Config: tc.config, RestartPolicy: tc.policy, KillTimeout: tc.timeout, Lifecycle: tc.lc}
+				h := newHarness(t, testAlloc(tc.jobType, task), nil, nil)
+				go h.tr.Run()
+				if tc.kill {
+					waitFor(t, "task running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
+					if err := h.tr.Kill(context.Background(), structs.NewTaskEvent(structs.TaskKilling)); err != nil {
+						t.Fatal(err)
+					}
 				}
-			}
-			waitClosed(t, "run loop exit", h.tr.WaitCh())
-			st := h.tr.TaskState()
-			if got := eventTypes(st); !slices.Equal(got, tc.want) {
-				t.Fatalf("events = %q\nwant     %q", got, tc.want)
-			}
-			if st.State != structs.TaskStateDead || st.Failed != tc.failed || st.Restarts != tc.restarts {
-				t.Errorf("state = %s failed=%v restarts=%d", st.State, st.Failed, st.Restarts)
-			}
-			if tc.check != nil {
-				tc.check(t, st)
-			}
-			_, stored, _ := h.db.GetTaskRunnerState(h.alloc.ID, "web")
-			if stored == nil || len(stored.Events) != len(st.Events) || stored.State != st.State {
-				t.Errorf("stored state = %+v", stored)
-			}
-			if h.notes.count() == 0 {
-				t.Errorf("the alloc runner was never notified")
-			}
+				waitClosed(t, "run loop exit", h.tr.WaitCh())
+				st := h.tr.TaskState()
+				if got := eventTypes(st); !slices.Equal(got, tc.want) {
+					t.Fatalf("events = %q\nwant     %q", got, tc.want)
+				}
+				if st.State != structs.TaskStateDead || st.Failed != tc.failed || st.Restarts != tc.restarts {
+					t.Errorf("state = %s failed=%v restarts=%d", st.State, st.Failed, st.Restarts)
+				}
+				if tc.check != nil {
+					tc.check(t, st)
+				}
+				_, stored, _ := h.db.GetTaskRunnerState(h.alloc.ID, "web")
+				if stored == nil || len(stored.Events) != len(st.Events) || stored.State != st.State {
+					t.Errorf("stored state = %+v", stored)
+				}
+				if h.notes.count() == 0 {
+					t.Errorf("the alloc runner was never notified")
+				}
+			})
 		})
 	}
 }
@@ -422,44 +424,46 @@ func TestTaskRunnerKillReasonEvent(t *testing.T) {
 func TestTaskRunnerShutdownLeavesTaskRunning(t *testing.T) {
 	for _, never := range []bool{false, true} {
 		t.Run(map[bool]string{false: "normal", true: "wait never returns"}[never], func(t *testing.T) {
-			driver := mock.New(nil)
-			defer driver.Shutdown()
-			db := state.NewMemDB()
-			alloc := testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{"wait_never_returns": never}})
-			h := newHarness(t, alloc, driver, db)
-			go h.tr.Run()
-			waitFor(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
-			h.tr.Shutdown()
-			ls, _, err := db.GetTaskRunnerState(alloc.ID, "web")
-			if err != nil || ls == nil || ls.TaskHandle == nil {
-				t.Fatalf("handle not persisted: %+v %v", ls, err)
-			}
-			if !strings.HasPrefix(ls.TaskHandle.Config.ID, alloc.ID+"/web/") || ls.InvocationID == "" {
-				t.Errorf("task ID = %q invocation = %q", ls.TaskHandle.Config.ID, ls.InvocationID)
-			}
-			st, err := driver.InspectTask(context.Background(), ls.TaskHandle.Config.ID)
-			if err != nil || st.State != drivers.TaskStateRunning {
-				t.Fatalf("task not left running: %+v %v", st, err)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				driver := mock.New(nil)
+				defer driver.Shutdown()
+				db := state.NewMemDB()
+				alloc := testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{"wait_never_returns": never}})
+				h := newHarness(t, alloc, driver, db)
+				go h.tr.Run()
+				waitFor(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
+				h.tr.Shutdown()
+				ls, _, err := db.GetTaskRunnerState(alloc.ID, "web")
+				if err != nil || ls == nil || ls.TaskHandle == nil {
+					t.Fatalf("handle not persisted: %+v %v", ls, err)
+				}
+				if !strings.HasPrefix(ls.TaskHandle.Config.ID, alloc.ID+"/web/") || ls.InvocationID == "" {
+					t.Errorf("task ID = %q invocation = %q", ls.TaskHandle.Config.ID, ls.InvocationID)
+				}
+				st, err := driver.InspectTask(context.Background(), ls.TaskHandle.Config.ID)
+				if err != nil || st.State != drivers.TaskStateRunning {
+					t.Fatalf("task not left running: %+v %v", st, err)
+				}
 
-			// A new runner restores the state and re-attaches.
-			h2 := newHarness(t, alloc, driver, db)
-			if err := h2.tr.Restore(); err != nil {
-				t.Fatal(err)
-			}
-			go h2.tr.Run()
-			if !never {
-				if err := h2.tr.Kill(context.Background(), nil); err != nil {
+				// A new runner restores the state and re-attaches.
+				h2 := newHarness(t, alloc, driver, db)
+				if err := h2.tr.Restore(); err != nil {
 					t.Fatal(err)
 				}
-				got := eventTypes(h2.tr.TaskState())
-				want := []string{"Received", "Task Setup", "Started", "Killing", "Terminated", "Killed"}
-				if !slices.Equal(got, want) {
-					t.Errorf("events after re-attach = %q, want %q", got, want)
+				go h2.tr.Run()
+				if !never {
+					if err := h2.tr.Kill(context.Background(), nil); err != nil {
+						t.Fatal(err)
+					}
+					got := eventTypes(h2.tr.TaskState())
+					want := []string{"Received", "Task Setup", "Started", "Killing", "Terminated", "Killed"}
+					if !slices.Equal(got, want) {
+						t.Errorf("events after re-attach = %q, want %q", got, want)
+					}
+				} else {
+					h2.tr.Shutdown()
 				}
-			} else {
-				h2.tr.Shutdown()
-			}
+			})
 		})
 	}
 }
