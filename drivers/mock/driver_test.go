@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -72,26 +73,28 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 func TestDriver_Basics(t *testing.T) {
-	d := newDriver(t)
-	if d.Name() != "mock_driver" {
-		t.Fatalf("Name = %q", d.Name())
-	}
-	if c := d.Capabilities(); !c.SendSignals || !c.Exec || c.FSIsolation != "none" {
-		t.Fatalf("Capabilities = %+v", c)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ch, err := d.Fingerprint(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fp := <-ch
-	if fp.Health != drivers.HealthStateHealthy || fp.Attributes["driver.mock_driver"] != "1" {
-		t.Fatalf("fingerprint = %+v", fp)
-	}
-	cancel()
-	if _, ok := <-ch; ok {
-		t.Fatal("fingerprint channel not closed after cancel")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		d := newDriver(t)
+		if d.Name() != "mock_driver" {
+			t.Fatalf("Name = %q", d.Name())
+		}
+		if c := d.Capabilities(); !c.SendSignals || !c.Exec || c.FSIsolation != "none" {
+			t.Fatalf("Capabilities = %+v", c)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		ch, err := d.Fingerprint(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fp := <-ch
+		if fp.Health != drivers.HealthStateHealthy || fp.Attributes["driver.mock_driver"] != "1" {
+			t.Fatalf("fingerprint = %+v", fp)
+		}
+		cancel()
+		if _, ok := <-ch; ok {
+			t.Fatal("fingerprint channel not closed after cancel")
+		}
+	})
 }
 
 func TestDriver_RunForExit(t *testing.T) {
@@ -109,25 +112,27 @@ func TestDriver_RunForExit(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d := newDriver(t)
-			h := start(t, d, taskConfig(t, "t1", tc.conf))
-			if h.State != drivers.TaskStateRunning || h.Version != handleVersion || len(h.DriverState) == 0 {
-				t.Fatalf("handle = %+v", h)
-			}
-			res := waitExit(t, d, "t1")
-			if res.ExitCode != tc.want.ExitCode || res.Signal != tc.want.Signal {
-				t.Fatalf("result = %+v, want %+v", res, tc.want)
-			}
-			if (res.Err == nil) != (tc.err == "") || (res.Err != nil && res.Err.Error() != tc.err) {
-				t.Fatalf("result err = %v, want %q", res.Err, tc.err)
-			}
-			st, err := d.InspectTask(context.Background(), "t1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if st.State != drivers.TaskStateExited || st.ExitResult == nil || st.CompletedAt.IsZero() {
-				t.Fatalf("status = %+v", st)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				d := newDriver(t)
+				h := start(t, d, taskConfig(t, "t1", tc.conf))
+				if h.State != drivers.TaskStateRunning || h.Version != handleVersion || len(h.DriverState) == 0 {
+					t.Fatalf("handle = %+v", h)
+				}
+				res := waitExit(t, d, "t1")
+				if res.ExitCode != tc.want.ExitCode || res.Signal != tc.want.Signal {
+					t.Fatalf("result = %+v, want %+v", res, tc.want)
+				}
+				if (res.Err == nil) != (tc.err == "") || (res.Err != nil && res.Err.Error() != tc.err) {
+					t.Fatalf("result err = %v, want %q", res.Err, tc.err)
+				}
+				st, err := d.InspectTask(context.Background(), "t1")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.State != drivers.TaskStateExited || st.ExitResult == nil || st.CompletedAt.IsZero() {
+					t.Fatalf("status = %+v", st)
+				}
+			})
 		})
 	}
 }
@@ -143,17 +148,19 @@ func TestDriver_StartErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d := newDriver(t)
-			_, err := d.StartTask(context.Background(), taskConfig(t, "t1", tc.conf))
-			if err == nil || err.Error() != tc.conf["start_error"] {
-				t.Fatalf("err = %v", err)
-			}
-			if drivers.IsRecoverable(err) != tc.recoverable {
-				t.Fatalf("IsRecoverable = %v, want %v", drivers.IsRecoverable(err), tc.recoverable)
-			}
-			if _, err := d.InspectTask(context.Background(), "t1"); !errors.Is(err, drivers.ErrTaskNotFound) {
-				t.Fatalf("failed task is known: %v", err)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				d := newDriver(t)
+				_, err := d.StartTask(context.Background(), taskConfig(t, "t1", tc.conf))
+				if err == nil || err.Error() != tc.conf["start_error"] {
+					t.Fatalf("err = %v", err)
+				}
+				if drivers.IsRecoverable(err) != tc.recoverable {
+					t.Fatalf("IsRecoverable = %v, want %v", drivers.IsRecoverable(err), tc.recoverable)
+				}
+				if _, err := d.InspectTask(context.Background(), "t1"); !errors.Is(err, drivers.ErrTaskNotFound) {
+					t.Fatalf("failed task is known: %v", err)
+				}
+			})
 		})
 	}
 }
@@ -167,10 +174,12 @@ func TestDriver_InvalidConfig(t *testing.T) {
 	}
 	for name, raw := range cases {
 		t.Run(name, func(t *testing.T) {
-			cfg := &drivers.TaskConfig{ID: "t1", Name: "web", RawConfig: json.RawMessage(raw)}
-			if _, err := d.StartTask(context.Background(), cfg); err == nil {
-				t.Fatal("StartTask accepted an invalid config")
-			}
+			synctest.Test(t, func(t *testing.T) {
+				cfg := &drivers.TaskConfig{ID: "t1", Name: "web", RawConfig: json.RawMessage(raw)}
+				if _, err := d.StartTask(context.Background(), cfg); err == nil {
+					t.Fatal("StartTask accepted an invalid config")
+				}
+			})
 		})
 	}
 	if _, err := d.StartTask(context.Background(), &drivers.TaskConfig{}); err == nil {
@@ -179,27 +188,31 @@ func TestDriver_InvalidConfig(t *testing.T) {
 }
 
 func TestDriver_StartBlockFor(t *testing.T) {
-	d := newDriver(t)
-	begin := time.Now()
-	start(t, d, taskConfig(t, "t1", map[string]any{"start_block_for": "30ms", "run_for": "1ms"}))
-	if el := time.Since(begin); el < 30*time.Millisecond {
-		t.Fatalf("StartTask returned after %s, want >= 30ms", el)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		d := newDriver(t)
+		begin := time.Now()
+		start(t, d, taskConfig(t, "t1", map[string]any{"start_block_for": "30ms", "run_for": "1ms"}))
+		if el := time.Since(begin); el < 30*time.Millisecond {
+			t.Fatalf("StartTask returned after %s, want >= 30ms", el)
+		}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, err := d.StartTask(ctx, taskConfig(t, "t2", map[string]any{"start_block_for": "1h"}))
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v, want context.Canceled", err)
-	}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := d.StartTask(ctx, taskConfig(t, "t2", map[string]any{"start_block_for": "1h"}))
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+	})
 }
 
 func TestDriver_DuplicateID(t *testing.T) {
-	d := newDriver(t)
-	start(t, d, taskConfig(t, "t1", nil))
-	if _, err := d.StartTask(context.Background(), taskConfig(t, "t1", nil)); err == nil {
-		t.Fatal("started the same task ID twice")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		d := newDriver(t)
+		start(t, d, taskConfig(t, "t1", nil))
+		if _, err := d.StartTask(context.Background(), taskConfig(t, "t1", nil)); err == nil {
+			t.Fatal("started the same task ID twice")
+		}
+	})
 }
 
 func TestDriver_StopTask(t *testing.T) {
@@ -220,42 +233,46 @@ func TestDriver_StopTask(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d := newDriver(t)
-			cfg := taskConfig(t, "t1", tc.conf)
-			cfg.KillSignal = tc.killSignal
-			start(t, d, cfg)
-			if _, ok := tc.conf["run_for"]; ok {
-				waitExit(t, d, "t1")
-			}
-			if err := d.StopTask(context.Background(), "t1", tc.timeout, tc.signal); err != nil {
-				t.Fatalf("StopTask: %v", err)
-			}
-			res := waitExit(t, d, "t1")
-			if *res != tc.want {
-				t.Fatalf("result = %+v, want %+v", res, tc.want)
-			}
-			// Idempotent: stopping an exited task is fine.
-			if err := d.StopTask(context.Background(), "t1", tc.timeout, tc.signal); err != nil {
-				t.Fatalf("second StopTask: %v", err)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				d := newDriver(t)
+				cfg := taskConfig(t, "t1", tc.conf)
+				cfg.KillSignal = tc.killSignal
+				start(t, d, cfg)
+				if _, ok := tc.conf["run_for"]; ok {
+					waitExit(t, d, "t1")
+				}
+				if err := d.StopTask(context.Background(), "t1", tc.timeout, tc.signal); err != nil {
+					t.Fatalf("StopTask: %v", err)
+				}
+				res := waitExit(t, d, "t1")
+				if *res != tc.want {
+					t.Fatalf("result = %+v, want %+v", res, tc.want)
+				}
+				// Idempotent: stopping an exited task is fine.
+				if err := d.StopTask(context.Background(), "t1", tc.timeout, tc.signal); err != nil {
+					t.Fatalf("second StopTask: %v", err)
+				}
+			})
 		})
 	}
 }
 
 func TestDriver_StopTaskErrors(t *testing.T) {
-	d := newDriver(t)
-	if err := d.StopTask(context.Background(), "nope", time.Second, ""); !errors.Is(err, drivers.ErrTaskNotFound) {
-		t.Fatalf("err = %v", err)
-	}
-	start(t, d, taskConfig(t, "t1", map[string]any{"kill_after": "1h"}))
-	if err := d.StopTask(context.Background(), "t1", time.Second, "SIGNOPE"); err == nil {
-		t.Fatal("bad signal accepted")
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := d.StopTask(ctx, "t1", time.Hour, ""); !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v, want context.Canceled", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		d := newDriver(t)
+		if err := d.StopTask(context.Background(), "nope", time.Second, ""); !errors.Is(err, drivers.ErrTaskNotFound) {
+			t.Fatalf("err = %v", err)
+		}
+		start(t, d, taskConfig(t, "t1", map[string]any{"kill_after": "1h"}))
+		if err := d.StopTask(context.Background(), "t1", time.Second, "SIGNOPE"); err == nil {
+			t.Fatal("bad signal accepted")
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := d.StopTask(ctx, "t1", time.Hour, ""); !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+	})
 }
 
 func TestDriver_SignalTask(t *testing.T) {
@@ -271,25 +288,27 @@ func TestDriver_SignalTask(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d := newDriver(t)
-			start(t, d, taskConfig(t, "t1", tc.conf))
-			err := d.SignalTask(context.Background(), "t1", tc.signal)
-			if tc.wantErr == "" {
-				if err != nil {
-					t.Fatal(err)
+			synctest.Test(t, func(t *testing.T) {
+				d := newDriver(t)
+				start(t, d, taskConfig(t, "t1", tc.conf))
+				err := d.SignalTask(context.Background(), "t1", tc.signal)
+				if tc.wantErr == "" {
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := d.ReceivedSignals("t1"); len(got) != 1 || got[0] != tc.signal {
+						t.Fatalf("ReceivedSignals = %v", got)
+					}
+					st, _ := d.InspectTask(context.Background(), "t1")
+					if st.State != drivers.TaskStateRunning {
+						t.Fatalf("signal ended the task: %+v", st)
+					}
+					return
 				}
-				if got := d.ReceivedSignals("t1"); len(got) != 1 || got[0] != tc.signal {
-					t.Fatalf("ReceivedSignals = %v", got)
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
 				}
-				st, _ := d.InspectTask(context.Background(), "t1")
-				if st.State != drivers.TaskStateRunning {
-					t.Fatalf("signal ended the task: %+v", st)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Fatalf("err = %v, want %q", err, tc.wantErr)
-			}
+			})
 		})
 	}
 }
@@ -305,22 +324,24 @@ func TestDriver_Stdout(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d := newDriver(t)
-			path := filepath.Join(t.TempDir(), "web.stdout.0")
-			cfg := taskConfig(t, "t1", tc.conf)
-			cfg.StdoutPath = path
-			start(t, d, cfg)
-			eventually(t, "stdout", func() bool {
+			synctest.Test(t, func(t *testing.T) {
+				d := newDriver(t)
+				path := filepath.Join(t.TempDir(), "web.stdout.0")
+				cfg := taskConfig(t, "t1", tc.conf)
+				cfg.StdoutPath = path
+				start(t, d, cfg)
+				eventually(t, "stdout", func() bool {
+					b, _ := os.ReadFile(path)
+					return string(b) == tc.want
+				})
+				if err := d.DestroyTask(context.Background(), "t1", true); err != nil {
+					t.Fatal(err)
+				}
 				b, _ := os.ReadFile(path)
-				return string(b) == tc.want
+				if string(b) != tc.want {
+					t.Fatalf("stdout = %q, want %q", b, tc.want)
+				}
 			})
-			if err := d.DestroyTask(context.Background(), "t1", true); err != nil {
-				t.Fatal(err)
-			}
-			b, _ := os.ReadFile(path)
-			if string(b) != tc.want {
-				t.Fatalf("stdout = %q, want %q", b, tc.want)
-			}
 		})
 	}
 }
@@ -365,61 +386,67 @@ func TestDriver_WaitTask(t *testing.T) {
 }
 
 func TestDriver_RecoverTask(t *testing.T) {
-	d := newDriver(t)
-	h := start(t, d, taskConfig(t, "t1", nil))
-	if err := d.RecoverTask(context.Background(), h); err != nil {
-		t.Fatalf("RecoverTask of a held task: %v", err)
-	}
-	other := New(nil)
-	if err := other.RecoverTask(context.Background(), h); !errors.Is(err, drivers.ErrTaskNotFound) {
-		t.Fatalf("RecoverTask by another driver: %v", err)
-	}
-	if err := d.RecoverTask(context.Background(), &drivers.TaskHandle{DriverState: []byte("junk")}); err == nil {
-		t.Fatal("RecoverTask accepted junk state")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		d := newDriver(t)
+		h := start(t, d, taskConfig(t, "t1", nil))
+		if err := d.RecoverTask(context.Background(), h); err != nil {
+			t.Fatalf("RecoverTask of a held task: %v", err)
+		}
+		other := New(nil)
+		if err := other.RecoverTask(context.Background(), h); !errors.Is(err, drivers.ErrTaskNotFound) {
+			t.Fatalf("RecoverTask by another driver: %v", err)
+		}
+		if err := d.RecoverTask(context.Background(), &drivers.TaskHandle{DriverState: []byte("junk")}); err == nil {
+			t.Fatal("RecoverTask accepted junk state")
+		}
+	})
 }
 
 func TestDriver_DestroyTask(t *testing.T) {
-	d := newDriver(t)
-	start(t, d, taskConfig(t, "t1", nil))
-	if err := d.DestroyTask(context.Background(), "t1", false); err == nil {
-		t.Fatal("destroyed a running task without force")
-	}
-	if err := d.DestroyTask(context.Background(), "t1", true); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.InspectTask(context.Background(), "t1"); !errors.Is(err, drivers.ErrTaskNotFound) {
-		t.Fatalf("destroyed task still known: %v", err)
-	}
-	start(t, d, taskConfig(t, "t2", map[string]any{"run_for": "1ms"}))
-	waitExit(t, d, "t2")
-	if err := d.DestroyTask(context.Background(), "t2", false); err != nil {
-		t.Fatalf("destroying an exited task: %v", err)
-	}
-	if err := d.DestroyTask(context.Background(), "t2", false); !errors.Is(err, drivers.ErrTaskNotFound) {
-		t.Fatalf("second destroy: %v", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		d := newDriver(t)
+		start(t, d, taskConfig(t, "t1", nil))
+		if err := d.DestroyTask(context.Background(), "t1", false); err == nil {
+			t.Fatal("destroyed a running task without force")
+		}
+		if err := d.DestroyTask(context.Background(), "t1", true); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.InspectTask(context.Background(), "t1"); !errors.Is(err, drivers.ErrTaskNotFound) {
+			t.Fatalf("destroyed task still known: %v", err)
+		}
+		start(t, d, taskConfig(t, "t2", map[string]any{"run_for": "1ms"}))
+		waitExit(t, d, "t2")
+		if err := d.DestroyTask(context.Background(), "t2", false); err != nil {
+			t.Fatalf("destroying an exited task: %v", err)
+		}
+		if err := d.DestroyTask(context.Background(), "t2", false); !errors.Is(err, drivers.ErrTaskNotFound) {
+			t.Fatalf("second destroy: %v", err)
+		}
+	})
 }
 
 func TestDriver_TaskStats(t *testing.T) {
-	d := newDriver(t)
-	start(t, d, taskConfig(t, "t1", nil))
-	ctx, cancel := context.WithCancel(context.Background())
-	ch, err := d.TaskStats(ctx, "t1", time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 2; i++ {
-		if s := <-ch; s == nil || s.MemoryRSS == 0 || s.Timestamp == 0 {
-			t.Fatalf("sample = %+v", s)
+	synctest.Test(t, func(t *testing.T) {
+		d := newDriver(t)
+		start(t, d, taskConfig(t, "t1", nil))
+		ctx, cancel := context.WithCancel(context.Background())
+		ch, err := d.TaskStats(ctx, "t1", time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	cancel()
-	for range ch {
-	}
-	if _, err := d.TaskStats(context.Background(), "t1", 0); err == nil {
-		t.Fatal("zero interval accepted")
-	}
+		for i := 0; i < 2; i++ {
+			if s := <-ch; s == nil || s.MemoryRSS == 0 || s.Timestamp == 0 {
+				t.Fatalf("sample = %+v", s)
+			}
+		}
+		cancel()
+		for range ch {
+		}
+		if _, err := d.TaskStats(context.Background(), "t1", 0); err == nil {
+			t.Fatal("zero interval accepted")
+		}
+	})
 }
 
 func TestDriver_ExecTask(t *testing.T) {
@@ -437,21 +464,23 @@ func TestDriver_ExecTask(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d := newDriver(t)
-			start(t, d, taskConfig(t, "t1", tc.conf))
-			res, err := d.ExecTask(context.Background(), "t1", []string{"true"}, tc.timeout)
-			if tc.wantErr {
-				if err == nil {
-					t.Fatal("want error")
+			synctest.Test(t, func(t *testing.T) {
+				d := newDriver(t)
+				start(t, d, taskConfig(t, "t1", tc.conf))
+				res, err := d.ExecTask(context.Background(), "t1", []string{"true"}, tc.timeout)
+				if tc.wantErr {
+					if err == nil {
+						t.Fatal("want error")
+					}
+					return
 				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if *res.ExitResult != tc.want || string(res.Stdout) != tc.stdout {
-				t.Fatalf("result = %+v stdout %q", res.ExitResult, res.Stdout)
-			}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if *res.ExitResult != tc.want || string(res.Stdout) != tc.stdout {
+					t.Fatalf("result = %+v stdout %q", res.ExitResult, res.Stdout)
+				}
+			})
 		})
 	}
 }
