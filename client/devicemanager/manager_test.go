@@ -169,174 +169,184 @@ func testCtx(t *testing.T) context.Context {
 }
 
 func TestFakePluginHappyPath(t *testing.T) {
-	h := newHarness(t, map[string]Factory{fake.PluginName: fakeFactory, "nvidia": fakeFactory},
-		map[string]string{fake.PluginName: `{"instances":["g0","g1"],"unhealthy":["g1"],"attributes":{"memory":"16 GiB"}}`})
-	if err := h.m.Start(testCtx(t)); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := h.node.summary(), "drover/gpu/fake#g0:healthy,drover/gpu/fake#g1:unhealthy"; got != want {
-		t.Fatalf("node devices = %s, want %s", got, want)
-	}
-	devs := h.m.Devices()
-	if m := devs[0].Attributes["memory"]; m == nil || *m.Int != 16 || m.Unit != "GiB" {
-		t.Fatalf("memory attribute = %#v", m)
-	}
-	r, err := h.m.Reserve(testCtx(t), &structs.AllocatedDeviceResource{Vendor: "drover", Type: "gpu", Name: "fake", DeviceIDs: []string{"g0"}})
-	if err != nil || r.Envs["FAKE_VISIBLE_DEVICES"] != "g0" {
-		t.Fatalf("Reserve = %+v, %v", r, err)
-	}
-	eventually(t, "stats", func() bool { return len(h.m.AllStats()) == 1 })
-	st := h.m.InstanceStats(&structs.AllocatedDeviceResource{Vendor: "drover", Type: "gpu", Name: "fake", DeviceIDs: []string{"g0"}})
-	if st == nil || len(st.InstanceStats) != 1 || st.InstanceStats["g0"] == nil {
-		t.Fatalf("InstanceStats = %+v", st)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, map[string]Factory{fake.PluginName: fakeFactory, "nvidia": fakeFactory},
+			map[string]string{fake.PluginName: `{"instances":["g0","g1"],"unhealthy":["g1"],"attributes":{"memory":"16 GiB"}}`})
+		if err := h.m.Start(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := h.node.summary(), "drover/gpu/fake#g0:healthy,drover/gpu/fake#g1:unhealthy"; got != want {
+			t.Fatalf("node devices = %s, want %s", got, want)
+		}
+		devs := h.m.Devices()
+		if m := devs[0].Attributes["memory"]; m == nil || *m.Int != 16 || m.Unit != "GiB" {
+			t.Fatalf("memory attribute = %#v", m)
+		}
+		r, err := h.m.Reserve(testCtx(t), &structs.AllocatedDeviceResource{Vendor: "drover", Type: "gpu", Name: "fake", DeviceIDs: []string{"g0"}})
+		if err != nil || r.Envs["FAKE_VISIBLE_DEVICES"] != "g0" {
+			t.Fatalf("Reserve = %+v, %v", r, err)
+		}
+		eventually(t, "stats", func() bool { return len(h.m.AllStats()) == 1 })
+		st := h.m.InstanceStats(&structs.AllocatedDeviceResource{Vendor: "drover", Type: "gpu", Name: "fake", DeviceIDs: []string{"g0"}})
+		if st == nil || len(st.InstanceStats) != 1 || st.InstanceStats["g0"] == nil {
+			t.Fatalf("InstanceStats = %+v", st)
+		}
+	})
 }
 
 func TestConfigErrors(t *testing.T) {
-	h := newHarness(t, map[string]Factory{fake.PluginName: fakeFactory},
-		map[string]string{fake.PluginName: `{"instancez":["g0"]}`})
-	err := h.m.Start(testCtx(t))
-	if err == nil || !strings.Contains(err.Error(), `plugin "fake_device": config field "instancez"`) {
-		t.Fatalf("Start = %v", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, map[string]Factory{fake.PluginName: fakeFactory},
+			map[string]string{fake.PluginName: `{"instancez":["g0"]}`})
+		err := h.m.Start(testCtx(t))
+		if err == nil || !strings.Contains(err.Error(), `plugin "fake_device": config field "instancez"`) {
+			t.Fatalf("Start = %v", err)
+		}
+	})
 }
 
 func TestUnknownAndBadReserve(t *testing.T) {
-	p := devicetest.NewPlugin("mock_device")
-	var calls atomic.Int32
-	p.ReserveFn = func(ctx context.Context, ids []string) (*device.ContainerReservation, error) {
-		calls.Add(1)
-		switch ids[0] {
-		case "hang":
-			<-ctx.Done()
-			return nil, ctx.Err()
-		case "bad":
-			return &device.ContainerReservation{Devices: []*device.DeviceSpec{{TaskPath: "/dev/x"}}}, nil
+	synctest.Test(t, func(t *testing.T) {
+		p := devicetest.NewPlugin("mock_device")
+		var calls atomic.Int32
+		p.ReserveFn = func(ctx context.Context, ids []string) (*device.ContainerReservation, error) {
+			calls.Add(1)
+			switch ids[0] {
+			case "hang":
+				<-ctx.Done()
+				return nil, ctx.Err()
+			case "bad":
+				return &device.ContainerReservation{Devices: []*device.DeviceSpec{{TaskPath: "/dev/x"}}}, nil
+			}
+			return &device.ContainerReservation{}, nil
 		}
-		return &device.ContainerReservation{}, nil
-	}
-	h := newHarness(t, map[string]Factory{"mock": func(*slog.Logger) (device.DevicePlugin, error) {
-		c, _ := devicetest.Serve(t, p)
-		return c, nil
-	}}, map[string]string{"mock": `{}`})
-	go func() {
-		p.FingerprintCh <- &device.FingerprintResponse{Devices: []*device.DeviceGroup{{Vendor: "v", Type: "t", Name: "n",
-			Devices: []*device.Device{{ID: "ok", Healthy: true}, {ID: "bad", Healthy: true}, {ID: "hang", Healthy: true}}}}}
-	}()
-	if err := h.m.Start(testCtx(t)); err != nil {
-		t.Fatal(err)
-	}
-	req := func(ids ...string) *structs.AllocatedDeviceResource {
-		return &structs.AllocatedDeviceResource{Vendor: "v", Type: "t", Name: "n", DeviceIDs: ids}
-	}
-	if _, err := h.m.Reserve(testCtx(t), req("ok", "ghost")); !errors.Is(err, device.ErrUnknownDevice) || !strings.Contains(err.Error(), "ghost") {
-		t.Fatalf("Reserve(ghost) = %v", err)
-	}
-	if _, err := h.m.Reserve(testCtx(t), &structs.AllocatedDeviceResource{Vendor: "v", Type: "t", Name: "other", DeviceIDs: []string{"ok"}}); !errors.Is(err, device.ErrUnknownDevice) {
-		t.Fatalf("Reserve(wrong group) = %v", err)
-	}
-	if calls.Load() != 0 {
-		t.Fatalf("unknown IDs reached the plugin (%d calls)", calls.Load())
-	}
-	if _, err := h.m.Reserve(testCtx(t), req("bad")); err == nil || !strings.Contains(err.Error(), "invalid reservation") {
-		t.Fatalf("Reserve(bad) = %v", err)
-	}
-	if !strings.Contains(h.logs.String(), "rejected invalid reservation") {
-		t.Fatalf("no log of the bad reservation: %s", h.logs.String())
-	}
-	if _, err := h.m.Reserve(testCtx(t), req("hang")); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Reserve(hang) = %v", err)
-	}
-	if _, err := h.m.Reserve(testCtx(t), req("ok")); err != nil {
-		t.Fatal(err)
-	}
+		h := newHarness(t, map[string]Factory{"mock": func(*slog.Logger) (device.DevicePlugin, error) {
+			c, _ := devicetest.Serve(t, p)
+			return c, nil
+		}}, map[string]string{"mock": `{}`})
+		go func() {
+			p.FingerprintCh <- &device.FingerprintResponse{Devices: []*device.DeviceGroup{{Vendor: "v", Type: "t", Name: "n",
+				Devices: []*device.Device{{ID: "ok", Healthy: true}, {ID: "bad", Healthy: true}, {ID: "hang", Healthy: true}}}}}
+		}()
+		if err := h.m.Start(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		req := func(ids ...string) *structs.AllocatedDeviceResource {
+			return &structs.AllocatedDeviceResource{Vendor: "v", Type: "t", Name: "n", DeviceIDs: ids}
+		}
+		if _, err := h.m.Reserve(testCtx(t), req("ok", "ghost")); !errors.Is(err, device.ErrUnknownDevice) || !strings.Contains(err.Error(), "ghost") {
+			t.Fatalf("Reserve(ghost) = %v", err)
+		}
+		if _, err := h.m.Reserve(testCtx(t), &structs.AllocatedDeviceResource{Vendor: "v", Type: "t", Name: "other", DeviceIDs: []string{"ok"}}); !errors.Is(err, device.ErrUnknownDevice) {
+			t.Fatalf("Reserve(wrong group) = %v", err)
+		}
+		if calls.Load() != 0 {
+			t.Fatalf("unknown IDs reached the plugin (%d calls)", calls.Load())
+		}
+		if _, err := h.m.Reserve(testCtx(t), req("bad")); err == nil || !strings.Contains(err.Error(), "invalid reservation") {
+			t.Fatalf("Reserve(bad) = %v", err)
+		}
+		if !strings.Contains(h.logs.String(), "rejected invalid reservation") {
+			t.Fatalf("no log of the bad reservation: %s", h.logs.String())
+		}
+		if _, err := h.m.Reserve(testCtx(t), req("hang")); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Reserve(hang) = %v", err)
+		}
+		if _, err := h.m.Reserve(testCtx(t), req("ok")); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func TestInvalidFingerprintAndStats(t *testing.T) {
-	p := devicetest.NewPlugin("mock_device")
-	h := newHarness(t, map[string]Factory{"mock": func(*slog.Logger) (device.DevicePlugin, error) { return p, nil }},
-		map[string]string{"mock": `{}`})
-	go func() {
-		p.FingerprintCh <- &device.FingerprintResponse{Devices: []*device.DeviceGroup{{Type: "t", Name: "n",
-			Devices: []*device.Device{{ID: "a"}}}}}
-	}()
-	if err := h.m.Start(testCtx(t)); err != nil {
-		t.Fatal(err)
-	}
-	if len(h.m.Devices()) != 0 || !strings.Contains(h.logs.String(), "empty vendor, type or name") {
-		t.Fatalf("invalid fingerprint not rejected: devices %v, logs %s", h.m.Devices(), h.logs.String())
-	}
-	p.FingerprintCh <- &device.FingerprintResponse{Devices: []*device.DeviceGroup{{Vendor: "v", Type: "t", Name: "n",
-		Devices: []*device.Device{{ID: "a", Healthy: true}, {ID: "a", Healthy: true}}}}}
-	eventually(t, "duplicate rejected", func() bool { return strings.Contains(h.logs.String(), `duplicate device ID \"a\"`) })
-	if len(h.m.Devices()) != 0 {
-		t.Fatalf("duplicate IDs accepted: %v", h.m.Devices())
-	}
-	p.FingerprintCh <- &device.FingerprintResponse{Devices: []*device.DeviceGroup{{Vendor: "v", Type: "t", Name: "n",
-		Devices: []*device.Device{{ID: "a", Healthy: true}}}}}
-	eventually(t, "valid fingerprint", func() bool { return h.node.summary() == "v/t/n#a:healthy" })
+	synctest.Test(t, func(t *testing.T) {
+		p := devicetest.NewPlugin("mock_device")
+		h := newHarness(t, map[string]Factory{"mock": func(*slog.Logger) (device.DevicePlugin, error) { return p, nil }},
+			map[string]string{"mock": `{}`})
+		go func() {
+			p.FingerprintCh <- &device.FingerprintResponse{Devices: []*device.DeviceGroup{{Type: "t", Name: "n",
+				Devices: []*device.Device{{ID: "a"}}}}}
+		}()
+		if err := h.m.Start(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		if len(h.m.Devices()) != 0 || !strings.Contains(h.logs.String(), "empty vendor, type or name") {
+			t.Fatalf("invalid fingerprint not rejected: devices %v, logs %s", h.m.Devices(), h.logs.String())
+		}
+		p.FingerprintCh <- &device.FingerprintResponse{Devices: []*device.DeviceGroup{{Vendor: "v", Type: "t", Name: "n",
+			Devices: []*device.Device{{ID: "a", Healthy: true}, {ID: "a", Healthy: true}}}}}
+		eventually(t, "duplicate rejected", func() bool { return strings.Contains(h.logs.String(), `duplicate device ID \"a\"`) })
+		if len(h.m.Devices()) != 0 {
+			t.Fatalf("duplicate IDs accepted: %v", h.m.Devices())
+		}
+		p.FingerprintCh <- &device.FingerprintResponse{Devices: []*device.DeviceGroup{{Vendor: "v", Type: "t", Name: "n",
+			Devices: []*device.Device{{ID: "a", Healthy: true}}}}}
+		eventually(t, "valid fingerprint", func() bool { return h.node.summary() == "v/t/n#a:healthy" })
 
-	v := 1.0
-	st := &device.DeviceStats{Summary: &device.StatValue{FloatNumeratorVal: &v}}
-	p.StatsCh <- &device.StatsResponse{Groups: []*device.DeviceGroupStats{{Vendor: "v", Type: "t", Name: "n",
-		InstanceStats: map[string]*device.DeviceStats{"a": st, "ghost": st}}}}
-	eventually(t, "stats", func() bool { return len(h.m.AllStats()) == 1 })
-	all := h.m.AllStats()
-	if len(all[0].InstanceStats) != 1 || all[0].InstanceStats["ghost"] != nil {
-		t.Fatalf("stats of a device that does not exist passed on: %+v", all[0].InstanceStats)
-	}
-	if !strings.Contains(h.logs.String(), "dropped invalid stats") || !strings.Contains(h.logs.String(), "ghost") {
-		t.Fatalf("no logged reason for dropped stats: %s", h.logs.String())
-	}
+		v := 1.0
+		st := &device.DeviceStats{Summary: &device.StatValue{FloatNumeratorVal: &v}}
+		p.StatsCh <- &device.StatsResponse{Groups: []*device.DeviceGroupStats{{Vendor: "v", Type: "t", Name: "n",
+			InstanceStats: map[string]*device.DeviceStats{"a": st, "ghost": st}}}}
+		eventually(t, "stats", func() bool { return len(h.m.AllStats()) == 1 })
+		all := h.m.AllStats()
+		if len(all[0].InstanceStats) != 1 || all[0].InstanceStats["ghost"] != nil {
+			t.Fatalf("stats of a device that does not exist passed on: %+v", all[0].InstanceStats)
+		}
+		if !strings.Contains(h.logs.String(), "dropped invalid stats") || !strings.Contains(h.logs.String(), "ghost") {
+			t.Fatalf("no logged reason for dropped stats: %s", h.logs.String())
+		}
+	})
 }
 
 // TestCrashRestartsWithBackoff runs a plugin over gRPC that dies: its
 // devices turn unhealthy, it is restarted after the backoff and fingerprints
 // healthy again.
 func TestCrashRestartsWithBackoff(t *testing.T) {
-	var mu sync.Mutex
-	var plugins []*devicetest.Plugin
-	var stops []func()
-	h := newHarness(t, map[string]Factory{"mock": func(*slog.Logger) (device.DevicePlugin, error) {
-		p := devicetest.NewPlugin("mock_device")
-		c, stop := devicetest.Serve(t, p)
-		mu.Lock()
-		plugins, stops = append(plugins, p), append(stops, stop)
-		mu.Unlock()
-		return c, nil
-	}}, map[string]string{"mock": `{}`})
-	current := func(i int) (*devicetest.Plugin, func()) {
-		eventually(t, "plugin started", func() bool { mu.Lock(); defer mu.Unlock(); return len(plugins) > i })
-		mu.Lock()
-		defer mu.Unlock()
-		return plugins[i], stops[i]
-	}
-	fp := &device.FingerprintResponse{Devices: []*device.DeviceGroup{{Vendor: "v", Type: "t", Name: "n",
-		Devices: []*device.Device{{ID: "a", Healthy: true}, {ID: "b", Healthy: true}}}}}
-	go func() {
-		p, _ := current(0)
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var plugins []*devicetest.Plugin
+		var stops []func()
+		h := newHarness(t, map[string]Factory{"mock": func(*slog.Logger) (device.DevicePlugin, error) {
+			p := devicetest.NewPlugin("mock_device")
+			c, stop := devicetest.Serve(t, p)
+			mu.Lock()
+			plugins, stops = append(plugins, p), append(stops, stop)
+			mu.Unlock()
+			return c, nil
+		}}, map[string]string{"mock": `{}`})
+		current := func(i int) (*devicetest.Plugin, func()) {
+			eventually(t, "plugin started", func() bool { mu.Lock(); defer mu.Unlock(); return len(plugins) > i })
+			mu.Lock()
+			defer mu.Unlock()
+			return plugins[i], stops[i]
+		}
+		fp := &device.FingerprintResponse{Devices: []*device.DeviceGroup{{Vendor: "v", Type: "t", Name: "n",
+			Devices: []*device.Device{{ID: "a", Healthy: true}, {ID: "b", Healthy: true}}}}}
+		go func() {
+			p, _ := current(0)
+			p.FingerprintCh <- fp
+		}()
+		if err := h.m.Start(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		if got := h.node.summary(); got != "v/t/n#a:healthy,v/t/n#b:healthy" {
+			t.Fatalf("node = %s", got)
+		}
+		_, stop := current(0)
+		stop() // the plugin process dies
+		eventually(t, "devices unhealthy", func() bool { return h.node.summary() == "v/t/n#a:unhealthy,v/t/n#b:unhealthy" })
+		eventually(t, "backoff wait", func() bool { return h.clock.pending(restartBase) == 1 })
+		if _, err := h.m.Reserve(testCtx(t), &structs.AllocatedDeviceResource{Vendor: "v", Type: "t", Name: "n", DeviceIDs: []string{"a"}}); err == nil {
+			t.Fatal("Reserve succeeded on a dead plugin")
+		}
+		h.clock.fire(restartBase)
+		p, _ := current(1)
 		p.FingerprintCh <- fp
-	}()
-	if err := h.m.Start(testCtx(t)); err != nil {
-		t.Fatal(err)
-	}
-	if got := h.node.summary(); got != "v/t/n#a:healthy,v/t/n#b:healthy" {
-		t.Fatalf("node = %s", got)
-	}
-	_, stop := current(0)
-	stop() // the plugin process dies
-	eventually(t, "devices unhealthy", func() bool { return h.node.summary() == "v/t/n#a:unhealthy,v/t/n#b:unhealthy" })
-	eventually(t, "backoff wait", func() bool { return h.clock.pending(restartBase) == 1 })
-	if _, err := h.m.Reserve(testCtx(t), &structs.AllocatedDeviceResource{Vendor: "v", Type: "t", Name: "n", DeviceIDs: []string{"a"}}); err == nil {
-		t.Fatal("Reserve succeeded on a dead plugin")
-	}
-	h.clock.fire(restartBase)
-	p, _ := current(1)
-	p.FingerprintCh <- fp
-	eventually(t, "healthy again", func() bool { return h.node.summary() == "v/t/n#a:healthy,v/t/n#b:healthy" })
-	if _, err := h.m.Reserve(testCtx(t), &structs.AllocatedDeviceResource{Vendor: "v", Type: "t", Name: "n", DeviceIDs: []string{"a"}}); err != nil {
-		t.Fatalf("Reserve after restart: %v", err)
-	}
+		eventually(t, "healthy again", func() bool { return h.node.summary() == "v/t/n#a:healthy,v/t/n#b:healthy" })
+		if _, err := h.m.Reserve(testCtx(t), &structs.AllocatedDeviceResource{Vendor: "v", Type: "t", Name: "n", DeviceIDs: []string{"a"}}); err != nil {
+			t.Fatalf("Reserve after restart: %v", err)
+		}
+	})
 }
 
 // TestHangAndCrashBackoff uses the fake plugin's fail modes in process: a
@@ -398,18 +408,20 @@ func TestHangAndCrashBackoff(t *testing.T) {
 }
 
 func TestBadOutputPluginNeverReachesNode(t *testing.T) {
-	h := newHarness(t, map[string]Factory{fake.PluginName: fakeFactory},
-		map[string]string{fake.PluginName: `{"fail_mode":"bad_output"}`})
-	if err := h.m.Start(testCtx(t)); err != nil {
-		t.Fatal(err)
-	}
-	if len(h.m.Devices()) != 0 {
-		t.Fatalf("bad fingerprint reached the node: %v", h.m.Devices())
-	}
-	logs := h.logs.String()
-	for _, want := range []string{"rejected fingerprint", "empty vendor, type or name", "duplicate device ID"} {
-		if !strings.Contains(logs, want) {
-			t.Errorf("logs lack %q: %s", want, logs)
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, map[string]Factory{fake.PluginName: fakeFactory},
+			map[string]string{fake.PluginName: `{"fail_mode":"bad_output"}`})
+		if err := h.m.Start(testCtx(t)); err != nil {
+			t.Fatal(err)
 		}
-	}
+		if len(h.m.Devices()) != 0 {
+			t.Fatalf("bad fingerprint reached the node: %v", h.m.Devices())
+		}
+		logs := h.logs.String()
+		for _, want := range []string{"rejected fingerprint", "empty vendor, type or name", "duplicate device ID"} {
+			if !strings.Contains(logs, want) {
+				t.Errorf("logs lack %q: %s", want, logs)
+			}
+		}
+	})
 }
