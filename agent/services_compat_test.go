@@ -65,7 +65,7 @@ func TestNomadClientServices(t *testing.T) {
 	}
 	var regs []*nomad.ServiceRegistration
 	var qm *nomad.QueryMeta
-	waitFor(t, 30*time.Second, "the service to be registered", func() bool {
+	waitFor(t, "the service to be registered", func() bool {
 		regs, qm, err = c.Services().Get("compat-web", nil)
 		if err != nil {
 			t.Fatalf("Services().Get: %v", err)
@@ -94,7 +94,7 @@ func TestNomadClientServices(t *testing.T) {
 	if none, _, err := c.Services().Get("compat-web", &nomad.QueryOptions{Params: map[string]string{"tag": "nope"}}); err != nil || len(none) != 0 {
 		t.Fatalf("Get ?tag=nope = %+v, %v", none, err)
 	}
-	waitFor(t, 30*time.Second, "the check to pass", func() bool {
+	waitFor(t, "the check to pass", func() bool {
 		checks, err := c.Allocations().Checks(r.AllocID, nil)
 		if err != nil {
 			t.Fatalf("Allocations().Checks: %v", err)
@@ -123,7 +123,7 @@ func TestNomadClientServices(t *testing.T) {
 	case left := <-done:
 		if len(left) != 0 {
 			// The blocking query may wake on an earlier change: read again.
-			waitFor(t, 30*time.Second, "the service to go", func() bool {
+			waitFor(t, "the service to go", func() bool {
 				regs, _, err := c.Services().Get("compat-web", nil)
 				return err == nil && len(regs) == 0
 			})
@@ -176,7 +176,7 @@ func TestNomadClientServiceDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	var regs []*nomad.ServiceRegistration
-	waitFor(t, 30*time.Second, "the service to be registered", func() bool {
+	waitFor(t, "the service to be registered", func() bool {
 		regs, _, err = c.Services().Get("del-me", nil)
 		return err == nil && len(regs) == 1
 	})
