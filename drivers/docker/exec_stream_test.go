@@ -66,14 +66,16 @@ func TestDriver_ExecTaskStreaming(t *testing.T) {
 	}
 
 	// The initial size. Before API 1.42 Docker takes a size only once the
-	// command has started: the command reads it after a line typed once
-	// it runs.
+	// command has started, so the driver applies it just after: the
+	// command waits until its terminal has a size (stty prints none for
+	// 0x0),
+	// after a line typed once it runs.
 	pr, pw := io.Pipe()
 	sized := &lockedBuffer{}
 	sizeDone := make(chan error, 1)
 	go func() {
 		_, err := h.d.ExecTaskStreaming(context.Background(), cfg.ID, &drivers.ExecOptions{
-			Command: []string{"sh", "-c", "echo started; read x; stty size"}, TTY: true, Stdin: pr, Stdout: sized,
+			Command: []string{"sh", "-c", `echo started; read x; until s=$(stty size 2>/dev/null) && [ -n "$s" ]; do sleep 0.05; done; echo "$s"`}, TTY: true, Stdin: pr, Stdout: sized,
 			InitialSize: drivers.TerminalSize{Height: 33, Width: 101},
 		})
 		sizeDone <- err
