@@ -13,7 +13,7 @@ SHIM_BIN := bin/drover-shim
 # silence gcc's warnings about them so they do not bury test output.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: build dev test fuzz lint clean
+.PHONY: build dev test fuzz lint clean nomad-api-test
 
 ## build: compile the drover binary and the drover-shim binary beside it into bin/
 build:
@@ -31,6 +31,10 @@ test:
 ## fuzz: run every fuzz target (func FuzzXxx) for FUZZTIME each (default 30s)
 fuzz:
 	FUZZTIME=$(FUZZTIME) GO=$(GO) ./scripts/fuzz.sh
+
+## nomad-api-test: run Nomad's Go API module test suite (core tests) against drover as `nomad` (NOMAD_API_TESTS=regexp to choose; docs/compatibility.md)
+nomad-api-test:
+	GO=$(GO) ./scripts/nomad-api-tests.sh
 
 ## lint: check formatting (gofmt) and vet
 lint:
