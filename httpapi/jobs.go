@@ -59,9 +59,12 @@ func (s *Server) jobRegister(w http.ResponseWriter, req *http.Request) (any, err
 		return nil, err
 	}
 	resp, err := rpcapi.JobRegister.Call(req.Context(), s.rpc, &structs.JobRegisterRequest{
-		Job:            job,
-		EnforceIndex:   body.EnforceIndex,
-		JobModifyIndex: body.JobModifyIndex,
+		Job:               job,
+		EnforceIndex:      body.EnforceIndex,
+		JobModifyIndex:    body.JobModifyIndex,
+		PreserveCounts:    body.PreserveCounts,
+		PreserveResources: body.PreserveResources,
+		EvalPriority:      body.EvalPriority,
 	})
 	if err != nil {
 		return nil, err
@@ -103,16 +106,21 @@ func (s *Server) jobGet(w http.ResponseWriter, req *http.Request) (any, error) {
 	return resp.Job, nil
 }
 
-// jobDeregister is DELETE /v1/job/:id[?purge=true].
+// jobDeregister is DELETE /v1/job/:id[?purge=true][&eval_priority=N].
 func (s *Server) jobDeregister(w http.ResponseWriter, req *http.Request) (any, error) {
 	purge, err := boolParam(req, "purge")
 	if err != nil {
 		return nil, err
 	}
+	priority, err := intParam(req, "eval_priority")
+	if err != nil {
+		return nil, err
+	}
 	resp, err := rpcapi.JobDeregister.Call(req.Context(), s.rpc, &structs.JobDeregisterRequest{
-		Namespace: namespaceParam(req),
-		JobID:     req.PathValue("id"),
-		Purge:     purge,
+		Namespace:    namespaceParam(req),
+		JobID:        req.PathValue("id"),
+		Purge:        purge,
+		EvalPriority: priority,
 	})
 	if err != nil {
 		return nil, err

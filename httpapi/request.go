@@ -211,3 +211,16 @@ func boolParam(req *http.Request, name string) (bool, error) {
 	}
 	return b, nil
 }
+
+// intParam reads an optional integer query parameter, 0 when absent.
+func intParam(req *http.Request, name string) (int, error) {
+	v := req.URL.Query().Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, structs.Invalid("%s=%q is invalid: use an integer", name, v)
+	}
+	return n, nil
+}

@@ -279,8 +279,9 @@ func setLeaderHeaders(w http.ResponseWriter, known bool, last time.Duration) {
 	w.Header().Set("X-Nomad-LastContact", strconv.FormatInt(last.Milliseconds(), 10))
 }
 
-// setIndex sets X-Nomad-Index. An index is never reported as 0: a client
-// that blocks on index 0 would not block at all.
+// setIndex sets X-Nomad-Index: the index of the data, 0 for data never
+// written, as Nomad answers (a client that blocks on 0 does not block: it
+// should wait on 1 or more, on which the server blocks until a write).
 func setIndex(w http.ResponseWriter, index uint64) {
-	w.Header().Set("X-Nomad-Index", strconv.FormatUint(max(index, 1), 10))
+	w.Header().Set("X-Nomad-Index", strconv.FormatUint(index, 10))
 }

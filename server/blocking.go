@@ -18,8 +18,11 @@ type queryFunc func(ws memdb.WatchSet, st *state.StateStore) (uint64, error)
 // blockingQuery runs fn, and while the index it returns is not above
 // opts.MinQueryIndex, waits for what it read to change and runs it again,
 // until opts.MaxQueryTime (default 5m, at most 10m, plus up to 1/16 of
-// jitter) passes. It always fills meta. A not-found error does not end
-// the wait: the object may appear. Cancelling ctx returns ctx's error.
+// jitter) passes. It always fills meta: Index is the data's index, 0 for
+// data never written (as Nomad answers a list of an empty table), and a
+// query with MinQueryIndex 1 or more waits on such data too. A not-found
+// error does not end the wait: the object may appear. Cancelling ctx
+// returns ctx's error.
 func (s *Server) blockingQuery(ctx context.Context, opts *structs.QueryOptions, meta *structs.QueryMeta, fn queryFunc) error {
 	var qctx context.Context = ctx
 	if opts.MinQueryIndex > 0 {
@@ -45,7 +48,7 @@ func (s *Server) blockingQuery(ctx context.Context, opts *structs.QueryOptions, 
 		ws := memdb.NewWatchSet()
 		ws.Add(st.AbandonCh())
 		index, err := fn(ws, st)
-		meta.Index = max(index, 1)
+		meta.Index = index
 		meta.KnownLeader = s.knownLeader()
 		meta.LastContact = s.lastContact()
 		if err != nil && structs.KindOf(err) != structs.KindNotFound {

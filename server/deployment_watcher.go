@@ -150,7 +150,7 @@ func (s *Server) JobRevert(ctx context.Context, req *structs.JobRevertRequest) (
 		return nil, structs.NotFound("job", req.JobID)
 	}
 	if req.EnforcePriorVersion != nil && cur.Version != *req.EnforcePriorVersion {
-		return nil, structs.NewError(structs.KindConflict, "current job version %d does not match the enforced prior version %d", cur.Version, *req.EnforcePriorVersion)
+		return nil, structs.NewError(structs.KindConflict, "current job has version %d; enforcing version %d failed: revert refused", cur.Version, *req.EnforcePriorVersion)
 	}
 	if req.JobVersion == cur.Version {
 		return nil, structs.Invalid("can't revert job %q to version %d: it is the current version", req.JobID, req.JobVersion)

@@ -17,7 +17,10 @@ import (
 // unchanged job is not rewritten (its allocations stay current) but still
 // gets an evaluation. With EnforceIndex, the registration only succeeds if
 // the job's JobModifyIndex equals req.JobModifyIndex (0: the job must not
-// exist); otherwise it is a KindConflict error.
+// exist); otherwise it is a KindConflict error whose message starts with
+// Nomad's "Enforcing job modify index". PreserveCounts and
+// PreserveResources keep the stored job's group counts and task resources;
+// EvalPriority overrides the evaluation's priority.
 func (s *Server) JobRegister(ctx context.Context, req *structs.JobRegisterRequest) (*structs.JobRegisterResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -31,6 +34,9 @@ func (s *Server) JobRegister(ctx context.Context, req *structs.JobRegisterReques
 	}
 	job := req.Job.Copy()
 	job.Canonicalize()
+	if req.EvalPriority < 0 || req.EvalPriority > structs.JobMaxPriority {
+		return nil, structs.Invalid("eval priority %d is out of range: use 1 to %d", req.EvalPriority, structs.JobMaxPriority)
+	}
 	if err := job.Validate(); err != nil {
 		return nil, err
 	}
@@ -53,19 +59,22 @@ func (s *Server) JobRegister(ctx context.Context, req *structs.JobRegisterReques
 	if req.EnforceIndex {
 		switch {
 		case req.JobModifyIndex == 0 && existing != nil:
-			return nil, structs.NewError(structs.KindConflict, "enforcing job modify index 0: job %q already exists", job.ID)
+			return nil, structs.NewError(structs.KindConflict, "%s 0: job %q already exists", EnforceIndexErrPrefix, job.ID)
 		case req.JobModifyIndex != 0 && existing == nil:
-			return nil, structs.NewError(structs.KindConflict, "enforcing job modify index %d: job %q does not exist", req.JobModifyIndex, job.ID)
+			return nil, structs.NewError(structs.KindConflict, "%s %d: job %q does not exist", EnforceIndexErrPrefix, req.JobModifyIndex, job.ID)
 		case req.JobModifyIndex != 0 && existing.JobModifyIndex != req.JobModifyIndex:
-			return nil, structs.NewError(structs.KindConflict, "enforcing job modify index %d: job %q exists with conflicting job modify index %d",
+			return nil, structs.NewError(structs.KindConflict, "%s %d: job %q exists with conflicting job modify index %d", EnforceIndexErrPrefix,
 				req.JobModifyIndex, job.ID, existing.JobModifyIndex)
 		}
+	}
+	if existing != nil {
+		preserve(existing, job, req.PreserveCounts, req.PreserveResources)
 	}
 	now := s.clock.Now().UnixNano()
 	eval := &structs.Evaluation{
 		ID:          structs.GenerateUUID(),
 		Namespace:   job.Namespace,
-		Priority:    job.Priority,
+		Priority:    evalPriority(job.Priority, req.EvalPriority),
 		Type:        job.Type,
 		TriggeredBy: structs.EvalTriggerJobRegister,
 		JobID:       job.ID,
@@ -90,6 +99,45 @@ func (s *Server) JobRegister(ctx context.Context, req *structs.JobRegisterReques
 	job.Status, job.StatusDescription = "", ""
 	return applyWrite(s, req.RequestID, JobRegisterRequestType, &JobRegisterCommand{Job: job, Eval: eval},
 		&structs.JobRegisterResponse{EvalID: eval.ID}, completeJobRegister)
+}
+
+// EnforceIndexErrPrefix starts the message of a registration refused by
+// its EnforceIndex, as Nomad's does (clients match it).
+const EnforceIndexErrPrefix = "Enforcing job modify index"
+
+// evalPriority is an evaluation's priority: the request's override when
+// set, else the job's.
+func evalPriority(jobPriority, override int) int {
+	if override > 0 {
+		return override
+	}
+	return jobPriority
+}
+
+// preserve copies into job, a new version of existing, the counts of the
+// groups (counts) and the resources of the tasks (resources) that existing
+// has too.
+func preserve(existing, job *structs.Job, counts, resources bool) {
+	if !counts && !resources {
+		return
+	}
+	for _, tg := range job.TaskGroups {
+		old := existing.LookupTaskGroup(tg.Name)
+		if old == nil {
+			continue
+		}
+		if counts {
+			tg.Count = old.Count
+		}
+		if !resources {
+			continue
+		}
+		for _, t := range tg.Tasks {
+			if ot := old.LookupTask(t.Name); ot != nil && ot.Resources != nil {
+				t.Resources = ot.Resources.Copy()
+			}
+		}
+	}
 }
 
 // completeJobRegister completes a registration's reply with its index; its
@@ -137,7 +185,9 @@ func (s *Server) specChanged(existing, job *structs.Job) (bool, error) {
 }
 
 // JobDeregister stops a job (Stop=true, a new version) or, with Purge,
-// deletes it; either way an evaluation stops its allocations.
+// deletes it; either way an evaluation (of EvalPriority when set) stops its
+// allocations. A job that does not exist is no error and nothing is
+// written, as in Nomad.
 func (s *Server) JobDeregister(ctx context.Context, req *structs.JobDeregisterRequest) (*structs.JobDeregisterResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -148,6 +198,9 @@ func (s *Server) JobDeregister(ctx context.Context, req *structs.JobDeregisterRe
 	if r, ok, err := replayed(s, req.RequestID, completeJobDeregister); ok || err != nil {
 		return r, err
 	}
+	if req.EvalPriority < 0 || req.EvalPriority > structs.JobMaxPriority {
+		return nil, structs.Invalid("eval priority %d is out of range: use 1 to %d", req.EvalPriority, structs.JobMaxPriority)
+	}
 	ns := req.Namespace
 	if ns == "" {
 		ns = structs.DefaultNamespace
@@ -157,13 +210,14 @@ func (s *Server) JobDeregister(ctx context.Context, req *structs.JobDeregisterRe
 		return nil, fmt.Errorf("read job %q: %w", req.JobID, err)
 	}
 	if existing == nil {
-		return nil, structs.NotFound("job", req.JobID)
+		// As Nomad: stopping what does not exist succeeds and does nothing.
+		return &structs.JobDeregisterResponse{WriteMeta: structs.WriteMeta{Index: s.fsm.State().Index(state.TableJobs)}}, nil
 	}
 	now := s.clock.Now().UnixNano()
 	eval := &structs.Evaluation{
 		ID:          structs.GenerateUUID(),
 		Namespace:   ns,
-		Priority:    existing.Priority,
+		Priority:    evalPriority(existing.Priority, req.EvalPriority),
 		Type:        existing.Type,
 		TriggeredBy: structs.EvalTriggerJobDeregister,
 		JobID:       req.JobID,

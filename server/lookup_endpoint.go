@@ -119,7 +119,11 @@ func (s *Server) EvalAllocations(ctx context.Context, req *structs.EvalSpecificR
 	resp := &structs.AllocListResponse{}
 	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		index := st.Index(state.TableAllocs)
+		resp.Allocations = []*structs.AllocListStub{}
 		eval, err := lookupEval(ws, st, req.EvalID)
+		if structs.KindOf(err) == structs.KindNotFound {
+			return index, nil // as Nomad: an unknown evaluation placed nothing
+		}
 		if err != nil {
 			return index, err
 		}
@@ -140,12 +144,16 @@ func (s *Server) EvalAllocations(ctx context.Context, req *structs.EvalSpecificR
 }
 
 // NodeAllocations returns the allocations placed on a node (by ID or
-// unique ID prefix), in every namespace.
+// unique ID prefix), in every namespace; none for an unknown node.
 func (s *Server) NodeAllocations(ctx context.Context, req *structs.NodeSpecificRequest) (*structs.AllocsGetResponse, error) {
 	resp := &structs.AllocsGetResponse{}
 	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		index := st.Index(state.TableAllocs)
+		resp.Allocs = []*structs.Allocation{}
 		node, err := lookupNode(ws, st, req.NodeID)
+		if structs.KindOf(err) == structs.KindNotFound {
+			return index, nil // as Nomad: an unknown node runs nothing
+		}
 		if err != nil {
 			return index, err
 		}

@@ -147,6 +147,9 @@ func (s *Server) NodeGetClientAllocs(ctx context.Context, req *structs.NodeSpeci
 	if err != nil {
 		return nil, err
 	}
+	// Never 0 to a client: it blocks on the index it gets, and a query on
+	// 0 would not block (as Nomad answers its clients).
+	resp.Index = max(resp.Index, 1)
 	return resp, nil
 }
 
@@ -174,6 +177,7 @@ func (s *Server) AllocGetAllocs(ctx context.Context, req *structs.AllocsGetReque
 	if err != nil {
 		return nil, err
 	}
+	resp.Index = max(resp.Index, 1) // never 0 to a client, as NodeGetClientAllocs
 	return resp, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/drover-io/drover/server/state"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -209,10 +210,16 @@ func TestJobDeregister(t *testing.T) {
 			}
 		})
 	}
+	// As Nomad: stopping a job that does not exist succeeds, with no
+	// evaluation and nothing written.
 	s := newTestServer(t, nil)
-	_, err := s.JobDeregister(context.Background(), &structs.JobDeregisterRequest{JobID: "nope"})
-	if structs.KindOf(err) != structs.KindNotFound {
-		t.Fatalf("deregister unknown job: %v", err)
+	before := s.State().Index(state.TableEvals)
+	d, err := s.JobDeregister(context.Background(), &structs.JobDeregisterRequest{JobID: "nope"})
+	if err != nil || d.EvalID != "" {
+		t.Fatalf("deregister unknown job: %+v, %v", d, err)
+	}
+	if after := s.State().Index(state.TableEvals); after != before {
+		t.Errorf("evals index %d -> %d: something was written", before, after)
 	}
 }
 
@@ -246,6 +253,10 @@ func TestJobRegisterErrors(t *testing.T) {
 			_, err := s.JobRegister(ctx, &structs.JobRegisterRequest{Job: job, EnforceIndex: true, JobModifyIndex: tt.index})
 			if tt.ok != (err == nil) || (!tt.ok && structs.KindOf(err) != tt.kind) {
 				t.Fatalf("err = %v (kind %v)", err, structs.KindOf(err))
+			}
+			// Nomad's clients match this prefix (api.RegisterEnforceIndexErrPrefix).
+			if !tt.ok && !strings.HasPrefix(err.Error(), "Enforcing job modify index") {
+				t.Errorf("err = %q: want Nomad's prefix", err)
 			}
 		})
 	}

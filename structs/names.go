@@ -70,9 +70,14 @@ func validateTaskName(name string) error {
 }
 
 // validateJobID checks a job ID as Nomad does (no space, no null
-// character), and refuses what no ID needs and what breaks its use in
-// URLs, logs and terminals: control characters, invalid UTF-8, "." and
-// "..". A "/" is allowed: periodic and dispatched jobs' IDs hold one.
+// character), and refuses what breaks its use in URLs and terminals:
+// invalid UTF-8, "." and "..", and the characters that take over a
+// terminal or make text display as other text (ESC and the C1 controls,
+// which start terminal control sequences, and the bidirectional
+// formatting characters). Other control characters are allowed, as Nomad
+// allows them (its API test suite registers an ID with a newline); they
+// never become a path. A "/" is allowed: periodic and dispatched jobs' IDs
+// hold one.
 func validateJobID(id string) error {
 	switch {
 	case id == "":
@@ -81,8 +86,18 @@ func validateJobID(id string) error {
 		return fmt.Errorf("job ID %q contains a space: use \"-\" or \"_\" instead", id)
 	case id == "." || id == "..":
 		return fmt.Errorf("job ID %q is not allowed: it would name another path in the HTTP API; pick another ID", id)
+	case !utf8.ValidString(id):
+		return fmt.Errorf("job ID %q is not valid UTF-8: use printable characters", id)
 	}
-	return checkCharacters("job ID", id)
+	for _, r := range id {
+		switch {
+		case r == 0:
+			return fmt.Errorf("job ID %q contains a null character: remove it", id)
+		case r == 0x1b, r >= 0x80 && r <= 0x9f, unicode.Is(unicode.Bidi_Control, r):
+			return fmt.Errorf("job ID %q contains the control character %U, which takes over terminals that print the ID: use printable characters", id, r)
+		}
+	}
+	return nil
 }
 
 // nameErrors returns the problems of every name in the job that ends up in

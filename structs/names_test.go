@@ -24,9 +24,10 @@ func TestNamesThatBecomePaths(t *testing.T) {
 		{name: ".", badID: true, badGroup: true, badTask: true, want: `"." is not allowed`},
 		// Bytes no name needs.
 		{name: "web\x00", badID: true, badGroup: true, badTask: true, want: "null character"},
-		{name: "web\n", badID: true, badGroup: true, badTask: true, want: "control character U+000A"},
+		{name: "web\n", badGroup: true, badTask: true, want: "control character U+000A"},
+		{name: "job-id/with\\troublesome:characters\n?&字", badGroup: true, badTask: true, want: `contains "/"`}, // Nomad's API tests' job ID
 		{name: "\x1b[31mred", badID: true, badGroup: true, badTask: true, want: "control character U+001B"},
-		{name: "a\x7fb", badID: true, badGroup: true, badTask: true, want: "control character U+007F"},
+		{name: "a\x7fb", badGroup: true, badTask: true, want: "control character U+007F"},
 		{name: "a\u0085b", badID: true, badGroup: true, badTask: true, want: "control character U+0085"},
 		{name: "evil\u202etxt.exe", badID: true, badGroup: true, badTask: true, want: "control character U+202E"},
 		{name: "bad\xffutf8", badID: true, badGroup: true, badTask: true, want: "not valid UTF-8"},

@@ -38,6 +38,14 @@ type JobRegisterRequest struct {
 	Job            *Job
 	EnforceIndex   bool
 	JobModifyIndex uint64
+	// PreserveCounts keeps the count of each group the job had already.
+	PreserveCounts bool
+	// PreserveResources keeps the resources of each task the job had
+	// already.
+	PreserveResources bool
+	// EvalPriority, when above 0, is the evaluation's priority instead of
+	// the job's.
+	EvalPriority int
 	WriteRequest
 }
 
@@ -55,6 +63,9 @@ type JobDeregisterRequest struct {
 	Namespace string
 	JobID     string
 	Purge     bool
+	// EvalPriority, when above 0, is the evaluation's priority instead of
+	// the job's.
+	EvalPriority int
 	WriteRequest
 }
 
