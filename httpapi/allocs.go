@@ -7,13 +7,17 @@ import (
 	"github.com/drover-io/drover/structs"
 )
 
-// allocList is GET /v1/allocations: []AllocListStub.
+// allocList is GET /v1/allocations[?resources=true]: []AllocListStub.
 func (s *Server) allocList(w http.ResponseWriter, req *http.Request) (any, error) {
 	opts, err := queryOptions(req)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := rpcapi.AllocList.Call(req.Context(), s.rpc, &structs.AllocListRequest{QueryOptions: opts})
+	resources, err := boolParam(req, "resources")
+	if err != nil {
+		return nil, err
+	}
+	resp, err := rpcapi.AllocList.Call(req.Context(), s.rpc, &structs.AllocListRequest{Resources: resources, QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -93,13 +97,17 @@ func (s *Server) evalAllocations(w http.ResponseWriter, req *http.Request) (any,
 	return nonNil(resp.Allocations), nil
 }
 
-// nodeList is GET /v1/nodes: []NodeListStub.
+// nodeList is GET /v1/nodes[?resources=true]: []NodeListStub.
 func (s *Server) nodeList(w http.ResponseWriter, req *http.Request) (any, error) {
 	opts, err := queryOptions(req)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := rpcapi.NodeList.Call(req.Context(), s.rpc, &structs.NodeListRequest{QueryOptions: opts})
+	resources, err := boolParam(req, "resources")
+	if err != nil {
+		return nil, err
+	}
+	resp, err := rpcapi.NodeList.Call(req.Context(), s.rpc, &structs.NodeListRequest{Resources: resources, QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +126,14 @@ func (s *Server) nodeGet(w http.ResponseWriter, req *http.Request) (any, error) 
 		return nil, err
 	}
 	setQueryMeta(w, resp.QueryMeta)
-	return resp.Node, nil
+	return nodeView{Node: resp.Node}, nil
+}
+
+// nodeView is a Node as the API shows it: with its SecretID field present
+// and empty, as Nomad's (clients read the key), never the secret.
+type nodeView struct {
+	*structs.Node
+	SecretID string
 }
 
 func (s *Server) lookupNode(req *http.Request, id string, opts structs.QueryOptions) (*structs.SingleNodeResponse, error) {

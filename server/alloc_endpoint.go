@@ -23,7 +23,11 @@ func (s *Server) AllocList(ctx context.Context, req *structs.AllocListRequest) (
 		resp.Allocations = make([]*structs.AllocListStub, 0, len(allocs))
 		for _, a := range allocs {
 			if inNamespace(ns, a.Namespace) {
-				resp.Allocations = append(resp.Allocations, a.Stub())
+				stub := a.Stub()
+				if req.Resources {
+					stub.AllocatedResources = a.AllocatedResources
+				}
+				resp.Allocations = append(resp.Allocations, stub)
 			}
 		}
 		return st.Index(state.TableAllocs), nil

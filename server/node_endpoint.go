@@ -248,7 +248,11 @@ func (s *Server) NodeList(ctx context.Context, req *structs.NodeListRequest) (*s
 		}
 		resp.Nodes = make([]*structs.NodeListStub, 0, len(nodes))
 		for _, n := range nodes {
-			resp.Nodes = append(resp.Nodes, n.Stub())
+			stub := n.Stub()
+			if req.Resources {
+				stub.NodeResources, stub.ReservedResources = n.NodeResources, n.ReservedResources
+			}
+			resp.Nodes = append(resp.Nodes, stub)
 		}
 		return st.Index(state.TableNodes), nil
 	})

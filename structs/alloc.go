@@ -263,10 +263,12 @@ type AllocListStub struct {
 	NextAllocation        string
 	PreemptedAllocations  []string
 	PreemptedByAllocation string
-	CreateIndex           uint64
-	ModifyIndex           uint64
-	CreateTime            int64
-	ModifyTime            int64
+	// AllocatedResources is set only when the list asks for resources.
+	AllocatedResources *AllocatedResources `json:",omitempty"`
+	CreateIndex        uint64
+	ModifyIndex        uint64
+	CreateTime         int64
+	ModifyTime         int64
 }
 
 // Stub returns the list form of the allocation.

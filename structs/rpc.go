@@ -116,6 +116,9 @@ type JobEvaluationsResponse struct {
 
 // AllocListRequest lists allocations.
 type AllocListRequest struct {
+	// Resources includes each allocation's AllocatedResources in its stub
+	// (?resources=true).
+	Resources bool
 	QueryOptions
 }
 
@@ -162,6 +165,9 @@ type SingleEvalResponse struct {
 
 // NodeListRequest lists nodes.
 type NodeListRequest struct {
+	// Resources includes each node's NodeResources and ReservedResources
+	// in its stub (?resources=true).
+	Resources bool
 	QueryOptions
 }
 
