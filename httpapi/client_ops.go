@@ -201,14 +201,19 @@ func (s *Server) clientAllocSignal(_ http.ResponseWriter, req *http.Request) (an
 }
 
 // allocStop is PUT /v1/allocation/:id/stop (an ID or a unique prefix): the
-// servers stop the allocation and evaluate its job, placing a replacement.
-// It answers {"EvalID", "Index"}.
+// servers stop the allocation and evaluate its job, placing a replacement;
+// ?reschedule and ?no_shutdown_delay mark its DesiredTransition. It answers
+// {"EvalID", "Index"}.
 func (s *Server) allocStop(w http.ResponseWriter, req *http.Request) (any, error) {
-	noShuffle, err := boolParam(req, "no_shuffle")
-	if err != nil {
-		return nil, err
+	stop := &structs.AllocStopRequest{AllocID: req.PathValue("id")}
+	for name, v := range map[string]*bool{"no_shuffle": &stop.NoShuffle, "reschedule": &stop.Reschedule, "no_shutdown_delay": &stop.NoShutdownDelay} {
+		b, err := boolParam(req, name)
+		if err != nil {
+			return nil, err
+		}
+		*v = b
 	}
-	resp, err := rpcapi.AllocStop.Call(req.Context(), s.rpc, &structs.AllocStopRequest{AllocID: req.PathValue("id"), NoShuffle: noShuffle})
+	resp, err := rpcapi.AllocStop.Call(req.Context(), s.rpc, stop)
 	if err != nil {
 		return nil, err
 	}

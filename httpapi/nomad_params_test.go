@@ -58,6 +58,10 @@ func (r *recorder) server(t *testing.T) *httptest.Server {
 		r.add(req)
 		return &structs.JobDeregisterResponse{}, nil
 	})
+	rpcapi.Handle(h, rpcapi.AllocStop, func(_ context.Context, req *structs.AllocStopRequest) (*structs.AllocStopResponse, error) {
+		r.add(req)
+		return &structs.AllocStopResponse{}, nil
+	})
 	hs := New(nil, &Config{RPC: h, Agent: fakeInfo{}, Logger: slog.New(slog.DiscardHandler)})
 	ts := httptest.NewServer(hs.Handler())
 	t.Cleanup(ts.Close)
@@ -79,6 +83,10 @@ func TestNomadRequestParameters(t *testing.T) {
 			"PreserveCounts": true, "PreserveResources": true, "EvalPriority": 99}`, func(req any) bool {
 			r := req.(*structs.JobRegisterRequest)
 			return r.PreserveCounts && r.PreserveResources && r.EvalPriority == 99
+		}},
+		{"PUT", "/v1/allocation/a1/stop?reschedule=true&no_shutdown_delay=true", "", func(req any) bool {
+			r := req.(*structs.AllocStopRequest)
+			return r.AllocID == "a1" && r.Reschedule && r.NoShutdownDelay && !r.NoShuffle
 		}},
 		{"DELETE", "/v1/job/web?purge=false&global=false&eval_priority=97&no_shutdown_delay=false", "", func(req any) bool {
 			return req.(*structs.JobDeregisterRequest).EvalPriority == 97

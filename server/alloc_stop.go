@@ -15,7 +15,8 @@ const allocStopDesc = "alloc stopped by operator request"
 // tasks) and stores an evaluation of its job, which places a replacement
 // as the job's count requires. Stopping an allocation the server already
 // stopped only creates the evaluation. The allocation is named by its ID
-// or a unique ID prefix; an unknown one is KindNotFound.
+// or a unique ID prefix; an unknown one is KindNotFound. Reschedule and
+// NoShutdownDelay are recorded in the allocation's DesiredTransition.
 func (s *Server) AllocStop(ctx context.Context, req *structs.AllocStopRequest) (*structs.AllocStopResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -53,6 +54,12 @@ func (s *Server) AllocStop(ctx context.Context, req *structs.AllocStopRequest) (
 		stopped.DesiredStatus = structs.AllocDesiredStatusStop
 		stopped.DesiredDescription = allocStopDesc
 		stopped.ModifyTime = now
+		if req.Reschedule {
+			stopped.DesiredTransition.Reschedule = new(true)
+		}
+		if req.NoShutdownDelay {
+			stopped.DesiredTransition.NoShutdownDelay = new(true)
+		}
 		cmd.Allocs = []*structs.Allocation{stopped}
 	}
 	return applyWrite(s, req.RequestID, ApplyPlanResultsRequestType, cmd, &structs.AllocStopResponse{EvalID: eval.ID}, completeAllocStop)

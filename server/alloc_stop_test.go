@@ -81,3 +81,39 @@ func TestAllocStopErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestAllocStopDesiredTransition checks that alloc stop's reschedule and
+// no_shutdown_delay are recorded on the stopped allocation, as Nomad's API
+// shows them (DesiredTransition).
+func TestAllocStopDesiredTransition(t *testing.T) {
+	tests := []struct {
+		name                string
+		req                 structs.AllocStopRequest
+		reschedule, noDelay bool
+	}{
+		{"plain", structs.AllocStopRequest{}, false, false},
+		{"reschedule", structs.AllocStopRequest{Reschedule: true}, true, false},
+		{"no shutdown delay", structs.AllocStopRequest{NoShutdownDelay: true}, false, true},
+	}
+	s := newTestServer(t, nil)
+	registerNode(t, s, testNode("node-1", 4000, 4096))
+	r := registerJob(t, s, testJob("web", len(tests), 100, 100))
+	waitEvalStatus(t, s, r.EvalID, structs.EvalStatusComplete)
+	running := allocsOf(t, s, "web", structs.AllocDesiredStatusRun)
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := tc.req
+			req.AllocID = running[i].ID
+			if _, err := s.AllocStop(context.Background(), &req); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.State().AllocByID(nil, req.AllocID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.DesiredTransition.ShouldReschedule() != tc.reschedule || got.DesiredTransition.ShouldIgnoreShutdownDelay() != tc.noDelay {
+				t.Errorf("desired transition %+v: want reschedule %t, no shutdown delay %t", got.DesiredTransition, tc.reschedule, tc.noDelay)
+			}
+		})
+	}
+}

@@ -42,6 +42,9 @@ type Allocation struct {
 	Metrics            *AllocMetric
 	DesiredStatus      string
 	DesiredDescription string
+	// DesiredTransition is what an operator asked beyond the desired
+	// status (alloc stop's reschedule and no_shutdown_delay).
+	DesiredTransition  DesiredTransition
 	ClientStatus       string
 	ClientDescription  string
 	TaskStates         map[string]*TaskState

@@ -8,6 +8,12 @@ type AllocStopRequest struct {
 	// NoShuffle is accepted for compatibility with Nomad's API; placement
 	// of the replacement does not depend on it.
 	NoShuffle bool
+	// Reschedule marks the stopped allocation's DesiredTransition to be
+	// rescheduled (its replacement is placed either way).
+	Reschedule bool
+	// NoShutdownDelay marks the stopped allocation's tasks to stop
+	// without their shutdown_delay.
+	NoShutdownDelay bool
 	WriteRequest
 }
 
