@@ -40,7 +40,11 @@ func (r *recorder) server(t *testing.T) *httptest.Server {
 	h := rpcapi.NewHandlers()
 	rpcapi.Handle(h, rpcapi.AllocList, func(_ context.Context, req *structs.AllocListRequest) (*structs.AllocListResponse, error) {
 		r.add(req)
-		return &structs.AllocListResponse{}, nil
+		resp := &structs.AllocListResponse{}
+		if req.PerPage > 0 {
+			resp.NextToken = "next-of-" + req.NextToken
+		}
+		return resp, nil
 	})
 	rpcapi.Handle(h, rpcapi.NodeList, func(_ context.Context, req *structs.NodeListRequest) (*structs.NodeListResponse, error) {
 		r.add(req)
@@ -143,5 +147,27 @@ func TestNodeSecretIDIsEmpty(t *testing.T) {
 	}
 	if !strings.Contains(string(body), `"ID":"n1"`) {
 		t.Errorf("body %s: no ID", body)
+	}
+}
+
+// TestPagingHeaders checks that a paged list answers X-Nomad-NextToken as
+// Nomad's does, and that a bad per_page is refused.
+func TestPagingHeaders(t *testing.T) {
+	ts := (&recorder{}).server(t)
+	resp, err := http.Get(ts.URL + "/v1/allocations?per_page=1&next_token=abc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := resp.Header.Get("X-Nomad-NextToken"); got != "next-of-abc" {
+		t.Errorf("X-Nomad-NextToken %q", got)
+	}
+	resp, err = http.Get(ts.URL + "/v1/allocations?per_page=many")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("per_page=many: status %d, want 400", resp.StatusCode)
 	}
 }

@@ -145,8 +145,8 @@ func sortedKeys(m map[string]any) []string {
 }
 
 // queryOptions reads the common read parameters: namespace ("default"
-// unless given; "*" is all), prefix, region, stale and the blocking-query
-// pair index and wait.
+// unless given; "*" is all), prefix, region, stale, the blocking-query
+// pair index and wait, and the paging pair per_page and next_token.
 func queryOptions(req *http.Request) (structs.QueryOptions, error) {
 	q := req.URL.Query()
 	opts := structs.QueryOptions{
@@ -171,6 +171,14 @@ func queryOptions(req *http.Request) (structs.QueryOptions, error) {
 		}
 		opts.MaxQueryTime = d
 	}
+	if v := q.Get("per_page"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < 0 {
+			return opts, structs.Invalid("per_page %q is invalid: use a positive integer", v)
+		}
+		opts.PerPage = int32(n)
+	}
+	opts.NextToken = q.Get("next_token")
 	if opts.MinQueryIndex > 0 && opts.MaxQueryTime == 0 {
 		opts.MaxQueryTime = structs.DefaultBlockingWait
 	}

@@ -270,6 +270,9 @@ func isPretty(req *http.Request) bool {
 func setQueryMeta(w http.ResponseWriter, m structs.QueryMeta) {
 	setIndex(w, m.Index)
 	setLeaderHeaders(w, m.KnownLeader, m.LastContact)
+	if m.NextToken != "" {
+		w.Header().Set("X-Nomad-NextToken", m.NextToken)
+	}
 }
 
 // setLeaderHeaders sets X-Nomad-KnownLeader and X-Nomad-LastContact (in

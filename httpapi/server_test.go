@@ -327,6 +327,7 @@ func TestQueryOptions(t *testing.T) {
 		{"index=12&wait=5000ms", structs.QueryOptions{Namespace: "default", MinQueryIndex: 12, MaxQueryTime: 5e9}},
 		{"index=12&wait=3", structs.QueryOptions{Namespace: "default", MinQueryIndex: 12, MaxQueryTime: 3e9}},
 		{"index=12&wait=1h", structs.QueryOptions{Namespace: "default", MinQueryIndex: 12, MaxQueryTime: structs.MaxBlockingWait}},
+		{"per_page=2&next_token=abc", structs.QueryOptions{Namespace: "default", PerPage: 2, NextToken: "abc"}},
 	}
 	for _, tc := range tests {
 		req := httptest.NewRequest("GET", "/v1/jobs?"+tc.query, nil)

@@ -30,6 +30,7 @@ func (s *Server) AllocList(ctx context.Context, req *structs.AllocListRequest) (
 				resp.Allocations = append(resp.Allocations, stub)
 			}
 		}
+		resp.Allocations = paginate(resp.Allocations, func(a *structs.AllocListStub) string { return a.ID }, &req.QueryOptions, &resp.QueryMeta)
 		return st.Index(state.TableAllocs), nil
 	})
 	if err != nil {
@@ -69,6 +70,7 @@ func (s *Server) EvalList(ctx context.Context, req *structs.EvalListRequest) (*s
 				resp.Evaluations = append(resp.Evaluations, e)
 			}
 		}
+		resp.Evaluations = paginate(resp.Evaluations, func(e *structs.Evaluation) string { return e.ID }, &req.QueryOptions, &resp.QueryMeta)
 		return st.Index(state.TableEvals), nil
 	})
 	if err != nil {

@@ -254,6 +254,7 @@ func (s *Server) NodeList(ctx context.Context, req *structs.NodeListRequest) (*s
 			}
 			resp.Nodes = append(resp.Nodes, stub)
 		}
+		resp.Nodes = paginate(resp.Nodes, func(n *structs.NodeListStub) string { return n.ID }, &req.QueryOptions, &resp.QueryMeta)
 		return st.Index(state.TableNodes), nil
 	})
 	if err != nil {

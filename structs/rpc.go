@@ -12,6 +12,11 @@ type QueryOptions struct {
 	MinQueryIndex uint64
 	MaxQueryTime  time.Duration
 	AllowStale    bool
+	// PerPage, when above 0, pages a list: at most PerPage items, from
+	// the one NextToken names (the QueryMeta.NextToken of the page
+	// before; empty: from the first).
+	PerPage   int32
+	NextToken string
 }
 
 // QueryMeta is returned with every read: the index to use as the next
@@ -20,6 +25,9 @@ type QueryMeta struct {
 	Index       uint64
 	KnownLeader bool
 	LastContact time.Duration
+	// NextToken names the first item of a paged list's next page; empty
+	// on its last page.
+	NextToken string
 }
 
 // WriteMeta is returned with every write.
