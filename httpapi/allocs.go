@@ -57,22 +57,37 @@ func (s *Server) evalList(w http.ResponseWriter, req *http.Request) (any, error)
 	return nonNil(resp.Evaluations), nil
 }
 
-// evalGet is GET /v1/evaluation/:id (an ID or a unique prefix): Evaluation.
+// evalGet is GET /v1/evaluation/:id[?related=true] (an ID or a unique
+// prefix): Evaluation, with RelatedEvals when asked.
 func (s *Server) evalGet(w http.ResponseWriter, req *http.Request) (any, error) {
 	opts, err := queryOptions(req)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.lookupEval(req, req.PathValue("id"), opts)
+	related, err := boolParam(req, "related")
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.lookupEval(req, req.PathValue("id"), related, opts)
 	if err != nil {
 		return nil, err
 	}
 	setQueryMeta(w, resp.QueryMeta)
+	if related {
+		return evalView{Evaluation: resp.Eval, RelatedEvals: nonNil(resp.Related)}, nil
+	}
 	return resp.Eval, nil
 }
 
-func (s *Server) lookupEval(req *http.Request, id string, opts structs.QueryOptions) (*structs.SingleEvalResponse, error) {
-	resp, err := rpcapi.EvalGet.Call(req.Context(), s.rpc, &structs.EvalSpecificRequest{EvalID: id, QueryOptions: opts})
+// evalView is an Evaluation with its related evaluations
+// (?related=true), as Nomad's API shows them.
+type evalView struct {
+	*structs.Evaluation
+	RelatedEvals []*structs.EvaluationStub
+}
+
+func (s *Server) lookupEval(req *http.Request, id string, related bool, opts structs.QueryOptions) (*structs.SingleEvalResponse, error) {
+	resp, err := rpcapi.EvalGet.Call(req.Context(), s.rpc, &structs.EvalSpecificRequest{EvalID: id, IncludeRelated: related, QueryOptions: opts})
 	if err != nil {
 		return nil, err
 	}

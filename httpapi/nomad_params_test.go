@@ -66,6 +66,14 @@ func (r *recorder) server(t *testing.T) *httptest.Server {
 		r.add(req)
 		return &structs.AllocStopResponse{}, nil
 	})
+	rpcapi.Handle(h, rpcapi.EvalGet, func(_ context.Context, req *structs.EvalSpecificRequest) (*structs.SingleEvalResponse, error) {
+		r.add(req)
+		resp := &structs.SingleEvalResponse{Eval: &structs.Evaluation{ID: "e1", BlockedEval: "e2"}}
+		if req.IncludeRelated {
+			resp.Related = []*structs.EvaluationStub{{ID: "e2", PreviousEval: "e1"}}
+		}
+		return resp, nil
+	})
 	hs := New(nil, &Config{RPC: h, Agent: fakeInfo{}, Logger: slog.New(slog.DiscardHandler)})
 	ts := httptest.NewServer(hs.Handler())
 	t.Cleanup(ts.Close)
@@ -169,5 +177,28 @@ func TestPagingHeaders(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("per_page=many: status %d, want 400", resp.StatusCode)
+	}
+}
+
+// TestEvalRelated checks GET /v1/evaluation/:id?related=true: the
+// evaluation with its RelatedEvals, which are absent otherwise.
+func TestEvalRelated(t *testing.T) {
+	ts := (&recorder{}).server(t)
+	for _, tc := range []struct {
+		query string
+		want  bool
+	}{{"?related=true", true}, {"", false}} {
+		resp, err := http.Get(ts.URL + "/v1/evaluation/e1" + tc.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(body), `"ID":"e1"`) {
+			t.Errorf("%q: body %s", tc.query, body)
+		}
+		if got := strings.Contains(string(body), `"RelatedEvals":[{"ID":"e2"`); got != tc.want {
+			t.Errorf("%q: body %s: related evals shown %t, want %t", tc.query, body, got, tc.want)
+		}
 	}
 }

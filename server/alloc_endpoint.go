@@ -79,13 +79,18 @@ func (s *Server) EvalList(ctx context.Context, req *structs.EvalListRequest) (*s
 	return resp, nil
 }
 
-// EvalGet returns one evaluation by ID or unique ID prefix.
+// EvalGet returns one evaluation by ID or unique ID prefix, with the
+// evaluations related to it when asked.
 func (s *Server) EvalGet(ctx context.Context, req *structs.EvalSpecificRequest) (*structs.SingleEvalResponse, error) {
 	resp := &structs.SingleEvalResponse{}
 	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		index := st.Index(state.TableEvals)
 		e, err := lookupEval(ws, st, req.EvalID)
 		resp.Eval = e
+		if err != nil || !req.IncludeRelated {
+			return index, err
+		}
+		resp.Related, err = relatedEvals(ws, st, e)
 		return index, err
 	})
 	if err != nil {
@@ -96,3 +101,32 @@ func (s *Server) EvalGet(ctx context.Context, req *structs.EvalSpecificRequest) 
 
 // prefixOf lower-cases an ID prefix typed by a user (IDs are lower-case).
 func prefixOf(id string) string { return strings.ToLower(id) }
+
+// relatedEvals returns the evaluations linked to e, directly or through
+// others, by NextEval, PreviousEval and BlockedEval (each link is recorded
+// on both of its ends), in the order found.
+func relatedEvals(ws memdb.WatchSet, st *state.StateStore, e *structs.Evaluation) ([]*structs.EvaluationStub, error) {
+	seen := map[string]bool{e.ID: true}
+	queue := []*structs.Evaluation{e}
+	out := []*structs.EvaluationStub{}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, id := range []string{cur.NextEval, cur.PreviousEval, cur.BlockedEval} {
+			if id == "" || seen[id] {
+				continue
+			}
+			seen[id] = true
+			next, err := st.EvalByID(ws, id)
+			if err != nil {
+				return nil, err
+			}
+			if next == nil {
+				continue // collected meanwhile
+			}
+			out = append(out, next.Stub())
+			queue = append(queue, next)
+		}
+	}
+	return out, nil
+}

@@ -162,12 +162,17 @@ type EvalListResponse struct {
 // EvalSpecificRequest reads one evaluation, by ID or unique ID prefix.
 type EvalSpecificRequest struct {
 	EvalID string
+	// IncludeRelated fills SingleEvalResponse.Related (?related=true).
+	IncludeRelated bool
 	QueryOptions
 }
 
 // SingleEvalResponse returns one evaluation; Eval is nil when it does not exist.
 type SingleEvalResponse struct {
 	Eval *Evaluation
+	// Related are the evaluations linked to Eval, directly or not, by
+	// their NextEval, PreviousEval and BlockedEval, when asked for.
+	Related []*EvaluationStub
 	QueryMeta
 }
 
