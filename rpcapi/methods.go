@@ -97,6 +97,14 @@ var (
 	// SchedulerSetConfig sets the scheduler configuration (with CAS, only
 	// over the given ModifyIndex).
 	SchedulerSetConfig = deduplicated[structs.SchedulerSetConfigRequest, structs.SchedulerSetConfigResponse]("SchedulerSetConfig")
+	// NamespaceList lists namespaces, the default one included.
+	NamespaceList = read[structs.NamespaceListRequest, structs.NamespaceListResponse]("NamespaceList")
+	// NamespaceGet reads one namespace by name.
+	NamespaceGet = read[structs.NamespaceSpecificRequest, structs.SingleNamespaceResponse]("NamespaceGet")
+	// NamespaceUpsert creates or updates namespaces.
+	NamespaceUpsert = deduplicated[structs.NamespaceUpsertRequest, structs.NamespaceWriteResponse]("NamespaceUpsert")
+	// NamespaceDelete deletes namespaces that hold no live job.
+	NamespaceDelete = deduplicated[structs.NamespaceDeleteRequest, structs.NamespaceWriteResponse]("NamespaceDelete")
 )
 
 // All returns every declared method: the server serves each of them.
@@ -112,5 +120,6 @@ func All() []*Info {
 		SchedulerGetConfig.info, SchedulerSetConfig.info,
 		VarList.info, VarGet.info, VarApply.info, KeyringList.info, KeyringRotate.info, KeyringDelete.info,
 		KeyringPublicKeys.info,
+		NamespaceList.info, NamespaceGet.info, NamespaceUpsert.info, NamespaceDelete.info,
 	}, clusterMethods()...)
 }

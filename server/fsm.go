@@ -176,6 +176,11 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 		cmd.Eval.JobModifyIndex = index
 		evals = []*structs.Evaluation{cmd.Eval}
 		err = batch(func(w *state.WriteTxn) error {
+			if cmd.CheckNamespace {
+				if err := w.CheckNamespace(cmd.Job.Namespace); err != nil {
+					return err
+				}
+			}
 			if err := w.UpsertJob(cmd.Job); err != nil {
 				return err
 			}
@@ -325,6 +330,32 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 		})
 	case ServiceUpsertRequestType, ServiceDeleteRequestType:
 		err = f.applyServices(t, body, batch, &resp)
+	case NamespaceUpsertRequestType:
+		var cmd NamespaceUpsertCommand
+		if err := decodeBody(f.handle, body, &cmd); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", t, err)
+		}
+		err = batch(func(w *state.WriteTxn) error {
+			for _, ns := range cmd.Namespaces {
+				if err := w.UpsertNamespace(ns); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	case NamespaceDeleteRequestType:
+		var cmd NamespaceDeleteCommand
+		if err := decodeBody(f.handle, body, &cmd); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", t, err)
+		}
+		err = batch(func(w *state.WriteTxn) error {
+			for _, name := range cmd.Names {
+				if err := w.DeleteNamespace(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	default:
 		return nil, fmt.Errorf("unknown raft message type %d", uint8(t))
 	}
@@ -369,6 +400,8 @@ type snapshotData struct {
 	AutopilotConfig *structs.AutopilotConfig
 	// Added with service registrations; absent from older snapshots.
 	Services []*structs.ServiceRegistration
+	// Added with namespaces; absent from older snapshots.
+	Namespaces []*structs.Namespace
 }
 
 const snapshotVersion = 1
@@ -465,6 +498,11 @@ func (f *FSM) Restore(rc io.ReadCloser) (err error) {
 				return err
 			}
 		}
+		for _, ns := range data.Namespaces {
+			if err := r.Namespace(ns); err != nil {
+				return err
+			}
+		}
 		for table, idx := range data.Indexes {
 			if err := r.Index(table, idx); err != nil {
 				return err
@@ -541,6 +579,9 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 		return err
 	}
 	if data.Services, err = s.snap.ServiceRegistrations(nil, "*"); err != nil {
+		return err
+	}
+	if data.Namespaces, err = s.snap.StoredNamespaces(); err != nil {
 		return err
 	}
 	return codec.NewEncoder(w, s.handle).Encode(&data)

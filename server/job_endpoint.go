@@ -52,6 +52,9 @@ func (s *Server) JobRegister(ctx context.Context, req *structs.JobRegisterReques
 	if err := s.fsm.storableJob(job); err != nil {
 		return nil, err
 	}
+	if err := s.checkJobNamespace(job); err != nil {
+		return nil, err
+	}
 	existing, err := s.fsm.State().JobByID(nil, job.Namespace, job.ID)
 	if err != nil {
 		return nil, fmt.Errorf("read job %q: %w", job.ID, err)
@@ -97,7 +100,7 @@ func (s *Server) JobRegister(ctx context.Context, req *structs.JobRegisterReques
 	}
 	job.SubmitTime = now
 	job.Status, job.StatusDescription = "", ""
-	return applyWrite(s, req.RequestID, JobRegisterRequestType, &JobRegisterCommand{Job: job, Eval: eval},
+	return applyWrite(s, req.RequestID, JobRegisterRequestType, &JobRegisterCommand{Job: job, Eval: eval, CheckNamespace: true},
 		&structs.JobRegisterResponse{EvalID: eval.ID}, completeJobRegister)
 }
 

@@ -36,6 +36,9 @@ func (s *Server) JobPlan(ctx context.Context, req *structs.JobPlanRequest) (*str
 	if err := s.fsm.storableJob(job); err != nil {
 		return nil, err
 	}
+	if err := s.checkJobNamespace(job); err != nil {
+		return nil, err
+	}
 	snap := s.fsm.State().Snapshot()
 	existing, err := snap.JobByID(nil, job.Namespace, job.ID)
 	if err != nil {

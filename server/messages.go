@@ -37,6 +37,8 @@ const (
 	// Service registrations (fsm_services.go).
 	ServiceUpsertRequestType
 	ServiceDeleteRequestType
+	NamespaceUpsertRequestType
+	NamespaceDeleteRequestType
 )
 
 // String names the message type for logs.
@@ -76,6 +78,10 @@ func (t MessageType) String() string {
 		return "var-lock"
 	case ClusterMetaRequestType:
 		return "cluster-meta"
+	case NamespaceUpsertRequestType:
+		return "namespace-upsert"
+	case NamespaceDeleteRequestType:
+		return "namespace-delete"
 	case AutopilotConfigRequestType:
 		return "autopilot-config"
 	case ServiceUpsertRequestType:
@@ -91,6 +97,21 @@ func (t MessageType) String() string {
 type JobRegisterCommand struct {
 	Job  *structs.Job
 	Eval *structs.Evaluation
+	// CheckNamespace refuses the job when its namespace does not exist.
+	// Entries written before namespaces existed lack it, and replay as
+	// they applied then.
+	CheckNamespace bool
+}
+
+// NamespaceUpsertCommand creates or updates namespaces.
+type NamespaceUpsertCommand struct {
+	Namespaces []*structs.Namespace
+}
+
+// NamespaceDeleteCommand deletes namespaces; the FSM refuses it (and
+// deletes none) when one does not exist or holds a job that is not dead.
+type NamespaceDeleteCommand struct {
+	Names []string
 }
 
 // JobDeregisterCommand stops (Job holds the stopped version) or, with Purge,

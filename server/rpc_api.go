@@ -46,6 +46,10 @@ func (s *Server) newHandlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.DeploymentPause, s.DeploymentPause)
 	rpcapi.Handle(h, rpcapi.SchedulerGetConfig, s.SchedulerGetConfig)
 	rpcapi.Handle(h, rpcapi.SchedulerSetConfig, s.SchedulerSetConfig)
+	rpcapi.Handle(h, rpcapi.NamespaceList, s.NamespaceList)
+	rpcapi.Handle(h, rpcapi.NamespaceGet, s.NamespaceGet)
+	rpcapi.Handle(h, rpcapi.NamespaceUpsert, s.NamespaceUpsert)
+	rpcapi.Handle(h, rpcapi.NamespaceDelete, s.NamespaceDelete)
 	// Variables and the keyring.
 	rpcapi.Handle(h, rpcapi.VarList, s.VarList)
 	rpcapi.Handle(h, rpcapi.VarGet, s.VarGet)

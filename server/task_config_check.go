@@ -104,5 +104,8 @@ func (s *Server) JobValidate(ctx context.Context, req *structs.JobValidateReques
 		}
 	}
 	resp.Problems = append(resp.Problems, TaskConfigProblems(s.config.TaskConfigs, job)...)
+	if err := s.checkJobNamespace(job); err != nil {
+		resp.Problems = append(resp.Problems, err.Error())
+	}
 	return resp, nil
 }

@@ -94,6 +94,7 @@ func schema() *memdb.DBSchema {
 		TableVariables:    variablesSchema(),
 		TableRootKeys:     rootKeysSchema(),
 		TableServices:     servicesSchema(),
+		TableNamespaces:   namespacesSchema(),
 		TableSchedConf: {Name: TableSchedConf, Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: &memdb.ConditionalIndex{
 				Conditional: func(any) (bool, error) { return true, nil },
