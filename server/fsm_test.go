@@ -74,6 +74,9 @@ func fsmScenario(t *testing.T, f *FSM) {
 	gone.Canonicalize()
 	applyCmd(t, f, 9, JobRegisterRequestType, &JobRegisterCommand{Job: gone, Eval: &structs.Evaluation{ID: "e3", Namespace: "default", JobID: "gone", Status: "pending"}})
 	applyCmd(t, f, 10, JobDeregisterRequestType, &JobDeregisterCommand{Namespace: "default", JobID: "gone", Purge: true, Eval: &structs.Evaluation{ID: "e4", Namespace: "default", JobID: "gone", Status: "pending"}})
+	applyCmd(t, f, 11, NamespaceUpsertRequestType, &NamespaceUpsertCommand{Namespaces: []*structs.Namespace{
+		{Name: "dev", Description: "developers", Meta: map[string]string{"team": "a"}}, {Name: "tmp"}}})
+	applyCmd(t, f, 12, NamespaceDeleteRequestType, &NamespaceDeleteCommand{Names: []string{"tmp"}})
 }
 
 func TestFSMApply(t *testing.T) {
@@ -184,10 +187,13 @@ func compareStores(t *testing.T, a, b *state.StateStore) {
 	na, ea := a.Nodes(nil)
 	nb, eb := b.Nodes(nil)
 	check("nodes", na, nb, ea, eb)
+	nsa, ea := a.Namespaces(nil, "")
+	nsb, eb := b.Namespaces(nil, "")
+	check("namespaces", nsa, nsb, ea, eb)
 	ia, ea := a.Indexes()
 	ib, eb := b.Indexes()
 	check("indexes", ia, ib, ea, eb)
-	if len(aa) == 0 || len(na) == 0 || len(ja) == 0 {
+	if len(aa) == 0 || len(na) == 0 || len(ja) == 0 || len(nsa) != 2 || nsa[1].Name != "dev" || nsa[1].CreateIndex != 11 {
 		t.Fatal("scenario left the state empty")
 	}
 }

@@ -19,6 +19,10 @@ type VarSetCommand struct {
 	Var        *structs.VariableEncrypted
 	CheckIndex *uint64
 	LockID     string
+	// CheckNamespace refuses the variable when its namespace does not
+	// exist. Entries written before namespaces existed lack it, and replay
+	// as they applied then.
+	CheckNamespace bool
 }
 
 // VarDeleteCommand deletes a variable; with CheckIndex, only if its
@@ -46,6 +50,9 @@ type VarLockCommand struct {
 	Path      string
 	Lock      *structs.VariableLock
 	Var       *structs.VariableEncrypted
+	// CheckNamespace refuses to take the lock when the namespace does not
+	// exist (as VarSetCommand's).
+	CheckNamespace bool
 }
 
 // VarRekeyCommand replaces the ciphertext of variables encrypted again
@@ -83,6 +90,11 @@ func (f *FSM) applyVariables(t MessageType, body []byte, batch func(func(w *stat
 			return fmt.Errorf("%s without a variable", t)
 		}
 		return batch(func(w *state.WriteTxn) error {
+			if cmd.CheckNamespace {
+				if err := w.CheckNamespace(cmd.Var.Namespace); err != nil {
+					return err
+				}
+			}
 			ok, err := w.SetVariable(cmd.Var, cmd.CheckIndex, cmd.LockID)
 			*resp = ok
 			return err
@@ -110,6 +122,11 @@ func (f *FSM) applyVariables(t MessageType, body []byte, batch func(func(w *stat
 			var err error
 			switch cmd.Op {
 			case varLockAcquire:
+				if cmd.CheckNamespace {
+					if err := w.CheckNamespace(cmd.Namespace); err != nil {
+						return err
+					}
+				}
 				ok, err = w.AcquireVariableLock(cmd.Namespace, cmd.Path, cmd.Lock, cmd.Var)
 			case varLockRelease:
 				ok, err = w.ReleaseVariableLock(cmd.Namespace, cmd.Path, cmd.Lock.ID)

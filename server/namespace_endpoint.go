@@ -105,6 +105,19 @@ func (s *Server) NamespaceDelete(ctx context.Context, req *structs.NamespaceDele
 // completeNamespaceWrite completes a namespace write's reply with its index.
 func completeNamespaceWrite(r *structs.NamespaceWriteResponse, index uint64, _ any) { r.Index = index }
 
+// checkNamespaceExists returns structs.NamespaceMissing when the
+// namespace does not exist.
+func (s *Server) checkNamespaceExists(name string) error {
+	ns, err := s.fsm.State().NamespaceByName(nil, name)
+	if err != nil {
+		return err
+	}
+	if ns == nil {
+		return structs.NamespaceMissing(name)
+	}
+	return nil
+}
+
 // checkJobNamespace refuses a job whose namespace does not exist or does
 // not allow what the job uses.
 func (s *Server) checkJobNamespace(job *structs.Job) error {

@@ -115,6 +115,11 @@ func (s *Server) VarApply(ctx context.Context, req *structs.VariablesApplyReques
 	if err := structs.ValidateVariablePath(in.Path); err != nil {
 		return nil, err
 	}
+	if writesVariable(req.Op) {
+		if err := s.checkNamespaceExists(in.Namespace); err != nil {
+			return nil, err
+		}
+	}
 	var check *uint64
 	switch req.Op {
 	case structs.VarOpSet, structs.VarOpDelete:
@@ -158,12 +163,24 @@ func (s *Server) VarApply(ctx context.Context, req *structs.VariablesApplyReques
 			return nil, err
 		}
 		cmd.LockID = lockID
+		cmd.CheckNamespace = true
 		r, err = applyWrite(s, req.RequestID, VarSetRequestType, cmd, reply, complete)
 	}
 	if err != nil {
 		return nil, err
 	}
 	return s.finishVarApply(r, in)
+}
+
+// writesVariable reports whether op may create a variable: those need
+// its namespace to exist (deleting or releasing what is not there needs
+// nothing).
+func writesVariable(op string) bool {
+	switch op {
+	case structs.VarOpSet, structs.VarOpCAS, structs.VarOpLockAcquire:
+		return true
+	}
+	return false
 }
 
 // varLockOp takes, renews or releases a variable's lock. Taking it
@@ -199,7 +216,7 @@ func (s *Server) varLockOp(req *structs.VariablesApplyRequest, in *structs.Varia
 			return s.finishVarLock(&structs.VariablesApplyResponse{Op: req.Op, Conflicted: true}, in)
 		}
 		lock := &structs.VariableLock{ID: structs.GenerateUUID(), TTL: ttl.String(), LockDelay: delay.String()}
-		cmd := &VarLockCommand{Op: varLockAcquire, Namespace: in.Namespace, Path: in.Path, Lock: lock}
+		cmd := &VarLockCommand{Op: varLockAcquire, Namespace: in.Namespace, Path: in.Path, Lock: lock, CheckNamespace: true}
 		if len(in.Items) > 0 || stored == nil {
 			set, err := s.sealItems(in, len(in.Items) == 0)
 			if err != nil {

@@ -93,7 +93,7 @@ func (w *WriteTxn) DeleteNamespace(name string) error {
 
 // CanDeleteNamespace returns why the namespace cannot be deleted now, nil
 // when it can: the default one cannot be, nor one that holds a job that is
-// not dead; one that does not exist is a KindNotFound error.
+// not dead or a variable; one that does not exist is a KindNotFound error.
 func (r *reader) CanDeleteNamespace(name string) error {
 	_, err := canDeleteNamespace(r.db.Txn(false), name)
 	return err
@@ -118,6 +118,14 @@ func canDeleteNamespace(txn *memdb.Txn, name string) (any, error) {
 	if len(live) > 0 {
 		return nil, structs.NewError(structs.KindConflict, "namespace %q has jobs that are not dead (%s): stop them first (job stop -purge)",
 			name, strings.Join(live, ", "))
+	}
+	v, err := txn.First(TableVariables, "id_prefix", name, "")
+	if err != nil {
+		return nil, fmt.Errorf("read the variables of namespace %q: %w", name, err)
+	}
+	if v != nil {
+		return nil, structs.NewError(structs.KindConflict, "namespace %q has variables (%s, ...): delete them first (var purge -namespace %s PATH)",
+			name, v.(*structs.VariableEncrypted).Path, name)
 	}
 	return raw, nil
 }
