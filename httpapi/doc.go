@@ -19,7 +19,9 @@
 // The agent (package agent) wires it; this package never imports the
 // server.
 //
-// Endpoints (JSON as Nomad's; errors are plain text with the status code):
+// Endpoints (JSON as Nomad's; errors are plain text with the status code).
+// Reads of jobs, allocations, evaluations, deployments and variables take
+// ?namespace= ("default" when absent; "*" lists every namespace):
 //
 //	GET      /v1/jobs                        []JobListStub (?prefix, ?namespace)
 //	PUT|POST /v1/jobs                        {"Job": {...}} -> JobRegisterResponse
@@ -42,6 +44,10 @@
 //	PUT|POST /v1/deployment/pause/:id        {"Pause": true|false}: pause or resume -> DeploymentUpdateResponse
 //	GET      /v1/operator/scheduler/configuration  {"SchedulerConfig", "Index"}
 //	PUT|POST /v1/operator/scheduler/configuration[?cas=N]  SchedulerConfiguration -> {"Updated", "Index"}
+//	GET      /v1/namespaces[?prefix]         []Namespace (by name, "default" included)
+//	GET      /v1/namespace/:name             Namespace (404 when there is none)
+//	PUT|POST /v1/namespace[/:name]           Namespace: create or replace it
+//	DELETE   /v1/namespace/:name             refused for "default", and while it has live jobs or variables
 //	GET      /v1/allocations                 []AllocListStub
 //	GET      /v1/allocation/:id              Allocation (ID or unique prefix)
 //	GET      /v1/evaluations                 []Evaluation

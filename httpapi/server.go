@@ -208,6 +208,7 @@ func (s *Server) Handler() http.Handler {
 	s.registerServiceRoutes(rt)       // services.go
 	s.registerMetricsRoute(rt)        // metrics.go
 	s.registerEventRoute(rt)          // events.go
+	s.registerNamespaceRoutes(rt)     // namespaces.go
 	return rt
 }
 
