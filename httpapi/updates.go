@@ -189,7 +189,7 @@ func (s *Server) jobPlan(w http.ResponseWriter, req *http.Request) (any, error) 
 		FailedTGAllocs:     resp.FailedTGAllocs,
 		Diff:               resp.Diff,
 		Warnings:           formatWarnings(warnings),
-		CreatedEvals:       []*structs.Evaluation{},
+		CreatedEvals:       append([]*structs.Evaluation{}, resp.CreatedEvals...),
 		NextPeriodicLaunch: time.Time{},
 		Index:              resp.Index,
 	}, nil

@@ -65,6 +65,9 @@ func (f *fakeBackend) JobPlan(_ context.Context, r *structs.JobPlanRequest) (*st
 	if r.Diff {
 		resp.Diff = structs.DiffJobs(nil, r.Job)
 	}
+	if r.Job.TaskGroups[0].Count > 2 {
+		resp.CreatedEvals = []*structs.Evaluation{{ID: "eval-blocked", Status: structs.EvalStatusBlocked}}
+	}
 	return resp, nil
 }
 
@@ -141,6 +144,8 @@ func TestHTTPUpdateEndpoints(t *testing.T) {
 			`"JobModifyIndex":5,"CreatedEvals":[],"Diff":{"Type":"Added","ID":"web"`},
 		{"plan annotations", "POST", "/v1/job/web/plan", `{"Job": {"ID": "web", "TaskGroups": [{"Name": "g", "Count": 2, "Tasks": [{"Name": "t", "Driver": "mock_driver"}]}]}}`, 200,
 			`"Annotations":{"DesiredTGUpdates":{"g":{"Ignore":0,"Place":2,`},
+		{"plan created evals", "PUT", "/v1/job/web/plan", `{"Job": {"ID": "web", "TaskGroups": [{"Name": "g", "Count": 3, "Tasks": [{"Name": "t", "Driver": "mock_driver"}]}]}}`, 200,
+			`"CreatedEvals":[{"ID":"eval-blocked",`},
 		{"plan ID mismatch", "PUT", "/v1/job/other/plan", validJobBody, 400, `does not match "other" in the URL`},
 		{"plan invalid job", "PUT", "/v1/job/web/plan", `{"Job": {"ID": "web", "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t"}]}]}}`, 400, "driver is missing"},
 		{"revert", "PUT", "/v1/job/web/revert", `{"JobID": "web", "JobVersion": 1, "EnforcePriorVersion": 2}`, 200, `"EvalID":"eval-revert"`},

@@ -87,6 +87,12 @@ func (s *Server) JobPlan(ctx context.Context, req *structs.JobPlanRequest) (*str
 	}
 	resp.Annotations = plan.Annotations
 	resp.FailedTGAllocs = plan.FailedTGAllocs
+	if len(plan.FailedTGAllocs) > 0 {
+		// What running the job would create besides its allocations: the
+		// evaluation blocked until capacity for the failed ones frees up.
+		eval.JobModifyIndex = planned.JobModifyIndex
+		resp.CreatedEvals = []*structs.Evaluation{blockedEval(eval, plan, snap.LatestIndex(), s.clock.Now().UnixNano())}
+	}
 	if req.Diff {
 		resp.Diff = structs.DiffJobs(existing, planned)
 		for _, g := range resp.Diff.TaskGroups {

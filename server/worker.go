@@ -170,27 +170,33 @@ func (s *Server) evalOutcome(snap *state.StateSnapshot, eval *structs.Evaluation
 		upd.StatusDescription = descBlocked
 	default:
 		upd.Status = structs.EvalStatusComplete
-		b := &structs.Evaluation{
-			ID:                structs.GenerateUUID(),
-			Namespace:         eval.Namespace,
-			Priority:          eval.Priority,
-			Type:              eval.Type,
-			TriggeredBy:       structs.EvalTriggerQueuedAllocs,
-			JobID:             eval.JobID,
-			JobModifyIndex:    eval.JobModifyIndex,
-			Status:            structs.EvalStatusBlocked,
-			StatusDescription: descBlocked,
-			PreviousEval:      eval.ID,
-			FailedTGAllocs:    plan.FailedTGAllocs,
-			QueuedAllocations: plan.QueuedAllocations,
-			SnapshotIndex:     snapIndex,
-			CreateTime:        now,
-			ModifyTime:        now,
-		}
+		b := blockedEval(eval, plan, snapIndex, now)
 		upd.BlockedEval = b.ID
 		out = append(out, b)
 	}
 	return out, nil
+}
+
+// blockedEval is the evaluation that waits, blocked, for the capacity
+// that the placements the plan failed need; eval is the one planned.
+func blockedEval(eval *structs.Evaluation, plan *scheduler.Plan, snapIndex uint64, now int64) *structs.Evaluation {
+	return &structs.Evaluation{
+		ID:                structs.GenerateUUID(),
+		Namespace:         eval.Namespace,
+		Priority:          eval.Priority,
+		Type:              eval.Type,
+		TriggeredBy:       structs.EvalTriggerQueuedAllocs,
+		JobID:             eval.JobID,
+		JobModifyIndex:    eval.JobModifyIndex,
+		Status:            structs.EvalStatusBlocked,
+		StatusDescription: descBlocked,
+		PreviousEval:      eval.ID,
+		FailedTGAllocs:    plan.FailedTGAllocs,
+		QueuedAllocations: plan.QueuedAllocations,
+		SnapshotIndex:     snapIndex,
+		CreateTime:        now,
+		ModifyTime:        now,
+	}
 }
 
 // covered reports whether a pass over a job did the work that another

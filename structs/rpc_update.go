@@ -38,8 +38,11 @@ type JobPlanResponse struct {
 	JobModifyIndex uint64
 	Annotations    *PlanAnnotations
 	FailedTGAllocs map[string]*AllocMetric
-	Diff           *JobDiff
-	Warnings       string
+	// CreatedEvals are the evaluations that running the job would create
+	// (not stored): the blocked one when placements fail.
+	CreatedEvals []*Evaluation
+	Diff         *JobDiff
+	Warnings     string
 	WriteMeta
 }
 
