@@ -138,6 +138,17 @@ func (j *Jobs) Deregister(jobID string, purge bool, w *WriteOptions) (string, *W
 	return resp.EvalID, wm, nil
 }
 
+// ForceEvaluate creates a new evaluation of the job (PUT
+// /v1/job/:id/evaluate) and returns its ID.
+func (j *Jobs) ForceEvaluate(jobID string, w *WriteOptions) (string, *WriteMeta, error) {
+	var resp JobRegisterResponse
+	wm, err := j.c.write("PUT", "/v1/job/"+url.PathEscape(jobID)+"/evaluate", nil, &resp, w)
+	if err != nil {
+		return "", nil, err
+	}
+	return resp.EvalID, wm, nil
+}
+
 // ParseHCL asks the agent to parse a job file (PUT /v1/jobs/parse).
 func (j *Jobs) ParseHCL(src string, canonicalize bool) (*Job, error) {
 	var job Job

@@ -35,6 +35,7 @@ func commands() map[string]cliCommand {
 		"job run":                       {"Run a new job or update an existing one", runJobRun},
 		"job status":                    {"Display the status of jobs", runJobStatus},
 		"job stop":                      {"Stop a running job", runJobStop},
+		"job eval":                      {"Create a new evaluation of a job (force evaluation)", runJobEval},
 		"job inspect":                   {"Show the job as the server stores it (JSON)", runJobInspect},
 		"job plan":                      {"Show what running a job file would change (dry run)", runJobPlan},
 		"job validate":                  {"Check a job file without running it", runJobValidate},

@@ -30,6 +30,7 @@
 //	GET      /v1/job/:id                     Job (ID or unique prefix)
 //	PUT|POST /v1/job/:id                     register; the body's job ID must be :id
 //	DELETE   /v1/job/:id[?purge=true]        JobDeregisterResponse
+//	PUT|POST /v1/job/:id/evaluate            a new evaluation of the job -> JobRegisterResponse
 //	GET      /v1/job/:id/allocations[?all]   []AllocListStub
 //	GET      /v1/job/:id/evaluations         []Evaluation
 //	GET      /v1/job/:id/summary             JobSummary

@@ -133,6 +133,40 @@ func (s *Server) jobDeregister(w http.ResponseWriter, req *http.Request) (any, e
 	}, nil
 }
 
+// jobEvaluate is PUT|POST /v1/job/:id/evaluate: a new evaluation of the
+// job; the body (optional) is Nomad's JobEvaluateRequest, {"JobID",
+// "EvalOptions": {"ForceReschedule"}}; the answer a JobRegisterResponse.
+func (s *Server) jobEvaluate(w http.ResponseWriter, req *http.Request) (any, error) {
+	var body struct {
+		JobID       string
+		EvalOptions struct{ ForceReschedule bool }
+		Region      string
+		Namespace   string
+		SecretID    string
+	}
+	if req.ContentLength != 0 {
+		if err := decodeBody(req, &body); err != nil {
+			return nil, err
+		}
+	}
+	id := req.PathValue("id")
+	if body.JobID != "" && body.JobID != id {
+		return nil, structs.Invalid("job ID %q in the body does not match %q in the URL", body.JobID, id)
+	}
+	ns := namespaceParam(req)
+	if req.URL.Query().Get("namespace") == "" && body.Namespace != "" {
+		ns = body.Namespace
+	}
+	resp, err := rpcapi.JobEvaluate.Call(req.Context(), s.rpc, &structs.JobEvaluateRequest{
+		Namespace: ns, JobID: id, ForceReschedule: body.EvalOptions.ForceReschedule,
+	})
+	if err != nil {
+		return nil, err
+	}
+	setIndex(w, resp.Index)
+	return &api.JobRegisterResponse{EvalID: resp.EvalID, EvalCreateIndex: resp.EvalCreateIndex, JobModifyIndex: resp.JobModifyIndex}, nil
+}
+
 // jobAllocations is GET /v1/job/:id/allocations[?all=true]: []AllocListStub.
 func (s *Server) jobAllocations(w http.ResponseWriter, req *http.Request) (any, error) {
 	opts, err := queryOptions(req)

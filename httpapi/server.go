@@ -176,6 +176,7 @@ func (s *Server) Handler() http.Handler {
 	get("/v1/job/{id}", s.jobGet)
 	write("/v1/job/{id}", s.jobRegister)
 	rt.handle("/v1/job/{id}", s.wrap(s.jobDeregister), http.MethodDelete)
+	write("/v1/job/{id}/evaluate", s.jobEvaluate)
 	get("/v1/job/{id}/allocations", s.jobAllocations)
 	get("/v1/job/{id}/evaluations", s.jobEvaluations)
 	get("/v1/job/{id}/summary", s.jobSummary)

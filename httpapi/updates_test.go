@@ -20,6 +20,7 @@ func (f *fakeBackend) handleUpdates(h *rpcapi.Handlers) {
 	rpcapi.Handle(h, rpcapi.JobVersions, f.JobVersions)
 	rpcapi.Handle(h, rpcapi.JobRevert, f.JobRevert)
 	rpcapi.Handle(h, rpcapi.JobPlan, f.JobPlan)
+	rpcapi.Handle(h, rpcapi.JobEvaluate, f.JobEvaluate)
 	rpcapi.Handle(h, rpcapi.DeploymentList, f.DeploymentList)
 	rpcapi.Handle(h, rpcapi.DeploymentGet, f.DeploymentGet)
 	rpcapi.Handle(h, rpcapi.DeploymentFail, f.DeploymentFail)
@@ -42,6 +43,16 @@ func (f *fakeBackend) JobVersions(_ context.Context, r *structs.JobVersionsReque
 		}
 	}
 	return nil, structs.NotFound("job", r.JobID)
+}
+
+func (f *fakeBackend) JobEvaluate(_ context.Context, r *structs.JobEvaluateRequest) (*structs.JobRegisterResponse, error) {
+	if r.ForceReschedule {
+		return nil, structs.Invalid("force_reschedule is not supported")
+	}
+	if !f.hasJob(r.JobID) || r.Namespace != "default" {
+		return nil, structs.NotFound("job", r.JobID)
+	}
+	return &structs.JobRegisterResponse{EvalID: "eval-forced", EvalCreateIndex: 15, JobModifyIndex: 3, WriteMeta: structs.WriteMeta{Index: 15}}, nil
 }
 
 func (f *fakeBackend) JobRevert(_ context.Context, r *structs.JobRevertRequest) (*structs.JobRegisterResponse, error) {
@@ -146,6 +157,12 @@ func TestHTTPUpdateEndpoints(t *testing.T) {
 			`"Annotations":{"DesiredTGUpdates":{"g":{"Ignore":0,"Place":2,`},
 		{"plan created evals", "PUT", "/v1/job/web/plan", `{"Job": {"ID": "web", "TaskGroups": [{"Name": "g", "Count": 3, "Tasks": [{"Name": "t", "Driver": "mock_driver"}]}]}}`, 200,
 			`"CreatedEvals":[{"ID":"eval-blocked",`},
+		{"evaluate", "PUT", "/v1/job/web/evaluate", "", 200, `{"EvalID":"eval-forced","EvalCreateIndex":15,"JobModifyIndex":3`},
+		{"evaluate with Nomad's body", "POST", "/v1/job/web/evaluate", `{"JobID":"web","EvalOptions":{"ForceReschedule":false},"Region":"","Namespace":"","SecretID":""}`, 200, `"EvalID":"eval-forced"`},
+		{"evaluate force reschedule", "PUT", "/v1/job/web/evaluate", `{"JobID":"web","EvalOptions":{"ForceReschedule":true}}`, 400, "not supported"},
+		{"evaluate ID mismatch", "PUT", "/v1/job/web/evaluate", `{"JobID":"api"}`, 400, "does not match"},
+		{"evaluate unknown job", "PUT", "/v1/job/zzz/evaluate", "", 404, `job "zzz" not found`},
+		{"evaluate other namespace", "PUT", "/v1/job/web/evaluate?namespace=dev", "", 404, "not found"},
 		{"plan ID mismatch", "PUT", "/v1/job/other/plan", validJobBody, 400, `does not match "other" in the URL`},
 		{"plan invalid job", "PUT", "/v1/job/web/plan", `{"Job": {"ID": "web", "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t"}]}]}}`, 400, "driver is missing"},
 		{"revert", "PUT", "/v1/job/web/revert", `{"JobID": "web", "JobVersion": 1, "EnforcePriorVersion": 2}`, 200, `"EvalID":"eval-revert"`},

@@ -31,6 +31,8 @@ var (
 var (
 	// JobRegister creates or updates a job with an evaluation.
 	JobRegister = deduplicated[structs.JobRegisterRequest, structs.JobRegisterResponse]("JobRegister")
+	// JobEvaluate creates an evaluation of an existing job.
+	JobEvaluate = deduplicated[structs.JobEvaluateRequest, structs.JobRegisterResponse]("JobEvaluate")
 	// JobDeregister stops a job, or with Purge deletes it.
 	JobDeregister = deduplicated[structs.JobDeregisterRequest, structs.JobDeregisterResponse]("JobDeregister")
 	// JobGet reads one job by ID or unique ID prefix.
@@ -112,7 +114,7 @@ func All() []*Info {
 	return append([]*Info{
 		NodeRegister.info, NodeUpdateStatus.info, NodeGetClientAllocs.info, AllocGetAllocs.info,
 		NodeUpdateAlloc.info, NodeGet.info,
-		JobRegister.info, JobDeregister.info, JobGet.info, JobList.info, JobAllocations.info,
+		JobRegister.info, JobEvaluate.info, JobDeregister.info, JobGet.info, JobList.info, JobAllocations.info,
 		JobEvaluations.info, JobSummary.info, JobVersions.info, JobRevert.info, JobPlan.info,
 		AllocList.info, AllocGet.info, AllocTimeline.info, AllocNode.info, AllocStop.info, EvalList.info, EvalGet.info, EvalAllocations.info,
 		NodeList.info, NodeAllocations.info,

@@ -46,6 +46,7 @@ func (s *Server) newHandlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.DeploymentPause, s.DeploymentPause)
 	rpcapi.Handle(h, rpcapi.SchedulerGetConfig, s.SchedulerGetConfig)
 	rpcapi.Handle(h, rpcapi.SchedulerSetConfig, s.SchedulerSetConfig)
+	rpcapi.Handle(h, rpcapi.JobEvaluate, s.JobEvaluate)
 	rpcapi.Handle(h, rpcapi.NamespaceList, s.NamespaceList)
 	rpcapi.Handle(h, rpcapi.NamespaceGet, s.NamespaceGet)
 	rpcapi.Handle(h, rpcapi.NamespaceUpsert, s.NamespaceUpsert)

@@ -66,6 +66,16 @@ type JobRegisterResponse struct {
 	WriteMeta
 }
 
+// JobEvaluateRequest asks for a new evaluation of an existing job.
+type JobEvaluateRequest struct {
+	Namespace string
+	JobID     string
+	// ForceReschedule is Nomad's: replace failed allocations now, whatever
+	// their reschedule policy's delay.
+	ForceReschedule bool
+	WriteRequest
+}
+
 // JobDeregisterRequest stops a job, and with Purge removes it.
 type JobDeregisterRequest struct {
 	Namespace string
