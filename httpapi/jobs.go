@@ -140,9 +140,7 @@ func (s *Server) jobEvaluate(w http.ResponseWriter, req *http.Request) (any, err
 	var body struct {
 		JobID       string
 		EvalOptions struct{ ForceReschedule bool }
-		Region      string
-		Namespace   string
-		SecretID    string
+		writeRequest
 	}
 	if req.ContentLength != 0 {
 		if err := decodeBody(req, &body); err != nil {
@@ -153,12 +151,8 @@ func (s *Server) jobEvaluate(w http.ResponseWriter, req *http.Request) (any, err
 	if body.JobID != "" && body.JobID != id {
 		return nil, structs.Invalid("job ID %q in the body does not match %q in the URL", body.JobID, id)
 	}
-	ns := namespaceParam(req)
-	if req.URL.Query().Get("namespace") == "" && body.Namespace != "" {
-		ns = body.Namespace
-	}
 	resp, err := rpcapi.JobEvaluate.Call(req.Context(), s.rpc, &structs.JobEvaluateRequest{
-		Namespace: ns, JobID: id, ForceReschedule: body.EvalOptions.ForceReschedule,
+		Namespace: body.namespace(req), JobID: id, ForceReschedule: body.EvalOptions.ForceReschedule,
 	})
 	if err != nil {
 		return nil, err

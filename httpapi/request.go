@@ -199,6 +199,21 @@ func parseWait(v string) (time.Duration, error) {
 	return d, nil
 }
 
+// writeRequest is the part of Nomad's write request bodies that names
+// where the write goes (its api.WriteRequest): ?namespace= wins over the
+// body's Namespace; the token travels in X-Nomad-Token.
+type writeRequest struct {
+	Region    string `json:",omitempty"`
+	Namespace string `json:",omitempty"`
+	SecretID  string `json:",omitempty"`
+}
+
+// namespace is the namespace of the write: ?namespace=, else the body's,
+// else the default one.
+func (w writeRequest) namespace(req *http.Request) string {
+	return firstNonEmpty(req.URL.Query().Get("namespace"), w.Namespace, structs.DefaultNamespace)
+}
+
 // namespaceParam returns ?namespace, or the default namespace.
 func namespaceParam(req *http.Request) string {
 	if ns := req.URL.Query().Get("namespace"); ns != "" {

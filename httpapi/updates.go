@@ -113,7 +113,10 @@ func (s *Server) deploymentGet(w http.ResponseWriter, req *http.Request) (any, e
 // deploymentFail is PUT|POST /v1/deployment/fail/:id: the body (optional)
 // is {"DeploymentID"}; the answer a DeploymentUpdateResponse.
 func (s *Server) deploymentFail(w http.ResponseWriter, req *http.Request) (any, error) {
-	var body struct{ DeploymentID string }
+	var body struct {
+		DeploymentID string
+		writeRequest
+	}
 	if req.ContentLength != 0 {
 		if err := decodeBody(req, &body); err != nil {
 			return nil, err
@@ -123,7 +126,7 @@ func (s *Server) deploymentFail(w http.ResponseWriter, req *http.Request) (any, 
 	if err != nil {
 		return nil, err
 	}
-	resp, err := rpcapi.DeploymentFail.Call(req.Context(), s.rpc, &structs.DeploymentFailRequest{DeploymentID: id, Namespace: namespaceParam(req)})
+	resp, err := rpcapi.DeploymentFail.Call(req.Context(), s.rpc, &structs.DeploymentFailRequest{DeploymentID: id, Namespace: body.namespace(req)})
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +141,7 @@ func (s *Server) deploymentPause(w http.ResponseWriter, req *http.Request) (any,
 	var body struct {
 		DeploymentID string
 		Pause        bool
+		writeRequest
 	}
 	if err := decodeBody(req, &body); err != nil {
 		return nil, err
@@ -146,7 +150,7 @@ func (s *Server) deploymentPause(w http.ResponseWriter, req *http.Request) (any,
 	if err != nil {
 		return nil, err
 	}
-	resp, err := rpcapi.DeploymentPause.Call(req.Context(), s.rpc, &structs.DeploymentPauseRequest{DeploymentID: id, Pause: body.Pause, Namespace: namespaceParam(req)})
+	resp, err := rpcapi.DeploymentPause.Call(req.Context(), s.rpc, &structs.DeploymentPauseRequest{DeploymentID: id, Pause: body.Pause, Namespace: body.namespace(req)})
 	if err != nil {
 		return nil, err
 	}

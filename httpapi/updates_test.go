@@ -116,7 +116,7 @@ func (f *fakeBackend) DeploymentGet(_ context.Context, r *structs.DeploymentSpec
 }
 
 func (f *fakeBackend) DeploymentFail(_ context.Context, r *structs.DeploymentFailRequest) (*structs.DeploymentUpdateResponse, error) {
-	if r.DeploymentID != "d1" {
+	if r.DeploymentID != "d1" || r.Namespace != "default" {
 		return nil, structs.NotFound("deployment", r.DeploymentID)
 	}
 	v := uint64(1)
@@ -124,7 +124,7 @@ func (f *fakeBackend) DeploymentFail(_ context.Context, r *structs.DeploymentFai
 }
 
 func (f *fakeBackend) DeploymentPause(_ context.Context, r *structs.DeploymentPauseRequest) (*structs.DeploymentUpdateResponse, error) {
-	if r.DeploymentID != "d1" {
+	if r.DeploymentID != "d1" || r.Namespace != "default" {
 		return nil, structs.NotFound("deployment", r.DeploymentID)
 	}
 	if r.Pause {
@@ -172,6 +172,11 @@ func TestHTTPUpdateEndpoints(t *testing.T) {
 		{"deployment unknown", "GET", "/v1/deployment/abc", "", 404, `deployment "abc" not found`},
 		{"deployment fail", "PUT", "/v1/deployment/fail/d1", `{"DeploymentID": "d1"}`, 200,
 			`{"EvalID":"eval-fail","EvalCreateIndex":12,"DeploymentModifyIndex":12,"RevertedJobVersion":1,"Index":13}`},
+		// Nomad's client sends its WriteRequest fields in the body.
+		{"deployment fail with Nomad's body", "PUT", "/v1/deployment/fail/d1", `{"DeploymentID":"d1","Region":"global","Namespace":"default","SecretID":""}`, 200, `"EvalID":"eval-fail"`},
+		{"deployment fail body namespace", "PUT", "/v1/deployment/fail/d1", `{"DeploymentID":"d1","Namespace":"dev"}`, 404, "not found"},
+		{"deployment fail query namespace wins", "PUT", "/v1/deployment/fail/d1?namespace=default", `{"DeploymentID":"d1","Namespace":"dev"}`, 200, `"EvalID":"eval-fail"`},
+		{"deployment pause with Nomad's body", "PUT", "/v1/deployment/pause/d1", `{"DeploymentID":"d1","Pause":true,"Region":"global","Namespace":"default","SecretID":""}`, 200, `"DeploymentModifyIndex":14`},
 		{"deployment fail no body", "POST", "/v1/deployment/fail/d1", "", 200, `"EvalID":"eval-fail"`},
 		{"deployment fail unknown", "PUT", "/v1/deployment/fail/zz", "", 404, `deployment "zz" not found`},
 		{"deployment fail ID mismatch", "PUT", "/v1/deployment/fail/d1", `{"DeploymentID": "d2"}`, 400, "does not match"},
