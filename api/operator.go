@@ -15,8 +15,8 @@ type SchedulerConfiguration struct {
 	MemoryOversubscriptionEnabled bool
 	RejectJobRegistration         bool
 	PauseEvalBroker               bool
-	// NodeLimitForFeasibilityChecks is accepted for compatibility with
-	// Nomad's clients; drover does not use it.
+	// NodeLimitForFeasibilityChecks is kept and shown for compatibility
+	// with Nomad's clients; drover's scheduler does not use it.
 	NodeLimitForFeasibilityChecks uint `json:",omitempty"`
 	CreateIndex                   uint64
 	ModifyIndex                   uint64

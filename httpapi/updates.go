@@ -318,6 +318,7 @@ func (s *Server) schedulerSetConfig(w http.ResponseWriter, req *http.Request) (a
 		MemoryOversubscriptionEnabled: body.MemoryOversubscriptionEnabled,
 		RejectJobRegistration:         body.RejectJobRegistration,
 		PauseEvalBroker:               body.PauseEvalBroker,
+		NodeLimitForFeasibilityChecks: body.NodeLimitForFeasibilityChecks,
 		ModifyIndex:                   body.ModifyIndex,
 	}}
 	if v := req.URL.Query().Get("cas"); v != "" {

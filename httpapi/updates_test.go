@@ -3,7 +3,9 @@ package httpapi
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -211,5 +213,33 @@ func TestHTTPUpdateEndpoints(t *testing.T) {
 				t.Errorf("body %s does not contain %s", body, tc.wantBody)
 			}
 		})
+	}
+}
+
+// TestSchedulerSetConfigFields: every field of Nomad's configuration
+// reaches the server.
+func TestSchedulerSetConfigFields(t *testing.T) {
+	var got structs.SchedulerConfiguration
+	h := rpcapi.NewHandlers()
+	rpcapi.Handle(h, rpcapi.SchedulerSetConfig, func(_ context.Context, r *structs.SchedulerSetConfigRequest) (*structs.SchedulerSetConfigResponse, error) {
+		got = r.Config
+		return &structs.SchedulerSetConfigResponse{Updated: true, WriteMeta: structs.WriteMeta{Index: 3}}, nil
+	})
+	ts := httptest.NewServer(New(nil, &Config{RPC: h, Agent: fakeInfo{}, Logger: slog.New(slog.DiscardHandler)}).Handler())
+	defer ts.Close()
+	body := `{"SchedulerAlgorithm":"spread","PreemptionConfig":{"SystemSchedulerEnabled":true,"SysBatchSchedulerEnabled":true,` +
+		`"BatchSchedulerEnabled":true,"ServiceSchedulerEnabled":true},"MemoryOversubscriptionEnabled":true,` +
+		`"RejectJobRegistration":true,"PauseEvalBroker":true,"NodeLimitForFeasibilityChecks":123,"CreateIndex":0,"ModifyIndex":0}`
+	req, _ := http.NewRequest(http.MethodPut, ts.URL+"/v1/operator/scheduler/configuration", strings.NewReader(body))
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	want := structs.SchedulerConfiguration{SchedulerAlgorithm: "spread", PreemptionConfig: structs.PreemptionConfig{
+		SystemSchedulerEnabled: true, SysBatchSchedulerEnabled: true, BatchSchedulerEnabled: true, ServiceSchedulerEnabled: true},
+		MemoryOversubscriptionEnabled: true, RejectJobRegistration: true, PauseEvalBroker: true, NodeLimitForFeasibilityChecks: 123}
+	if resp.StatusCode != http.StatusOK || got != want {
+		t.Fatalf("status %d, sent %+v, want %+v", resp.StatusCode, got, want)
 	}
 }

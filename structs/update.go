@@ -148,6 +148,10 @@ type SchedulerConfiguration struct {
 	MemoryOversubscriptionEnabled bool
 	RejectJobRegistration         bool
 	PauseEvalBroker               bool
+	// NodeLimitForFeasibilityChecks is Nomad's bound on the nodes whose
+	// feasibility is explained after a failed placement: kept and shown
+	// as set, for Nomad's clients; drover's scheduler explains every node.
+	NodeLimitForFeasibilityChecks uint
 	CreateIndex                   uint64
 	ModifyIndex                   uint64
 }
