@@ -125,6 +125,14 @@ type DriverInfo struct {
 	MountsUnsupported bool `json:",omitempty"`
 }
 
+// Node events the servers record, as Nomad's.
+const (
+	// NodeEventRegistered is the event of a node's first registration.
+	NodeEventRegistered = "Node registered"
+	// NodeEventSubsystemCluster is the subsystem of the servers' events.
+	NodeEventSubsystemCluster = "Cluster"
+)
+
 // NodeEvent records something that happened to a node.
 type NodeEvent struct {
 	Message     string

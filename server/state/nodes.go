@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
 
@@ -41,6 +42,13 @@ func (w *WriteTxn) UpsertNode(node *structs.Node) error {
 		if node.SchedulingEligibility == "" {
 			node.SchedulingEligibility = existing.SchedulingEligibility
 		}
+		// The servers keep a node's events; its client sends none.
+		node.Events = existing.Events
+	} else {
+		node.Events = []*structs.NodeEvent{{
+			Message: structs.NodeEventRegistered, Subsystem: structs.NodeEventSubsystemCluster,
+			Timestamp: time.Unix(node.StatusUpdatedAt, 0).UTC(), CreateIndex: w.index,
+		}}
 	}
 	if node.SchedulingEligibility == "" {
 		node.SchedulingEligibility = structs.NodeSchedulingEligible

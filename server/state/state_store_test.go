@@ -317,19 +317,30 @@ func TestNodes(t *testing.T) {
 	if n.Status != structs.NodeStatusReady {
 		t.Fatal("UpdateNodeStatus changed the stored object in place")
 	}
+	// The first registration is the node's first event, which a later
+	// registration keeps.
+	if len(got.Events) != 1 || got.Events[0].Message != structs.NodeEventRegistered || got.Events[0].CreateIndex != 5 {
+		t.Fatalf("events after registration: %+v", got.Events)
+	}
+	if err := s.UpsertNode(7, &structs.Node{ID: "node-1", Name: "a", Status: structs.NodeStatusReady}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ = s.NodeByID(nil, "node-1"); len(got.Events) != 1 || got.Events[0].CreateIndex != 5 {
+		t.Fatalf("events after a second registration: %+v", got.Events)
+	}
 	if ns, _ := s.NodesByIDPrefix(nil, "node"); len(ns) != 1 {
 		t.Fatalf("prefix nodes = %d", len(ns))
 	}
-	if err := s.UpdateNodeStatus(7, "nope", "down", 0); structs.KindOf(err) != structs.KindNotFound {
+	if err := s.UpdateNodeStatus(8, "nope", "down", 0); structs.KindOf(err) != structs.KindNotFound {
 		t.Fatalf("status of unknown node: %v", err)
 	}
-	if err := s.DeleteNode(8, "node-1"); err != nil {
+	if err := s.DeleteNode(9, "node-1"); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := s.NodeByID(nil, "node-1"); got != nil {
 		t.Fatal("node still there")
 	}
-	if s.Index(TableNodes) != 8 || s.LatestIndex() != 8 || s.MaxIndex(TableNodes, TableJobs) != 8 {
+	if s.Index(TableNodes) != 9 || s.LatestIndex() != 9 || s.MaxIndex(TableNodes, TableJobs) != 9 {
 		t.Fatalf("indexes: %d %d", s.Index(TableNodes), s.LatestIndex())
 	}
 }
