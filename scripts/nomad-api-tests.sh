@@ -2,11 +2,12 @@
 # Runs the test suite of Nomad's Go API module (github.com/hashicorp/nomad/api,
 # MPL-2.0, the version pinned in go.mod) against drover: its test harness
 # starts `nomad agent -config FILE` for each test, and here `nomad` is drover.
-# Called by `make nomad-api-test`; e2e/nomad_api_suite_test.go runs it with the
-# list of tests expected to pass (docs/compatibility.md).
+# Called by `make nomad-api-test`; docs/compatibility.md records which tests
+# pass and why the others fail.
 #
-#   NOMAD_API_TESTS    the tests to run, a `go test -run` pattern; default: the
-#                      core tests (jobs, allocations, nodes, evaluations, status)
+#   NOMAD_API_TESTS    the tests to run, a `go test -run` pattern ('.': all);
+#                      default: the core tests (jobs, allocations, nodes,
+#                      evaluations, status, namespaces, variables)
 #   DROVER_BIN         the drover binary to test; default: built from this tree
 #   NOMAD_API_TIMEOUT  the suite's time limit (go test -timeout), default 10m
 #   NOMAD_API_PARALLEL how many tests run at once (go test -parallel), default 2
@@ -18,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 go=${GO:-go}
-tests=${NOMAD_API_TESTS:-'^(TestJobs_|TestJob_|TestAllocations_|TestAllocation_|TestNodes_|TestNode_|TestNodeStat|TestEvaluations_|TestStatus_)'}
+tests=${NOMAD_API_TESTS:-'^(TestJobs_|TestJob_|TestAllocations_|TestAllocation_|TestNodes_|TestNode_|TestNodeStat|TestEvaluations_|TestStatus_|TestNamespaces_|TestNamespace_|TestVariables_)'}
 timeout=${NOMAD_API_TIMEOUT:-10m}
 parallel=${NOMAD_API_PARALLEL:-2}
 export CGO_CFLAGS=${CGO_CFLAGS:--O2 -g -Wno-deprecated-declarations}
