@@ -41,6 +41,7 @@
 //	GET      /v1/job/:id/deployments         []Deployment (newest first)
 //	GET      /v1/deployments[?prefix]        []Deployment (newest first)
 //	GET      /v1/deployment/:id              Deployment (ID or unique prefix)
+//	GET      /v1/deployment/allocations/:id  []AllocListStub of the allocations it placed
 //	PUT|POST /v1/deployment/fail/:id         fail it (auto_revert applies) -> DeploymentUpdateResponse
 //	PUT|POST /v1/deployment/pause/:id        {"Pause": true|false}: pause or resume -> DeploymentUpdateResponse
 //	GET      /v1/operator/scheduler/configuration  {"SchedulerConfig", "Index"}

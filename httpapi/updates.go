@@ -20,6 +20,7 @@ func (s *Server) registerUpdateRoutes(rt *router) {
 	write("/v1/job/{id}/revert", s.jobRevert)
 	get("/v1/deployments", s.deploymentList)
 	get("/v1/deployment/{id}", s.deploymentGet)
+	get("/v1/deployment/allocations/{id}", s.deploymentAllocations)
 	write("/v1/deployment/fail/{id}", s.deploymentFail)
 	write("/v1/deployment/pause/{id}", s.deploymentPause)
 	get("/v1/operator/scheduler/configuration", s.schedulerGetConfig)
@@ -108,6 +109,21 @@ func (s *Server) deploymentGet(w http.ResponseWriter, req *http.Request) (any, e
 	}
 	setQueryMeta(w, resp.QueryMeta)
 	return resp.Deployment, nil
+}
+
+// deploymentAllocations is GET /v1/deployment/allocations/:id:
+// []AllocListStub of the allocations the deployment placed.
+func (s *Server) deploymentAllocations(w http.ResponseWriter, req *http.Request) (any, error) {
+	opts, err := queryOptions(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := rpcapi.DeploymentAllocations.Call(req.Context(), s.rpc, &structs.DeploymentSpecificRequest{DeploymentID: req.PathValue("id"), QueryOptions: opts})
+	if err != nil {
+		return nil, err
+	}
+	setQueryMeta(w, resp.QueryMeta)
+	return nonNil(resp.Allocations), nil
 }
 
 // deploymentFail is PUT|POST /v1/deployment/fail/:id: the body (optional)

@@ -25,6 +25,7 @@ func (f *fakeBackend) handleUpdates(h *rpcapi.Handlers) {
 	rpcapi.Handle(h, rpcapi.JobEvaluate, f.JobEvaluate)
 	rpcapi.Handle(h, rpcapi.DeploymentList, f.DeploymentList)
 	rpcapi.Handle(h, rpcapi.DeploymentGet, f.DeploymentGet)
+	rpcapi.Handle(h, rpcapi.DeploymentAllocations, f.DeploymentAllocations)
 	rpcapi.Handle(h, rpcapi.DeploymentFail, f.DeploymentFail)
 	rpcapi.Handle(h, rpcapi.DeploymentPause, f.DeploymentPause)
 	rpcapi.Handle(h, rpcapi.SchedulerGetConfig, f.SchedulerGetConfig)
@@ -117,6 +118,14 @@ func (f *fakeBackend) DeploymentGet(_ context.Context, r *structs.DeploymentSpec
 	return nil, structs.NotFound("deployment", r.DeploymentID)
 }
 
+func (f *fakeBackend) DeploymentAllocations(_ context.Context, r *structs.DeploymentSpecificRequest) (*structs.AllocListResponse, error) {
+	resp := &structs.AllocListResponse{QueryMeta: structs.QueryMeta{Index: 6}}
+	if r.DeploymentID == "d1" {
+		resp.Allocations = []*structs.AllocListStub{{ID: "a1", DeploymentStatus: &structs.AllocDeploymentStatus{}}}
+	}
+	return resp, nil
+}
+
 func (f *fakeBackend) DeploymentFail(_ context.Context, r *structs.DeploymentFailRequest) (*structs.DeploymentUpdateResponse, error) {
 	if r.DeploymentID != "d1" || r.Namespace != "default" {
 		return nil, structs.NotFound("deployment", r.DeploymentID)
@@ -171,6 +180,8 @@ func TestHTTPUpdateEndpoints(t *testing.T) {
 		{"revert wrong prior", "PUT", "/v1/job/web/revert", `{"JobID": "web", "JobVersion": 1, "EnforcePriorVersion": 5}`, 409, "does not match the enforced prior version 5"},
 		{"revert ID mismatch", "POST", "/v1/job/web/revert", `{"JobID": "api", "JobVersion": 1}`, 400, "does not match"},
 		{"deployments", "GET", "/v1/deployments", "", 200, `[]`},
+		{"deployment allocations", "GET", "/v1/deployment/allocations/d1", "", 200, `[{"ID":"a1",`},
+		{"deployment allocations unknown", "GET", "/v1/deployment/allocations/zz", "", 200, `[]`},
 		{"deployment unknown", "GET", "/v1/deployment/abc", "", 404, `deployment "abc" not found`},
 		{"deployment fail", "PUT", "/v1/deployment/fail/d1", `{"DeploymentID": "d1"}`, 200,
 			`{"EvalID":"eval-fail","EvalCreateIndex":12,"DeploymentModifyIndex":12,"RevertedJobVersion":1,"Index":13}`},

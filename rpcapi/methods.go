@@ -88,6 +88,8 @@ var (
 	// DeploymentGet reads one deployment, or a job's latest (the job
 	// must exist).
 	DeploymentGet = read[structs.DeploymentSpecificRequest, structs.SingleDeploymentResponse]("DeploymentGet")
+	// DeploymentAllocations lists the allocations a deployment placed.
+	DeploymentAllocations = read[structs.DeploymentSpecificRequest, structs.AllocListResponse]("DeploymentAllocations")
 	// DeploymentFail fails an active deployment, reverting its job when
 	// auto_revert says so. At most once: failing it again is an error.
 	DeploymentFail = atMostOnce[structs.DeploymentFailRequest, structs.DeploymentUpdateResponse]("DeploymentFail")
@@ -118,7 +120,7 @@ func All() []*Info {
 		JobEvaluations.info, JobSummary.info, JobVersions.info, JobRevert.info, JobPlan.info,
 		AllocList.info, AllocGet.info, AllocTimeline.info, AllocNode.info, AllocStop.info, EvalList.info, EvalGet.info, EvalAllocations.info,
 		NodeList.info, NodeAllocations.info,
-		DeploymentList.info, DeploymentGet.info, DeploymentFail.info, DeploymentPause.info,
+		DeploymentList.info, DeploymentGet.info, DeploymentAllocations.info, DeploymentFail.info, DeploymentPause.info,
 		SchedulerGetConfig.info, SchedulerSetConfig.info,
 		VarList.info, VarGet.info, VarApply.info, KeyringList.info, KeyringRotate.info, KeyringDelete.info,
 		KeyringPublicKeys.info,

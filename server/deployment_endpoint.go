@@ -59,26 +59,65 @@ func (s *Server) DeploymentGet(ctx context.Context, req *structs.DeploymentSpeci
 			resp.Deployment = d
 			return index, err
 		}
-		d, err := st.DeploymentByID(ws, req.DeploymentID)
+		d, err := lookupDeployment(ws, st, req.DeploymentID)
+		resp.Deployment = d
+		return index, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// lookupDeployment returns the deployment of this ID or unique ID prefix;
+// KindNotFound when there is none.
+func lookupDeployment(ws memdb.WatchSet, st *state.StateStore, id string) (*structs.Deployment, error) {
+	d, err := st.DeploymentByID(ws, id)
+	if err != nil {
+		return nil, err
+	}
+	if d == nil && id != "" {
+		matches, err := st.DeploymentsByIDPrefix(ws, id)
+		if err != nil {
+			return nil, err
+		}
+		switch len(matches) {
+		case 1:
+			d = matches[0]
+		case 0:
+		default:
+			return nil, structs.Invalid("deployment prefix %q matches %d deployments: give more of the ID", id, len(matches))
+		}
+	}
+	if d == nil {
+		return nil, structs.NotFound("deployment", id)
+	}
+	return d, nil
+}
+
+// DeploymentAllocations lists the allocations of a deployment (by ID or
+// unique ID prefix): those of its job that it placed. An unknown
+// deployment has none, as in Nomad.
+func (s *Server) DeploymentAllocations(ctx context.Context, req *structs.DeploymentSpecificRequest) (*structs.AllocListResponse, error) {
+	resp := &structs.AllocListResponse{}
+	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		index := st.Index(state.TableAllocs)
+		resp.Allocations = []*structs.AllocListStub{}
+		d, err := lookupDeployment(ws, st, req.DeploymentID)
+		if structs.KindOf(err) == structs.KindNotFound {
+			return index, nil
+		}
 		if err != nil {
 			return index, err
 		}
-		if d == nil && req.DeploymentID != "" {
-			matches, err := st.DeploymentsByIDPrefix(ws, req.DeploymentID)
-			if err != nil {
-				return index, err
-			}
-			switch len(matches) {
-			case 1:
-				d = matches[0]
-			case 0:
-			default:
-				return index, structs.Invalid("deployment prefix %q matches %d deployments: give more of the ID", req.DeploymentID, len(matches))
-			}
+		allocs, err := st.AllocsByJob(ws, d.Namespace, d.JobID)
+		if err != nil {
+			return index, err
 		}
-		resp.Deployment = d
-		if d == nil {
-			return index, structs.NotFound("deployment", req.DeploymentID)
+		for _, a := range allocs {
+			if a.DeploymentID == d.ID {
+				resp.Allocations = append(resp.Allocations, a.Stub())
+			}
 		}
 		return index, nil
 	})

@@ -42,6 +42,7 @@ func (s *Server) newHandlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.NodeAllocations, s.NodeAllocations)
 	rpcapi.Handle(h, rpcapi.DeploymentList, s.DeploymentList)
 	rpcapi.Handle(h, rpcapi.DeploymentGet, s.DeploymentGet)
+	rpcapi.Handle(h, rpcapi.DeploymentAllocations, s.DeploymentAllocations)
 	rpcapi.Handle(h, rpcapi.DeploymentFail, s.DeploymentFail)
 	rpcapi.Handle(h, rpcapi.DeploymentPause, s.DeploymentPause)
 	rpcapi.Handle(h, rpcapi.SchedulerGetConfig, s.SchedulerGetConfig)
