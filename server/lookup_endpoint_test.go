@@ -16,9 +16,8 @@ func TestJobGetResolvesPrefixes(t *testing.T) {
 		for _, id := range []string{"web", "web2", "api"} {
 			registerJob(t, s, testJob(id, 0, 10, 10))
 		}
-		other := testJob("batch", 0, 10, 10)
-		other.Namespace = "team"
-		registerJob(t, s, other)
+		upsertNamespace(t, s, &structs.Namespace{Name: "team"})
+		registerJob(t, s, jobIn("team", "batch"))
 		tests := []struct {
 			id, ns   string
 			want     string // the job's ID, or "" for an error
@@ -76,8 +75,9 @@ func TestCompositeReads(t *testing.T) {
 				t.Errorf("allocation %s of eval %s listed for %s", a.ID, a.EvalID, r.EvalID)
 			}
 		}
-		if _, err := s.EvalAllocations(ctx, &structs.EvalSpecificRequest{EvalID: "nope"}); structs.KindOf(err) != structs.KindNotFound {
-			t.Errorf("EvalAllocations of an unknown eval: %v", err)
+		// As Nomad: an unknown evaluation placed nothing.
+		if none, err := s.EvalAllocations(ctx, &structs.EvalSpecificRequest{EvalID: "nope"}); err != nil || none.Allocations == nil || len(none.Allocations) != 0 {
+			t.Errorf("EvalAllocations of an unknown eval: %+v, %v", none, err)
 		}
 
 		total := 0
