@@ -288,7 +288,6 @@ func TestAgentRejectsBadInput(t *testing.T) {
 		{"unknown eval", "GET", "/v1/evaluation/00000000-dead", "", 404, "not found"},
 		{"unknown node", "GET", "/v1/node/00000000-dead", "", 404, "not found"},
 		{"ambiguous job prefix", "GET", "/v1/job/amb", "", 400, `job prefix "amb" matches 2 jobs (amb-1, amb-2)`},
-		{"deregister unknown job", "DELETE", "/v1/job/nope", "", 404, "not found"},
 		{"wrong method", "PATCH", "/v1/job/amb-1", "", 405, "method PATCH is not allowed"},
 		{"unknown route", "GET", "/v1/frobnicate", "", 404, "no such endpoint"},
 	}
