@@ -54,7 +54,7 @@ func TestNamespacesCLI(t *testing.T) {
 	if r := ok("job", "status", "-namespace", "dev", "sleep"); !strings.Contains(r.stdout, "sleep") {
 		t.Fatalf("job status in dev:\n%s", r)
 	}
-	refused("not found", "job", "status", "sleep")
+	refused(`No job(s) with prefix or ID "sleep" found`, "job", "status", "sleep")
 	jobs, _, err := a.client(t).Jobs().List(nil)
 	if err != nil || len(jobs) != 0 {
 		t.Fatalf("jobs of the default namespace: %v, %v", jobs, err)
