@@ -171,13 +171,13 @@ func TestConvertJob(t *testing.T) {
 			in: minimalJob(func(j *api.Job) {
 				j.Periodic = json.RawMessage(`{"Spec": "*/5 * * * *"}`)
 				j.TaskGroups[0].MaxRunDuration = json.RawMessage(`60000000000`)
-				j.TaskGroups[0].Tasks[0].Templates = json.RawMessage(`[{"EmbeddedTmpl": "x"}]`)
+				j.TaskGroups[0].Tasks[0].DispatchPayload = json.RawMessage(`{"File": "x"}`)
 				j.TaskGroups[0].Tasks[0].Resources = &api.Resources{NUMA: json.RawMessage(`{"Affinity": "require"}`)}
 			}),
 			wantErr: []string{
 				"job: Periodic (periodic block) is not supported by drover yet",
 				`group "g": MaxRunDuration (max_run_duration) is not supported by drover yet`,
-				`group "g", task "t": Templates (template block) is not supported by drover yet`,
+				`group "g", task "t": DispatchPayload (dispatch_payload block) is not supported by drover yet`,
 				`group "g", task "t" resources: NUMA (numa block) is not supported by drover yet`,
 			},
 		},

@@ -1,0 +1,40 @@
+package templatecheck
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCheck(t *testing.T) {
+	cases := []struct {
+		name, text, left, right string
+		want                    string // "" for no problem; else "line:col: substring"
+	}{
+		{name: "plain text", text: "hello"},
+		{name: "nomad functions", text: `{{ with nomadVar "nomad/jobs/web" }}{{ .password }}{{ end }}
+{{ range nomadService "db" }}{{ .Address }}:{{ .Port }}{{ end }}
+{{ env "NOMAD_TASK_NAME" | toUpper }} {{ "a,b" | split "," | toJSON }} {{ timestamp }}
+{{ parseInt "42" }} {{ base64Encode "x" }} {{ sprig_upper "x" }}`},
+		{name: "missing data is no error", text: `{{ parseInt (env "NOPE_NOT_SET") }}`},
+		{name: "unknown function", text: "a\nb {{ fooBar 1 }}", want: `2:6: function "fooBar" is not defined`},
+		{name: "unclosed action", text: "line1\n  {{ .x ", want: "2:3: "},
+		{name: "consul key", text: "x\n{{ key \"a/b\" }}", want: `2:4: function "key" reads Consul`},
+		{name: "vault secret", text: `{{ with secret "kv/x" }}{{ .Data }}{{ end }}`, want: `1:9: function "secret" reads Vault`},
+		{name: "custom delimiters", text: `[[ nomadVar "nomad/jobs/x" ]] {{ notAFunction }}`, left: "[[", right: "]]"},
+		{name: "custom delimiters bad", text: `[[ nope ]]`, left: "[[", right: "]]", want: `1:4: function "nope"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ps := Check(tc.text, tc.left, tc.right)
+			if tc.want == "" {
+				if len(ps) != 0 {
+					t.Fatalf("Check = %v, want no problem", ps)
+				}
+				return
+			}
+			if len(ps) == 0 || !strings.HasPrefix(ps[0].Error(), tc.want) {
+				t.Fatalf("Check = %v, want one starting %q", ps, tc.want)
+			}
+		})
+	}
+}
