@@ -28,6 +28,10 @@ import (
 // run programs or write files as the agent.
 var DefaultFunctionDenylist = []string{"plugin", "writeToFile"}
 
+// DefaultBlockQueryWait is how long a template's read waits for a change
+// (Nomad's block_query_wait default).
+const DefaultBlockQueryWait = 5 * time.Minute
+
 // ClientConfig is what the agent's template block sets for every task.
 type ClientConfig struct {
 	// FunctionDenylist replaces DefaultFunctionDenylist when not nil.
@@ -210,6 +214,7 @@ func (m *Manager) newRunner(i int, t *structs.Template) (*ctmanager.Runner, erro
 		Enabled: ctconfig.Bool(true), Attempts: ctconfig.Int(retry.Attempts),
 		Backoff: ctconfig.TimeDuration(retry.Backoff), MaxBackoff: ctconfig.TimeDuration(retry.MaxBackoff),
 	}
+	c.BlockQueryWaitTime = ctconfig.TimeDuration(DefaultBlockQueryWait)
 	if cc.BlockQueryWaitTime > 0 {
 		c.BlockQueryWaitTime = ctconfig.TimeDuration(cc.BlockQueryWaitTime)
 	}
