@@ -182,6 +182,34 @@ func TestConvertJob(t *testing.T) {
 			},
 		},
 		{
+			name: "templates: converted with Nomad's defaults, parsed",
+			in: minimalJob(func(j *api.Job) {
+				j.TaskGroups[0].Tasks[0].Templates = []*api.Template{{
+					EmbeddedTmpl: api.String(`{{ with nomadVar "nomad/jobs/web" }}{{ .pw }}{{ end }}`),
+					DestPath:     api.String("local/a"), Envvars: api.Bool(true),
+				}}
+			}),
+			check: func(t *testing.T, j *structs.Job) {
+				tm := j.TaskGroups[0].Tasks[0].Templates[0]
+				if tm.Splay != 5*time.Second || !tm.Envvars || tm.DestPath != "local/a" {
+					t.Errorf("template = %+v", tm)
+				}
+			},
+		},
+		{
+			name: "templates: bad syntax and Consul functions are refused",
+			in: minimalJob(func(j *api.Job) {
+				j.TaskGroups[0].Tasks[0].Templates = []*api.Template{
+					{EmbeddedTmpl: api.String("ok\n{{ nope }}"), DestPath: api.String("local/a")},
+					{EmbeddedTmpl: api.String(`{{ key "x" }}`), DestPath: api.String("local/b")},
+				}
+			}),
+			wantErr: []string{
+				`template 1 (local/a): 2:4: function "nope" is not defined`,
+				`template 2 (local/b): 1:4: function "key" reads Consul`,
+			},
+		},
+		{
 			name: "affinities and spreads at every level, with Nomad's defaults",
 			in: minimalJob(func(j *api.Job) {
 				j.Affinities = []*api.Affinity{{LTarget: "${meta.rack}", RTarget: "r1"}}
