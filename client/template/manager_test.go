@@ -333,3 +333,22 @@ func TestParseEnv(t *testing.T) {
 		t.Error("ParseEnv accepted a line without =")
 	}
 }
+
+func TestManagerOnceRendersOnce(t *testing.T) {
+	vars := newFakeVars()
+	vars.put("nomad/jobs/web", structs.VariableItems{"v": "1"})
+	m, dir := newManager(t, vars, false, &structs.Template{
+		EmbeddedTmpl: `{{ with nomadVar "nomad/jobs/web" }}{{ .v }}{{ end }}`, DestPath: "local/v", Once: true,
+	}, &structs.Template{
+		EmbeddedTmpl: `{{ with nomadVar "nomad/jobs/web" }}{{ .v }}{{ end }}`, DestPath: "local/w",
+	})
+	waitRendered(t, m, nil)
+	vars.put("nomad/jobs/web", structs.VariableItems{"v": "2"})
+	// The other template re-renders; the once template does not.
+	if c := nextChange(t, m); c.Index != 1 {
+		t.Fatalf("change = %+v, want the second template's", c)
+	}
+	if got := readFile(t, filepath.Join(dir, "local/v")); got != "1" {
+		t.Fatalf("the once template re-rendered: %q", got)
+	}
+}

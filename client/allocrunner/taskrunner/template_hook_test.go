@@ -260,3 +260,43 @@ func TestTemplateHookAgentRestartRewritesLostFile(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestTemplateHookChangeScript(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		exitCode    int
+		failOnError bool
+		wantEvent   string
+		wantKilled  bool
+	}{
+		{name: "succeeds", exitCode: 0, wantEvent: "Template ran change script /bin/reload"},
+		{name: "fails", exitCode: 3, wantEvent: "Template failed to run change script /bin/reload: exit code 3"},
+		{name: "fails the task", exitCode: 3, failOnError: true, wantEvent: "Template failed to run change script", wantKilled: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vars := newFakeVarServer()
+			vars.put("nomad/jobs/job", structs.VariableItems{"v": "1"})
+			task := &structs.Task{Config: map[string]any{"exec_command": map[string]any{"exit_code": tc.exitCode}},
+				Templates: []*structs.Template{{
+					EmbeddedTmpl: `{{ with nomadVar "nomad/jobs/job" }}{{ .v }}{{ end }}`, DestPath: "local/v",
+					ChangeMode:   structs.TemplateChangeModeScript,
+					ChangeScript: &structs.ChangeScript{Command: "/bin/reload", Args: []string{"-q"}, FailOnError: tc.failOnError},
+				}}}
+			h := templateHarness(t, task, vars, nil, nil)
+			go h.tr.Run()
+			waitFor(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
+			vars.put("nomad/jobs/job", structs.VariableItems{"v": "2"})
+			waitFor(t, "the script's event", func() bool { return hasTemplateEvent(h.tr, tc.wantEvent) })
+			if tc.wantKilled {
+				waitClosed(t, "the task to be killed", h.tr.WaitCh())
+				return
+			}
+			if err := h.tr.Kill(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			if st := h.tr.TaskState(); st.Restarts != 0 {
+				t.Errorf("restarts = %d", st.Restarts)
+			}
+		})
+	}
+}
