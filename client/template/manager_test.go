@@ -3,8 +3,10 @@ package template
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -89,7 +91,7 @@ func (f *fakeVars) Invoke(ctx context.Context, m *rpcapi.Info, req any) (any, er
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		resp := &structs.VariablesListResponse{QueryMeta: structs.QueryMeta{Index: idx, KnownLeader: true}}
-		for p := range f.vars {
+		for _, p := range slices.Sorted(maps.Keys(f.vars)) { // in path order, as the servers list
 			if strings.HasPrefix(p, r.Prefix) {
 				resp.Data = append(resp.Data, &structs.VariableMetadata{Namespace: r.Namespace, Path: p})
 			}
