@@ -184,3 +184,60 @@ EOF
 		}
 	})
 }
+
+// TestTemplatesAgentRestartKeepsTasks kills a combined agent (-9) whose
+// task renders a template, and starts it again: the agent re-attaches to
+// the task and resumes watching the template without restarting the task
+// (its rendered content is unchanged, unlike Nomad #10920); a variable
+// change after that restarts it exactly once.
+func TestTemplatesAgentRestartKeepsTasks(t *testing.T) {
+	a := newPersistentAgent(t, "tmplkeep", roleCombined)
+	a.start(t)
+	a.waitReady(t, surviveStartTimeout)
+	c := a.client(t)
+	put := func(item string) {
+		t.Helper()
+		if r := a.cli(t, "var", "put", "nomad/jobs/tmplkeep", item); r.code != 0 {
+			t.Fatalf("var put: %s", r)
+		}
+	}
+	put("password=one")
+	runJob(t, a, "tmplkeep", templateJob("tmplkeep", "restart"))
+	var allocID string
+	waitFor(t, surviveRunTimeout, "the task to run with the rendered file", func() (bool, string) {
+		stub, why := jobAlloc(t, c, "tmplkeep")
+		if stub == nil {
+			return false, why
+		}
+		allocID = stub.ID
+		out := a.cli(t, "alloc", "logs", stub.ID, "t").stdout
+		return strings.Contains(out, "pw=one"), out
+	})
+
+	a.kill9(t)
+	a.start(t)
+	a.waitReady(t, surviveStartTimeout)
+	waitFor(t, surviveRunTimeout, "the agent to re-attach to the task", func() (bool, string) {
+		a.checkAlive(t)
+		return strings.Contains(a.sinceLastStart(), "re-attached to task"), "not yet"
+	})
+	put("password=two")
+	waitFor(t, surviveRunTimeout, "the restart for the change", func() (bool, string) {
+		ts, err := taskEvents(c, allocID)
+		if err != nil {
+			return false, err.Error()
+		}
+		out := a.cli(t, "alloc", "logs", allocID, "t").stdout
+		return ts.State == "running" && ts.Restarts >= 1 && strings.Contains(out, "pw=two"), eventsString(ts)
+	})
+	ts, err := taskEvents(c, allocID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts.Restarts != 1 || countEvents(ts, "Restart Signaled") != 1 {
+		t.Errorf("restarts = %d, want only the change's:%s", ts.Restarts, eventsString(ts))
+	}
+	if r := a.cli(t, "job", "stop", "tmplkeep"); r.code != 0 {
+		t.Fatalf("job stop: %s", r)
+	}
+}
