@@ -354,3 +354,64 @@ func TestManagerOnceRendersOnce(t *testing.T) {
 		t.Fatalf("the once template re-rendered: %q", got)
 	}
 }
+
+func TestManagerTemplateOptions(t *testing.T) {
+	cases := []struct {
+		name    string
+		tmpl    *structs.Template
+		source  string // written to local/src.tpl first
+		client  *ClientConfig
+		want    string // rendered; "" with wantErr
+		wantErr string
+	}{
+		{name: "source file", tmpl: &structs.Template{SourcePath: "local/src.tpl", DestPath: "local/out"},
+			source: `from {{ env "NOMAD_TASK_NAME" }}`, want: "from t"},
+		{name: "delimiters", tmpl: &structs.Template{EmbeddedTmpl: `{{ keep }} [[ env "NOMAD_TASK_NAME" ]]`,
+			DestPath: "local/out", LeftDelim: "[[", RightDelim: "]]"}, want: "{{ keep }} t"},
+		{name: "error on missing key", tmpl: &structs.Template{EmbeddedTmpl: `{{ $m := parseJSON "{}" }}{{ $m.nope }}`,
+			DestPath: "local/out", ErrMissingKey: true}, wantErr: "nope"},
+		{name: "missing key renders no value", tmpl: &structs.Template{EmbeddedTmpl: `{{ $m := parseJSON "{}" }}[{{ $m.nope }}]`,
+			DestPath: "local/out"}, want: "[<no value>]"},
+		{name: "denied by default", tmpl: &structs.Template{EmbeddedTmpl: `{{ writeToFile "/tmp/x" "" "" "0644" "x" }}`,
+			DestPath: "local/out"}, wantErr: "writeToFile"},
+		{name: "denied by the agent", tmpl: &structs.Template{EmbeddedTmpl: `{{ sprig_upper "x" }}`, DestPath: "local/out"},
+			client: &ClientConfig{FunctionDenylist: []string{"sprig_*"}}, wantErr: "sprig_upper"},
+		{name: "file outside the sandbox", tmpl: &structs.Template{EmbeddedTmpl: `{{ file "/etc/hostname" }}`, DestPath: "local/out"},
+			wantErr: "outside of sandbox"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tc.source != "" {
+				if err := os.MkdirAll(filepath.Join(dir, "local"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "local/src.tpl"), []byte(tc.source), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			m, err := New(Config{RPC: newFakeVars(), Identity: webIdentity, TaskDir: dir, Client: tc.client,
+				Templates: []*structs.Template{withDefaults(tc.tmpl)}, Env: map[string]string{"NOMAD_TASK_NAME": "t"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.Start()
+			defer m.Stop()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			err = m.WaitRendered(ctx, time.Hour, func([]string) {})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("WaitRendered = %v, want an error with %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := readFile(t, filepath.Join(dir, "local/out")); got != tc.want {
+				t.Fatalf("rendered %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
