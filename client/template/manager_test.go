@@ -71,8 +71,8 @@ func (f *fakeVars) wait(ctx context.Context, opts structs.QueryOptions) uint64 {
 }
 
 func (f *fakeVars) Invoke(ctx context.Context, m *rpcapi.Info, req any) (any, error) {
-	switch m.Name() {
-	case "VarGet":
+	switch m {
+	case rpcapi.VarGet.Info():
 		r := req.(*structs.VariablesReadRequest)
 		idx := f.wait(ctx, r.QueryOptions)
 		f.mu.Lock()
@@ -85,7 +85,7 @@ func (f *fakeVars) Invoke(ctx context.Context, m *rpcapi.Info, req any) (any, er
 			}
 		}
 		return resp, nil
-	case "VarList":
+	case rpcapi.VarList.Info():
 		r := req.(*structs.VariablesListRequest)
 		idx := f.wait(ctx, r.QueryOptions)
 		f.mu.Lock()
