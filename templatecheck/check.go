@@ -3,11 +3,10 @@ package templatecheck
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"text/template/parse"
-
-	cttemplate "github.com/hashicorp/consul-template/template"
 )
 
 // Problem is one thing wrong with a template: where (1-based, in the
@@ -45,7 +44,8 @@ var undefinedFn = regexp.MustCompile(`function "([^"]+)" not defined`)
 
 // Check parses text with the delimiters (empty: "{{" and "}}") and returns
 // what is wrong with it: a syntax error, an unknown function, or a Consul
-// or Vault function; nil when it is fine.
+// or Vault function; nil when it is fine. It only parses: nothing in the
+// template runs (a submitted template could loop for ever).
 func Check(text, leftDelim, rightDelim string) []Problem {
 	if leftDelim == "" {
 		leftDelim = "{{"
@@ -53,17 +53,9 @@ func Check(text, leftDelim, rightDelim string) []Problem {
 	if rightDelim == "" {
 		rightDelim = "}}"
 	}
-	if p := parseProblem(text, leftDelim, rightDelim); p != nil {
-		return []Problem{*p}
-	}
-	// The parse above checked the functions against consul-template's
-	// own function map; this one finds the Consul and Vault calls (the
-	// parse tree of the one above is not exposed).
-	tr := parse.New("t")
-	tr.Mode = parse.SkipFuncCheck
-	trees := map[string]*parse.Tree{}
-	if _, err := tr.Parse(text, leftDelim, rightDelim, trees); err != nil {
-		return []Problem{{Line: 1, Col: 1, Msg: err.Error()}}
+	trees, err := parse.Parse("t", text, leftDelim, rightDelim, functionNames())
+	if err != nil {
+		return []Problem{parseProblem(text, leftDelim, err)}
 	}
 	var out []Problem
 	for _, tr := range trees {
@@ -73,44 +65,33 @@ func Check(text, leftDelim, rightDelim string) []Problem {
 				return
 			}
 			line, col := position(text, int(n.Pos))
-			out = append(out, Problem{Line: line, Col: col, Msg: fmt.Sprintf(
-				"function %q reads %s, which Drover does not support: use nomadVar or nomadService instead", n.Ident, sys)})
+			out = append(out, Problem{Line: line, Col: col, Msg: unsupportedMsg(n.Ident, sys)})
 		})
 	}
+	sort.SliceStable(out, func(i, j int) bool {
+		return out[i].Line < out[j].Line || out[i].Line == out[j].Line && out[i].Col < out[j].Col
+	})
 	return out
 }
 
-// parseProblem parses text as the client will (consul-template's function
-// map), executing nothing that reads data: the brain is empty, so every
-// data function returns its zero value.
-func parseProblem(text, left, right string) *Problem {
-	t, err := cttemplate.NewTemplate(&cttemplate.NewTemplateInput{
-		Contents: text, LeftDelim: left, RightDelim: right,
-		// Reading files is left to the client: a check never reads one.
-		ReaderFunc: func(string) ([]byte, error) { return nil, fmt.Errorf("not read when checked") },
-	})
-	if err != nil {
-		return &Problem{Line: 1, Col: 1, Msg: err.Error()}
-	}
-	_, err = t.Execute(&cttemplate.ExecuteInput{Brain: cttemplate.NewBrain(), Env: []string{}})
-	if err == nil || !strings.HasPrefix(err.Error(), "parse: ") {
-		return nil // an execution error depends on data the check has not
-	}
-	msg := strings.TrimPrefix(err.Error(), "parse: ")
+func unsupportedMsg(fn, sys string) string {
+	return fmt.Sprintf("function %q reads %s, which Drover does not support: use nomadVar or nomadService instead", fn, sys)
+}
+
+// parseProblem turns a parse error ("template: t:LINE: msg") into a
+// Problem, with the column of the unknown function, or of the line's first
+// delimiter.
+func parseProblem(text, left string, err error) Problem {
+	msg := err.Error()
 	m := lineErr.FindStringSubmatch(msg)
 	if m == nil {
-		return &Problem{Line: 1, Col: 1, Msg: msg}
+		return Problem{Line: 1, Col: 1, Msg: msg}
 	}
 	line, _ := strconv.Atoi(m[1])
-	p := &Problem{Line: line, Col: 1, Msg: m[2]}
+	p := Problem{Line: line, Col: columnOf(text, line, left), Msg: m[2]}
 	if f := undefinedFn.FindStringSubmatch(m[2]); f != nil {
 		p.Msg = fmt.Sprintf("function %q is not defined: see docs/templates.md for the functions templates have", f[1])
-		if sys, ok := unsupported[f[1]]; ok {
-			p.Msg = fmt.Sprintf("function %q reads %s, which Drover does not support: use nomadVar or nomadService instead", f[1], sys)
-		}
 		p.Col = columnOf(text, line, f[1])
-	} else {
-		p.Col = columnOf(text, line, left)
 	}
 	return p
 }

@@ -1,6 +1,11 @@
 package templatecheck
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -36,5 +41,43 @@ func TestCheck(t *testing.T) {
 				t.Fatalf("Check = %v, want one starting %q", ps, tc.want)
 			}
 		})
+	}
+}
+
+// TestFunctionsMatchConsulTemplate reads consul-template's function map
+// from the module's source and checks that the list the checker parses
+// with is the same: a function missing there would refuse good templates.
+func TestFunctionsMatchConsulTemplate(t *testing.T) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/hashicorp/consul-template").Output()
+	if err != nil {
+		t.Fatalf("locate consul-template's source: %v", err)
+	}
+	src, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "template", "template.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := string(src)
+	start := strings.Index(body, "\nfunc funcMap(")
+	if start < 0 {
+		t.Fatal("no funcMap in consul-template's template.go")
+	}
+	body = body[start:]
+	body = body[:strings.Index(body, "\n}\n")]
+	var names []string
+	for _, m := range regexp.MustCompile(`(?m)^\s+"([A-Za-z_0-9]+)":`).FindAllStringSubmatch(body, -1) {
+		names = append(names, m[1])
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	if !slices.Equal(names, consulTemplateFunctions) {
+		t.Errorf("consul-template's functions:\n%q\nthe checker's:\n%q", names, consulTemplateFunctions)
+	}
+}
+
+// TestCheckRunsNothing: a template that would loop for a long time is
+// only parsed.
+func TestCheckRunsNothing(t *testing.T) {
+	if ps := Check(`{{ range loop 1000000000000 }}{{ timestamp }}{{ end }}`, "", ""); len(ps) != 0 {
+		t.Fatalf("Check = %v", ps)
 	}
 }

@@ -6,5 +6,6 @@
 // file, to point at the line and column of the job file; the HTTP API's
 // job conversion calls it for jobs submitted as JSON. The client renders
 // templates with consul-template itself (client/allocrunner/taskrunner's
-// template hook); this package only parses, it never renders.
+// template hook); this package only parses, with consul-template's function
+// names (functions.go): it never executes a template.
 package templatecheck
