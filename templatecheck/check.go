@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"text/template"
 	"text/template/parse"
 )
 
@@ -53,13 +54,18 @@ func Check(text, leftDelim, rightDelim string) []Problem {
 	if rightDelim == "" {
 		rightDelim = "}}"
 	}
-	trees, err := parse.Parse("t", text, leftDelim, rightDelim, functionNames())
+	// text/template's Parse adds its own builtins (and, eq, printf, ...)
+	// to the functions the parser knows.
+	tmpl, err := template.New("t").Delims(leftDelim, rightDelim).Funcs(functionNames()).Parse(text)
 	if err != nil {
 		return []Problem{parseProblem(text, leftDelim, err)}
 	}
 	var out []Problem
-	for _, tr := range trees {
-		walk(tr.Root, func(n *parse.IdentifierNode) {
+	for _, tt := range tmpl.Templates() {
+		if tt.Tree == nil {
+			continue
+		}
+		walk(tt.Tree.Root, func(n *parse.IdentifierNode) {
 			sys, ok := unsupported[n.Ident]
 			if !ok {
 				return

@@ -21,6 +21,8 @@ func TestCheck(t *testing.T) {
 {{ env "NOMAD_TASK_NAME" | toUpper }} {{ "a,b" | split "," | toJSON }} {{ timestamp }}
 {{ parseInt "42" }} {{ base64Encode "x" }} {{ sprig_upper "x" }}`},
 		{name: "missing data is no error", text: `{{ parseInt (env "NOPE_NOT_SET") }}`},
+		{name: "builtins", text: `{{ if and (eq 1 1) (not false) }}{{ printf "%s" (index (split "," "a,b") 0) | len }}{{ end }}{{ slice "abc" 1 }}{{ html "x" }}{{ call .F }}`},
+		{name: "define and template", text: `{{ define "x" }}{{ . }}{{ end }}{{ template "x" "y" }}{{ block "b" . }}z{{ end }}`},
 		{name: "unknown function", text: "a\nb {{ fooBar 1 }}", want: `2:6: function "fooBar" is not defined`},
 		{name: "unclosed action", text: "line1\n  {{ .x ", want: "2:3: "},
 		{name: "consul key", text: "x\n{{ key \"a/b\" }}", want: `2:4: function "key" reads Consul`},

@@ -1,6 +1,10 @@
 package templatecheck
 
-import "github.com/Masterminds/sprig/v3"
+import (
+	"text/template"
+
+	"github.com/Masterminds/sprig/v3"
+)
 
 // consulTemplateFunctions are the functions of consul-template v0.41.1's
 // template language (its funcMap), less sprig's, which it adds as
@@ -25,9 +29,9 @@ var consulTemplateFunctions = []string{
 
 // functionNames returns every function name a template may call, for the
 // parser (which checks names, never calls them).
-func functionNames() map[string]any {
+func functionNames() template.FuncMap {
 	stub := func() string { return "" }
-	out := make(map[string]any, len(consulTemplateFunctions)+200)
+	out := make(template.FuncMap, len(consulTemplateFunctions)+200)
 	for _, n := range consulTemplateFunctions {
 		out[n] = stub
 	}
