@@ -67,3 +67,24 @@ func TestTemplateCopyIsDeep(t *testing.T) {
 		t.Fatalf("Copy shares memory with the original: %+v", a)
 	}
 }
+
+func TestTemplateDiffAndValidateInJob(t *testing.T) {
+	old := validJob()
+	old.TaskGroups[0].Tasks[0].Templates = []*Template{{EmbeddedTmpl: "a", DestPath: "local/a"}}
+	new := old.Copy()
+	new.TaskGroups[0].Tasks[0].Templates[0].EmbeddedTmpl = "b"
+	if old.TaskGroups[0].Tasks[0].Templates[0].EmbeddedTmpl != "a" {
+		t.Fatal("Job.Copy shares the templates")
+	}
+	task := DiffJobs(old, new).TaskGroups[0].Tasks[0]
+	if task.Type != DiffTypeEdited || len(task.Objects) != 1 || task.Annotations[0] != AnnotationForcesDestructiveUpdate {
+		t.Fatalf("task diff %+v", task)
+	}
+	if o := task.Objects[0]; o.Name != "Template" || len(o.Fields) != 1 || o.Fields[0].Name != "EmbeddedTmpl" || o.Fields[0].New != "b" {
+		t.Errorf("template diff %+v", o)
+	}
+	new.TaskGroups[0].Tasks[0].Templates[0].DestPath = "../x"
+	if err := new.Validate(); err == nil || !strings.Contains(err.Error(), `template 1: destination "../x" leaves`) {
+		t.Errorf("Validate = %v", err)
+	}
+}
