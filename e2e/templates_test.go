@@ -241,3 +241,68 @@ func TestTemplatesAgentRestartKeepsTasks(t *testing.T) {
 		t.Fatalf("job stop: %s", r)
 	}
 }
+
+// TestTemplatesListService renders a template that lists a Nomad service
+// registered by another job: nomadService reads the agent's service API.
+func TestTemplatesListService(t *testing.T) {
+	a := startAgent(t)
+	c := a.client(t)
+	web := `job "websvc" {
+  group "g" {
+    network {
+      port "http" {}
+    }
+    service {
+      name     = "websvc"
+      provider = "nomad"
+      port     = "http"
+    }
+    task "t" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "while true; do sleep 1; done"]
+      }
+      resources {
+        cpu    = 20
+        memory = 16
+      }
+    }
+  }
+}
+`
+	lister := `job "lister" {
+  group "g" {
+    task "t" {
+      driver = "raw_exec"
+      template {
+        data        = "{{ range nomadService \"websvc\" }}addr={{ .Address }}:{{ .Port }}{{ end }}\n"
+        destination = "local/svc"
+      }
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "cat local/svc; while true; do sleep 1; done"]
+      }
+      resources {
+        cpu    = 20
+        memory = 16
+      }
+    }
+  }
+}
+`
+	if r := a.cli(t, "job", "run", "-detach", writeFile(t, "websvc.nomad.hcl", web)); r.code != 0 {
+		t.Fatalf("job run:\n%s", r)
+	}
+	if r := a.cli(t, "job", "run", "-detach", writeFile(t, "lister.nomad.hcl", lister)); r.code != 0 {
+		t.Fatalf("job run:\n%s", r)
+	}
+	waitFor(t, 120*time.Second, "the lister to render the service's address", func() (bool, string) {
+		stub, why := jobAlloc(t, c, "lister")
+		if stub == nil {
+			return false, why
+		}
+		out := a.cli(t, "alloc", "logs", stub.ID, "t").stdout
+		return strings.Contains(out, "addr=127.0.0.1:"), out
+	})
+}
