@@ -340,6 +340,7 @@ func (a *Agent) setupClient(rpc rpcapi.Conn) error {
 		Version:  Version,
 		DevMode:  a.cfg.DevMode,
 		Artifact: a.cfg.Client.Artifact.getterConfig(),
+		Template: a.cfg.Client.Template.clientConfig(),
 		GC: client.GCConfig{
 			Interval:            a.cfg.Client.GC.Interval,
 			MaxAllocs:           a.cfg.Client.GC.MaxAllocs,

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/drover-io/drover/client/state"
+	"github.com/drover-io/drover/client/template"
 )
 
 // shutdownTimeout bounds a graceful shutdown after a signal.
@@ -81,6 +83,10 @@ func runCommand(args []string, stdout, stderr io.Writer, signals <-chan os.Signa
 			fmt.Fprintf(stderr, "Error closing the logs: %v\n", err)
 		}
 	}()
+	// consul-template, which renders the tasks' templates, logs with the
+	// standard library's log package: its lines join the agent's log.
+	log.SetFlags(0)
+	log.SetOutput(template.LogWriter(logger.With("component", "template")))
 	for _, w := range cfg.Warnings {
 		logger.Warn("drover ignores this Nomad setting", "key", w.Key, "at", w.Where, "reason", w.Reason)
 	}

@@ -233,6 +233,9 @@ type ClientConfig struct {
 	// HostVolumes are the host volumes the node offers, by name
 	// (host_volume blocks; config_host_volumes.go).
 	HostVolumes map[string]HostVolumeConfig
+	// Template configures the tasks' templates (the client's template
+	// block, config_template.go).
+	Template TemplateConfig
 }
 
 // ReservedConfig is what the client keeps for itself and the OS.
@@ -460,6 +463,9 @@ func (c *ClientConfig) mergeFile(cl *clientBlock) {
 		c.Artifact.merge(a)
 	}
 	c.Join.merge(cl.Join)
+	if t := cl.Template; t != nil {
+		c.Template.merge(t)
+	}
 	if r := cl.Reserved; r != nil {
 		setVal(&c.Reserved.CPU, r.CPU)
 		setVal(&c.Reserved.MemoryMB, r.Memory)
@@ -592,6 +598,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Client.CPUTotalCompute < 0 || c.Client.MemoryTotalMB < 0 || c.Client.DiskTotalMB < 0 || c.Client.DiskFreeMB < 0 {
 		errs = append(errs, errors.New("client cpu_total_compute, memory_total_mb, disk_total_mb and disk_free_mb must not be negative (0 keeps what the fingerprint measures)"))
+	}
+	if err := c.Client.Template.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := c.Client.Artifact.validate(); err != nil {
 		errs = append(errs, err)

@@ -26,6 +26,11 @@ const (
 // (config_schema.go) is an error. A whole ignored block (consul, vault,
 // tls, ...) is one key here: its contents are not checked.
 var nomadIgnored = map[string]map[string]string{
+	"client.template": {
+		"consul_retry": reasonNoConsul,
+		"vault_retry":  reasonNoVault,
+		"max_stale":    "templates read variables from the servers' leader; stale reads are not configurable yet",
+	},
 	"": {
 		"acl":                       "ACLs are not enforced yet: every API request is allowed",
 		"audit":                     reasonEnterprise,
@@ -114,7 +119,6 @@ var nomadIgnored = map[string]map[string]string{
 		"gc_volumes_on_node_gc":              reasonNoHostVols,
 		"no_host_uuid":                       "node IDs are random and kept in the client state, never derived from the host",
 		"disable_remote_exec":                "drover has no alloc exec yet",
-		"template":                           "drover has no template block yet",
 		"bridge_network_subnet_ipv6":         reasonNoBridge,
 		"bridge_network_hairpin_mode":        reasonNoBridge,
 		"bind_wildcard_default_host_network": reasonNoBridge,

@@ -31,7 +31,7 @@ var nomadAgentWarnings = []string{
 	"client.chroot_env", "client.drain_on_shutdown",
 	"client.max_kill_timeout", "client.network_speed", "client.no_host_uuid",
 	"client.options.docker.privileged.enabled", "client.options.fingerprint.network.disallow_link_local",
-	"client.server_join.retry_join", "client.template",
+	"client.server_join.retry_join",
 	"consul", "http_api_response_headers", "keyring", "limits", "plugin.args",
 	"reporting", "rpc", "sentinel",
 	"server.default_scheduler_config", "server.deployment_gc_threshold", "server.enabled_schedulers",
@@ -78,6 +78,7 @@ func TestNomadAgentConfigFile(t *testing.T) {
 		Artifact:     defaultArtifactConfig(), // http_read_timeout = "30m", the default
 		HostVolumes:  map[string]HostVolumeConfig{"scratch": {Path: "/tmp"}},
 		Join:         ServerJoinConfig{RetryJoin: []string{}},
+		Template:     TemplateConfig{DisableFileSandbox: true},
 	}
 	got := *c
 	got.Plugins, got.Warnings = nil, nil

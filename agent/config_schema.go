@@ -151,6 +151,7 @@ type clientBlock struct {
 	// (config_host_volumes.go).
 	HostVolumes map[string]*hostVolumeBlock
 	Join        *serverJoinBlock
+	Template    *templateBlock
 }
 
 type reservedBlock struct {
@@ -377,6 +378,12 @@ func (c *clientBlock) section() section {
 				c.Join = &serverJoinBlock{}
 			}
 			return c.Join.section(p + ".server_join")
+		}),
+		"template": blockKey(func() section { // config_template.go
+			if c.Template == nil {
+				c.Template = &templateBlock{}
+			}
+			return c.Template.section()
 		}),
 		"reserved": blockKey(func() section {
 			if c.Reserved == nil {

@@ -30,6 +30,8 @@ func pluginJSON(t *testing.T, c *Config, name string) map[string]any {
 	return out
 }
 
+func dur(d time.Duration) *time.Duration { return &d }
+
 func TestConfigFileEveryKey(t *testing.T) {
 	c := loadFiles(t, DefaultConfig(), "testdata/config/full.hcl")
 	want := DefaultConfig()
@@ -52,6 +54,9 @@ func TestConfigFileEveryKey(t *testing.T) {
 		},
 		Artifact: ArtifactConfig{HTTPReadTimeout: 10 * time.Minute, HTTPMaxSize: 2 << 30, GitTimeout: 5 * time.Minute,
 			DecompressionFileCountLimit: 100, DecompressionSizeLimit: 1_000_000_000, DisableFilesystemIsolation: true},
+		Template: TemplateConfig{FunctionDenylist: []string{"plugin", "writeToFile", "sprig_*"}, DisableFileSandbox: true,
+			BlockQueryWait: 2 * time.Minute, WaitMin: dur(2 * time.Second), WaitMax: dur(10 * time.Second), WaitBoundsMax: dur(time.Minute),
+			NomadRetryAttempts: 5, NomadRetryBackoff: time.Second, NomadRetryMaxBackoff: 30 * time.Second},
 	}
 	plugins := c.Plugins
 	c.Plugins, want.Plugins = nil, nil

@@ -117,11 +117,12 @@ type Task struct {
 	VolumeMounts []*VolumeMount `json:",omitempty"`
 	// Services are the task's service blocks (services.go).
 	Services []*Service `json:",omitempty"`
+	// Templates are rendered into the task's directory before it starts.
+	Templates []*Template `json:",omitempty"`
 
 	// Nomad fields drover does not implement (yet).
 	Vault           json.RawMessage `json:",omitempty"`
 	Consul          json.RawMessage `json:",omitempty"`
-	Templates       json.RawMessage `json:",omitempty"`
 	DispatchPayload json.RawMessage `json:",omitempty"`
 	CSIPluginConfig json.RawMessage `json:",omitempty"`
 	ShutdownDelay   json.RawMessage `json:",omitempty"`

@@ -13,6 +13,7 @@ import (
 
 	"github.com/drover-io/drover/client/allocnet"
 	"github.com/drover-io/drover/client/allocrunner"
+	"github.com/drover-io/drover/client/allocrunner/taskrunner"
 	"github.com/drover-io/drover/client/artifact"
 	"github.com/drover-io/drover/client/devicemanager"
 	"github.com/drover-io/drover/client/drivermanager"
@@ -49,6 +50,8 @@ type Client struct {
 	// network makes the bridge and CNI namespaces of allocations
 	// (network.go); nil: the client offers neither.
 	network *allocnet.Manager
+	// templates lets the tasks' templates read variables and services.
+	templates *taskrunner.TemplateConfig
 
 	// Timing knobs; tests shorten them before Start.
 	now            func() time.Time
@@ -145,6 +148,7 @@ func New(cfg *Config) (*Client, error) {
 		devMode:        cfg.DevMode,
 		root:           cfg.AllocDir,
 		artifacts:      newArtifactGetter(cfg.Artifact, logger),
+		templates:      newTemplateConfig(cfg),
 		hostStats:      stats.NewHostCollector(stats.HostConfig{AllocDir: cfg.AllocDir}),
 		now:            time.Now,
 		jitter:         randomJitter,
@@ -300,6 +304,16 @@ func (c *Client) restoreAllocs() error {
 	return nil
 }
 
+// newTemplateConfig returns what the tasks' templates read through: the
+// servers (variables) and the agent's HTTP API (services).
+func newTemplateConfig(cfg *Config) *taskrunner.TemplateConfig {
+	tc := &taskrunner.TemplateConfig{RPC: cfg.RPC, Client: cfg.Template}
+	if cfg.HTTPAddr != "" {
+		tc.ServicesURL = "http://" + cfg.HTTPAddr
+	}
+	return tc
+}
+
 // newArtifactGetter returns the getter of the tasks' artifacts.
 func newArtifactGetter(cfg *artifact.Config, logger *slog.Logger) *artifact.Getter {
 	c := artifact.DefaultConfig()
@@ -328,6 +342,7 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation) (*allocrunner.AllocRu
 		StartGate:    c.starts,
 		Services:     serviceRegistrar{c}, // services.go
 		Network:      c.allocNetwork(),
+		Templates:    c.templates,
 
 		PrevAllocWatcher:      prev,
 		PreemptedAllocWatcher: preempted,

@@ -8,6 +8,7 @@ import (
 	"github.com/drover-io/drover/client/devicemanager"
 	"github.com/drover-io/drover/client/drivermanager"
 	"github.com/drover-io/drover/client/state"
+	"github.com/drover-io/drover/client/template"
 	"github.com/drover-io/drover/plugins/drivers"
 	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
@@ -66,6 +67,9 @@ type Config struct {
 	// Artifact configures the fetching of tasks' artifacts (the agent's
 	// client { artifact { ... } }); nil: artifact.DefaultConfig.
 	Artifact *artifact.Config
+	// Template is the agent's template block (client/template); nil:
+	// defaults.
+	Template *template.ClientConfig
 	// Fingerprint selects and adjusts the host fingerprint (attributes and
 	// resources).
 	Fingerprint FingerprintConfig

@@ -258,13 +258,13 @@ func (c *converter) task(group string, in *api.Task, groupRestart *structs.Resta
 	}
 	out.Artifacts = c.artifacts(where, in.Artifacts) // convert_artifact.go
 	out.Services = c.services(where, in.Services)    // convert_services.go
+	out.Templates = c.templates(where, in.Templates) // convert_template.go
 	if in.RestartPolicy != nil {
 		c.checkUnimplemented(where+" restart", unimplemented{"RenderTemplates", "render_templates", in.RestartPolicy.RenderTemplates, ignored})
 	}
 	c.checkUnimplemented(where,
 		unimplemented{"Vault", "vault block", in.Vault, rejected},
 		unimplemented{"Consul", "consul block", in.Consul, ignored},
-		unimplemented{"Templates", "template block", in.Templates, rejected},
 		unimplemented{"DispatchPayload", "dispatch_payload block", in.DispatchPayload, rejected},
 		unimplemented{"CSIPluginConfig", "csi_plugin block", in.CSIPluginConfig, rejected},
 		unimplemented{"ShutdownDelay", "shutdown_delay", in.ShutdownDelay, ignored},

@@ -171,14 +171,42 @@ func TestConvertJob(t *testing.T) {
 			in: minimalJob(func(j *api.Job) {
 				j.Periodic = json.RawMessage(`{"Spec": "*/5 * * * *"}`)
 				j.TaskGroups[0].MaxRunDuration = json.RawMessage(`60000000000`)
-				j.TaskGroups[0].Tasks[0].Templates = json.RawMessage(`[{"EmbeddedTmpl": "x"}]`)
+				j.TaskGroups[0].Tasks[0].DispatchPayload = json.RawMessage(`{"File": "x"}`)
 				j.TaskGroups[0].Tasks[0].Resources = &api.Resources{NUMA: json.RawMessage(`{"Affinity": "require"}`)}
 			}),
 			wantErr: []string{
 				"job: Periodic (periodic block) is not supported by drover yet",
 				`group "g": MaxRunDuration (max_run_duration) is not supported by drover yet`,
-				`group "g", task "t": Templates (template block) is not supported by drover yet`,
+				`group "g", task "t": DispatchPayload (dispatch_payload block) is not supported by drover yet`,
 				`group "g", task "t" resources: NUMA (numa block) is not supported by drover yet`,
+			},
+		},
+		{
+			name: "templates: converted with Nomad's defaults, parsed",
+			in: minimalJob(func(j *api.Job) {
+				j.TaskGroups[0].Tasks[0].Templates = []*api.Template{{
+					EmbeddedTmpl: api.String(`{{ with nomadVar "nomad/jobs/web" }}{{ .pw }}{{ end }}`),
+					DestPath:     api.String("local/a"), Envvars: api.Bool(true),
+				}}
+			}),
+			check: func(t *testing.T, j *structs.Job) {
+				tm := j.TaskGroups[0].Tasks[0].Templates[0]
+				if tm.Splay != 5*time.Second || !tm.Envvars || tm.DestPath != "local/a" {
+					t.Errorf("template = %+v", tm)
+				}
+			},
+		},
+		{
+			name: "templates: bad syntax and Consul functions are refused",
+			in: minimalJob(func(j *api.Job) {
+				j.TaskGroups[0].Tasks[0].Templates = []*api.Template{
+					{EmbeddedTmpl: api.String("ok\n{{ nope }}"), DestPath: api.String("local/a")},
+					{EmbeddedTmpl: api.String(`{{ key "x" }}`), DestPath: api.String("local/b")},
+				}
+			}),
+			wantErr: []string{
+				`template 1 (local/a): 2:4: function "nope" is not defined`,
+				`template 2 (local/b): 1:4: function "key" reads Consul`,
 			},
 		},
 		{

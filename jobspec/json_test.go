@@ -42,7 +42,7 @@ func TestParseJSON(t *testing.T) {
 
 func TestParseJSONDropsNullRawFields(t *testing.T) {
 	src := `{"Job": {"ID": "a", "Periodic": null, "TaskGroups": [{"Name": "g", "Services": null,
-		"Tasks": [{"Name": "t", "Driver": "exec", "Vault": null, "Templates": [{"DestPath": "x"}]}]}]}}`
+		"Tasks": [{"Name": "t", "Driver": "exec", "Vault": null, "Consul": {"Namespace": "x"}}]}]}}`
 	job, err := Parse("a.json", []byte(src))
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func TestParseJSONDropsNullRawFields(t *testing.T) {
 	if job.Periodic != nil || job.TaskGroups[0].Services != nil || task.Vault != nil {
 		t.Errorf("null raw fields kept: Periodic=%s Services=%v Vault=%s", job.Periodic, job.TaskGroups[0].Services, task.Vault)
 	}
-	if string(task.Templates) != `[{"DestPath": "x"}]` {
-		t.Errorf("Templates = %s, want it kept", task.Templates)
+	if string(task.Consul) != `{"Namespace": "x"}` {
+		t.Errorf("Consul = %s, want it kept", task.Consul)
 	}
 }

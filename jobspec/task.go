@@ -12,11 +12,11 @@ var lifecycleHooks = map[string]bool{"prestart": true, "poststart": true, "posts
 // task decodes a `task "NAME" { ... }` block.
 func (d *decoder) task(b *hcl.Block) *api.Task {
 	t := &api.Task{Name: b.Labels[0]}
-	var identities, artifacts, volumeMounts, services json.RawMessage
+	var identities, artifacts, templates, volumeMounts, services json.RawMessage
 	raw := []rawField{
 		{"service", &services, rawBlock{key: "v", many: true, spec: serviceSpec}},
 		{"artifact", &artifacts, rawBlock{key: "v", many: true, spec: artifactSpec}},
-		{"template", &t.Templates, rawBlock{key: "v", many: true, spec: templateSpec}},
+		{"template", &templates, rawBlock{key: "v", many: true, spec: templateSpec}},
 		{"volume_mount", &volumeMounts, rawBlock{key: "v", many: true, spec: volumeMountSpec}},
 		{"vault", &t.Vault, rawBlock{key: "v", spec: vaultSpec}},
 		{"consul", &t.Consul, rawBlock{key: "v", spec: consulSpec}},
@@ -84,6 +84,7 @@ func (d *decoder) task(b *hcl.Block) *api.Task {
 	t.Artifacts = decodeArtifacts(artifacts)
 	t.VolumeMounts = decodeTyped[[]*api.VolumeMount](volumeMounts)
 	t.Services = decodeTyped[[]*api.Service](services)
+	t.Templates = d.templates(templates, blocksOf(c, "template")) // template.go
 	return t
 }
 

@@ -72,7 +72,8 @@ func taskUpdated(o, n *structs.Task) bool {
 		!reflect.DeepEqual(o.Affinities, n.Affinities) ||
 		!reflect.DeepEqual(o.Artifacts, n.Artifacts) ||
 		!reflect.DeepEqual(o.VolumeMounts, n.VolumeMounts) ||
-		!reflect.DeepEqual(o.Services, n.Services)
+		!reflect.DeepEqual(o.Services, n.Services) ||
+		!reflect.DeepEqual(o.Templates, n.Templates)
 }
 
 // metaEqual compares string maps, nil equal to empty.

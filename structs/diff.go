@@ -320,6 +320,7 @@ func diffTasks(name string, old, new *Task) *TaskDiff {
 	)
 	d.Objects = append(d.Objects, artifactsDiff(old, new)...)                                        // artifact.go
 	d.Objects = append(d.Objects, volumeMountsDiff(taskVolumeMounts(old), taskVolumeMounts(new))...) // volumes_diff.go
+	d.Objects = append(d.Objects, templatesDiff(old, new)...)                                        // template.go
 	if d.Type == DiffTypeNone && (len(d.Fields) > 0 || len(d.Objects) > 0) {
 		d.Type = DiffTypeEdited
 	}

@@ -33,6 +33,9 @@ const (
 	// artifact hook's, as Nomad's.
 	TaskDownloadingArtifacts   = "Downloading Artifacts"
 	TaskArtifactDownloadFailed = "Failed Artifact Download"
+	// TaskTemplate is the template hook's: what a template waits for
+	// ("Missing: nomadVar ..."), a re-render's action, a render failure.
+	TaskTemplate = "Template"
 )
 
 // TaskEvent is one step in a task's life. Time is Unix nanoseconds.

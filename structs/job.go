@@ -118,6 +118,9 @@ type Task struct {
 	VolumeMounts []*VolumeMount
 	// Services are the task's service blocks (services.go).
 	Services []*Service `json:",omitempty"`
+	// Templates are rendered into the task's directory before it starts
+	// and again when what they read changes (template.go).
+	Templates []*Template
 }
 
 // Lifecycle hooks of a task.
@@ -364,6 +367,11 @@ func (j *Job) Canonicalize() {
 					s.Canonicalize(t.Name)
 				}
 			}
+			for _, tmpl := range t.Templates {
+				if tmpl != nil {
+					tmpl.Canonicalize()
+				}
+			}
 		}
 	}
 }
@@ -450,6 +458,7 @@ func (j *Job) Validate() error {
 					add("group %q, task %q, artifact %d: %v", name, tname, i+1, err)
 				}
 			}
+			validateTemplates(fmt.Sprintf("group %q, task %q", name, tname), t.Templates, add)
 			if lc := t.Lifecycle; lc != nil {
 				switch lc.Hook {
 				case TaskLifecycleHookPrestart, TaskLifecycleHookPoststart, TaskLifecycleHookPoststop:
@@ -567,6 +576,7 @@ func (t *Task) Copy() *Task {
 	c.Artifacts = copyArtifacts(t.Artifacts)
 	c.VolumeMounts = copyVolumeMounts(t.VolumeMounts)
 	c.Services = copyServices(t.Services)
+	c.Templates = copyTemplates(t.Templates)
 	return &c
 }
 

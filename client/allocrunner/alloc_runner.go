@@ -74,6 +74,8 @@ type Config struct {
 	// Network makes the network namespaces of allocations in bridge and
 	// CNI modes; nil: the client has none, and such an allocation fails.
 	Network NetworkManager
+	// Templates lets the tasks' templates read from the servers.
+	Templates *taskrunner.TemplateConfig
 }
 
 // AllocRunner runs one allocation. Create it with New, optionally Restore,
@@ -248,6 +250,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 			Timeline:     cfg.Timeline,
 			StartGate:    cfg.StartGate,
 			Network:      netHook.Spec,
+			Templates:    cfg.Templates,
 		})
 		if err != nil {
 			cancel()

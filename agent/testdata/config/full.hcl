@@ -69,6 +69,23 @@ client {
     decompression_size_limit       = "1GB"
     disable_filesystem_isolation   = true
   }
+  template {
+    function_denylist    = ["plugin", "writeToFile", "sprig_*"]
+    disable_file_sandbox = true
+    block_query_wait     = "2m"
+    wait {
+      min = "2s"
+      max = "10s"
+    }
+    wait_bounds {
+      max = "1m"
+    }
+    nomad_retry {
+      attempts    = 5
+      backoff     = "1s"
+      max_backoff = "30s"
+    }
+  }
 }
 
 plugin "raw_exec" {

@@ -21,6 +21,13 @@
 // agent restart) re-uses them instead of reserving its devices again; the
 // task directory hook is Done once the directory is built.
 //
+// The template hook (template_hook.go, with client/template) is the one
+// hook that outlives its prestart: it renders the task's templates before
+// the start and keeps watching what they read while the run lasts,
+// restarting, signalling or running a script in the task when a re-render
+// changes a file; Run stops it when it returns, and a run that re-attaches
+// after an agent restart resumes it.
+//
 // Every start is written ahead: the invocation's config is persisted as
 // the task's start intent (state.LocalState.StartIntent, synced) before
 // the driver's StartTask is called, and replaced by the handle once it

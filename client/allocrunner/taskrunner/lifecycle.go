@@ -47,19 +47,7 @@ func (tr *TaskRunner) requestKill(ev *structs.TaskEvent) <-chan struct{} {
 
 // Signal sends a signal to the running task and records a Signaling event.
 func (tr *TaskRunner) Signal(ctx context.Context, sig string) error {
-	tr.mu.RLock()
-	h := tr.local.TaskHandle
-	running := tr.state.State == structs.TaskStateRunning
-	tr.mu.RUnlock()
-	if h == nil || h.Config == nil || !running {
-		return structs.NewError(structs.KindConflict, "task %q is not running", tr.taskName)
-	}
-	tr.EmitEvent(structs.NewTaskEvent(structs.TaskSignaling).SetTaskSignal(sig).SetTaskSignalReason("signal requested by operator"))
-	err := untrusted(ctx, "signal task", func(ctx context.Context) error { return tr.driver.SignalTask(ctx, h.Config.ID, sig) })
-	if err != nil {
-		return fmt.Errorf("signal task %q: %w", tr.taskName, err)
-	}
-	return nil
+	return tr.signalTask(ctx, sig, "signal requested by operator") // template_hook.go
 }
 
 // Shutdown stops the run loop, leaving the task running, and waits for

@@ -60,6 +60,9 @@ type Config struct {
 	// Artifacts fetches the task's artifacts before it starts; nil: a
 	// getter with the default configuration.
 	Artifacts ArtifactFetcher
+	// Templates lets the task's templates read from the servers; nil: a
+	// task with templates fails its setup.
+	Templates *TemplateConfig
 	// DriverEvents delivers the driver's own task events; nil: none.
 	DriverEvents DriverEvents
 	// StatsInterval is how often the driver is asked for a resource usage
@@ -121,6 +124,10 @@ type TaskRunner struct {
 	resources      hookResources
 	// stats keeps the latest resource usage sample of the running task.
 	stats *statsHook
+	// templates renders and watches the task's templates; buildEnv is
+	// its environment when the agent finds the task running.
+	templates *templateHook
+	buildEnv  EnvBuilder
 
 	// shutdownCtx stops the run loop leaving the task running.
 	shutdownCtx    context.Context
@@ -217,6 +224,8 @@ func New(cfg *Config) (*TaskRunner, error) {
 		local:          &state.LocalState{},
 	}
 	tr.stats = newStatsHook(cfg.Driver, cfg.StatsInterval, tr.logger)
+	tr.templates = &templateHook{cfg: cfg.Templates, task: tr, logger: tr.logger}
+	tr.buildEnv = buildEnv
 	if cfg.RestartJitter != nil {
 		tr.restartTracker.SetJitter(cfg.RestartJitter)
 	}
@@ -227,6 +236,7 @@ func New(cfg *Config) (*TaskRunner, error) {
 		&deviceHook{reserver: cfg.Devices},
 		&volumeHook{volumes: nodeHostVolumes(cfg.Node), driver: cfg.Driver},                        // volume_hook.go
 		&artifactHook{fetcher: artifactFetcher(cfg.Artifacts, logger), events: tr, node: cfg.Node}, // artifact_hook.go
+		tr.templates, // template_hook.go
 	}
 	received := structs.NewTaskEvent(structs.TaskReceived)
 	received.Time = now().UnixNano()
@@ -353,6 +363,7 @@ func (tr *TaskRunner) Run() {
 	waitCh := tr.waitCh
 	tr.mu.Unlock()
 	defer close(waitCh)
+	defer tr.templates.stop() // the watch lasts as long as the run
 	tr.run()
 }
 
@@ -363,6 +374,9 @@ func (tr *TaskRunner) run() {
 		return // restored a finished task
 	}
 	handle, lost := tr.recoverHandle()
+	if handle != nil {
+		tr.resumeTemplates()
+	}
 	if lost != nil {
 		// The task ended while the agent was down: an abnormal exit.
 		if tr.shutdownCtx.Err() != nil {
