@@ -183,9 +183,13 @@ func TestClusterBootstrapsAndForwards(t *testing.T) {
 	}
 	ids := map[string]bool{}
 	for _, s := range servers {
+		// Each server learns the ID when it applies the leader's entry.
+		waitNotified(t, s.indexNotify, s.config.NodeName+" to apply the cluster ID", func() (bool, string) {
+			return s.clusterID() != "", "no cluster ID yet"
+		})
 		ids[s.clusterID()] = true
 	}
-	if len(ids) != 1 || ids[""] {
+	if len(ids) != 1 {
 		t.Errorf("cluster IDs = %v, want one ID shared by every server", ids)
 	}
 }
