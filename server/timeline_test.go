@@ -22,6 +22,16 @@ func TestAllocTimelineServerSteps(t *testing.T) {
 		t.Fatalf("%d allocs", len(allocs))
 	}
 	a := allocs[0]
+	// The plan's commit completes the evaluation; the applier marks
+	// plan_applied just after, concurrently with this test.
+	waitFor(t, "plan_applied to be marked", func() (bool, string) {
+		for _, e := range s.timeline.Entries(a.ID) {
+			if e.Step == structs.StepPlanApplied {
+				return true, ""
+			}
+		}
+		return false, "not yet"
+	})
 	for _, status := range []string{structs.AllocClientStatusRunning, structs.AllocClientStatusComplete} {
 		if _, err := s.NodeUpdateAlloc(ctx, &structs.AllocUpdateRequest{NodeID: "n1", SecretID: "secret-n1",
 			Alloc: []*structs.Allocation{{ID: a.ID, ClientStatus: status}}}); err != nil {
