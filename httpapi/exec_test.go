@@ -311,9 +311,10 @@ func TestAllocExecCallerGone(t *testing.T) {
 // A caller that stops reading cannot hold the agent: the write times out,
 // the session ends and the command is killed.
 func TestAllocExecSlowCaller(t *testing.T) {
-	// 2 MiB of output cannot fit in the sockets' buffers: the caller's
-	// receive buffer is made small.
-	nc := newExecNodeClient(t, strings.Repeat("x", 2<<20), 0)
+	// 16 MiB of output cannot fit in the sockets' buffers: the caller's
+	// receive buffer is made small, and the server's send buffer grows to
+	// net.ipv4.tcp_wmem's maximum (4 MiB by default; 2 MiB sometimes fit).
+	nc := newExecNodeClient(t, strings.Repeat("x", 16<<20), 0)
 	hs, ts := execServer(t, nc)
 	hs.execTimes.write = 100 * time.Millisecond
 	dialer := websocket.Dialer{NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
