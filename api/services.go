@@ -48,6 +48,14 @@ type ServiceCheck struct {
 	Timeout       time.Duration       `json:",omitempty"`
 	InitialStatus string              `json:",omitempty"`
 	TLSSkipVerify bool                `json:",omitempty"`
+	// TLSServerName is the name an https or grpc check expects in the
+	// task's certificate (and sends as SNI).
+	TLSServerName string `json:",omitempty"`
+	// GRPCService is the service name a grpc check asks the standard
+	// health service about ("" is the server as a whole); GRPCUseTLS
+	// dials it over TLS.
+	GRPCService string `json:",omitempty"`
+	GRPCUseTLS  bool   `json:",omitempty"`
 	Header        map[string][]string `json:",omitempty"`
 	Method        string              `json:",omitempty"`
 	Body          string              `json:",omitempty"`
@@ -63,9 +71,6 @@ type ServiceCheck struct {
 	Expose                json.RawMessage `json:",omitempty"`
 	Advertise             json.RawMessage `json:",omitempty"`
 	Notes                 json.RawMessage `json:",omitempty"`
-	TLSServerName         json.RawMessage `json:",omitempty"`
-	GRPCService           json.RawMessage `json:",omitempty"`
-	GRPCUseTLS            json.RawMessage `json:",omitempty"`
 	FailuresBeforeWarning json.RawMessage `json:",omitempty"`
 }
 

@@ -61,9 +61,6 @@ func (c *converter) check(where string, in *api.ServiceCheck, serviceRestart *ap
 		unimplemented{"Expose", "expose", in.Expose, rejected},
 		unimplemented{"Advertise", "advertise", in.Advertise, ignored},
 		unimplemented{"Notes", "notes", in.Notes, ignored},
-		unimplemented{"TLSServerName", "tls_server_name", in.TLSServerName, ignored},
-		unimplemented{"GRPCService", "grpc_service", in.GRPCService, ignored},
-		unimplemented{"GRPCUseTLS", "grpc_use_tls", in.GRPCUseTLS, ignored},
 		unimplemented{"FailuresBeforeWarning", "failures_before_warning", in.FailuresBeforeWarning, ignored},
 	)
 	out := &structs.ServiceCheck{
@@ -74,6 +71,9 @@ func (c *converter) check(where string, in *api.ServiceCheck, serviceRestart *ap
 		Body:                   in.Body,
 		Protocol:               in.Protocol,
 		TLSSkipVerify:          in.TLSSkipVerify,
+		TLSServerName:          in.TLSServerName,
+		GRPCService:            in.GRPCService,
+		GRPCUseTLS:             in.GRPCUseTLS,
 		PortLabel:              in.PortLabel,
 		AddressMode:            in.AddressMode,
 		Command:                in.Command,

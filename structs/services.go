@@ -94,6 +94,14 @@ type ServiceCheck struct {
 	Protocol string              `json:",omitempty"`
 	// TLSSkipVerify skips the certificate check of an https check.
 	TLSSkipVerify bool `json:",omitempty"`
+	// TLSServerName is the name expected in the certificate of an https
+	// or grpc check (and sent as SNI); "" is the address dialled.
+	TLSServerName string `json:",omitempty"`
+	// GRPCService is the service a grpc check asks the standard health
+	// service (grpc.health.v1.Health/Check) about; "" asks about the
+	// server. GRPCUseTLS dials over TLS.
+	GRPCService string `json:",omitempty"`
+	GRPCUseTLS  bool   `json:",omitempty"`
 	// PortLabel is the port probed; "" is the service's.
 	PortLabel   string `json:",omitempty"`
 	AddressMode string `json:",omitempty"`
@@ -280,9 +288,8 @@ func (ch *ServiceCheck) validate(s *Service, taskName string, ports map[string]b
 			add("a script check of a group service needs task: name the task it runs in")
 		}
 	case ServiceCheckGRPC:
-		add("type grpc is not supported by drover yet: use http or tcp")
 	default:
-		add("type %q is invalid: use http, tcp or script", ch.Type)
+		add("type %q is invalid: use http, tcp, grpc or script", ch.Type)
 	}
 	if ch.Type != ServiceCheckScript {
 		port := ch.PortLabel

@@ -36,8 +36,13 @@ func TestServicesValidate(t *testing.T) {
 		{name: "group script check needs a task", group: []*Service{{Name: "web", Provider: "nomad", Checks: []*ServiceCheck{check(func(c *ServiceCheck) {
 			c.Type, c.Command = ServiceCheckScript, "/bin/true"
 		})}}}, wantErr: []string{"a script check of a group service needs task"}},
-		{name: "grpc not yet", group: []*Service{{Name: "web", PortLabel: "http", Provider: "nomad", Checks: []*ServiceCheck{check(func(c *ServiceCheck) { c.Type = ServiceCheckGRPC })}}},
-			wantErr: []string{"type grpc is not supported by drover yet"}},
+		{name: "grpc check", group: []*Service{{Name: "web", PortLabel: "http", Provider: "nomad", Checks: []*ServiceCheck{check(func(c *ServiceCheck) {
+			c.Type, c.GRPCService = ServiceCheckGRPC, "app.v1.Api"
+		})}}}},
+		{name: "grpc check needs a port", group: []*Service{{Name: "web", Provider: "nomad", Checks: []*ServiceCheck{check(func(c *ServiceCheck) { c.Type = ServiceCheckGRPC })}}},
+			wantErr: []string{"a grpc check needs a port"}},
+		{name: "unknown check type", group: []*Service{{Name: "web", PortLabel: "http", Provider: "nomad", Checks: []*ServiceCheck{check(func(c *ServiceCheck) { c.Type = "udp" })}}},
+			wantErr: []string{`type "udp" is invalid: use http, tcp, grpc or script`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,11 @@
 package allocrunner
 
 import (
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -154,6 +159,8 @@ func probe(ctx context.Context, t *checkTarget, exec execer) probeResult {
 		}
 		_ = conn.Close()
 		return probeResult{ok: true, output: "nomad: tcp ok"}
+	case structs.ServiceCheckGRPC:
+		return probeGRPC(ctx, t)
 	case structs.ServiceCheckScript:
 		if exec == nil {
 			return probeResult{output: "script checks need the task's driver"}
@@ -196,10 +203,7 @@ func probeHTTP(ctx context.Context, t *checkTarget) probeResult {
 	if h := req.Header.Get("Host"); h != "" {
 		req.Host = h
 	}
-	tr := &http.Transport{DisableKeepAlives: true}
-	if ch.TLSSkipVerify {
-		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the job asked for it (tls_skip_verify)
-	}
+	tr := &http.Transport{DisableKeepAlives: true, TLSClientConfig: checkTLSConfig(ch)}
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Transport: tr}
 	resp, err := c.Do(req)
@@ -211,6 +215,39 @@ func probeHTTP(ctx context.Context, t *checkTarget) probeResult {
 	_, _ = io.Copy(&buf, io.LimitReader(resp.Body, maxCheckOutput))
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
 	return probeResult{ok: ok, statusCode: resp.StatusCode, output: fmt.Sprintf("nomad: http %s %s: %s", ch.Method, resp.Status, truncate(buf.String()))}
+}
+
+// checkTLSConfig is the TLS configuration of an https or grpc check:
+// tls_server_name and tls_skip_verify applied.
+func checkTLSConfig(ch *structs.ServiceCheck) *tls.Config {
+	return &tls.Config{
+		ServerName:         ch.TLSServerName,
+		InsecureSkipVerify: ch.TLSSkipVerify, //nolint:gosec // the job asked for it (tls_skip_verify)
+	}
+}
+
+// probeGRPC asks the task's standard gRPC health service
+// (grpc.health.v1.Health/Check) about the check's grpc_service: passing
+// when it answers SERVING, critical on any other status or error.
+func probeGRPC(ctx context.Context, t *checkTarget) probeResult {
+	ch := t.check
+	creds := insecure.NewCredentials()
+	if ch.GRPCUseTLS {
+		creds = credentials.NewTLS(checkTLSConfig(ch))
+	}
+	addr := net.JoinHostPort(t.addr, strconv.Itoa(t.port))
+	conn, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(creds))
+	if err != nil {
+		return probeResult{output: fmt.Sprintf("nomad: grpc %s: %v", addr, err)}
+	}
+	defer conn.Close()
+	service := interpolate(ch.GRPCService, t.env)
+	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{Service: service})
+	if err != nil {
+		return probeResult{output: fmt.Sprintf("nomad: grpc health check of %q at %s: %v", service, addr, err)}
+	}
+	st := resp.GetStatus()
+	return probeResult{ok: st == healthpb.HealthCheckResponse_SERVING, output: fmt.Sprintf("nomad: grpc health check of %q: %s", service, st)}
 }
 
 func interpolate(s string, env map[string]string) string {
