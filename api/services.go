@@ -36,32 +36,32 @@ type Service struct {
 
 // ServiceCheck is a check block of a service.
 type ServiceCheck struct {
-	Name          string              `json:",omitempty"`
-	Type          string              `json:",omitempty"`
-	Command       string              `json:",omitempty"`
-	Args          []string            `json:",omitempty"`
-	Path          string              `json:",omitempty"`
-	Protocol      string              `json:",omitempty"`
-	PortLabel     string              `json:",omitempty"`
-	AddressMode   string              `json:",omitempty"`
-	Interval      time.Duration       `json:",omitempty"`
-	Timeout       time.Duration       `json:",omitempty"`
-	InitialStatus string              `json:",omitempty"`
-	TLSSkipVerify bool                `json:",omitempty"`
+	Name          string        `json:",omitempty"`
+	Type          string        `json:",omitempty"`
+	Command       string        `json:",omitempty"`
+	Args          []string      `json:",omitempty"`
+	Path          string        `json:",omitempty"`
+	Protocol      string        `json:",omitempty"`
+	PortLabel     string        `json:",omitempty"`
+	AddressMode   string        `json:",omitempty"`
+	Interval      time.Duration `json:",omitempty"`
+	Timeout       time.Duration `json:",omitempty"`
+	InitialStatus string        `json:",omitempty"`
+	TLSSkipVerify bool          `json:",omitempty"`
 	// TLSServerName is the name an https or grpc check expects in the
 	// task's certificate (and sends as SNI).
 	TLSServerName string `json:",omitempty"`
 	// GRPCService is the service name a grpc check asks the standard
 	// health service about ("" is the server as a whole); GRPCUseTLS
 	// dials it over TLS.
-	GRPCService string `json:",omitempty"`
-	GRPCUseTLS  bool   `json:",omitempty"`
-	Header        map[string][]string `json:",omitempty"`
-	Method        string              `json:",omitempty"`
-	Body          string              `json:",omitempty"`
-	CheckRestart  *CheckRestart       `json:",omitempty"`
-	TaskName      string              `json:",omitempty"`
-	OnUpdate      string              `json:",omitempty"`
+	GRPCService  string              `json:",omitempty"`
+	GRPCUseTLS   bool                `json:",omitempty"`
+	Header       map[string][]string `json:",omitempty"`
+	Method       string              `json:",omitempty"`
+	Body         string              `json:",omitempty"`
+	CheckRestart *CheckRestart       `json:",omitempty"`
+	TaskName     string              `json:",omitempty"`
+	OnUpdate     string              `json:",omitempty"`
 	// SuccessBeforePassing and FailuresBeforeCritical are how many
 	// results in a row change the check's status.
 	SuccessBeforePassing   int `json:",omitempty"`
