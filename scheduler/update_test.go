@@ -16,6 +16,16 @@ func TestTasksUpdated(t *testing.T) {
 		{"nothing", func(*structs.TaskGroup) {}, false},
 		{"count", func(tg *structs.TaskGroup) { tg.Count = 5 }, false},
 		{"update block", func(tg *structs.TaskGroup) { tg.Update = structs.DefaultUpdateStrategy() }, false},
+		{"group service", func(tg *structs.TaskGroup) {
+			tg.Services = []*structs.Service{{Name: "web", Provider: structs.ServiceProviderNomad, Tags: []string{"v2"}}}
+		}, false},
+		{"task service and its check", func(tg *structs.TaskGroup) {
+			tg.Tasks[0].Services = []*structs.Service{{Name: "api", Provider: structs.ServiceProviderNomad,
+				Checks: []*structs.ServiceCheck{{Name: "alive", Type: structs.ServiceCheckTCP, Interval: 10e9}}}}
+		}, false},
+		{"template", func(tg *structs.TaskGroup) {
+			tg.Tasks[0].Templates = []*structs.Template{{EmbeddedTmpl: "x", DestPath: "local/x"}}
+		}, true},
 		{"empty vs nil env", func(tg *structs.TaskGroup) { tg.Tasks[0].Env = map[string]string{} }, false},
 		{"driver", func(tg *structs.TaskGroup) { tg.Tasks[0].Driver = "exec" }, true},
 		{"config", func(tg *structs.TaskGroup) { tg.Tasks[0].Config = map[string]any{"run_for": "1s"} }, true},

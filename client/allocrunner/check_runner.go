@@ -42,12 +42,13 @@ func (cs *checkSet) sync(ctx context.Context, desired map[string]*serviceInstanc
 		}
 	}
 	for id, w := range cs.workers {
-		if t := want[id]; t == nil || t.addr != w.target.addr || t.port != w.target.port {
+		if t := want[id]; t == nil || !t.same(w.target) {
 			w.cancel()
 			<-w.done
 			delete(cs.workers, id)
 		}
 	}
+	cs.hook.pruneResults(want)
 	for id, t := range want {
 		if cs.workers[id] != nil {
 			continue

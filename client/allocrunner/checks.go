@@ -5,6 +5,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"reflect"
 
 	"bytes"
 	"context"
@@ -138,6 +139,14 @@ type checkTarget struct {
 	port    int
 	task    string
 	env     map[string]string
+}
+
+// same reports whether t probes what o probes, the same way: a check
+// whose definition, address or port changed (an in-place update of its
+// service) gets a new worker.
+func (t *checkTarget) same(o *checkTarget) bool {
+	return t.addr == o.addr && t.port == o.port && t.task == o.task && t.service == o.service &&
+		reflect.DeepEqual(t.check, o.check)
 }
 
 // probe runs one check once, bounded by its timeout.

@@ -86,3 +86,31 @@ func TestProbeGRPC(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckTargetSame(t *testing.T) {
+	base := func() *checkTarget {
+		return &checkTarget{check: &structs.ServiceCheck{Name: "c", Type: structs.ServiceCheckHTTP, Path: "/health", Interval: 10e9},
+			service: "web", addr: "127.0.0.1", port: 8080, task: "web"}
+	}
+	tests := []struct {
+		name   string
+		change func(*checkTarget)
+		want   bool
+	}{
+		{"unchanged", func(*checkTarget) {}, true},
+		{"port", func(c *checkTarget) { c.port = 8081 }, false},
+		{"address", func(c *checkTarget) { c.addr = "10.0.0.1" }, false},
+		{"path", func(c *checkTarget) { c.check.Path = "/ready" }, false},
+		{"interval", func(c *checkTarget) { c.check.Interval = 5e9 }, false},
+		{"service name", func(c *checkTarget) { c.service = "api" }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := base()
+			tt.change(o)
+			if got := base().same(o); got != tt.want {
+				t.Errorf("same = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -47,17 +47,23 @@ type ServiceRegistrar interface {
 // instance. After an agent restart the first sync reads what the servers
 // hold for the allocation, so that nothing is registered twice and
 // nothing stale stays. Postrun and Destroy deregister everything;
-// Shutdown (tasks keep running) leaves the registrations.
+// Shutdown (tasks keep running) leaves the registrations. A server-sent
+// version of the allocation whose services changed (an in-place update)
+// is followed by the same goroutine, started by Update when the earlier
+// version had no Nomad services.
 type serviceHook struct {
 	ar    *AllocRunner
 	reg   ServiceRegistrar
 	clock Clock
 	node  *structs.Node
 
-	mu      sync.Mutex // guards the fields below
-	cancel  context.CancelFunc
-	done    chan struct{}
-	results map[string]*structs.CheckQueryResult
+	mu     sync.Mutex // guards the fields below
+	cancel context.CancelFunc
+	done   chan struct{}
+	// prerun is set by Prerun, ended by Postrun, Destroy and Shutdown:
+	// Update starts the goroutine only between the two.
+	prerun, ended bool
+	results       map[string]*structs.CheckQueryResult
 	// passingSince is when each passing check last turned passing.
 	passingSince map[string]time.Time
 }
@@ -87,19 +93,38 @@ func hasServices(alloc *structs.Allocation) bool {
 
 // Prerun starts following the tasks.
 func (h *serviceHook) Prerun(ctx context.Context, req *PrerunRequest, resp *PrerunResponse) error {
-	if h.reg == nil || !hasServices(req.Alloc) {
-		return nil
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.prerun = true
+	h.startLocked(req.Alloc)
+	return nil
+}
+
+// Update follows an in-place update: a version that gains Nomad services
+// starts the goroutine (one that had services already follows the new
+// version through the runner's broadcaster).
+func (h *serviceHook) Update(ctx context.Context, req *UpdateRequest, resp *UpdateResponse) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.prerun && !h.ended {
+		h.startLocked(req.Alloc)
+	}
+	return nil
+}
+
+// startLocked starts the goroutine unless it runs or alloc has no Nomad
+// services; h.mu is held.
+func (h *serviceHook) startLocked(alloc *structs.Allocation) {
+	if h.reg == nil || h.cancel != nil || !hasServices(alloc) {
+		return
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	h.mu.Lock()
 	h.cancel, h.done = cancel, done
-	h.mu.Unlock()
 	go func() {
 		defer close(done)
 		h.run(runCtx)
 	}()
-	return nil
 }
 
 // Postrun stops following and deregisters everything (the tasks are dead).
@@ -129,7 +154,7 @@ func (h *serviceHook) Shutdown(context.Context, *ShutdownRequest, *ShutdownRespo
 func (h *serviceHook) stop() bool {
 	h.mu.Lock()
 	cancel, done := h.cancel, h.done
-	h.cancel, h.done = nil, nil
+	h.cancel, h.done, h.ended = nil, nil, true
 	h.mu.Unlock()
 	if cancel == nil {
 		return false
@@ -279,6 +304,19 @@ func (h *serviceHook) sync(ctx context.Context, synced map[string]*structs.Servi
 		h.ar.logger.Info("services registered", "count", len(upserts))
 	}
 	return synced, nil
+}
+
+// pruneResults forgets the results of checks no longer run (their service
+// or check was removed by an in-place update, or its task stopped).
+func (h *serviceHook) pruneResults(want map[string]*checkTarget) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for id := range h.results {
+		if want[id] == nil {
+			delete(h.results, id)
+			delete(h.passingSince, id)
+		}
+	}
 }
 
 // setResult records a check's result at now and reports whether its

@@ -213,3 +213,51 @@ func TestServiceHookCheckRestartsTask(t *testing.T) {
 	ar.Destroy()
 	waitClosed(t, "run", ar.WaitCh())
 }
+
+// TestServiceHookFollowsInPlaceUpdate: the scheduler updates an
+// allocation in place when only its services change; the hook registers
+// services the first version lacked, re-registers changed ones, and
+// deregisters removed ones, without restarting the task.
+func TestServiceHookFollowsInPlaceUpdate(t *testing.T) {
+	alloc := servicesAlloc(nil, nil)
+	alloc.Job.TaskGroups[0].Tasks[0].Config = map[string]any{"run_for": "1ms"} // the prestart task
+	reg := newFakeRegistrar()
+	ar := newServicesRunner(t, alloc, reg, instantClock{})
+	go ar.Run()
+	waitFor(t, "web running", func() bool {
+		s := ar.AllocState().TaskStates["web"]
+		return s != nil && s.State == structs.TaskStateRunning
+	})
+	tags := func() []string {
+		reg.mu.Lock()
+		defer reg.mu.Unlock()
+		var out []string
+		for _, r := range reg.regs {
+			out = append(out, r.ServiceName+":"+strings.Join(r.Tags, ","))
+		}
+		slices.Sort(out)
+		return out
+	}
+	version := func(services []*structs.Service) {
+		next := ar.Alloc().Copy()
+		next.Job = next.Job.Copy()
+		next.Job.TaskGroups[0].Services = services
+		next.Job.Canonicalize()
+		next.AllocModifyIndex++
+		ar.Update(next)
+	}
+	svc := func(tag string) []*structs.Service {
+		return []*structs.Service{{Name: "web", PortLabel: "http", Provider: structs.ServiceProviderNomad, Tags: []string{tag}}}
+	}
+
+	version(svc("v1"))
+	waitFor(t, "the added service registered", func() bool { return slices.Equal(tags(), []string{"web:v1"}) })
+	version(svc("v2"))
+	waitFor(t, "the changed service registered again", func() bool { return slices.Equal(tags(), []string{"web:v2"}) })
+	version(nil)
+	waitFor(t, "the removed service deregistered", func() bool { return len(tags()) == 0 })
+	if n := ar.AllocState().TaskStates["web"].Restarts; n != 0 {
+		t.Errorf("web restarted %d times by service updates", n)
+	}
+	ar.Destroy()
+}
