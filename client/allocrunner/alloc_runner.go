@@ -94,18 +94,22 @@ type AllocRunner struct {
 	tasks     map[string]*taskrunner.TaskRunner
 	taskOrder []string
 
-	// taskStateCh signals that some task's state changed (buffered 1).
-	taskStateCh chan struct{}
+	// states publishes the alloc's state and applies the group's rules
+	// after task state changes (stateUpdate), from Run until the tasks
+	// are done.
+	states *pokeWorker
 	// changeCh is closed and replaced on every task state change (and on
 	// shutdown), for runTasks to wait for a condition on the tasks.
 	changeMu sync.Mutex
 	changeCh chan struct{}
-	// updateCh holds the latest pending server update (buffered 1);
-	// updateMu serializes Update's replace-the-pending-one.
-	updateCh chan *structs.Allocation
-	updateMu sync.Mutex
+	// updates applies server updates one at a time (applyUpdate), from
+	// Run until Destroy or Shutdown; pendingUpdate is the latest one not
+	// yet applied (only the latest matters), guarded by updateMu.
+	updates       *pokeWorker
+	updateMu      sync.Mutex
+	pendingUpdate *structs.Allocation
 
-	// ctx is the lifetime of the update loop; Destroy and Shutdown cancel it.
+	// ctx is the lifetime of the updates; Destroy and Shutdown cancel it.
 	ctx    context.Context
 	cancel context.CancelFunc
 	// prerunCtx bounds the prerun hooks (waiting for a previous alloc may
@@ -114,9 +118,7 @@ type AllocRunner struct {
 	prerunCtx    context.Context
 	prerunCancel context.CancelFunc
 	// waitCh is closed when Run returns (or by Destroy/Shutdown if Run never ran).
-	waitCh chan struct{}
-	// updateDone is closed when the update loop (started by Run) returns.
-	updateDone chan struct{}
+	waitCh     chan struct{}
 	destroyCh  chan struct{}
 	shutdownCh chan struct{}
 	// killWG tracks kills started by the state loop.
@@ -136,7 +138,6 @@ type AllocRunner struct {
 	mu           sync.RWMutex // guards the fields below
 	alloc        *structs.Allocation
 	runClaimed   bool // Run, Destroy or Shutdown took the right to close waitCh
-	runStarted   bool // Run itself is running or ran
 	restored     bool // Restore loaded the state of an earlier agent
 	destroyed    bool
 	shuttingDown bool
@@ -197,21 +198,19 @@ func New(cfg *Config) (*AllocRunner, error) {
 		allocDir:     allocdir.New(cfg.AllocDirRoot, alloc.ID),
 		broadcaster:  NewAllocBroadcaster(),
 		tasks:        make(map[string]*taskrunner.TaskRunner, len(tg.Tasks)),
-		taskStateCh:  make(chan struct{}, 1),
 		changeCh:     make(chan struct{}),
-		updateCh:     make(chan *structs.Allocation, 1),
 		restartReqCh: make(chan *restartAllRequest),
 		ctx:          ctx,
 		cancel:       cancel,
 		prerunCtx:    prerunCtx,
 		prerunCancel: prerunCancel,
 		waitCh:       make(chan struct{}),
-		updateDone:   make(chan struct{}),
 		destroyCh:    make(chan struct{}),
 		shutdownCh:   make(chan struct{}),
 		alloc:        alloc,
 		trStarted:    make(map[string]bool),
 	}
+	ar.updates, ar.states = newPokeWorker(ar.applyUpdate), newPokeWorker(ar.stateUpdate)
 	clock := cfg.Clock
 	if clock == nil {
 		clock = realClock{}
@@ -266,15 +265,14 @@ type noopUpdater struct{}
 
 func (noopUpdater) AllocStateUpdated(*structs.Allocation) {}
 
-// taskNotifier is the TaskRunners' StateUpdater: it wakes the state loop.
+// taskNotifier is the TaskRunners' StateUpdater: it wakes the state
+// worker.
 type taskNotifier struct{ ar *AllocRunner }
 
-// TaskStateUpdated signals the state loop and runTasks without blocking.
+// TaskStateUpdated pokes the state worker and wakes runTasks without
+// blocking.
 func (n taskNotifier) TaskStateUpdated() {
-	select {
-	case n.ar.taskStateCh <- struct{}{}:
-	default:
-	}
+	n.ar.states.poke()
 	n.ar.notifyChange()
 }
 
@@ -398,7 +396,7 @@ func (ar *AllocRunner) Run() {
 		ar.mu.Unlock()
 		return
 	}
-	ar.runClaimed, ar.runStarted = true, true
+	ar.runClaimed = true
 	restored := ar.restored
 	ar.mu.Unlock()
 	defer close(ar.waitCh)
@@ -417,9 +415,8 @@ func (ar *AllocRunner) Run() {
 		ar.timeline.Mark(ar.id, structs.StepRunnerStarted)
 	}
 
-	go ar.updateLoop()
-	tasksDone, stateDone := make(chan struct{}), make(chan struct{})
-	go ar.stateLoop(tasksDone, stateDone)
+	ar.updates.start()
+	ar.states.start()
 	if restored {
 		// The earlier agent may have died before it told the servers of
 		// its last states (tasks it recorded running while the servers
@@ -452,8 +449,8 @@ func (ar *AllocRunner) Run() {
 		ar.runTasks()
 	}
 	ar.waitStartedTasks()
-	close(tasksDone)
-	<-stateDone
+	ar.states.stop()
+	ar.publish() // the final state
 	ar.killWG.Wait()
 	ar.waitStartedTasks()
 	if !ar.isShuttingDown() {
@@ -607,21 +604,11 @@ func (ar *AllocRunner) isShuttingDown() bool {
 	return ar.shuttingDown
 }
 
-// stateLoop publishes the alloc's state on every task state change and
-// applies the group's rules, until tasksDone is closed; then it publishes
-// the final state and closes done.
-func (ar *AllocRunner) stateLoop(tasksDone <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
-	for {
-		select {
-		case <-ar.taskStateCh:
-			ar.checkTasks()
-			ar.publish()
-		case <-tasksDone:
-			ar.publish()
-			return
-		}
-	}
+// stateUpdate applies the group's rules to the task states and publishes
+// the alloc's state: the state worker's run, after task state changes.
+func (ar *AllocRunner) stateUpdate() {
+	ar.checkTasks()
+	ar.publish()
 }
 
 // publish sends the runtime state to the Client and the alloc to listeners.

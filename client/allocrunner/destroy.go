@@ -79,13 +79,8 @@ func (ar *AllocRunner) Shutdown() {
 	<-ar.shutdownCh
 }
 
-// stopUpdateLoop cancels the update loop and waits for it if Run started it.
+// stopUpdateLoop ends the updates, waiting for one being applied.
 func (ar *AllocRunner) stopUpdateLoop() {
 	ar.cancel()
-	ar.mu.RLock()
-	started := ar.runStarted
-	ar.mu.RUnlock()
-	if started {
-		<-ar.updateDone
-	}
+	ar.updates.stop()
 }

@@ -16,13 +16,9 @@ import (
 // has been called.
 func (ar *AllocRunner) Update(alloc *structs.Allocation) {
 	ar.updateMu.Lock()
-	defer ar.updateMu.Unlock()
-	select {
-	case <-ar.updateCh:
-	default:
-	}
-	// updateMu makes this the only sender, so there is room now.
-	ar.updateCh <- alloc
+	ar.pendingUpdate = alloc
+	ar.updateMu.Unlock()
+	ar.updates.poke()
 }
 
 // ApplyUpdate applies a new server-sent version synchronously, returning
@@ -31,18 +27,17 @@ func (ar *AllocRunner) Update(alloc *structs.Allocation) {
 // with a serialized update path. Do not mix it with Update on one runner.
 func (ar *AllocRunner) ApplyUpdate(alloc *structs.Allocation) { ar.handleUpdate(alloc) }
 
-// updateLoop applies updates one at a time until the runner is destroyed
-// or shut down.
-func (ar *AllocRunner) updateLoop() {
-	defer close(ar.updateDone)
-	for {
-		select {
-		case alloc := <-ar.updateCh:
-			ar.handleUpdate(alloc)
-		case <-ar.ctx.Done():
-			return
-		}
+// applyUpdate applies the pending update, if any, unless the runner is
+// destroyed or shut down: the update worker's run.
+func (ar *AllocRunner) applyUpdate() {
+	ar.updateMu.Lock()
+	alloc := ar.pendingUpdate
+	ar.pendingUpdate = nil
+	ar.updateMu.Unlock()
+	if alloc == nil || ar.ctx.Err() != nil {
+		return
 	}
+	ar.handleUpdate(alloc)
 }
 
 // handleUpdate applies one update: a stop or evict kills the tasks (and

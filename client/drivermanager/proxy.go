@@ -185,11 +185,13 @@ func (p *proxy) RecoverTask(ctx context.Context, h *drivers.TaskHandle) error {
 // WaitTask waits for the task's exit across plugin restarts: when the
 // plugin dies during the wait, the wait resumes on the relaunched plugin
 // (which has recovered the task). The returned channel's goroutine ends
-// with the exit or when ctx is done.
+// with the exit or when ctx is done. An in-process driver is never
+// relaunched: its own channel is returned, and no goroutine is spent on
+// each of its tasks.
 func (p *proxy) WaitTask(ctx context.Context, taskID string) (<-chan *drivers.ExitResult, error) {
 	ch, gen, err := p.openWait(ctx, taskID, 0)
-	if err != nil {
-		return nil, err
+	if err != nil || !p.restartable {
+		return ch, err
 	}
 	out := make(chan *drivers.ExitResult, 1)
 	go func() {
