@@ -86,7 +86,7 @@ func (p *proxy) remember(h *drivers.TaskHandle) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.handles[h.Config.ID] = state.CopyTaskHandle(h)
+	p.handles[h.Config.ID] = h // immutable: see state.LocalState.Copy
 }
 
 func (p *proxy) forget(taskID string) {

