@@ -246,7 +246,10 @@ func encodeCommand(h *codec.MsgpackHandle, t MessageType, req any) ([]byte, erro
 	if err := codec.NewEncoder(&buf, h).Encode(req); err != nil {
 		return nil, fmt.Errorf("encode %s command: %w", t, err)
 	}
-	return buf.Bytes(), nil
+	// The entry lives as long as the raft log keeps it (the whole log,
+	// in memory, for a -dev agent): keep its bytes, not the buffer's
+	// growth room, which was up to half of it.
+	return bytes.Clone(buf.Bytes()), nil
 }
 
 // decodeBody decodes a command's msgpack body into out.
