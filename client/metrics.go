@@ -44,14 +44,8 @@ func (c *Client) AllocMetrics() []AllocMetric {
 		if ar.IsDestroyed() {
 			continue
 		}
-		st := ar.AllocState()
-		m := AllocMetric{Alloc: ar.Alloc(), ClientStatus: st.ClientStatus, TaskStates: make(map[string]string, len(st.TaskStates))}
-		for name, ts := range st.TaskStates {
-			if ts != nil {
-				m.TaskStates[name] = ts.State
-			}
-		}
-		out = append(out, m)
+		status, tasks := ar.StatusSummary()
+		out = append(out, AllocMetric{Alloc: ar.Alloc(), ClientStatus: status, TaskStates: tasks})
 	}
 	return out
 }

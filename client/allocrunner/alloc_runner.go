@@ -353,6 +353,27 @@ func (ar *AllocRunner) AllocState() *State {
 	return &State{ClientStatus: status, ClientDescription: desc, TaskStates: states, DeploymentStatus: deploy}
 }
 
+// StatusSummary returns the allocation's client status and each task's
+// state name, as AllocState would, without copying task events or the
+// deployment status.
+func (ar *AllocRunner) StatusSummary() (status string, tasks map[string]string) {
+	summaries := make([]structs.TaskState, 0, len(ar.tasks))
+	states := make(map[string]*structs.TaskState, len(ar.tasks))
+	tasks = make(map[string]string, len(ar.tasks))
+	for name, tr := range ar.tasks {
+		summaries = append(summaries, tr.TaskStateSummary())
+		states[name] = &summaries[len(summaries)-1]
+		tasks[name] = states[name].State
+	}
+	status, _ = ClientStatus(states)
+	ar.mu.RLock()
+	if ar.failure != "" {
+		status = structs.AllocClientStatusFailed
+	}
+	ar.mu.RUnlock()
+	return status, tasks
+}
+
 // clientAlloc returns a copy of the allocation with its runtime state.
 func (ar *AllocRunner) clientAlloc() *structs.Allocation {
 	st := ar.AllocState()

@@ -481,3 +481,32 @@ func TestAllocRunnerPrerunFailure(t *testing.T) {
 		h.ar.Destroy()
 	})
 }
+
+// TestAllocRunnerStatusSummary: the summary that metrics read agrees with
+// AllocState, before the run, while it runs, and after a failure.
+func TestAllocRunnerStatusSummary(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testAlloc(structs.JobTypeService, mockTask("bad", map[string]any{"run_for": "10ms", "exit_code": 1}), mockTask("good", map[string]any{})))
+		check := func(when string) {
+			t.Helper()
+			st := h.ar.AllocState()
+			status, tasks := h.ar.StatusSummary()
+			if status != st.ClientStatus || len(tasks) != len(st.TaskStates) {
+				t.Fatalf("%s: summary %s %v, state %s with %d tasks", when, status, tasks, st.ClientStatus, len(st.TaskStates))
+			}
+			for name, ts := range st.TaskStates {
+				if tasks[name] != ts.State {
+					t.Errorf("%s: task %s summary %q, state %q", when, name, tasks[name], ts.State)
+				}
+			}
+		}
+		check("before Run")
+		go h.ar.Run()
+		waitClosed(t, "run", h.ar.WaitCh())
+		check("after the failure")
+		if status, _ := h.ar.StatusSummary(); status != structs.AllocClientStatusFailed {
+			t.Errorf("status = %s, want failed", status)
+		}
+		h.ar.Destroy()
+	})
+}

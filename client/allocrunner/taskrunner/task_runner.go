@@ -312,6 +312,17 @@ func (tr *TaskRunner) TaskState() *structs.TaskState {
 	return tr.state.Copy()
 }
 
+// TaskStateSummary returns the task's state without its events: what a
+// status summary needs (metrics read it every collection interval, for
+// every task), without copying the event list.
+func (tr *TaskRunner) TaskStateSummary() structs.TaskState {
+	tr.mu.RLock()
+	defer tr.mu.RUnlock()
+	s := *tr.state
+	s.Events = nil
+	return s
+}
+
 // WaitCh is closed when Run returns: the task is dead, or the runner was
 // shut down.
 // After Rearm it is the next run's channel.
