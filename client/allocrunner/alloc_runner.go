@@ -357,15 +357,14 @@ func (ar *AllocRunner) AllocState() *State {
 // state name, as AllocState would, without copying task events or the
 // deployment status.
 func (ar *AllocRunner) StatusSummary() (status string, tasks map[string]string) {
-	summaries := make([]structs.TaskState, 0, len(ar.tasks))
-	states := make(map[string]*structs.TaskState, len(ar.tasks))
+	var acc statusAcc
 	tasks = make(map[string]string, len(ar.tasks))
 	for name, tr := range ar.tasks {
-		summaries = append(summaries, tr.TaskStateSummary())
-		states[name] = &summaries[len(summaries)-1]
-		tasks[name] = states[name].State
+		state, failed := tr.StateName()
+		acc.add(state, failed)
+		tasks[name] = state
 	}
-	status, _ = ClientStatus(states)
+	status, _ = acc.status()
 	ar.mu.RLock()
 	if ar.failure != "" {
 		status = structs.AllocClientStatusFailed

@@ -27,29 +27,41 @@ const (
 // states: failed if any task failed, else running if any runs, else
 // pending if any has not started, else complete. It is a pure function.
 func ClientStatus(states map[string]*structs.TaskState) (status, description string) {
-	var failed, running, pending, dead bool
+	var acc statusAcc
 	for _, st := range states {
-		switch st.State {
-		case structs.TaskStateRunning:
-			running = true
-		case structs.TaskStatePending:
-			pending = true
-		case structs.TaskStateDead:
-			if st.Failed {
-				failed = true
-			} else {
-				dead = true
-			}
+		acc.add(st.State, st.Failed)
+	}
+	return acc.status()
+}
+
+// statusAcc accumulates task states into an allocation's client status
+// (ClientStatus's rules).
+type statusAcc struct{ failed, running, pending, dead bool }
+
+func (a *statusAcc) add(state string, failed bool) {
+	switch state {
+	case structs.TaskStateRunning:
+		a.running = true
+	case structs.TaskStatePending:
+		a.pending = true
+	case structs.TaskStateDead:
+		if failed {
+			a.failed = true
+		} else {
+			a.dead = true
 		}
 	}
+}
+
+func (a statusAcc) status() (status, description string) {
 	switch {
-	case failed:
+	case a.failed:
 		return structs.AllocClientStatusFailed, DescFailed
-	case running:
+	case a.running:
 		return structs.AllocClientStatusRunning, DescRunning
-	case pending:
+	case a.pending:
 		return structs.AllocClientStatusPending, DescPending
-	case dead:
+	case a.dead:
 		return structs.AllocClientStatusComplete, DescComplete
 	}
 	return structs.AllocClientStatusPending, DescPending

@@ -312,15 +312,13 @@ func (tr *TaskRunner) TaskState() *structs.TaskState {
 	return tr.state.Copy()
 }
 
-// TaskStateSummary returns the task's state without its events: what a
-// status summary needs (metrics read it every collection interval, for
-// every task), without copying the event list.
-func (tr *TaskRunner) TaskStateSummary() structs.TaskState {
+// StateName returns the task's state ("pending", "running", "dead") and
+// whether it failed: what a status summary needs (metrics read it every
+// collection interval, for every task), without copying the state.
+func (tr *TaskRunner) StateName() (state string, failed bool) {
 	tr.mu.RLock()
 	defer tr.mu.RUnlock()
-	s := *tr.state
-	s.Events = nil
-	return s
+	return tr.state.State, tr.state.Failed
 }
 
 // WaitCh is closed when Run returns: the task is dead, or the runner was
