@@ -59,11 +59,11 @@ func (s *clientGauges) Collect(ctx context.Context, g *telemetry.Gauges) {
 	shims := 0
 	for _, a := range allocs {
 		tg := a.Alloc.Job.LookupTaskGroup(a.Alloc.TaskGroup)
-		for name, st := range a.TaskStates {
-			if st != structs.TaskStateRunning || tg == nil {
+		for _, ts := range a.TaskStates {
+			if ts.State != structs.TaskStateRunning || tg == nil {
 				continue
 			}
-			if t := tg.LookupTask(name); t != nil && shimDrivers[t.Driver] {
+			if t := tg.LookupTask(ts.Task); t != nil && shimDrivers[t.Driver] {
 				shims++
 			}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/drover-io/drover/agent/telemetry"
 	"github.com/drover-io/drover/client"
+	"github.com/drover-io/drover/client/allocrunner"
 	"github.com/drover-io/drover/client/stats"
 	"github.com/drover-io/drover/plugins/drivers"
 	"github.com/drover-io/drover/server"
@@ -45,7 +46,7 @@ func newFakeNode(n int) *fakeNode {
 			status, task = structs.AllocClientStatusPending, structs.TaskStatePending
 		}
 		a := &structs.Allocation{ID: fmt.Sprintf("alloc-%04d", i), Namespace: "default", JobID: "web", TaskGroup: "g", Job: job, AllocatedResources: res}
-		f.allocs = append(f.allocs, client.AllocMetric{Alloc: a, ClientStatus: status, TaskStates: map[string]string{"t": task}})
+		f.allocs = append(f.allocs, client.AllocMetric{Alloc: a, ClientStatus: status, TaskStates: []allocrunner.TaskStatus{{Task: "t", State: task}}})
 	}
 	return f
 }

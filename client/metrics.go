@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/drover-io/drover/client/allocrunner"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -28,9 +29,9 @@ type AllocMetric struct {
 	Alloc *structs.Allocation
 	// ClientStatus is the allocation's status on this node.
 	ClientStatus string
-	// TaskStates are the tasks' states ("pending", "running", "dead") by
-	// task name.
-	TaskStates map[string]string
+	// TaskStates are the tasks' states ("pending", "running", "dead"), in
+	// the group's task order.
+	TaskStates []allocrunner.TaskStatus
 }
 
 // AllocMetrics returns every allocation this node runs (and has not
@@ -40,12 +41,16 @@ func (c *Client) AllocMetrics() []AllocMetric {
 	runners := slices.Collect(maps.Values(c.allocs))
 	c.allocMu.RUnlock()
 	out := make([]AllocMetric, 0, len(runners))
+	// One backing array for every alloc's task states.
+	tasks := make([]allocrunner.TaskStatus, 0, len(runners))
 	for _, ar := range runners {
 		if ar.IsDestroyed() {
 			continue
 		}
-		status, tasks := ar.StatusSummary()
-		out = append(out, AllocMetric{Alloc: ar.Alloc(), ClientStatus: status, TaskStates: tasks})
+		start := len(tasks)
+		var status string
+		status, tasks = ar.StatusSummary(tasks)
+		out = append(out, AllocMetric{Alloc: ar.Alloc(), ClientStatus: status, TaskStates: tasks[start:len(tasks):len(tasks)]})
 	}
 	return out
 }

@@ -353,16 +353,19 @@ func (ar *AllocRunner) AllocState() *State {
 	return &State{ClientStatus: status, ClientDescription: desc, TaskStates: states, DeploymentStatus: deploy}
 }
 
-// StatusSummary returns the allocation's client status and each task's
-// state name, as AllocState would, without copying task events or the
-// deployment status.
-func (ar *AllocRunner) StatusSummary() (status string, tasks map[string]string) {
+// TaskStatus is a task's state name ("pending", "running", "dead").
+type TaskStatus struct{ Task, State string }
+
+// StatusSummary returns the allocation's client status, as AllocState
+// would, and appends each task's state name to dst: metrics read it for
+// every allocation each collection interval, so it copies no state and
+// allocates nothing beyond dst's growth.
+func (ar *AllocRunner) StatusSummary(dst []TaskStatus) (status string, tasks []TaskStatus) {
 	var acc statusAcc
-	tasks = make(map[string]string, len(ar.tasks))
-	for name, tr := range ar.tasks {
-		state, failed := tr.StateName()
+	for _, name := range ar.taskOrder {
+		state, failed := ar.tasks[name].StateName()
 		acc.add(state, failed)
-		tasks[name] = state
+		dst = append(dst, TaskStatus{Task: name, State: state})
 	}
 	status, _ = acc.status()
 	ar.mu.RLock()
@@ -370,7 +373,7 @@ func (ar *AllocRunner) StatusSummary() (status string, tasks map[string]string) 
 		status = structs.AllocClientStatusFailed
 	}
 	ar.mu.RUnlock()
-	return status, tasks
+	return status, dst
 }
 
 // clientAlloc returns a copy of the allocation with its runtime state.

@@ -490,13 +490,13 @@ func TestAllocRunnerStatusSummary(t *testing.T) {
 		check := func(when string) {
 			t.Helper()
 			st := h.ar.AllocState()
-			status, tasks := h.ar.StatusSummary()
+			status, tasks := h.ar.StatusSummary(nil)
 			if status != st.ClientStatus || len(tasks) != len(st.TaskStates) {
 				t.Fatalf("%s: summary %s %v, state %s with %d tasks", when, status, tasks, st.ClientStatus, len(st.TaskStates))
 			}
-			for name, ts := range st.TaskStates {
-				if tasks[name] != ts.State {
-					t.Errorf("%s: task %s summary %q, state %q", when, name, tasks[name], ts.State)
+			for _, ts := range tasks {
+				if want := st.TaskStates[ts.Task]; want == nil || ts.State != want.State {
+					t.Errorf("%s: task %s summary %q, state %+v", when, ts.Task, ts.State, want)
 				}
 			}
 		}
@@ -504,7 +504,7 @@ func TestAllocRunnerStatusSummary(t *testing.T) {
 		go h.ar.Run()
 		waitClosed(t, "run", h.ar.WaitCh())
 		check("after the failure")
-		if status, _ := h.ar.StatusSummary(); status != structs.AllocClientStatusFailed {
+		if status, _ := h.ar.StatusSummary(nil); status != structs.AllocClientStatusFailed {
 			t.Errorf("status = %s, want failed", status)
 		}
 		h.ar.Destroy()
