@@ -256,9 +256,9 @@ func (c *converter) task(group string, in *api.Task, groupRestart *structs.Resta
 	if lc := in.Lifecycle; lc != nil && (lc.Hook != "" || lc.Sidecar) {
 		out.Lifecycle = &structs.TaskLifecycle{Hook: lc.Hook, Sidecar: lc.Sidecar}
 	}
-	out.Artifacts = c.artifacts(where, in.Artifacts) // convert_artifact.go
-	out.Services = c.services(where, in.Services)    // convert_services.go
-	out.Templates = c.templates(where, in.Templates) // convert_template.go
+	out.Artifacts = c.artifacts(where, in.Artifacts)                               // convert_artifact.go
+	out.Services = c.services(where, in.Services)                                  // convert_services.go
+	out.Templates = c.templates(where, in.Templates)                               // convert_template.go
 	out.Identity, out.Identities = c.identities(where, in.Identity, in.Identities) // convert_identity.go
 	if in.RestartPolicy != nil {
 		c.checkUnimplemented(where+" restart", unimplemented{"RenderTemplates", "render_templates", in.RestartPolicy.RenderTemplates, ignored})
