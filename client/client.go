@@ -343,6 +343,8 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation) (*allocrunner.AllocRu
 		Services:     serviceRegistrar{c}, // services.go
 		Network:      c.allocNetwork(),
 		Templates:    c.templates,
+		Identities:   identitySigner{c},       // identities.go
+		TaskAPIURL:   c.templates.ServicesURL, // the agent's HTTP API
 
 		PrevAllocWatcher:      prev,
 		PreemptedAllocWatcher: preempted,

@@ -1,0 +1,141 @@
+package taskrunner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/drover-io/drover/client/allocdir"
+	"github.com/drover-io/drover/drivers/shared/beneath"
+	"github.com/drover-io/drover/structs"
+)
+
+// IdentitySigner has the servers sign a task's workload identities, with
+// the node's credentials (the client implements it).
+type IdentitySigner interface {
+	SignIdentities(ctx context.Context, allocID, task string) ([]*structs.SignedIdentity, error)
+}
+
+var _ prestartHook = (*identityHook)(nil)
+
+// identityHook gets the task's workload identities from the servers
+// before every start and exposes those whose identity block asks so: in
+// the environment (NOMAD_TOKEN, NOMAD_TOKEN_<name>) and in files of the
+// secrets directory (nomad_token, nomad_<name>.jwt, or the block's
+// filepath). The files are written mode 0644 inside the 0700 secrets
+// directory that belongs to the task's user, as Nomad does: readable by
+// the task, by no one else.
+type identityHook struct {
+	signer IdentitySigner
+}
+
+// Name returns "identity".
+func (*identityHook) Name() string { return "identity" }
+
+// identityEnvName returns the environment variable of an identity.
+func identityEnvName(name string) string {
+	if name == structs.DefaultIdentityName {
+		return "NOMAD_TOKEN"
+	}
+	return "NOMAD_TOKEN_" + name
+}
+
+// identityFile returns where an identity's file goes, relative to the
+// task directory.
+func identityFile(id *structs.TaskIdentity) string {
+	if id.Filepath != "" {
+		return filepath.Clean(id.Filepath)
+	}
+	if id.IdentityName() == structs.DefaultIdentityName {
+		return filepath.Join(allocdir.SecretsDirName, "nomad_token")
+	}
+	return filepath.Join(allocdir.SecretsDirName, "nomad_"+id.IdentityName()+".jwt")
+}
+
+// Prestart signs the identities and exposes them. A task that exposes
+// none still gets them signed only when it has identity blocks (the
+// templates and the task API authenticate the task otherwise).
+func (h *identityHook) Prestart(ctx context.Context, req *PrestartRequest, resp *PrestartResponse) error {
+	ids := structs.TaskIdentities(req.Task)
+	exposed := false
+	for _, id := range ids {
+		exposed = exposed || id.Env || id.File
+	}
+	if !exposed {
+		return nil
+	}
+	if h.signer == nil {
+		return fmt.Errorf("task %q asks for its workload identity, but this agent cannot have identities signed (no connection to the servers)", req.Task.Name)
+	}
+	signed, err := h.signer.SignIdentities(ctx, req.Alloc.ID, req.Task.Name)
+	if err != nil {
+		return fmt.Errorf("sign the workload identities of task %q: %w", req.Task.Name, err)
+	}
+	byName := make(map[string]string, len(signed))
+	for _, s := range signed {
+		byName[s.Name] = s.JWT
+	}
+	for _, id := range ids {
+		name := id.IdentityName()
+		jwt, ok := byName[name]
+		if !ok {
+			if id.Env || id.File {
+				return fmt.Errorf("the servers signed no identity %q for task %q", name, req.Task.Name)
+			}
+			continue
+		}
+		if id.Env {
+			if resp.Env == nil {
+				resp.Env = map[string]string{}
+			}
+			resp.Env[identityEnvName(name)] = jwt
+		}
+		if id.File {
+			if err := writeTaskFile(req.TaskDir.Dir, identityFile(id), []byte(jwt)); err != nil {
+				return fmt.Errorf("write identity %q of task %q: %w", name, req.Task.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// writeTaskFile writes data to rel beneath the task directory through a
+// temporary file renamed into place: a link the task planted there is
+// replaced, never followed.
+func writeTaskFile(taskDir, rel string, data []byte) error {
+	if rel == "." || strings.HasPrefix(rel, "..") || filepath.IsAbs(rel) {
+		return fmt.Errorf("path %q is not inside the task directory", rel)
+	}
+	root, err := beneath.OpenRoot(taskDir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	if dir := filepath.Dir(rel); dir != "." {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	tmp := filepath.Join(filepath.Dir(rel), "."+filepath.Base(rel)+".tmp-"+structs.GenerateUUID()[:8])
+	f, err := root.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = root.Chmod(tmp, 0o644)
+	}
+	if werr == nil {
+		werr = root.Rename(tmp, rel)
+	}
+	if werr != nil {
+		_ = root.Remove(tmp)
+	}
+	return werr
+}
