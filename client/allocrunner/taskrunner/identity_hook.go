@@ -3,9 +3,13 @@ package taskrunner
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/drover-io/drover/client/allocdir"
 	"github.com/drover-io/drover/drivers/shared/beneath"
@@ -18,7 +22,10 @@ type IdentitySigner interface {
 	SignIdentities(ctx context.Context, allocID, task string) ([]*structs.SignedIdentity, error)
 }
 
-var _ prestartHook = (*identityHook)(nil)
+var (
+	_ prestartHook = (*identityHook)(nil)
+	_ stopHook     = (*identityHook)(nil)
+)
 
 // identityHook gets the task's workload identities from the servers
 // before every start and exposes those whose identity block asks so: in
@@ -27,8 +34,18 @@ var _ prestartHook = (*identityHook)(nil)
 // filepath). The files are written mode 0644 inside the 0700 secrets
 // directory that belongs to the task's user, as Nomad does: readable by
 // the task, by no one else.
+//
+// An identity with a ttl written to a file is renewed: halfway to its
+// expiry the hook has it signed again and rewrites the file, until the
+// runner stops (Stop). Its environment variable keeps the token the task
+// started with (change_mode is not supported yet).
 type identityHook struct {
 	signer IdentitySigner
+	logger *slog.Logger
+
+	mu     sync.Mutex // guards the fields below
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 // Name returns "identity".
@@ -74,9 +91,12 @@ func (h *identityHook) Prestart(ctx context.Context, req *PrestartRequest, resp 
 		return fmt.Errorf("sign the workload identities of task %q: %w", req.Task.Name, err)
 	}
 	byName := make(map[string]string, len(signed))
+	expiry := map[string]int64{}
 	for _, s := range signed {
 		byName[s.Name] = s.JWT
+		expiry[s.Name] = s.Expiry
 	}
+	var renew []*structs.TaskIdentity
 	for _, id := range ids {
 		name := id.IdentityName()
 		jwt, ok := byName[name]
@@ -96,9 +116,97 @@ func (h *identityHook) Prestart(ctx context.Context, req *PrestartRequest, resp 
 			if err := writeTaskFile(req.TaskDir.Dir, identityFile(id), []byte(jwt)); err != nil {
 				return fmt.Errorf("write identity %q of task %q: %w", name, req.Task.Name, err)
 			}
+			if expiry[name] != 0 {
+				renew = append(renew, id)
+			}
 		}
 	}
+	if len(renew) > 0 {
+		h.startRenewal(req.Alloc.ID, req.Task.Name, req.TaskDir.Dir, renew, expiry)
+	}
 	return nil
+}
+
+// startRenewal starts (once per run of the hook; a later start replaces
+// it) the goroutine that renews the files of ids before they expire.
+func (h *identityHook) startRenewal(allocID, task, taskDir string, ids []*structs.TaskIdentity, expiry map[string]int64) {
+	h.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	h.mu.Lock()
+	h.cancel = cancel
+	h.mu.Unlock()
+	h.wg.Go(func() { h.renewLoop(ctx, allocID, task, taskDir, ids, maps.Clone(expiry)) })
+}
+
+// renewLoop sleeps until the earliest token is halfway to its expiry,
+// has the task's identities signed again and rewrites the files of ids;
+// it retries a failed renewal after renewRetry.
+func (h *identityHook) renewLoop(ctx context.Context, allocID, task, taskDir string, ids []*structs.TaskIdentity, expiry map[string]int64) {
+	wait := halfLife(ids, expiry, time.Now())
+	for {
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-timer.C:
+		}
+		signed, err := h.signer.SignIdentities(ctx, allocID, task)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			h.logf("could not renew the task's workload identities; retrying", "error", err)
+			wait = renewRetry
+			continue
+		}
+		for _, s := range signed {
+			for _, id := range ids {
+				if id.IdentityName() != s.Name {
+					continue
+				}
+				if err := writeTaskFile(taskDir, identityFile(id), []byte(s.JWT)); err != nil {
+					h.logf("could not write a renewed workload identity", "identity", s.Name, "error", err)
+				}
+				expiry[s.Name] = s.Expiry
+			}
+		}
+		wait = halfLife(ids, expiry, time.Now())
+	}
+}
+
+// halfLife returns how long until the first of ids is halfway from now to
+// its expiry; at least a second.
+func halfLife(ids []*structs.TaskIdentity, expiry map[string]int64, now time.Time) time.Duration {
+	next := time.Duration(-1)
+	for _, id := range ids {
+		d := time.Unix(expiry[id.IdentityName()], 0).Sub(now) / 2
+		if next < 0 || d < next {
+			next = d
+		}
+	}
+	return max(next, time.Second)
+}
+
+// renewRetry is how soon a failed renewal is tried again.
+const renewRetry = 10 * time.Second
+
+func (h *identityHook) logf(msg string, args ...any) {
+	if h.logger != nil {
+		h.logger.Warn(msg, args...)
+	}
+}
+
+// Stop ends the renewal and waits for it.
+func (h *identityHook) Stop() {
+	h.mu.Lock()
+	cancel := h.cancel
+	h.cancel = nil
+	h.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	h.wg.Wait()
 }
 
 // writeTaskFile writes data to rel beneath the task directory through a

@@ -3,6 +3,7 @@ package taskrunner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -11,7 +12,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/drover-io/drover/client/allocdir"
 	"github.com/drover-io/drover/structs"
@@ -208,4 +212,67 @@ func TestTaskAPIHook(t *testing.T) {
 	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
 		t.Errorf("the socket outlives Stop: %v", err)
 	}
+}
+
+// renewingSigner signs tokens that expire ttl after the (fake) now and
+// counts its calls.
+type renewingSigner struct {
+	mu    sync.Mutex // guards n
+	n     int
+	ttl   time.Duration
+	names []string
+}
+
+func (s *renewingSigner) SignIdentities(context.Context, string, string) ([]*structs.SignedIdentity, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n++
+	var out []*structs.SignedIdentity
+	for _, name := range s.names {
+		out = append(out, &structs.SignedIdentity{Name: name, JWT: fmt.Sprintf("jwt-%s-%d", name, s.n), Expiry: time.Now().Add(s.ttl).Unix()})
+	}
+	return out, nil
+}
+
+// TestIdentityHookRenews checks that a file identity with a ttl is
+// rewritten halfway to its expiry, and that Stop ends the renewal.
+func TestIdentityHookRenews(t *testing.T) {
+	td := builtTaskDir(t, "t")
+	synctest.Test(t, func(t *testing.T) {
+		task := &structs.Task{Name: "t", Identities: []*structs.TaskIdentity{{Name: "ext", File: true, TTL: time.Hour}}}
+		signer := &renewingSigner{ttl: time.Hour, names: []string{"default", "ext"}}
+		h := &identityHook{signer: signer}
+		if err := h.Prestart(context.Background(), &PrestartRequest{Alloc: &structs.Allocation{ID: "a1"}, Task: task, TaskDir: td}, &PrestartResponse{}); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(td.SecretsDir, "nomad_ext.jwt")
+		read := func() string {
+			b, _ := os.ReadFile(file)
+			return string(b)
+		}
+		if got := read(); got != "jwt-ext-1" {
+			t.Fatalf("first token %q", got)
+		}
+		time.Sleep(29 * time.Minute)
+		synctest.Wait()
+		if got := read(); got != "jwt-ext-1" {
+			t.Fatalf("renewed before the half-life: %q", got)
+		}
+		time.Sleep(2 * time.Minute)
+		synctest.Wait()
+		if got := read(); got != "jwt-ext-2" {
+			t.Fatalf("after the half-life: %q, want the renewed token", got)
+		}
+		time.Sleep(31 * time.Minute)
+		synctest.Wait()
+		if got := read(); got != "jwt-ext-3" {
+			t.Fatalf("second renewal: %q", got)
+		}
+		h.Stop()
+		time.Sleep(2 * time.Hour)
+		synctest.Wait()
+		if got := read(); got != "jwt-ext-3" {
+			t.Fatalf("renewed after Stop: %q", got)
+		}
+	})
 }

@@ -136,7 +136,9 @@ type TaskRunner struct {
 	// its environment when the agent finds the task running.
 	templates *templateHook
 	taskAPI   *taskAPIHook
-	buildEnv  EnvBuilder
+	// identities renews the task's identities while the run lasts.
+	identities *identityHook
+	buildEnv   EnvBuilder
 
 	// shutdownCtx stops the run loop leaving the task running.
 	shutdownCtx    context.Context
@@ -235,6 +237,7 @@ func New(cfg *Config) (*TaskRunner, error) {
 	tr.stats = newStatsHook(cfg.Driver, cfg.StatsInterval, tr.logger)
 	tr.templates = &templateHook{cfg: cfg.Templates, task: tr, logger: tr.logger}
 	tr.taskAPI = &taskAPIHook{agentURL: cfg.TaskAPIURL, logger: tr.logger}
+	tr.identities = &identityHook{signer: cfg.Identities, logger: tr.logger}
 	tr.buildEnv = buildEnv
 	if cfg.RestartJitter != nil {
 		tr.restartTracker.SetJitter(cfg.RestartJitter)
@@ -246,9 +249,9 @@ func New(cfg *Config) (*TaskRunner, error) {
 		&deviceHook{reserver: cfg.Devices},
 		&volumeHook{volumes: nodeHostVolumes(cfg.Node), driver: cfg.Driver},                        // volume_hook.go
 		&artifactHook{fetcher: artifactFetcher(cfg.Artifacts, logger), events: tr, node: cfg.Node}, // artifact_hook.go
-		&identityHook{signer: cfg.Identities},                                                      // identity_hook.go
-		tr.taskAPI,                                                                                 // task_api_hook.go
-		tr.templates,                                                                               // template_hook.go
+		tr.identities, // identity_hook.go
+		tr.taskAPI,    // task_api_hook.go
+		tr.templates,  // template_hook.go
 	}
 	received := structs.NewTaskEvent(structs.TaskReceived)
 	received.Time = now().UnixNano()
@@ -375,8 +378,9 @@ func (tr *TaskRunner) Run() {
 	waitCh := tr.waitCh
 	tr.mu.Unlock()
 	defer close(waitCh)
-	defer tr.templates.stop() // the watch lasts as long as the run
-	defer tr.taskAPI.Stop()   // so does the task API socket
+	defer tr.templates.stop()  // the watch lasts as long as the run
+	defer tr.taskAPI.Stop()    // so does the task API socket
+	defer tr.identities.Stop() // and the renewal of its identities
 	tr.run()
 }
 
