@@ -145,3 +145,65 @@ func TestWorkloadIdentity(t *testing.T) {
 		return err != nil && strings.Contains(err.Error(), "403"), fmt.Sprintf("read answered %v", err)
 	})
 }
+
+// TestTaskAPISurvivesRestart restarts an agent while a task with an
+// identity runs, and checks that the task API socket serves the task
+// again once the agent has re-attached to it.
+func TestTaskAPISurvivesRestart(t *testing.T) {
+	// A short data dir: the socket's path must fit a Unix socket address
+	// (108 bytes), which t.TempDir's names do not always leave room for.
+	// Removed last: cleanups run in reverse order.
+	short, err := os.MkdirTemp("", "wi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(short) })
+	a := newPersistentAgent(t, "n1", roleCombined)
+	a.dataDir = short
+	if err := os.WriteFile(a.configPath, []byte(agentConfigHCL(a.role, a.name, a.dataDir, a.httpPort, a.rpcPort, nil)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a.start(t)
+	a.waitReady(t, surviveStartTimeout)
+	if r := a.cli(t, "var", "put", "nomad/jobs/wi", "secret=mine"); r.code != 0 {
+		t.Fatalf("var put: %s", r)
+	}
+	runJob(t, a, "wi", identityJob)
+	c := a.client(t)
+	var allocID, sock, token string
+	cat := func(rel string) string {
+		r := a.cli(t, "alloc", "fs", allocID, "web/local/"+rel)
+		if r.code != 0 {
+			return ""
+		}
+		return r.stdout
+	}
+	waitFor(t, surviveRunTimeout, "the task to write what it sees", func() (bool, string) {
+		stub, msg := jobAlloc(t, c, "wi")
+		if stub == nil {
+			return false, msg
+		}
+		allocID = stub.ID
+		sock, token = strings.TrimPrefix(cat("unix_addr"), "unix://"), cat("env_token")
+		return sock != "" && token != "", "task status " + stub.ClientStatus
+	})
+	nc, err := nomad.NewClient(&nomad.Config{Address: "unix://" + sock, SecretID: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func() (bool, string) {
+		v, _, err := nc.Variables().Read("nomad/jobs/wi", nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		return v.Items["secret"] == "mine", fmt.Sprintf("read %+v", v.Items)
+	}
+	waitFor(t, surviveRunTimeout, "the task API to serve", read)
+	a.interrupt(t)
+	a.start(t)
+	a.waitReady(t, surviveStartTimeout)
+	waitFor(t, surviveRunTimeout, "the task API to serve after the restart", read)
+	if r := a.cli(t, "job", "stop", "wi"); r.code != 0 {
+		t.Fatalf("job stop: %s", r)
+	}
+}

@@ -247,3 +247,17 @@ func writeTaskFile(taskDir, rel string, data []byte) error {
 	}
 	return werr
 }
+
+// resumeIdentities serves the task API socket again and renews the
+// identity files of a task the agent found running after a restart (the
+// prestart hooks do not run for it). The files get fresh tokens; the
+// environment keeps the ones the task started with.
+func (tr *TaskRunner) resumeIdentities() {
+	alloc, task := tr.allocAndTask()
+	req := &PrestartRequest{Alloc: alloc, Task: task, AllocDir: tr.allocDir, TaskDir: tr.taskDir}
+	for _, h := range []prestartHook{tr.identities, tr.taskAPI} {
+		if err := h.Prestart(tr.shutdownCtx, req, &PrestartResponse{}); err != nil {
+			tr.logger.Warn("could not resume a hook of the running task", "hook", h.Name(), "error", err)
+		}
+	}
+}

@@ -393,6 +393,7 @@ func (tr *TaskRunner) run() {
 	handle, lost := tr.recoverHandle()
 	if handle != nil {
 		tr.resumeTemplates()
+		tr.resumeIdentities() // identity_hook.go
 	}
 	if lost != nil {
 		// The task ended while the agent was down: an abnormal exit.
