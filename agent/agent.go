@@ -329,6 +329,7 @@ func (a *Agent) setupClient(rpc rpcapi.Conn) error {
 		MinDynamicPort: a.cfg.Client.MinDynamicPort,
 		MaxDynamicPort: a.cfg.Client.MaxDynamicPort,
 		HTTPAddr:       a.httpAddr,
+		TaskAPI:        true,                             // secrets/api.sock in every task (docs/identity.md)
 		HostVolumes:    a.cfg.Client.clientHostVolumes(), // config_host_volumes.go
 		Network:        a.networkConfig(),                // config_cni.go
 		Reserved: &structs.NodeReservedResources{

@@ -52,6 +52,9 @@ type Client struct {
 	network *allocnet.Manager
 	// templates lets the tasks' templates read variables and services.
 	templates *taskrunner.TemplateConfig
+	// taskAPIURL is where the tasks' API sockets forward (the agent's
+	// HTTP API); empty: no task API (Config.TaskAPI).
+	taskAPIURL string
 
 	// Timing knobs; tests shorten them before Start.
 	now            func() time.Time
@@ -149,6 +152,7 @@ func New(cfg *Config) (*Client, error) {
 		root:           cfg.AllocDir,
 		artifacts:      newArtifactGetter(cfg.Artifact, logger),
 		templates:      newTemplateConfig(cfg),
+		taskAPIURL:     taskAPIURL(cfg),
 		hostStats:      stats.NewHostCollector(stats.HostConfig{AllocDir: cfg.AllocDir}),
 		now:            time.Now,
 		jitter:         randomJitter,
@@ -314,6 +318,14 @@ func newTemplateConfig(cfg *Config) *taskrunner.TemplateConfig {
 	return tc
 }
 
+// taskAPIURL returns the agent's HTTP API when the task API is on.
+func taskAPIURL(cfg *Config) string {
+	if !cfg.TaskAPI || cfg.HTTPAddr == "" {
+		return ""
+	}
+	return "http://" + cfg.HTTPAddr
+}
+
 // newArtifactGetter returns the getter of the tasks' artifacts.
 func newArtifactGetter(cfg *artifact.Config, logger *slog.Logger) *artifact.Getter {
 	c := artifact.DefaultConfig()
@@ -343,6 +355,8 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation) (*allocrunner.AllocRu
 		Services:     serviceRegistrar{c}, // services.go
 		Network:      c.allocNetwork(),
 		Templates:    c.templates,
+		Identities:   identitySigner{c}, // identities.go
+		TaskAPIURL:   c.taskAPIURL,
 
 		PrevAllocWatcher:      prev,
 		PreemptedAllocWatcher: preempted,

@@ -55,6 +55,9 @@ type Config struct {
 	Meta       map[string]string
 	// HTTPAddr is the agent's HTTP address ("127.0.0.1:4646").
 	HTTPAddr string
+	// TaskAPI serves each task's API socket (secrets/api.sock), which
+	// forwards to HTTPAddr; the agent turns it on.
+	TaskAPI  bool
 	Reserved *structs.NodeReservedResources
 	// Version is reported as drover.version; default Version.
 	Version string

@@ -256,9 +256,10 @@ func (c *converter) task(group string, in *api.Task, groupRestart *structs.Resta
 	if lc := in.Lifecycle; lc != nil && (lc.Hook != "" || lc.Sidecar) {
 		out.Lifecycle = &structs.TaskLifecycle{Hook: lc.Hook, Sidecar: lc.Sidecar}
 	}
-	out.Artifacts = c.artifacts(where, in.Artifacts) // convert_artifact.go
-	out.Services = c.services(where, in.Services)    // convert_services.go
-	out.Templates = c.templates(where, in.Templates) // convert_template.go
+	out.Artifacts = c.artifacts(where, in.Artifacts)                               // convert_artifact.go
+	out.Services = c.services(where, in.Services)                                  // convert_services.go
+	out.Templates = c.templates(where, in.Templates)                               // convert_template.go
+	out.Identity, out.Identities = c.identities(where, in.Identity, in.Identities) // convert_identity.go
 	if in.RestartPolicy != nil {
 		c.checkUnimplemented(where+" restart", unimplemented{"RenderTemplates", "render_templates", in.RestartPolicy.RenderTemplates, ignored})
 	}
@@ -271,8 +272,6 @@ func (c *converter) task(group string, in *api.Task, groupRestart *structs.Resta
 		unimplemented{"Kind", "kind", in.Kind, ignored},
 		unimplemented{"ScalingPolicies", "scaling block", in.ScalingPolicies, ignored},
 		unimplemented{"Secrets", "secret block", in.Secrets, rejected},
-		unimplemented{"Identity", "identity block", in.Identity, ignored},
-		unimplemented{"Identities", "identity block", in.Identities, ignored},
 		unimplemented{"Actions", "action block", in.Actions, ignored},
 		unimplemented{"Schedule", "schedule block", in.Schedule, rejected},
 	)

@@ -210,7 +210,7 @@ func (s *Server) Handler() http.Handler {
 	s.registerMetricsRoute(rt)        // metrics.go
 	s.registerEventRoute(rt)          // events.go
 	s.registerNamespaceRoutes(rt)     // namespaces.go
-	return rt
+	return s.workloadGate(rt)         // workload_identity.go
 }
 
 // wrap adapts an endpoint to http.Handler: it bounds the body, and writes

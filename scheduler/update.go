@@ -71,7 +71,9 @@ func taskUpdated(o, n *structs.Task) bool {
 		!reflect.DeepEqual(o.Affinities, n.Affinities) ||
 		!reflect.DeepEqual(o.Artifacts, n.Artifacts) ||
 		!reflect.DeepEqual(o.VolumeMounts, n.VolumeMounts) ||
-		!reflect.DeepEqual(o.Templates, n.Templates)
+		!reflect.DeepEqual(o.Templates, n.Templates) ||
+		!reflect.DeepEqual(o.Identity, n.Identity) ||
+		!reflect.DeepEqual(o.Identities, n.Identities)
 }
 
 // metaEqual compares string maps, nil equal to empty.

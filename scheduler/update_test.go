@@ -61,6 +61,10 @@ func TestTasksUpdated(t *testing.T) {
 		{"spread", func(tg *structs.TaskGroup) {
 			tg.Spreads = []*structs.Spread{{Attribute: "${meta.rack}", Weight: 50}}
 		}, true},
+		{"identity", func(tg *structs.TaskGroup) { tg.Tasks[0].Identity = &structs.TaskIdentity{Env: true} }, true},
+		{"named identity", func(tg *structs.TaskGroup) {
+			tg.Tasks[0].Identities = []*structs.TaskIdentity{{Name: "vault", Audience: []string{"vault.io"}}}
+		}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -60,6 +60,9 @@ func (s *Server) newHandlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.KeyringRotate, s.KeyringRotate)
 	rpcapi.Handle(h, rpcapi.KeyringDelete, s.KeyringDelete)
 	rpcapi.Handle(h, rpcapi.KeyringPublicKeys, s.KeyringPublicKeys)
+	// Workload identities (workload_identity.go).
+	rpcapi.Handle(h, rpcapi.AllocSignIdentities, s.AllocSignIdentities)
+	rpcapi.Handle(h, rpcapi.IdentityAuthorize, s.IdentityAuthorize)
 	// The cluster's methods.
 	rpcapi.Handle(h, rpcapi.ServerMembers, s.ServerMembers)
 	rpcapi.Handle(h, rpcapi.ServerJoin, s.ServerJoin)

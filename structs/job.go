@@ -121,6 +121,10 @@ type Task struct {
 	// Templates are rendered into the task's directory before it starts
 	// and again when what they read changes (template.go).
 	Templates []*Template
+	// Identity is the task's unnamed identity block (its default
+	// workload identity); Identities its named ones (identity.go).
+	Identity   *TaskIdentity   `json:",omitempty"`
+	Identities []*TaskIdentity `json:",omitempty"`
 }
 
 // Lifecycle hooks of a task.
@@ -459,6 +463,9 @@ func (j *Job) Validate() error {
 				}
 			}
 			validateTemplates(fmt.Sprintf("group %q, task %q", name, tname), t.Templates, add)
+			if err := ValidateTaskIdentities(t); err != nil {
+				add("group %q: %v", name, err)
+			}
 			if lc := t.Lifecycle; lc != nil {
 				switch lc.Hook {
 				case TaskLifecycleHookPrestart, TaskLifecycleHookPoststart, TaskLifecycleHookPoststop:
@@ -577,6 +584,10 @@ func (t *Task) Copy() *Task {
 	c.VolumeMounts = copyVolumeMounts(t.VolumeMounts)
 	c.Services = copyServices(t.Services)
 	c.Templates = copyTemplates(t.Templates)
+	c.Identity, c.Identities = copyTaskIdentity(t.Identity), nil
+	for _, id := range t.Identities {
+		c.Identities = append(c.Identities, copyTaskIdentity(id))
+	}
 	return &c
 }
 

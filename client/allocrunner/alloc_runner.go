@@ -76,6 +76,10 @@ type Config struct {
 	Network NetworkManager
 	// Templates lets the tasks' templates read from the servers.
 	Templates *taskrunner.TemplateConfig
+	// Identities has the tasks' workload identities signed; TaskAPIURL
+	// is where their task API sockets forward (taskrunner.Config).
+	Identities taskrunner.IdentitySigner
+	TaskAPIURL string
 }
 
 // AllocRunner runs one allocation. Create it with New, optionally Restore,
@@ -250,6 +254,8 @@ func New(cfg *Config) (*AllocRunner, error) {
 			StartGate:    cfg.StartGate,
 			Network:      netHook.Spec,
 			Templates:    cfg.Templates,
+			Identities:   cfg.Identities,
+			TaskAPIURL:   cfg.TaskAPIURL,
 		})
 		if err != nil {
 			cancel()

@@ -167,6 +167,10 @@ func (h *Handler) services(w http.ResponseWriter, r *http.Request) {
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
+			// The task is served as itself: a token it sent goes no
+			// further.
+			pr.Out.Header.Del("X-Nomad-Token")
+			pr.Out.Header.Del("Authorization")
 			q := pr.Out.URL.Query()
 			q.Set("namespace", h.Identity.Namespace)
 			pr.Out.URL.RawQuery = q.Encode()
@@ -214,6 +218,8 @@ func writeRPCErr(w http.ResponseWriter, err error) {
 		code = http.StatusNotFound
 	case structs.KindInvalid:
 		code = http.StatusBadRequest
+	case structs.KindPermission:
+		code = http.StatusForbidden
 	case structs.KindUnavailable:
 		code = http.StatusServiceUnavailable
 	}

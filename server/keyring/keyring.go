@@ -111,6 +111,16 @@ func (r *Keyring) PublicKey(key *structs.RootKey) (ed25519.PublicKey, error) {
 	return u.signer.Public().(ed25519.PublicKey), nil
 }
 
+// Sign signs msg with the signing key that root key key's material
+// derives (Ed25519): the signature of a workload identity.
+func (r *Keyring) Sign(key *structs.RootKey, msg []byte) ([]byte, error) {
+	u, err := r.unwrap(key)
+	if err != nil {
+		return nil, err
+	}
+	return ed25519.Sign(u.signer, msg), nil
+}
+
 // unwrap returns what the keyring keeps of key, unwrapping it on first
 // use.
 func (r *Keyring) unwrap(key *structs.RootKey) (*unwrapped, error) {

@@ -78,6 +78,14 @@ type Config struct {
 	// modes), which the alloc runner's network hook made before any task
 	// starts; nil (or a nil result): the task has none.
 	Network func() *drivers.NetworkIsolationSpec
+	// Identities has the task's workload identities signed; nil: a task
+	// that asks for its identity (identity { env or file }) fails its
+	// setup (identity_hook.go).
+	Identities IdentitySigner
+	// TaskAPIURL is the agent's HTTP API that the task API socket
+	// (secrets/api.sock) forwards to; empty: no task API
+	// (task_api_hook.go).
+	TaskAPIURL string
 }
 
 // StartGate bounds how many tasks start at once: Enter waits for a turn,
@@ -127,7 +135,10 @@ type TaskRunner struct {
 	// templates renders and watches the task's templates; buildEnv is
 	// its environment when the agent finds the task running.
 	templates *templateHook
-	buildEnv  EnvBuilder
+	taskAPI   *taskAPIHook
+	// identities renews the task's identities while the run lasts.
+	identities *identityHook
+	buildEnv   EnvBuilder
 
 	// shutdownCtx stops the run loop leaving the task running.
 	shutdownCtx    context.Context
@@ -225,6 +236,8 @@ func New(cfg *Config) (*TaskRunner, error) {
 	}
 	tr.stats = newStatsHook(cfg.Driver, cfg.StatsInterval, tr.logger)
 	tr.templates = &templateHook{cfg: cfg.Templates, task: tr, logger: tr.logger}
+	tr.taskAPI = &taskAPIHook{agentURL: cfg.TaskAPIURL, logger: tr.logger}
+	tr.identities = &identityHook{signer: cfg.Identities, logger: tr.logger}
 	tr.buildEnv = buildEnv
 	if cfg.RestartJitter != nil {
 		tr.restartTracker.SetJitter(cfg.RestartJitter)
@@ -236,7 +249,9 @@ func New(cfg *Config) (*TaskRunner, error) {
 		&deviceHook{reserver: cfg.Devices},
 		&volumeHook{volumes: nodeHostVolumes(cfg.Node), driver: cfg.Driver},                        // volume_hook.go
 		&artifactHook{fetcher: artifactFetcher(cfg.Artifacts, logger), events: tr, node: cfg.Node}, // artifact_hook.go
-		tr.templates, // template_hook.go
+		tr.identities, // identity_hook.go
+		tr.taskAPI,    // task_api_hook.go
+		tr.templates,  // template_hook.go
 	}
 	received := structs.NewTaskEvent(structs.TaskReceived)
 	received.Time = now().UnixNano()
@@ -372,7 +387,9 @@ func (tr *TaskRunner) Run() {
 	waitCh := tr.waitCh
 	tr.mu.Unlock()
 	defer close(waitCh)
-	defer tr.templates.stop() // the watch lasts as long as the run
+	defer tr.templates.stop()  // the watch lasts as long as the run
+	defer tr.taskAPI.Stop()    // so does the task API socket
+	defer tr.identities.Stop() // and the renewal of its identities
 	tr.run()
 }
 
@@ -385,6 +402,7 @@ func (tr *TaskRunner) run() {
 	handle, lost := tr.recoverHandle()
 	if handle != nil {
 		tr.resumeTemplates()
+		tr.resumeIdentities() // identity_hook.go
 	}
 	if lost != nil {
 		// The task ended while the agent was down: an abnormal exit.

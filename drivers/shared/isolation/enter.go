@@ -150,6 +150,9 @@ func enterMain(specPipe, errPipe *os.File) int {
 	if err := DefaultSignals(); err != nil {
 		return fail(fmt.Errorf("enter stage: %w", err))
 	}
+	if err := installSeccomp(); err != nil { // seccomp.go
+		return fail(fmt.Errorf("enter stage: %w", err))
+	}
 	syscall.CloseOnExec(errFD)
 	err = syscall.Exec(path, append([]string{spec.Path}, spec.Args...), spec.Env)
 	return fail(fmt.Errorf("enter stage: exec %s: %w", path, err))

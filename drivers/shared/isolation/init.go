@@ -118,6 +118,11 @@ func InitMain(args []string) int {
 	if err := DefaultSignals(); err != nil {
 		return fail(fmt.Errorf("init stage: %w", err))
 	}
+	// no_new_privs and the default seccomp filter, last: nothing of the
+	// task's runs before them.
+	if err := installSeccomp(); err != nil { // seccomp.go
+		return fail(fmt.Errorf("init stage: %w", err))
+	}
 	syscall.CloseOnExec(errFD)
 	argv := append([]string{spec.Path}, spec.Args...)
 	err = syscall.Exec(path, argv, spec.Env)

@@ -50,17 +50,23 @@ func ForIsolation(env map[string]string, isolation string, d Dirs) map[string]st
 		out = make(map[string]string)
 	}
 	for k, v := range out {
+		// A socket address (NOMAD_UNIX_ADDR, unix://<secrets>/api.sock)
+		// is rewritten as the path it holds.
+		scheme := ""
+		if rest, ok := strings.CutPrefix(v, "unix://"); ok {
+			scheme, v = "unix://", rest
+		}
 		for _, r := range rewrites {
 			if r.host == "" {
 				continue
 			}
 			host := path.Clean(r.host)
 			if v == host {
-				out[k] = r.inTask
+				out[k] = scheme + r.inTask
 				break
 			}
 			if rest, ok := strings.CutPrefix(v, host+"/"); ok {
-				out[k] = path.Join(r.inTask, rest)
+				out[k] = scheme + path.Join(r.inTask, rest)
 				break
 			}
 		}

@@ -18,6 +18,8 @@ func TestForIsolation(t *testing.T) {
 		"NEAR":   "/a/web/localx",
 		"OTHER":  "/etc/hosts",
 		"PLAIN":  "hello",
+		"SOCK":   "unix:///a/web/secrets/api.sock",
+		"USOCK":  "unix:///run/other.sock",
 	}
 	cases := []struct {
 		isolation string
@@ -31,6 +33,7 @@ func TestForIsolation(t *testing.T) {
 			// Not mounted in an image: left as is.
 			"BIN": "/a/web/bin/app", "NEAR": "/a/web/localx",
 			"OTHER": "/etc/hosts", "PLAIN": "hello",
+			"SOCK": "unix:///secrets/api.sock", "USOCK": "unix:///run/other.sock",
 		}},
 		{IsolationChroot, map[string]string{
 			AllocDir: "/alloc", TaskDir: "/local", SecretsDir: "/secrets",
@@ -38,6 +41,7 @@ func TestForIsolation(t *testing.T) {
 			// The task directory is the chroot's root.
 			"BIN": "/bin/app", "NEAR": "/localx",
 			"OTHER": "/etc/hosts", "PLAIN": "hello",
+			"SOCK": "unix:///secrets/api.sock", "USOCK": "unix:///run/other.sock",
 		}},
 	}
 	for _, tc := range cases {
