@@ -303,3 +303,31 @@ func (c *client) inspectExec(ctx context.Context, execID string) (running bool, 
 	}
 	return out.Running, exitCode, nil
 }
+
+// importImage makes image repo:tag from a root filesystem tarball (as
+// `docker import -`), with changes as Dockerfile instructions ("CMD
+// [\"/pause\"]"), and returns the progress stream, to read to its end and
+// close.
+func (c *client) importImage(ctx context.Context, repo, tag string, rootfs io.Reader, changes []string) (io.ReadCloser, error) {
+	q := url.Values{"fromSrc": {"-"}, "repo": {repo}, "tag": {tag}, "changes": changes}
+	resp, err := c.do(ctx, http.MethodPost, "/images/create", q, rootfs, "application/x-tar", true)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}
+
+// listContainers returns the containers, stopped ones too, that carry
+// label ("key=value" or "key").
+func (c *client) listContainers(ctx context.Context, label string) ([]container.Summary, error) {
+	filters, err := json.Marshal(map[string][]string{"label": {label}})
+	if err != nil {
+		return nil, err
+	}
+	var out []container.Summary
+	q := url.Values{"all": {"1"}, "filters": {string(filters)}}
+	if err := c.doJSON(ctx, http.MethodGet, "/containers/json", q, nil, &out, true); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

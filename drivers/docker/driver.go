@@ -37,6 +37,8 @@ type Driver struct {
 	gc     *imageGC
 	// cpuMHz is the host's per-core MHz (cpu_hard_limit quotas).
 	cpuMHz func() float64
+	// infraSem serializes making the infra image present (network.go).
+	infraSem chan struct{}
 
 	// ctx is the parent of every task's goroutines; cancel ends them.
 	ctx    context.Context
@@ -82,15 +84,16 @@ func New(logger *slog.Logger, cfg *Config) (*Driver, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Driver{
-		logger: logger,
-		config: cfg,
-		client: cl,
-		auth:   authSource{configFile: cfg.Auth.Config, helper: cfg.Auth.Helper},
-		gc:     newImageGC(cl, time.Duration(cfg.GC.ImageDelay), cfg.gcImage(), logger),
-		cpuMHz: sync.OnceValue(hostCPUMHz),
-		ctx:    ctx,
-		cancel: cancel,
-		tasks:  make(map[string]*task),
+		logger:   logger,
+		config:   cfg,
+		client:   cl,
+		auth:     authSource{configFile: cfg.Auth.Config, helper: cfg.Auth.Helper},
+		gc:       newImageGC(cl, time.Duration(cfg.GC.ImageDelay), cfg.gcImage(), logger),
+		cpuMHz:   sync.OnceValue(hostCPUMHz),
+		infraSem: make(chan struct{}, 1),
+		ctx:      ctx,
+		cancel:   cancel,
+		tasks:    make(map[string]*task),
 	}, nil
 }
 
@@ -116,10 +119,11 @@ func (d *Driver) Shutdown() {
 // Name returns "docker".
 func (d *Driver) Name() string { return Name }
 
-// Capabilities reports signals and exec support, image isolation and
-// mounts (TaskConfig.Mounts become bind mounts).
+// Capabilities reports signals and exec support, image isolation,
+// mounts (TaskConfig.Mounts become bind mounts) and that it makes the
+// network namespace of a bridge or CNI group (network.go).
 func (d *Driver) Capabilities() *drivers.Capabilities {
-	return &drivers.Capabilities{SendSignals: true, Exec: true, FSIsolation: "image", MountConfigs: drivers.MountConfigSupportAll}
+	return &drivers.Capabilities{SendSignals: true, Exec: true, FSIsolation: "image", MountConfigs: drivers.MountConfigSupportAll, MustInitiateNetwork: true}
 }
 
 // StartTask ensures the image is present (pulling only a missing one),

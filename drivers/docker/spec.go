@@ -53,13 +53,16 @@ func buildSpec(cfg *drivers.TaskConfig, conf *TaskConfig, env map[string]string,
 	}
 	hc := cc.HostConfig
 	hc.Privileged = conf.Privileged
-	if cfg.NetworkIsolation != nil {
-		// Docker cannot join a namespace it did not make (docs/decisions.md,
-		// "Bridge networking and the docker driver").
-		return nil, fmt.Errorf("network mode %q: the docker driver cannot join the allocation's network namespace yet: use the exec or raw_exec driver in this group, or network mode \"host\" with docker's ports", cfg.NetworkMode)
-	}
 	publishes := len(conf.Ports) > 0 || len(conf.PortMap) > 0
-	hc.NetworkMode = container.NetworkMode(networkMode(conf.NetworkMode, cfg.NetworkMode, plugin.DefaultNetworkMode, publishes))
+	if cfg.NetworkIsolation != nil {
+		mode, err := joinInfra(cfg, conf)
+		if err != nil {
+			return nil, err
+		}
+		hc.NetworkMode = mode
+	} else {
+		hc.NetworkMode = container.NetworkMode(networkMode(conf.NetworkMode, cfg.NetworkMode, plugin.DefaultNetworkMode, publishes))
+	}
 	withPorts, err := setPorts(cc, cfg, conf, env) // ports.go
 	if err != nil {
 		return nil, err
@@ -266,4 +269,32 @@ func taskDirBinds(cfg *drivers.TaskConfig, selinuxLabel string) []string {
 		binds = append(binds, bind)
 	}
 	return binds
+}
+
+// joinInfra is the network mode of a task in a bridge or CNI group: the
+// allocation's infra container's network ("container:<id>", network.go).
+// The options Docker refuses with it (the namespace's hostname, DNS and
+// published ports are the group's) are errors that say where they go.
+func joinInfra(cfg *drivers.TaskConfig, conf *TaskConfig) (container.NetworkMode, error) {
+	id := cfg.NetworkIsolation.Labels[drivers.NetworkLabelSandboxContainer]
+	if id == "" {
+		return "", fmt.Errorf("network mode %q: the allocation's network namespace has no infra container for docker to join (it was made by the client, not the docker driver)", cfg.NetworkMode)
+	}
+	var bad []string
+	if conf.NetworkMode != "" {
+		bad = append(bad, "network_mode")
+	}
+	if conf.Hostname != "" {
+		bad = append(bad, "hostname (use the group network's hostname)")
+	}
+	if len(conf.DNSServers)+len(conf.DNSSearchDomains)+len(conf.DNSOptions) > 0 {
+		bad = append(bad, "dns_servers, dns_search_domains and dns_options (use the group network's dns block)")
+	}
+	if len(conf.ExtraHosts) > 0 {
+		bad = append(bad, "extra_hosts")
+	}
+	if len(bad) > 0 {
+		return "", fmt.Errorf("network mode %q: the task joins the group's network namespace, which sets its own %s: remove them from the task's config", cfg.NetworkMode, strings.Join(bad, ", "))
+	}
+	return container.NetworkMode("container:" + id), nil
 }

@@ -70,6 +70,10 @@ type Capabilities struct {
 	// its tasks. The zero value, MountConfigSupportAll, is what a driver
 	// that declares nothing gets.
 	MountConfigs MountConfigSupport
+	// MustInitiateNetwork says the driver makes the network namespace of
+	// a bridge or CNI group it has a task in (DriverNetworkManager), as
+	// docker's infra container does; false: the client makes it.
+	MustInitiateNetwork bool
 }
 
 // MountConfigSupport is a driver's support for mounts (a task's
@@ -169,10 +173,16 @@ type TaskConfig struct {
 
 // NetworkIsolationSpec is an allocation's network namespace: Path is its
 // bind mount on the host, IP the allocation's address in it ("" when the
-// CNI result gave none).
+// CNI result gave none). Labels are what the driver that made the
+// namespace set (DriverNetworkManager; NetworkLabel* keys), nil when the
+// client made it. Hostname and DNS are the group network's (""/nil:
+// none): the tasks' UTS hostname and resolv.conf.
 type NetworkIsolationSpec struct {
-	Path string
-	IP   string
+	Path     string
+	IP       string
+	Labels   map[string]string
+	Hostname string
+	DNS      *DNSConfig
 }
 
 // PortMapping is a host port given to a task: Value on HostIP, reached in
