@@ -225,6 +225,9 @@ type ClientConfig struct {
 	CNIConfigDir        string
 	BridgeNetworkName   string
 	BridgeNetworkSubnet string
+	// BridgeNetworkSubnetIPv6 is the bridge network's IPv6 subnet; "":
+	// IPv4 only (Nomad's default).
+	BridgeNetworkSubnetIPv6 string
 	// HostNetworks are the host_network blocks, by name.
 	HostNetworks map[string]*HostNetworkConfig
 	// Artifact configures the fetching of tasks' artifacts
@@ -478,6 +481,7 @@ func (c *ClientConfig) mergeFile(cl *clientBlock) {
 	setVal(&c.CNIConfigDir, cl.CNIConfigDir)
 	setVal(&c.BridgeNetworkName, cl.BridgeNetworkName)
 	setVal(&c.BridgeNetworkSubnet, cl.BridgeNetworkSubnet)
+	setVal(&c.BridgeNetworkSubnetIPv6, cl.BridgeNetworkSubnetIPv6)
 	for name, hn := range cl.HostNetworks {
 		if c.HostNetworks == nil {
 			c.HostNetworks = map[string]*HostNetworkConfig{}

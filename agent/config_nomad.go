@@ -13,7 +13,7 @@ const (
 	reasonNoIdentity  = "drover has no workload identity, ACL tokens or keyring yet"
 	reasonEnterprise  = "a Nomad Enterprise feature that drover does not have"
 	reasonNoHostVols  = "drover has static host volumes only (client host_volume blocks), no dynamic ones"
-	reasonNoBridge    = "drover's bridge network is IPv4 only, with hairpin mode always on, and ports bind on their host network's address"
+	reasonNoBridge    = "drover's bridge network has hairpin mode always on, and ports bind on their host network's address"
 	reasonPluginPorts = "drover's plugins and task shims talk over unix sockets, not TCP ports"
 	reasonNotYet      = "drover does not support this setting yet"
 	reasonNoEncrypt   = "gossip encryption is not supported yet: keep the serf port on a private network"
@@ -119,7 +119,6 @@ var nomadIgnored = map[string]map[string]string{
 		"gc_volumes_on_node_gc":              reasonNoHostVols,
 		"no_host_uuid":                       "node IDs are random and kept in the client state, never derived from the host",
 		"disable_remote_exec":                "drover has no alloc exec yet",
-		"bridge_network_subnet_ipv6":         reasonNoBridge,
 		"bridge_network_hairpin_mode":        reasonNoBridge,
 		"bind_wildcard_default_host_network": reasonNoBridge,
 		"cgroup_parent":                      reasonNotYet,

@@ -143,6 +143,8 @@ type clientBlock struct {
 	CNIConfigDir        *string
 	BridgeNetworkName   *string
 	BridgeNetworkSubnet *string
+	// BridgeNetworkSubnetIPv6 adds an IPv6 range to the bridge network.
+	BridgeNetworkSubnetIPv6 *string
 	// HostNetworks are the host_network blocks by name; a later file's
 	// block of the same name replaces an earlier one's.
 	HostNetworks map[string]*HostNetworkConfig
@@ -330,29 +332,30 @@ func (j *serverJoinBlock) section(p string) section {
 func (c *clientBlock) section() section {
 	const p = "client"
 	return section{path: p, keys: map[string]keyFunc{
-		"enabled":                  boolKey(&c.Enabled, p),
-		"servers":                  strListKey(&c.Servers, p),
-		"node_class":               strKey(&c.NodeClass, p),
-		"node_pool":                strKey(&c.NodePool, p),
-		"alloc_dir":                strKey(&c.AllocDir, p),
-		"state_dir":                strKey(&c.StateDir, p),
-		"network_interface":        strKey(&c.NetworkInterface, p),
-		"preferred_address_family": strKey(&c.PreferredAddressFamily, p),
-		"cpu_total_compute":        intKey(&c.CPUTotalCompute, p),
-		"memory_total_mb":          intKey(&c.MemoryTotalMB, p),
-		"disk_total_mb":            intKey(&c.DiskTotalMB, p),
-		"disk_free_mb":             intKey(&c.DiskFreeMB, p),
-		"gc_interval":              durationKey(&c.GCInterval, p),
-		"gc_max_allocs":            intKey(&c.GCMaxAllocs, p),
-		"gc_disk_usage_threshold":  floatKey(&c.GCDiskUsageThreshold, p),
-		"gc_inode_usage_threshold": floatKey(&c.GCInodeUsageThreshold, p),
-		"min_dynamic_port":         intKey(&c.MinDynamicPort, p),
-		"max_dynamic_port":         intKey(&c.MaxDynamicPort, p),
-		"cni_path":                 strKey(&c.CNIPath, p),
-		"cni_config_dir":           strKey(&c.CNIConfigDir, p),
-		"bridge_network_name":      strKey(&c.BridgeNetworkName, p),
-		"bridge_network_subnet":    strKey(&c.BridgeNetworkSubnet, p),
-		"host_network":             labelledBlocks("host_network", c.decodeHostNetwork),
+		"enabled":                    boolKey(&c.Enabled, p),
+		"servers":                    strListKey(&c.Servers, p),
+		"node_class":                 strKey(&c.NodeClass, p),
+		"node_pool":                  strKey(&c.NodePool, p),
+		"alloc_dir":                  strKey(&c.AllocDir, p),
+		"state_dir":                  strKey(&c.StateDir, p),
+		"network_interface":          strKey(&c.NetworkInterface, p),
+		"preferred_address_family":   strKey(&c.PreferredAddressFamily, p),
+		"cpu_total_compute":          intKey(&c.CPUTotalCompute, p),
+		"memory_total_mb":            intKey(&c.MemoryTotalMB, p),
+		"disk_total_mb":              intKey(&c.DiskTotalMB, p),
+		"disk_free_mb":               intKey(&c.DiskFreeMB, p),
+		"gc_interval":                durationKey(&c.GCInterval, p),
+		"gc_max_allocs":              intKey(&c.GCMaxAllocs, p),
+		"gc_disk_usage_threshold":    floatKey(&c.GCDiskUsageThreshold, p),
+		"gc_inode_usage_threshold":   floatKey(&c.GCInodeUsageThreshold, p),
+		"min_dynamic_port":           intKey(&c.MinDynamicPort, p),
+		"max_dynamic_port":           intKey(&c.MaxDynamicPort, p),
+		"cni_path":                   strKey(&c.CNIPath, p),
+		"cni_config_dir":             strKey(&c.CNIConfigDir, p),
+		"bridge_network_name":        strKey(&c.BridgeNetworkName, p),
+		"bridge_network_subnet":      strKey(&c.BridgeNetworkSubnet, p),
+		"bridge_network_subnet_ipv6": strKey(&c.BridgeNetworkSubnetIPv6, p),
+		"host_network":               labelledBlocks("host_network", c.decodeHostNetwork),
 		"meta": func(d *decoder, it *cfgItem) {
 			if !d.unlabelled(p, it) {
 				return

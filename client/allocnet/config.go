@@ -35,9 +35,11 @@ type Config struct {
 	// ConfigDir holds the operator's conflists ("cni/<name>" modes).
 	ConfigDir string
 	// BridgeName names the bridge interface and the generated network;
-	// Subnet is the bridge network's IPv4 subnet (host-local IPAM).
+	// Subnet is the bridge network's IPv4 subnet (host-local IPAM), and
+	// SubnetIPv6 its IPv6 one ("": IPv4 only).
 	BridgeName string
 	Subnet     string
+	SubnetIPv6 string
 	// NetnsDir holds the namespaces' bind mounts and records; CacheDir is
 	// libcni's result cache. Both are the agent's own (under data_dir).
 	NetnsDir string
@@ -83,6 +85,11 @@ func (c Config) withDefaults() (Config, error) {
 	if p, err := netip.ParsePrefix(c.Subnet); err != nil || !p.Addr().Is4() {
 		return c, fmt.Errorf("client bridge_network_subnet %q: want an IPv4 CIDR such as %s", c.Subnet, DefaultSubnet)
 	}
+	if c.SubnetIPv6 != "" {
+		if p, err := netip.ParsePrefix(c.SubnetIPv6); err != nil || !p.Addr().Is6() || p.Addr().Is4In6() {
+			return c, fmt.Errorf("client bridge_network_subnet_ipv6 %q: want an IPv6 CIDR such as fd00:a110:c8::/64", c.SubnetIPv6)
+		}
+	}
 	if len(c.BridgeName) > 15 || strings.ContainsAny(c.BridgeName, "/ \t\n") {
 		return c, fmt.Errorf("client bridge_network_name %q: want an interface name of at most 15 characters", c.BridgeName)
 	}
@@ -92,6 +99,12 @@ func (c Config) withDefaults() (Config, error) {
 // bridgeConfList is the client's bridge network as a CNI conflist.
 func (c Config) bridgeConfList() ([]byte, error) {
 	type m = map[string]any
+	ranges := [][]m{{{"subnet": c.Subnet}}}
+	routes := []m{{"dst": "0.0.0.0/0"}}
+	if c.SubnetIPv6 != "" {
+		ranges = append(ranges, []m{{"subnet": c.SubnetIPv6}})
+		routes = append(routes, m{"dst": "::/0"})
+	}
 	list := m{
 		"cniVersion": "1.0.0",
 		"name":       c.BridgeName,
@@ -106,8 +119,8 @@ func (c Config) bridgeConfList() ([]byte, error) {
 				"hairpinMode":  true,
 				"ipam": m{
 					"type":   "host-local",
-					"ranges": [][]m{{{"subnet": c.Subnet}}},
-					"routes": []m{{"dst": "0.0.0.0/0"}},
+					"ranges": ranges,
+					"routes": routes,
 				},
 			},
 			{"type": "firewall", "backend": "iptables", "iptablesAdminChainName": adminChain},

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/containernetworking/cni/libcni"
@@ -32,12 +34,22 @@ type Request struct {
 	// Mode is structs.NetworkModeBridge or "cni/<name>".
 	Mode  string `json:"mode"`
 	Ports []Port `json:"ports,omitempty"`
+	// Source, when set, is a network namespace someone else made (a
+	// driver's infra container: /proc/<pid>/ns/net) to wire instead of a
+	// new one. It is bind-mounted on the allocation's namespace file,
+	// which keeps it alive and is what the tasks join.
+	Source string `json:"source,omitempty"`
+	// Args are the group's cni { args }: every plugin's CNI_ARGS.
+	Args map[string]string `json:"args,omitempty"`
 }
 
-// Status is an allocation's wired network: its namespace and address.
+// Status is an allocation's wired network: its namespace, interface and
+// addresses (IPv4, and IPv6 when the network gives one).
 type Status struct {
-	Path string
-	IP   string
+	Path          string
+	InterfaceName string
+	IP            string
+	IPv6          string
 }
 
 // Manager creates, wires and removes allocations' network namespaces.
@@ -112,6 +124,9 @@ func (m *Manager) runtimeConf(req *Request) *libcni.RuntimeConf {
 		}
 	}
 	rt := &libcni.RuntimeConf{ContainerID: req.AllocID, NetNS: m.nsPath(req.AllocID), IfName: ifName}
+	for _, k := range slices.Sorted(maps.Keys(req.Args)) {
+		rt.Args = append(rt.Args, [2]string{k, req.Args[k]})
+	}
 	if len(mappings) > 0 {
 		rt.CapabilityArgs = map[string]any{"portMappings": mappings}
 	}
@@ -131,15 +146,22 @@ func (m *Manager) Setup(ctx context.Context, req *Request) (*Status, error) {
 	path := m.nsPath(req.AllocID)
 	rt := m.runtimeConf(req)
 	if isNetns(path) {
-		if res, err := m.cni.GetNetworkListCachedResult(list, rt); err == nil && res != nil {
-			ip, err := allocIP(res)
+		switch res, err := m.cni.GetNetworkListCachedResult(list, rt); {
+		case req.Source != "" && !sameFile(path, req.Source):
+			// The namespace's maker replaced it (an infra container that
+			// was restarted): wire the new one.
+			m.logger.Warn("the allocation's network namespace is not its infra container's any more; wiring the new one", "alloc_id", req.AllocID, "source", req.Source)
+		case err == nil && res != nil:
+			st, err := resultStatus(path, res)
 			if err == nil {
-				m.logger.Info("kept the allocation's network namespace", "alloc_id", req.AllocID, "netns", path, "ip", ip)
-				return &Status{Path: path, IP: ip}, nil
+				m.logger.Info("kept the allocation's network namespace", "alloc_id", req.AllocID, "netns", path, "ip", st.IP)
+				return st, nil
 			}
+			m.logger.Warn("the allocation's cached CNI result is unreadable; wiring it again", "alloc_id", req.AllocID, "error", err)
+		default:
+			// A namespace without its result: wired halfway. Start over.
+			m.logger.Warn("the allocation's network namespace has no CNI result; wiring it again", "alloc_id", req.AllocID)
 		}
-		// A namespace without its result: wired halfway. Start over.
-		m.logger.Warn("the allocation's network namespace has no CNI result; wiring it again", "alloc_id", req.AllocID)
 		if err := m.Teardown(ctx, req.AllocID); err != nil {
 			return nil, err
 		}
@@ -156,16 +178,21 @@ func (m *Manager) Setup(ctx context.Context, req *Request) (*Status, error) {
 	if err := removeNetns(path); err != nil {
 		return nil, err
 	}
-	if err := createNetns(path); err != nil {
+	if req.Source != "" {
+		err = bindNetns(req.Source, path)
+	} else {
+		err = createNetns(path)
+	}
+	if err != nil {
 		os.Remove(m.recordPath(req.AllocID))
 		return nil, err
 	}
 	res, err := m.cni.AddNetworkList(ctx, list, rt)
 	if err == nil {
-		var ip string
-		if ip, err = allocIP(res); err == nil {
-			m.logger.Info("wired the allocation's network namespace", "alloc_id", req.AllocID, "mode", req.Mode, "netns", path, "ip", ip)
-			return &Status{Path: path, IP: ip}, nil
+		var st *Status
+		if st, err = resultStatus(path, res); err == nil {
+			m.logger.Info("wired the allocation's network namespace", "alloc_id", req.AllocID, "mode", req.Mode, "netns", path, "ip", st.IP, "ipv6", st.IPv6)
+			return st, nil
 		}
 	}
 	err = fmt.Errorf("network mode %q: CNI add: %w", req.Mode, err)
@@ -175,21 +202,36 @@ func (m *Manager) Setup(ctx context.Context, req *Request) (*Status, error) {
 	return nil, err
 }
 
-// allocIP is the first IPv4 address of a CNI result ("" when none).
-func allocIP(res types.Result) (string, error) {
+// resultStatus is the Status of the namespace at path from its CNI
+// result: the first IPv4 and the first IPv6 address, and the interface
+// they are on (that of the first address that names one; else ifName).
+func resultStatus(path string, res types.Result) (*Status, error) {
 	r, err := types100.NewResultFromResult(res)
 	if err != nil {
-		return "", fmt.Errorf("read CNI result: %w", err)
+		return nil, fmt.Errorf("read CNI result: %w", err)
 	}
+	st := &Status{Path: path, InterfaceName: ifName}
+	named := false
 	for _, ipc := range r.IPs {
+		if ipc == nil {
+			continue
+		}
 		if ip4 := ipc.Address.IP.To4(); ip4 != nil {
-			return net.IP(ip4).String(), nil
+			if st.IP != "" {
+				continue
+			}
+			st.IP = net.IP(ip4).String()
+		} else if ipc.Address.IP != nil {
+			if st.IPv6 != "" {
+				continue
+			}
+			st.IPv6 = ipc.Address.IP.String()
+		}
+		if i := ipc.Interface; !named && i != nil && *i >= 0 && *i < len(r.Interfaces) && r.Interfaces[*i].Sandbox != "" {
+			st.InterfaceName, named = r.Interfaces[*i].Name, true
 		}
 	}
-	if len(r.IPs) > 0 {
-		return r.IPs[0].Address.IP.String(), nil
-	}
-	return "", nil
+	return st, nil
 }
 
 // Teardown undoes Setup for the allocation: CNI DEL with the network it

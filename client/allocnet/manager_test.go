@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	types100 "github.com/containernetworking/cni/pkg/types/100"
 	"golang.org/x/sys/unix"
 )
 
@@ -191,6 +192,7 @@ func TestConfigErrors(t *testing.T) {
 		{Config{NetnsDir: "/x", CacheDir: "/y", Subnet: "nope"}, "bridge_network_subnet"},
 		{Config{NetnsDir: "/x", CacheDir: "/y", BridgeName: "a-very-long-bridge-name"}, "bridge_network_name"},
 		{Config{}, "netns and cache dirs"},
+		{Config{NetnsDir: "/x", CacheDir: "/y", SubnetIPv6: "10.0.0.0/8"}, "bridge_network_subnet_ipv6"},
 	}
 	for _, tc := range cases {
 		if _, err := tc.cfg.withDefaults(); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -248,5 +250,120 @@ func TestOperatorCNINetwork(t *testing.T) {
 	}
 	if _, err := os.Stat(m.nsPath(other)); !os.IsNotExist(err) {
 		t.Fatalf("a failed setup left %s: %v", m.nsPath(other), err)
+	}
+}
+
+// A namespace made by someone else (a driver's infra container) is wired
+// in place: bind-mounted as the allocation's, with the group's CNI args
+// (host-local's IP picks the address); a different source later (the
+// infra container was replaced) is wired anew; teardown leaves the source
+// namespace to its maker.
+func TestSetupSourceNamespace(t *testing.T) {
+	m := testManager(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	src, src2 := filepath.Join(dir, "infra"), filepath.Join(dir, "infra2")
+	for _, p := range []string{src, src2} {
+		if err := createNetns(p); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { removeNetns(p) })
+	}
+	id := fmt.Sprintf("source-test-%d", os.Getpid())
+	want := fmt.Sprintf("172.26.%d.%d", 64+os.Getpid()%15, 2+os.Getpid()%250)
+	req := &Request{AllocID: id, Mode: "bridge", Source: src, Args: map[string]string{"IgnoreUnknown": "1", "IP": want, "NOMAD_ALLOC_ID": id}}
+	st, err := m.Setup(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Teardown(context.Background(), id) })
+	if st.IP != want || st.InterfaceName != "eth0" || !sameFile(st.Path, src) {
+		t.Fatalf("status %+v: want %s on eth0 in the source namespace", st, want)
+	}
+	req2 := *req
+	req2.Source = src2
+	st2, err := m.Setup(ctx, &req2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameFile(st2.Path, src2) || sameFile(st2.Path, src) || st2.IP != want {
+		t.Fatalf("status %+v after the source changed: want the new namespace wired", st2)
+	}
+	if err := m.Teardown(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if !isNetns(src2) || isNetns(m.nsPath(id)) {
+		t.Fatal("teardown removed the source namespace, or left the allocation's")
+	}
+}
+
+// The CNI args of a request reach the plugins sorted by key; none: none.
+func TestRuntimeConfArgs(t *testing.T) {
+	m := &Manager{cfg: Config{NetnsDir: "/n"}}
+	rt := m.runtimeConf(&Request{AllocID: "a", Args: map[string]string{"b": "2", "a": "1"}})
+	if len(rt.Args) != 2 || rt.Args[0] != [2]string{"a", "1"} || rt.Args[1] != [2]string{"b", "2"} {
+		t.Fatalf("args %v", rt.Args)
+	}
+	if rt := m.runtimeConf(&Request{AllocID: "a"}); rt.Args != nil {
+		t.Fatalf("args %v, want none", rt.Args)
+	}
+}
+
+// With bridge_network_subnet_ipv6 the allocation gets an IPv6 address of
+// it besides its IPv4 one.
+func TestBridgeIPv6(t *testing.T) {
+	m := testManager(t)
+	if b, err := os.ReadFile("/proc/sys/net/ipv6/conf/all/disable_ipv6"); err != nil || strings.TrimSpace(string(b)) != "0" {
+		t.Skipf("IPv6 is disabled on this host (/proc/sys/net/ipv6/conf/all/disable_ipv6: %q, %v)", b, err)
+	}
+	if _, err := exec.LookPath("ip6tables"); err != nil {
+		t.Skip("ip6tables is not installed")
+	}
+	// A bridge and subnets of this test's own: the shared "nomad" bridge
+	// is other tests' too.
+	m.cfg.BridgeName = fmt.Sprintf("drv6%d", os.Getpid()%1000000)
+	m.cfg.Subnet = "10.98.6.0/24"
+	m.cfg.SubnetIPv6 = "fd00:d0:6::/64"
+	if _, err := m.cfg.withDefaults(); err != nil {
+		t.Fatal(err)
+	}
+	id := fmt.Sprintf("ipv6-test-%d", os.Getpid())
+	st, err := m.Setup(context.Background(), &Request{AllocID: id, Mode: "bridge"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		m.Teardown(context.Background(), id)
+		exec.Command("ip", "link", "del", m.cfg.BridgeName).Run()
+	})
+	if !strings.HasPrefix(st.IP, "10.98.6.") || !strings.HasPrefix(st.IPv6, "fd00:d0:6:") {
+		t.Fatalf("status %+v: want addresses of both subnets", st)
+	}
+}
+
+// resultStatus takes the first IPv4 and IPv6 addresses of a CNI result
+// and the namespace-side interface they are on.
+func TestResultStatus(t *testing.T) {
+	idx := func(i int) *int { return &i }
+	res := &types100.Result{
+		CNIVersion: "1.0.0",
+		Interfaces: []*types100.Interface{{Name: "veth1234"}, {Name: "eth0", Sandbox: "/netns/a"}},
+		IPs: []*types100.IPConfig{
+			{Interface: idx(1), Address: net.IPNet{IP: net.ParseIP("fd00::5"), Mask: net.CIDRMask(64, 128)}},
+			{Interface: idx(1), Address: net.IPNet{IP: net.ParseIP("172.26.64.5").To4(), Mask: net.CIDRMask(20, 32)}},
+			{Interface: idx(1), Address: net.IPNet{IP: net.ParseIP("172.26.64.6").To4(), Mask: net.CIDRMask(20, 32)}},
+		},
+	}
+	st, err := resultStatus("/netns/a", res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Status{Path: "/netns/a", InterfaceName: "eth0", IP: "172.26.64.5", IPv6: "fd00::5"}
+	if *st != want {
+		t.Fatalf("status %+v, want %+v", *st, want)
+	}
+	st, err = resultStatus("/netns/b", &types100.Result{CNIVersion: "1.0.0"})
+	if err != nil || *st != (Status{Path: "/netns/b", InterfaceName: "eth0"}) {
+		t.Fatalf("empty result: %+v, %v", st, err)
 	}
 }

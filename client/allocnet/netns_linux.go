@@ -56,3 +56,28 @@ func removeNetns(path string) error {
 	}
 	return nil
 }
+
+// bindNetns bind-mounts the network namespace file src (another's:
+// /proc/<pid>/ns/net) on path, which must not exist; the mount keeps the
+// namespace alive whatever becomes of its maker.
+func bindNetns(src, path string) error {
+	if !isNetns(src) {
+		return fmt.Errorf("%s is not a network namespace", src)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDONLY, 0o444)
+	if err != nil {
+		return fmt.Errorf("create netns file: %w", err)
+	}
+	f.Close()
+	if err := unix.Mount(src, path, "none", unix.MS_BIND, ""); err != nil {
+		os.Remove(path)
+		return fmt.Errorf("bind-mount network namespace %s on %s: %w", src, path, err)
+	}
+	return nil
+}
+
+// sameFile reports whether a and b are the same file (one namespace).
+func sameFile(a, b string) bool {
+	var sa, sb unix.Stat_t
+	return unix.Stat(a, &sa) == nil && unix.Stat(b, &sb) == nil && sa.Dev == sb.Dev && sa.Ino == sb.Ino
+}
