@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -37,8 +38,20 @@ func (c *converter) networks(where string, in []*api.NetworkResource) []*structs
 		c.errorf("%s: unknown network mode %q: use %q, %q, %q or \"cni/<name>\"", where, mode, structs.NetworkModeHost, structs.NetworkModeNone, structs.NetworkModeBridge)
 		return nil
 	}
-	c.unsupportedNetworkFields(where, n)
-	return []*structs.NetworkResource{c.network(n)}
+	own := mode == structs.NetworkModeBridge || strings.HasPrefix(mode, structs.NetworkModeCNIPrefix)
+	c.unsupportedNetworkFields(where, n, own)
+	out := c.network(n)
+	if own {
+		// The group's own namespace: its resolver, hostname and CNI args.
+		out.Hostname = n.Hostname
+		if n.DNS != nil {
+			out.DNS = &structs.DNSConfig{Servers: slices.Clone(n.DNS.Servers), Searches: slices.Clone(n.DNS.Searches), Options: slices.Clone(n.DNS.Options)}
+		}
+		if n.CNI != nil && len(n.CNI.Args) > 0 {
+			out.CNI = &structs.CNIConfig{Args: maps.Clone(n.CNI.Args)}
+		}
+	}
+	return []*structs.NetworkResource{out}
 }
 
 // taskNetworks converts the network block of a task's resources (older
@@ -53,7 +66,7 @@ func (c *converter) taskNetworks(where string, in []*api.NetworkResource) []*str
 			c.errorf("%s resources network: mode %q is a group setting: move the network block to the group", where, n.Mode)
 			continue
 		}
-		c.unsupportedNetworkFields(where+" resources", n)
+		c.unsupportedNetworkFields(where+" resources", n, false)
 		out = append(out, c.network(n))
 	}
 	if len(out) > 1 {
@@ -83,8 +96,9 @@ func (c *converter) network(n *api.NetworkResource) *structs.NetworkResource {
 }
 
 // unsupportedNetworkFields warns about the fields of a network block that
-// only bridge or CNI networks use, or that Nomad no longer schedules.
-func (c *converter) unsupportedNetworkFields(where string, n *api.NetworkResource) {
+// only bridge or CNI networks use (own: the block is one, which uses
+// them), or that Nomad no longer schedules.
+func (c *converter) unsupportedNetworkFields(where string, n *api.NetworkResource, own bool) {
 	var ignored []string
 	for _, f := range []struct {
 		name string
@@ -93,10 +107,10 @@ func (c *converter) unsupportedNetworkFields(where string, n *api.NetworkResourc
 		{"device", n.Device != ""},
 		{"cidr", n.CIDR != ""},
 		{"ip", n.IP != ""},
-		{"dns", n.DNS != nil},
-		{"hostname", n.Hostname != ""},
+		{"dns", n.DNS != nil && !own},
+		{"hostname", n.Hostname != "" && !own},
 		{"mbits", n.MBits != nil && *n.MBits != 0},
-		{"cni", n.CNI != nil},
+		{"cni", n.CNI != nil && !own},
 	} {
 		if f.set {
 			ignored = append(ignored, f.name)

@@ -40,6 +40,13 @@ func TestConvertNetworks(t *testing.T) {
 			wantWarn: "network dns is not supported by drover in host mode and was ignored",
 		},
 		{
+			name:     "bridge keeps dns, hostname and cni args",
+			networks: `[{"Mode":"bridge","Hostname":"web-1","DNS":{"Servers":["10.0.0.53"],"Searches":["svc"],"Options":["ndots:2"]},"CNI":{"Args":{"IgnoreUnknown":"1"}}}]`,
+			want: []*structs.NetworkResource{{Mode: "bridge", Hostname: "web-1",
+				DNS: &structs.DNSConfig{Servers: []string{"10.0.0.53"}, Searches: []string{"svc"}, Options: []string{"ndots:2"}},
+				CNI: &structs.CNIConfig{Args: map[string]string{"IgnoreUnknown": "1"}}}},
+		},
+		{
 			name:     "bridge-only fields are warned about together",
 			networks: `[{"Hostname":"h","MBits":10}]`,
 			want:     []*structs.NetworkResource{{}},

@@ -1,6 +1,7 @@
 package structs
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 )
@@ -54,8 +55,11 @@ type NetworkResource struct {
 	IP       string `json:",omitempty"`
 	Hostname string `json:",omitempty"`
 	// MBits is deprecated in Nomad and not scheduled; kept for the wire.
-	MBits int        `json:",omitempty"`
-	DNS   *DNSConfig `json:",omitempty"`
+	MBits int `json:",omitempty"`
+	// DNS and Hostname are the resolver config and hostname of a bridge
+	// or CNI group's namespace, CNI its cni block (the plugins' CNI_ARGS).
+	DNS *DNSConfig `json:",omitempty"`
+	CNI *CNIConfig `json:",omitempty"`
 	// ReservedPorts have a static host port (Value); DynamicPorts get one
 	// from the node's dynamic range when placed.
 	ReservedPorts []Port `json:",omitempty"`
@@ -87,6 +91,12 @@ type DNSConfig struct {
 	Options  []string `json:",omitempty"`
 }
 
+// CNIConfig is a network block's cni block: Args are passed to every CNI
+// plugin of the group's network as CNI_ARGS.
+type CNIConfig struct {
+	Args map[string]string `json:",omitempty"`
+}
+
 // Copy returns a deep copy of n.
 func (n *NetworkResource) Copy() *NetworkResource {
 	if n == nil {
@@ -102,6 +112,9 @@ func (n *NetworkResource) Copy() *NetworkResource {
 			Options:  slices.Clone(n.DNS.Options),
 		}
 		c.DNS = &d
+	}
+	if n.CNI != nil {
+		c.CNI = &CNIConfig{Args: maps.Clone(n.CNI.Args)}
 	}
 	return &c
 }

@@ -2,6 +2,8 @@ package structs
 
 import (
 	"fmt"
+	"maps"
+	"net/netip"
 	"slices"
 	"strings"
 )
@@ -37,10 +39,11 @@ func (tg *TaskGroup) networkErrors(name string) []error {
 	}
 	if mode == NetworkModeBridge || strings.HasPrefix(mode, NetworkModeCNIPrefix) {
 		for _, t := range tg.Tasks {
-			if slices.Contains(portLabelDrivers, t.Driver) {
-				add("group %q, task %q: the %s driver cannot run in network mode %q yet: use the exec or raw_exec driver in a bridge group, or network mode %q with the task's ports", name, t.Name, t.Driver, mode, NetworkModeHost)
+			if t.Driver == "podman" {
+				add("group %q, task %q: the %s driver cannot run in network mode %q: use the docker, exec or raw_exec driver in a bridge group, or network mode %q with the task's ports", name, t.Name, t.Driver, mode, NetworkModeHost)
 			}
 		}
+		errs = append(errs, tg.Networks[0].namespaceErrors(name)...)
 	}
 
 	type declared struct {
@@ -208,6 +211,50 @@ func validCNIName(name string) bool {
 		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-'
 		if !ok {
 			return false
+		}
+	}
+	return true
+}
+
+// namespaceErrors checks what a bridge or CNI group sets of its namespace:
+// dns servers are IP addresses, the hostname is a DNS name, and the cni
+// args are KEY=VALUE pairs CNI_ARGS can carry.
+func (n *NetworkResource) namespaceErrors(name string) []error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if n.DNS != nil {
+		for _, s := range n.DNS.Servers {
+			if _, err := netip.ParseAddr(s); err != nil {
+				add("group %q, network dns: servers: %q is not an IP address", name, s)
+			}
+		}
+	}
+	if n.Hostname != "" && !validHostname(n.Hostname) {
+		add("group %q, network: hostname %q is not a host name (letters, digits and '-', dot-separated labels of at most 63 characters, 253 in all)", name, n.Hostname)
+	}
+	if n.CNI != nil {
+		for _, k := range slices.Sorted(maps.Keys(n.CNI.Args)) {
+			if k == "" || strings.ContainsAny(k, ";=") || strings.Contains(n.CNI.Args[k], ";") {
+				add("group %q, network cni: args %q = %q: keys cannot be empty or hold ';' or '=', values cannot hold ';' (CNI_ARGS separates pairs with them)", name, k, n.CNI.Args[k])
+			}
+		}
+	}
+	return errs
+}
+
+// validHostname reports whether h is an RFC 1123 host name.
+func validHostname(h string) bool {
+	if len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(h, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+				return false
+			}
 		}
 	}
 	return true
