@@ -2,11 +2,15 @@ package client
 
 import (
 	"context"
+	"errors"
+	"maps"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/drover-io/drover/client/allocnet"
 	"github.com/drover-io/drover/client/allocrunner"
+	"github.com/drover-io/drover/plugins/drivers"
 )
 
 // cniFingerprintTimeout bounds asking every CNI plugin for its version.
@@ -50,24 +54,58 @@ func (c *Client) setupNetwork(cfg *Config) error {
 }
 
 // sweepNetworks removes the network namespaces that belong to no
-// allocation this agent restored: left by a crash while an allocation was
-// being destroyed.
+// allocation this agent restored, then what drivers made for such
+// allocations (docker's infra containers): left by a crash while an
+// allocation was being destroyed.
 func (c *Client) sweepNetworks() {
 	if c.network == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, 2*time.Minute)
 	defer cancel()
-	removed, err := c.network.Sweep(ctx, func(id string) bool {
+	known := func(id string) bool {
 		_, ok := c.allocs[id]
 		return ok
-	})
+	}
+	removed, err := c.network.Sweep(ctx, known)
 	if len(removed) > 0 {
 		c.logger.Info("removed network namespaces of allocations this agent does not run", "alloc_ids", removed)
 	}
 	if err != nil {
 		c.logger.Error("could not remove network namespaces of allocations this agent does not run", "error", err)
 	}
+	for _, name := range slices.Sorted(maps.Keys(c.drivers.Drivers())) {
+		d, err := c.drivers.Dispense(name)
+		if err != nil {
+			continue // not running here
+		}
+		if caps := d.Capabilities(); caps == nil || !caps.MustInitiateNetwork {
+			continue
+		}
+		nm, ok := d.(drivers.DriverNetworkManager)
+		if !ok {
+			continue
+		}
+		if err := sweepDriverNetworks(ctx, nm, known); err != nil {
+			c.logger.Error("could not remove driver-made networks of allocations this agent does not run", "driver", name, "error", err)
+		}
+	}
+}
+
+// sweepDriverNetworks removes what nm made for allocations known does
+// not know.
+func sweepDriverNetworks(ctx context.Context, nm drivers.DriverNetworkManager, known func(string) bool) error {
+	ids, err := nm.Networks(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, id := range ids {
+		if !known(id) {
+			errs = append(errs, nm.DestroyNetwork(ctx, id))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // allocNetwork returns the manager as the alloc runners take it: a nil

@@ -93,6 +93,7 @@ type AllocRunner struct {
 	allocDir    *allocdir.AllocDir
 	hooks       []runnerHook
 	services    *serviceHook
+	network     *networkHook
 	broadcaster *AllocBroadcaster
 	// tasks and taskOrder are fixed after New.
 	tasks     map[string]*taskrunner.TaskRunner
@@ -220,7 +221,8 @@ func New(cfg *Config) (*AllocRunner, error) {
 		clock = realClock{}
 	}
 	ar.services = newServiceHook(ar, cfg.Services, clock, cfg.Node)
-	netHook := &networkHook{manager: cfg.Network, logger: logger}
+	netHook := &networkHook{manager: cfg.Network, drivers: cfg.Drivers, logger: logger}
+	ar.network = netHook
 	ar.hooks = []runnerHook{
 		&allocDirHook{dir: ar.allocDir, logger: logger},
 		// After the waits: a previous allocation may hold the host ports.
@@ -389,6 +391,7 @@ func (ar *AllocRunner) clientAlloc() *structs.Allocation {
 	a.ClientStatus = st.ClientStatus
 	a.ClientDescription = st.ClientDescription
 	a.TaskStates = st.TaskStates
+	a.NetworkStatus = ar.network.NetworkStatus()
 	if st.DeploymentStatus != nil {
 		a.DeploymentStatus = st.DeploymentStatus
 	}
@@ -652,6 +655,7 @@ func (ar *AllocRunner) publish() {
 		ClientDescription: ca.ClientDescription,
 		TaskStates:        ca.TaskStates,
 		DeploymentStatus:  ca.DeploymentStatus,
+		NetworkStatus:     ca.NetworkStatus,
 	})
 	ar.broadcaster.Send(ca)
 }

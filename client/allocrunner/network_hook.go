@@ -2,8 +2,12 @@ package allocrunner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/drover-io/drover/client/allocnet"
@@ -30,27 +34,103 @@ type NetworkManager interface {
 // an agent restart, when the namespace is kept as it is), and removes it
 // once every task is dead and when the allocation is destroyed. Other
 // modes are no business of it.
+//
+// When a task's driver must make the namespace itself
+// (Capabilities.MustInitiateNetwork: docker, whose containers can join
+// only another container's network), that driver makes it
+// (drivers.DriverNetworkManager: an infra container) and the manager
+// wires it; otherwise the manager makes it. Either way every task of the
+// group joins the one namespace.
 type networkHook struct {
 	manager NetworkManager // nil: the client has no CNI networking
+	drivers DriverGetter   // nil: no driver makes namespaces
 	logger  *slog.Logger
 
-	mu     sync.Mutex
+	mu     sync.Mutex // guards the fields below
 	status *allocnet.Status
+	// labels are the namespace maker's (NetworkIsolationSpec.Labels);
+	// network is the group's block the namespace was made for.
+	labels  map[string]string
+	network *structs.NetworkResource
 }
 
 // Name returns "network".
 func (*networkHook) Name() string { return "network" }
 
-// groupNetworkMode returns the network mode alloc's group sets.
-func groupNetworkMode(alloc *structs.Allocation) string {
+// groupNetwork returns the network block of alloc's group; nil: none.
+func groupNetwork(alloc *structs.Allocation) *structs.NetworkResource {
 	if alloc == nil || alloc.Job == nil {
-		return ""
+		return nil
 	}
 	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
-	if tg == nil || len(tg.Networks) == 0 || tg.Networks[0] == nil {
-		return ""
+	if tg == nil || len(tg.Networks) == 0 {
+		return nil
 	}
-	return tg.Networks[0].Mode
+	return tg.Networks[0]
+}
+
+// groupNetworkMode returns the network mode alloc's group sets.
+func groupNetworkMode(alloc *structs.Allocation) string {
+	if n := groupNetwork(alloc); n != nil {
+		return n.Mode
+	}
+	return ""
+}
+
+// networkMaker returns the driver of alloc's group that makes the
+// namespace (the first task's whose driver says so), or nil.
+func (h *networkHook) networkMaker(alloc *structs.Allocation) (drivers.DriverNetworkManager, string, error) {
+	if h.drivers == nil || alloc.Job == nil {
+		return nil, "", nil
+	}
+	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
+	if tg == nil {
+		return nil, "", nil
+	}
+	seen := map[string]bool{}
+	for _, t := range tg.Tasks {
+		if seen[t.Driver] {
+			continue
+		}
+		seen[t.Driver] = true
+		d, err := h.drivers(t.Driver)
+		if err != nil {
+			return nil, "", fmt.Errorf("task %q: %w", t.Name, err)
+		}
+		if caps := d.Capabilities(); caps == nil || !caps.MustInitiateNetwork {
+			continue
+		}
+		nm, ok := d.(drivers.DriverNetworkManager)
+		if !ok {
+			return nil, "", fmt.Errorf("task %q: the %s driver must make the group's network namespace but cannot: %w", t.Name, t.Driver, drivers.ErrNotSupported)
+		}
+		return nm, t.Driver, nil
+	}
+	return nil, "", nil
+}
+
+// cniArgs are the CNI_ARGS of alloc's network: IgnoreUnknown (so plugins
+// that know none of them accept them), the allocation's identity as Nomad
+// passes it (NOMAD_REGION, NOMAD_NAMESPACE, NOMAD_JOB_ID,
+// NOMAD_GROUP_NAME, NOMAD_ALLOC_ID; one whose value holds a ';', which
+// CNI_ARGS cannot carry, is left out), then the group's cni { args },
+// which win.
+func cniArgs(alloc *structs.Allocation, n *structs.NetworkResource) map[string]string {
+	args := map[string]string{
+		"IgnoreUnknown":    "1",
+		"NOMAD_NAMESPACE":  alloc.Namespace,
+		"NOMAD_JOB_ID":     alloc.JobID,
+		"NOMAD_GROUP_NAME": alloc.TaskGroup,
+		"NOMAD_ALLOC_ID":   alloc.ID,
+	}
+	if alloc.Job != nil {
+		args["NOMAD_REGION"] = alloc.Job.Region
+	}
+	maps.DeleteFunc(args, func(_, v string) bool { return v == "" || strings.Contains(v, ";") })
+	if n != nil && n.CNI != nil {
+		maps.Copy(args, n.CNI.Args)
+	}
+	return args
 }
 
 // Prerun makes and wires the namespace.
@@ -62,30 +142,81 @@ func (h *networkHook) Prerun(ctx context.Context, req *PrerunRequest, resp *Prer
 	if h.manager == nil {
 		return fmt.Errorf("network mode %q: this client has no CNI networking configured", mode)
 	}
-	netReq := &allocnet.Request{AllocID: req.Alloc.ID, Mode: mode}
+	n := groupNetwork(req.Alloc)
+	netReq := &allocnet.Request{AllocID: req.Alloc.ID, Mode: mode, Args: cniArgs(req.Alloc, n)}
 	if ar := req.Alloc.AllocatedResources; ar != nil {
 		for _, p := range ar.Shared.Ports {
 			netReq.Ports = append(netReq.Ports, allocnet.Port{HostIP: p.HostIP, HostPort: p.Value, ContainerPort: p.To})
 		}
 	}
+	maker, driver, err := h.networkMaker(req.Alloc)
+	if err != nil {
+		return fmt.Errorf("network mode %q: %w", mode, err)
+	}
+	var labels map[string]string
+	if maker != nil {
+		spec, err := maker.CreateNetwork(ctx, &drivers.CreateNetworkRequest{AllocID: req.Alloc.ID, Hostname: n.Hostname, DNS: driverDNS(n.DNS)})
+		if err != nil {
+			return fmt.Errorf("network mode %q: the %s driver: %w", mode, driver, err)
+		}
+		netReq.Source, labels = spec.Path, spec.Labels
+	}
 	st, err := h.manager.Setup(ctx, netReq)
 	if err != nil {
+		if maker != nil {
+			err = errors.Join(err, maker.DestroyNetwork(context.WithoutCancel(ctx), req.Alloc.ID))
+		}
 		return err
 	}
 	h.mu.Lock()
-	h.status = st
+	h.status, h.labels, h.network = st, labels, n
 	h.mu.Unlock()
 	return nil
 }
 
-// Spec returns the namespace the tasks join; nil when there is none.
+// driverDNS is a dns block as the driver SDK takes it.
+func driverDNS(d *structs.DNSConfig) *drivers.DNSConfig {
+	if d == nil {
+		return nil
+	}
+	return &drivers.DNSConfig{Servers: slices.Clone(d.Servers), Searches: slices.Clone(d.Searches), Options: slices.Clone(d.Options)}
+}
+
+// Spec returns the namespace the tasks join, with the group's hostname
+// and dns block; nil when there is none.
 func (h *networkHook) Spec() *drivers.NetworkIsolationSpec {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.status == nil {
 		return nil
 	}
-	return &drivers.NetworkIsolationSpec{Path: h.status.Path, IP: h.status.IP}
+	spec := &drivers.NetworkIsolationSpec{Path: h.status.Path, IP: h.status.IP, Labels: maps.Clone(h.labels)}
+	if n := h.network; n != nil {
+		spec.Hostname, spec.DNS = n.Hostname, driverDNS(n.DNS)
+	}
+	return spec
+}
+
+// NetworkStatus returns what the client reports of the allocation's own
+// network (Allocation.NetworkStatus): its interface, addresses and the
+// group's dns block; nil when it has none.
+func (h *networkHook) NetworkStatus() *structs.AllocNetworkStatus {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return networkStatus(h.status, h.network)
+}
+
+// networkStatus converts a wired namespace's status and its group's block
+// to the API's AllocNetworkStatus; nil for none.
+func networkStatus(st *allocnet.Status, n *structs.NetworkResource) *structs.AllocNetworkStatus {
+	if st == nil {
+		return nil
+	}
+	out := &structs.AllocNetworkStatus{InterfaceName: st.InterfaceName, Address: st.IP, AddressIPv6: st.IPv6}
+	if n != nil && n.DNS != nil {
+		out.DNS = (&structs.NetworkResource{DNS: n.DNS}).Copy().DNS
+	}
+	return out
 }
 
 // Postrun removes the namespace: every task is dead.
@@ -99,12 +230,24 @@ func (h *networkHook) Destroy(ctx context.Context, req *DestroyRequest, resp *De
 	return h.teardown(ctx, req.Alloc)
 }
 
+// teardown removes the wiring (CNI DEL, while the namespace still
+// exists: the manager's bind mount holds it), then what the driver made.
 func (h *networkHook) teardown(ctx context.Context, alloc *structs.Allocation) error {
 	if h.manager == nil || !allocnet.Supported(groupNetworkMode(alloc)) {
 		return nil
 	}
 	h.mu.Lock()
-	h.status = nil
+	h.status, h.labels, h.network = nil, nil, nil
 	h.mu.Unlock()
-	return h.manager.Teardown(ctx, alloc.ID)
+	if err := h.manager.Teardown(ctx, alloc.ID); err != nil {
+		return err
+	}
+	maker, driver, err := h.networkMaker(alloc)
+	if err != nil || maker == nil {
+		return err
+	}
+	if err := maker.DestroyNetwork(ctx, alloc.ID); err != nil {
+		return fmt.Errorf("the %s driver: %w", driver, err)
+	}
+	return nil
 }

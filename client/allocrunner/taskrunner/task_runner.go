@@ -643,7 +643,7 @@ func (tr *TaskRunner) buildTaskConfig(alloc *structs.Allocation, task *structs.T
 		Ports:      driverPorts(alloc, task.Name), // ports.go
 	}
 	if n := tr.network(); n != nil {
-		cfg.NetworkIsolation = &drivers.NetworkIsolationSpec{Path: n.Path, IP: n.IP}
+		cfg.NetworkIsolation = n
 	}
 	if alloc.Job != nil {
 		cfg.JobName = alloc.Job.Name
