@@ -86,16 +86,16 @@ func (c *Client) sweepNetworks() {
 		if !ok {
 			continue
 		}
-		if err := sweepDriverNetworks(ctx, nm, known); err != nil {
+		if err := sweepDriverNetworks(ctx, nm, c.node.ID, known); err != nil {
 			c.logger.Error("could not remove driver-made networks of allocations this agent does not run", "driver", name, "error", err)
 		}
 	}
 }
 
-// sweepDriverNetworks removes what nm made for allocations known does
-// not know.
-func sweepDriverNetworks(ctx context.Context, nm drivers.DriverNetworkManager, known func(string) bool) error {
-	ids, err := nm.Networks(ctx)
+// sweepDriverNetworks removes what nm made for allocations of node
+// nodeID that known does not know.
+func sweepDriverNetworks(ctx context.Context, nm drivers.DriverNetworkManager, nodeID string, known func(string) bool) error {
+	ids, err := nm.Networks(ctx, nodeID)
 	if err != nil {
 		return err
 	}

@@ -155,7 +155,7 @@ func (h *networkHook) Prerun(ctx context.Context, req *PrerunRequest, resp *Prer
 	}
 	var labels map[string]string
 	if maker != nil {
-		spec, err := maker.CreateNetwork(ctx, &drivers.CreateNetworkRequest{AllocID: req.Alloc.ID, Hostname: n.Hostname, DNS: driverDNS(n.DNS)})
+		spec, err := maker.CreateNetwork(ctx, &drivers.CreateNetworkRequest{AllocID: req.Alloc.ID, NodeID: req.Alloc.NodeID, Hostname: n.Hostname, DNS: driverDNS(n.DNS)})
 		if err != nil {
 			return fmt.Errorf("network mode %q: the %s driver: %w", mode, driver, err)
 		}

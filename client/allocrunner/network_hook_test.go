@@ -113,7 +113,7 @@ func (f *fakeMaker) DestroyNetwork(ctx context.Context, allocID string) error {
 	return nil
 }
 
-func (f *fakeMaker) Networks(ctx context.Context) ([]string, error) { return nil, nil }
+func (f *fakeMaker) Networks(ctx context.Context, nodeID string) ([]string, error) { return nil, nil }
 
 // plainDriver makes no namespaces (exec).
 type plainDriver struct{ drivers.DriverPlugin }
@@ -136,7 +136,7 @@ func TestNetworkHookDriverMadeNamespace(t *testing.T) {
 	}
 	h := &networkHook{manager: f, drivers: getter}
 	alloc := networkAlloc("bridge")
-	alloc.Namespace, alloc.JobID = "default", "countdash"
+	alloc.Namespace, alloc.JobID, alloc.NodeID = "default", "countdash", "n1"
 	alloc.Job.Region = "global"
 	tg := alloc.Job.TaskGroups[0]
 	tg.Tasks = []*structs.Task{{Name: "api", Driver: "exec"}, {Name: "web", Driver: "docker"}}
@@ -146,7 +146,7 @@ func TestNetworkHookDriverMadeNamespace(t *testing.T) {
 	if err := h.Prerun(ctx, &PrerunRequest{Alloc: alloc}, &PrerunResponse{}); err != nil {
 		t.Fatal(err)
 	}
-	wantCreate := drivers.CreateNetworkRequest{AllocID: "a1", Hostname: "dash", DNS: &drivers.DNSConfig{Servers: []string{"10.0.0.53"}, Searches: []string{"svc"}}}
+	wantCreate := drivers.CreateNetworkRequest{AllocID: "a1", NodeID: "n1", Hostname: "dash", DNS: &drivers.DNSConfig{Servers: []string{"10.0.0.53"}, Searches: []string{"svc"}}}
 	if len(maker.creates) != 1 || !reflect.DeepEqual(maker.creates[0], wantCreate) {
 		t.Fatalf("creates %+v, want [%+v]", maker.creates, wantCreate)
 	}

@@ -44,11 +44,12 @@ func (p *proxy) DestroyNetwork(ctx context.Context, allocID string) error {
 	return nm.DestroyNetwork(ctx, allocID)
 }
 
-// Networks lists the allocations the current instance holds namespaces for.
-func (p *proxy) Networks(ctx context.Context) ([]string, error) {
+// Networks lists the allocations the current instance holds namespaces
+// for on behalf of node nodeID.
+func (p *proxy) Networks(ctx context.Context, nodeID string) ([]string, error) {
 	nm, err := p.networkManager(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return nm.Networks(ctx)
+	return nm.Networks(ctx, nodeID)
 }

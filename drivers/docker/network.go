@@ -29,8 +29,10 @@ import (
 var _ drivers.DriverNetworkManager = (*Driver)(nil)
 
 const (
-	// labelInfra marks the driver's infra containers.
-	labelInfra = "io.drover.infra"
+	// labelInfra marks the driver's infra containers; labelNodeID holds
+	// the ID of the node that asked for one.
+	labelInfra  = "io.drover.infra"
+	labelNodeID = "io.drover.node_id"
 	// infraNamePrefix starts an infra container's name; the alloc ID ends it.
 	infraNamePrefix = "drover-pause-"
 	// infraStopTimeout bounds removing an infra container.
@@ -105,6 +107,7 @@ func infraContainerSpec(image string, req *drivers.CreateNetworkRequest) (*conta
 				labelInfra:        "true",
 				LabelAllocID:      req.AllocID,
 				labelNomadAllocID: req.AllocID,
+				labelNodeID:       req.NodeID,
 			},
 		},
 		HostConfig: &container.HostConfig{NetworkMode: "none"},
@@ -148,15 +151,16 @@ func (d *Driver) DestroyNetwork(ctx context.Context, allocID string) error {
 	return nil
 }
 
-// Networks lists the allocations that have an infra container.
-func (d *Driver) Networks(ctx context.Context) ([]string, error) {
+// Networks lists the allocations of node nodeID that have an infra
+// container.
+func (d *Driver) Networks(ctx context.Context, nodeID string) ([]string, error) {
 	cs, err := d.client.listContainers(ctx, labelInfra+"=true")
 	if err != nil {
 		return nil, fmt.Errorf("list infra containers: %w", err)
 	}
 	var ids []string
 	for _, c := range cs {
-		if id := c.Labels[LabelAllocID]; id != "" {
+		if id := c.Labels[LabelAllocID]; id != "" && c.Labels[labelNodeID] == nodeID {
 			ids = append(ids, id)
 		}
 	}

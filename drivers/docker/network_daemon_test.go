@@ -22,7 +22,7 @@ func TestInfraNetworkLifecycle(t *testing.T) {
 	h := newHarness(t, nil)
 	ctx := context.Background()
 	allocID := fmt.Sprintf("%s%d", testAllocPrefix, allocSeq.Add(1))
-	req := &drivers.CreateNetworkRequest{AllocID: allocID, Hostname: "infra-test",
+	req := &drivers.CreateNetworkRequest{AllocID: allocID, NodeID: "node-" + allocID, Hostname: "infra-test",
 		DNS: &drivers.DNSConfig{Servers: []string{"10.9.8.7"}, Searches: []string{"drover.test"}}}
 	spec, err := h.d.CreateNetwork(ctx, req)
 	if err != nil {
@@ -60,9 +60,12 @@ func TestInfraNetworkLifecycle(t *testing.T) {
 	if err != nil || again.Labels[drivers.NetworkLabelSandboxContainer] != id || again.Path != spec.Path {
 		t.Fatalf("second CreateNetwork = %+v, %v; want %+v kept", again, err, spec)
 	}
-	ids, err := h.d.Networks(ctx)
+	ids, err := h.d.Networks(ctx, req.NodeID)
 	if err != nil || !slices.Contains(ids, allocID) {
 		t.Fatalf("Networks = %v, %v; want %s listed", ids, err, allocID)
+	}
+	if ids, _ := h.d.Networks(ctx, "another-node"); slices.Contains(ids, allocID) {
+		t.Fatalf("Networks of another node = %v: want only its own", ids)
 	}
 
 	for i := 0; i < 2; i++ {
@@ -73,7 +76,7 @@ func TestInfraNetworkLifecycle(t *testing.T) {
 	if _, err := h.d.client.inspectContainer(ctx, id); !isNotFound(err) {
 		t.Fatalf("infra container after DestroyNetwork: %v", err)
 	}
-	if ids, _ := h.d.Networks(ctx); slices.Contains(ids, allocID) {
+	if ids, _ := h.d.Networks(ctx, req.NodeID); slices.Contains(ids, allocID) {
 		t.Fatalf("Networks = %v after DestroyNetwork", ids)
 	}
 }

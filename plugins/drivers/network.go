@@ -28,16 +28,20 @@ type DriverNetworkManager interface {
 	// DestroyNetwork removes what CreateNetwork made for the allocation;
 	// an allocation with nothing left is fine.
 	DestroyNetwork(ctx context.Context, allocID string) error
-	// Networks lists the allocations the driver holds namespaces for, so
-	// that a restarted client removes those of allocations it no longer
-	// runs (left by a crash).
-	Networks(ctx context.Context) ([]string, error)
+	// Networks lists the allocations the driver holds namespaces for on
+	// behalf of node nodeID (CreateNetworkRequest.NodeID), so that a
+	// restarted client removes those of allocations it no longer runs
+	// (left by a crash), and never another agent's on the same host.
+	Networks(ctx context.Context, nodeID string) ([]string, error)
 }
 
 // CreateNetworkRequest asks a DriverNetworkManager for an allocation's
 // network namespace.
 type CreateNetworkRequest struct {
 	AllocID string
+	// NodeID is the node the allocation runs on: what the driver makes is
+	// marked with it (Networks).
+	NodeID string
 	// Hostname is the group network's hostname ("" : the driver's
 	// default); DNS its dns block (nil: the host's resolver config).
 	Hostname string
