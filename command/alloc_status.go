@@ -110,6 +110,7 @@ func formatAllocStatus(a *api.Allocation, followup *api.Evaluation, now time.Tim
 		{"Modified", timeAgoNano(a.ModifyTime, now)},
 	}, rescheduleInfo(a, followup, now, verbose)...)))
 	b.WriteString(formatAllocAddresses(a)) // network_format.go
+	b.WriteString(formatNetworkStatus(a))
 	if verbose {
 		b.WriteString(formatPlacementMetrics(a.Metrics)) // placement_metrics.go
 	}

@@ -198,6 +198,7 @@ func TestGoldenOutput(t *testing.T) {
 		{"node_status", formatNodeStatus(node, nodeAllocs, fixedNow, false)},
 		{"node_status_networks", formatNodeStatus(fixtureNetworkNode(), nil, fixedNow, true)},
 		{"alloc_status_ports", formatAllocStatus(fixturePortsAlloc(), nil, fixedNow, false)},
+		{"alloc_status_bridge", formatAllocStatus(fixtureBridgeAlloc(), nil, fixedNow, false)},
 		{"placement_failure", placementFailures(map[string]*api.AllocationMetric{
 			"web": fixtureMetric(),
 			"db":  {NodesEvaluated: 0, CoalescedFailures: 2, NodesAvailable: map[string]int{"dc2": 0}, QuotaExhausted: []string{"cpu"}},

@@ -43,6 +43,24 @@ func formatAllocAddresses(a *api.Allocation) string {
 	return "\n" + title + "\n" + formatTable([]string{"Label", "Dynamic", "Address"}, rows)
 }
 
+// formatNetworkStatus renders the allocation's own network (bridge or
+// CNI mode) as its client reports it: interface, addresses and DNS; ""
+// when it has none.
+func formatNetworkStatus(a *api.Allocation) string {
+	ns := a.NetworkStatus
+	if ns == nil {
+		return ""
+	}
+	pairs := []kv{{"Interface", ns.InterfaceName}, {"Address", ns.Address}}
+	if ns.AddressIPv6 != "" {
+		pairs = append(pairs, kv{"Address (IPv6)", ns.AddressIPv6})
+	}
+	if d := ns.DNS; d != nil {
+		pairs = append(pairs, kv{"DNS Servers", strings.Join(d.Servers, ", ")}, kv{"DNS Searches", strings.Join(d.Searches, ", ")}, kv{"DNS Options", strings.Join(d.Options, ", ")})
+	}
+	return "\nNetwork Status\n" + formatKV(pairs)
+}
+
 // taskAddresses returns a task's own (task-level) ports as "label:
 // address:port", for its Task Resources row.
 func taskAddresses(a *api.Allocation, task string) []string {

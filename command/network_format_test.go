@@ -18,6 +18,16 @@ func fixturePortsAlloc() *api.Allocation {
 	return a
 }
 
+// fixtureBridgeAlloc is a bridge-mode allocation with its NetworkStatus.
+func fixtureBridgeAlloc() *api.Allocation {
+	a := fixturePortsAlloc()
+	a.AllocatedResources.Shared.Networks[0].Mode = "bridge"
+	a.AllocatedResources.Tasks["greeter"].Networks = nil
+	a.NetworkStatus = &api.AllocNetworkStatus{InterfaceName: "eth0", Address: "172.26.64.7", AddressIPv6: "fd00:a110:c8::7",
+		DNS: &api.DNSConfig{Servers: []string{"10.0.0.53"}, Searches: []string{"svc.local"}}}
+	return a
+}
+
 // fixtureNetworkNode is a node with two interfaces, a host network and
 // reserved ports.
 func fixtureNetworkNode() *api.Node {
