@@ -46,18 +46,24 @@ func TestClientFlowBatchJob(t *testing.T) {
 		if err != nil || len(full.Allocs) != 2 || full.Allocs[0].Job == nil {
 			t.Fatalf("AllocGetAllocs = %+v, %v", full, err)
 		}
+		netStatus := &structs.AllocNetworkStatus{InterfaceName: "eth0", Address: "172.26.64.3"}
 		report := func(status string) {
 			t.Helper()
 			var updates []*structs.Allocation
 			for _, a := range full.Allocs {
 				updates = append(updates, &structs.Allocation{ID: a.ID, ClientStatus: status,
-					TaskStates: map[string]*structs.TaskState{"app": {State: structs.TaskStateDead}}})
+					TaskStates:    map[string]*structs.TaskState{"app": {State: structs.TaskStateDead}},
+					NetworkStatus: netStatus})
 			}
 			if _, err := s.NodeUpdateAlloc(ctx, &structs.AllocUpdateRequest{NodeID: "n1", SecretID: "secret-n1", Alloc: updates}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		report(structs.AllocClientStatusRunning)
+		// The client's report of the allocation's network is kept.
+		if a, _ := s.State().AllocByID(nil, ids[0]); a.NetworkStatus == nil || *a.NetworkStatus != *netStatus {
+			t.Fatalf("NetworkStatus = %+v, want the client's %+v", a.NetworkStatus, netStatus)
+		}
 		if j, _ := s.State().JobByID(nil, "default", "batch"); j.Status != structs.JobStatusRunning {
 			t.Fatalf("job status = %s", j.Status)
 		}

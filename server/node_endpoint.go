@@ -215,7 +215,7 @@ func (s *Server) NodeUpdateAlloc(ctx context.Context, req *structs.AllocUpdateRe
 		updates = append(updates, &structs.Allocation{
 			ID: u.ID, NodeID: req.NodeID, ClientStatus: u.ClientStatus,
 			ClientDescription: u.ClientDescription, TaskStates: u.TaskStates,
-			DeploymentStatus: u.DeploymentStatus.Copy(), ModifyTime: now,
+			DeploymentStatus: u.DeploymentStatus.Copy(), NetworkStatus: u.NetworkStatus.Copy(), ModifyTime: now,
 		})
 	}
 	if len(updates) == 0 {
