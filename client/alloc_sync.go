@@ -100,6 +100,7 @@ func (c *Client) flushUpdates(ctx context.Context) bool {
 			ClientDescription: a.ClientDescription,
 			TaskStates:        a.TaskStates,
 			DeploymentStatus:  a.DeploymentStatus,
+			NetworkStatus:     a.NetworkStatus,
 		})
 	}
 	slices.SortFunc(list, func(a, b *structs.Allocation) int { return strings.Compare(a.ID, b.ID) })

@@ -285,13 +285,17 @@ func TestFlushUpdatesCoalesces(t *testing.T) {
 	for i, status := range []string{structs.AllocClientStatusPending, structs.AllocClientStatusRunning, structs.AllocClientStatusComplete} {
 		allocUpdater{c}.AllocStateUpdated(&structs.Allocation{ID: "a", ClientStatus: status, ClientDescription: string(rune('0' + i))})
 	}
-	allocUpdater{c}.AllocStateUpdated(&structs.Allocation{ID: "b", ClientStatus: structs.AllocClientStatusRunning})
+	netStatus := &structs.AllocNetworkStatus{InterfaceName: "eth0", Address: "172.26.64.4"}
+	allocUpdater{c}.AllocStateUpdated(&structs.Allocation{ID: "b", ClientStatus: structs.AllocClientStatusRunning, NetworkStatus: netStatus})
 	c.flushUpdates(context.Background())
 	if len(srv.batches) != 1 || len(srv.batches[0]) != 2 {
 		t.Fatalf("batches = %+v", srv.batches)
 	}
 	if a := srv.batches[0][0]; a.ID != "a" || a.ClientStatus != structs.AllocClientStatusComplete || a.NodeID != c.NodeID() {
 		t.Errorf("update for a = %+v", a)
+	}
+	if b := srv.batches[0][1]; b.NetworkStatus != netStatus {
+		t.Errorf("update for b has NetworkStatus %+v, want the allocation's %+v", b.NetworkStatus, netStatus)
 	}
 	c.flushUpdates(context.Background())
 	if len(srv.batches) != 1 {
