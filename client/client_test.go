@@ -294,7 +294,7 @@ func TestFlushUpdatesCoalesces(t *testing.T) {
 	if a := srv.batches[0][0]; a.ID != "a" || a.ClientStatus != structs.AllocClientStatusComplete || a.NodeID != c.NodeID() {
 		t.Errorf("update for a = %+v", a)
 	}
-	if b := srv.batches[0][1]; b.NetworkStatus != netStatus {
+	if b := srv.batches[0][1]; b.NetworkStatus == nil || *b.NetworkStatus != *netStatus {
 		t.Errorf("update for b has NetworkStatus %+v, want the allocation's %+v", b.NetworkStatus, netStatus)
 	}
 	c.flushUpdates(context.Background())
