@@ -241,6 +241,10 @@ func (d *Driver) shimSpec(cfg *drivers.TaskConfig) (*shim.Spec, uint32, uint32, 
 	if err != nil {
 		return nil, 0, 0, err
 	}
+	hostname, nsMounts, err := namespaceSettings(cfg.NetworkIsolation, stateDir) // network.go
+	if err != nil {
+		return nil, 0, 0, err
+	}
 	return &shim.Spec{
 		ID:            cfg.ID,
 		StdoutPath:    stdout,
@@ -258,7 +262,7 @@ func (d *Driver) shimSpec(cfg *drivers.TaskConfig) (*shim.Spec, uint32, uint32, 
 				Env:     envList(env),
 				Dir:     "/",
 				RootDir: cfg.TaskDir.Dir,
-				Mounts:  append(mounts(cfg, d.opts.ChrootEnv), taskMounts(cfg)...), // mounts.go
+				Mounts:  append(append(mounts(cfg, d.opts.ChrootEnv), nsMounts...), taskMounts(cfg)...), // mounts.go
 				Devices: deviceNodes(cfg),
 				NoPivot: d.opts.NoPivot,
 				// Capabilities: nil is the default set.
@@ -267,6 +271,7 @@ func (d *Driver) shimSpec(cfg *drivers.TaskConfig) (*shim.Spec, uint32, uint32, 
 				GID:              gid,
 				Groups:           groups,
 				NetworkIsolation: netIsolated,
+				Hostname:         hostname,
 			},
 			Cgroup: isolation.CgroupConfig{
 				Parent:    d.opts.CgroupParent,

@@ -121,3 +121,56 @@ func TestTaskJoinsAllocNetns(t *testing.T) {
 		t.Fatalf("the task sees interfaces %q, want the namespace's lo, marker0 and marker1", got)
 	}
 }
+
+// A task in the allocation's namespace takes its group's hostname (in
+// its own UTS namespace) and dns block (its /etc/resolv.conf); the host's
+// hostname and resolv.conf are left alone.
+func TestTaskGroupHostnameAndDNS(t *testing.T) {
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("needs iproute2's ip to make a network namespace")
+	}
+	h := newHarness(t)
+	name := fmt.Sprintf("drover-exec-dns-%d", os.Getpid())
+	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
+		t.Skipf("cannot make a network namespace: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", name).Run() })
+	hostResolv, _ := os.ReadFile("/etc/resolv.conf")
+	hostName, _ := os.Hostname()
+	cfg := h.sh(`hostname; cat /etc/resolv.conf`)
+	cfg.NetworkMode = "bridge"
+	cfg.NetworkIsolation = &drivers.NetworkIsolationSpec{Path: "/run/netns/" + name, Hostname: "web-1",
+		DNS: &drivers.DNSConfig{Servers: []string{"10.9.8.7"}, Searches: []string{"drover.test"}, Options: []string{"ndots:2"}}}
+	h.start(cfg)
+	res := h.wait(cfg.ID)
+	if !res.Successful() {
+		t.Fatalf("exit %+v; stderr %q", res, stderr(t, cfg))
+	}
+	want := "web-1\nnameserver 10.9.8.7\nsearch drover.test\noptions ndots:2\n"
+	if got := stdout(t, cfg); got != want {
+		t.Fatalf("task output %q, want %q", got, want)
+	}
+	if after, _ := os.ReadFile("/etc/resolv.conf"); string(after) != string(hostResolv) {
+		t.Fatal("the host's resolv.conf changed")
+	}
+	if after, _ := os.Hostname(); after != hostName {
+		t.Fatalf("the host's hostname changed to %q", after)
+	}
+}
+
+// resolvConf writes only the lines a dns block sets.
+func TestResolvConf(t *testing.T) {
+	cases := []struct {
+		dns  drivers.DNSConfig
+		want string
+	}{
+		{drivers.DNSConfig{Servers: []string{"1.1.1.1", "fd00::1"}}, "nameserver 1.1.1.1\nnameserver fd00::1\n"},
+		{drivers.DNSConfig{Searches: []string{"a", "b"}, Options: []string{"ndots:1", "rotate"}}, "search a b\noptions ndots:1 rotate\n"},
+		{drivers.DNSConfig{}, ""},
+	}
+	for _, tc := range cases {
+		if got := string(resolvConf(&tc.dns)); got != tc.want {
+			t.Errorf("resolvConf(%+v) = %q, want %q", tc.dns, got, tc.want)
+		}
+	}
+}
