@@ -9,8 +9,9 @@
 // join the namespace (the shim starts them from a thread that entered it;
 // see drivers/shared/shim).
 //
-// A namespace is a bind mount of a thread's network namespace on a file
-// of NetnsDir named after the allocation; beside it, "<alloc id>.json"
+// A namespace is a bind mount of a thread's network namespace (or of one
+// a driver made, Request.Source: docker's infra container) on a file of
+// NetnsDir named after the allocation; beside it, "<alloc id>.json"
 // records the mode and ports it was wired with, so that a teardown (or a
 // Sweep after a crash) can undo the wiring without the allocation. CNI is
 // driven through libcni (github.com/containernetworking/cni) with the

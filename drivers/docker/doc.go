@@ -81,6 +81,14 @@
 // port_map publish the allocation's ports (drivers.TaskConfig.Ports) on
 // their host addresses, checked once the container runs (ports.go).
 //
+// In a bridge or CNI group the driver makes the group's network namespace
+// (drivers.DriverNetworkManager, network.go): an infra container from
+// infra_image in Docker's "none" network, with the group's hostname and
+// DNS, which the client wires with CNI and the group's containers join
+// ("container:<id>"). Where the default infra_image cannot be pulled the
+// driver imports its own pause image (pauseimage.go: a tiny static ELF
+// program, made in memory).
+//
 // Stopping sends the kill_signal (SIGTERM by default, as `docker stop`),
 // waits the kill timeout, then sends SIGKILL; an exit code above 128 after
 // a stop is reported as death by signal (code - 128). DestroyTask removes
