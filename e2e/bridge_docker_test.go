@@ -209,6 +209,17 @@ func TestBridgeDockerSurvivesAgentKill9(t *testing.T) {
 	if body := httpBody(t, url); strings.TrimSpace(body) != want {
 		t.Errorf("with the agent down the published port answers %q, want %q", body, want)
 	}
+	// An infra container of an allocation the agent does not know, as a
+	// crash while destroying one leaves it: the restarted agent removes it.
+	orphan := fmt.Sprintf("orphan-%d", os.Getpid())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "docker", "run", "-d", "--name", "drover-pause-"+orphan, "--network", "none",
+		"--label", "io.drover.infra=true", "--label", "io.drover.alloc_id="+orphan, "--label", "io.drover.node_id="+alloc.NodeID,
+		dockerTestImage, "sleep", "3600").CombinedOutput(); err != nil {
+		t.Fatalf("start an orphan infra container: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("docker", "rm", "-f", "drover-pause-"+orphan).Run() })
 	a.start(t)
 	a.waitReady(t, surviveStartTimeout)
 	waitFor(t, portsRunTimeout, "the restarted agent to log that it kept the namespace", func() (bool, string) {
@@ -220,6 +231,10 @@ func TestBridgeDockerSurvivesAgentKill9(t *testing.T) {
 	if ids := infraContainers(t, alloc.ID); len(ids) != 1 || ids[0] != infra {
 		t.Errorf("infra containers after the restart: %v, want %s kept", ids, infra)
 	}
+	waitFor(t, portsRunTimeout, "the orphan infra container to be removed", func() (bool, string) {
+		ids := infraContainers(t, orphan)
+		return len(ids) == 0, fmt.Sprint(ids)
+	})
 	if got := allocIPRules(t, allocIP); len(got) != len(rulesBefore) {
 		t.Errorf("iptables rules naming %s: %d before the restart, %d after:\n%s", allocIP, len(rulesBefore), len(got), strings.Join(got, "\n"))
 	}
