@@ -16,17 +16,18 @@ import (
 // Docker in bridge mode end to end: the docker driver makes the group's
 // namespace with an infra container (the local pause image where the
 // default infra_image cannot be pulled), the client wires it with CNI,
-// the docker task and a raw_exec task share it (localhost), the docker
+// the docker task and an exec task share it (localhost), the docker
 // task is reached through the group's published port on loopback, the
-// group's hostname and dns reach the container, the allocation reports
+// group's hostname and dns reach both tasks, the allocation reports
 // its NetworkStatus, and stopping the job leaves no infra container, no
 // namespace and no iptables rule.
 
-// requireDockerBridge skips t without CNI, busybox or Docker with the
-// test image.
+// requireDockerBridge skips t without CNI, busybox, the exec driver or
+// Docker with the test image.
 func requireDockerBridge(t *testing.T) string {
 	t.Helper()
 	requireCNI(t)
+	requireExecDriver(t)
 	bb := requireBusybox(t)
 	if why := dockerReady(); why != "" {
 		t.Skip(why)
@@ -36,11 +37,12 @@ func requireDockerBridge(t *testing.T) string {
 
 // dockerBridgeJob is a bridge group: docker task "web" serves its local
 // dir with busybox httpd on 8080 (port "http"), after writing there
-// index.html, its hostname and resolv.conf; raw_exec task "peer" fetches
-// web's page over localhost into its local/peer.txt, then sleeps.
+// index.html, its hostname and resolv.conf; exec task "peer" writes its
+// hostname and resolv.conf too, fetches web's page over localhost into
+// its local/peer.txt, then sleeps.
 func dockerBridgeJob(id, bb string) string {
 	web := `echo "hello $NOMAD_ALLOC_ID" > /local/index.html; hostname > /local/hostname.txt; cat /etc/resolv.conf > /local/resolv.txt; exec httpd -f -p "$NOMAD_PORT_http" -h /local`
-	peer := `until ` + bb + ` wget -q -O "$NOMAD_TASK_DIR/peer.tmp" "http://127.0.0.1:$NOMAD_PORT_http/index.html"; do ` + bb + ` sleep 0.2; done; mv "$NOMAD_TASK_DIR/peer.tmp" "$NOMAD_TASK_DIR/peer.txt"; exec ` + bb + ` sleep 3600`
+	peer := `hostname > "$NOMAD_TASK_DIR/hostname.txt"; cat /etc/resolv.conf > "$NOMAD_TASK_DIR/resolv.txt"; until ` + bb + ` wget -q -O "$NOMAD_TASK_DIR/peer.tmp" "http://127.0.0.1:$NOMAD_PORT_http/index.html"; do ` + bb + ` sleep 0.2; done; mv "$NOMAD_TASK_DIR/peer.tmp" "$NOMAD_TASK_DIR/peer.txt"; exec ` + bb + ` sleep 3600`
 	return fmt.Sprintf(`job %q {
   group "g" {
     network {
@@ -71,7 +73,7 @@ func dockerBridgeJob(id, bb string) string {
     }
 
     task "peer" {
-      driver = "raw_exec"
+      driver = "exec"
       config {
         command = "/bin/sh"
         args    = ["-c", %q]
@@ -111,13 +113,15 @@ func checkDockerBridgeAlloc(t *testing.T, c *api.Client, alloc *api.Allocation) 
 		t.Errorf("the docker task answers %q on the published port, want %q", body, want)
 	}
 	if got := catAllocFile(t, c, alloc, "peer/local/peer.txt"); strings.TrimSpace(got) != want {
-		t.Errorf("the raw_exec task read %q from the docker task over localhost, want %q", got, want)
+		t.Errorf("the exec task read %q from the docker task over localhost, want %q", got, want)
 	}
-	if got := catAllocFile(t, c, alloc, "web/local/hostname.txt"); strings.TrimSpace(got) != "dash-1" {
-		t.Errorf("the container's hostname is %q, want the group's dash-1", got)
-	}
-	if got := catAllocFile(t, c, alloc, "web/local/resolv.txt"); !strings.Contains(got, "nameserver 10.9.8.7") || !strings.Contains(got, "search drover.test") {
-		t.Errorf("the container's resolv.conf lacks the group's dns:\n%s", got)
+	for _, task := range []string{"web", "peer"} {
+		if got := catAllocFile(t, c, alloc, task+"/local/hostname.txt"); strings.TrimSpace(got) != "dash-1" {
+			t.Errorf("task %s's hostname is %q, want the group's dash-1", task, got)
+		}
+		if got := catAllocFile(t, c, alloc, task+"/local/resolv.txt"); !strings.Contains(got, "nameserver 10.9.8.7") || !strings.Contains(got, "search drover.test") {
+			t.Errorf("task %s's resolv.conf lacks the group's dns:\n%s", task, got)
+		}
 	}
 	ids := infraContainers(t, alloc.ID)
 	if len(ids) != 1 {
@@ -156,9 +160,9 @@ func checkDockerBridgeGone(t *testing.T, netns, allocID, allocIP string) {
 	}
 }
 
-// TestBridgeDockerAndRawExecGroup: a docker task and a raw_exec task in
-// one bridge group.
-func TestBridgeDockerAndRawExecGroup(t *testing.T) {
+// TestBridgeDockerAndExecGroup: a docker task and an exec task in one
+// bridge group.
+func TestBridgeDockerAndExecGroup(t *testing.T) {
 	bb := requireDockerBridge(t)
 	a := startAgent(t)
 	c := a.client(t)
