@@ -37,9 +37,9 @@ type Config struct {
 	// AllowCaps lists the capabilities tasks may hold ("all": every one);
 	// nil: DefaultAllowCaps.
 	AllowCaps []string `json:"allow_caps"`
-	// InfraImage is the image of the container that holds a group's
-	// network namespace in bridge mode (not used until bridge networking
-	// exists).
+	// InfraImage is the image of the infra container that holds a bridge
+	// or CNI group's network namespace (network.go); the default, when it
+	// cannot be pulled, is replaced by the driver's own pause image.
 	InfraImage string `json:"infra_image"`
 	// InfraImagePullTimeout bounds pulling InfraImage.
 	InfraImagePullTimeout Duration `json:"infra_image_pull_timeout"`

@@ -44,7 +44,7 @@ func PluginConfigSchema() *base.Schema {
 		}}},
 		{Name: "allow_privileged", Type: base.TypeBool, Default: raw(`false`), Description: "let tasks set privileged = true (and unconfining security_opt)"},
 		{Name: "allow_caps", Type: base.TypeStringList, Default: mustJSON(DefaultAllowCaps), Description: `capabilities tasks may hold; "all" for every one`},
-		{Name: "infra_image", Type: base.TypeString, Default: mustJSON(defaultInfraImage()), Description: "image of a bridge-mode group's network container (for bridge networking, not yet supported)"},
+		{Name: "infra_image", Type: base.TypeString, Default: mustJSON(defaultInfraImage()), Description: "image of the infra container holding a bridge or CNI group's network namespace (the default, when it cannot be pulled, is replaced by the driver's own pause image)"},
 		{Name: "infra_image_pull_timeout", Type: base.TypeDuration, Default: raw(`"5m"`), Description: "bound on pulling infra_image"},
 		{Name: "pull_activity_timeout", Type: base.TypeDuration, Default: raw(`"2m"`), Description: "cancel a pull after this long without progress (at least 1m)"},
 		{Name: "pids_limit", Type: base.TypeInt, Default: raw(`0`), Description: "process limit of every container; 0: none; tasks may only lower it"},
