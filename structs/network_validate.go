@@ -8,6 +8,11 @@ import (
 	"strings"
 )
 
+// dockerSharedNetworkKeys are the docker task options Docker refuses for a
+// container that shares another's network (a bridge group's infra
+// container).
+var dockerSharedNetworkKeys = []string{"network_mode", "hostname", "dns_servers", "dns_search_domains", "dns_options", "extra_hosts"}
+
 // portLabelDrivers are the drivers whose config names the ports it
 // publishes by label (ports = ["http"]) and maps task-level ports with
 // port_map; the labels must be declared in a network block.
@@ -39,8 +44,21 @@ func (tg *TaskGroup) networkErrors(name string) []error {
 	}
 	if mode == NetworkModeBridge || strings.HasPrefix(mode, NetworkModeCNIPrefix) {
 		for _, t := range tg.Tasks {
-			if t.Driver == "podman" {
+			switch t.Driver {
+			case "podman":
 				add("group %q, task %q: the %s driver cannot run in network mode %q: use the docker, exec or raw_exec driver in a bridge group, or network mode %q with the task's ports", name, t.Name, t.Driver, mode, NetworkModeHost)
+			case "docker":
+				// Its container joins the group's infra container's
+				// network, whose settings Docker does not let it change.
+				var set []string
+				for _, k := range dockerSharedNetworkKeys {
+					if _, ok := t.Config[k]; ok {
+						set = append(set, k)
+					}
+				}
+				if len(set) > 0 {
+					add("group %q, task %q: config %s: the task joins the group's network namespace (mode %q), which sets these itself: remove them, and use the group network's hostname and dns block", name, t.Name, strings.Join(set, ", "), mode)
+				}
 			}
 		}
 		errs = append(errs, tg.Networks[0].namespaceErrors(name)...)
