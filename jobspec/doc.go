@@ -24,6 +24,16 @@
 // parse time. A string that is a single interpolation of a number or bool
 // ("${local.port}") stays a string.
 //
+// Variables take their values, later sources winning, from their default,
+// NOMAD_VAR_<name> environment variables, variable files (HCL, or JSON when
+// the name ends in ".json") and -var flags (ParseWithOptions); a variable's
+// validation blocks are checked against the final value. The functions are
+// go-cty's standard library plus encodings, hashes, uuidv4 and timestamp
+// (functions_more.go); file and fileexists only where Options.AllowFS (the
+// CLI), never for POST /v1/jobs/parse. `dynamic` blocks are expanded on the
+// syntax tree before decoding (dynamic.go), anywhere in the job block,
+// driver config blocks included.
+//
 // # Features drover does not implement yet
 //
 // Blocks of Nomad features that leave a job's meaning intact when ignored
@@ -31,10 +41,12 @@
 // implement, are decoded into the matching json.RawMessage fields of
 // api.Job, in the JSON shape of Nomad's API: update, reschedule, migrate,
 // ui (job); network, service (with check, check_restart,
-// identity, weights), volume, scaling, consul, disconnect, shutdown_delay,
+// identity, weights), volume, scaling (turned into scaling policies by
+// the agent), consul, disconnect, shutdown_delay,
 // max_client_disconnect, stop_after_client_disconnect,
 // prevent_reschedule_on_lost (group); artifact, template, volume_mount,
-// vault, consul, identity, service, shutdown_delay, kind (task);
+// vault, consul, identity, service, shutdown_delay, kind, scaling "cpu"|"mem"
+// (task);
 // network, device, numa, iops, secrets (resources); render_templates
 // (restart). The agent decides whether to reject or warn about them. The
 // update and a group's network blocks go through the same decoding and are
@@ -43,18 +55,17 @@
 //
 // Blocks that change what a job is, and would silently run something else
 // if dropped, are errors "X is not supported by drover yet": periodic,
-// parameterized, multiregion (job); dispatch_payload, csi_plugin, scaling,
-// action, schedule, secret (task); connect (service); validation
-// (variable); and the job type "sysbatch".
+// parameterized, multiregion (job); dispatch_payload, csi_plugin,
+// action, schedule, secret (task); connect (service); and the job type
+// "sysbatch".
 //
 // A task's driver `config` (and a scaling `policy`) is free-form: values
 // keep their types, and nested blocks become lists of maps under their
 // type (`mount { ... }` -> "mount": [{...}]), one more level per label.
 //
 // Not supported either: HCL1 job files, job files in HCL's JSON syntax
-// (JSON is read as Nomad's API form), `dynamic` blocks, variable
-// `validation` blocks, and the deprecated job arguments vault_token and
-// consul_token.
+// (JSON is read as Nomad's API form), and the deprecated job arguments
+// vault_token and consul_token.
 //
 // # Limits
 //

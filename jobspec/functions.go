@@ -8,8 +8,18 @@ import (
 )
 
 // functions are the functions a job file may call, with the names Nomad's
-// job files use. A new map per parse: no package-level mutable state.
-func functions() map[string]function.Function {
+// job files use; fsAllowed adds those that read files (functions_more.go).
+// A new map per parse: no package-level mutable state.
+func functions(fsAllowed bool) map[string]function.Function {
+	m := baseFunctions()
+	for name, f := range moreFunctions(fsAllowed) {
+		m[name] = f
+	}
+	return m
+}
+
+// baseFunctions are the functions of go-cty's standard library.
+func baseFunctions() map[string]function.Function {
 	return map[string]function.Function{
 		"abs":             stdlib.AbsoluteFunc,
 		"can":             tryfunc.CanFunc,

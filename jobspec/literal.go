@@ -33,6 +33,14 @@ type rewriter struct {
 	// bound holds the names bound by enclosing for expressions.
 	bound  []string
 	budget *budget
+	// iters, when not nil, makes the rewriter substitute the iterators of
+	// enclosing dynamic blocks (dynamic.go) instead of keeping references
+	// literally: a reference rooted at one of them becomes its value, and
+	// every other expression is kept as it is (no quoting, no metering,
+	// since the expression is rewritten again when it is evaluated).
+	iters map[string]cty.Value
+	// iterDiags collects the errors of substituted references.
+	iterDiags hcl.Diagnostics
 }
 
 func (r *rewriter) isKnown(name string) bool {
@@ -60,6 +68,9 @@ func (r *rewriter) expr(expr hclsyntax.Expression) hclsyntax.Expression {
 	case nil:
 		return nil
 	case *hclsyntax.ScopeTraversalExpr:
+		if r.iters != nil {
+			return r.substitute(e)
+		}
 		if r.isKnown(e.Traversal.RootName()) {
 			return e
 		}
@@ -74,6 +85,9 @@ func (r *rewriter) expr(expr hclsyntax.Expression) hclsyntax.Expression {
 	case *hclsyntax.TemplateWrapExpr:
 		n := *e
 		n.Wrapped = r.expr(e.Wrapped)
+		if r.iters != nil {
+			return &n
+		}
 		return quotedExpr{&n}
 	case quotedExpr:
 		return e

@@ -44,7 +44,51 @@ func ParseRequest(req *api.JobsParseRequest) (*api.Job, error) {
 	if req.HCLv1 {
 		return nil, &Error{Summary: "HCL1 is not supported", Detail: "drover reads HCL2 job files only; set HCLv1 to false."}
 	}
-	return parse("job.nomad.hcl", []byte(req.JobHCL), inputs{file: req.Variables, flags: req.VarFlags})
+	in := inputs{flags: req.VarFlags}
+	if req.Variables != "" {
+		in.files = []VarFile{{Name: "variables.hcl", Content: []byte(req.Variables)}}
+	}
+	return parse("job.nomad.hcl", []byte(req.JobHCL), in)
+}
+
+// Options are the values a job file's variables take from outside it, as
+// `drover job run|plan|validate` gathers them. Later sources win: Env,
+// then VarFiles in order, then Vars.
+type Options struct {
+	// Env holds the values of NOMAD_VAR_<name> environment variables, by
+	// name (without the prefix); names the file does not declare are
+	// ignored. EnvVars extracts them from an environment.
+	Env map[string]string
+	// VarFiles are the -var-file files: HCL, or JSON when the name ends
+	// in ".json".
+	VarFiles []VarFile
+	// Vars are the -var name=value pairs.
+	Vars map[string]string
+	// AllowFS enables the functions that read local files (file,
+	// fileexists): for the CLI, never for a server parsing a request.
+	AllowFS bool
+}
+
+// ParseWithOptions is Parse with variable values from outside the file.
+func ParseWithOptions(filename string, src []byte, opts Options) (*api.Job, error) {
+	return parse(filename, src, inputs{env: opts.Env, files: opts.VarFiles, flags: opts.Vars, fs: opts.AllowFS})
+}
+
+// EnvVarPrefix starts the names of the environment variables that give
+// job file variables their values (NOMAD_VAR_image=redis:7), as in Nomad.
+const EnvVarPrefix = "NOMAD_VAR_"
+
+// EnvVars returns the job file variable values of environ ("K=V" entries,
+// as os.Environ returns), by variable name.
+func EnvVars(environ []string) map[string]string {
+	out := map[string]string{}
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if ok && strings.HasPrefix(k, EnvVarPrefix) && len(k) > len(EnvVarPrefix) {
+			out[strings.TrimPrefix(k, EnvVarPrefix)] = v
+		}
+	}
+	return out
 }
 
 // parse is Parse with variable values from outside the file. The file is
@@ -66,7 +110,7 @@ func parse(filename string, src []byte, in inputs) (*api.Job, error) {
 		src: src,
 		ctx: &hcl.EvalContext{
 			Variables: map[string]cty.Value{"var": cty.EmptyObjectVal, "local": cty.EmptyObjectVal},
-			Functions: meterFunctions(functions(), b),
+			Functions: meterFunctions(functions(in.fs), b),
 		},
 		budget: b,
 	}
@@ -91,7 +135,11 @@ func parse(filename string, src []byte, in inputs) (*api.Job, error) {
 		d.errorf(jobs[1].DefRange, "Duplicate job block",
 			"A job file holds exactly one job; another was defined at %s.", lineCol1(jobs[0].DefRange))
 	default:
-		job = d.job(jobs[0])
+		jb := *jobs[0]
+		if body, ok := jb.Body.(*hclsyntax.Body); ok {
+			jb.Body = (&dynamicExpander{d: d}).body(body, nil)
+		}
+		job = d.job(&jb)
 	}
 	if b.spent != nil && !d.diags.HasErrors() {
 		d.add(b.diag(*b.spent)) // only try() or can() saw it

@@ -23,7 +23,7 @@ func (d *decoder) task(b *hcl.Block) *api.Task {
 		{"identity", &identities, rawBlock{key: "v", many: true, spec: identitySpec}},
 		unsupportedBlock("dispatch_payload", false),
 		unsupportedBlock("csi_plugin", false),
-		unsupportedBlock("scaling", true),
+		{"scaling", &t.ScalingPolicies, rawBlock{key: "v", many: true, label: "Type", spec: scalingSpec}},
 		unsupportedBlock("action", true),
 		unsupportedBlock("schedule", false),
 		unsupportedBlock("secret", true),
