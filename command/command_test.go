@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/drover-io/drover/api"
+	"github.com/drover-io/drover/jobspec"
 )
 
 // fakeAgent is an HTTP API whose answers the test sets per route.
@@ -72,7 +73,7 @@ func runCLI(t *testing.T, addr string, parse parseJobFunc, args ...string) resul
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	if parse == nil {
-		parse = func(string, []byte) (*api.Job, error) {
+		parse = func(string, []byte, jobspec.Options) (*api.Job, error) {
 			t.Error("job parser called unexpectedly")
 			return nil, errors.New("unexpected")
 		}
@@ -274,7 +275,7 @@ func runJobFixture(t *testing.T, eval *api.Evaluation, evalAllocs, jobAllocs []*
 }
 
 func helloParser(t *testing.T) parseJobFunc {
-	return func(name string, src []byte) (*api.Job, error) {
+	return func(name string, src []byte, _ jobspec.Options) (*api.Job, error) {
 		if !strings.HasSuffix(name, "hello.hcl") || string(src) != "job file" {
 			t.Errorf("parser got %q %q", name, src)
 		}
@@ -358,7 +359,7 @@ func TestJobRunDetach(t *testing.T) {
 
 func TestJobRunParseErrorSendsNothing(t *testing.T) {
 	f := newFakeAgent(t)
-	parse := func(name string, _ []byte) (*api.Job, error) {
+	parse := func(name string, _ []byte, _ jobspec.Options) (*api.Job, error) {
 		return nil, errors.New(name + `:3:5: Unsupported argument; An argument named "cuont" is not expected here.`)
 	}
 	path := writeJobFile(t)

@@ -3,12 +3,15 @@ package command
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/drover-io/drover/jobspec"
 )
 
 // TestExampleJobsParse keeps `job init`'s job and examples/ valid job files.
 func TestExampleJobsParse(t *testing.T) {
-	if _, err := jobspecParse(defaultInitFile, []byte(exampleJob)); err != nil {
+	if _, err := jobspecParse(defaultInitFile, []byte(exampleJob), jobspec.Options{}); err != nil {
 		t.Errorf("job init's example: %v", err)
 	}
 	files, err := filepath.Glob(filepath.Join("..", "examples", "*.nomad.hcl"))
@@ -20,7 +23,14 @@ func TestExampleJobsParse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		job, err := jobspecParse(f, src)
+		// A variable file beside the example (x.vars.hcl for
+		// x.nomad.hcl) is used as `-var-file` would.
+		var opts jobspec.Options
+		vars := strings.TrimSuffix(f, ".nomad.hcl") + ".vars.hcl"
+		if vsrc, err := os.ReadFile(vars); err == nil {
+			opts.VarFiles = []jobspec.VarFile{{Name: vars, Content: vsrc}}
+		}
+		job, err := jobspecParse(f, src, opts)
 		if err != nil {
 			t.Errorf("%s: %v", f, err)
 			continue

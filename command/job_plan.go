@@ -29,6 +29,7 @@ N <file>" then submits the job only if nobody changed it in between.
 Exit codes: 0 when no allocations would be created, replaced or stopped,
 1 when some would be, 255 on errors.`)
 	diff := fset.Bool("diff", true, "Show the difference from the current version.")
+	jv := addVarFlags(fset)
 	if code, done := m.parse(fset, args); done {
 		if code != 0 {
 			return exitPlanError
@@ -40,7 +41,7 @@ Exit codes: 0 when no allocations would be created, replaced or stopped,
 		return exitPlanError
 	}
 	path := fset.Arg(0)
-	job, ok := m.readJob(path)
+	job, ok := m.readJob(path, jv)
 	if !ok {
 		return exitPlanError
 	}

@@ -29,6 +29,7 @@ failed or allocations failed, 2 when some allocations could not be placed.`)
 	verbose := fset.Bool("verbose", false, "Show full IDs.")
 	timeout := fset.Duration("timeout", 5*time.Minute, "How long to follow the evaluation, then the deployment or the allocations, before giving up with exit code 1 (drover-specific).")
 	checkIndex := fset.Uint64("check-index", 0, "Register only if the job's modify index is this one (0: only if the job does not exist yet); `drover job plan` prints it.")
+	jv := addVarFlags(fset)
 	if code, done := m.parse(fset, args); done {
 		return code
 	}
@@ -36,7 +37,7 @@ failed or allocations failed, 2 when some allocations could not be placed.`)
 		return m.usageError(fset, "this command takes one argument: the job file")
 	}
 	path := fset.Arg(0)
-	job, ok := m.readJob(path)
+	job, ok := m.readJob(path, jv)
 	if !ok {
 		return exitError
 	}

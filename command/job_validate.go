@@ -30,6 +30,7 @@ When the agent cannot be reached, the file is checked here only, and the
 output says so.
 
 Exit codes: 0 when the job is valid, 1 otherwise.`)
+	jv := addVarFlags(fset)
 	if code, done := m.parse(fset, args); done {
 		return code
 	}
@@ -37,7 +38,7 @@ Exit codes: 0 when the job is valid, 1 otherwise.`)
 		return m.usageError(fset, "this command takes one argument: the job file")
 	}
 	path := fset.Arg(0)
-	job, ok := m.readJob(path)
+	job, ok := m.readJob(path, jv)
 	if !ok {
 		return exitError
 	}
@@ -71,13 +72,18 @@ Exit codes: 0 when the job is valid, 1 otherwise.`)
 
 // readJob reads, parses and checks a job file for job run, plan and
 // validate, printing what is wrong with it; ok is false when something is.
-func (m *Meta) readJob(path string) (job *api.Job, ok bool) {
+func (m *Meta) readJob(path string, jv *jobVars) (job *api.Job, ok bool) {
 	src, err := m.readFile(path)
 	if err != nil {
 		fmt.Fprintf(m.stderr, "Error reading job file: %v\n", err)
 		return nil, false
 	}
-	job, err = m.parseJob(path, src)
+	opts, err := m.varOptions(jv)
+	if err != nil {
+		fmt.Fprintf(m.stderr, "Error: %v\n", err)
+		return nil, false
+	}
+	job, err = m.parseJob(path, src, opts)
 	if err != nil {
 		fmt.Fprintf(m.stderr, "Error parsing job file %s:\n%v\n", path, err)
 		return nil, false

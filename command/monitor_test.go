@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/drover-io/drover/api"
+	"github.com/drover-io/drover/jobspec"
 )
 
 // TestMonitorFollowsChanges serves an evaluation that is pending on the
@@ -43,7 +44,7 @@ func TestMonitorFollowsChanges(t *testing.T) {
 		w.Header().Set("X-Nomad-Index", strconv.FormatInt(100+n, 10))
 		_ = json.NewEncoder(w).Encode([]*api.AllocationListStub{alloc(s), {ID: "other", ClientStatus: "failed"}})
 	})
-	parse := func(string, []byte) (*api.Job, error) { return &api.Job{ID: api.String("hello")}, nil }
+	parse := func(string, []byte, jobspec.Options) (*api.Job, error) { return &api.Job{ID: api.String("hello")}, nil }
 	r := runCLI(t, f.srv.URL, parse, "job", "run", "-verbose", writeJobFile(t))
 	if r.code != 0 {
 		t.Fatalf("%+v", r)

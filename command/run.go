@@ -247,7 +247,10 @@ type deps struct {
 	taskConfigs taskConfigValidator
 	now         func() time.Time
 	getenv      func(string) string
-	readFile    func(string) ([]byte, error)
+	// environ lists the environment (NOMAD_VAR_<name> values of job
+	// files' variables); nil is an empty environment.
+	environ  func() []string
+	readFile func(string) ([]byte, error)
 	// stdin is read by `var put` for "-" values and sent by alloc exec to
 	// the command.
 	stdin io.Reader
@@ -260,6 +263,7 @@ func defaultDeps() deps {
 		taskConfigs: builtinTaskConfigs(),
 		now:         time.Now,
 		getenv:      os.Getenv,
+		environ:     os.Environ,
 		readFile:    os.ReadFile,
 		stdin:       os.Stdin,
 	}

@@ -8,8 +8,9 @@ import (
 	"github.com/drover-io/drover/jobspec"
 )
 
-// parseJobFunc parses a job file's contents; filename is used in messages.
-type parseJobFunc func(filename string, src []byte) (*api.Job, error)
+// parseJobFunc parses a job file's contents with the values of its
+// variables; filename is used in messages.
+type parseJobFunc func(filename string, src []byte, opts jobspec.Options) (*api.Job, error)
 
 // agentRunCommand runs `drover agent`: the agent package owns its flags,
 // its help and its lifecycle.
@@ -24,6 +25,6 @@ func builtinTaskConfigs() taskConfigValidator {
 }
 
 // jobspecParse parses a job file with Nomad's HCL2 job specification.
-func jobspecParse(filename string, src []byte) (*api.Job, error) {
-	return jobspec.Parse(filename, src)
+func jobspecParse(filename string, src []byte, opts jobspec.Options) (*api.Job, error) {
+	return jobspec.ParseWithOptions(filename, src, opts)
 }
