@@ -205,9 +205,10 @@ func (c *converter) group(in *api.TaskGroup, jobType string) *structs.TaskGroup 
 	}
 	out.RestartPolicy = mergeRestart(structs.DefaultRestartPolicy(jobType), in.RestartPolicy)
 	out.EphemeralDisk = ephemeralDisk(in.EphemeralDisk)
-	out.Networks = c.networks(where, in.Networks) // convert_network.go
-	out.Volumes = c.volumes(where, in.Volumes)    // convert_volumes.go
-	out.Services = c.services(where, in.Services) // convert_services.go
+	out.Networks = c.networks(where, in.Networks)              // convert_network.go
+	out.Volumes = c.volumes(where, in.Volumes)                 // convert_volumes.go
+	out.Services = c.services(where, in.Services)              // convert_services.go
+	out.Scaling = c.groupScaling(where, in.Scaling, out.Count) // convert_scaling.go
 	if in.RestartPolicy != nil {
 		c.checkUnimplemented(where+" restart", unimplemented{"RenderTemplates", "render_templates", in.RestartPolicy.RenderTemplates, ignored})
 	}
@@ -218,7 +219,6 @@ func (c *converter) group(in *api.TaskGroup, jobType string) *structs.TaskGroup 
 		unimplemented{"MaxRunDuration", "max_run_duration", in.MaxRunDuration, rejected},
 		unimplemented{"StopAfterClientDisconnect", "stop_after_client_disconnect", in.StopAfterClientDisconnect, ignored},
 		unimplemented{"MaxClientDisconnect", "max_client_disconnect", in.MaxClientDisconnect, ignored},
-		unimplemented{"Scaling", "scaling block", in.Scaling, ignored},
 		unimplemented{"Consul", "consul block", in.Consul, ignored},
 		unimplemented{"PreventRescheduleOnLost", "prevent_reschedule_on_lost", in.PreventRescheduleOnLost, ignored},
 	)
@@ -260,6 +260,7 @@ func (c *converter) task(group string, in *api.Task, groupRestart *structs.Resta
 	out.Services = c.services(where, in.Services)                                  // convert_services.go
 	out.Templates = c.templates(where, in.Templates)                               // convert_template.go
 	out.Identity, out.Identities = c.identities(where, in.Identity, in.Identities) // convert_identity.go
+	out.ScalingPolicies = c.taskScaling(where, in.ScalingPolicies)                 // convert_scaling.go
 	if in.RestartPolicy != nil {
 		c.checkUnimplemented(where+" restart", unimplemented{"RenderTemplates", "render_templates", in.RestartPolicy.RenderTemplates, ignored})
 	}
@@ -270,7 +271,6 @@ func (c *converter) task(group string, in *api.Task, groupRestart *structs.Resta
 		unimplemented{"CSIPluginConfig", "csi_plugin block", in.CSIPluginConfig, rejected},
 		unimplemented{"ShutdownDelay", "shutdown_delay", in.ShutdownDelay, ignored},
 		unimplemented{"Kind", "kind", in.Kind, ignored},
-		unimplemented{"ScalingPolicies", "scaling block", in.ScalingPolicies, ignored},
 		unimplemented{"Secrets", "secret block", in.Secrets, rejected},
 		unimplemented{"Actions", "action block", in.Actions, ignored},
 		unimplemented{"Schedule", "schedule block", in.Schedule, rejected},

@@ -210,6 +210,7 @@ func (s *Server) Handler() http.Handler {
 	s.registerMetricsRoute(rt)        // metrics.go
 	s.registerEventRoute(rt)          // events.go
 	s.registerNamespaceRoutes(rt)     // namespaces.go
+	s.registerScalingRoutes(rt)       // scaling.go
 	return s.workloadGate(rt)         // workload_identity.go
 }
 

@@ -356,6 +356,17 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 			}
 			return nil
 		})
+	case JobScalingEventRequestType:
+		var cmd JobScalingEventCommand
+		if err := decodeBody(f.handle, body, &cmd); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", t, err)
+		}
+		if cmd.Event == nil {
+			return nil, fmt.Errorf("%s without an event", t)
+		}
+		err = batch(func(w *state.WriteTxn) error {
+			return w.AddScalingEvent(cmd.Namespace, cmd.JobID, cmd.Group, cmd.Event)
+		})
 	default:
 		return nil, fmt.Errorf("unknown raft message type %d", uint8(t))
 	}

@@ -39,6 +39,8 @@ const (
 	ServiceDeleteRequestType
 	NamespaceUpsertRequestType
 	NamespaceDeleteRequestType
+	// A scaling event without a count change (jobfile: job_scale.go).
+	JobScalingEventRequestType
 )
 
 // String names the message type for logs.
@@ -88,8 +90,19 @@ func (t MessageType) String() string {
 		return "service-upsert"
 	case ServiceDeleteRequestType:
 		return "service-delete"
+	case JobScalingEventRequestType:
+		return "job-scaling-event"
 	}
 	return fmt.Sprintf("message-type-%d", uint8(t))
+}
+
+// JobScalingEventCommand records a scaling event of a job's group that
+// changed no count.
+type JobScalingEventCommand struct {
+	Namespace string
+	JobID     string
+	Group     string
+	Event     *structs.ScalingEvent
 }
 
 // JobRegisterCommand stores a job and its registration evaluation; the FSM

@@ -85,6 +85,11 @@ func (s *Server) newHandlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.ServiceRegistrationDelete, s.ServiceRegistrationDelete)
 	rpcapi.Handle(h, rpcapi.ServiceRegistrationList, s.ServiceRegistrationList)
 	rpcapi.Handle(h, rpcapi.ServiceRegistrationGet, s.ServiceRegistrationGet)
+	// Scaling (job_scale.go).
+	rpcapi.Handle(h, rpcapi.JobScale, s.JobScale)
+	rpcapi.Handle(h, rpcapi.JobScaleStatus, s.JobScaleStatus)
+	rpcapi.Handle(h, rpcapi.ScalingPolicyList, s.ScalingPolicyList)
+	rpcapi.Handle(h, rpcapi.ScalingPolicyGet, s.ScalingPolicyGet)
 	return h
 }
 

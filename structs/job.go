@@ -63,6 +63,11 @@ type Job struct {
 	CreateIndex       uint64
 	ModifyIndex       uint64
 	JobModifyIndex    uint64
+
+	// ScalingEvents are the groups' scaling events, newest first
+	// (scaling.go). They are carried from version to version and are not
+	// part of the job's specification (GET /v1/job/:id/scale shows them).
+	ScalingEvents map[string][]*ScalingEvent `codec:"ScalingEvents" json:"-"`
 }
 
 // TaskGroup is a set of tasks placed together on one node, count times.
@@ -90,6 +95,9 @@ type TaskGroup struct {
 	Volumes map[string]*VolumeRequest
 	// Services are the group's service blocks (services.go).
 	Services []*Service `json:",omitempty"`
+	// Scaling is the group's scaling block (scaling.go): the bounds of
+	// its count.
+	Scaling *ScalingPolicy `json:",omitempty"`
 }
 
 // Task is a single process, container or other unit run by a driver.
@@ -125,6 +133,9 @@ type Task struct {
 	// workload identity); Identities its named ones (identity.go).
 	Identity   *TaskIdentity   `json:",omitempty"`
 	Identities []*TaskIdentity `json:",omitempty"`
+	// ScalingPolicies are the task's scaling "cpu"|"mem" blocks, kept for
+	// an external vertical autoscaler (scaling.go).
+	ScalingPolicies []*ScalingPolicy `json:",omitempty"`
 }
 
 // Lifecycle hooks of a task.
@@ -414,6 +425,7 @@ func (j *Job) Validate() error {
 		if tg.Count < 0 {
 			add("group %q: count %d must not be negative", name, tg.Count)
 		}
+		validateGroupScaling(name, tg, add) // scaling.go
 		if rp := tg.RestartPolicy; rp != nil {
 			if err := rp.Validate(); err != nil {
 				add("group %q: %v", name, err)
@@ -519,6 +531,7 @@ func (j *Job) Copy() *Job {
 	c.Spreads = copySpreads(j.Spreads)
 	c.Meta = maps.Clone(j.Meta)
 	c.Update = j.Update.Copy()
+	c.ScalingEvents = maps.Clone(j.ScalingEvents) // events are immutable
 	c.TaskGroups = make([]*TaskGroup, len(j.TaskGroups))
 	for i, tg := range j.TaskGroups {
 		c.TaskGroups[i] = tg.Copy()
@@ -551,6 +564,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	}
 	c.Volumes = copyVolumes(tg.Volumes)
 	c.Services = copyServices(tg.Services)
+	c.Scaling = tg.Scaling.Copy()
 	c.Tasks = make([]*Task, len(tg.Tasks))
 	for i, t := range tg.Tasks {
 		c.Tasks[i] = t.Copy()
@@ -587,6 +601,12 @@ func (t *Task) Copy() *Task {
 	c.Identity, c.Identities = copyTaskIdentity(t.Identity), nil
 	for _, id := range t.Identities {
 		c.Identities = append(c.Identities, copyTaskIdentity(id))
+	}
+	if t.ScalingPolicies != nil {
+		c.ScalingPolicies = make([]*ScalingPolicy, len(t.ScalingPolicies))
+		for i, p := range t.ScalingPolicies {
+			c.ScalingPolicies[i] = p.Copy()
+		}
 	}
 	return &c
 }
