@@ -91,6 +91,12 @@ func (j *Jobs) Scale(jobID, group string, count *int, message string, isError bo
 	return &resp, wm, nil
 }
 
+// ScaleRequest sends a scaling request as it is (POST /v1/job/:id/scale)
+// and decodes the answer into resp.
+func (j *Jobs) ScaleRequest(jobID string, req *ScalingRequest, resp *JobRegisterResponse, w *WriteOptions) (*WriteMeta, error) {
+	return j.c.write("POST", "/v1/job/"+url.PathEscape(jobID)+"/scale", req, resp, w)
+}
+
 // ScaleStatus returns the job's groups' counts, allocations and scaling
 // events.
 func (j *Jobs) ScaleStatus(jobID string, q *QueryOptions) (*JobScaleStatusResponse, *QueryMeta, error) {

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -41,6 +42,10 @@ func commands() map[string]cliCommand {
 		"job validate":                  {"Check a job file without running it", runJobValidate},
 		"job history":                   {"List the kept versions of a job", runJobHistory},
 		"job revert":                    {"Revert a job to an earlier version", runJobRevert},
+		"job scale":                     {"Change the count of a job's task group", runJobScale},
+		"job scaling-events":            {"List the scaling events of a job", runJobScalingEvents},
+		"job allocs":                    {"List the allocations of a job", runJobAllocs},
+		"job restart":                   {"Restart the allocations of a job, batch by batch", runJobRestart},
 		"deployment":                    {"Interact with deployments (rolling updates)", nil},
 		"deployment list":               {"List deployments", runDeploymentList},
 		"deployment status":             {"Display the status of a deployment", runDeploymentStatus},
@@ -249,7 +254,10 @@ type deps struct {
 	getenv      func(string) string
 	// environ lists the environment (NOMAD_VAR_<name> values of job
 	// files' variables); nil is an empty environment.
-	environ  func() []string
+	environ func() []string
+	// sleep waits d or until ctx ends (job restart's -batch-wait); nil
+	// does not wait.
+	sleep    func(ctx context.Context, d time.Duration) error
 	readFile func(string) ([]byte, error)
 	// stdin is read by `var put` for "-" values and sent by alloc exec to
 	// the command.
@@ -264,7 +272,20 @@ func defaultDeps() deps {
 		now:         time.Now,
 		getenv:      os.Getenv,
 		environ:     os.Environ,
+		sleep:       sleepContext,
 		readFile:    os.ReadFile,
 		stdin:       os.Stdin,
+	}
+}
+
+// sleepContext waits d, or until ctx ends.
+func sleepContext(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
