@@ -133,3 +133,34 @@ func (s *Scaling) GetPolicy(id string, q *QueryOptions) (*ScalingPolicy, *QueryM
 	}
 	return &resp, qm, nil
 }
+
+// JobVersionTag names a version of a job (Job.VersionTag).
+type JobVersionTag struct {
+	Name        string
+	Description string
+	TaggedTime  int64
+}
+
+// TagVersionRequest is the body of PUT /v1/job/:id/versions/:name/tag.
+type TagVersionRequest struct {
+	Version     *uint64 `json:",omitempty"`
+	Description string  `json:",omitempty"`
+}
+
+// TagVersion tags a version of the job (the current one when version is
+// nil) with name.
+func (j *Jobs) TagVersion(jobID, name, description string, version *uint64, w *WriteOptions) (*WriteMeta, error) {
+	return j.TagVersionResp(jobID, name, description, version, nil, w)
+}
+
+// TagVersionResp is TagVersion decoding the answer ({"Version": n}, the
+// version tagged) into resp.
+func (j *Jobs) TagVersionResp(jobID, name, description string, version *uint64, resp any, w *WriteOptions) (*WriteMeta, error) {
+	return j.c.write("PUT", "/v1/job/"+url.PathEscape(jobID)+"/versions/"+url.PathEscape(name)+"/tag",
+		&TagVersionRequest{Version: version, Description: description}, resp, w)
+}
+
+// UntagVersion removes the tag name from the job's version that has it.
+func (j *Jobs) UntagVersion(jobID, name string, w *WriteOptions) (*WriteMeta, error) {
+	return j.c.write("DELETE", "/v1/job/"+url.PathEscape(jobID)+"/versions/"+url.PathEscape(name)+"/tag", nil, nil, w)
+}

@@ -40,11 +40,15 @@ With -p, also the difference of each version from the one before it.`)
 			fmt.Fprintln(m.stdout)
 		}
 		first = false
-		fmt.Fprint(m.stdout, formatKV([]kv{
+		pairs := []kv{
 			{"Version", strconv.FormatUint(derefUint(v.Version), 10)},
 			{"Stable", strconv.FormatBool(v.Stable != nil && *v.Stable)},
 			{"Submit Date", formatTime(time.Unix(0, derefInt64(v.SubmitTime)))},
-		}))
+		}
+		if t := versionTag(v); t != nil { // job_tag.go
+			pairs = append(pairs, kv{"Tag Name", t.Name}, kv{"Tag Description", orNone(t.Description)})
+		}
+		fmt.Fprint(m.stdout, formatKV(pairs))
 		if *diffs && i < len(jobDiffs) {
 			fmt.Fprintf(m.stdout, "%-11s =\n%s", "Diff", formatJobDiff(jobDiffs[i]))
 		}

@@ -8,9 +8,10 @@ import (
 )
 
 func runJobRevert(m *Meta, args []string) int {
-	fset := m.apiFlagSet("job revert", "[options] <job> <version>", `
+	fset := m.apiFlagSet("job revert", "[options] <job> <version|tag>", `
 Register a kept version of a job again, as its newest version (see
-drover job history). Unless -detach is given, follow the evaluation it
+drover job history); the version is its number or the name of its tag
+(drover job tag apply). Unless -detach is given, follow the evaluation it
 creates, then the deployment of the reverted version, as drover job run
 does, with the same exit codes.`)
 	detach := fset.Bool("detach", false, "Return once the job is reverted, printing the evaluation ID.")
@@ -21,10 +22,6 @@ does, with the same exit codes.`)
 	if fset.NArg() != 2 {
 		return m.usageError(fset, "this command takes two arguments: the job ID and the version to revert to")
 	}
-	version, err := strconv.ParseUint(fset.Arg(1), 10, 64)
-	if err != nil {
-		return m.usageError(fset, fmt.Sprintf("version %q is not a number", fset.Arg(1)))
-	}
 	c := m.apiClient()
 	if c == nil {
 		return exitError
@@ -32,6 +29,15 @@ does, with the same exit codes.`)
 	jobID, code := m.resolveJob(c, fset.Arg(0), false)
 	if jobID == "" {
 		return code
+	}
+	version, err := strconv.ParseUint(fset.Arg(1), 10, 64)
+	if err != nil {
+		// Not a number: the name of a version tag (job tag apply).
+		v, ok := m.versionByTag(c, jobID, fset.Arg(1))
+		if !ok {
+			return exitError
+		}
+		version = v
 	}
 	resp, _, err := c.Jobs().Revert(jobID, version, nil, nil)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -241,4 +242,47 @@ func sorted(s []string) []string {
 	out := slices.Clone(s)
 	slices.Sort(out)
 	return out
+}
+
+func TestJobTag(t *testing.T) {
+	f := jobFixture(t, "a")
+	var (
+		mu    sync.Mutex // guards calls
+		calls []string
+	)
+	f.mux.HandleFunc("PUT /v1/job/web/versions/{name}/tag", func(w http.ResponseWriter, r *http.Request) {
+		var body api.TagVersionRequest
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		v := "current"
+		if body.Version != nil {
+			v = strconv.FormatUint(*body.Version, 10)
+		}
+		mu.Lock()
+		calls = append(calls, "apply "+r.PathValue("name")+" "+v+" "+body.Description)
+		mu.Unlock()
+		_ = json.NewEncoder(w).Encode(map[string]uint64{"Version": 4})
+	})
+	f.mux.HandleFunc("DELETE /v1/job/web/versions/{name}/tag", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls = append(calls, "unset "+r.PathValue("name"))
+		mu.Unlock()
+		_ = json.NewEncoder(w).Encode(map[string]uint64{"Version": 4})
+	})
+	if r := runCLI(t, f.srv.URL, nil, "job", "tag", "apply", "-name", "golden", "-description", "good one", "web"); r.code != 0 ||
+		r.stdout != "Job version 4 tagged with name \"golden\"\n" {
+		t.Errorf("apply: %+v", r)
+	}
+	if r := runCLI(t, f.srv.URL, nil, "job", "tag", "apply", "-name", "old", "-version", "0", "web"); r.code != 0 {
+		t.Errorf("apply -version: %+v", r)
+	}
+	if r := runCLI(t, f.srv.URL, nil, "job", "tag", "unset", "-name", "golden", "web"); r.code != 0 || !strings.Contains(r.stdout, `Tag "golden" removed`) {
+		t.Errorf("unset: %+v", r)
+	}
+	if r := runCLI(t, f.srv.URL, nil, "job", "tag", "apply", "web"); r.code != 1 || !strings.Contains(r.stderr, "-name is required") {
+		t.Errorf("no name: %+v", r)
+	}
+	want := []string{"apply golden current good one", "apply old 0 ", "unset golden"}
+	if strings.Join(calls, ";") != strings.Join(want, ";") {
+		t.Errorf("calls = %q, want %q", calls, want)
+	}
 }

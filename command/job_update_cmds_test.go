@@ -109,8 +109,16 @@ func TestJobRevert(t *testing.T) {
 	if r.code != 0 || got.JobVersion != 3 || got.JobID != "hello" || !strings.Contains(r.stdout, "Evaluation ID: "+evalID) {
 		t.Fatalf("exit %d, request %+v, out %s %s", r.code, got, r.stdout, r.stderr)
 	}
-	if r := runCLI(t, f.srv.URL, nil, "job", "revert", "hello", "x"); r.code != 1 || !strings.Contains(r.stderr, `version "x" is not a number`) {
+	// A version that is not a number is the name of a version tag.
+	f.json("GET /v1/job/hello/versions", api.JobVersionsResponse{Versions: []*api.Job{
+		{ID: api.String("hello"), Version: uint64p(2)},
+		{ID: api.String("hello"), Version: uint64p(1), VersionTag: json.RawMessage(`{"Name":"golden","Description":"good"}`)},
+	}})
+	if r := runCLI(t, f.srv.URL, nil, "job", "revert", "hello", "x"); r.code != 1 || !strings.Contains(r.stderr, `job "hello" has no version numbered or tagged "x"`) {
 		t.Fatalf("bad version: %+v", r)
+	}
+	if r := runCLI(t, f.srv.URL, nil, "job", "revert", "-detach", "hello", "golden"); r.code != 0 || got.JobVersion != 1 {
+		t.Fatalf("revert to a tag: %+v, request %+v", r, got)
 	}
 }
 
@@ -153,3 +161,5 @@ func TestJobStatusShowsLatestDeployment(t *testing.T) {
 			RequireProgressBy: fixedNow.Add(10 * time.Minute)}}}
 	golden(t, "job_status_deployment", formatJobStatus(s, fixedNow, false))
 }
+
+func uint64p(v uint64) *uint64 { return &v }

@@ -8,8 +8,11 @@ import (
 )
 
 // registerScalingRoutes adds the scaling endpoints: a job's scale status
-// and scaling requests, and the scaling policies.
+// and scaling requests, and the scaling policies; and the job version tag
+// endpoints (version_tags.go).
 func (s *Server) registerScalingRoutes(rt *router) {
+	rt.handle("/v1/job/{id}/versions/{name}/tag", s.wrap(s.jobTagApply), http.MethodPut, http.MethodPost)
+	rt.handle("/v1/job/{id}/versions/{name}/tag", s.wrap(s.jobTagUnset), http.MethodDelete)
 	rt.handle("/v1/job/{id}/scale", s.wrap(s.jobScaleStatus), http.MethodGet)
 	rt.handle("/v1/job/{id}/scale", s.wrap(s.jobScale), http.MethodPut, http.MethodPost)
 	rt.handle("/v1/scaling/policies", s.wrap(s.scalingPolicyList), http.MethodGet)

@@ -2,7 +2,7 @@ package rpcapi
 
 import "github.com/drover-io/drover/structs"
 
-// The methods of scaling: a group's count set by `job scale` or an
+// The methods of scaling and version tags (the jobfile work): a group's count set by `job scale` or an
 // autoscaler, the groups' scale status and events, and the scaling
 // policies of the jobs' scaling blocks.
 var (
@@ -16,9 +16,11 @@ var (
 	ScalingPolicyList = read[structs.ScalingPolicyListRequest, structs.ScalingPolicyListResponse]("ScalingPolicyList")
 	// ScalingPolicyGet reads one scaling policy by ID.
 	ScalingPolicyGet = read[structs.ScalingPolicySpecificRequest, structs.SingleScalingPolicyResponse]("ScalingPolicyGet")
+	// JobTagVersion applies or removes a job version tag.
+	JobTagVersion = deduplicated[structs.JobTagRequest, structs.JobTagResponse]("JobTagVersion")
 )
 
 // scalingMethods returns the methods of this file, for All.
 func scalingMethods() []*Info {
-	return []*Info{JobScale.info, JobScaleStatus.info, ScalingPolicyList.info, ScalingPolicyGet.info}
+	return []*Info{JobScale.info, JobScaleStatus.info, ScalingPolicyList.info, ScalingPolicyGet.info, JobTagVersion.info}
 }

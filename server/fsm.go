@@ -367,6 +367,14 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 		err = batch(func(w *state.WriteTxn) error {
 			return w.AddScalingEvent(cmd.Namespace, cmd.JobID, cmd.Group, cmd.Event)
 		})
+	case JobVersionTagRequestType:
+		var cmd JobVersionTagCommand
+		if err := decodeBody(f.handle, body, &cmd); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", t, err)
+		}
+		err = batch(func(w *state.WriteTxn) error {
+			return w.SetJobVersionTag(cmd.Namespace, cmd.JobID, cmd.Version, cmd.Tag)
+		})
 	default:
 		return nil, fmt.Errorf("unknown raft message type %d", uint8(t))
 	}

@@ -74,6 +74,7 @@ func (s *Server) JobRegister(ctx context.Context, req *structs.JobRegisterReques
 		preserve(existing, job, req.PreserveCounts, req.PreserveResources)
 	}
 	job.AdoptScaling(existing) // policy IDs and scaling events (job_scale.go)
+	job.VersionTag = nil       // a tag names one version (job_version_tag.go)
 	now := s.clock.Now().UnixNano()
 	eval := &structs.Evaluation{
 		ID:          structs.GenerateUUID(),
@@ -162,7 +163,7 @@ func (s *Server) specChanged(existing, job *structs.Job) (bool, error) {
 		c := j.Copy()
 		c.Status, c.StatusDescription, c.Stable = "", "", false
 		c.Version, c.SubmitTime = 0, 0
-		c.ScalingEvents = nil
+		c.ScalingEvents, c.VersionTag = nil, nil
 		c.CreateIndex, c.ModifyIndex, c.JobModifyIndex = 0, 0, 0
 		var buf bytes.Buffer
 		if err := codec.NewEncoder(&buf, s.fsm.handle).Encode(c); err != nil {

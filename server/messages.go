@@ -41,6 +41,8 @@ const (
 	NamespaceDeleteRequestType
 	// A scaling event without a count change (jobfile: job_scale.go).
 	JobScalingEventRequestType
+	// A job version tag applied or removed (jobfile: job_version_tag.go).
+	JobVersionTagRequestType
 )
 
 // String names the message type for logs.
@@ -92,6 +94,8 @@ func (t MessageType) String() string {
 		return "service-delete"
 	case JobScalingEventRequestType:
 		return "job-scaling-event"
+	case JobVersionTagRequestType:
+		return "job-version-tag"
 	}
 	return fmt.Sprintf("message-type-%d", uint8(t))
 }
@@ -103,6 +107,15 @@ type JobScalingEventCommand struct {
 	JobID     string
 	Group     string
 	Event     *structs.ScalingEvent
+}
+
+// JobVersionTagCommand applies a tag to a kept version of a job, or with
+// a nil Tag removes that version's tag.
+type JobVersionTagCommand struct {
+	Namespace string
+	JobID     string
+	Version   uint64
+	Tag       *structs.JobVersionTag
 }
 
 // JobRegisterCommand stores a job and its registration evaluation; the FSM

@@ -90,6 +90,7 @@ func (s *Server) newHandlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.JobScaleStatus, s.JobScaleStatus)
 	rpcapi.Handle(h, rpcapi.ScalingPolicyList, s.ScalingPolicyList)
 	rpcapi.Handle(h, rpcapi.ScalingPolicyGet, s.ScalingPolicyGet)
+	rpcapi.Handle(h, rpcapi.JobTagVersion, s.JobTagVersion) // job_version_tag.go
 	return h
 }
 

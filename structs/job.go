@@ -68,6 +68,8 @@ type Job struct {
 	// (scaling.go). They are carried from version to version and are not
 	// part of the job's specification (GET /v1/job/:id/scale shows them).
 	ScalingEvents map[string][]*ScalingEvent `codec:"ScalingEvents" json:"-"`
+	// VersionTag names this version (version_tag.go); nil when untagged.
+	VersionTag *JobVersionTag `json:",omitempty"`
 }
 
 // TaskGroup is a set of tasks placed together on one node, count times.
@@ -532,6 +534,10 @@ func (j *Job) Copy() *Job {
 	c.Meta = maps.Clone(j.Meta)
 	c.Update = j.Update.Copy()
 	c.ScalingEvents = maps.Clone(j.ScalingEvents) // events are immutable
+	if j.VersionTag != nil {
+		t := *j.VersionTag
+		c.VersionTag = &t
+	}
 	c.TaskGroups = make([]*TaskGroup, len(j.TaskGroups))
 	for i, tg := range j.TaskGroups {
 		c.TaskGroups[i] = tg.Copy()

@@ -57,6 +57,9 @@ func (w *WriteTxn) upsertJobVersion(job *structs.Job) error {
 	}
 	sort.Slice(versions, func(i, k int) bool { return versions[i].Version > versions[k].Version })
 	for _, old := range versions[structs.JobTrackedVersions:] {
+		if old.VersionTag != nil {
+			continue // a tagged version is kept (version_tags.go)
+		}
 		if err := w.txn.Delete(TableJobVersion, old); err != nil {
 			return fmt.Errorf("drop version %d of job %q: %w", old.Version, job.ID, err)
 		}
