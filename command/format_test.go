@@ -178,6 +178,20 @@ func TestGoldenOutput(t *testing.T) {
 		{"job_list", formatJobList(fixtureJobList())},
 		{"job_status", formatJobStatus(fixtureJobStatus(), fixedNow, false)},
 		{"job_status_verbose", formatJobStatus(fixtureJobStatus(), fixedNow, true)},
+		{"job_status_evals", formatJobStatus(func() jobStatus {
+			s := fixtureJobStatus()
+			s.ShowEvals = true
+			s.Evals = []*api.Evaluation{
+				{ID: "e1e1e1e1-0000-0000-0000-000000000000", Priority: 50, TriggeredBy: "job-scaling", Status: "complete"},
+				{ID: "e2e2e2e2-0000-0000-0000-000000000000", Priority: 50, TriggeredBy: "job-register", Status: "complete",
+					FailedTGAllocs: map[string]*api.AllocationMetric{"web": {}}},
+			}
+			return s
+		}(), fixedNow, false)},
+		{"scaling_events", formatScalingEvents(&api.JobScaleStatusResponse{TaskGroups: map[string]api.TaskGroupScaleStatus{
+			"web": {Events: []api.ScalingEvent{{Count: func() *int64 { v := int64(3); return &v }(), PreviousCount: 1,
+				Time: uint64(at(-time.Minute)), Message: "submitted using the drover CLI"}}},
+		}}, true)},
 		{"alloc_status", formatAllocStatus(fixtureAlloc(), nil, fixedNow, false)},
 		{"alloc_status_verbose", formatAllocStatus(fixtureAlloc(), nil, fixedNow, true)},
 		{"alloc_status_placement_metrics", formatAllocStatus(func() *api.Allocation {

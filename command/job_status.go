@@ -17,6 +17,7 @@ of its allocations per task group, why allocations could not be placed if
 the latest evaluation failed to place some, and its allocations.`)
 	verbose := fset.Bool("verbose", false, "Show full IDs.")
 	all := fset.Bool("all-allocs", false, "Show the allocations of earlier versions of the job too.")
+	evals := fset.Bool("evals", false, "Show the job's evaluations too.")
 	if code, done := m.parse(fset, args); done {
 		return code
 	}
@@ -34,7 +35,7 @@ the latest evaluation failed to place some, and its allocations.`)
 	if jobID == "" {
 		return code
 	}
-	return m.showJob(c, jobID, *verbose, *all)
+	return m.showJob(c, jobID, *verbose, *all, *evals)
 }
 
 // listJobs prints the table of all jobs.
@@ -75,7 +76,7 @@ func (m *Meta) resolveJob(c *api.Client, prefix string, verbose bool) (string, i
 }
 
 // showJob prints one job's status.
-func (m *Meta) showJob(c *api.Client, jobID string, verbose, all bool) int {
+func (m *Meta) showJob(c *api.Client, jobID string, verbose, all, showEvals bool) int {
 	doing := fmt.Sprintf("querying job %q", jobID)
 	job, _, err := c.Jobs().Info(jobID, nil)
 	if err != nil {
@@ -97,7 +98,7 @@ func (m *Meta) showJob(c *api.Client, jobID string, verbose, all bool) int {
 	// the section is left out.
 	dep, _, _ := c.Jobs().LatestDeployment(jobID, nil)
 	fmt.Fprint(m.stdout, formatJobStatus(jobStatus{
-		Job: job, Summary: summary, Evals: evals, Allocs: allocs, Deployment: dep,
+		Job: job, Summary: summary, Evals: evals, Allocs: allocs, Deployment: dep, ShowEvals: showEvals,
 	}, m.now(), verbose))
 	return 0
 }
@@ -128,6 +129,8 @@ type jobStatus struct {
 	Allocs  []*api.AllocationListStub
 	// Deployment is the job's latest deployment; nil when none.
 	Deployment *api.Deployment
+	// ShowEvals adds the table of the evaluations (-evals).
+	ShowEvals bool
 }
 
 // formatJobStatus renders one job's status as of now.
@@ -161,6 +164,11 @@ func formatJobStatus(s jobStatus, now time.Time, verbose bool) string {
 	if failed := latestPlacementFailures(s.Evals); len(failed) > 0 {
 		b.WriteString("\nPlacement Failure\n")
 		b.WriteString(placementFailures(failed, ""))
+	}
+
+	if s.ShowEvals {
+		b.WriteString("\nEvaluations\n")
+		b.WriteString(formatEvalList(s.Evals, verbose))
 	}
 
 	b.WriteString("\nAllocations\n")
@@ -263,4 +271,17 @@ func formatDeployed(d *api.Deployment) string {
 	b.WriteString("\nDeployed\n")
 	b.WriteString(formatTable([]string{"Task Group", "Auto Revert", "Desired", "Placed", "Healthy", "Unhealthy", "Progress Deadline"}, rows))
 	return b.String()
+}
+
+// formatEvalList renders evaluations as `job status -evals` shows them.
+func formatEvalList(evals []*api.Evaluation, verbose bool) string {
+	if len(evals) == 0 {
+		return "No evaluations\n"
+	}
+	rows := make([][]string, 0, len(evals))
+	for _, e := range evals {
+		rows = append(rows, []string{shortID(e.ID, verbose), strconv.Itoa(e.Priority), e.TriggeredBy, e.Status,
+			strconv.FormatBool(len(e.FailedTGAllocs) > 0)})
+	}
+	return formatTable([]string{"ID", "Priority", "Triggered By", "Status", "Placement Failures"}, rows)
 }

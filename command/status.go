@@ -34,7 +34,7 @@ status, alloc status and node status do); several are listed.`)
 	}
 	for _, j := range jobs {
 		if j.ID == prefix { // an exact job ID wins over longer IDs it prefixes
-			return m.showJob(c, j.ID, *verbose, false)
+			return m.showJob(c, j.ID, *verbose, false, false)
 		}
 	}
 	allocs, _, err := c.Allocations().List(q)
@@ -50,7 +50,7 @@ status, alloc status and node status do); several are listed.`)
 		fmt.Fprintf(m.stderr, "No job, allocation or node with prefix or ID %q found\n", prefix)
 		return 1
 	case len(jobs) == 1 && len(allocs)+len(nodes) == 0:
-		return m.showJob(c, jobs[0].ID, *verbose, false)
+		return m.showJob(c, jobs[0].ID, *verbose, false, false)
 	case len(allocs) == 1 && len(jobs)+len(nodes) == 0:
 		return m.showAlloc(c, allocs[0].ID, *verbose)
 	case len(nodes) == 1 && len(jobs)+len(allocs) == 0:
