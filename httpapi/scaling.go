@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/drover-io/drover/api"
 	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
@@ -56,15 +57,7 @@ func (s *Server) jobScale(w http.ResponseWriter, req *http.Request) (any, error)
 		return nil, err
 	}
 	setIndex(w, resp.Index)
-	return &jobRegisterAnswer{EvalID: resp.EvalID, EvalCreateIndex: resp.EvalCreateIndex, JobModifyIndex: resp.JobModifyIndex}, nil
-}
-
-// jobRegisterAnswer is the JSON of a registration's answer.
-type jobRegisterAnswer struct {
-	EvalID          string
-	EvalCreateIndex uint64
-	JobModifyIndex  uint64
-	Warnings        string
+	return &api.JobRegisterResponse{EvalID: resp.EvalID, EvalCreateIndex: resp.EvalCreateIndex, JobModifyIndex: resp.JobModifyIndex}, nil
 }
 
 // jobScaleStatusAnswer is the JSON of GET /v1/job/:id/scale.
