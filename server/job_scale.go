@@ -46,7 +46,7 @@ func (s *Server) JobScale(ctx context.Context, req *structs.JobScaleRequest) (*s
 	}
 	tg := existing.LookupTaskGroup(req.Group)
 	if tg == nil {
-		return nil, structs.Invalid("job %q has no group %q", req.JobID, req.Group)
+		return nil, structs.Invalid("group %q does not exist in job %q", req.Group, req.JobID)
 	}
 	if req.EnforceIndex && existing.JobModifyIndex != req.JobModifyIndex {
 		return nil, structs.NewError(structs.KindConflict, "%s %d: job %q exists with conflicting job modify index %d",
@@ -56,7 +56,8 @@ func (s *Server) JobScale(ctx context.Context, req *structs.JobScaleRequest) (*s
 	event := &structs.ScalingEvent{Time: now, PreviousCount: int64(tg.Count), Message: req.Message, Error: req.Error, Meta: req.Meta}
 	if req.Count == nil {
 		cmd := &JobScalingEventCommand{Namespace: ns, JobID: req.JobID, Group: req.Group, Event: event}
-		return applyWrite(s, req.RequestID, JobScalingEventRequestType, cmd, &structs.JobRegisterResponse{}, completeScalingEvent)
+		return applyWrite(s, req.RequestID, JobScalingEventRequestType, cmd,
+			&structs.JobRegisterResponse{JobModifyIndex: existing.JobModifyIndex}, completeScalingEvent)
 	}
 	count := *req.Count
 	if err := checkScaleCount(req.Group, tg, count, req.PolicyOverride); err != nil {

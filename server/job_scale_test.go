@@ -42,7 +42,7 @@ func TestJobScale(t *testing.T) {
 		{name: "negative", req: structs.JobScaleRequest{Group: "web", Count: count(-1), PolicyOverride: true},
 			wantErr: "must not be negative", wantKind: structs.KindInvalid},
 		{name: "unknown group", req: structs.JobScaleRequest{Group: "db", Count: count(1)},
-			wantErr: `job "web" has no group "db"`, wantKind: structs.KindInvalid},
+			wantErr: `group "db" does not exist in job "web"`, wantKind: structs.KindInvalid},
 		{name: "unknown job", req: structs.JobScaleRequest{JobID: "nope", Group: "web", Count: count(1)}, wantKind: structs.KindNotFound, wantErr: "nope"},
 		{name: "error with count", req: structs.JobScaleRequest{Group: "web", Count: count(1), Error: true},
 			wantErr: "cannot change the count", wantKind: structs.KindInvalid},
@@ -102,8 +102,12 @@ func TestJobScaleEventOnly(t *testing.T) {
 	ctx := context.Background()
 	registerJob(t, s, scaledJob())
 	before, _ := s.JobGet(ctx, &structs.JobSpecificRequest{JobID: "web"})
-	if _, err := s.JobScale(ctx, &structs.JobScaleRequest{JobID: "web", Group: "web", Message: "metrics unavailable", Error: true}); err != nil {
+	ev, err := s.JobScale(ctx, &structs.JobScaleRequest{JobID: "web", Group: "web", Message: "metrics unavailable", Error: true})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if ev.EvalID != "" || ev.EvalCreateIndex != 0 || ev.JobModifyIndex != before.Job.JobModifyIndex {
+		t.Errorf("event-only reply = %+v, want no evaluation and the job's JobModifyIndex %d", ev, before.Job.JobModifyIndex)
 	}
 	st, err := s.JobScaleStatus(ctx, &structs.JobSpecificRequest{JobID: "web"})
 	if err != nil {
