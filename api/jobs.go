@@ -149,6 +149,19 @@ func (j *Jobs) ForceEvaluate(jobID string, w *WriteOptions) (string, *WriteMeta,
 	return resp.EvalID, wm, nil
 }
 
+// EvaluateWithOpts creates a new evaluation of the job; forceReschedule
+// replaces its failed allocations now, whatever their reschedule delay
+// (Nomad's EvalOptions.ForceReschedule).
+func (j *Jobs) EvaluateWithOpts(jobID string, forceReschedule bool, w *WriteOptions) (string, *WriteMeta, error) {
+	var resp JobRegisterResponse
+	body := map[string]any{"JobID": jobID, "EvalOptions": map[string]bool{"ForceReschedule": forceReschedule}}
+	wm, err := j.c.write("PUT", "/v1/job/"+url.PathEscape(jobID)+"/evaluate", body, &resp, w)
+	if err != nil {
+		return "", nil, err
+	}
+	return resp.EvalID, wm, nil
+}
+
 // ParseHCL asks the agent to parse a job file (PUT /v1/jobs/parse).
 func (j *Jobs) ParseHCL(src string, canonicalize bool) (*Job, error) {
 	var job Job

@@ -17,7 +17,7 @@ allocations were placed, or why they could not be. Exit codes as job run's
 evaluation: 0, 1 on errors, 2 when some allocations could not be placed.`)
 	detach := fset.Bool("detach", false, "Return once the evaluation is created, printing its ID.")
 	verbose := fset.Bool("verbose", false, "Show full IDs.")
-	force := fset.Bool("force-reschedule", false, "Replace failed allocations now, whatever their reschedule delay (not supported by drover yet: refused).")
+	force := fset.Bool("force-reschedule", false, "Replace the job's failed allocations now, whatever their reschedule policy's delay and attempts.")
 	timeout := fset.Duration("timeout", 5*time.Minute, "How long to follow the evaluation before giving up with exit code 1 (drover-specific).")
 	if code, done := m.parse(fset, args); done {
 		return code
@@ -25,16 +25,12 @@ evaluation: 0, 1 on errors, 2 when some allocations could not be placed.`)
 	if fset.NArg() != 1 {
 		return m.usageError(fset, "this command takes one argument: the job's ID")
 	}
-	if *force {
-		fmt.Fprintln(m.stderr, "Error: -force-reschedule is not supported by drover yet: evaluate without it, or stop the failed allocations (drover alloc stop)")
-		return exitError
-	}
 	c := m.apiClient()
 	if c == nil {
 		return exitError
 	}
 	jobID := fset.Arg(0)
-	evalID, _, err := c.Jobs().ForceEvaluate(jobID, nil)
+	evalID, _, err := c.Jobs().EvaluateWithOpts(jobID, *force, nil)
 	if err != nil {
 		return m.fail(fmt.Sprintf("evaluating job %q", jobID), err)
 	}

@@ -14,7 +14,11 @@ func TestJobEval(t *testing.T) {
 		BlockedEval:    "bbbbbbbb-0000-0000-0000-000000000000",
 		FailedTGAllocs: map[string]*api.AllocationMetric{"web": fixtureMetric()}}
 	f := runJobFixture(t, eval, []*api.AllocationListStub{}, []*api.AllocationListStub{})
+	var forced []bool
 	f.mux.HandleFunc("PUT /v1/job/hello/evaluate", func(w http.ResponseWriter, r *http.Request) {
+		var body struct{ EvalOptions struct{ ForceReschedule bool } }
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		forced = append(forced, body.EvalOptions.ForceReschedule)
 		_ = json.NewEncoder(w).Encode(api.JobRegisterResponse{EvalID: evalID, EvalCreateIndex: 9})
 	})
 	f.fail("PUT /v1/job/nope/evaluate", http.StatusNotFound, `job "nope" not found`)
@@ -32,7 +36,10 @@ func TestJobEval(t *testing.T) {
 	if r := runCLI(t, f.srv.URL, nil, "job", "eval", "nope"); r.code != 1 || !strings.Contains(r.stderr, `job "nope" not found`) {
 		t.Errorf("job eval of an unknown job: %+v", r)
 	}
-	if r := runCLI(t, f.srv.URL, nil, "job", "eval", "-force-reschedule", "hello"); r.code != 1 || !strings.Contains(r.stderr, "not supported") {
+	if r := runCLI(t, f.srv.URL, nil, "job", "eval", "-detach", "-force-reschedule", "hello"); r.code != 0 {
 		t.Errorf("job eval -force-reschedule: %+v", r)
+	}
+	if len(forced) != 3 || forced[0] || forced[1] || !forced[2] {
+		t.Errorf("ForceReschedule sent = %v, want only by the last call", forced)
 	}
 }

@@ -50,7 +50,7 @@ func (f *fakeBackend) JobVersions(_ context.Context, r *structs.JobVersionsReque
 
 func (f *fakeBackend) JobEvaluate(_ context.Context, r *structs.JobEvaluateRequest) (*structs.JobRegisterResponse, error) {
 	if r.ForceReschedule {
-		return nil, structs.Invalid("force_reschedule is not supported")
+		return &structs.JobRegisterResponse{EvalID: "eval-force-reschedule", EvalCreateIndex: 16, WriteMeta: structs.WriteMeta{Index: 16}}, nil
 	}
 	if !f.hasJob(r.JobID) || r.Namespace != "default" {
 		return nil, structs.NotFound("job", r.JobID)
@@ -170,7 +170,7 @@ func TestHTTPUpdateEndpoints(t *testing.T) {
 			`"CreatedEvals":[{"ID":"eval-blocked",`},
 		{"evaluate", "PUT", "/v1/job/web/evaluate", "", 200, `{"EvalID":"eval-forced","EvalCreateIndex":15,"JobModifyIndex":3`},
 		{"evaluate with Nomad's body", "POST", "/v1/job/web/evaluate", `{"JobID":"web","EvalOptions":{"ForceReschedule":false},"Region":"","Namespace":"","SecretID":""}`, 200, `"EvalID":"eval-forced"`},
-		{"evaluate force reschedule", "PUT", "/v1/job/web/evaluate", `{"JobID":"web","EvalOptions":{"ForceReschedule":true}}`, 400, "not supported"},
+		{"evaluate force reschedule", "PUT", "/v1/job/web/evaluate", `{"JobID":"web","EvalOptions":{"ForceReschedule":true}}`, 200, `"EvalID":"eval-force-reschedule"`},
 		{"evaluate ID mismatch", "PUT", "/v1/job/web/evaluate", `{"JobID":"api"}`, 400, "does not match"},
 		{"evaluate unknown job", "PUT", "/v1/job/zzz/evaluate", "", 404, `job "zzz" not found`},
 		{"evaluate other namespace", "PUT", "/v1/job/web/evaluate?namespace=dev", "", 404, "not found"},

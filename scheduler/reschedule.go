@@ -36,6 +36,10 @@ func (r *run) rescheduleDecision(tg *structs.TaskGroup, a *structs.Allocation) (
 	if a.ClientStatus != structs.AllocClientStatusFailed || a.NextAllocation != "" || r.job.Type == structs.JobTypeSystem {
 		return rescheduleNone, time.Time{}, 0
 	}
+	if f := a.DesiredTransition.ForceReschedule; f != nil && *f {
+		// `job eval -force-reschedule`: now, whatever the policy says.
+		return rescheduleNow, r.nowTime(), 0
+	}
 	p := tg.ReschedulePolicy
 	if !p.RescheduleEligible(a.RescheduleTracker, r.now) {
 		return rescheduleNone, time.Time{}, 0

@@ -10,17 +10,16 @@ import (
 // JobEvaluate creates an evaluation of an existing job (Nomad's force
 // evaluation): the scheduler looks at the job again, placing what is
 // missing now that nodes or capacity may have changed. An unknown job is
-// KindNotFound. ForceReschedule is refused: the scheduler does not honour
-// it yet.
+// KindNotFound. With ForceReschedule, the job's failed allocations that
+// have no replacement yet are marked (DesiredTransition.ForceReschedule)
+// in the same raft entry, and the scheduler replaces them now, whatever
+// their reschedule policy's delay and attempts.
 func (s *Server) JobEvaluate(ctx context.Context, req *structs.JobEvaluateRequest) (*structs.JobRegisterResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if req == nil || req.JobID == "" {
 		return nil, structs.Invalid("missing job ID")
-	}
-	if req.ForceReschedule {
-		return nil, structs.Invalid("force_reschedule is not supported by drover yet: evaluate without it, or stop the failed allocations (alloc stop)")
 	}
 	if r, ok, err := replayed(s, req.RequestID, completeJobEvaluate); ok || err != nil {
 		return r, err
@@ -49,7 +48,23 @@ func (s *Server) JobEvaluate(ctx context.Context, req *structs.JobEvaluateReques
 		CreateTime:     now,
 		ModifyTime:     now,
 	}
-	return applyWrite(s, req.RequestID, ApplyPlanResultsRequestType, &PlanResultCommand{Evals: []*structs.Evaluation{eval}},
+	cmd := &PlanResultCommand{Evals: []*structs.Evaluation{eval}}
+	if req.ForceReschedule {
+		allocs, err := s.fsm.State().AllocsByJob(nil, ns, req.JobID)
+		if err != nil {
+			return nil, fmt.Errorf("read allocations of job %q: %w", req.JobID, err)
+		}
+		for _, a := range allocs {
+			if a.ClientStatus != structs.AllocClientStatusFailed || a.ServerTerminalStatus() || a.NextAllocation != "" {
+				continue
+			}
+			c := a.Copy()
+			c.DesiredTransition.ForceReschedule = new(true)
+			c.ModifyTime = now
+			cmd.Allocs = append(cmd.Allocs, c)
+		}
+	}
+	return applyWrite(s, req.RequestID, ApplyPlanResultsRequestType, cmd,
 		&structs.JobRegisterResponse{EvalID: eval.ID, JobModifyIndex: job.JobModifyIndex}, completeJobEvaluate)
 }
 

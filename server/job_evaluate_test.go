@@ -31,7 +31,4 @@ func TestJobEvaluate(t *testing.T) {
 	if _, err := s.JobEvaluate(ctx, &structs.JobEvaluateRequest{JobID: "web", Namespace: "dev"}); structs.KindOf(err) != structs.KindNotFound {
 		t.Fatalf("evaluate in another namespace: %v", err)
 	}
-	if _, err := s.JobEvaluate(ctx, &structs.JobEvaluateRequest{JobID: "web", ForceReschedule: true}); structs.KindOf(err) != structs.KindInvalid {
-		t.Fatalf("force reschedule: %v", err)
-	}
 }

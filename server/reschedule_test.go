@@ -134,3 +134,41 @@ func TestRescheduleNoEvalForCompletedBatch(t *testing.T) {
 		}
 	})
 }
+
+// TestForceRescheduleIgnoresTheDelay checks `job eval -force-reschedule`: a
+// failed allocation waiting for its reschedule delay (an hour) is
+// replaced at once, with no attempt left in its policy either.
+func TestForceRescheduleIgnoresTheDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clock := &fakeClock{now: time.Unix(1700000000, 0)}
+		s := newTestServer(t, func(c *Config) { c.Clock = clock; c.HeartbeatTTL = 24 * time.Hour })
+		registerNode(t, s, testNode("n1", 4000, 4096))
+		job := testJob("web", 1, 100, 100)
+		job.TaskGroups[0].ReschedulePolicy = &structs.ReschedulePolicy{
+			Delay: time.Hour, DelayFunction: structs.DelayFunctionConstant, Unlimited: true}
+		registerJob(t, s, job)
+		jobIdle(t, s, "web")
+		first := running(t, s, "web")
+		if len(first) != 1 {
+			t.Fatalf("allocs = %d, want 1", len(first))
+		}
+		reportFailed(t, s, clock, first[0])
+		waitFor(t, "follow-up eval recorded on the failed alloc", func() (bool, string) {
+			a, err := s.State().AllocByID(nil, first[0].ID)
+			return err == nil && a != nil && a.FollowupEvalID != "", fmt.Sprint(err)
+		})
+		if _, err := s.JobEvaluate(context.Background(), &structs.JobEvaluateRequest{JobID: "web", ForceReschedule: true}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the failed alloc replaced without waiting an hour", func() (bool, string) {
+			a, err := s.State().AllocByID(nil, first[0].ID)
+			if err != nil || a == nil {
+				return false, fmt.Sprint(err)
+			}
+			return a.NextAllocation != "", "no replacement yet"
+		})
+		if got := clock.Now(); !got.Equal(time.Unix(1700000000, 0)) {
+			t.Errorf("the clock moved to %v", got)
+		}
+	})
+}
