@@ -16,7 +16,9 @@ func TestJobEval(t *testing.T) {
 	f := runJobFixture(t, eval, []*api.AllocationListStub{}, []*api.AllocationListStub{})
 	var forced []bool
 	f.mux.HandleFunc("PUT /v1/job/hello/evaluate", func(w http.ResponseWriter, r *http.Request) {
-		var body struct{ EvalOptions struct{ ForceReschedule bool } }
+		var body struct {
+			EvalOptions struct{ ForceReschedule bool }
+		}
 		_ = json.NewDecoder(r.Body).Decode(&body)
 		forced = append(forced, body.EvalOptions.ForceReschedule)
 		_ = json.NewEncoder(w).Encode(api.JobRegisterResponse{EvalID: evalID, EvalCreateIndex: 9})
