@@ -203,3 +203,60 @@ func TestJobFileUndefinedVariable(t *testing.T) {
 		t.Fatalf("jobs = %v, %v; want none", jobs, err)
 	}
 }
+
+// TestJobRestart restarts a job's allocations in place, one batch at a
+// time, then replaces them with -reschedule.
+func TestJobRestart(t *testing.T) {
+	a := startAgent(t)
+	c := a.client(t)
+	job := strings.Replace(versionedJob(2), `run_for = "0s"`, `run_for = "1h"`, 1)
+	if r := a.cli(t, "job", "run", "-detach", writeFile(t, "ver.nomad.hcl", job)); r.code != 0 {
+		t.Fatalf("job run:\n%s", r)
+	}
+	waitLive(t, c, "ver", 2)
+	before, _, err := c.Jobs().Allocations("ver", false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	r := a.cli(t, "job", "restart", "-batch-size", "1", "-yes", "ver")
+	if r.code != 0 || !strings.Contains(r.stdout, "Restarting 2 allocations in 2 batches of at most 1") ||
+		!strings.Contains(r.stdout, "All allocations restarted successfully!") {
+		t.Fatalf("job restart:\n%s", r)
+	}
+	for _, stub := range before {
+		waitFor(t, 30*time.Second, "a restart event of allocation "+stub.ID, func() (bool, string) {
+			alloc, _, err := c.Allocations().Info(stub.ID, nil)
+			if err != nil {
+				return false, err.Error()
+			}
+			var seen []string
+			for _, ts := range alloc.TaskStates {
+				for _, e := range ts.Events {
+					seen = append(seen, e.Type)
+					if e.Type == "Restart Signaled" {
+						return true, ""
+					}
+				}
+			}
+			return false, fmt.Sprint(seen)
+		})
+	}
+
+	if r := a.cli(t, "job", "restart", "-reschedule", "-group", "g", "-yes", "ver"); r.code != 0 {
+		t.Fatalf("job restart -reschedule:\n%s", r)
+	}
+	waitFor(t, 60*time.Second, "two new running allocations", func() (bool, string) {
+		allocs, _, err := c.Jobs().Allocations("ver", false, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		fresh := 0
+		for _, al := range allocs {
+			if al.DesiredStatus == "run" && al.ClientStatus == "running" && al.ID != before[0].ID && al.ID != before[1].ID {
+				fresh++
+			}
+		}
+		return fresh == 2, fmt.Sprintf("%d new running", fresh)
+	})
+}
