@@ -2,6 +2,7 @@ package command
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -251,7 +252,7 @@ func (r *restarter) targets(job *api.Job) ([]restartTarget, error) {
 	if err != nil {
 		return nil, fmt.Errorf("query the allocations of job %q: %w", r.jobID, err)
 	}
-	slices.SortStableFunc(allocs, func(a, b *api.AllocationListStub) int { return int(a.CreateIndex) - int(b.CreateIndex) })
+	slices.SortStableFunc(allocs, func(a, b *api.AllocationListStub) int { return cmp.Compare(a.CreateIndex, b.CreateIndex) })
 	var out []restartTarget
 	for _, a := range allocs {
 		if a.DesiredStatus != "run" || a.ClientStatus != "running" {

@@ -51,7 +51,7 @@ func addVarFlags(fs *flagSet) *jobVars {
 	return jv
 }
 
-// options reads the -var-file files and gathers the values the job file's
+// varOptions reads the -var-file files and gathers the values the job file's
 // variables take: NOMAD_VAR_<name> from the environment, the files, the
 // -var flags.
 func (m *Meta) varOptions(jv *jobVars) (jobspec.Options, error) {

@@ -34,7 +34,7 @@ type dynamicExpander struct {
 	generated int
 }
 
-// expandDynamic returns body with its dynamic blocks (at any depth)
+// body returns body with its dynamic blocks (at any depth)
 // replaced by the blocks they generate. iters are the iterators of the
 // enclosing dynamic blocks.
 func (x *dynamicExpander) body(body *hclsyntax.Body, iters map[string]cty.Value) *hclsyntax.Body {
