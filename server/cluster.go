@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
+	"github.com/drover-io/drover/tlsutil"
 )
 
 // clusterTickInterval is how often a server of a cluster looks at its
@@ -136,18 +138,24 @@ func (s *Server) setupClusterNetwork() error {
 		return err
 	}
 	c.fileID = id
-	c.mux = newRPCMux(cc.RPCListener, s.logger.With("component", "rpc-mux"))
+	c.mux = newRPCMux(cc.RPCListener, cc.TLS, s.logger.With("component", "rpc-mux"))
 	c.rpcServer = NewRPCServer(s.handlers, c.mux.http, s.logger.With("component", "rpc"))
 	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+	dial := dialer.DialContext
+	var raftTLS *tls.Config
+	if cc.TLS != nil {
+		dial = tlsutil.DialContext(dialer, cc.TLS.Client)
+		raftTLS = cc.TLS.Client
+	}
 	c.hc = &http.Client{Transport: &http.Transport{
-		Proxy: nil, DialContext: dialer.DialContext, MaxIdleConnsPerHost: 32, IdleConnTimeout: 90 * time.Second,
+		Proxy: nil, DialContext: dial, MaxIdleConnsPerHost: 32, IdleConnTimeout: 90 * time.Second,
 	}}
 	c.wire = rpcapi.NewTransport(c.hc)
 	s.cluster = c
 	s.raftTransport = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		ServerAddressProvider: serfAddresses{s: s},
 		Logger:                newRaftLogger(s.logger),
-		Stream:                newRaftLayer(c.mux.raft, advAddr),
+		Stream:                newRaftLayer(c.mux.raft, advAddr, raftTLS),
 		MaxPool:               3,
 		Timeout:               10 * time.Second,
 	})

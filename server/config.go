@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"log/slog"
 	"net"
 	"runtime"
@@ -140,10 +141,37 @@ type ClusterConfig struct {
 	// LANConfig uses memberlist's LAN timings (the agent); false uses its
 	// faster local-network ones (tests).
 	LANConfig bool
+	// TLS makes the RPC port mutual TLS (the agent's tls.rpc): raft,
+	// rpcapi's wire and the calls this server forwards; nil serves and
+	// dials in plain text.
+	TLS *RPCTLS
+	// GossipKey encrypts serf's gossip (the agent's server.encrypt): 16,
+	// 24 or 32 bytes (AES-128, -192, -256); nil gossips in plain text.
+	// Every server of the cluster needs the same key.
+	GossipKey []byte
 	// HoldTimeout bounds how long a call waits for a leader to be known
 	// (elected, or reachable) before it fails as unavailable; 0 uses
 	// DefaultHoldTimeout.
 	HoldTimeout time.Duration
+}
+
+// RPCTLS is the TLS of a server's RPC port. Both configs read the
+// agent's current certificate at each handshake (tlsutil), so that a
+// reload needs no restart here.
+type RPCTLS struct {
+	// Server is the config of incoming connections: it must ask for the
+	// caller's certificate and check it.
+	Server *tls.Config
+	// Client is the config of outgoing ones: raft to the other servers,
+	// calls forwarded to the leader.
+	Client *tls.Config
+	// AllowPlaintext also accepts plain-text connections
+	// (tls.rpc_upgrade_mode, while a cluster moves to TLS).
+	AllowPlaintext bool
+	// RaftPeerName, when set, is the name a raft peer's certificate must
+	// have (server.<region>.nomad, with tls.verify_server_hostname): a
+	// client's certificate opens no raft connection.
+	RaftPeerName string
 }
 
 // DefaultHoldTimeout is the default of ClusterConfig.HoldTimeout (Nomad's

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/drover-io/drover/tlsutil"
 )
 
 // The RPC port carries two protocols: rpcapi's wire (HTTP/1.1 POSTs, which
@@ -19,8 +22,16 @@ import (
 // starts with (a method name's first letter); anything else is HTTP. So one
 // port serves both, as Nomad's does, and a server needs no second port for
 // raft.
+//
+// With TLS (RPCTLS) a connection opens with a TLS handshake instead: its
+// first byte is tlsRecordByte, the mux completes the handshake and routes
+// on the first byte inside the TLS stream, so raft and the RPC calls are
+// both encrypted on the same port. A plain-text connection is refused
+// unless the upgrade mode allows it.
 const (
 	raftConnByte byte = 0x01
+	// tlsRecordByte starts every TLS connection (a handshake record).
+	tlsRecordByte byte = 0x16
 	// muxFirstByteTimeout bounds how long a new connection may take to
 	// send its first byte.
 	muxFirstByteTimeout = 10 * time.Second
@@ -32,6 +43,7 @@ const (
 // them.
 type rpcMux struct {
 	ln     net.Listener
+	tls    *RPCTLS // nil: plain text only
 	logger *slog.Logger
 	http   *connQueue
 	raft   *connQueue
@@ -42,11 +54,11 @@ type rpcMux struct {
 	once   sync.Once
 }
 
-// newRPCMux returns a mux of ln; start starts it.
-func newRPCMux(ln net.Listener, logger *slog.Logger) *rpcMux {
+// newRPCMux returns a mux of ln, TLS when t is set; start starts it.
+func newRPCMux(ln net.Listener, t *RPCTLS, logger *slog.Logger) *rpcMux {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &rpcMux{
-		ln: ln, logger: logger, ctx: ctx, cancel: cancel,
+		ln: ln, tls: t, logger: logger, ctx: ctx, cancel: cancel,
 		http: newConnQueue(ln.Addr()), raft: newConnQueue(ln.Addr()),
 	}
 }
@@ -77,24 +89,75 @@ func (m *rpcMux) acceptLoop() {
 	}
 }
 
-// route reads a connection's first byte and hands it to raft or HTTP.
+// route reads a connection's first byte and hands it to raft or HTTP,
+// after a TLS handshake when it starts one.
 func (m *rpcMux) route(conn net.Conn) {
-	_ = conn.SetReadDeadline(time.Now().Add(muxFirstByteTimeout))
-	var first [1]byte
-	if _, err := io.ReadFull(conn, first[:]); err != nil {
+	deadline := time.Now().Add(muxFirstByteTimeout)
+	_ = conn.SetDeadline(deadline)
+	first, err := readByte(conn)
+	if err != nil {
 		_ = conn.Close()
 		return
 	}
-	_ = conn.SetReadDeadline(time.Time{})
+	conn = &peekedConn{Conn: conn, first: first}
+	if m.tls != nil {
+		switch {
+		case first == tlsRecordByte:
+			if conn, first, err = m.handshake(conn, deadline); err != nil {
+				m.logger.Debug("TLS connection closed", "remote_addr", conn.RemoteAddr().String(), "error", err)
+				_ = conn.Close()
+				return
+			}
+		case !m.tls.AllowPlaintext:
+			m.logger.Warn("plain-text connection refused: the RPC port requires TLS (tls.rpc); give the caller the cluster's CA and a certificate, or set tls.rpc_upgrade_mode while moving to TLS",
+				"remote_addr", conn.RemoteAddr().String())
+			_ = conn.Close()
+			return
+		}
+	}
+	_ = conn.SetDeadline(time.Time{})
 	q := m.http
-	if first[0] == raftConnByte {
+	if first == raftConnByte {
 		q = m.raft
-	} else {
-		conn = &peekedConn{Conn: conn, first: first[0]}
+		conn = conn.(*peekedConn).Conn // raft reads after the mark
 	}
 	if !q.put(m.ctx, conn) {
 		_ = conn.Close()
 	}
+}
+
+// handshake completes the server side of a TLS connection and reads the
+// first byte inside it, checking that a raft connection comes from a
+// server. The returned conn replays that byte.
+func (m *rpcMux) handshake(conn net.Conn, deadline time.Time) (net.Conn, byte, error) {
+	ctx, cancel := context.WithDeadline(m.ctx, deadline)
+	defer cancel()
+	tc := tls.Server(conn, m.tls.Server)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return conn, 0, fmt.Errorf("TLS handshake: %w", err)
+	}
+	first, err := readByte(tc)
+	if err != nil {
+		return tc, 0, err
+	}
+	if first == raftConnByte && m.tls.RaftPeerName != "" {
+		cs := tc.ConnectionState()
+		if len(cs.PeerCertificates) == 0 || cs.PeerCertificates[0].VerifyHostname(m.tls.RaftPeerName) != nil {
+			err := fmt.Errorf("raft connection refused: the caller's certificate does not name %s (a client's certificate cannot join raft)", m.tls.RaftPeerName)
+			m.logger.Warn("raft connection refused", "remote_addr", conn.RemoteAddr().String(), "error", err)
+			return tc, 0, err
+		}
+	}
+	return &peekedConn{Conn: tc, first: first}, first, nil
+}
+
+// readByte reads one byte of conn.
+func readByte(conn net.Conn) (byte, error) {
+	var b [1]byte
+	if _, err := io.ReadFull(conn, b[:]); err != nil {
+		return 0, err
+	}
+	return b[0], nil
 }
 
 // close stops the accept loop, closes the listener and both queues, and
@@ -180,6 +243,7 @@ func (c *peekedConn) Read(p []byte) (int, error) {
 type raftLayer struct {
 	q         *connQueue
 	advertise net.Addr
+	tls       *tls.Config // dials TLS when set
 
 	mu     sync.Mutex // guards the fields below
 	conns  map[net.Conn]struct{}
@@ -188,8 +252,8 @@ type raftLayer struct {
 
 var _ raft.StreamLayer = (*raftLayer)(nil)
 
-func newRaftLayer(q *connQueue, advertise net.Addr) *raftLayer {
-	return &raftLayer{q: q, advertise: advertise, conns: map[net.Conn]struct{}{}}
+func newRaftLayer(q *connQueue, advertise net.Addr, tlsConfig *tls.Config) *raftLayer {
+	return &raftLayer{q: q, advertise: advertise, tls: tlsConfig, conns: map[net.Conn]struct{}{}}
 }
 
 // track records conn, or closes it when the layer is closed.
@@ -248,6 +312,14 @@ func (l *raftLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net
 	conn, err := net.DialTimeout("tcp", string(address), timeout)
 	if err != nil {
 		return nil, err
+	}
+	if l.tls != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		conn, err = tlsutil.Handshake(ctx, conn, l.tls, string(address))
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("raft: %w", err)
+		}
 	}
 	if _, err := conn.Write([]byte{raftConnByte}); err != nil {
 		_ = conn.Close()

@@ -143,6 +143,9 @@ func (s *Server) setupSerf() error {
 	// name at two addresses otherwise, until the dead one is reaped).
 	ml.DeadNodeReclaimTime = deadNodeReclaimTime
 	ml.Logger = logger
+	// With a gossip key every message is encrypted and a member without
+	// the key can neither read nor join the pool.
+	ml.SecretKey = cc.GossipKey
 	conf.MemberlistConfig = ml
 	sf, err := serf.Create(conf)
 	if err != nil {
