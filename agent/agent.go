@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,6 +26,7 @@ import (
 	"github.com/drover-io/drover/server"
 	"github.com/drover-io/drover/server/keyring"
 	"github.com/drover-io/drover/structs"
+	"github.com/drover-io/drover/tlsutil"
 	"github.com/drover-io/drover/version"
 )
 
@@ -74,6 +76,9 @@ type Agent struct {
 	// telemetry holds the metric sinks and samples the gauges
 	// (telemetry.go).
 	telemetry *telemetry.Telemetry
+	// tls holds the certificates of the tls block; nil without TLS
+	// (config_tls.go).
+	tls *tlsutil.Configurator
 
 	mu       sync.Mutex // guards the fields below
 	http     *httpapi.Server
@@ -155,13 +160,21 @@ func (a *Agent) setup(ctx context.Context) error {
 			return err
 		}
 	}
+	tc, err := a.tlsConfigurator()
+	if err != nil {
+		return err
+	}
+	a.tls = tc
 	addr := net.JoinHostPort(a.cfg.httpBind(), strconv.Itoa(a.cfg.HTTPPort))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen for HTTP on %s: %w", addr, err)
 	}
-	a.ln = ln
 	a.httpAddr = ln.Addr().String()
+	if a.cfg.TLS.EnableHTTP {
+		ln = tls.NewListener(ln, a.tls.HTTPServer())
+	}
+	a.ln = ln
 	a.rpcAddr = net.JoinHostPort(a.cfg.rpcBind(), strconv.Itoa(a.cfg.RPCPort))
 
 	switch {
@@ -290,7 +303,7 @@ func (a *Agent) setupClient(rpc rpcapi.Conn) error {
 	clientLogger := a.logger.With("component", "client")
 	if rpc == nil {
 		servers := withDefaultPort(append(slices.Clone(a.cfg.Client.Servers), a.cfg.Client.Join.addresses()...), DefaultRPCPort)
-		rc, err := rpcclient.New(&rpcclient.Config{Servers: servers, Logger: clientLogger})
+		rc, err := rpcclient.New(&rpcclient.Config{Servers: servers, Logger: clientLogger, TLS: a.rpcClientTLS()})
 		if err != nil {
 			return err
 		}
@@ -389,6 +402,7 @@ func (a *Agent) Start() error {
 	a.http = httpapi.New(a.ln, &httpapi.Config{
 		RPC: rpc, Agent: agentInfo{a}, Client: nc, ParseJob: jobspec.ParseRequest, Logger: a.logger.With("component", "http"),
 		UI: a.cfg.UI.Enabled, Monitor: a.monitor, EnableDebug: a.cfg.EnableDebug, Metrics: a.telemetry, Events: a.httpEvents(),
+		ForwardTLS: a.httpClientTLS(), // config_tls.go
 	})
 	a.ln = nil // owned by the HTTP server now
 	a.http.Serve()

@@ -39,6 +39,10 @@ func (a *Agent) clusterConfig(rpcLn net.Listener, rs *raftStores) (*server.Clust
 	if expect == 0 && len(join.addresses()) == 0 {
 		expect = 1 // a single server, as before clusters
 	}
+	key, err := c.Server.gossipKey() // config_tls.go
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Dir(rs.serfSnapshot()), 0o700); err != nil {
 		return nil, fmt.Errorf("create the serf directory: %w", err)
 	}
@@ -56,6 +60,8 @@ func (a *Agent) clusterConfig(rpcLn net.Listener, rs *raftStores) (*server.Clust
 		RetryMax:        join.RetryMax,
 		Version:         Version,
 		LANConfig:       true,
+		TLS:             a.serverRPCTLS(), // config_tls.go
+		GossipKey:       key,
 	}, nil
 }
 

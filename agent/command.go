@@ -50,10 +50,11 @@ const agentUsage = `Usage: drover agent [options]
 
 // RunCommand runs `drover agent` with args (the arguments after "agent")
 // and returns the process exit code. It blocks until SIGINT or SIGTERM,
-// then shuts the agent down gracefully.
+// then shuts the agent down gracefully. SIGHUP reloads the TLS
+// certificates (Agent.Reload).
 func RunCommand(args []string, stdout, stderr io.Writer) int {
 	sigCh := make(chan os.Signal, 2)
-	signal.Notify(sigCh, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigCh, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigCh)
 	return runCommand(args, stdout, stderr, sigCh, nil)
 }
@@ -109,6 +110,13 @@ func runCommand(args []string, stdout, stderr io.Writer, signals <-chan os.Signa
 	}
 
 	sig := <-signals
+	for sig == syscall.SIGHUP {
+		fmt.Fprintln(stdout, "==> Caught signal: hangup: reloading the TLS certificates")
+		if err := a.Reload(); err != nil {
+			logger.Error("reload failed: the former certificates stay in force", "error", err)
+		}
+		sig = <-signals
+	}
 	fmt.Fprintf(stdout, "==> Caught signal: %v\n", sig)
 	if leaveOnSignal(cfg, sig) {
 		fmt.Fprintln(stdout, "==> Leaving the cluster before stopping (leave_on_interrupt / leave_on_terminate)...")
@@ -151,21 +159,25 @@ func startUntilSignal(cfg *Config, logger *slog.Logger, signals <-chan os.Signal
 		a, err := NewAgentContext(ctx, cfg, logger)
 		done <- result{a, err}
 	}()
-	select {
-	case r := <-done:
-		return r.a, r.err
-	case sig := <-signals:
-		fmt.Fprintf(stdout, "==> Caught signal: %v while starting: stopping\n", sig)
-		cancel(fmt.Errorf("caught signal %v", sig))
-		r := <-done
-		if r.a != nil {
-			// It finished starting just as the signal came.
-			if err := r.a.Shutdown(); err != nil {
-				return nil, errors.Join(fmt.Errorf("caught signal %v", sig), err)
-			}
+	var sig os.Signal
+	for sig == nil || sig == syscall.SIGHUP {
+		select {
+		case r := <-done:
+			return r.a, r.err
+		case sig = <-signals:
+			// A hangup while starting has nothing to reload yet.
 		}
-		return nil, fmt.Errorf("caught signal %v while starting", sig)
 	}
+	fmt.Fprintf(stdout, "==> Caught signal: %v while starting: stopping\n", sig)
+	cancel(fmt.Errorf("caught signal %v", sig))
+	r := <-done
+	if r.a != nil {
+		// It finished starting just as the signal came.
+		if err := r.a.Shutdown(); err != nil {
+			return nil, errors.Join(fmt.Errorf("caught signal %v", sig), err)
+		}
+	}
+	return nil, fmt.Errorf("caught signal %v while starting", sig)
 }
 
 // leaveOnSignal reports whether sig asks the agent to leave the cluster

@@ -14,6 +14,7 @@ import (
 
 	"github.com/drover-io/drover/agent/telemetry"
 	"github.com/drover-io/drover/structs"
+	"github.com/drover-io/drover/tlsutil"
 )
 
 // Config is the agent's configuration: the defaults, then the config
@@ -80,6 +81,9 @@ type Config struct {
 	// Telemetry is the telemetry block: the metrics /v1/metrics serves
 	// (config_telemetry.go, docs/metrics.md).
 	Telemetry telemetry.Config
+	// TLS is the tls block: HTTPS on the HTTP API, mutual TLS on the RPC
+	// port (config_tls.go, docs/tls.md). Its Region is set from Region.
+	TLS tlsutil.Config
 
 	// Warnings are the Nomad settings the files and flags set that drover
 	// ignores, one per key; the agent command logs them at start.
@@ -173,6 +177,9 @@ type ServerConfig struct {
 	// EvalNackTimeout bounds the time a worker spends on one evaluation;
 	// 0 uses the server's default (server.DefaultEvalTimeout).
 	EvalNackTimeout time.Duration
+	// Encrypt is the gossip encryption key (server.encrypt): base64 of
+	// 16, 24 or 32 bytes; "" gossips in plain text (config_tls.go).
+	Encrypt string
 }
 
 // ClientConfig is the client block.
@@ -423,6 +430,7 @@ func (c *Config) merge(f *parsedFile) {
 		setVal(&c.Server.JobMaxCount, s.JobMaxCount)
 		setVal(&c.Server.EvalNackTimeout, s.EvalNackTimeout)
 		setVal(&c.Server.RaftMultiplier, s.RaftMultiplier)
+		setVal(&c.Server.Encrypt, s.Encrypt)
 		c.Server.Join.merge(s.Join)
 	}
 	if cl := fc.Client; cl != nil {
@@ -433,6 +441,9 @@ func (c *Config) merge(f *parsedFile) {
 	}
 	if t := fc.Telemetry; t != nil {
 		c.mergeTelemetry(t)
+	}
+	if t := fc.TLS; t != nil {
+		c.mergeTLS(t) // config_tls.go
 	}
 	for name, raw := range f.plugins {
 		if c.Plugins == nil {
@@ -549,6 +560,7 @@ func (c *Config) Validate() error {
 	if err := c.Telemetry.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, c.validateTLS()...) // config_tls.go
 	if !c.DevMode && c.DataDir == "" {
 		errs = append(errs, errors.New("data_dir is required unless in -dev mode: set data_dir in the config file or -data-dir"))
 	}

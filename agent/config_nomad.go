@@ -16,7 +16,6 @@ const (
 	reasonNoBridge    = "drover's bridge network has hairpin mode always on, and ports bind on their host network's address"
 	reasonPluginPorts = "drover's plugins and task shims talk over unix sockets, not TCP ports"
 	reasonNotYet      = "drover does not support this setting yet"
-	reasonNoEncrypt   = "gossip encryption is not supported yet: keep the serf port on a private network"
 )
 
 // nomadIgnored lists, by section path, the keys of Nomad's agent
@@ -42,10 +41,10 @@ var nomadIgnored = map[string]map[string]string{
 		"reporting":                 reasonEnterprise,
 		"rpc":                       "RPC connection tuning does not apply to drover's RPC transport",
 		"sentinel":                  reasonEnterprise,
-		"tls":                       "TLS is not supported yet: the HTTP API and the RPC port are served in plain text",
 		"vault":                     reasonNoVault,
 	},
 	"telemetry": telemetryIgnored, // config_telemetry.go
+	"tls":       tlsIgnored,       // config_tls.go
 	"ui": {
 		"content_security_policy": "the web UI's Content-Security-Policy is fixed (see docs/ui.md)",
 		"consul":                  reasonNoConsul,
@@ -87,7 +86,6 @@ var nomadIgnored = map[string]map[string]string{
 		"non_voting_server":             reasonNotVoting,
 		"redundancy_zone":               reasonNotVoting,
 		"upgrade_version":               reasonNotVoting,
-		"encrypt":                       reasonNoEncrypt,
 		"default_scheduler_config":      "set the scheduler configuration with `drover operator scheduler set-config`",
 		"plan_rejection_tracker":        reasonNotYet,
 		"enable_event_broker":           "the event stream is always on (docs/events.md)",

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/drover-io/drover/structs"
+	"github.com/drover-io/drover/tlsutil"
 )
 
 // warningKeys returns the keys of ws, sorted.
@@ -35,10 +36,10 @@ var nomadAgentWarnings = []string{
 	"consul", "http_api_response_headers", "keyring", "limits", "plugin.args",
 	"reporting", "rpc", "sentinel",
 	"server.default_scheduler_config", "server.deployment_gc_threshold", "server.enabled_schedulers",
-	"server.encrypt", "server.eval_gc_threshold", "server.job_gc_interval", "server.job_gc_threshold",
+	"server.eval_gc_threshold", "server.job_gc_interval", "server.job_gc_threshold",
 	"server.license_path", "server.node_gc_threshold", "server.plan_rejection_tracker",
 	"server.raft_protocol",
-	"tls", "ui.consul", "vault",
+	"ui.consul", "vault",
 }
 
 func TestNomadAgentConfigFile(t *testing.T) {
@@ -64,7 +65,10 @@ func TestNomadAgentConfigFile(t *testing.T) {
 		MaxTrailingLogs: 250, ServerStabilizationTime: 10 * time.Second}
 	two := 2
 	want.Server = ServerConfig{Enabled: true, BootstrapExpect: 1, HeartbeatGrace: 30 * time.Second, MinHeartbeatTTL: 15 * time.Second, NumSchedulers: &two,
-		Join: ServerJoinConfig{RetryJoin: []string{"10.1.0.5", "10.1.0.6"}, RetryMax: 3, RetryInterval: 15 * time.Second}}
+		Join:    ServerJoinConfig{RetryJoin: []string{"10.1.0.5", "10.1.0.6"}, RetryMax: 3, RetryInterval: 15 * time.Second},
+		Encrypt: "cg8StVXbQJ0gPvMd9o7yrg=="}
+	want.TLS = tlsutil.Config{EnableHTTP: true, EnableRPC: true, CAFile: "/etc/nomad.d/ca.pem",
+		CertFile: "/etc/nomad.d/server.pem", KeyFile: "/etc/nomad.d/server-key.pem"}
 	want.Telemetry = telemetry.Config{CollectionInterval: time.Second, DisableHostname: true, PrometheusMetrics: true,
 		PublishAllocationMetrics: true, PublishNodeMetrics: true}
 	want.Client = ClientConfig{
@@ -105,7 +109,8 @@ func TestNomadAgentConfigStarts(t *testing.T) {
   "ports": {"http": 0, "rpc": 0, "serf": 0},
   "addresses": {"http": "127.0.0.1", "rpc": "127.0.0.1", "serf": "127.0.0.1"},
   "advertise": {"http": "127.0.0.1", "rpc": "127.0.0.1", "serf": "127.0.0.1"},
-  "server": {"server_join": {"retry_join": []}}
+  "server": {"server_join": {"retry_join": []}},
+  "tls": {"http": false, "rpc": false}
 }`)
 	var stdout, stderr syncBuffer
 	signals := make(chan os.Signal, 1)

@@ -42,6 +42,7 @@ type fileConfig struct {
 	Client    *clientBlock
 	UI        *uiBlock
 	Telemetry *telemetryBlock // config_telemetry.go
+	TLS       *tlsBlock       // config_tls.go
 }
 
 // logFileConfig is the logging keys of a file.
@@ -107,6 +108,7 @@ type serverBlock struct {
 	JobMaxCount     *int
 	EvalNackTimeout *time.Duration
 	RaftMultiplier  *int
+	Encrypt         *string
 	// Join holds server_join, and the deprecated start_join, retry_join,
 	// retry_interval and retry_max of the server block itself.
 	Join *serverJoinBlock
@@ -241,6 +243,12 @@ func (pf *parsedFile) topSection() section {
 			}
 			return fc.Telemetry.section()
 		}),
+		"tls": blockKey(func() section { // config_tls.go
+			if fc.TLS == nil {
+				fc.TLS = &tlsBlock{}
+			}
+			return fc.TLS.section()
+		}),
 		"ui": blockKey(func() section {
 			if fc.UI == nil {
 				fc.UI = &uiBlock{}
@@ -269,6 +277,7 @@ func (s *serverBlock) section() section {
 		"job_max_count":     intKey(&s.JobMaxCount, p),
 		"eval_nack_timeout": durationKey(&s.EvalNackTimeout, p),
 		"raft_multiplier":   intKey(&s.RaftMultiplier, p),
+		"encrypt":           strKey(&s.Encrypt, p),
 		"server_join":       blockKey(func() section { return s.join().section(p + ".server_join") }),
 		// Nomad's older spelling: the join keys in the server block.
 		"start_join":     joinListKey(&s.join().StartJoin, p),

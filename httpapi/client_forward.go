@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -35,20 +36,27 @@ const (
 // nodeForwarder proxies client requests to other nodes' agents.
 type nodeForwarder struct {
 	transport *http.Transport
+	scheme    string // https when the agents serve TLS
 	logger    *slog.Logger
 }
 
-func newNodeForwarder(logger *slog.Logger) *nodeForwarder {
+func newNodeForwarder(logger *slog.Logger, tlsConfig *tls.Config) *nodeForwarder {
 	dialer := &net.Dialer{Timeout: forwardDialTimeout, KeepAlive: 30 * time.Second}
-	return &nodeForwarder{
+	f := &nodeForwarder{
 		transport: &http.Transport{
 			Proxy:               nil, // cluster traffic never goes through a proxy
 			DialContext:         dialer.DialContext,
 			MaxIdleConnsPerHost: 4,
 			IdleConnTimeout:     90 * time.Second,
+			TLSClientConfig:     tlsConfig,
 		},
+		scheme: "http",
 		logger: logger,
 	}
+	if tlsConfig != nil {
+		f.scheme = "https"
+	}
+	return f
 }
 
 // close releases idle connections to other agents.
@@ -182,7 +190,7 @@ func (s *Server) forwardToNode(w http.ResponseWriter, req *http.Request, node *s
 	}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.Out.URL.Scheme = "http"
+			pr.Out.URL.Scheme = s.forwarder.scheme
 			pr.Out.URL.Host = node.HTTPAddr
 			pr.Out.Host = node.HTTPAddr
 			pr.Out.Header.Set(forwardedHeader, by)

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,6 +77,10 @@ type Config struct {
 	// Events is the server's event stream, served at /v1/event/stream
 	// (events.go); nil (an agent without a server) answers 503 there.
 	Events EventStream
+	// ForwardTLS, when set, is the TLS config of the requests this agent
+	// forwards to other nodes' agents, which then serve HTTPS (the
+	// agent's tls.http); nil forwards over plain HTTP.
+	ForwardTLS *tls.Config
 }
 
 // endpoint handles one request. It returns the value to encode as JSON, or
@@ -119,7 +124,7 @@ func New(ln net.Listener, cfg *Config) *Server {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{rpc: cfg.RPC, agent: cfg.Agent, client: cfg.Client, telemetry: cfg.Metrics, events: cfg.Events, parse: cfg.ParseJob, logger: logger, ln: ln,
-		done: make(chan struct{}), forwarder: newNodeForwarder(logger), execTimes: defaultExecTimeouts(),
+		done: make(chan struct{}), forwarder: newNodeForwarder(logger, cfg.ForwardTLS), execTimes: defaultExecTimeouts(),
 		monitor: cfg.Monitor, debug: cfg.EnableDebug, monitorSet: defaultMonitorSettings()}
 	base, cancel := context.WithCancel(context.Background())
 	s.stopRequests = cancel

@@ -2,6 +2,7 @@ package rpcclient
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
+	"github.com/drover-io/drover/tlsutil"
 )
 
 // Defaults of Config.
@@ -35,6 +37,9 @@ type Config struct {
 	Logger  *slog.Logger
 	// HTTPClient makes the calls; nil uses a private one.
 	HTTPClient *http.Client
+	// TLS, when set, makes the private HTTP client's connections mutual
+	// TLS with this config (the agent's tls.rpc); ignored with HTTPClient.
+	TLS *tls.Config
 	// CallTimeout bounds one attempt of a non-blocking call.
 	CallTimeout time.Duration
 	// RetryBase and RetryMax bound the backoff between rounds over the
@@ -87,9 +92,13 @@ func New(cfg *Config) (*Client, error) {
 	}
 	if c.hc == nil {
 		dialer := &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}
+		dial := dialer.DialContext
+		if cfg.TLS != nil {
+			dial = tlsutil.DialContext(dialer, cfg.TLS)
+		}
 		c.hc = &http.Client{Transport: &http.Transport{
 			Proxy:               nil, // cluster traffic never goes through a proxy
-			DialContext:         dialer.DialContext,
+			DialContext:         dial,
 			MaxIdleConnsPerHost: 4,
 			IdleConnTimeout:     90 * time.Second,
 		}}
