@@ -25,18 +25,26 @@ type Config struct {
 	Namespace string
 	// SecretID is sent as X-Nomad-Token when set.
 	SecretID string
-	// HTTPClient sends the requests; http.DefaultClient's settings when nil.
+	// HTTPClient sends the requests; http.DefaultClient's settings (and
+	// TLSConfig) when nil.
 	HTTPClient *http.Client
+	// TLSConfig reaches an agent serving HTTPS (tls.go); ignored with
+	// HTTPClient.
+	TLSConfig *TLSConfig
 }
 
 // DefaultConfig returns a Config whose address comes from DROVER_ADDR, then
 // NOMAD_ADDR, then DefaultAddress; its namespace from DROVER_NAMESPACE or
-// NOMAD_NAMESPACE; its secret ID from DROVER_TOKEN or NOMAD_TOKEN.
+// NOMAD_NAMESPACE; its secret ID from DROVER_TOKEN or NOMAD_TOKEN; its
+// TLS from NOMAD_CACERT, NOMAD_CAPATH, NOMAD_CLIENT_CERT,
+// NOMAD_CLIENT_KEY, NOMAD_TLS_SERVER_NAME and NOMAD_SKIP_VERIFY (or their
+// DROVER_ spellings).
 func DefaultConfig() *Config {
 	return &Config{
 		Address:   firstEnv(DefaultAddress, "DROVER_ADDR", "NOMAD_ADDR"),
 		Namespace: firstEnv("", "DROVER_NAMESPACE", "NOMAD_NAMESPACE"),
 		SecretID:  firstEnv("", "DROVER_TOKEN", "NOMAD_TOKEN"),
+		TLSConfig: tlsEnvConfig(),
 	}
 }
 
@@ -83,7 +91,9 @@ func NewClient(cfg *Config) (*Client, error) {
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
-		hc = &http.Client{}
+		if hc, err = httpClientFor(cfg.TLSConfig); err != nil {
+			return nil, fmt.Errorf("agent address %q: TLS: %w", cfg.Address, err)
+		}
 	}
 	return &Client{base: u, namespace: cfg.Namespace, secretID: cfg.SecretID, http: hc, ctx: context.Background()}, nil
 }

@@ -21,6 +21,9 @@ type Meta struct {
 	// empty means "from the environment".
 	address   string
 	namespace string
+	// tls are the TLS flags (meta_tls.go); empty means "from the
+	// environment".
+	tls tlsFlags
 }
 
 func newMeta(stdout, stderr io.Writer, d deps) *Meta {
@@ -50,6 +53,7 @@ func (m *Meta) apiFlagSet(name, args, help string) *flagSet {
 		"The agent's HTTP address. Overrides DROVER_ADDR and NOMAD_ADDR; default http://127.0.0.1:4646.")
 	fs.StringVar(&m.namespace, "namespace", m.namespace,
 		"The namespace to use. Overrides DROVER_NAMESPACE and NOMAD_NAMESPACE.")
+	m.tls.register(fs.FlagSet) // meta_tls.go
 	return fs
 }
 
@@ -122,7 +126,7 @@ func (m *Meta) client() (*api.Client, error) {
 	if token == "" {
 		token = m.getenv("NOMAD_TOKEN")
 	}
-	c, err := api.NewClient(&api.Config{Address: m.addressSetting(), Namespace: ns, SecretID: token})
+	c, err := api.NewClient(&api.Config{Address: m.addressSetting(), Namespace: ns, SecretID: token, TLSConfig: m.tlsConfig()})
 	if err != nil {
 		return nil, fmt.Errorf("%w (set -address or DROVER_ADDR to the agent's address, e.g. http://127.0.0.1:4646)", err)
 	}

@@ -108,6 +108,11 @@ func commands() map[string]cliCommand {
 		"var list":                      {"List variables", runVarList},
 		"var purge":                     {"Delete a variable", runVarPurge},
 		"version":                       {"Print drover's version", runVersion},
+		"tls":                           {"Create a CA and certificates for TLS between agents and the CLI", nil},
+		"tls ca":                        {"Manage the certificate authority", nil},
+		"tls ca create":                 {"Create a CA (nomad-agent-ca.pem and its key)", runTLSCACreate},
+		"tls cert":                      {"Manage certificates", nil},
+		"tls cert create":               {"Create a server, client or CLI certificate signed by the CA", runTLSCertCreate},
 		"monitor":                       {"Stream the agent's log lines", runMonitor},
 		"agent-info":                    {"Show the agent's statistics", runAgentInfo},
 		"event":                         {"Interact with the event stream", nil},
@@ -138,6 +143,7 @@ func run(args []string, m *Meta) int {
 	global.SetOutput(io.Discard)
 	global.StringVar(&m.address, "address", m.address, "")
 	global.StringVar(&m.namespace, "namespace", m.namespace, "")
+	m.tls.register(global) // meta_tls.go
 	showVersion := global.Bool("version", false, "")
 	if err := global.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -225,6 +231,11 @@ Global options (also accepted by every command that talks to an agent):
   -address=<addr>    The agent's HTTP address (env DROVER_ADDR or NOMAD_ADDR,
                      default http://127.0.0.1:4646).
   -namespace=<ns>    The namespace to use (env DROVER_NAMESPACE or NOMAD_NAMESPACE).
+  -ca-cert, -ca-path, -client-cert, -client-key, -tls-server-name,
+  -tls-skip-verify   HTTPS to an agent with tls { http = true } (env
+                     NOMAD_CACERT, NOMAD_CAPATH, NOMAD_CLIENT_CERT,
+                     NOMAD_CLIENT_KEY, NOMAD_TLS_SERVER_NAME,
+                     NOMAD_SKIP_VERIFY; see docs/tls.md).
 
 Run `+"`drover <command> -h`"+` for a command's options.
 `)

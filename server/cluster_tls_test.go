@@ -101,7 +101,7 @@ func TestClusterTLS(t *testing.T) {
 		}
 		defer conn.Close()
 		_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
-		if _, err := conn.Write([]byte("POST /rpc/v1/Job.Get HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")); err != nil {
+		if _, err := conn.Write([]byte("POST " + rpcapi.PathPrefix + "Job.Get HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")); err != nil {
 			t.Fatal(err)
 		}
 		// Closed (EOF, or a reset: the request was left unread).
