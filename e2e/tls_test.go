@@ -268,6 +268,12 @@ func TestTLSCluster(t *testing.T) {
 			stranger.checkAlive(t)
 			return strings.Contains(stranger.sinceLastStart(), "signed by an unknown CA"), "not yet"
 		})
+		sc := tlsClient(t, stranger.addr, other)
+		waitFor(t, tlsWait, "the stranger to serve its HTTP API all the same", func() (bool, string) {
+			stranger.checkAlive(t)
+			_, err := sc.Agent().Self()
+			return err == nil, fmt.Sprint(err)
+		})
 		nodes, _, err := c.Nodes().List(nil)
 		if err != nil {
 			t.Fatal(err)
