@@ -1,6 +1,7 @@
 package tlsutil
 
 import (
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -42,6 +43,18 @@ type keySet struct {
 	cert *tls.Certificate
 	leaf *x509.Certificate
 	pool *x509.CertPool
+	// verified remembers the peer certificates whose chain to pool was
+	// checked: verifyKey -> time.Time, the end of the chain's validity.
+	// An agent reconnecting (a resumed session included) is not checked
+	// again; a reload makes a new keySet, so a new CA checks every peer
+	// again. Only certificates the CA signed get in: peers, not callers.
+	verified sync.Map
+}
+
+// verifyKey names a peer certificate checked for a usage.
+type verifyKey struct {
+	leaf  [sha256.Size]byte
+	usage x509.ExtKeyUsage
 }
 
 // Option changes a Configurator.
@@ -192,7 +205,7 @@ func (c *Configurator) serverConfig(hello *tls.ClientHelloInfo, listener string)
 		remote = hello.Conn.RemoteAddr().String()
 	}
 	cfg.VerifyConnection = func(cs tls.ConnectionState) error {
-		err := verifyPeer(cs, set.pool, c.now(), x509.ExtKeyUsageClientAuth, names, "caller")
+		err := verifyPeer(cs, set, c.now(), x509.ExtKeyUsageClientAuth, names, "caller")
 		if err != nil {
 			c.logger.Warn("TLS connection refused", "listener", listener, "remote_addr", remote, "error", err)
 		}
@@ -229,7 +242,7 @@ func (c *Configurator) clientConfig(names []string) *tls.Config {
 		return c.current().cert, nil
 	}
 	cfg.VerifyConnection = func(cs tls.ConnectionState) error {
-		return verifyPeer(cs, c.current().pool, c.now(), x509.ExtKeyUsageServerAuth, names, "server")
+		return verifyPeer(cs, c.current(), c.now(), x509.ExtKeyUsageServerAuth, names, "server")
 	}
 	return cfg
 }
@@ -237,21 +250,25 @@ func (c *Configurator) clientConfig(names []string) *tls.Config {
 // errNoCertificate is a peer that showed no certificate.
 var errNoCertificate = errors.New("no certificate was presented")
 
-// verifyPeer checks the peer's certificate chain against pool for usage
-// and, when names are given, that it names one of them. The error says
-// what is wrong in words: unknown CA, expired, wrong name.
-func verifyPeer(cs tls.ConnectionState, pool *x509.CertPool, now time.Time, usage x509.ExtKeyUsage, names []string, who string) error {
+// verifyPeer checks the peer's certificate chain against set's CA for
+// usage and, when names are given, that it names one of them. The error
+// says what is wrong in words: unknown CA, expired, wrong name.
+func verifyPeer(cs tls.ConnectionState, set *keySet, now time.Time, usage x509.ExtKeyUsage, names []string, who string) error {
 	if len(cs.PeerCertificates) == 0 {
 		return fmt.Errorf("the %s's certificate is required: %w (configure its tls cert_file and key_file, or the CLI's -client-cert and -client-key)", who, errNoCertificate)
 	}
 	leaf := cs.PeerCertificates[0]
-	inter := x509.NewCertPool()
-	for _, ic := range cs.PeerCertificates[1:] {
-		inter.AddCert(ic)
-	}
-	_, err := leaf.Verify(x509.VerifyOptions{Roots: pool, Intermediates: inter, CurrentTime: now, KeyUsages: []x509.ExtKeyUsage{usage}})
-	if err != nil {
-		return describeVerifyError(leaf, who, err)
+	key := verifyKey{leaf: sha256.Sum256(leaf.Raw), usage: usage}
+	if until, ok := set.verified.Load(key); !ok || now.Before(leaf.NotBefore) || !now.Before(until.(time.Time)) {
+		inter := x509.NewCertPool()
+		for _, ic := range cs.PeerCertificates[1:] {
+			inter.AddCert(ic)
+		}
+		chains, err := leaf.Verify(x509.VerifyOptions{Roots: set.pool, Intermediates: inter, CurrentTime: now, KeyUsages: []x509.ExtKeyUsage{usage}})
+		if err != nil {
+			return describeVerifyError(leaf, who, err)
+		}
+		set.verified.Store(key, chainNotAfter(chains[0]))
 	}
 	if len(names) == 0 {
 		return nil
@@ -263,6 +280,17 @@ func verifyPeer(cs tls.ConnectionState, pool *x509.CertPool, now time.Time, usag
 	}
 	return fmt.Errorf("the %s's certificate (%s) does not name %s: use a certificate made for this role and region (drover tls cert create -server|-client -region)",
 		who, describeNames(leaf), strings.Join(names, " or "))
+}
+
+// chainNotAfter is when the first certificate of chain expires.
+func chainNotAfter(chain []*x509.Certificate) time.Time {
+	end := chain[0].NotAfter
+	for _, c := range chain[1:] {
+		if c.NotAfter.Before(end) {
+			end = c.NotAfter
+		}
+	}
+	return end
 }
 
 // describeVerifyError turns x509's verification errors into sentences.

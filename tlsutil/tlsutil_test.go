@@ -383,3 +383,58 @@ func TestConfigVersionsAndCiphers(t *testing.T) {
 		t.Fatal("a TLS 1.2 client reached a tls_min_version = tls13 server")
 	}
 }
+
+// TestVerifiedPeerExpires: a caller verified once is not trusted past its
+// certificate's expiry, nor after a reload to another CA.
+func TestVerifiedPeerExpires(t *testing.T) {
+	set := newCertSet(t)
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}
+	cf, kf := set.cert(t, CertOptions{Kind: KindServer}, "server")
+	cfg := Config{EnableRPC: true, CAFile: set.caFile, CertFile: cf, KeyFile: kf, Region: "global"}
+	srv, err := NewConfigurator(cfg, nil, WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ccf, ckf := set.cert(t, CertOptions{Kind: KindClient, Days: 1}, "client")
+	client, err := NewConfigurator(Config{EnableRPC: true, CAFile: set.caFile, CertFile: ccf, KeyFile: ckf, Region: "global"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second is answered from the cache
+		if _, serr, cerr := handshake(t, srv.RPCServer(), client.RPCClient()); serr != nil || cerr != nil {
+			t.Fatalf("server error %v, client error %v", serr, cerr)
+		}
+	}
+	mu.Lock()
+	now = now.Add(48 * time.Hour)
+	mu.Unlock()
+	if _, serr, _ := handshake(t, srv.RPCServer(), client.clientConfig(nil)); serr == nil || !strings.Contains(serr.Error(), "expired") {
+		t.Fatalf("an expired caller was accepted from the cache: %v", serr)
+	}
+	mu.Lock()
+	now = time.Now()
+	mu.Unlock()
+	// Another CA in the same files: the cached verdict does not carry over.
+	other := newCertSet(t)
+	sc, sk, err := GenerateCert(CertOptions{Kind: KindServer, CACertPEM: other.caPEM, CAKeyPEM: other.caKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, set.caFile, other.caPEM)
+	write(t, cf, sc)
+	write(t, kf, sk)
+	if err := srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	cc := client.clientConfig(nil)
+	cc.VerifyConnection = nil // trust the new server, to see it refuse the caller
+	if _, serr, _ := handshake(t, srv.RPCServer(), cc); serr == nil || !strings.Contains(serr.Error(), "unknown CA") {
+		t.Fatalf("a caller of the former CA was accepted after the reload: %v", serr)
+	}
+}
