@@ -40,6 +40,7 @@ type clusterServer struct {
 	join     func() []string // the serf addresses to retry_join
 	stopped  bool            // frozen with SIGSTOP
 	ports    *portSet
+	extra    string // more of the config file (a tls block)
 }
 
 // serfAddr is the server's gossip address.
@@ -72,6 +73,7 @@ server {
   }
 }
 `, s.name, s.dataDir, s.httpPort, s.rpcPort, s.serfPort, s.expect, strings.Join(join, ", "))
+	cfg += s.extra
 	if err := os.WriteFile(s.configPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}

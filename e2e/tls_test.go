@@ -332,3 +332,94 @@ func TestTLSCluster(t *testing.T) {
 		}
 	})
 }
+
+// rpcTLSBlock is a tls block with mutual TLS on the RPC port only (the
+// HTTP API stays plain, for the cluster harness) and a gossip key.
+func rpcTLSBlock(dir, base, gossipKey string) string {
+	return fmt.Sprintf(`
+server {
+  encrypt = %q
+}
+
+tls {
+  rpc       = true
+  ca_file   = %q
+  cert_file = %q
+  key_file  = %q
+  verify_server_hostname = true
+}
+`, gossipKey, filepath.Join(dir, "nomad-agent-ca.pem"), filepath.Join(dir, base+".pem"), filepath.Join(dir, base+"-key.pem"))
+}
+
+// TestTLSServerCluster: three servers whose raft, forwarding and client
+// RPCs are mutual TLS and whose gossip is encrypted bootstrap a cluster;
+// a write sent to a follower is forwarded to the leader; a client agent
+// with a client certificate registers.
+func TestTLSServerCluster(t *testing.T) {
+	requirePersistentAgent(t)
+	dir := makeCerts(t)
+	const gossipKey = "ZBjKi3lb0dyJ8Rc0Q6sCP/yXxoN+Pp6rWL5jFZbYeYM="
+	ports := newPortSet()
+	var servers []*clusterServer
+	for i := range 3 {
+		idx := i
+		s := newClusterServer(t, ports, fmt.Sprintf("t%d", i+1), 3, func() []string {
+			var out []string
+			for j, o := range servers {
+				if j != idx {
+					out = append(out, o.serfAddr())
+				}
+			}
+			return out
+		})
+		s.extra = rpcTLSBlock(dir, "global-server-nomad", gossipKey)
+		servers = append(servers, s)
+	}
+	for _, s := range servers {
+		s.writeConfig(t) // now that every server's port is known
+		s.start(t)
+	}
+	tc := &testCluster{ports: ports, servers: servers}
+	leader := tc.waitLeader(t, servers, "")
+	for _, s := range servers {
+		waitFor(t, clusterWait, s.name+" to see three voters", func() (bool, string) {
+			v := voters(t, s)
+			return len(v) == 3, fmt.Sprint(v)
+		})
+	}
+	for _, s := range servers {
+		if s == leader {
+			continue
+		}
+		if err := registerJob(s.client(t), "forwarded-"+s.name); err != nil {
+			t.Fatalf("register through follower %s (forwarded over TLS): %v", s.name, err)
+		}
+	}
+	cl := newPersistentAgent(t, "tls-c1", roleClient, servers[0].rpcAddr())
+	f, err := os.OpenFile(cl.configPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString(fmt.Sprintf(`
+tls {
+  rpc       = true
+  ca_file   = %q
+  cert_file = %q
+  key_file  = %q
+  verify_server_hostname = true
+}
+`, filepath.Join(dir, "nomad-agent-ca.pem"), filepath.Join(dir, "global-client-nomad.pem"), filepath.Join(dir, "global-client-nomad-key.pem")))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.start(t)
+	cl.waitNodeReady(t, leader.client(t), clusterWait)
+	for _, s := range servers {
+		if out := s.sinceLastStart(); strings.Contains(out, "TLS connection refused") || strings.Contains(out, "plain-text connection refused") {
+			t.Errorf("server %s refused an agent of its own cluster:\n%s", s.name, out)
+		}
+	}
+}
