@@ -153,6 +153,9 @@ func (m *Meta) fail(doing string, err error) int {
 
 // errorText renders an API error for people.
 func errorText(doing string, err error) string {
+	if text, ok := tlsErrorText(doing, err); ok { // meta_tls.go
+		return text
+	}
 	var ce *api.ConnectError
 	if errors.As(err, &ce) {
 		return fmt.Sprintf("Error %s: cannot reach the drover agent at %s: is `drover agent -dev` running? Set -address or DROVER_ADDR.\n  (%v)",

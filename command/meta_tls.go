@@ -1,8 +1,13 @@
 package command
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"flag"
+	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/drover-io/drover/api"
 )
@@ -87,4 +92,42 @@ func (m *Meta) tlsConfig() *api.TLSConfig {
 		return nil
 	}
 	return t
+}
+
+// tlsErrorText renders the errors of TLS with the agent, which are not
+// "no agent there": the CA, the client certificate, the name or the
+// scheme is wrong, and the text says which setting fixes it.
+func tlsErrorText(doing string, err error) (string, bool) {
+	var ue *api.UnexpectedResponseError
+	if errors.As(err, &ue) && strings.Contains(ue.Message, "HTTP request to an HTTPS server") {
+		return fmt.Sprintf("Error %s: the agent serves HTTPS: use an https:// address (-address or NOMAD_ADDR)", doing), true
+	}
+	var ce *api.ConnectError
+	if !errors.As(err, &ce) {
+		return "", false
+	}
+	var (
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		invalid  x509.CertificateInvalidError
+		alert    tls.AlertError
+		record   tls.RecordHeaderError
+		verify   *tls.CertificateVerificationError
+	)
+	var hint string
+	switch {
+	case errors.As(err, &unknown):
+		hint = "the agent's certificate is signed by a CA this CLI does not trust: set -ca-cert or NOMAD_CACERT to the cluster's CA (nomad-agent-ca.pem)"
+	case errors.As(err, &hostname):
+		hint = "the agent's certificate does not name the address used: reach it at a name it has, or set -tls-server-name or NOMAD_TLS_SERVER_NAME (server.<region>.nomad)"
+	case errors.As(err, &invalid):
+		hint = "the agent's certificate is not valid (expired?): the agent needs a new one (drover tls cert create, then SIGHUP)"
+	case errors.As(err, &record):
+		hint = "the agent does not serve HTTPS: use an http:// address"
+	case errors.As(err, &alert), errors.As(err, &verify), strings.Contains(err.Error(), "tls:"):
+		hint = "the agent refused this CLI's certificate or asked for one: set -client-cert and -client-key (or NOMAD_CLIENT_CERT and NOMAD_CLIENT_KEY) to a certificate signed by the cluster's CA (drover tls cert create -cli)"
+	default:
+		return "", false
+	}
+	return fmt.Sprintf("Error %s: TLS with the agent at %s failed: %s.\n  (%v)", doing, ce.Address, hint, rootCause(ce.Err)), true
 }

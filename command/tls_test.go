@@ -171,10 +171,11 @@ func TestCLIReachesHTTPSAgent(t *testing.T) {
 		{"environment", withEnv(full), nil, ""},
 		{"flags", env, []string{"-ca-cert", path("ca.pem"), "-client-cert", path("cli.pem"), "-client-key", path("cli-key.pem")}, ""},
 		{"CA directory", withEnv(map[string]string{"NOMAD_CAPATH": dir, "NOMAD_CLIENT_CERT": path("cli.pem"), "NOMAD_CLIENT_KEY": path("cli-key.pem")}), nil, ""},
-		{"skip verify still needs the client certificate", withEnv(map[string]string{"NOMAD_SKIP_VERIFY": "true"}), nil, "certificate"},
-		{"unknown CA", withEnv(map[string]string{"NOMAD_CLIENT_CERT": path("cli.pem"), "NOMAD_CLIENT_KEY": path("cli-key.pem")}), nil, "certificate signed by unknown authority"},
+		{"skip verify still needs the client certificate", withEnv(map[string]string{"NOMAD_SKIP_VERIFY": "true"}), nil, "set -client-cert and -client-key"},
+		{"unknown CA", withEnv(map[string]string{"NOMAD_CLIENT_CERT": path("cli.pem"), "NOMAD_CLIENT_KEY": path("cli-key.pem")}), nil, "set -ca-cert or NOMAD_CACERT"},
+		{"plain http to HTTPS", withEnv(map[string]string{"NOMAD_ADDR": strings.Replace(srv.URL, "https://", "http://", 1)}), nil, "use an https:// address"},
 		{"server name checked", withEnv(map[string]string{"NOMAD_CACERT": path("ca.pem"), "NOMAD_CLIENT_CERT": path("cli.pem"),
-			"NOMAD_CLIENT_KEY": path("cli-key.pem"), "NOMAD_TLS_SERVER_NAME": "client.global.nomad"}), nil, "client.global.nomad"},
+			"NOMAD_CLIENT_KEY": path("cli-key.pem"), "NOMAD_TLS_SERVER_NAME": "client.global.nomad"}), nil, "-tls-server-name"},
 		{"key without certificate", withEnv(map[string]string{"NOMAD_CACERT": path("ca.pem"), "NOMAD_CLIENT_KEY": path("cli-key.pem")}), nil, "needs both"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
