@@ -22,10 +22,11 @@ func (c *Client) watchers(alloc *structs.Allocation) (prev, preempted allocrunne
 		return nil, nil
 	}
 	cfg := allocwatcher.Config{
-		Alloc:   alloc,
-		Servers: serverLookup{c},
-		NodeID:  c.NodeID(),
-		Logger:  c.logger,
+		Alloc:      alloc,
+		Servers:    serverLookup{c},
+		NodeID:     c.NodeID(),
+		Logger:     c.logger,
+		HTTPClient: c.agentHTTP,
 	}
 	if ar, ok := c.allocs[alloc.PreviousAllocation]; ok {
 		cfg.PreviousRunner = ar.WatchedRunner()
@@ -70,5 +71,5 @@ func (s serverLookup) NodeHTTPAddr(ctx context.Context, nodeID string) (string, 
 	if resp.Node == nil || resp.Node.HTTPAddr == "" {
 		return "", structs.NewError(structs.KindNotFound, "node %s has no HTTP address", nodeID)
 	}
-	return resp.Node.HTTPAddr, nil
+	return s.c.agentScheme + "://" + resp.Node.HTTPAddr, nil
 }

@@ -2,10 +2,12 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"maps"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"strconv"
 	"sync"
@@ -55,6 +57,11 @@ type Client struct {
 	// taskAPIURL is where the tasks' API sockets forward (the agent's
 	// HTTP API); empty: no task API (Config.TaskAPI).
 	taskAPIURL string
+	// agentHTTP calls the agents' HTTP APIs (another node's, for a
+	// previous allocation's data): over HTTPS when they serve it, with
+	// agentScheme "https"; nil uses allocwatcher's default client.
+	agentHTTP   *http.Client
+	agentScheme string
 
 	// Timing knobs; tests shorten them before Start.
 	now            func() time.Time
@@ -153,6 +160,7 @@ func New(cfg *Config) (*Client, error) {
 		artifacts:      newArtifactGetter(cfg.Artifact, logger),
 		templates:      newTemplateConfig(cfg),
 		taskAPIURL:     taskAPIURL(cfg),
+		agentScheme:    "http",
 		hostStats:      stats.NewHostCollector(stats.HostConfig{AllocDir: cfg.AllocDir}),
 		now:            time.Now,
 		jitter:         randomJitter,
@@ -172,6 +180,9 @@ func New(cfg *Config) (*Client, error) {
 		timeline:       timeline.New(0, nil),
 		starts:         newStartGate(cfg.MaxParallelStarts),
 		gc:             newGCState(cfg.GC),
+	}
+	if cfg.HTTPTLS != nil {
+		c.agentHTTP, c.agentScheme = &http.Client{Transport: agentTransport(cfg.HTTPTLS)}, "https"
 	}
 	node, err := c.buildNode(cfg)
 	if err != nil {
@@ -314,6 +325,10 @@ func newTemplateConfig(cfg *Config) *taskrunner.TemplateConfig {
 	tc := &taskrunner.TemplateConfig{RPC: cfg.RPC, Client: cfg.Template}
 	if cfg.HTTPAddr != "" {
 		tc.ServicesURL = "http://" + cfg.HTTPAddr
+		if cfg.HTTPTLS != nil {
+			tc.ServicesURL = "https://" + cfg.HTTPAddr
+			tc.ServicesTransport = agentTransport(cfg.HTTPTLS)
+		}
 	}
 	return tc
 }
@@ -324,6 +339,14 @@ func taskAPIURL(cfg *Config) string {
 		return ""
 	}
 	return "http://" + cfg.HTTPAddr
+}
+
+// agentTransport is the transport of the client's calls to HTTPS agents.
+func agentTransport(tlsConfig *tls.Config) *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil // cluster traffic never goes through a proxy
+	tr.TLSClientConfig = tlsConfig
+	return tr
 }
 
 // newArtifactGetter returns the getter of the tasks' artifacts.

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"crypto/tls"
 	"log/slog"
 
 	"github.com/drover-io/drover/client/allocnet"
@@ -57,7 +58,12 @@ type Config struct {
 	HTTPAddr string
 	// TaskAPI serves each task's API socket (secrets/api.sock), which
 	// forwards to HTTPAddr; the agent turns it on.
-	TaskAPI  bool
+	TaskAPI bool
+	// HTTPTLS, when set, is the TLS of the agents' HTTP APIs (tls.http):
+	// the client's own calls to them (templates' service reads, the
+	// previous allocation's data from another node) go over HTTPS with
+	// it; nil: plain HTTP.
+	HTTPTLS  *tls.Config
 	Reserved *structs.NodeReservedResources
 	// Version is reported as drover.version; default Version.
 	Version string

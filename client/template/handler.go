@@ -30,6 +30,9 @@ type Handler struct {
 	// ServicesURL is the agent's HTTP API ("http://127.0.0.1:4646"),
 	// where service reads are forwarded; empty: services are not found.
 	ServicesURL string
+	// ServicesTransport sends them; nil: http.DefaultTransport (an
+	// HTTPS agent's needs its CA and client certificate).
+	ServicesTransport http.RoundTripper
 	// Logger logs refused reads.
 	Logger *slog.Logger
 }
@@ -165,6 +168,7 @@ func (h *Handler) services(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rp := &httputil.ReverseProxy{
+		Transport: h.ServicesTransport,
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			// The task is served as itself: a token it sent goes no

@@ -65,6 +65,8 @@ type Config struct {
 	RPC rpcapi.Conn
 	// ServicesURL is the agent's HTTP API, for service reads; "" if none.
 	ServicesURL string
+	// ServicesTransport sends service reads; nil: the default transport.
+	ServicesTransport http.RoundTripper
 	// Identity is the task's: it bounds what its templates read.
 	Identity structs.WorkloadIdentity
 	// TaskDir is the task's directory: templates render beneath it.
@@ -140,7 +142,7 @@ func New(cfg Config) (*Manager, error) {
 		state:    make([]tmplState, len(cfg.Templates)),
 	}
 	m.server = &http.Server{
-		Handler:           &Handler{RPC: cfg.RPC, Identity: cfg.Identity, ServicesURL: cfg.ServicesURL, Logger: logger},
+		Handler:           &Handler{RPC: cfg.RPC, Identity: cfg.Identity, ServicesURL: cfg.ServicesURL, ServicesTransport: cfg.ServicesTransport, Logger: logger},
 		ReadHeaderTimeout: time.Minute,
 	}
 	for i, t := range cfg.Templates {

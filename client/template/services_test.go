@@ -12,11 +12,18 @@ import (
 
 // TestManagerReadsServicesFromTheAgent renders nomadService and
 // nomadServices against a fake of the agent's Nomad-compatible service
-// endpoints, and checks that the reads are made in the task's namespace.
+// endpoints, and checks that the reads are made in the task's namespace;
+// an agent serving HTTPS is read with the transport the client gives.
 func TestManagerReadsServicesFromTheAgent(t *testing.T) {
+	for _, https := range []bool{false, true} {
+		t.Run(map[bool]string{false: "http", true: "https"}[https], func(t *testing.T) { readsServices(t, https) })
+	}
+}
+
+func readsServices(t *testing.T, https bool) {
 	var mu sync.Mutex
 	var namespaces []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		namespaces = append(namespaces, r.URL.Query().Get("namespace"))
 		mu.Unlock()
@@ -37,12 +44,20 @@ func TestManagerReadsServicesFromTheAgent(t *testing.T) {
 			http.NotFound(w, r)
 		}
 	}))
+	var transport http.RoundTripper
+	if https {
+		srv.StartTLS()
+		transport = srv.Client().Transport // trusts the test CA
+	} else {
+		srv.Start()
+	}
 	defer srv.Close()
 
 	tm := withDefaults(&structs.Template{DestPath: "local/svc", EmbeddedTmpl: `{{ range nomadService "db" }}{{ .Address }}:{{ .Port }} {{ .Tags }}{{ end }}
 {{ range nomadServices }}{{ .Name }};{{ end }}`})
 	dir := t.TempDir()
-	m, err := New(Config{RPC: newFakeVars(), Identity: webIdentity, TaskDir: dir, Templates: []*structs.Template{tm}, ServicesURL: srv.URL})
+	m, err := New(Config{RPC: newFakeVars(), Identity: webIdentity, TaskDir: dir, Templates: []*structs.Template{tm},
+		ServicesURL: srv.URL, ServicesTransport: transport})
 	if err != nil {
 		t.Fatal(err)
 	}

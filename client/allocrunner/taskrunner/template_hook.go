@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"math/rand/v2"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +24,9 @@ type TemplateConfig struct {
 	RPC rpcapi.Conn
 	// ServicesURL is the agent's HTTP API, for service reads.
 	ServicesURL string
+	// ServicesTransport sends service reads (an HTTPS agent's TLS); nil:
+	// the default transport.
+	ServicesTransport http.RoundTripper
 	// Client is the agent's template block; nil: defaults.
 	Client *template.ClientConfig
 }
@@ -142,9 +146,10 @@ func (h *templateHook) ensure(alloc *structs.Allocation, task *structs.Task, tas
 		return nil, errors.New("templates cannot render: this agent has no connection to the servers")
 	}
 	m, err := template.New(template.Config{
-		Logger:      h.logger,
-		RPC:         h.cfg.RPC,
-		ServicesURL: h.cfg.ServicesURL,
+		Logger:            h.logger,
+		RPC:               h.cfg.RPC,
+		ServicesURL:       h.cfg.ServicesURL,
+		ServicesTransport: h.cfg.ServicesTransport,
 		Identity: structs.WorkloadIdentity{
 			Namespace: alloc.Namespace, JobID: alloc.JobID, Group: alloc.TaskGroup, Task: task.Name,
 		},
