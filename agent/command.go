@@ -302,7 +302,7 @@ func printBanner(w io.Writer, cfg *Config, a *Agent) {
 	}
 	fmt.Fprintf(w, "==> drover agent configuration%s:\n\n", mode)
 	rows := [][2]string{
-		{"HTTP address", "http://" + a.HTTPAddr()},
+		{"HTTP address", a.httpScheme() + "://" + a.HTTPAddr()},
 		{"Version", Version},
 		{"Region", fmt.Sprintf("%s (datacenter: %s)", cfg.Region, cfg.Datacenter)},
 		{"Server", fmt.Sprint(a.ServerEnabled())},

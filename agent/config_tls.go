@@ -150,3 +150,11 @@ func (a *Agent) Reload() error {
 	}
 	return nil
 }
+
+// httpScheme is the HTTP API's scheme: https with tls.http.
+func (a *Agent) httpScheme() string {
+	if a.cfg.TLS.EnableHTTP {
+		return "https"
+	}
+	return "http"
+}
