@@ -180,6 +180,16 @@ func TestTLSCluster(t *testing.T) {
 			}
 			return allocs[0].ClientStatus == "complete", allocs[0].ClientStatus
 		})
+		// The server agent forwards a client request to tls-client's HTTPS
+		// API, showing its own certificate.
+		allocs, _, err := c.Jobs().Allocations("tls-job", false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := droverIn(t, t.TempDir(), certEnv(srv.addr, dir), "alloc", "fs", allocs[0].ID)
+		if r.code != 0 || !strings.Contains(r.stdout, "alloc/") {
+			t.Fatalf("alloc fs through the server (forwarded over HTTPS): %s", r)
+		}
 	})
 
 	t.Run("CLI with NOMAD_CACERT and a client certificate", func(t *testing.T) {
