@@ -338,6 +338,9 @@ func taskAPIURL(cfg *Config) string {
 	if !cfg.TaskAPI || cfg.HTTPAddr == "" {
 		return ""
 	}
+	if cfg.HTTPTLS != nil {
+		return "https://" + cfg.HTTPAddr
+	}
 	return "http://" + cfg.HTTPAddr
 }
 
@@ -363,23 +366,24 @@ func newArtifactGetter(cfg *artifact.Config, logger *slog.Logger) *artifact.Gett
 func (c *Client) newAllocRunner(alloc *structs.Allocation) (*allocrunner.AllocRunner, error) {
 	prev, preempted := c.watchers(alloc)
 	return allocrunner.New(&allocrunner.Config{
-		Logger:       c.logger,
-		Alloc:        alloc,
-		AllocDirRoot: c.root,
-		StateDB:      c.stateDB,
-		Drivers:      c.driver,
-		StateUpdater: allocUpdater{c},
-		Node:         c.nodeView(),
-		Devices:      c.deviceReserver(),
-		DriverEvents: c.drivers,
-		Artifacts:    c.artifacts,
-		Timeline:     c.timeline,
-		StartGate:    c.starts,
-		Services:     serviceRegistrar{c}, // services.go
-		Network:      c.allocNetwork(),
-		Templates:    c.templates,
-		Identities:   identitySigner{c}, // identities.go
-		TaskAPIURL:   c.taskAPIURL,
+		Logger:           c.logger,
+		Alloc:            alloc,
+		AllocDirRoot:     c.root,
+		StateDB:          c.stateDB,
+		Drivers:          c.driver,
+		StateUpdater:     allocUpdater{c},
+		Node:             c.nodeView(),
+		Devices:          c.deviceReserver(),
+		DriverEvents:     c.drivers,
+		Artifacts:        c.artifacts,
+		Timeline:         c.timeline,
+		StartGate:        c.starts,
+		Services:         serviceRegistrar{c}, // services.go
+		Network:          c.allocNetwork(),
+		Templates:        c.templates,
+		Identities:       identitySigner{c}, // identities.go
+		TaskAPIURL:       c.taskAPIURL,
+		TaskAPITransport: c.templates.ServicesTransport, // nil, or the agent's HTTPS
 
 		PrevAllocWatcher:      prev,
 		PreemptedAllocWatcher: preempted,

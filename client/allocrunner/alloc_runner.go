@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -80,6 +81,9 @@ type Config struct {
 	// is where their task API sockets forward (taskrunner.Config).
 	Identities taskrunner.IdentitySigner
 	TaskAPIURL string
+	// TaskAPITransport sends the task API's requests (an HTTPS agent's
+	// TLS); nil: the default transport.
+	TaskAPITransport http.RoundTripper
 }
 
 // AllocRunner runs one allocation. Create it with New, optionally Restore,
@@ -238,26 +242,27 @@ func New(cfg *Config) (*AllocRunner, error) {
 			return nil, fmt.Errorf("alloc %s: task %q: %w", alloc.ID, task.Name, err)
 		}
 		tr, err := taskrunner.New(&taskrunner.Config{
-			Logger:       logger,
-			Alloc:        alloc,
-			Task:         task,
-			AllocDir:     ar.allocDir,
-			Driver:       driver,
-			StateDB:      cfg.StateDB,
-			StateUpdater: taskNotifier{ar},
-			Node:         cfg.Node,
-			BuildEnv:     cfg.BuildEnv,
-			KillGrace:    cfg.KillGrace,
-			Now:          clock.Now,
-			Devices:      cfg.Devices,
-			DriverEvents: cfg.DriverEvents,
-			Artifacts:    cfg.Artifacts,
-			Timeline:     cfg.Timeline,
-			StartGate:    cfg.StartGate,
-			Network:      netHook.Spec,
-			Templates:    cfg.Templates,
-			Identities:   cfg.Identities,
-			TaskAPIURL:   cfg.TaskAPIURL,
+			Logger:           logger,
+			Alloc:            alloc,
+			Task:             task,
+			AllocDir:         ar.allocDir,
+			Driver:           driver,
+			StateDB:          cfg.StateDB,
+			StateUpdater:     taskNotifier{ar},
+			Node:             cfg.Node,
+			BuildEnv:         cfg.BuildEnv,
+			KillGrace:        cfg.KillGrace,
+			Now:              clock.Now,
+			Devices:          cfg.Devices,
+			DriverEvents:     cfg.DriverEvents,
+			Artifacts:        cfg.Artifacts,
+			Timeline:         cfg.Timeline,
+			StartGate:        cfg.StartGate,
+			Network:          netHook.Spec,
+			Templates:        cfg.Templates,
+			Identities:       cfg.Identities,
+			TaskAPIURL:       cfg.TaskAPIURL,
+			TaskAPITransport: cfg.TaskAPITransport,
 		})
 		if err != nil {
 			cancel()

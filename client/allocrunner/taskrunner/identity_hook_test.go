@@ -276,3 +276,46 @@ func TestIdentityHookRenews(t *testing.T) {
 		}
 	})
 }
+
+// TestTaskAPIHookHTTPSAgent: the task API forwards to an agent serving
+// HTTPS (tls.http) with the transport the client gives it.
+func TestTaskAPIHookHTTPSAgent(t *testing.T) {
+	agent := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "agent says hi over TLS")
+	}))
+	defer agent.Close()
+	dir, err := os.MkdirTemp("", "tapi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ad := allocdir.New(dir, "a1")
+	if err := ad.Build(); err != nil {
+		t.Fatal(err)
+	}
+	td := ad.NewTaskDir("t")
+	if err := td.Build(); err != nil {
+		t.Fatal(err)
+	}
+	h := &taskAPIHook{agentURL: agent.URL, transport: agent.Client().Transport, logger: slog.New(slog.DiscardHandler)}
+	if err := h.Prestart(context.Background(), &PrestartRequest{Task: &structs.Task{Name: "t"}, TaskDir: td}, &PrestartResponse{}); err != nil {
+		t.Fatal(err)
+	}
+	defer h.Stop()
+	sock := filepath.Join(td.SecretsDir, TaskAPISocketName)
+	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+	}}}
+	defer client.CloseIdleConnections()
+	req, _ := http.NewRequest("GET", "http://task-api/v1/var/nomad/jobs/web", nil)
+	req.Header.Set("X-Nomad-Token", "tok")
+	r, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	b, _ := io.ReadAll(r.Body)
+	if r.StatusCode != 200 || string(b) != "agent says hi over TLS" {
+		t.Fatalf("through the task API: %d %q", r.StatusCode, b)
+	}
+}

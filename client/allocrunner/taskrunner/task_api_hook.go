@@ -46,7 +46,9 @@ type taskAPIHook struct {
 	// agentURL is the agent's HTTP API ("http://127.0.0.1:4646"); empty:
 	// no task API.
 	agentURL string
-	logger   *slog.Logger
+	// transport sends the forwarded requests; nil: the default one.
+	transport http.RoundTripper
+	logger    *slog.Logger
 
 	mu  sync.Mutex // guards the fields below
 	srv *http.Server
@@ -100,7 +102,7 @@ func (h *taskAPIHook) Prestart(ctx context.Context, req *PrestartRequest, resp *
 		return fmt.Errorf("task API: %w", err)
 	}
 	h.srv = &http.Server{
-		Handler:           taskAPIHandler(target),
+		Handler:           taskAPIHandler(target, h.transport),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(h.logger.Handler(), slog.LevelDebug),
 	}
@@ -126,8 +128,9 @@ func (h *taskAPIHook) Stop() {
 }
 
 // taskAPIHandler forwards authenticated requests to the agent's API.
-func taskAPIHandler(target *url.URL) http.Handler {
+func taskAPIHandler(target *url.URL, transport http.RoundTripper) http.Handler {
 	rp := &httputil.ReverseProxy{
+		Transport: transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.Out.Host = target.Host

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -86,6 +87,9 @@ type Config struct {
 	// (secrets/api.sock) forwards to; empty: no task API
 	// (task_api_hook.go).
 	TaskAPIURL string
+	// TaskAPITransport sends the task API's requests to TaskAPIURL (an
+	// HTTPS agent's TLS); nil: the default transport.
+	TaskAPITransport http.RoundTripper
 }
 
 // StartGate bounds how many tasks start at once: Enter waits for a turn,
@@ -236,7 +240,7 @@ func New(cfg *Config) (*TaskRunner, error) {
 	}
 	tr.stats = newStatsHook(cfg.Driver, cfg.StatsInterval, tr.logger)
 	tr.templates = &templateHook{cfg: cfg.Templates, task: tr, logger: tr.logger}
-	tr.taskAPI = &taskAPIHook{agentURL: cfg.TaskAPIURL, logger: tr.logger}
+	tr.taskAPI = &taskAPIHook{agentURL: cfg.TaskAPIURL, transport: cfg.TaskAPITransport, logger: tr.logger}
 	tr.identities = &identityHook{signer: cfg.Identities, logger: tr.logger}
 	tr.buildEnv = buildEnv
 	if cfg.RestartJitter != nil {
