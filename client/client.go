@@ -365,29 +365,30 @@ func newArtifactGetter(cfg *artifact.Config, logger *slog.Logger) *artifact.Gett
 // allocations it replaces; c.allocs must be locked (or not yet shared).
 func (c *Client) newAllocRunner(alloc *structs.Allocation) (*allocrunner.AllocRunner, error) {
 	prev, preempted := c.watchers(alloc)
-	return allocrunner.New(&allocrunner.Config{
-		Logger:           c.logger,
-		Alloc:            alloc,
-		AllocDirRoot:     c.root,
-		StateDB:          c.stateDB,
-		Drivers:          c.driver,
-		StateUpdater:     allocUpdater{c},
-		Node:             c.nodeView(),
-		Devices:          c.deviceReserver(),
-		DriverEvents:     c.drivers,
-		Artifacts:        c.artifacts,
-		Timeline:         c.timeline,
-		StartGate:        c.starts,
-		Services:         serviceRegistrar{c}, // services.go
-		Network:          c.allocNetwork(),
-		Templates:        c.templates,
-		Identities:       identitySigner{c}, // identities.go
-		TaskAPIURL:       c.taskAPIURL,
-		TaskAPITransport: c.templates.ServicesTransport, // nil, or the agent's HTTPS
+	cfg := &allocrunner.Config{
+		Logger:       c.logger,
+		Alloc:        alloc,
+		AllocDirRoot: c.root,
+		StateDB:      c.stateDB,
+		Drivers:      c.driver,
+		StateUpdater: allocUpdater{c},
+		Node:         c.nodeView(),
+		Devices:      c.deviceReserver(),
+		DriverEvents: c.drivers,
+		Artifacts:    c.artifacts,
+		Timeline:     c.timeline,
+		StartGate:    c.starts,
+		Services:     serviceRegistrar{c}, // services.go
+		Network:      c.allocNetwork(),
+		Templates:    c.templates,
+		Identities:   identitySigner{c}, // identities.go
+		TaskAPIURL:   c.taskAPIURL,
 
 		PrevAllocWatcher:      prev,
 		PreemptedAllocWatcher: preempted,
-	})
+	}
+	cfg.TaskAPITransport = c.templates.ServicesTransport // nil, or the agent's HTTPS (tls.http)
+	return allocrunner.New(cfg)
 }
 
 // Start registers the node (retrying in the background), and starts the

@@ -241,29 +241,30 @@ func New(cfg *Config) (*AllocRunner, error) {
 			cancel()
 			return nil, fmt.Errorf("alloc %s: task %q: %w", alloc.ID, task.Name, err)
 		}
-		tr, err := taskrunner.New(&taskrunner.Config{
-			Logger:           logger,
-			Alloc:            alloc,
-			Task:             task,
-			AllocDir:         ar.allocDir,
-			Driver:           driver,
-			StateDB:          cfg.StateDB,
-			StateUpdater:     taskNotifier{ar},
-			Node:             cfg.Node,
-			BuildEnv:         cfg.BuildEnv,
-			KillGrace:        cfg.KillGrace,
-			Now:              clock.Now,
-			Devices:          cfg.Devices,
-			DriverEvents:     cfg.DriverEvents,
-			Artifacts:        cfg.Artifacts,
-			Timeline:         cfg.Timeline,
-			StartGate:        cfg.StartGate,
-			Network:          netHook.Spec,
-			Templates:        cfg.Templates,
-			Identities:       cfg.Identities,
-			TaskAPIURL:       cfg.TaskAPIURL,
-			TaskAPITransport: cfg.TaskAPITransport,
-		})
+		tcfg := &taskrunner.Config{
+			Logger:       logger,
+			Alloc:        alloc,
+			Task:         task,
+			AllocDir:     ar.allocDir,
+			Driver:       driver,
+			StateDB:      cfg.StateDB,
+			StateUpdater: taskNotifier{ar},
+			Node:         cfg.Node,
+			BuildEnv:     cfg.BuildEnv,
+			KillGrace:    cfg.KillGrace,
+			Now:          clock.Now,
+			Devices:      cfg.Devices,
+			DriverEvents: cfg.DriverEvents,
+			Artifacts:    cfg.Artifacts,
+			Timeline:     cfg.Timeline,
+			StartGate:    cfg.StartGate,
+			Network:      netHook.Spec,
+			Templates:    cfg.Templates,
+			Identities:   cfg.Identities,
+			TaskAPIURL:   cfg.TaskAPIURL,
+		}
+		tcfg.TaskAPITransport = cfg.TaskAPITransport // an HTTPS agent's (tls.http)
+		tr, err := taskrunner.New(tcfg)
 		if err != nil {
 			cancel()
 			return nil, fmt.Errorf("alloc %s: %w", alloc.ID, err)
