@@ -161,9 +161,13 @@ type ServerConfig struct {
 	// MinHeartbeatTTL is how long a client may stay silent before its node
 	// is marked down; 0 uses the server's default (10s).
 	MinHeartbeatTTL time.Duration
-	// HeartbeatGrace is carried for Nomad compatibility; the server's
-	// single TTL (MinHeartbeatTTL) includes it for now.
+	// HeartbeatGrace is added to a node's TTL before it is marked down
+	// (default 10s, server.DefaultHeartbeatGrace).
 	HeartbeatGrace time.Duration
+	// MaxHeartbeatsPerSecond makes TTLs grow with the number of nodes so
+	// that all of them together send at most this many heartbeats a
+	// second; 0 uses the server's default (50).
+	MaxHeartbeatsPerSecond float64
 	// NumSchedulers is the number of scheduler workers: nil runs one per
 	// CPU core, 0 none (this server makes no scheduling decisions).
 	NumSchedulers *int
@@ -320,7 +324,8 @@ func DefaultConfig() *Config {
 			RotateDuration: DefaultLogRotateDuration,
 			SyslogFacility: DefaultSyslogFacility,
 		},
-		UI: UIConfig{Enabled: true},
+		UI:     UIConfig{Enabled: true},
+		Server: defaultServerConfig(), // server_gc.go
 		Client: ClientConfig{Artifact: defaultArtifactConfig(), GC: ClientGCConfig{
 			Interval:            DefaultGCInterval,
 			MaxAllocs:           DefaultGCMaxAllocs,
@@ -419,6 +424,7 @@ func (c *Config) merge(f *parsedFile) {
 		setVal(&c.Server.BootstrapExpect, s.BootstrapExpect)
 		setVal(&c.Server.HeartbeatGrace, s.HeartbeatGrace)
 		setVal(&c.Server.MinHeartbeatTTL, s.MinHeartbeatTTL)
+		setVal(&c.Server.MaxHeartbeatsPerSecond, s.MaxHeartbeatsPerSecond)
 		setVal(&c.Server.NumSchedulers, s.NumSchedulers)
 		setVal(&c.Server.JobMaxCount, s.JobMaxCount)
 		setVal(&c.Server.EvalNackTimeout, s.EvalNackTimeout)

@@ -81,7 +81,6 @@ var nomadIgnored = map[string]map[string]string{
 		"root_key_gc_threshold":         reasonNoIdentity,
 		"root_key_rotation_threshold":   reasonNoIdentity,
 		"oidc_issuer":                   reasonNoIdentity,
-		"max_heartbeats_per_second":     "heartbeat TTLs do not scale with the number of nodes yet; min_heartbeat_ttl applies",
 		"failover_heartbeat_ttl":        "heartbeat TTLs after a leader election are not configurable yet",
 		"rejoin_after_leave":            "a drover server always rejoins the servers it knew when it restarts",
 		"non_voting_server":             reasonNotVoting,

@@ -102,6 +102,8 @@ type serverBlock struct {
 	BootstrapExpect *int
 	HeartbeatGrace  *time.Duration
 	MinHeartbeatTTL *time.Duration
+	// MaxHeartbeatsPerSecond scales heartbeat TTLs with the nodes.
+	MaxHeartbeatsPerSecond *float64
 	// NumSchedulers is a pointer in Config too: nil is "one per core".
 	NumSchedulers   **int
 	JobMaxCount     *int
@@ -255,10 +257,11 @@ func (pf *parsedFile) topSection() section {
 func (s *serverBlock) section() section {
 	const p = "server"
 	return section{path: p, keys: map[string]keyFunc{
-		"enabled":           boolKey(&s.Enabled, p),
-		"bootstrap_expect":  intKey(&s.BootstrapExpect, p),
-		"heartbeat_grace":   durationKey(&s.HeartbeatGrace, p),
-		"min_heartbeat_ttl": durationKey(&s.MinHeartbeatTTL, p),
+		"enabled":                   boolKey(&s.Enabled, p),
+		"bootstrap_expect":          intKey(&s.BootstrapExpect, p),
+		"heartbeat_grace":           durationKey(&s.HeartbeatGrace, p),
+		"min_heartbeat_ttl":         durationKey(&s.MinHeartbeatTTL, p),
+		"max_heartbeats_per_second": floatKey(&s.MaxHeartbeatsPerSecond, p),
 		"num_schedulers": func(d *decoder, it *cfgItem) {
 			var n *int
 			intKey(&n, p)(d, it)

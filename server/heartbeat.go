@@ -2,18 +2,19 @@ package server
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sync"
-
 	"time"
 
 	"github.com/drover-io/drover/structs"
 )
 
-// heartbeats keeps one TTL timer per node. A timer that fires records its
-// node as expired; the server's expiry loop then marks the node down.
+// heartbeats keeps one timer per node, running for the TTL the node was
+// given plus the grace. A timer that fires records its node as expired;
+// the server's expiry loop then marks the node down.
 type heartbeats struct {
 	clock   Clock
-	ttl     time.Duration
+	grace   time.Duration
 	notifyC chan struct{} // signalled (non-blocking) when expired grows
 
 	mu      sync.Mutex // guards the fields below
@@ -21,23 +22,47 @@ type heartbeats struct {
 	expired map[string]bool
 }
 
-func newHeartbeats(clock Clock, ttl time.Duration) *heartbeats {
+func newHeartbeats(clock Clock, grace time.Duration) *heartbeats {
 	return &heartbeats{
-		clock: clock, ttl: ttl, notifyC: make(chan struct{}, 1),
+		clock: clock, grace: grace, notifyC: make(chan struct{}, 1),
 		timers: map[string]Timer{}, expired: map[string]bool{},
 	}
 }
 
-// Reset (re)starts a node's timer: it has just been heard from.
-func (h *heartbeats) Reset(nodeID string) {
+// Reset (re)starts a node's timer: it has just been heard from and told to
+// come back within ttl. The timer fires after ttl plus the grace.
+func (h *heartbeats) Reset(nodeID string, ttl time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.expired, nodeID)
+	d := ttl + h.grace
 	if t, ok := h.timers[nodeID]; ok {
-		t.Reset(h.ttl)
+		t.Reset(d)
 		return
 	}
-	h.timers[nodeID] = h.clock.AfterFunc(h.ttl, func() { h.fire(nodeID) })
+	h.timers[nodeID] = h.clock.AfterFunc(d, func() { h.fire(nodeID) })
+}
+
+// scaledTTL is the heartbeat TTL for a cluster of n nodes: the minimum, or
+// longer when n nodes heartbeating once per minimum TTL would exceed
+// maxPerSecond heartbeats a second in total (n / maxPerSecond seconds).
+// maxPerSecond <= 0 does not scale.
+func scaledTTL(minTTL time.Duration, maxPerSecond float64, n int) time.Duration {
+	if maxPerSecond <= 0 || n <= 0 {
+		return minTTL
+	}
+	return max(minTTL, time.Duration(float64(n)/maxPerSecond*float64(time.Second)))
+}
+
+// heartbeatTTL is the TTL the server gives a node now: scaledTTL for the
+// nodes it tracks, plus a random stagger of up to a quarter of it so that
+// nodes registered together spread their heartbeats out.
+func (s *Server) heartbeatTTL() time.Duration {
+	ttl := scaledTTL(s.config.HeartbeatTTL, s.config.MaxHeartbeatsPerSecond, s.heartbeats.Len())
+	if q := int64(ttl / 4); q > 0 {
+		ttl += time.Duration(rand.Int64N(q))
+	}
+	return ttl
 }
 
 // Clear stops a node's timer (it is down or gone).

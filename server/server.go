@@ -108,7 +108,7 @@ func NewServer(ctx context.Context, cfg *Config) (*Server, error) {
 	s.broker.timeline = s.timeline
 	s.broker.SetNackTimeout(c.EvalTimeout + evalNackSlack)
 	s.blocked = newBlockedEvals(s.broker.Enqueue)
-	s.heartbeats = newHeartbeats(c.Clock, c.HeartbeatTTL)
+	s.heartbeats = newHeartbeats(c.Clock, c.HeartbeatGrace)
 	s.varLocks = newVarLocks(c.Clock)
 	s.handlers = s.newHandlers()
 	kek := c.KEK
@@ -454,7 +454,8 @@ func (s *Server) establishLeadership() {
 	}
 	for _, n := range nodes {
 		if n.Status != structs.NodeStatusDown {
-			s.heartbeats.Reset(n.ID)
+			// A new leader gives every node a full TTL to find it.
+			s.heartbeats.Reset(n.ID, scaledTTL(s.config.HeartbeatTTL, s.config.MaxHeartbeatsPerSecond, len(nodes)))
 		}
 	}
 	if err := s.bootstrapRootKey(); err != nil {
