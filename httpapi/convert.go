@@ -163,7 +163,6 @@ func (c *converter) job(in *api.Job) *structs.Job {
 		unimplemented{"Multiregion", "multiregion block", in.Multiregion, rejected},
 		unimplemented{"Periodic", "periodic block", in.Periodic, rejected},
 		unimplemented{"ParameterizedJob", "parameterized block", in.ParameterizedJob, rejected},
-		unimplemented{"Migrate", "migrate block", in.Migrate, ignored},
 		unimplemented{"UI", "ui block", in.UI, ignored},
 		unimplemented{"Payload", "dispatch payload", in.Payload, rejected},
 		unimplemented{"ConsulNamespace", "consul namespace", in.ConsulNamespace, ignored},
@@ -187,6 +186,13 @@ func (c *converter) job(in *api.Job) *structs.Job {
 		out.TaskGroups = append(out.TaskGroups, g)
 	}
 	c.updateStrategies(in, out, jobType) // convert_update.go
+	groupMigrate := map[string]json.RawMessage{}
+	for _, tg := range in.TaskGroups {
+		if tg != nil {
+			groupMigrate[deref(tg.Name)] = tg.Migrate
+		}
+	}
+	c.migrateStrategies(in.Migrate, groupMigrate, out, jobType) // convert_migrate.go
 	return out
 }
 
@@ -214,7 +220,6 @@ func (c *converter) group(in *api.TaskGroup, jobType string) *structs.TaskGroup 
 	}
 	c.checkUnimplemented(where,
 		unimplemented{"Disconnect", "disconnect block", in.Disconnect, ignored},
-		unimplemented{"Migrate", "migrate block", in.Migrate, ignored},
 		unimplemented{"ShutdownDelay", "shutdown_delay", in.ShutdownDelay, ignored},
 		unimplemented{"MaxRunDuration", "max_run_duration", in.MaxRunDuration, rejected},
 		unimplemented{"StopAfterClientDisconnect", "stop_after_client_disconnect", in.StopAfterClientDisconnect, ignored},

@@ -55,6 +55,14 @@ func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation
 			r.plan.AppendStop(a, descLost, r.now)
 			freed[idx] = a
 			continue
+		case a.DesiredTransition.ShouldMigrate() && !a.ClientTerminalStatus():
+			// A drain moves it off its node: stop it there and place
+			// its replacement elsewhere (the draining node is not
+			// eligible), which follows it as its previous allocation.
+			r.plan.AppendStop(a, descMigrating, r.now)
+			freed[idx] = a
+			du.Migrate++
+			continue
 		case a.ClientTerminalStatus():
 			if r.oldVersion(a) {
 				continue

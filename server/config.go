@@ -71,6 +71,8 @@ type Config struct {
 	// (server.eval_nack_timeout); past it the scheduling pass is cancelled
 	// and the evaluation failed with the reason. 0 uses DefaultEvalTimeout.
 	EvalTimeout time.Duration
+	// GC configures the leader's garbage collection (gc.go).
+	GC GCConfig
 	// Clock drives heartbeat timers and timestamps; nil uses the wall clock.
 	Clock Clock
 	// KEK is the key-encryption key that wraps the keyring's root keys
@@ -218,6 +220,7 @@ func (c *Config) withDefaults() Config {
 	if out.HeartbeatTTL <= 0 {
 		out.HeartbeatTTL = DefaultHeartbeatTTL
 	}
+	out.GC = out.GC.withDefaults()
 	if out.MaxHeartbeatsPerSecond <= 0 {
 		out.MaxHeartbeatsPerSecond = DefaultMaxHeartbeatsPerSecond
 	}
