@@ -90,3 +90,19 @@ func (n *Nodes) ToggleEligibility(nodeID string, eligible bool, w *WriteOptions)
 	resp.WriteMeta = *wm
 	return &resp, nil
 }
+
+// DesiredTransition is what was asked of an allocation beyond its desired
+// status; each field is nil until asked.
+type DesiredTransition struct {
+	Migrate         *bool
+	Reschedule      *bool
+	ForceReschedule *bool
+	NoShutdownDelay *bool
+}
+
+// ReconcileSummaries makes the servers recompute every job's summary (PUT
+// /v1/system/reconcile/summaries).
+func (s *System) ReconcileSummaries() error {
+	_, err := s.c.write(http.MethodPut, "/v1/system/reconcile/summaries", nil, nil, nil)
+	return err
+}

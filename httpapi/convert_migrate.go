@@ -61,8 +61,8 @@ func (c *converter) mergeMigrate(where string, m *structs.MigrateStrategy, raw j
 		m.HealthyDeadline = *in.HealthyDeadline
 	}
 	switch {
-	case m.MaxParallel < 1:
-		c.errorf("%s: migrate max_parallel is %d: it must be at least 1", where, m.MaxParallel)
+	case m.MaxParallel < 0:
+		c.errorf("%s: migrate max_parallel is %d: it must not be negative", where, m.MaxParallel)
 	case m.HealthCheck != "checks" && m.HealthCheck != "task_states":
 		c.errorf("%s: migrate health_check %q is invalid: use \"checks\" or \"task_states\"", where, m.HealthCheck)
 	case m.MinHealthyTime < 0 || m.HealthyDeadline < 0:
