@@ -234,6 +234,7 @@ func (a *Agent) setupServer(ctx context.Context) error {
 		HeartbeatTTL:           a.cfg.Server.MinHeartbeatTTL,
 		HeartbeatGrace:         a.cfg.Server.HeartbeatGrace,
 		MaxHeartbeatsPerSecond: a.cfg.Server.MaxHeartbeatsPerSecond,
+		GC:                     a.cfg.Server.GC.serverGC(),
 		JobMaxCount:            a.cfg.Server.JobMaxCount,
 		EvalTimeout:            a.cfg.Server.EvalNackTimeout,
 		TaskConfigs:            TaskConfigSchemas(),

@@ -168,6 +168,9 @@ type ServerConfig struct {
 	// that all of them together send at most this many heartbeats a
 	// second; 0 uses the server's default (50).
 	MaxHeartbeatsPerSecond float64
+	// GC is the servers' garbage collection: job_gc_interval and the
+	// *_gc_threshold keys (server_gc.go).
+	GC ServerGCConfig
 	// NumSchedulers is the number of scheduler workers: nil runs one per
 	// CPU core, 0 none (this server makes no scheduling decisions).
 	NumSchedulers *int
@@ -425,6 +428,7 @@ func (c *Config) merge(f *parsedFile) {
 		setVal(&c.Server.HeartbeatGrace, s.HeartbeatGrace)
 		setVal(&c.Server.MinHeartbeatTTL, s.MinHeartbeatTTL)
 		setVal(&c.Server.MaxHeartbeatsPerSecond, s.MaxHeartbeatsPerSecond)
+		c.Server.GC.merge(s)
 		setVal(&c.Server.NumSchedulers, s.NumSchedulers)
 		setVal(&c.Server.JobMaxCount, s.JobMaxCount)
 		setVal(&c.Server.EvalNackTimeout, s.EvalNackTimeout)

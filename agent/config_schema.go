@@ -104,6 +104,13 @@ type serverBlock struct {
 	MinHeartbeatTTL *time.Duration
 	// MaxHeartbeatsPerSecond scales heartbeat TTLs with the nodes.
 	MaxHeartbeatsPerSecond *float64
+	// The servers' garbage collection (server_gc.go).
+	JobGCInterval         *time.Duration
+	JobGCThreshold        *time.Duration
+	EvalGCThreshold       *time.Duration
+	BatchEvalGCThreshold  *time.Duration
+	DeploymentGCThreshold *time.Duration
+	NodeGCThreshold       *time.Duration
 	// NumSchedulers is a pointer in Config too: nil is "one per core".
 	NumSchedulers   **int
 	JobMaxCount     *int
@@ -262,6 +269,12 @@ func (s *serverBlock) section() section {
 		"heartbeat_grace":           durationKey(&s.HeartbeatGrace, p),
 		"min_heartbeat_ttl":         durationKey(&s.MinHeartbeatTTL, p),
 		"max_heartbeats_per_second": floatKey(&s.MaxHeartbeatsPerSecond, p),
+		"job_gc_interval":           durationKey(&s.JobGCInterval, p),
+		"job_gc_threshold":          durationKey(&s.JobGCThreshold, p),
+		"eval_gc_threshold":         durationKey(&s.EvalGCThreshold, p),
+		"batch_eval_gc_threshold":   durationKey(&s.BatchEvalGCThreshold, p),
+		"deployment_gc_threshold":   durationKey(&s.DeploymentGCThreshold, p),
+		"node_gc_threshold":         durationKey(&s.NodeGCThreshold, p),
 		"num_schedulers": func(d *decoder, it *cfgItem) {
 			var n *int
 			intKey(&n, p)(d, it)
