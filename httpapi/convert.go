@@ -215,15 +215,13 @@ func (c *converter) group(in *api.TaskGroup, jobType string) *structs.TaskGroup 
 	out.Volumes = c.volumes(where, in.Volumes)                 // convert_volumes.go
 	out.Services = c.services(where, in.Services)              // convert_services.go
 	out.Scaling = c.groupScaling(where, in.Scaling, out.Count) // convert_scaling.go
+	out.Disconnect = c.disconnectStrategy(where, in)           // convert_disconnect.go
 	if in.RestartPolicy != nil {
 		c.checkUnimplemented(where+" restart", unimplemented{"RenderTemplates", "render_templates", in.RestartPolicy.RenderTemplates, ignored})
 	}
 	c.checkUnimplemented(where,
-		unimplemented{"Disconnect", "disconnect block", in.Disconnect, ignored},
 		unimplemented{"ShutdownDelay", "shutdown_delay", in.ShutdownDelay, ignored},
 		unimplemented{"MaxRunDuration", "max_run_duration", in.MaxRunDuration, rejected},
-		unimplemented{"StopAfterClientDisconnect", "stop_after_client_disconnect", in.StopAfterClientDisconnect, ignored},
-		unimplemented{"MaxClientDisconnect", "max_client_disconnect", in.MaxClientDisconnect, ignored},
 		unimplemented{"Consul", "consul block", in.Consul, ignored},
 		unimplemented{"PreventRescheduleOnLost", "prevent_reschedule_on_lost", in.PreventRescheduleOnLost, ignored},
 	)

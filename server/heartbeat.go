@@ -158,6 +158,23 @@ func (s *Server) expireHeartbeat(nodeID string) error {
 	if node == nil || node.Status == structs.NodeStatusDown {
 		return nil
 	}
+	if node.Status != structs.NodeStatusDisconnected {
+		window, err := s.disconnectWindow(nodeID)
+		if err != nil {
+			return err
+		}
+		if window > 0 {
+			// Allocations with a disconnect block wait for it
+			// (disconnect.go); the timer fires again when the longest
+			// lost_after has passed.
+			s.logger.Warn("node missed its heartbeat: marking it disconnected", "node_id", nodeID, "lost_after", window)
+			if _, _, err := s.setNodeStatus(node, structs.NodeStatusDisconnected); err != nil {
+				return err
+			}
+			s.heartbeats.Reset(nodeID, max(window-s.config.HeartbeatGrace, 0))
+			return nil
+		}
+	}
 	s.logger.Warn("node missed its heartbeat: marking it down", "node_id", nodeID)
 	_, _, err = s.setNodeStatus(node, structs.NodeStatusDown)
 	return err
@@ -169,7 +186,8 @@ func (s *Server) setNodeStatus(node *structs.Node, status string) (uint64, []str
 	now := s.clock.Now()
 	cmd := &NodeStatusCommand{NodeID: node.ID, Status: status, UpdatedAt: now.Unix()}
 	st := s.fsm.State()
-	if status == structs.NodeStatusDown {
+	if status == structs.NodeStatusDown || status == structs.NodeStatusDisconnected ||
+		(node.Status == structs.NodeStatusDisconnected && status == structs.NodeStatusReady) {
 		allocs, err := st.AllocsByNode(nil, node.ID)
 		if err != nil {
 			return 0, nil, fmt.Errorf("read allocs of node %q: %w", node.ID, err)
@@ -178,10 +196,13 @@ func (s *Server) setNodeStatus(node *structs.Node, status string) (uint64, []str
 			if a.ClientTerminalStatus() {
 				continue
 			}
+			clientStatus, desc := allocStatusOnNodeChange(a, status)
+			if clientStatus == "" {
+				continue
+			}
 			cmd.LostAllocs = append(cmd.LostAllocs, &structs.Allocation{
-				ID: a.ID, NodeID: a.NodeID, ClientStatus: structs.AllocClientStatusLost,
-				ClientDescription: "alloc is lost since its node is down",
-				TaskStates:        a.TaskStates, ModifyTime: now.UnixNano(),
+				ID: a.ID, NodeID: a.NodeID, ClientStatus: clientStatus, ClientDescription: desc,
+				TaskStates: a.TaskStates, ModifyTime: now.UnixNano(),
 			})
 		}
 	}

@@ -103,6 +103,9 @@ type TaskGroup struct {
 	// Migrate says how the group's allocations move off a draining node
 	// (node_drain.go); nil for jobs other than services.
 	Migrate *MigrateStrategy `json:",omitempty"`
+	// Disconnect says what happens to the group's allocations while
+	// their node is unreachable (disconnect.go); nil: they are lost.
+	Disconnect *DisconnectStrategy `json:",omitempty"`
 }
 
 // Task is a single process, container or other unit run by a driver.
@@ -569,6 +572,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 		m := *tg.Migrate
 		c.Migrate = &m
 	}
+	c.Disconnect = tg.Disconnect.Copy()
 	if tg.Networks != nil {
 		c.Networks = make([]*NetworkResource, len(tg.Networks))
 		for i, n := range tg.Networks {
