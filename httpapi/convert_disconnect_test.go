@@ -26,9 +26,11 @@ func TestConvertDisconnect(t *testing.T) {
 			want:   &structs.DisconnectStrategy{LostAfter: time.Minute, Replace: true, Reconcile: "best_score"},
 		},
 		{
-			name:   "block in full",
-			mutate: func(g *api.TaskGroup) { g.Disconnect = raw(`{"LostAfter": 1000000000, "Replace": false, "Reconcile": "keep_replacement"}`) },
-			want:   &structs.DisconnectStrategy{LostAfter: time.Second, Replace: false, Reconcile: "keep_replacement"},
+			name: "block in full",
+			mutate: func(g *api.TaskGroup) {
+				g.Disconnect = raw(`{"LostAfter": 1000000000, "Replace": false, "Reconcile": "keep_replacement"}`)
+			},
+			want: &structs.DisconnectStrategy{LostAfter: time.Second, Replace: false, Reconcile: "keep_replacement"},
 		},
 		{
 			name:   "max_client_disconnect",
