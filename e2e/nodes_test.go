@@ -326,3 +326,95 @@ func TestNodeDrainMaxParallel(t *testing.T) {
 		t.Errorf("node eligibility -enable:\n%s", r)
 	}
 }
+
+// TestNodeDisconnectReconnect stops a client's agent with SIGSTOP (its
+// heartbeats stop; its tasks, under their shims, keep running) for a job
+// with a disconnect block: its node turns disconnected and its
+// allocations unknown, not lost; replace = true places replacements on the
+// other client meanwhile. After SIGCONT the node is ready again and
+// reconcile = keep_original keeps the originals and stops the
+// replacements: in the end each allocation index runs once.
+func TestNodeDisconnectReconnect(t *testing.T) {
+	nc := startNodesCluster(t, "node-b")
+	c := nc.server.client(t)
+	job := `job "disc" {
+  type = "service"
+  group "g" {
+    count = 2
+    disconnect {
+      lost_after = "5m"
+      replace    = true
+      reconcile  = "keep_original"
+    }
+    task "t" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/sleep"
+        args    = ["600"]
+      }
+      resources {
+        cpu    = 20
+        memory = 16
+      }
+    }
+  }
+}
+`
+	if r := nc.server.cli(t, "job", "run", "-detach", writeFile(t, "disc.nomad.hcl", job)); r.code != 0 {
+		t.Fatalf("job run:\n%s", r)
+	}
+	running := func() map[string]int {
+		out := map[string]int{}
+		for _, a := range nodeJobAllocs(t, c, "disc") {
+			if a.DesiredStatus == "run" {
+				out[a.NodeName+":"+a.ClientStatus]++
+			}
+		}
+		return out
+	}
+	waitFor(t, 90*time.Second, "2 allocations running on node-b", func() (bool, string) {
+		on := running()
+		return on["node-b:running"] == 2, fmt.Sprint(on)
+	})
+	nc.addClient(t, "node-a")
+	nc.waitReady(t, 2)
+	b := nc.clients["node-b"]
+	bID := nc.nodeID(t, "node-b")
+	if err := b.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	defer func() {
+		if !resumed {
+			_ = b.cmd.Process.Signal(syscall.SIGCONT)
+		}
+	}()
+	waitFor(t, 60*time.Second, "node-b disconnected, its allocations unknown and replaced on node-a", func() (bool, string) {
+		n, _, err := c.Nodes().Info(bID, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		on := running()
+		return n.Status == api.NodeStatusDisconnected && on["node-b:unknown"] == 2 && on["node-a:running"] == 2,
+			n.Status + " " + fmt.Sprint(on)
+	})
+	if err := b.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	resumed = true
+	waitFor(t, 90*time.Second, "node-b back, its allocations kept and the replacements stopped", func() (bool, string) {
+		n, _, err := c.Nodes().Info(bID, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		stoppedOnA := 0
+		for _, a := range nodeJobAllocs(t, c, "disc") {
+			if a.NodeName == "node-a" && a.DesiredStatus == "stop" && a.ClientStatus == "complete" {
+				stoppedOnA++
+			}
+		}
+		on := running()
+		return n.Status == api.NodeStatusReady && on["node-b:running"] == 2 && len(on) == 1 && stoppedOnA == 2,
+			fmt.Sprintf("%s %v, %d stopped on node-a", n.Status, on, stoppedOnA)
+	})
+}

@@ -66,7 +66,9 @@ func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation
 			// meanwhile only when the disconnect block says so; never
 			// stopped (nobody could tell it).
 			if tg.Disconnect != nil && tg.Disconnect.Replace {
-				freed[idx] = a
+				// Not its previous allocation: a client waits for a
+				// previous allocation to finish before it starts the
+				// next, and this one may never be heard of again.
 				continue
 			}
 		case a.DesiredTransition.ShouldMigrate() && !a.ClientTerminalStatus():
