@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/drover-io/drover/api"
@@ -67,9 +66,6 @@ func (c *converter) disconnectStrategy(where string, in *api.TaskGroup) *structs
 	}
 	if out.LostAfter > 0 && out.StopOnClientAfter > 0 {
 		c.errorf("%s: disconnect lost_after and stop_on_client_after may not both be set", where)
-	}
-	if out.StopOnClientAfter > 0 {
-		c.warnings = append(c.warnings, fmt.Sprintf("%s: disconnect stop_on_client_after is not enforced by drover's client yet and was ignored", where))
 	}
 	return out
 }

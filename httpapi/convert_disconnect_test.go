@@ -38,10 +38,9 @@ func TestConvertDisconnect(t *testing.T) {
 			want:   &structs.DisconnectStrategy{LostAfter: 2 * time.Minute, Replace: true, Reconcile: "best_score"},
 		},
 		{
-			name:   "stop_on_client_after warns",
+			name:   "stop_on_client_after",
 			mutate: func(g *api.TaskGroup) { g.Disconnect = raw(`{"StopOnClientAfter": 1000000000}`) },
 			want:   &structs.DisconnectStrategy{StopOnClientAfter: time.Second, Replace: true, Reconcile: "best_score"},
-			warn:   "stop_on_client_after is not enforced",
 		},
 		{
 			name: "both spellings",

@@ -30,7 +30,7 @@ type DisconnectStrategy struct {
 	// running when the node comes back.
 	Reconcile string
 	// StopOnClientAfter is how long the client keeps the tasks running
-	// without reaching a server (not enforced by drover's client yet).
+	// without reaching a server before it stops them on its own.
 	StopOnClientAfter time.Duration
 }
 
