@@ -106,8 +106,8 @@ func (m *Meta) nodeArg(c *api.Client, fset *flagSet, self, verbose bool) (string
 }
 
 // monitorDrain prints the drain's progress (allocations marked, stopped
-// and finished on the node) until it completes, following the node and
-// its allocations with blocking queries.
+// and finished on the node) until it completes, following its allocations
+// with blocking queries and reading the node after each.
 func (m *Meta) monitorDrain(c *api.Client, nodeID string, verbose bool) int {
 	stamp := func(format string, args ...any) {
 		fmt.Fprintf(m.stdout, "%s: %s\n", m.now().UTC().Format(time.RFC3339), fmt.Sprintf(format, args...))
@@ -116,7 +116,10 @@ func (m *Meta) monitorDrain(c *api.Client, nodeID string, verbose bool) int {
 	seen := map[string]string{} // alloc ID -> what was last printed of it
 	var index uint64
 	for {
-		q := &api.QueryOptions{WaitIndex: index, WaitTime: 5 * time.Minute}
+		// The drain's end changes the node, not its allocations: the
+		// blocking query on the allocations is kept short so that the
+		// node is read again at least every two seconds.
+		q := &api.QueryOptions{WaitIndex: index, WaitTime: 2 * time.Second}
 		allocs, qm, err := c.Nodes().Allocations(nodeID, q)
 		if err != nil {
 			return m.fail(fmt.Sprintf("querying the allocations of node %q", nodeID), err)
