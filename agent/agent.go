@@ -240,15 +240,18 @@ func (a *Agent) setupAllocDir() error {
 // client RPCs served on the RPC port.
 func (a *Agent) setupServer(ctx context.Context) error {
 	scfg := &server.Config{
-		Logger:       a.logger.With("component", "server"),
-		NodeName:     a.cfg.NodeName + "." + a.cfg.Region,
-		Region:       a.cfg.Region,
-		Datacenter:   a.cfg.Datacenter,
-		HeartbeatTTL: a.cfg.Server.MinHeartbeatTTL,
-		JobMaxCount:  a.cfg.Server.JobMaxCount,
-		EvalTimeout:  a.cfg.Server.EvalNackTimeout,
-		TaskConfigs:  TaskConfigSchemas(),
-		Timers:       a.telemetry.Metrics(),
+		Logger:                 a.logger.With("component", "server"),
+		NodeName:               a.cfg.NodeName + "." + a.cfg.Region,
+		Region:                 a.cfg.Region,
+		Datacenter:             a.cfg.Datacenter,
+		HeartbeatTTL:           a.cfg.Server.MinHeartbeatTTL,
+		HeartbeatGrace:         a.cfg.Server.HeartbeatGrace,
+		MaxHeartbeatsPerSecond: a.cfg.Server.MaxHeartbeatsPerSecond,
+		GC:                     a.cfg.Server.GC.serverGC(),
+		JobMaxCount:            a.cfg.Server.JobMaxCount,
+		EvalTimeout:            a.cfg.Server.EvalNackTimeout,
+		TaskConfigs:            TaskConfigSchemas(),
+		Timers:                 a.telemetry.Metrics(),
 	}
 	if n := a.cfg.Server.NumSchedulers; n != nil {
 		scfg.NumWorkers = *n

@@ -165,9 +165,16 @@ type ServerConfig struct {
 	// MinHeartbeatTTL is how long a client may stay silent before its node
 	// is marked down; 0 uses the server's default (10s).
 	MinHeartbeatTTL time.Duration
-	// HeartbeatGrace is carried for Nomad compatibility; the server's
-	// single TTL (MinHeartbeatTTL) includes it for now.
+	// HeartbeatGrace is added to a node's TTL before it is marked down
+	// (default 10s, server.DefaultHeartbeatGrace).
 	HeartbeatGrace time.Duration
+	// MaxHeartbeatsPerSecond makes TTLs grow with the number of nodes so
+	// that all of them together send at most this many heartbeats a
+	// second; 0 uses the server's default (50).
+	MaxHeartbeatsPerSecond float64
+	// GC is the servers' garbage collection: job_gc_interval and the
+	// *_gc_threshold keys (server_gc.go).
+	GC ServerGCConfig
 	// NumSchedulers is the number of scheduler workers: nil runs one per
 	// CPU core, 0 none (this server makes no scheduling decisions).
 	NumSchedulers *int
@@ -327,7 +334,8 @@ func DefaultConfig() *Config {
 			RotateDuration: DefaultLogRotateDuration,
 			SyslogFacility: DefaultSyslogFacility,
 		},
-		UI: UIConfig{Enabled: true},
+		UI:     UIConfig{Enabled: true},
+		Server: defaultServerConfig(), // server_gc.go
 		Client: ClientConfig{Artifact: defaultArtifactConfig(), GC: ClientGCConfig{
 			Interval:            DefaultGCInterval,
 			MaxAllocs:           DefaultGCMaxAllocs,
@@ -426,6 +434,8 @@ func (c *Config) merge(f *parsedFile) {
 		setVal(&c.Server.BootstrapExpect, s.BootstrapExpect)
 		setVal(&c.Server.HeartbeatGrace, s.HeartbeatGrace)
 		setVal(&c.Server.MinHeartbeatTTL, s.MinHeartbeatTTL)
+		setVal(&c.Server.MaxHeartbeatsPerSecond, s.MaxHeartbeatsPerSecond)
+		c.Server.GC.merge(s)
 		setVal(&c.Server.NumSchedulers, s.NumSchedulers)
 		setVal(&c.Server.JobMaxCount, s.JobMaxCount)
 		setVal(&c.Server.EvalNackTimeout, s.EvalNackTimeout)

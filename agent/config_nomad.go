@@ -5,7 +5,6 @@ import "strings"
 // Reasons shared by several ignored keys.
 const (
 	reasonNotVoting   = "drover servers are all voters: non-voting servers and redundancy zones are not supported"
-	reasonServerGC    = "the server's garbage collection of jobs, evaluations, deployments and nodes is not configurable yet"
 	reasonRaftTuning  = "raft tuning is not configurable yet"
 	reasonNoConsul    = "drover has no Consul integration"
 	reasonNoVault     = "drover has no Vault integration"
@@ -66,12 +65,6 @@ var nomadIgnored = map[string]map[string]string{
 		"raft_snapshot_interval":        reasonRaftTuning,
 		"raft_trailing_logs":            reasonRaftTuning,
 		"enabled_schedulers":            "every scheduler (service, batch, system) is always enabled",
-		"node_gc_threshold":             reasonServerGC,
-		"job_gc_interval":               reasonServerGC,
-		"job_gc_threshold":              reasonServerGC,
-		"eval_gc_threshold":             reasonServerGC,
-		"batch_eval_gc_threshold":       reasonServerGC,
-		"deployment_gc_threshold":       reasonServerGC,
 		"csi_volume_claim_gc_interval":  reasonNoCSI,
 		"csi_volume_claim_gc_threshold": reasonNoCSI,
 		"csi_plugin_gc_threshold":       reasonNoCSI,
@@ -80,7 +73,6 @@ var nomadIgnored = map[string]map[string]string{
 		"root_key_gc_threshold":         reasonNoIdentity,
 		"root_key_rotation_threshold":   reasonNoIdentity,
 		"oidc_issuer":                   reasonNoIdentity,
-		"max_heartbeats_per_second":     "heartbeat TTLs do not scale with the number of nodes yet; min_heartbeat_ttl applies",
 		"failover_heartbeat_ttl":        "heartbeat TTLs after a leader election are not configurable yet",
 		"rejoin_after_leave":            "a drover server always rejoins the servers it knew when it restarts",
 		"non_voting_server":             reasonNotVoting,
@@ -121,7 +113,7 @@ var nomadIgnored = map[string]map[string]string{
 		"bind_wildcard_default_host_network": reasonNoBridge,
 		"cgroup_parent":                      reasonNotYet,
 		"nomad_service_discovery":            "drover has no service discovery yet",
-		"drain_on_shutdown":                  "node drains are not supported yet",
+		"drain_on_shutdown":                  "the agent does not drain its node when it stops: run drover node drain -enable -self first",
 		"users":                              reasonNotYet,
 		"node_max_allocs":                    reasonNotYet,
 		"log_file":                           "drover logs to the agent's log_file",

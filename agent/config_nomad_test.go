@@ -35,9 +35,8 @@ var nomadAgentWarnings = []string{
 	"client.server_join.retry_join",
 	"consul", "http_api_response_headers", "keyring", "limits", "plugin.args",
 	"reporting", "rpc", "sentinel",
-	"server.default_scheduler_config", "server.deployment_gc_threshold", "server.enabled_schedulers",
-	"server.eval_gc_threshold", "server.job_gc_interval", "server.job_gc_threshold",
-	"server.license_path", "server.node_gc_threshold", "server.plan_rejection_tracker",
+	"server.default_scheduler_config", "server.enabled_schedulers",
+	"server.license_path", "server.plan_rejection_tracker",
 	"server.raft_protocol",
 	"ui.consul", "vault",
 }
@@ -65,6 +64,9 @@ func TestNomadAgentConfigFile(t *testing.T) {
 		MaxTrailingLogs: 250, ServerStabilizationTime: 10 * time.Second}
 	two := 2
 	want.Server = ServerConfig{Enabled: true, BootstrapExpect: 1, HeartbeatGrace: 30 * time.Second, MinHeartbeatTTL: 15 * time.Second, NumSchedulers: &two,
+		MaxHeartbeatsPerSecond: 25.5,
+		GC: ServerGCConfig{JobGCInterval: 5 * time.Minute, JobGCThreshold: 4 * time.Hour, EvalGCThreshold: time.Hour,
+			BatchEvalGCThreshold: 12 * time.Hour, DeploymentGCThreshold: time.Hour, NodeGCThreshold: 48 * time.Hour},
 		Join:    ServerJoinConfig{RetryJoin: []string{"10.1.0.5", "10.1.0.6"}, RetryMax: 3, RetryInterval: 15 * time.Second},
 		Encrypt: "cg8StVXbQJ0gPvMd9o7yrg=="}
 	want.TLS = tlsutil.Config{EnableHTTP: true, EnableRPC: true, CAFile: "/etc/nomad.d/ca.pem",

@@ -103,6 +103,15 @@ type serverBlock struct {
 	BootstrapExpect *int
 	HeartbeatGrace  *time.Duration
 	MinHeartbeatTTL *time.Duration
+	// MaxHeartbeatsPerSecond scales heartbeat TTLs with the nodes.
+	MaxHeartbeatsPerSecond *float64
+	// The servers' garbage collection (server_gc.go).
+	JobGCInterval         *time.Duration
+	JobGCThreshold        *time.Duration
+	EvalGCThreshold       *time.Duration
+	BatchEvalGCThreshold  *time.Duration
+	DeploymentGCThreshold *time.Duration
+	NodeGCThreshold       *time.Duration
 	// NumSchedulers is a pointer in Config too: nil is "one per core".
 	NumSchedulers   **int
 	JobMaxCount     *int
@@ -263,10 +272,17 @@ func (pf *parsedFile) topSection() section {
 func (s *serverBlock) section() section {
 	const p = "server"
 	return section{path: p, keys: map[string]keyFunc{
-		"enabled":           boolKey(&s.Enabled, p),
-		"bootstrap_expect":  intKey(&s.BootstrapExpect, p),
-		"heartbeat_grace":   durationKey(&s.HeartbeatGrace, p),
-		"min_heartbeat_ttl": durationKey(&s.MinHeartbeatTTL, p),
+		"enabled":                   boolKey(&s.Enabled, p),
+		"bootstrap_expect":          intKey(&s.BootstrapExpect, p),
+		"heartbeat_grace":           durationKey(&s.HeartbeatGrace, p),
+		"min_heartbeat_ttl":         durationKey(&s.MinHeartbeatTTL, p),
+		"max_heartbeats_per_second": floatKey(&s.MaxHeartbeatsPerSecond, p),
+		"job_gc_interval":           durationKey(&s.JobGCInterval, p),
+		"job_gc_threshold":          durationKey(&s.JobGCThreshold, p),
+		"eval_gc_threshold":         durationKey(&s.EvalGCThreshold, p),
+		"batch_eval_gc_threshold":   durationKey(&s.BatchEvalGCThreshold, p),
+		"deployment_gc_threshold":   durationKey(&s.DeploymentGCThreshold, p),
+		"node_gc_threshold":         durationKey(&s.NodeGCThreshold, p),
 		"num_schedulers": func(d *decoder, it *cfgItem) {
 			var n *int
 			intKey(&n, p)(d, it)

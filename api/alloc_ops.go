@@ -87,8 +87,10 @@ type System struct{ c *Client }
 // System returns the /v1/system endpoints.
 func (c *Client) System() *System { return &System{c: c} }
 
-// GarbageCollect makes the agent's client remove every terminal allocation
-// now, and returns the IDs removed.
+// GarbageCollect makes the servers collect every dead job, terminal
+// evaluation and allocation, finished deployment and down node now, then
+// the agent's client (when it runs one) remove its terminal allocations;
+// it returns the IDs the client removed.
 func (s *System) GarbageCollect() (*GCResponse, error) {
 	var resp GCResponse
 	if _, err := s.c.write(http.MethodPut, "/v1/system/gc", nil, &resp, nil); err != nil {

@@ -49,6 +49,9 @@ type Allocation struct {
 	Metrics            *AllocationMetric
 	DesiredStatus      string
 	DesiredDescription string
+	// DesiredTransition is what was asked of the allocation beyond its
+	// desired status (Migrate: a drain moves it off its node).
+	DesiredTransition  DesiredTransition
 	ClientStatus       string
 	ClientDescription  string
 	TaskStates         map[string]*TaskState

@@ -36,9 +36,13 @@ type Node struct {
 	NodeClass         string
 	// ComputedClass groups nodes equally feasible for any job (set by the
 	// servers).
-	ComputedClass         string
-	NodePool              string
-	Drain                 bool
+	ComputedClass string
+	NodePool      string
+	Drain         bool
+	// DrainStrategy is the drain in progress; nil when not draining.
+	DrainStrategy *DrainStrategy
+	// LastDrain records the node's last drain.
+	LastDrain             *DrainMetadata
 	SchedulingEligibility string
 	Status                string
 	StatusDescription     string

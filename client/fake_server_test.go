@@ -24,6 +24,7 @@ type fakeServer struct {
 	batches      [][]*structs.Allocation
 	batchTimes   []time.Time // when each of batches arrived
 	updateErrs   int         // fail this many NodeUpdateAlloc calls first
+	unreachable  bool        // heartbeats fail as if no server answered
 
 	conn *rpcapi.Handlers // the methods below, set by newFakeServer
 }
@@ -81,6 +82,9 @@ func (s *fakeServer) NodeRegister(ctx context.Context, req *structs.NodeRegister
 func (s *fakeServer) NodeUpdateStatus(ctx context.Context, req *structs.NodeUpdateStatusRequest) (*structs.NodeUpdateResponse, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.unreachable {
+		return nil, structs.NewError(structs.KindUnavailable, "no server reachable")
+	}
 	n, ok := s.nodes[req.NodeID]
 	if !ok {
 		return nil, structs.NotFound("node", req.NodeID)

@@ -16,6 +16,7 @@ func (c *Client) heartbeatLoop() {
 		return
 	}
 	failures := 0
+	lastOK := c.now() // the last answer of a server
 	for {
 		wait := heartbeatInterval(ttl, c.jitter)
 		if failures > 0 {
@@ -39,12 +40,13 @@ func (c *Client) heartbeatLoop() {
 			if ttl, ok = c.register(); !ok {
 				return
 			}
-			failures = 0
+			failures, lastOK = 0, c.now()
 		case err != nil:
 			failures++
 			c.logger.Warn("heartbeat failed", "error", err, "failures", failures)
+			c.stopDisconnected(c.now().Sub(lastOK)) // disconnect.go
 		default:
-			failures = 0
+			failures, lastOK = 0, c.now()
 			ttl = resp.HeartbeatTTL
 			c.recordHeartbeat(ttl)
 		}

@@ -236,10 +236,13 @@ replacement.`)
 
 func runSystemGC(m *Meta, args []string) int {
 	fset := m.apiFlagSet("system gc", "[options]", `
-Garbage collect now: the agent's client removes the directories and local
-state of every terminal (complete, failed or lost) allocation, whatever
-its gc_max_allocs and disk thresholds. Running allocations are never
-touched.`)
+Garbage collect now, whatever the thresholds: the servers delete every
+stopped or finished batch job whose work is all done, terminal evaluations
+and allocations, finished deployments and down nodes without work (as
+their leader does on its own every server.job_gc_interval); then the
+agent's client, when it runs one, removes the directories and local state
+of every terminal (complete, failed or lost) allocation, whatever its
+gc_max_allocs and disk thresholds. Running allocations are never touched.`)
 	verbose := fset.Bool("verbose", false, "Show full IDs.")
 	if code, done := m.parse(fset, args); done {
 		return code

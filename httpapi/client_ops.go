@@ -59,7 +59,6 @@ func (s *Server) registerClientRoutes(rt *router) {
 	rt.handle("/v1/client/allocation/{id}/gc", s.wrap(s.clientAllocGC), http.MethodGet, http.MethodPut, http.MethodPost)
 	write("/v1/allocation/{id}/stop", s.allocStop)
 	rt.handle("/v1/client/gc", s.wrap(s.clientGC), http.MethodGet, http.MethodPut, http.MethodPost)
-	write("/v1/system/gc", s.clientGC)
 
 	get("/v1/client/fs/ls/{id}", s.fsList)
 	get("/v1/client/fs/stat/{id}", s.fsStat)
@@ -230,7 +229,8 @@ type gcResponse struct {
 	Collected []string
 }
 
-// clientGC is /v1/client/gc and PUT /v1/system/gc: collect every terminal
+// clientGC is /v1/client/gc (and the client's part of PUT /v1/system/gc,
+// nodes_drain.go): collect every terminal
 // allocation of this agent's client now.
 func (s *Server) clientGC(_ http.ResponseWriter, req *http.Request) (any, error) {
 	nc, err := s.localClient()

@@ -40,6 +40,9 @@ func (b *opsBackend) handlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.AllocGet, b.AllocGet)
 	rpcapi.Handle(h, rpcapi.AllocStop, b.AllocStop)
 	rpcapi.Handle(h, rpcapi.AllocNode, allocNode(b.AllocGet, b.fakeBackend.NodeGet))
+	rpcapi.Handle(h, rpcapi.SystemGC, func(context.Context, *structs.SystemRequest) (*structs.GenericResponse, error) {
+		return &structs.GenericResponse{WriteMeta: structs.WriteMeta{Index: 9}}, nil
+	})
 	return h
 }
 
@@ -263,7 +266,7 @@ func TestClientAllocOps(t *testing.T) {
 		{name: "client gc GET (Nomad's api)", method: "GET", path: "/v1/client/gc?node_id=node-0001", wantCode: 200, wantCall: "gc all"},
 		{name: "client gc unknown node", method: "GET", path: "/v1/client/gc?node_id=node-0002", wantCode: 404, wantBody: `node "node-0002" not found`},
 		{name: "system gc", method: "PUT", path: "/v1/system/gc", wantCode: 200, wantBody: `{"Collected":["done-1"]}`, wantCall: "gc all"},
-		{name: "system gc without client", method: "PUT", path: "/v1/system/gc", noClient: true, wantCode: 400, wantBody: "this agent runs no client"},
+		{name: "system gc without client: the servers' only", method: "PUT", path: "/v1/system/gc", noClient: true, wantCode: 200, wantBody: `{"Collected":[]}`},
 		{name: "alloc gc", method: "GET", path: "/v1/client/allocation/local-1/gc", wantCode: 200, wantCall: "gc local-1"},
 	}
 	for _, tt := range tests {

@@ -163,7 +163,6 @@ func (c *converter) job(in *api.Job) *structs.Job {
 		unimplemented{"Multiregion", "multiregion block", in.Multiregion, rejected},
 		unimplemented{"Periodic", "periodic block", in.Periodic, rejected},
 		unimplemented{"ParameterizedJob", "parameterized block", in.ParameterizedJob, rejected},
-		unimplemented{"Migrate", "migrate block", in.Migrate, ignored},
 		unimplemented{"UI", "ui block", in.UI, ignored},
 		unimplemented{"Payload", "dispatch payload", in.Payload, rejected},
 		unimplemented{"ConsulNamespace", "consul namespace", in.ConsulNamespace, ignored},
@@ -187,6 +186,13 @@ func (c *converter) job(in *api.Job) *structs.Job {
 		out.TaskGroups = append(out.TaskGroups, g)
 	}
 	c.updateStrategies(in, out, jobType) // convert_update.go
+	groupMigrate := map[string]json.RawMessage{}
+	for _, tg := range in.TaskGroups {
+		if tg != nil {
+			groupMigrate[deref(tg.Name)] = tg.Migrate
+		}
+	}
+	c.migrateStrategies(in.Migrate, groupMigrate, out, jobType) // convert_migrate.go
 	return out
 }
 
@@ -209,16 +215,13 @@ func (c *converter) group(in *api.TaskGroup, jobType string) *structs.TaskGroup 
 	out.Volumes = c.volumes(where, in.Volumes)                 // convert_volumes.go
 	out.Services = c.services(where, in.Services)              // convert_services.go
 	out.Scaling = c.groupScaling(where, in.Scaling, out.Count) // convert_scaling.go
+	out.Disconnect = c.disconnectStrategy(where, in)           // convert_disconnect.go
 	if in.RestartPolicy != nil {
 		c.checkUnimplemented(where+" restart", unimplemented{"RenderTemplates", "render_templates", in.RestartPolicy.RenderTemplates, ignored})
 	}
 	c.checkUnimplemented(where,
-		unimplemented{"Disconnect", "disconnect block", in.Disconnect, ignored},
-		unimplemented{"Migrate", "migrate block", in.Migrate, ignored},
 		unimplemented{"ShutdownDelay", "shutdown_delay", in.ShutdownDelay, ignored},
 		unimplemented{"MaxRunDuration", "max_run_duration", in.MaxRunDuration, rejected},
-		unimplemented{"StopAfterClientDisconnect", "stop_after_client_disconnect", in.StopAfterClientDisconnect, ignored},
-		unimplemented{"MaxClientDisconnect", "max_client_disconnect", in.MaxClientDisconnect, ignored},
 		unimplemented{"Consul", "consul block", in.Consul, ignored},
 		unimplemented{"PreventRescheduleOnLost", "prevent_reschedule_on_lost", in.PreventRescheduleOnLost, ignored},
 	)

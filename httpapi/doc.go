@@ -85,7 +85,10 @@
 //	GET      /v1/client/fs/cat/:id?path=     the file's bytes
 //	GET      /v1/client/fs/readat/:id?path=&offset=&limit=  limit bytes from offset (0: to the end)
 //	GET|PUT  /v1/client/gc[?node_id]         collect every terminal allocation now -> {"Collected": [IDs]}
-//	PUT|POST /v1/system/gc                   the same as /v1/client/gc on this agent
+//	PUT|POST /v1/system/gc                   the servers' garbage collection now, then /v1/client/gc on this agent
+//	PUT|POST /v1/system/reconcile/summaries  recompute every job's summary
+//	PUT|POST /v1/node/:id/drain              start or stop a node's drain
+//	PUT|POST /v1/node/:id/eligibility        make a node eligible or ineligible
 //	GET      /ui/...                         the web UI (package ui) when Config.UI; GET / redirects there
 //
 // The /v1/client endpoints act on this agent's client (client_ops.go,

@@ -37,6 +37,12 @@ func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation
 	freed := map[int]*structs.Allocation{} // replaced allocations, by index
 	var keptOrder []*structs.Allocation
 	var destructive []*structs.Allocation // running an old version that must be replaced
+	if tg.Disconnect != nil {
+		// A node that came back may run an allocation whose replacement
+		// runs too: the one its reconcile strategy prefers comes first
+		// and keeps the index; the other is stopped as a duplicate.
+		allocs = reconnectOrder(allocs, tg.Disconnect.Reconcile)
+	}
 	for _, a := range allocs {
 		idx := a.Index()
 		kind, at, delay := r.rescheduleDecision(tg, a)
@@ -54,6 +60,24 @@ func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation
 		case a.ClientStatus == structs.AllocClientStatusLost:
 			r.plan.AppendStop(a, descLost, r.now)
 			freed[idx] = a
+			continue
+		case a.ClientStatus == structs.AllocClientStatusUnknown:
+			// Its node is disconnected: it may still run. Replaced
+			// meanwhile only when the disconnect block says so; never
+			// stopped (nobody could tell it).
+			if tg.Disconnect != nil && tg.Disconnect.Replace {
+				// Not its previous allocation: a client waits for a
+				// previous allocation to finish before it starts the
+				// next, and this one may never be heard of again.
+				continue
+			}
+		case a.DesiredTransition.ShouldMigrate() && !a.ClientTerminalStatus():
+			// A drain moves it off its node: stop it there and place
+			// its replacement elsewhere (the draining node is not
+			// eligible), which follows it as its previous allocation.
+			r.plan.AppendStop(a, descMigrating, r.now)
+			freed[idx] = a
+			du.Migrate++
 			continue
 		case a.ClientTerminalStatus():
 			if r.oldVersion(a) {
@@ -190,5 +214,45 @@ func slicesFilter[T any](s []T, keep func(T) bool) []T {
 			out = append(out, v)
 		}
 	}
+	return out
+}
+
+// reconnectOrder sorts a group's allocations so that, of two holding the
+// same index (an allocation of a node that reconnected and its
+// replacement), the one the reconcile strategy keeps comes first:
+// keep_replacement the newer, longest_running the one whose tasks started
+// first, keep_original and best_score (drover does not compare placement
+// scores across nodes) the original. Unknown allocations, which cannot be
+// stopped, come last.
+func reconnectOrder(allocs []*structs.Allocation, reconcile string) []*structs.Allocation {
+	out := append([]*structs.Allocation(nil), allocs...)
+	started := func(a *structs.Allocation) int64 {
+		var first int64
+		for _, ts := range a.TaskStates {
+			if ts != nil && !ts.StartedAt.IsZero() && (first == 0 || ts.StartedAt.UnixNano() < first) {
+				first = ts.StartedAt.UnixNano()
+			}
+		}
+		if first == 0 {
+			return 1<<63 - 1
+		}
+		return first
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		ua, ub := a.ClientStatus == structs.AllocClientStatusUnknown, b.ClientStatus == structs.AllocClientStatusUnknown
+		if ua != ub {
+			return ub
+		}
+		switch reconcile {
+		case structs.ReconcileKeepReplacement:
+			return a.CreateIndex > b.CreateIndex
+		case structs.ReconcileLongestRunning:
+			if sa, sb := started(a), started(b); sa != sb {
+				return sa < sb
+			}
+		}
+		return a.CreateIndex < b.CreateIndex
+	})
 	return out
 }

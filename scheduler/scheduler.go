@@ -19,6 +19,7 @@ const (
 	descNotNeeded  = "alloc not needed due to job update"
 	descUpdating   = "alloc is being updated due to job update"
 	descLost       = "alloc is lost since its node is down"
+	descMigrating  = "alloc is being migrated"
 	descNodeGone   = "alloc not needed as node is no longer eligible"
 )
 

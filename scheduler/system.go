@@ -99,7 +99,10 @@ func (r *run) systemStop(a *structs.Allocation, tg *structs.TaskGroup, ready map
 		if err != nil {
 			return false, "", fmt.Errorf("read node %q: %w", a.NodeID, err)
 		}
-		if node == nil || node.Status == structs.NodeStatusDown || node.Drain ||
+		// A draining node keeps its system allocations until the drain
+		// marks them to migrate, after the other jobs' (drains stop
+		// system jobs last).
+		if node == nil || node.Status == structs.NodeStatusDown || (node.Drain && a.DesiredTransition.ShouldMigrate()) ||
 			!inDatacenters(node.Datacenter, r.job.Datacenters) {
 			return true, descNodeGone, nil
 		}

@@ -16,8 +16,13 @@ import (
 // Defaults of Config.
 const (
 	DefaultHeartbeatTTL = 10 * time.Second
-	DefaultRegion       = "global"
-	DefaultDatacenter   = "dc1"
+	// DefaultHeartbeatGrace is the agent's default heartbeat_grace.
+	DefaultHeartbeatGrace = 10 * time.Second
+	// DefaultMaxHeartbeatsPerSecond is the default of
+	// Config.MaxHeartbeatsPerSecond (as Nomad's).
+	DefaultMaxHeartbeatsPerSecond = 50.0
+	DefaultRegion                 = "global"
+	DefaultDatacenter             = "dc1"
 	// DefaultJobMaxCount is the default of Config.JobMaxCount: ten times
 	// the 1,000-allocation jobs of the benchmarks.
 	DefaultJobMaxCount = 10000
@@ -40,9 +45,20 @@ type Config struct {
 	RaftID     string
 	Region     string
 	Datacenter string
-	// HeartbeatTTL is how long a client may stay silent before its node is
-	// marked down.
+	// HeartbeatTTL is the minimum heartbeat TTL given to clients
+	// (min_heartbeat_ttl): how long a client may stay silent, plus
+	// HeartbeatGrace, before its node is marked down. It grows with the
+	// number of nodes (MaxHeartbeatsPerSecond).
 	HeartbeatTTL time.Duration
+	// MaxHeartbeatsPerSecond bounds the heartbeats all nodes together
+	// send (max_heartbeats_per_second): the TTL grows to nodes / this
+	// many seconds when that is longer than HeartbeatTTL. 0 uses
+	// DefaultMaxHeartbeatsPerSecond.
+	MaxHeartbeatsPerSecond float64
+	// HeartbeatGrace is added to a node's TTL before it is marked down
+	// (heartbeat_grace), covering network delays and leader elections.
+	// 0 adds none; the agent's default is DefaultHeartbeatGrace.
+	HeartbeatGrace time.Duration
 	// NumWorkers is the number of evaluation workers (the agent's
 	// server.num_schedulers). 0 runs one per CPU core; a negative value
 	// runs none, so that this server makes no scheduling decisions and
@@ -56,6 +72,8 @@ type Config struct {
 	// (server.eval_nack_timeout); past it the scheduling pass is cancelled
 	// and the evaluation failed with the reason. 0 uses DefaultEvalTimeout.
 	EvalTimeout time.Duration
+	// GC configures the leader's garbage collection (gc.go).
+	GC GCConfig
 	// Clock drives heartbeat timers and timestamps; nil uses the wall clock.
 	Clock Clock
 	// KEK is the key-encryption key that wraps the keyring's root keys
@@ -229,6 +247,10 @@ func (c *Config) withDefaults() Config {
 	}
 	if out.HeartbeatTTL <= 0 {
 		out.HeartbeatTTL = DefaultHeartbeatTTL
+	}
+	out.GC = out.GC.withDefaults()
+	if out.MaxHeartbeatsPerSecond <= 0 {
+		out.MaxHeartbeatsPerSecond = DefaultMaxHeartbeatsPerSecond
 	}
 	switch {
 	case out.NumWorkers == 0:

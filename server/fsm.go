@@ -330,6 +330,8 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 		})
 	case ServiceUpsertRequestType, ServiceDeleteRequestType:
 		err = f.applyServices(t, body, batch, &resp)
+	case NodeUpdateDrainRequestType, AllocDesiredTransitionRequestType, GCRequestType:
+		err = f.applyNodeOps(t, body, batch, &evals, &capacity) // fsm_nodes.go
 	case NamespaceUpsertRequestType:
 		var cmd NamespaceUpsertCommand
 		if err := decodeBody(f.handle, body, &cmd); err != nil {

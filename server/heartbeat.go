@@ -2,18 +2,19 @@ package server
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sync"
-
 	"time"
 
 	"github.com/drover-io/drover/structs"
 )
 
-// heartbeats keeps one TTL timer per node. A timer that fires records its
-// node as expired; the server's expiry loop then marks the node down.
+// heartbeats keeps one timer per node, running for the TTL the node was
+// given plus the grace. A timer that fires records its node as expired;
+// the server's expiry loop then marks the node down.
 type heartbeats struct {
 	clock   Clock
-	ttl     time.Duration
+	grace   time.Duration
 	notifyC chan struct{} // signalled (non-blocking) when expired grows
 
 	mu      sync.Mutex // guards the fields below
@@ -21,23 +22,47 @@ type heartbeats struct {
 	expired map[string]bool
 }
 
-func newHeartbeats(clock Clock, ttl time.Duration) *heartbeats {
+func newHeartbeats(clock Clock, grace time.Duration) *heartbeats {
 	return &heartbeats{
-		clock: clock, ttl: ttl, notifyC: make(chan struct{}, 1),
+		clock: clock, grace: grace, notifyC: make(chan struct{}, 1),
 		timers: map[string]Timer{}, expired: map[string]bool{},
 	}
 }
 
-// Reset (re)starts a node's timer: it has just been heard from.
-func (h *heartbeats) Reset(nodeID string) {
+// Reset (re)starts a node's timer: it has just been heard from and told to
+// come back within ttl. The timer fires after ttl plus the grace.
+func (h *heartbeats) Reset(nodeID string, ttl time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.expired, nodeID)
+	d := ttl + h.grace
 	if t, ok := h.timers[nodeID]; ok {
-		t.Reset(h.ttl)
+		t.Reset(d)
 		return
 	}
-	h.timers[nodeID] = h.clock.AfterFunc(h.ttl, func() { h.fire(nodeID) })
+	h.timers[nodeID] = h.clock.AfterFunc(d, func() { h.fire(nodeID) })
+}
+
+// scaledTTL is the heartbeat TTL for a cluster of n nodes: the minimum, or
+// longer when n nodes heartbeating once per minimum TTL would exceed
+// maxPerSecond heartbeats a second in total (n / maxPerSecond seconds).
+// maxPerSecond <= 0 does not scale.
+func scaledTTL(minTTL time.Duration, maxPerSecond float64, n int) time.Duration {
+	if maxPerSecond <= 0 || n <= 0 {
+		return minTTL
+	}
+	return max(minTTL, time.Duration(float64(n)/maxPerSecond*float64(time.Second)))
+}
+
+// heartbeatTTL is the TTL the server gives a node now: scaledTTL for the
+// nodes it tracks, plus a random stagger of up to a quarter of it so that
+// nodes registered together spread their heartbeats out.
+func (s *Server) heartbeatTTL() time.Duration {
+	ttl := scaledTTL(s.config.HeartbeatTTL, s.config.MaxHeartbeatsPerSecond, s.heartbeats.Len())
+	if q := int64(ttl / 4); q > 0 {
+		ttl += time.Duration(rand.Int64N(q))
+	}
+	return ttl
 }
 
 // Clear stops a node's timer (it is down or gone).
@@ -133,6 +158,23 @@ func (s *Server) expireHeartbeat(nodeID string) error {
 	if node == nil || node.Status == structs.NodeStatusDown {
 		return nil
 	}
+	if node.Status != structs.NodeStatusDisconnected {
+		window, err := s.disconnectWindow(nodeID)
+		if err != nil {
+			return err
+		}
+		if window > 0 {
+			// Allocations with a disconnect block wait for it
+			// (disconnect.go); the timer fires again when the longest
+			// lost_after has passed.
+			s.logger.Warn("node missed its heartbeat: marking it disconnected", "node_id", nodeID, "lost_after", window)
+			if _, _, err := s.setNodeStatus(node, structs.NodeStatusDisconnected); err != nil {
+				return err
+			}
+			s.heartbeats.Reset(nodeID, max(window-s.config.HeartbeatGrace, 0))
+			return nil
+		}
+	}
 	s.logger.Warn("node missed its heartbeat: marking it down", "node_id", nodeID)
 	_, _, err = s.setNodeStatus(node, structs.NodeStatusDown)
 	return err
@@ -144,7 +186,8 @@ func (s *Server) setNodeStatus(node *structs.Node, status string) (uint64, []str
 	now := s.clock.Now()
 	cmd := &NodeStatusCommand{NodeID: node.ID, Status: status, UpdatedAt: now.Unix()}
 	st := s.fsm.State()
-	if status == structs.NodeStatusDown {
+	if status == structs.NodeStatusDown || status == structs.NodeStatusDisconnected ||
+		(node.Status == structs.NodeStatusDisconnected && status == structs.NodeStatusReady) {
 		allocs, err := st.AllocsByNode(nil, node.ID)
 		if err != nil {
 			return 0, nil, fmt.Errorf("read allocs of node %q: %w", node.ID, err)
@@ -153,10 +196,13 @@ func (s *Server) setNodeStatus(node *structs.Node, status string) (uint64, []str
 			if a.ClientTerminalStatus() {
 				continue
 			}
+			clientStatus, desc := allocStatusOnNodeChange(a, status)
+			if clientStatus == "" {
+				continue
+			}
 			cmd.LostAllocs = append(cmd.LostAllocs, &structs.Allocation{
-				ID: a.ID, NodeID: a.NodeID, ClientStatus: structs.AllocClientStatusLost,
-				ClientDescription: "alloc is lost since its node is down",
-				TaskStates:        a.TaskStates, ModifyTime: now.UnixNano(),
+				ID: a.ID, NodeID: a.NodeID, ClientStatus: clientStatus, ClientDescription: desc,
+				TaskStates: a.TaskStates, ModifyTime: now.UnixNano(),
 			})
 		}
 	}

@@ -1,10 +1,13 @@
 package server
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/drover-io/drover/structs"
 )
 
 // fakeClock is a Clock whose timers fire only when Advance passes them.
@@ -71,13 +74,13 @@ func (t *fakeTimer) Reset(d time.Duration) bool {
 func TestHeartbeatTimers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clock := &fakeClock{now: time.Unix(1000, 0)}
-		h := newHeartbeats(clock, 10*time.Second)
-		h.Reset("a")
-		h.Reset("b")
-		h.Reset("c")
+		h := newHeartbeats(clock, 2*time.Second) // fires after TTL + 2s grace
+		h.Reset("a", 8*time.Second)
+		h.Reset("b", 8*time.Second)
+		h.Reset("c", 8*time.Second)
 		h.Clear("c")
 		clock.Advance(6 * time.Second)
-		h.Reset("a") // heard from a
+		h.Reset("a", 8*time.Second) // heard from a
 		clock.Advance(6 * time.Second)
 		if got := h.takeExpired(); len(got) != 1 || got[0] != "b" {
 			t.Fatalf("expired = %v, want [b]", got)
@@ -94,7 +97,7 @@ func TestHeartbeatTimers(t *testing.T) {
 		if got := h.takeExpired(); len(got) != 1 || got[0] != "a" {
 			t.Fatalf("expired = %v, want [a]", got)
 		}
-		h.Reset("d")
+		h.Reset("d", time.Second)
 		h.StopAll()
 		clock.Advance(time.Minute)
 		if got := h.takeExpired(); len(got) != 0 || h.Len() != 0 {
@@ -106,13 +109,20 @@ func TestHeartbeatTimers(t *testing.T) {
 func TestHeartbeatWithInjectedClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clock := &fakeClock{now: time.Unix(1000, 0)}
-		s := newTestServer(t, func(c *Config) { c.Clock = clock; c.HeartbeatTTL = time.Minute })
-		registerNode(t, s, testNode("n1", 1000, 1000))
-		clock.Advance(30 * time.Second)
-		if n, _ := s.State().NodeByID(nil, "n1"); n.Status != "ready" {
-			t.Fatalf("status = %s before the TTL", n.Status)
+		s := newTestServer(t, func(c *Config) {
+			c.Clock = clock
+			c.HeartbeatTTL = time.Minute
+			c.HeartbeatGrace = 10 * time.Second
+		})
+		ttl := registerNode(t, s, testNode("n1", 1000, 1000)).HeartbeatTTL
+		if ttl < time.Minute || ttl > time.Minute+15*time.Second {
+			t.Fatalf("TTL = %v, want the minimum plus at most a quarter", ttl)
 		}
-		clock.Advance(31 * time.Second)
+		clock.Advance(ttl + 9*time.Second) // past the TTL, within the grace
+		if n, _ := s.State().NodeByID(nil, "n1"); n.Status != "ready" {
+			t.Fatalf("status = %s before the TTL and grace", n.Status)
+		}
+		clock.Advance(time.Second)
 		waitFor(t, "node down", func() (bool, string) {
 			n, _ := s.State().NodeByID(nil, "n1")
 			return n.Status == "down", n.Status
@@ -120,5 +130,61 @@ func TestHeartbeatWithInjectedClock(t *testing.T) {
 		if n, _ := s.State().NodeByID(nil, "n1"); n.StatusUpdatedAt != clock.Now().Unix() {
 			t.Fatalf("StatusUpdatedAt = %d", n.StatusUpdatedAt)
 		}
+	})
+}
+
+func TestScaledTTL(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		min    time.Duration
+		rate   float64
+		nodes  int
+		expect time.Duration
+	}{
+		{"no nodes", 10 * time.Second, 50, 0, 10 * time.Second},
+		{"few nodes keep the minimum", 10 * time.Second, 50, 100, 10 * time.Second},
+		{"at the rate", 10 * time.Second, 50, 500, 10 * time.Second},
+		{"more nodes than the rate allows", 10 * time.Second, 50, 5000, 100 * time.Second},
+		{"a lower rate", 10 * time.Second, 1, 30, 30 * time.Second},
+		{"no rate limit", 10 * time.Second, 0, 1e6, 10 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := scaledTTL(tc.min, tc.rate, tc.nodes); got != tc.expect {
+				t.Fatalf("scaledTTL(%v, %v, %d) = %v, want %v", tc.min, tc.rate, tc.nodes, got, tc.expect)
+			}
+		})
+	}
+}
+
+// TestHeartbeatTTLGrowsWithNodes registers more nodes than the rate allows
+// at the minimum TTL: the TTLs given grow, and a node is marked down only
+// after the TTL it was given plus the grace.
+func TestHeartbeatTTLGrowsWithNodes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clock := &fakeClock{now: time.Unix(1000, 0)}
+		s := newTestServer(t, func(c *Config) {
+			c.Clock = clock
+			c.HeartbeatTTL = time.Second
+			c.MaxHeartbeatsPerSecond = 2
+			c.HeartbeatGrace = 3 * time.Second
+		})
+		var last time.Duration
+		for i := range 20 {
+			last = registerNode(t, s, testNode(fmt.Sprintf("n%02d", i), 1000, 1000)).HeartbeatTTL
+		}
+		// 19 nodes known when the last registered: 19/2 = 9.5s, plus up
+		// to a quarter as stagger.
+		if last < 9500*time.Millisecond || last > 9500*time.Millisecond*5/4 {
+			t.Fatalf("TTL of the 20th node = %v, want 9.5s to 11.875s", last)
+		}
+		clock.Advance(last + 3*time.Second - time.Millisecond)
+		if n, _ := s.State().NodeByID(nil, "n19"); n.Status != structs.NodeStatusReady {
+			t.Fatalf("n19 %s before its TTL and grace", n.Status)
+		}
+		clock.Advance(time.Millisecond)
+		waitFor(t, "n19 down", func() (bool, string) {
+			n, _ := s.State().NodeByID(nil, "n19")
+			return n.Status == structs.NodeStatusDown, n.Status
+		})
 	})
 }

@@ -43,6 +43,11 @@ const (
 	JobScalingEventRequestType
 	// A job version tag applied or removed (jobfile: job_version_tag.go).
 	JobVersionTagRequestType
+	// Drains, eligibility and the server's garbage collection
+	// (fsm_nodes.go; issue 15, nodes).
+	NodeUpdateDrainRequestType
+	AllocDesiredTransitionRequestType
+	GCRequestType
 )
 
 // String names the message type for logs.
@@ -96,6 +101,12 @@ func (t MessageType) String() string {
 		return "job-scaling-event"
 	case JobVersionTagRequestType:
 		return "job-version-tag"
+	case NodeUpdateDrainRequestType:
+		return "node-update-drain"
+	case AllocDesiredTransitionRequestType:
+		return "alloc-desired-transition"
+	case GCRequestType:
+		return "gc"
 	}
 	return fmt.Sprintf("message-type-%d", uint8(t))
 }

@@ -67,13 +67,14 @@ func (s *Server) NodeRegister(ctx context.Context, req *structs.NodeRegisterRequ
 	if err != nil {
 		return nil, err
 	}
+	ttl := s.heartbeatTTL()
 	if node.Status == structs.NodeStatusDown {
 		s.heartbeats.Clear(node.ID)
 	} else {
-		s.heartbeats.Reset(node.ID)
+		s.heartbeats.Reset(node.ID, ttl)
 	}
 	return &structs.NodeUpdateResponse{
-		HeartbeatTTL: s.config.HeartbeatTTL,
+		HeartbeatTTL: ttl,
 		EvalIDs:      evalIDs(evals),
 		WriteMeta:    structs.WriteMeta{Index: index},
 	}, nil
@@ -93,7 +94,7 @@ func (s *Server) NodeUpdateStatus(ctx context.Context, req *structs.NodeUpdateSt
 	if err != nil {
 		return nil, err
 	}
-	resp := &structs.NodeUpdateResponse{HeartbeatTTL: s.config.HeartbeatTTL}
+	resp := &structs.NodeUpdateResponse{HeartbeatTTL: s.heartbeatTTL()}
 	status := req.Status
 	switch status {
 	case "", structs.NodeStatusInit, structs.NodeStatusReady, structs.NodeStatusDown:
@@ -112,7 +113,7 @@ func (s *Server) NodeUpdateStatus(ctx context.Context, req *structs.NodeUpdateSt
 	if status == structs.NodeStatusDown {
 		s.heartbeats.Clear(node.ID)
 	} else {
-		s.heartbeats.Reset(node.ID)
+		s.heartbeats.Reset(node.ID, resp.HeartbeatTTL)
 	}
 	return resp, nil
 }

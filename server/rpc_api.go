@@ -40,6 +40,10 @@ func (s *Server) newHandlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.EvalAllocations, s.EvalAllocations)
 	rpcapi.Handle(h, rpcapi.NodeList, s.NodeList)
 	rpcapi.Handle(h, rpcapi.NodeAllocations, s.NodeAllocations)
+	rpcapi.Handle(h, rpcapi.NodeUpdateDrain, s.NodeUpdateDrain)             // node_drain_endpoint.go
+	rpcapi.Handle(h, rpcapi.NodeUpdateEligibility, s.NodeUpdateEligibility) // node_drain_endpoint.go
+	rpcapi.Handle(h, rpcapi.SystemGC, s.SystemGC)                           // gc.go
+	rpcapi.Handle(h, rpcapi.SystemReconcileSummaries, s.SystemReconcileSummaries)
 	rpcapi.Handle(h, rpcapi.DeploymentList, s.DeploymentList)
 	rpcapi.Handle(h, rpcapi.DeploymentGet, s.DeploymentGet)
 	rpcapi.Handle(h, rpcapi.DeploymentAllocations, s.DeploymentAllocations)

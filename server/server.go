@@ -50,10 +50,13 @@ type Server struct {
 	broker     *evalBroker
 	blocked    *blockedEvals
 	heartbeats *heartbeats
-	planQueue  chan *pendingPlan
-	handlers   *rpcapi.Handlers // every rpcapi method, bound to this server (rpc_api.go)
-	keyring    *keyring.Keyring // the root keys, unwrapped (keyring_endpoint.go)
-	varLocks   *varLocks        // the leader's variable lock timers (variable_locks.go)
+	// gcConfig and gcTimes drive the garbage collector (gc.go).
+	gcConfig  GCConfig
+	gcTimes   gcTimeTable
+	planQueue chan *pendingPlan
+	handlers  *rpcapi.Handlers // every rpcapi method, bound to this server (rpc_api.go)
+	keyring   *keyring.Keyring // the root keys, unwrapped (keyring_endpoint.go)
+	varLocks  *varLocks        // the leader's variable lock timers (variable_locks.go)
 	// timeline records when evaluations and allocations reach the
 	// servers' steps of their way to running (timeline.go).
 	timeline *timeline.Recorder
@@ -108,7 +111,8 @@ func NewServer(ctx context.Context, cfg *Config) (*Server, error) {
 	s.broker.timeline = s.timeline
 	s.broker.SetNackTimeout(c.EvalTimeout + evalNackSlack)
 	s.blocked = newBlockedEvals(s.broker.Enqueue)
-	s.heartbeats = newHeartbeats(c.Clock, c.HeartbeatTTL)
+	s.heartbeats = newHeartbeats(c.Clock, c.HeartbeatGrace)
+	s.gcConfig = c.GC
 	s.varLocks = newVarLocks(c.Clock)
 	s.handlers = s.newHandlers()
 	kek := c.KEK
@@ -136,13 +140,15 @@ func NewServer(ctx context.Context, cfg *Config) (*Server, error) {
 		return nil, err
 	}
 
-	s.wg.Add(6 + c.NumWorkers)
+	s.wg.Add(8 + c.NumWorkers)
 	go func() { defer s.wg.Done(); s.monitorLeadership() }()
 	go func() { defer s.wg.Done(); s.runVarLockExpiry() }()
 	go func() { defer s.wg.Done(); s.runLeaderObserver() }()
 	go func() { defer s.wg.Done(); s.runPlanApplier() }()
 	go func() { defer s.wg.Done(); s.runHeartbeatExpiry() }()
 	go func() { defer s.wg.Done(); s.runProgressDeadlines() }()
+	go func() { defer s.wg.Done(); s.runDrainer() }() // drainer.go
+	go func() { defer s.wg.Done(); s.runGC() }()      // gc.go
 	for i := range c.NumWorkers {
 		go func() { defer s.wg.Done(); s.runWorker(i) }()
 	}
@@ -454,7 +460,8 @@ func (s *Server) establishLeadership() {
 	}
 	for _, n := range nodes {
 		if n.Status != structs.NodeStatusDown {
-			s.heartbeats.Reset(n.ID)
+			// A new leader gives every node a full TTL to find it.
+			s.heartbeats.Reset(n.ID, scaledTTL(s.config.HeartbeatTTL, s.config.MaxHeartbeatsPerSecond, len(nodes)))
 		}
 	}
 	if err := s.bootstrapRootKey(); err != nil {

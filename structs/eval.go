@@ -21,6 +21,7 @@ const (
 	EvalTriggerQueuedAllocs  = "queued-allocs"
 	EvalTriggerPreemption    = "preemption"
 	EvalTriggerAllocFailure  = "alloc-failure"
+	EvalTriggerNodeDrain     = "node-drain"
 )
 
 // Evaluation is a request to reconcile a job's desired and actual state.

@@ -100,6 +100,12 @@ type TaskGroup struct {
 	// Scaling is the group's scaling block (scaling.go): the bounds of
 	// its count.
 	Scaling *ScalingPolicy `json:",omitempty"`
+	// Migrate says how the group's allocations move off a draining node
+	// (node_drain.go); nil for jobs other than services.
+	Migrate *MigrateStrategy `json:",omitempty"`
+	// Disconnect says what happens to the group's allocations while
+	// their node is unreachable (disconnect.go); nil: they are lost.
+	Disconnect *DisconnectStrategy `json:",omitempty"`
 }
 
 // Task is a single process, container or other unit run by a driver.
@@ -562,6 +568,11 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	}
 	c.Meta = maps.Clone(tg.Meta)
 	c.Update = tg.Update.Copy()
+	if tg.Migrate != nil {
+		m := *tg.Migrate
+		c.Migrate = &m
+	}
+	c.Disconnect = tg.Disconnect.Copy()
 	if tg.Networks != nil {
 		c.Networks = make([]*NetworkResource, len(tg.Networks))
 		for i, n := range tg.Networks {

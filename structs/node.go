@@ -33,9 +33,15 @@ type Node struct {
 	NodeClass         string
 	// ComputedClass groups nodes that any constraint reading no unique
 	// value finds equally feasible (ComputeClass); set by the state store.
-	ComputedClass         string
-	NodePool              string
-	Drain                 bool
+	ComputedClass string
+	NodePool      string
+	// Drain is whether DrainStrategy is set: the node is draining.
+	Drain bool
+	// DrainStrategy is the drain in progress (node_drain.go); the servers
+	// own it, a client's registration keeps it.
+	DrainStrategy *DrainStrategy
+	// LastDrain records the node's last drain.
+	LastDrain             *DrainMetadata
 	SchedulingEligibility string
 	Status                string
 	StatusDescription     string
@@ -193,6 +199,8 @@ func (n *Node) Copy() *Node {
 	}
 	c.HostVolumes = CopyHostVolumes(n.HostVolumes)
 	c.Events = append([]*NodeEvent(nil), n.Events...)
+	c.DrainStrategy = n.DrainStrategy.Copy()
+	c.LastDrain = n.LastDrain.Copy()
 	return &c
 }
 

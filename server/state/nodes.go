@@ -25,8 +25,8 @@ func (r *reader) NodesByIDPrefix(ws memdb.WatchSet, prefix string) ([]*structs.N
 }
 
 // UpsertNode registers or updates a node, which becomes the store's. A
-// re-registration keeps the node's CreateIndex and, when it sets none, its
-// scheduling eligibility.
+// re-registration keeps the node's CreateIndex, events, drain and
+// scheduling eligibility, which the servers own.
 func (w *WriteTxn) UpsertNode(node *structs.Node) error {
 	if node == nil || node.ID == "" {
 		return fmt.Errorf("upsert node: missing node ID")
@@ -39,11 +39,15 @@ func (w *WriteTxn) UpsertNode(node *structs.Node) error {
 	if raw != nil {
 		existing := raw.(*structs.Node)
 		node.CreateIndex = existing.CreateIndex
-		if node.SchedulingEligibility == "" {
-			node.SchedulingEligibility = existing.SchedulingEligibility
-		}
-		// The servers keep a node's events; its client sends none.
+		// Eligibility is the operator's (node eligibility, drains): a
+		// client registering again keeps what the servers have.
+		node.SchedulingEligibility = existing.SchedulingEligibility
+		// The servers keep a node's events; its client sends none. Drains
+		// are the servers' too.
 		node.Events = existing.Events
+		node.DrainStrategy = existing.DrainStrategy
+		node.Drain = existing.DrainStrategy != nil
+		node.LastDrain = existing.LastDrain
 	} else {
 		node.Events = []*structs.NodeEvent{{
 			Message: structs.NodeEventRegistered, Subsystem: structs.NodeEventSubsystemCluster,

@@ -59,6 +59,8 @@ server {
   job_gc_threshold        = "4h"
   eval_gc_threshold       = "1h"
   deployment_gc_threshold = "1h"
+  batch_eval_gc_threshold = "12h"
+  max_heartbeats_per_second = 25.5
   raft_protocol           = 3
   encrypt                 = "cg8StVXbQJ0gPvMd9o7yrg=="
   license_path            = "/etc/nomad.d/license.hclic"
