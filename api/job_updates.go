@@ -143,6 +143,7 @@ type DeploymentState struct {
 	ProgressDeadline  time.Duration
 	RequireProgressBy time.Time
 	Promoted          bool
+	PlacedCanaries    []string
 	DesiredCanaries   int
 	DesiredTotal      int
 	PlacedAllocs      int

@@ -27,6 +27,8 @@ type deploymentRun struct {
 	current  *structs.Deployment // the current version's, copied; nil when none
 	original *structs.Deployment // current as read, nil when created here
 	pending  bool                // some group still has allocations to replace or await
+	// promoteChecked is set once autoPromote looked at current.
+	promoteChecked bool
 }
 
 // rolling reports whether destructive updates of tg go in batches.
@@ -39,23 +41,8 @@ func (r *run) rolling(tg *structs.TaskGroup) bool {
 // to make). An active deployment of an earlier version is cancelled.
 func (r *run) deploymentFor(tg *structs.TaskGroup, needed bool) (*structs.Deployment, *structs.DeploymentState) {
 	d := &r.deps
-	if !d.loaded {
-		d.loaded = true
-		latest, err := r.state.LatestDeployment(r.job.Namespace, r.job.ID)
-		if err != nil {
-			r.err = fmt.Errorf("read deployment of job %q: %w", r.job.ID, err)
-			return nil, nil
-		}
-		d.latest = latest
-		switch {
-		case latest == nil:
-		case latest.JobSpecModifyIndex == r.job.JobModifyIndex && latest.JobCreateIndex == r.job.CreateIndex:
-			d.current, d.original = latest.Copy(), latest
-		case latest.Active():
-			c := latest.Copy()
-			c.Status, c.StatusDescription = structs.DeploymentStatusCancelled, DescDeploymentCancelled
-			r.plan.Deployments = append(r.plan.Deployments, c)
-		}
+	if !r.loadDeployment() {
+		return nil, nil
 	}
 	if d.current == nil {
 		if !needed {
@@ -94,6 +81,33 @@ func (r *run) deploymentFor(tg *structs.TaskGroup, needed bool) (*structs.Deploy
 		d.current.TaskGroups[tg.Name] = st
 	}
 	return d.current, st
+}
+
+// loadDeployment reads the job's latest deployment once per run: the
+// current version's becomes deps.current (a copy), an active one of an
+// earlier version is cancelled. It reports false on a read error (r.err).
+func (r *run) loadDeployment() bool {
+	d := &r.deps
+	if d.loaded {
+		return true
+	}
+	d.loaded = true
+	latest, err := r.state.LatestDeployment(r.job.Namespace, r.job.ID)
+	if err != nil {
+		r.err = fmt.Errorf("read deployment of job %q: %w", r.job.ID, err)
+		return false
+	}
+	d.latest = latest
+	switch {
+	case latest == nil:
+	case latest.JobSpecModifyIndex == r.job.JobModifyIndex && latest.JobCreateIndex == r.job.CreateIndex:
+		d.current, d.original = latest.Copy(), latest
+	case latest.Active():
+		c := latest.Copy()
+		c.Status, c.StatusDescription = structs.DeploymentStatusCancelled, DescDeploymentCancelled
+		r.plan.Deployments = append(r.plan.Deployments, c)
+	}
+	return true
 }
 
 // rollingBatch counts the health of the deployment's allocations of tg

@@ -172,6 +172,10 @@ type run struct {
 	rescheduling map[string]time.Duration
 	config       *structs.SchedulerConfiguration
 	deps         deploymentRun
+	// canary, while canaries are placed, is their group's deployment
+	// state: newAllocation marks each placement a canary and lists it
+	// there (canary.go).
+	canary *structs.DeploymentState
 	// err is the first state read error met where returning one is awkward.
 	err error
 
@@ -305,6 +309,10 @@ func (r *run) newAllocation(tg *structs.TaskGroup, name string, node *structs.No
 		ClientStatus:       structs.AllocClientStatusPending,
 		CreateTime:         r.now,
 		ModifyTime:         r.now,
+	}
+	if r.canary != nil {
+		a.DeploymentStatus = &structs.AllocDeploymentStatus{Canary: true}
+		r.canary.PlacedCanaries = append(r.canary.PlacedCanaries, a.ID)
 	}
 	if prev != nil {
 		a.PreviousAllocation = prev.ID
