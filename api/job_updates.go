@@ -277,6 +277,34 @@ func (d *Deployments) Fail(id string, w *WriteOptions) (*DeploymentUpdateRespons
 	return &resp, wm, nil
 }
 
+// deploymentPromoteRequest is the body of a promotion.
+type deploymentPromoteRequest struct {
+	DeploymentID string
+	All          bool
+	Groups       []string `json:",omitempty"`
+}
+
+// PromoteAll promotes the canaries of every task group of an active
+// deployment (`PUT /v1/deployment/promote/:id`).
+func (d *Deployments) PromoteAll(id string, w *WriteOptions) (*DeploymentUpdateResponse, *WriteMeta, error) {
+	return d.promote(&deploymentPromoteRequest{DeploymentID: id, All: true}, w)
+}
+
+// PromoteGroups promotes the canaries of the named task groups of an
+// active deployment.
+func (d *Deployments) PromoteGroups(id string, groups []string, w *WriteOptions) (*DeploymentUpdateResponse, *WriteMeta, error) {
+	return d.promote(&deploymentPromoteRequest{DeploymentID: id, Groups: groups}, w)
+}
+
+func (d *Deployments) promote(body *deploymentPromoteRequest, w *WriteOptions) (*DeploymentUpdateResponse, *WriteMeta, error) {
+	var resp DeploymentUpdateResponse
+	wm, err := d.c.write("PUT", "/v1/deployment/promote/"+url.PathEscape(body.DeploymentID), body, &resp, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &resp, wm, nil
+}
+
 // Pause pauses (pause true) or resumes an active deployment
 // (`PUT /v1/deployment/pause/:id`).
 func (d *Deployments) Pause(id string, pause bool, w *WriteOptions) (*DeploymentUpdateResponse, *WriteMeta, error) {

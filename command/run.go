@@ -55,6 +55,7 @@ func commands() map[string]cliCommand {
 		"deployment fail":               {"Mark a deployment failed (auto_revert applies)", runDeploymentFail},
 		"deployment pause":              {"Pause a deployment: no new batches until resumed", runDeploymentPause},
 		"deployment resume":             {"Resume a paused deployment", runDeploymentResume},
+		"deployment promote":            {"Promote a deployment's canaries", runDeploymentPromote},
 		"operator":                      {"Cluster operator commands", nil},
 		"operator root":                 {"Manage the keyring of root keys that encrypt variables", nil},
 		"operator root keyring":         {"List, rotate or remove the keyring's root keys", nil},

@@ -23,6 +23,7 @@ func (s *Server) registerUpdateRoutes(rt *router) {
 	get("/v1/deployment/allocations/{id}", s.deploymentAllocations)
 	write("/v1/deployment/fail/{id}", s.deploymentFail)
 	write("/v1/deployment/pause/{id}", s.deploymentPause)
+	write("/v1/deployment/promote/{id}", s.deploymentPromote)
 	get("/v1/operator/scheduler/configuration", s.schedulerGetConfig)
 	write("/v1/operator/scheduler/configuration", s.schedulerSetConfig)
 }
@@ -167,6 +168,32 @@ func (s *Server) deploymentPause(w http.ResponseWriter, req *http.Request) (any,
 		return nil, err
 	}
 	resp, err := rpcapi.DeploymentPause.Call(req.Context(), s.rpc, &structs.DeploymentPauseRequest{DeploymentID: id, Pause: body.Pause, Namespace: body.namespace(req)})
+	if err != nil {
+		return nil, err
+	}
+	setIndex(w, resp.Index)
+	return resp, nil
+}
+
+// deploymentPromote is PUT|POST /v1/deployment/promote/:id: the body is
+// {"DeploymentID", "All": true} or {"DeploymentID", "Groups": [...]};
+// the answer a DeploymentUpdateResponse.
+func (s *Server) deploymentPromote(w http.ResponseWriter, req *http.Request) (any, error) {
+	var body struct {
+		DeploymentID string
+		All          bool
+		Groups       []string
+		writeRequest
+	}
+	if err := decodeBody(req, &body); err != nil {
+		return nil, err
+	}
+	id, err := deploymentIDOf(req, body.DeploymentID)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := rpcapi.DeploymentPromote.Call(req.Context(), s.rpc, &structs.DeploymentPromoteRequest{
+		DeploymentID: id, All: body.All, Groups: body.Groups, Namespace: body.namespace(req)})
 	if err != nil {
 		return nil, err
 	}

@@ -96,6 +96,9 @@ var (
 	// DeploymentPause pauses or resumes an active deployment. At most
 	// once: each resume creates an evaluation.
 	DeploymentPause = atMostOnce[structs.DeploymentPauseRequest, structs.DeploymentUpdateResponse]("DeploymentPause")
+	// DeploymentPromote promotes the canaries of an active deployment.
+	// At most once: each promotion creates an evaluation.
+	DeploymentPromote = atMostOnce[structs.DeploymentPromoteRequest, structs.DeploymentUpdateResponse]("DeploymentPromote")
 	// SchedulerGetConfig reads the scheduler configuration.
 	SchedulerGetConfig = read[structs.SchedulerConfigRequest, structs.SchedulerConfigResponse]("SchedulerGetConfig")
 	// SchedulerSetConfig sets the scheduler configuration (with CAS, only
@@ -121,6 +124,7 @@ func All() []*Info {
 		AllocList.info, AllocGet.info, AllocTimeline.info, AllocNode.info, AllocStop.info, EvalList.info, EvalGet.info, EvalAllocations.info,
 		NodeList.info, NodeAllocations.info,
 		DeploymentList.info, DeploymentGet.info, DeploymentAllocations.info, DeploymentFail.info, DeploymentPause.info,
+		DeploymentPromote.info,
 		SchedulerGetConfig.info, SchedulerSetConfig.info,
 		VarList.info, VarGet.info, VarApply.info, KeyringList.info, KeyringRotate.info, KeyringDelete.info,
 		KeyringPublicKeys.info,

@@ -18,6 +18,8 @@ const (
 	DescDeploymentResumed    = "Deployment is running"
 	DescDeploymentFailedHand = "Deployment marked as failed"
 	DescProgressDeadline     = "Failed due to progress deadline"
+	DescNeedsPromotion       = "Deployment is running but requires manual promotion"
+	DescAutoPromotion        = "Deployment is running pending automatic promotion"
 )
 
 // deploymentRun is the deployment work of one Process call.
@@ -172,9 +174,32 @@ func (r *run) finishDeployment() {
 	if d.current.Active() && !d.pending && len(d.current.TaskGroups) > 0 {
 		d.current.Status, d.current.StatusDescription = structs.DeploymentStatusSuccessful, DescDeploymentSuccessful
 	}
+	if d.current.Status == structs.DeploymentStatusRunning {
+		d.current.StatusDescription = runningDescription(d.current)
+	}
 	if d.original == nil || !reflect.DeepEqual(d.original, d.current) {
 		r.plan.Deployments = append(r.plan.Deployments, d.current)
 	}
+}
+
+// runningDescription describes a running deployment: waiting for the
+// promotion of its canaries (by hand, or automatic when every group with
+// canaries has auto_promote), or just running.
+func runningDescription(d *structs.Deployment) string {
+	canaries, auto := false, true
+	for _, g := range d.TaskGroups {
+		if g.HasCanaries() {
+			canaries = true
+			auto = auto && g.AutoPromote
+		}
+	}
+	switch {
+	case !canaries:
+		return DescDeploymentRunning
+	case auto:
+		return DescAutoPromotion
+	}
+	return DescNeedsPromotion
 }
 
 // cancelDeployment cancels the job's active deployment: the job was

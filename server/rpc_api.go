@@ -45,6 +45,7 @@ func (s *Server) newHandlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.DeploymentAllocations, s.DeploymentAllocations)
 	rpcapi.Handle(h, rpcapi.DeploymentFail, s.DeploymentFail)
 	rpcapi.Handle(h, rpcapi.DeploymentPause, s.DeploymentPause)
+	rpcapi.Handle(h, rpcapi.DeploymentPromote, s.DeploymentPromote)
 	rpcapi.Handle(h, rpcapi.SchedulerGetConfig, s.SchedulerGetConfig)
 	rpcapi.Handle(h, rpcapi.SchedulerSetConfig, s.SchedulerSetConfig)
 	rpcapi.Handle(h, rpcapi.JobEvaluate, s.JobEvaluate)

@@ -149,6 +149,15 @@ type DeploymentPauseRequest struct {
 	Namespace    string
 }
 
+// DeploymentPromoteRequest promotes the canaries of an active
+// deployment: of every group (All) or of the named Groups.
+type DeploymentPromoteRequest struct {
+	DeploymentID string
+	All          bool
+	Groups       []string
+	Namespace    string
+}
+
 // DeploymentUpdateResponse answers a change of a deployment's status:
 // the evaluation created (if any), the raft index of the change, and the
 // job version auto_revert went back to (nil when none).
