@@ -112,6 +112,14 @@ var (
 	NamespaceUpsert = deduplicated[structs.NamespaceUpsertRequest, structs.NamespaceWriteResponse]("NamespaceUpsert")
 	// NamespaceDelete deletes namespaces that hold no live job.
 	NamespaceDelete = deduplicated[structs.NamespaceDeleteRequest, structs.NamespaceWriteResponse]("NamespaceDelete")
+	// NodePoolList lists node pools, the built-in ones included.
+	NodePoolList = read[structs.NodePoolListRequest, structs.NodePoolListResponse]("NodePoolList")
+	// NodePoolGet reads one node pool by name.
+	NodePoolGet = read[structs.NodePoolSpecificRequest, structs.SingleNodePoolResponse]("NodePoolGet")
+	// NodePoolUpsert creates or updates node pools.
+	NodePoolUpsert = deduplicated[structs.NodePoolUpsertRequest, structs.NodePoolWriteResponse]("NodePoolUpsert")
+	// NodePoolDelete deletes node pools that hold no node nor live job.
+	NodePoolDelete = deduplicated[structs.NodePoolDeleteRequest, structs.NodePoolWriteResponse]("NodePoolDelete")
 )
 
 // All returns every declared method: the server serves each of them.
@@ -129,5 +137,6 @@ func All() []*Info {
 		VarList.info, VarGet.info, VarApply.info, KeyringList.info, KeyringRotate.info, KeyringDelete.info,
 		KeyringPublicKeys.info,
 		NamespaceList.info, NamespaceGet.info, NamespaceUpsert.info, NamespaceDelete.info,
+		NodePoolList.info, NodePoolGet.info, NodePoolUpsert.info, NodePoolDelete.info,
 	}, append(append(clusterMethods(), identityMethods()...), scalingMethods()...)...)
 }

@@ -52,10 +52,10 @@ func parseScript(t *testing.T, text string) []*scriptCase {
 
 // runScript builds the state a case describes and processes its eval.
 //
-//	node <id> [cpu=N] [mem=N] [dc=D] [class=C] [status=S] [drain=true]
+//	node <id> [cpu=N] [mem=N] [dc=D] [class=C] [pool=P] [status=S] [drain=true]
 //	          [eligible=false] [drivers=a,b] [unhealthy=a] [attr.K=V] [meta.K=V]
 //	          [reserved_cpu=N] [reserved_mem=N]
-//	job <id> [type=T] [count=N] [cpu=N] [mem=N] [dc=a,b] [version=N] [stop=true]
+//	job <id> [type=T] [count=N] [cpu=N] [mem=N] [dc=a,b] [pool=P] [version=N] [stop=true]
 //	         [purged=true] [driver=D]
 //	group <name> [count=N] [cpu=N] [mem=N]      (replaces the default group)
 //	constraint job|group|task <ltarget> <op> [rtarget]
@@ -120,6 +120,8 @@ func runScript(input []string) (string, error) {
 					n.Datacenter = v
 				case k == "class":
 					n.NodeClass = v
+				case k == "pool":
+					n.NodePool = v
 				case k == "status":
 					n.Status = v
 				case k == "drain":
@@ -166,6 +168,7 @@ func runScript(input []string) (string, error) {
 			if v, ok := kv["version"]; ok {
 				job.JobModifyIndex = uint64(atoi(v))
 			}
+			job.NodePool = kv["pool"]
 			if v, ok := kv["driver"]; ok {
 				job.TaskGroups[0].Tasks[0].Driver = v
 			}

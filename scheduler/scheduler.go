@@ -255,7 +255,8 @@ func (r *run) updateInPlace(a *structs.Allocation) {
 	r.plan.AppendAlloc(c)
 }
 
-// candidateNodes returns the ready nodes in the job's datacenters, by ID,
+// candidateNodes returns the ready nodes in the job's node pool and
+// datacenters, by ID,
 // computing them and their pool counts once per run.
 func (r *run) candidateNodes() []*structs.Node {
 	if r.pool != nil {
@@ -264,7 +265,7 @@ func (r *run) candidateNodes() []*structs.Node {
 	r.pool = &structs.AllocMetric{}
 	r.cands = make([]*structs.Node, 0, len(r.nodes))
 	for _, n := range r.nodes {
-		if !inDatacenters(n.Datacenter, r.job.Datacenters) {
+		if !inDatacenters(n.Datacenter, r.job.Datacenters) || !structs.InNodePool(n.NodePool, r.job.NodePool) {
 			continue
 		}
 		r.cands = append(r.cands, n)

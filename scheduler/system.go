@@ -100,7 +100,7 @@ func (r *run) systemStop(a *structs.Allocation, tg *structs.TaskGroup, ready map
 			return false, "", fmt.Errorf("read node %q: %w", a.NodeID, err)
 		}
 		if node == nil || node.Status == structs.NodeStatusDown || node.Drain ||
-			!inDatacenters(node.Datacenter, r.job.Datacenters) {
+			!inDatacenters(node.Datacenter, r.job.Datacenters) || !structs.InNodePool(node.NodePool, r.job.NodePool) {
 			return true, descNodeGone, nil
 		}
 	}

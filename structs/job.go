@@ -43,6 +43,9 @@ type Job struct {
 	Priority    int
 	AllAtOnce   bool
 	Datacenters []string
+	// NodePool is the node pool the job's allocations are placed in
+	// ("default" when not set; "all" places on every pool's nodes).
+	NodePool    string
 	Constraints []*Constraint
 	// Affinities and Spreads rank the feasible nodes of every group
 	// (placement.go).
