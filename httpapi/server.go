@@ -216,6 +216,7 @@ func (s *Server) Handler() http.Handler {
 	s.registerEventRoute(rt)          // events.go
 	s.registerNamespaceRoutes(rt)     // namespaces.go
 	s.registerScalingRoutes(rt)       // scaling.go
+	s.registerNodePoolRoutes(rt)      // node_pools.go
 	return s.workloadGate(rt)         // workload_identity.go
 }
 
