@@ -27,6 +27,9 @@ type JobPlanResponse struct {
 	Annotations    *PlanAnnotations
 	FailedTGAllocs map[string]*AllocationMetric
 	Warnings       string
+	// PlacementMetrics is drover's: per group, how its first placement
+	// chose its node, with the scores of the runners-up.
+	PlacementMetrics map[string]*AllocationMetric `json:",omitempty"`
 }
 
 // JobDiff is the difference between two versions of a job.

@@ -239,6 +239,7 @@ func (s *Server) jobPlan(w http.ResponseWriter, req *http.Request) (any, error) 
 		CreatedEvals:       append([]*structs.Evaluation{}, resp.CreatedEvals...),
 		NextPeriodicLaunch: time.Time{},
 		Index:              resp.Index,
+		PlacementMetrics:   resp.PlacementMetrics,
 	}, nil
 }
 
@@ -252,6 +253,9 @@ type jobPlanResponse struct {
 	NextPeriodicLaunch time.Time
 	Warnings           string
 	Index              uint64
+	// PlacementMetrics (drover's) are the scores of each group's first
+	// placement; Nomad's clients ignore the field.
+	PlacementMetrics map[string]*structs.AllocMetric `json:",omitempty"`
 }
 
 // submittedJob converts and validates a submitted job as a registration

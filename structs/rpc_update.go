@@ -43,6 +43,10 @@ type JobPlanResponse struct {
 	CreatedEvals []*Evaluation
 	Diff         *JobDiff
 	Warnings     string
+	// PlacementMetrics is drover's addition: per group, how the first
+	// allocation the plan places chose its node (the scores of the chosen
+	// node and the runners-up), for `job plan -verbose`.
+	PlacementMetrics map[string]*AllocMetric
 	WriteMeta
 }
 
