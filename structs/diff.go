@@ -1,6 +1,7 @@
 package structs
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -184,6 +185,7 @@ func jobFields(j *Job) map[string]string {
 		"Namespace":   j.Namespace,
 		"Stop":        strconv.FormatBool(j.Stop),
 		"Datacenters": fmt.Sprint(j.Datacenters),
+		"NodePool":    cmp.Or(j.NodePool, NodePoolDefault),
 	}
 	for k, v := range j.Meta {
 		m["Meta["+k+"]"] = v
