@@ -14,8 +14,11 @@ type NodePool struct {
 	// SchedulerConfiguration is Nomad's (enterprise) per-pool scheduler
 	// configuration; drover refuses it.
 	SchedulerConfiguration json.RawMessage `json:",omitempty" hcl:"-"`
-	CreateIndex            uint64          `hcl:"-"`
-	ModifyIndex            uint64          `hcl:"-"`
+	// NodeIdentityTTL is Nomad's lifetime of node identities ("" or 0
+	// when unset); drover has none and refuses another value.
+	NodeIdentityTTL json.RawMessage `json:",omitempty" hcl:"-"`
+	CreateIndex     uint64          `hcl:"-"`
+	ModifyIndex     uint64          `hcl:"-"`
 }
 
 // NodePools manages node pools.
