@@ -100,6 +100,9 @@ func (r *run) autoPromote() {
 	}
 	for _, st := range groups {
 		st.Promoted = true
+		if st.ProgressDeadline > 0 {
+			st.RequireProgressBy = r.nowTime().Add(st.ProgressDeadline)
+		}
 	}
 }
 

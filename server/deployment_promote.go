@@ -14,7 +14,8 @@ import (
 // its desired canaries placed and healthy. The promotion is committed with
 // an evaluation of the job, whose scheduler run stops the old allocations
 // the canaries replace and rolls the rest; the state store clears the
-// promoted allocations' canary flag.
+// promoted allocations' canary flag. Each promoted group gets a fresh
+// progress deadline.
 func (s *Server) DeploymentPromote(ctx context.Context, req *structs.DeploymentPromoteRequest) (*structs.DeploymentUpdateResponse, error) {
 	d, err := s.activeDeployment(ctx, req.DeploymentID)
 	if err != nil {
@@ -53,6 +54,10 @@ func (s *Server) DeploymentPromote(ctx context.Context, req *structs.DeploymentP
 			return nil, structs.Invalid("task group %q has %d/%d healthy canaries: promote it once they are healthy", name, healthy, g.DesiredCanaries)
 		}
 		g.Promoted = true
+		if g.ProgressDeadline > 0 {
+			// Waiting for the promotion was no lack of progress.
+			g.RequireProgressBy = s.clock.Now().Add(g.ProgressDeadline)
+		}
 	}
 	cmd := &deploymentChange{deployment: upd}
 	eval, err := s.deploymentEval(upd)
