@@ -62,6 +62,22 @@ func TestDeploymentListAndStatus(t *testing.T) {
 	}
 }
 
+// TestDeploymentStatusCanaries shows Nomad's Promoted and Canaries
+// columns for a deployment with canaries.
+func TestDeploymentStatusCanaries(t *testing.T) {
+	d := fixtureDeployment()
+	d.StatusDescription = "Deployment is running but requires manual promotion"
+	d.TaskGroups["web"].DesiredCanaries = 1
+	d.TaskGroups["web"].PlacedCanaries = []string{"c1"}
+	f := newFakeAgent(t)
+	f.json("GET /v1/deployment/d1e2", d)
+	r := runCLI(t, f.srv.URL, nil, "deployment", "status", "d1e2")
+	if r.code != 0 {
+		t.Fatalf("status: exit %d: %s", r.code, r.stderr)
+	}
+	golden(t, "deployment_status_canaries", r.stdout)
+}
+
 func TestDeploymentChanges(t *testing.T) {
 	reverted := uint64(2)
 	tests := []struct {
@@ -84,6 +100,14 @@ func TestDeploymentChanges(t *testing.T) {
 			api.DeploymentUpdateResponse{EvalID: evalID},
 			`{"DeploymentID":"` + deploymentID + `","Pause":false}`,
 			"Deployment \"" + deploymentID + "\" resumed\nEvaluation ID: " + evalID + "\n"},
+		{"promote all", []string{"promote", "-detach", "d1e2"}, "/v1/deployment/promote/" + deploymentID,
+			api.DeploymentUpdateResponse{EvalID: evalID},
+			`{"DeploymentID":"` + deploymentID + `","All":true}`,
+			"Deployment \"d1e2f3a4\" promoted\nEvaluation ID: " + evalID + "\n"},
+		{"promote groups", []string{"promote", "-detach", "-group", "web", "-group", "db", "d1e2"}, "/v1/deployment/promote/" + deploymentID,
+			api.DeploymentUpdateResponse{EvalID: evalID},
+			`{"DeploymentID":"` + deploymentID + `","All":false,"Groups":["web","db"]}`,
+			"Deployment \"d1e2f3a4\" promoted\nEvaluation ID: " + evalID + "\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
