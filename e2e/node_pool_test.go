@@ -65,6 +65,10 @@ func TestNomadAPINodePools(t *testing.T) {
 		}
 		return allocs[0].ClientStatus == "running", allocs[0].ClientStatus
 	})
+	jobs, _, err := c.NodePools().ListJobs("gpu", nil)
+	if err != nil || len(jobs) != 1 || jobs[0].ID != "in-gpu" {
+		t.Fatalf("jobs of gpu: %+v, %v", jobs, err)
+	}
 	lost := nomad.NewServiceJob("lost", "lost", "global", 50)
 	lost.NodePool = pointer("nope")
 	lost.AddTaskGroup(nomad.NewTaskGroup("g", 1).AddTask(task))

@@ -40,6 +40,7 @@ func (s *Server) registerNodePoolRoutes(rt *router) {
 	rt.handle(nodePoolRoute+"{name}", s.wrap(s.nodePoolUpsert), http.MethodPut, http.MethodPost)
 	rt.handle(nodePoolRoute+"{name}", s.wrap(s.nodePoolDelete), http.MethodDelete)
 	rt.handle(nodePoolRoute+"{name}/nodes", s.wrap(s.nodePoolNodes), http.MethodGet)
+	rt.handle(nodePoolRoute+"{name}/jobs", s.wrap(s.nodePoolJobs), http.MethodGet)
 }
 
 // nodePoolList is GET /v1/node/pools[?prefix=]: []NodePool by name, the
@@ -95,6 +96,31 @@ func (s *Server) nodePoolNodes(w http.ResponseWriter, req *http.Request) (any, e
 	for _, n := range resp.Nodes {
 		if name == structs.NodePoolAll || structs.InNodePool(n.NodePool, name) {
 			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// nodePoolJobs is GET /v1/node/pool/:name/jobs[?namespace=]: the stubs of
+// the pool's jobs (every job for "all").
+func (s *Server) nodePoolJobs(w http.ResponseWriter, req *http.Request) (any, error) {
+	opts, err := queryOptions(req)
+	if err != nil {
+		return nil, err
+	}
+	name := req.PathValue("name")
+	if _, err := rpcapi.NodePoolGet.Call(req.Context(), s.rpc, &structs.NodePoolSpecificRequest{Name: name, QueryOptions: opts}); err != nil {
+		return nil, err
+	}
+	resp, err := rpcapi.JobList.Call(req.Context(), s.rpc, &structs.JobListRequest{QueryOptions: opts})
+	if err != nil {
+		return nil, err
+	}
+	setQueryMeta(w, resp.QueryMeta)
+	out := make([]*structs.JobListStub, 0, len(resp.Jobs))
+	for _, j := range resp.Jobs {
+		if name == structs.NodePoolAll || j.NodePool == name {
+			out = append(out, j)
 		}
 	}
 	return out, nil

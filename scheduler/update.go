@@ -95,14 +95,5 @@ func jobUpdated(old, new *structs.Job) bool {
 		!reflect.DeepEqual(old.Affinities, new.Affinities) ||
 		!reflect.DeepEqual(old.Spreads, new.Spreads) ||
 		!reflect.DeepEqual(old.Datacenters, new.Datacenters) ||
-		nodePoolName(old.NodePool) != nodePoolName(new.NodePool)
-}
-
-// nodePoolName returns a job's node pool, "" read as "default" (jobs
-// stored before node pools have none).
-func nodePoolName(p string) string {
-	if p == "" {
-		return structs.NodePoolDefault
-	}
-	return p
+		structs.NodePoolName(old.NodePool) != structs.NodePoolName(new.NodePool)
 }

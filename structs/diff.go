@@ -1,7 +1,6 @@
 package structs
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -185,7 +184,7 @@ func jobFields(j *Job) map[string]string {
 		"Namespace":   j.Namespace,
 		"Stop":        strconv.FormatBool(j.Stop),
 		"Datacenters": fmt.Sprint(j.Datacenters),
-		"NodePool":    cmp.Or(j.NodePool, NodePoolDefault),
+		"NodePool":    NodePoolName(j.NodePool),
 	}
 	for k, v := range j.Meta {
 		m["Meta["+k+"]"] = v

@@ -660,6 +660,7 @@ type JobListStub struct {
 	Name              string
 	Namespace         string
 	Datacenters       []string
+	NodePool          string
 	Type              string
 	Priority          int
 	Periodic          bool
@@ -702,6 +703,7 @@ func (j *Job) Stub(summary *JobSummary) *JobListStub {
 		Name:              j.Name,
 		Namespace:         j.Namespace,
 		Datacenters:       j.Datacenters,
+		NodePool:          NodePoolName(j.NodePool),
 		Type:              j.Type,
 		Priority:          j.Priority,
 		Stop:              j.Stop,

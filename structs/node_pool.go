@@ -80,6 +80,15 @@ func NodePoolOf(n *Node) string {
 	return n.NodePool
 }
 
+// NodePoolName returns a job's node pool, "" (a job stored before node
+// pools) read as "default".
+func NodePoolName(p string) string {
+	if p == "" {
+		return NodePoolDefault
+	}
+	return p
+}
+
 // InNodePool reports whether a node of pool nodePool takes the
 // allocations of a job of pool jobPool ("" is "default"; "all" takes
 // every node).
