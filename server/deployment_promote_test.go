@@ -161,3 +161,41 @@ func TestDeploymentCanaryAutoPromoteAndRevert(t *testing.T) {
 		}
 	})
 }
+
+// TestDeploymentCanaryProgressDeadline: healthy canaries waiting for a
+// promotion past the progress deadline do not fail the deployment, and
+// the promotion gives the group a fresh deadline.
+func TestDeploymentCanaryProgressDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clock := &fakeClock{now: time.Unix(1700000000, 0)}
+		s := newTestServer(t, func(c *Config) { c.Clock = clock; c.HeartbeatTTL = 24 * time.Hour })
+		registerNode(t, s, testNode("n1", 8000, 8192))
+		v0 := testJob("web", 2, 100, 100)
+		v0.TaskGroups[0].Update = &structs.UpdateStrategy{MaxParallel: 1, Canary: 1, HealthyDeadline: time.Minute, ProgressDeadline: 10 * time.Minute}
+		registerJob(t, s, v0)
+		rollOut(t, s, "web", 0)
+		v1 := v0.Copy()
+		v1.TaskGroups[0].Tasks[0].Env = map[string]string{"V": "1"}
+		registerJob(t, s, v1)
+		jobIdle(t, s, "web")
+		reportHealth(t, s, "n1", canaries(t, s, "web")[0], true)
+		jobIdle(t, s, "web")
+
+		clock.Advance(30 * time.Minute) // nobody promotes for a while
+		synctest.Wait()
+		d := latestDeployment(t, s, "web")
+		if d.Status != structs.DeploymentStatusRunning {
+			t.Fatalf("deployment awaiting promotion = %s (%s), want running", d.Status, d.StatusDescription)
+		}
+		if _, err := s.DeploymentPromote(context.Background(), &structs.DeploymentPromoteRequest{DeploymentID: d.ID, All: true}); err != nil {
+			t.Fatal(err)
+		}
+		jobIdle(t, s, "web")
+		synctest.Wait()
+		d = latestDeployment(t, s, "web")
+		if want := clock.Now().Add(10 * time.Minute); d.Status != structs.DeploymentStatusRunning || d.TaskGroups["web"].RequireProgressBy.Before(want) {
+			t.Fatalf("after promotion: %s (%s), RequireProgressBy %v, want running and %v", d.Status, d.StatusDescription,
+				d.TaskGroups["web"].RequireProgressBy, want)
+		}
+	})
+}
