@@ -136,3 +136,31 @@ func TestDeploymentChanges(t *testing.T) {
 		t.Fatalf("terminal: %+v", r)
 	}
 }
+
+func TestAwaitsPromotion(t *testing.T) {
+	group := func(desired, healthy int, auto, promoted bool) *api.DeploymentState {
+		return &api.DeploymentState{DesiredCanaries: desired, HealthyAllocs: healthy, AutoPromote: auto, Promoted: promoted, DesiredTotal: 3}
+	}
+	tests := []struct {
+		name   string
+		groups map[string]*api.DeploymentState
+		status string
+		want   bool
+	}{
+		{"no canaries", map[string]*api.DeploymentState{"web": group(0, 1, false, false)}, "running", false},
+		{"canary not healthy yet", map[string]*api.DeploymentState{"web": group(1, 0, false, false)}, "running", false},
+		{"healthy, manual", map[string]*api.DeploymentState{"web": group(1, 1, false, false)}, "running", true},
+		{"healthy, auto_promote", map[string]*api.DeploymentState{"web": group(1, 1, true, false)}, "running", false},
+		{"one group without auto_promote", map[string]*api.DeploymentState{"web": group(1, 1, true, false), "api": group(1, 1, false, false)}, "running", true},
+		{"one group still unhealthy", map[string]*api.DeploymentState{"web": group(1, 1, false, false), "api": group(2, 1, false, false)}, "running", false},
+		{"promoted", map[string]*api.DeploymentState{"web": group(1, 1, false, true)}, "running", false},
+		{"paused", map[string]*api.DeploymentState{"web": group(1, 1, false, false)}, "paused", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := awaitsPromotion(&api.Deployment{Status: tc.status, TaskGroups: tc.groups}); got != tc.want {
+				t.Fatalf("awaitsPromotion = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -133,7 +133,10 @@ func TestCanaryPromote(t *testing.T) {
 	c := a.client(t)
 	startCanaryJob(t, a, c)
 
-	if r := a.cli(t, "job", "run", "-detach", writeFile(t, "can.nomad.hcl", canaryJob("2", 0))); r.code != 0 {
+	// job run follows the deployment until its canary is healthy and it
+	// waits for the promotion.
+	if r := a.cli(t, "job", "run", writeFile(t, "can.nomad.hcl", canaryJob("2", 0))); r.code != 0 ||
+		!strings.Contains(r.stdout, "waits for its promotion: drover deployment promote") {
 		t.Fatalf("job run v2:\n%s", r)
 	}
 	var dep *api.Deployment
