@@ -138,7 +138,9 @@ func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation
 				break
 			}
 			r.deps.pending = true
-			canaryIdx = canaryIndexes(depState.DesiredCanaries-len(depState.PlacedCanaries), destructive, canaries)
+			if dep.Status == structs.DeploymentStatusRunning { // paused: no new canary either
+				canaryIdx = canaryIndexes(depState.DesiredCanaries-len(depState.PlacedCanaries), destructive, canaries)
+			}
 		case dep != nil:
 			replace = r.rollingBatch(tg, dep, depState, all, destructive)
 		}
