@@ -27,6 +27,9 @@ type JobPlanResponse struct {
 	Annotations    *PlanAnnotations
 	FailedTGAllocs map[string]*AllocationMetric
 	Warnings       string
+	// PlacementMetrics is drover's: per group, how its first placement
+	// chose its node, with the scores of the runners-up.
+	PlacementMetrics map[string]*AllocationMetric `json:",omitempty"`
 }
 
 // JobDiff is the difference between two versions of a job.
@@ -143,6 +146,7 @@ type DeploymentState struct {
 	ProgressDeadline  time.Duration
 	RequireProgressBy time.Time
 	Promoted          bool
+	PlacedCanaries    []string
 	DesiredCanaries   int
 	DesiredTotal      int
 	PlacedAllocs      int
@@ -270,6 +274,34 @@ type deploymentPauseRequest struct {
 func (d *Deployments) Fail(id string, w *WriteOptions) (*DeploymentUpdateResponse, *WriteMeta, error) {
 	var resp DeploymentUpdateResponse
 	wm, err := d.c.write("PUT", "/v1/deployment/fail/"+url.PathEscape(id), &struct{ DeploymentID string }{DeploymentID: id}, &resp, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &resp, wm, nil
+}
+
+// deploymentPromoteRequest is the body of a promotion.
+type deploymentPromoteRequest struct {
+	DeploymentID string
+	All          bool
+	Groups       []string `json:",omitempty"`
+}
+
+// PromoteAll promotes the canaries of every task group of an active
+// deployment (`PUT /v1/deployment/promote/:id`).
+func (d *Deployments) PromoteAll(id string, w *WriteOptions) (*DeploymentUpdateResponse, *WriteMeta, error) {
+	return d.promote(&deploymentPromoteRequest{DeploymentID: id, All: true}, w)
+}
+
+// PromoteGroups promotes the canaries of the named task groups of an
+// active deployment.
+func (d *Deployments) PromoteGroups(id string, groups []string, w *WriteOptions) (*DeploymentUpdateResponse, *WriteMeta, error) {
+	return d.promote(&deploymentPromoteRequest{DeploymentID: id, Groups: groups}, w)
+}
+
+func (d *Deployments) promote(body *deploymentPromoteRequest, w *WriteOptions) (*DeploymentUpdateResponse, *WriteMeta, error) {
+	var resp DeploymentUpdateResponse
+	wm, err := d.c.write("PUT", "/v1/deployment/promote/"+url.PathEscape(body.DeploymentID), body, &resp, w)
 	if err != nil {
 		return nil, nil, err
 	}

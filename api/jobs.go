@@ -26,6 +26,7 @@ type JobListStub struct {
 	Name              string
 	Namespace         string
 	Datacenters       []string
+	NodePool          string
 	Type              string
 	Priority          int
 	Periodic          bool

@@ -13,7 +13,7 @@ func runDeploymentFail(m *Meta, args []string) int {
 Mark an active deployment failed: no more of its allocations are
 replaced. When one of its task groups sets auto_revert, the job goes back
 to its latest stable version. Unless -detach is given, follow the
-evaluation this creates.`, func(d *api.Deployments, id string) (*api.DeploymentUpdateResponse, error) {
+evaluation this creates.`, nil, func(d *api.Deployments, id string) (*api.DeploymentUpdateResponse, error) {
 		r, _, err := d.Fail(id, nil)
 		return r, err
 	})
@@ -22,7 +22,7 @@ evaluation this creates.`, func(d *api.Deployments, id string) (*api.DeploymentU
 func runDeploymentPause(m *Meta, args []string) int {
 	return deploymentChange(m, args, "pause", `
 Pause an active deployment: it places no new batch of allocations until
-it is resumed (drover deployment resume).`, func(d *api.Deployments, id string) (*api.DeploymentUpdateResponse, error) {
+it is resumed (drover deployment resume).`, nil, func(d *api.Deployments, id string) (*api.DeploymentUpdateResponse, error) {
 		r, _, err := d.Pause(id, true, nil)
 		return r, err
 	})
@@ -32,7 +32,7 @@ func runDeploymentResume(m *Meta, args []string) int {
 	return deploymentChange(m, args, "resume", `
 Resume a paused deployment: it places its next batch, and each task group
 has a fresh progress_deadline. Unless -detach is given, follow the
-evaluation this creates.`, func(d *api.Deployments, id string) (*api.DeploymentUpdateResponse, error) {
+evaluation this creates.`, nil, func(d *api.Deployments, id string) (*api.DeploymentUpdateResponse, error) {
 		r, _, err := d.Pause(id, false, nil)
 		return r, err
 	})
@@ -46,14 +46,20 @@ func deploymentVerb(verb string) (ing, past string) {
 		return "failing", "failed"
 	case "pause":
 		return "pausing", "paused"
+	case "promote":
+		return "promoting", "promoted"
 	}
 	return "resuming", "resumed"
 }
 
 // deploymentChange runs `deployment <verb> <id>`: it resolves the ID
-// prefix, applies change, and follows the evaluation it created.
-func deploymentChange(m *Meta, args []string, verb, help string, change func(*api.Deployments, string) (*api.DeploymentUpdateResponse, error)) int {
+// prefix, applies change, and follows the evaluation it created. flags,
+// when set, adds the verb's own flags.
+func deploymentChange(m *Meta, args []string, verb, help string, flags func(*flagSet), change func(*api.Deployments, string) (*api.DeploymentUpdateResponse, error)) int {
 	fset := m.apiFlagSet("deployment "+verb, "[options] <deployment>", help)
+	if flags != nil {
+		flags(fset)
+	}
 	detach := fset.Bool("detach", false, "Return at once, printing the evaluation ID.")
 	verbose := fset.Bool("verbose", false, "Show full IDs.")
 	if code, done := m.parse(fset, args); done {

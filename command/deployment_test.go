@@ -62,6 +62,22 @@ func TestDeploymentListAndStatus(t *testing.T) {
 	}
 }
 
+// TestDeploymentStatusCanaries shows Nomad's Promoted and Canaries
+// columns for a deployment with canaries.
+func TestDeploymentStatusCanaries(t *testing.T) {
+	d := fixtureDeployment()
+	d.StatusDescription = "Deployment is running but requires manual promotion"
+	d.TaskGroups["web"].DesiredCanaries = 1
+	d.TaskGroups["web"].PlacedCanaries = []string{"c1"}
+	f := newFakeAgent(t)
+	f.json("GET /v1/deployment/d1e2", d)
+	r := runCLI(t, f.srv.URL, nil, "deployment", "status", "d1e2")
+	if r.code != 0 {
+		t.Fatalf("status: exit %d: %s", r.code, r.stderr)
+	}
+	golden(t, "deployment_status_canaries", r.stdout)
+}
+
 func TestDeploymentChanges(t *testing.T) {
 	reverted := uint64(2)
 	tests := []struct {
@@ -84,6 +100,14 @@ func TestDeploymentChanges(t *testing.T) {
 			api.DeploymentUpdateResponse{EvalID: evalID},
 			`{"DeploymentID":"` + deploymentID + `","Pause":false}`,
 			"Deployment \"" + deploymentID + "\" resumed\nEvaluation ID: " + evalID + "\n"},
+		{"promote all", []string{"promote", "-detach", "d1e2"}, "/v1/deployment/promote/" + deploymentID,
+			api.DeploymentUpdateResponse{EvalID: evalID},
+			`{"DeploymentID":"` + deploymentID + `","All":true}`,
+			"Deployment \"d1e2f3a4\" promoted\nEvaluation ID: " + evalID + "\n"},
+		{"promote groups", []string{"promote", "-detach", "-group", "web", "-group", "db", "d1e2"}, "/v1/deployment/promote/" + deploymentID,
+			api.DeploymentUpdateResponse{EvalID: evalID},
+			`{"DeploymentID":"` + deploymentID + `","All":false,"Groups":["web","db"]}`,
+			"Deployment \"d1e2f3a4\" promoted\nEvaluation ID: " + evalID + "\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -110,5 +134,33 @@ func TestDeploymentChanges(t *testing.T) {
 	f.fail("PUT /v1/deployment/fail/"+deploymentID, http.StatusBadRequest, `deployment "x" is failed: only a running or paused deployment can change`)
 	if r := runCLI(t, f.srv.URL, nil, "deployment", "fail", "d1e2"); r.code != 1 || !strings.Contains(r.stderr, `Error failing deployment "d1e2f3a4": deployment "x" is failed`) {
 		t.Fatalf("terminal: %+v", r)
+	}
+}
+
+func TestAwaitsPromotion(t *testing.T) {
+	group := func(desired, healthy int, auto, promoted bool) *api.DeploymentState {
+		return &api.DeploymentState{DesiredCanaries: desired, HealthyAllocs: healthy, AutoPromote: auto, Promoted: promoted, DesiredTotal: 3}
+	}
+	tests := []struct {
+		name   string
+		groups map[string]*api.DeploymentState
+		status string
+		want   bool
+	}{
+		{"no canaries", map[string]*api.DeploymentState{"web": group(0, 1, false, false)}, "running", false},
+		{"canary not healthy yet", map[string]*api.DeploymentState{"web": group(1, 0, false, false)}, "running", false},
+		{"healthy, manual", map[string]*api.DeploymentState{"web": group(1, 1, false, false)}, "running", true},
+		{"healthy, auto_promote", map[string]*api.DeploymentState{"web": group(1, 1, true, false)}, "running", false},
+		{"one group without auto_promote", map[string]*api.DeploymentState{"web": group(1, 1, true, false), "api": group(1, 1, false, false)}, "running", true},
+		{"one group still unhealthy", map[string]*api.DeploymentState{"web": group(1, 1, false, false), "api": group(2, 1, false, false)}, "running", false},
+		{"promoted", map[string]*api.DeploymentState{"web": group(1, 1, false, true)}, "running", false},
+		{"paused", map[string]*api.DeploymentState{"web": group(1, 1, false, false)}, "paused", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := awaitsPromotion(&api.Deployment{Status: tc.status, TaskGroups: tc.groups}); got != tc.want {
+				t.Fatalf("awaitsPromotion = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

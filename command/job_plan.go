@@ -30,6 +30,7 @@ Exit codes: 0 when no allocations would be created, replaced or stopped,
 1 when some would be, 255 on errors.`)
 	diff := fset.Bool("diff", true, "Show the difference from the current version.")
 	jv := addVarFlags(fset)
+	verbose := fset.Bool("verbose", false, "Also show, per task group, the scores of the nodes its first placement would choose from (job_plan_scores.go).")
 	if code, done := m.parse(fset, args); done {
 		if code != 0 {
 			return exitPlanError
@@ -59,6 +60,9 @@ Exit codes: 0 when no allocations would be created, replaced or stopped,
 		fmt.Fprintln(m.stdout)
 	}
 	fmt.Fprint(m.stdout, formatDryRun(resp))
+	if *verbose {
+		fmt.Fprint(m.stdout, formatPlanScores(resp.PlacementMetrics, nodeClasses(c)))
+	}
 	if w := strings.TrimSpace(resp.Warnings); w != "" {
 		fmt.Fprintf(m.stdout, "\nJob Warnings:\n%s\n", w)
 	}

@@ -261,15 +261,34 @@ func formatDeployment(d *api.Deployment, verbose bool) string {
 func formatDeployed(d *api.Deployment) string {
 	var b strings.Builder
 	groups := sortedKeys(d.TaskGroups)
+	canaries := false
+	for _, g := range groups {
+		canaries = canaries || d.TaskGroups[g].DesiredCanaries > 0
+	}
 	rows := make([][]string, 0, len(groups))
 	for _, g := range groups {
 		st := d.TaskGroups[g]
-		rows = append(rows, []string{g, strconv.FormatBool(st.AutoRevert), strconv.Itoa(st.DesiredTotal),
-			strconv.Itoa(st.PlacedAllocs), strconv.Itoa(st.HealthyAllocs), strconv.Itoa(st.UnhealthyAllocs),
-			formatTime(st.RequireProgressBy)})
+		row := []string{g, strconv.FormatBool(st.AutoRevert)}
+		if canaries {
+			row = append(row, strconv.FormatBool(st.Promoted))
+		}
+		row = append(row, strconv.Itoa(st.DesiredTotal))
+		if canaries {
+			row = append(row, strconv.Itoa(st.DesiredCanaries))
+		}
+		rows = append(rows, append(row, strconv.Itoa(st.PlacedAllocs), strconv.Itoa(st.HealthyAllocs),
+			strconv.Itoa(st.UnhealthyAllocs), formatTime(st.RequireProgressBy)))
 	}
+	header := []string{"Task Group", "Auto Revert"}
+	if canaries {
+		// Nomad's columns for a deployment with canaries.
+		header = append(header, "Promoted", "Desired", "Canaries")
+	} else {
+		header = append(header, "Desired")
+	}
+	header = append(header, "Placed", "Healthy", "Unhealthy", "Progress Deadline")
 	b.WriteString("\nDeployed\n")
-	b.WriteString(formatTable([]string{"Task Group", "Auto Revert", "Desired", "Placed", "Healthy", "Unhealthy", "Progress Deadline"}, rows))
+	b.WriteString(formatTable(header, rows))
 	return b.String()
 }
 

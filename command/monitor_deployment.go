@@ -78,6 +78,13 @@ func (mon *monitor) watchDeployment(ctx context.Context, d *api.Deployment) int 
 		if d.Status != api.DeploymentStatusRunning && d.Status != api.DeploymentStatusPaused {
 			return mon.deploymentEnded(d, allocs)
 		}
+		if awaitsPromotion(d) {
+			// Nothing more happens until someone promotes it.
+			mon.header("Deployment %q has healthy canaries and waits for its promotion: drover deployment promote %s",
+				mon.id(d.ID), mon.id(d.ID))
+			fmt.Fprint(mon.m.stdout, indent(formatDeploymentStatus(d, mon.verbose), "    "))
+			return exitOK
+		}
 		next, qm, err := c.Deployments().Info(d.ID, &api.QueryOptions{WaitIndex: index, WaitTime: blockingWait})
 		if err != nil {
 			return mon.deploymentQueryFailed(ctx, d, err)
@@ -187,6 +194,24 @@ func (mon *monitor) deploymentQueryFailed(ctx context.Context, d *api.Deployment
 func (mon *monitor) deploymentTimedOut(d *api.Deployment) int {
 	mon.header("Timed out waiting for deployment %q; see `drover deployment status %s`", mon.id(d.ID), mon.id(d.ID))
 	return exitError
+}
+
+// awaitsPromotion reports whether a running deployment waits for a
+// promotion by hand: every group with canaries to promote has them
+// healthy, and one of those groups lacks auto_promote (the servers
+// promote automatically only when all have it).
+func awaitsPromotion(d *api.Deployment) bool {
+	canaries, auto := false, true
+	for _, g := range d.TaskGroups {
+		if g.DesiredCanaries == 0 || g.Promoted {
+			continue
+		}
+		if g.HealthyAllocs < g.DesiredCanaries {
+			return false
+		}
+		canaries, auto = true, auto && g.AutoPromote
+	}
+	return canaries && !auto && d.Status == api.DeploymentStatusRunning
 }
 
 // inDeployment reports whether a was placed by deployment d: the list

@@ -153,9 +153,7 @@ func (c *converter) job(in *api.Job) *structs.Job {
 	if in.Priority != nil && (*in.Priority < structs.JobMinPriority || *in.Priority > structs.JobMaxPriority) {
 		c.errorf("job priority %d is out of range [%d, %d]", *in.Priority, structs.JobMinPriority, structs.JobMaxPriority)
 	}
-	if in.NodePool != nil && !isUnsetJSON(in.NodePool) && !bytes.Equal(bytes.TrimSpace(in.NodePool), []byte(`"default"`)) {
-		c.warnings = append(c.warnings, "job: NodePool (node_pool) is not supported by drover yet and was ignored")
-	}
+	out.NodePool = c.nodePool(in.NodePool) // convert_placement.go
 	if strings.TrimSpace(string(in.Dispatched)) == "true" {
 		c.errorf("job: Dispatched (dispatched jobs) is not supported by drover yet")
 	}

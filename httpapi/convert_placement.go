@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"encoding/json"
+
 	"github.com/drover-io/drover/api"
 	"github.com/drover-io/drover/structs"
 )
@@ -52,4 +54,21 @@ func (c *converter) spreads(where string, in []*api.Spread) []*structs.Spread {
 		out = append(out, sp)
 	}
 	return out
+}
+
+// nodePool returns the job's node pool: "default" when unset; a value that
+// is not a string is an error.
+func (c *converter) nodePool(raw json.RawMessage) string {
+	if raw == nil || isUnsetJSON(raw) {
+		return structs.NodePoolDefault
+	}
+	var pool string
+	if err := json.Unmarshal(raw, &pool); err != nil {
+		c.errorf("job: NodePool (node_pool) must be a string, not %s", raw)
+		return ""
+	}
+	if pool == "" {
+		return structs.NodePoolDefault
+	}
+	return pool
 }

@@ -20,8 +20,9 @@ import (
 //   - batch and system jobs: no rolling updates; an update block is
 //     ignored with a warning.
 //
-// Canaries (canary, auto_promote) are not implemented: canary > 0 warns
-// and deploys without canaries.
+// Canaries: canary = N places N allocations of the new version beside the
+// old ones, which are replaced once the deployment is promoted (by hand,
+// or auto_promote); auto_promote without canaries is an error.
 func (c *converter) updateStrategies(in *api.Job, out *structs.Job, jobType string) {
 	if jobType != structs.JobTypeService {
 		if in.Update != nil {
@@ -107,8 +108,13 @@ func (c *converter) checkUpdate(where string, u *structs.UpdateStrategy, own *ap
 	if u.ProgressDeadline != 0 && u.HealthyDeadline >= u.ProgressDeadline {
 		c.errorf("%s update: healthy_deadline %s must be less than progress_deadline %s", where, u.HealthyDeadline, u.ProgressDeadline)
 	}
-	if own != nil && own.Canary != nil && *own.Canary > 0 {
-		c.warnings = append(c.warnings, fmt.Sprintf("%s update: canary deployments are not supported by drover yet; canary = %d was ignored", where, *own.Canary))
+	if u.Canary < 0 {
+		c.errorf("%s update: canary %d must not be negative", where, u.Canary)
 	}
-	u.Canary = 0
+	if u.AutoPromote && u.Canary == 0 {
+		c.errorf("%s update: auto_promote needs canary greater than zero", where)
+	}
+	if own != nil && own.Canary != nil && *own.Canary > 0 && u.MaxParallel == 0 {
+		c.warnings = append(c.warnings, fmt.Sprintf("%s update: canary = %d has no effect with max_parallel = 0 (everything is replaced at once)", where, *own.Canary))
+	}
 }

@@ -44,10 +44,32 @@ func TestConvertUpdateStrategy(t *testing.T) {
 			warn: "applies to service jobs only",
 		},
 		{
-			name:   "canary warns",
-			mutate: func(j *api.Job) { j.TaskGroups[0].Update = &api.UpdateStrategy{Canary: api.Int(1)} },
-			job:    def, group: def,
-			warn: "canary deployments are not supported",
+			name: "canary and auto_promote kept",
+			mutate: func(j *api.Job) {
+				j.TaskGroups[0].Update = &api.UpdateStrategy{Canary: api.Int(2), AutoPromote: api.Bool(true)}
+			},
+			job: def,
+			group: &structs.UpdateStrategy{Stagger: def.Stagger, MaxParallel: 1, HealthCheck: "checks", MinHealthyTime: def.MinHealthyTime,
+				HealthyDeadline: def.HealthyDeadline, ProgressDeadline: def.ProgressDeadline, Canary: 2, AutoPromote: true},
+		},
+		{
+			name: "canary without max_parallel warns",
+			mutate: func(j *api.Job) {
+				j.TaskGroups[0].Update = &api.UpdateStrategy{Canary: api.Int(1), MaxParallel: api.Int(0)}
+			},
+			job:   def,
+			group: &structs.UpdateStrategy{Stagger: def.Stagger, HealthCheck: "checks", MinHealthyTime: def.MinHealthyTime, HealthyDeadline: def.HealthyDeadline, ProgressDeadline: def.ProgressDeadline, Canary: 1},
+			warn:  "has no effect with max_parallel = 0",
+		},
+		{
+			name:    "auto_promote without canary",
+			mutate:  func(j *api.Job) { j.Update = &api.UpdateStrategy{AutoPromote: api.Bool(true)} },
+			wantErr: "auto_promote needs canary greater than zero",
+		},
+		{
+			name:    "negative canary",
+			mutate:  func(j *api.Job) { j.Update = &api.UpdateStrategy{Canary: api.Int(-1)} },
+			wantErr: "canary -1 must not be negative",
 		},
 		{
 			name:    "min_healthy_time beyond healthy_deadline",

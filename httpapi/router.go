@@ -44,6 +44,7 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if p := req.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") {
 		req = trimTrailingSlash(req)
 	}
+	req = nodePoolPath(req)                        // node_pools.go
 	if err := checkVariablePath(req); err != nil { // vars.go
 		writeError(w, req, err)
 		return

@@ -217,6 +217,7 @@ func (s *Server) Handler() http.Handler {
 	s.registerNamespaceRoutes(rt)     // namespaces.go
 	s.registerScalingRoutes(rt)       // scaling.go
 	s.registerNodeOpRoutes(rt)        // nodes_drain.go
+	s.registerNodePoolRoutes(rt)      // node_pools.go
 	return s.workloadGate(rt)         // workload_identity.go
 }
 

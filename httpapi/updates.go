@@ -23,6 +23,7 @@ func (s *Server) registerUpdateRoutes(rt *router) {
 	get("/v1/deployment/allocations/{id}", s.deploymentAllocations)
 	write("/v1/deployment/fail/{id}", s.deploymentFail)
 	write("/v1/deployment/pause/{id}", s.deploymentPause)
+	write("/v1/deployment/promote/{id}", s.deploymentPromote)
 	get("/v1/operator/scheduler/configuration", s.schedulerGetConfig)
 	write("/v1/operator/scheduler/configuration", s.schedulerSetConfig)
 }
@@ -174,6 +175,32 @@ func (s *Server) deploymentPause(w http.ResponseWriter, req *http.Request) (any,
 	return resp, nil
 }
 
+// deploymentPromote is PUT|POST /v1/deployment/promote/:id: the body is
+// {"DeploymentID", "All": true} or {"DeploymentID", "Groups": [...]};
+// the answer a DeploymentUpdateResponse.
+func (s *Server) deploymentPromote(w http.ResponseWriter, req *http.Request) (any, error) {
+	var body struct {
+		DeploymentID string
+		All          bool
+		Groups       []string
+		writeRequest
+	}
+	if err := decodeBody(req, &body); err != nil {
+		return nil, err
+	}
+	id, err := deploymentIDOf(req, body.DeploymentID)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := rpcapi.DeploymentPromote.Call(req.Context(), s.rpc, &structs.DeploymentPromoteRequest{
+		DeploymentID: id, All: body.All, Groups: body.Groups, Namespace: body.namespace(req)})
+	if err != nil {
+		return nil, err
+	}
+	setIndex(w, resp.Index)
+	return resp, nil
+}
+
 // deploymentIDOf returns the deployment ID of the URL, which the body's
 // (when given) must match.
 func deploymentIDOf(req *http.Request, inBody string) (string, error) {
@@ -212,6 +239,7 @@ func (s *Server) jobPlan(w http.ResponseWriter, req *http.Request) (any, error) 
 		CreatedEvals:       append([]*structs.Evaluation{}, resp.CreatedEvals...),
 		NextPeriodicLaunch: time.Time{},
 		Index:              resp.Index,
+		PlacementMetrics:   resp.PlacementMetrics,
 	}, nil
 }
 
@@ -225,6 +253,9 @@ type jobPlanResponse struct {
 	NextPeriodicLaunch time.Time
 	Warnings           string
 	Index              uint64
+	// PlacementMetrics (drover's) are the scores of each group's first
+	// placement; Nomad's clients ignore the field.
+	PlacementMetrics map[string]*structs.AllocMetric `json:",omitempty"`
 }
 
 // submittedJob converts and validates a submitted job as a registration

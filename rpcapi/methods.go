@@ -96,6 +96,9 @@ var (
 	// DeploymentPause pauses or resumes an active deployment. At most
 	// once: each resume creates an evaluation.
 	DeploymentPause = atMostOnce[structs.DeploymentPauseRequest, structs.DeploymentUpdateResponse]("DeploymentPause")
+	// DeploymentPromote promotes the canaries of an active deployment.
+	// At most once: each promotion creates an evaluation.
+	DeploymentPromote = atMostOnce[structs.DeploymentPromoteRequest, structs.DeploymentUpdateResponse]("DeploymentPromote")
 	// SchedulerGetConfig reads the scheduler configuration.
 	SchedulerGetConfig = read[structs.SchedulerConfigRequest, structs.SchedulerConfigResponse]("SchedulerGetConfig")
 	// SchedulerSetConfig sets the scheduler configuration (with CAS, only
@@ -109,6 +112,14 @@ var (
 	NamespaceUpsert = deduplicated[structs.NamespaceUpsertRequest, structs.NamespaceWriteResponse]("NamespaceUpsert")
 	// NamespaceDelete deletes namespaces that hold no live job.
 	NamespaceDelete = deduplicated[structs.NamespaceDeleteRequest, structs.NamespaceWriteResponse]("NamespaceDelete")
+	// NodePoolList lists node pools, the built-in ones included.
+	NodePoolList = read[structs.NodePoolListRequest, structs.NodePoolListResponse]("NodePoolList")
+	// NodePoolGet reads one node pool by name.
+	NodePoolGet = read[structs.NodePoolSpecificRequest, structs.SingleNodePoolResponse]("NodePoolGet")
+	// NodePoolUpsert creates or updates node pools.
+	NodePoolUpsert = deduplicated[structs.NodePoolUpsertRequest, structs.NodePoolWriteResponse]("NodePoolUpsert")
+	// NodePoolDelete deletes node pools that hold no node nor live job.
+	NodePoolDelete = deduplicated[structs.NodePoolDeleteRequest, structs.NodePoolWriteResponse]("NodePoolDelete")
 )
 
 // All returns every declared method: the server serves each of them.
@@ -121,9 +132,11 @@ func All() []*Info {
 		AllocList.info, AllocGet.info, AllocTimeline.info, AllocNode.info, AllocStop.info, EvalList.info, EvalGet.info, EvalAllocations.info,
 		NodeList.info, NodeAllocations.info,
 		DeploymentList.info, DeploymentGet.info, DeploymentAllocations.info, DeploymentFail.info, DeploymentPause.info,
+		DeploymentPromote.info,
 		SchedulerGetConfig.info, SchedulerSetConfig.info,
 		VarList.info, VarGet.info, VarApply.info, KeyringList.info, KeyringRotate.info, KeyringDelete.info,
 		KeyringPublicKeys.info,
 		NamespaceList.info, NamespaceGet.info, NamespaceUpsert.info, NamespaceDelete.info,
+		NodePoolList.info, NodePoolGet.info, NodePoolUpsert.info, NodePoolDelete.info,
 	}, append(append(append(clusterMethods(), identityMethods()...), scalingMethods()...), nodeMethods()...)...)
 }

@@ -58,7 +58,7 @@ func (s *benchState) LatestDeployment(string, string) (*structs.Deployment, erro
 // benchShape is one cluster and job.
 type benchShape struct {
 	nodes, racks, allocs int
-	variant              string // binpack, spread, constraint, affinity, devices
+	variant              string // binpack, spread, spread-targets, constraint, affinity, devices, pool
 }
 
 func (s benchShape) String() string {
@@ -93,6 +93,9 @@ func benchCluster(shape benchShape) *benchState {
 		if i%5 == 0 {
 			n.NodeClass = "small"
 		}
+		if shape.variant == "pool" && i%2 == 1 {
+			n.NodePool = "other" // half the cluster is out of the job's pool
+		}
 		if shape.variant == "devices" {
 			n.NodeResources.Devices = []*structs.NodeDeviceResource{
 				gpuGroup("nvidia/gpu/t4", []string{id + "-g0", id + "-g1", id + "-g2", id + "-g3"}, "memory=16 GiB"),
@@ -114,6 +117,12 @@ func benchCluster(shape benchShape) *benchState {
 	switch shape.variant {
 	case "spread":
 		tg.Spreads = []*structs.Spread{{Attribute: "${meta.rack}", Weight: 100}}
+	case "spread-targets":
+		// Two thirds in rack r00, the rest over the others; and as
+		// many on small nodes as elsewhere, from a job-level spread.
+		tg.Spreads = []*structs.Spread{{Attribute: "${meta.rack}", Weight: 100,
+			SpreadTarget: []*structs.SpreadTarget{{Value: "r00", Percent: 66}}}}
+		job.Spreads = []*structs.Spread{{Attribute: "${node.class}", Weight: 50}}
 	case "constraint":
 		job.Constraints = []*structs.Constraint{
 			{LTarget: "${attr.kernel.name}", Operand: "=", RTarget: "linux"},
@@ -148,8 +157,12 @@ func benchShapes() []benchShape {
 			out = append(out, benchShape{n, 25, 50, v})
 		}
 	}
-	for _, v := range []string{"constraint", "affinity", "devices"} {
+	for _, v := range []string{"constraint", "affinity", "devices", "spread-targets", "pool"} {
 		out = append(out, benchShape{5000, 25, 1200, v})
+	}
+	// Issue 17's shape: a job spread over 100 nodes.
+	for _, v := range []string{"spread", "spread-targets"} {
+		out = append(out, benchShape{100, 10, 100, v})
 	}
 	return out
 }

@@ -31,7 +31,7 @@ func resolveTarget(target string, node *structs.Node) (string, bool) {
 	case "${node.class}":
 		return node.NodeClass, true
 	case "${node.pool}":
-		return node.NodePool, true
+		return structs.NodePoolOf(node), true
 	}
 	ref := strings.TrimSuffix(target[2:], "}")
 	if k, ok := strings.CutPrefix(ref, "attr."); ok {

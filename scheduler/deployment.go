@@ -18,6 +18,8 @@ const (
 	DescDeploymentResumed    = "Deployment is running"
 	DescDeploymentFailedHand = "Deployment marked as failed"
 	DescProgressDeadline     = "Failed due to progress deadline"
+	DescNeedsPromotion       = "Deployment is running but requires manual promotion"
+	DescAutoPromotion        = "Deployment is running pending automatic promotion"
 )
 
 // deploymentRun is the deployment work of one Process call.
@@ -27,6 +29,8 @@ type deploymentRun struct {
 	current  *structs.Deployment // the current version's, copied; nil when none
 	original *structs.Deployment // current as read, nil when created here
 	pending  bool                // some group still has allocations to replace or await
+	// promoteChecked is set once autoPromote looked at current.
+	promoteChecked bool
 }
 
 // rolling reports whether destructive updates of tg go in batches.
@@ -39,23 +43,8 @@ func (r *run) rolling(tg *structs.TaskGroup) bool {
 // to make). An active deployment of an earlier version is cancelled.
 func (r *run) deploymentFor(tg *structs.TaskGroup, needed bool) (*structs.Deployment, *structs.DeploymentState) {
 	d := &r.deps
-	if !d.loaded {
-		d.loaded = true
-		latest, err := r.state.LatestDeployment(r.job.Namespace, r.job.ID)
-		if err != nil {
-			r.err = fmt.Errorf("read deployment of job %q: %w", r.job.ID, err)
-			return nil, nil
-		}
-		d.latest = latest
-		switch {
-		case latest == nil:
-		case latest.JobSpecModifyIndex == r.job.JobModifyIndex && latest.JobCreateIndex == r.job.CreateIndex:
-			d.current, d.original = latest.Copy(), latest
-		case latest.Active():
-			c := latest.Copy()
-			c.Status, c.StatusDescription = structs.DeploymentStatusCancelled, DescDeploymentCancelled
-			r.plan.Deployments = append(r.plan.Deployments, c)
-		}
+	if !r.loadDeployment() {
+		return nil, nil
 	}
 	if d.current == nil {
 		if !needed {
@@ -94,6 +83,33 @@ func (r *run) deploymentFor(tg *structs.TaskGroup, needed bool) (*structs.Deploy
 		d.current.TaskGroups[tg.Name] = st
 	}
 	return d.current, st
+}
+
+// loadDeployment reads the job's latest deployment once per run: the
+// current version's becomes deps.current (a copy), an active one of an
+// earlier version is cancelled. It reports false on a read error (r.err).
+func (r *run) loadDeployment() bool {
+	d := &r.deps
+	if d.loaded {
+		return true
+	}
+	d.loaded = true
+	latest, err := r.state.LatestDeployment(r.job.Namespace, r.job.ID)
+	if err != nil {
+		r.err = fmt.Errorf("read deployment of job %q: %w", r.job.ID, err)
+		return false
+	}
+	d.latest = latest
+	switch {
+	case latest == nil:
+	case latest.JobSpecModifyIndex == r.job.JobModifyIndex && latest.JobCreateIndex == r.job.CreateIndex:
+		d.current, d.original = latest.Copy(), latest
+	case latest.Active():
+		c := latest.Copy()
+		c.Status, c.StatusDescription = structs.DeploymentStatusCancelled, DescDeploymentCancelled
+		r.plan.Deployments = append(r.plan.Deployments, c)
+	}
+	return true
 }
 
 // rollingBatch counts the health of the deployment's allocations of tg
@@ -158,9 +174,32 @@ func (r *run) finishDeployment() {
 	if d.current.Active() && !d.pending && len(d.current.TaskGroups) > 0 {
 		d.current.Status, d.current.StatusDescription = structs.DeploymentStatusSuccessful, DescDeploymentSuccessful
 	}
+	if d.current.Status == structs.DeploymentStatusRunning {
+		d.current.StatusDescription = runningDescription(d.current)
+	}
 	if d.original == nil || !reflect.DeepEqual(d.original, d.current) {
 		r.plan.Deployments = append(r.plan.Deployments, d.current)
 	}
+}
+
+// runningDescription describes a running deployment: waiting for the
+// promotion of its canaries (by hand, or automatic when every group with
+// canaries has auto_promote), or just running.
+func runningDescription(d *structs.Deployment) string {
+	canaries, auto := false, true
+	for _, g := range d.TaskGroups {
+		if g.HasCanaries() {
+			canaries = true
+			auto = auto && g.AutoPromote
+		}
+	}
+	switch {
+	case !canaries:
+		return DescDeploymentRunning
+	case auto:
+		return DescAutoPromotion
+	}
+	return DescNeedsPromotion
 }
 
 // cancelDeployment cancels the job's active deployment: the job was

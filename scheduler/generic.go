@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/drover-io/drover/structs"
@@ -31,6 +32,8 @@ func (r *run) generic() error {
 }
 
 func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation) error {
+	all := allocs
+	allocs, canaries := r.splitCanaries(tg, allocs) // canary.go
 	batch := r.job.Type == structs.JobTypeBatch
 	du := r.plan.desired(tg.Name)
 	kept := map[int]*structs.Allocation{}
@@ -95,6 +98,17 @@ func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation
 				destructive = append(destructive, a)
 			}
 		}
+		if prevA, dup := kept[idx]; dup && r.oldVersion(prevA) && !r.oldVersion(a) && !a.ClientTerminalStatus() {
+			// A promoted canary took the name of an old allocation,
+			// which it replaces.
+			if !prevA.ClientTerminalStatus() {
+				r.plan.AppendStop(prevA, descUpdating, r.now)
+				du.DestructiveUpdate++
+			}
+			kept[idx] = a
+			keptOrder[slices.Index(keptOrder, prevA)] = a
+			continue
+		}
 		if _, dup := kept[idx]; dup || idx < 0 {
 			if !a.ClientTerminalStatus() {
 				r.plan.AppendStop(a, descNotNeeded, r.now)
@@ -127,11 +141,32 @@ func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation
 	replace := destructive
 	var dep *structs.Deployment
 	var depState *structs.DeploymentState
+	var canaryIdx []int
 	if r.rolling(tg) {
-		needed := len(destructive) > 0 || (tg.Count > 0 && !r.hasCurrentAlloc(tg.Name))
+		wantCanaries := tg.Update.Canary > 0 && (len(destructive) > 0 || len(canaries) > 0)
+		needed := len(destructive) > 0 || len(canaries) > 0 || (tg.Count > 0 && !r.hasCurrentAlloc(tg.Name))
 		dep, depState = r.deploymentFor(tg, needed)
-		if dep != nil {
-			replace = r.rollingBatch(tg, dep, depState, allocs, destructive)
+		if dep != nil && wantCanaries && dep.Active() && depState.PlacedAllocs == 0 && depState.DesiredCanaries == 0 && !depState.Promoted {
+			// A new deployment of the group starts with its canaries.
+			depState.DesiredCanaries = tg.Update.Canary
+		}
+		switch {
+		case dep != nil && depState.HasCanaries():
+			// Canary phase: nothing is replaced until promotion.
+			r.rollingBatch(tg, dep, depState, all, nil)
+			replace = nil
+			if !dep.Active() {
+				for _, a := range canaries {
+					r.stopCanary(tg, a)
+				}
+				break
+			}
+			r.deps.pending = true
+			if dep.Status == structs.DeploymentStatusRunning { // paused: no new canary either
+				canaryIdx = canaryIndexes(depState.DesiredCanaries-len(depState.PlacedCanaries), destructive, canaries)
+			}
+		case dep != nil:
+			replace = r.rollingBatch(tg, dep, depState, all, destructive)
 		}
 	}
 	replacing := map[*structs.Allocation]bool{}
@@ -156,11 +191,11 @@ func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation
 		}
 	}
 
-	missing := tg.Count - len(kept)
-	if missing <= 0 {
+	missing := max(tg.Count-len(kept), 0)
+	if missing == 0 && len(canaryIdx) == 0 {
 		return nil
 	}
-	p, err := r.newPlacer(tg, missing)
+	p, err := r.newPlacer(tg, missing+len(canaryIdx))
 	if err != nil {
 		return err
 	}
@@ -187,10 +222,34 @@ func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation
 			depState.PlacedAllocs++ // rollingBatch counted the replacements
 		}
 	}
+	if err := r.placeCanaries(p, tg, dep, depState, canaryIdx); err != nil {
+		return err
+	}
 	if dep != nil && dep.Active() {
 		// The deployment waits for what was placed now, or for room to
 		// place what could not be (until its progress deadline).
 		r.deps.pending = true
+	}
+	return nil
+}
+
+// placeCanaries places the group's canaries still missing, with the
+// names of the given indexes (canary.go).
+func (r *run) placeCanaries(p *placer, tg *structs.TaskGroup, dep *structs.Deployment, st *structs.DeploymentState, indexes []int) error {
+	if len(indexes) == 0 {
+		return nil
+	}
+	r.canary = st
+	defer func() { r.canary = nil }()
+	for _, idx := range indexes {
+		placed, err := p.place(structs.AllocName(r.job.ID, tg.Name, idx), nil, dep.ID, true)
+		if err != nil {
+			return err
+		}
+		if placed {
+			st.PlacedAllocs++
+			r.plan.desired(tg.Name).Canary++
+		}
 	}
 	return nil
 }

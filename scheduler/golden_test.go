@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"os"
@@ -51,10 +52,10 @@ func parseScript(t *testing.T, text string) []*scriptCase {
 
 // runScript builds the state a case describes and processes its eval.
 //
-//	node <id> [cpu=N] [mem=N] [dc=D] [class=C] [status=S] [drain=true]
+//	node <id> [cpu=N] [mem=N] [dc=D] [class=C] [pool=P] [status=S] [drain=true]
 //	          [eligible=false] [drivers=a,b] [unhealthy=a] [attr.K=V] [meta.K=V]
 //	          [reserved_cpu=N] [reserved_mem=N]
-//	job <id> [type=T] [count=N] [cpu=N] [mem=N] [dc=a,b] [version=N] [stop=true]
+//	job <id> [type=T] [count=N] [cpu=N] [mem=N] [dc=a,b] [pool=P] [version=N] [stop=true]
 //	         [purged=true] [driver=D]
 //	group <name> [count=N] [cpu=N] [mem=N]      (replaces the default group)
 //	constraint job|group|task <ltarget> <op> [rtarget]
@@ -64,15 +65,20 @@ func parseScript(t *testing.T, text string) []*scriptCase {
 //	alloc <id> node=<n> [group=G] [index=N] [client=S] [desired=S] [version=N [changed=true]]
 //	other <id> node=<n> [cpu=N] [mem=N] [priority=N] (an allocation of another job)
 //	config preempt=service,batch,system|none    (scheduler configuration)
-//	update [max_parallel=N] [auto_revert=true]  (the last group's update block)
-//	deployment <id> [status=S] [version=N]      (the job's latest deployment, for version N)
+//	update [max_parallel=N] [auto_revert=true] [canary=N] [auto_promote=true]
+//	                                             (the last group's update block)
+//	deployment <id> [status=S] [version=N] [canaries=ID,...] [desired_canaries=N]
+//	           [promoted=true] [auto_promote=true|GROUP] [auto_revert=true]
+//	                                             (the job's latest deployment, for version N;
+//	                                              canaries: each group's placed canaries,
+//	                                              group/ID for one group's)
 //	annotations                                  (also print the per-group counts)
 //	reschedule [attempts=N] [interval=D] [delay=D] [fn=F] [max=D] [unlimited=true]
 //	                                             (the last group's policy; "reschedule none" removes it)
 //	eval [trigger=T] [id=ID]
 //
 // job also takes [priority=N] [meta.K=V]; alloc also takes [dep=ID]
-// [healthy=true|false] [inplace=true] (with version=N: only the count
+// [canary=true] [healthy=true|false] [inplace=true] (with version=N: only the count
 // differs) and [meta.K=V] (the old version's job meta); for rescheduling
 // [failed=D] (failed D before now), [tracker=node:ago:delay,...] (earlier
 // reschedules), [next=ID] and [followup=EVAL].
@@ -114,6 +120,8 @@ func runScript(input []string) (string, error) {
 					n.Datacenter = v
 				case k == "class":
 					n.NodeClass = v
+				case k == "pool":
+					n.NodePool = v
 				case k == "status":
 					n.Status = v
 				case k == "drain":
@@ -160,6 +168,7 @@ func runScript(input []string) (string, error) {
 			if v, ok := kv["version"]; ok {
 				job.JobModifyIndex = uint64(atoi(v))
 			}
+			job.NodePool = kv["pool"]
 			if v, ok := kv["driver"]; ok {
 				job.TaskGroups[0].Tasks[0].Driver = v
 			}
@@ -283,6 +292,12 @@ func runScript(input []string) (string, error) {
 			if v, ok := kv["desired"]; ok {
 				a.DesiredStatus = v
 			}
+			if kv["canary"] == "true" {
+				if a.DeploymentStatus == nil {
+					a.DeploymentStatus = &structs.AllocDeploymentStatus{}
+				}
+				a.DeploymentStatus.Canary = true
+			}
 			if err := rescheduleAllocOptions(a, kv); err != nil {
 				return "", err
 			}
@@ -326,6 +341,10 @@ func runScript(input []string) (string, error) {
 				u.MaxParallel = atoi(v)
 			}
 			u.AutoRevert = kv["auto_revert"] == "true"
+			u.AutoPromote = kv["auto_promote"] == "true"
+			if v, ok := kv["canary"]; ok {
+				u.Canary = atoi(v)
+			}
 			job.TaskGroups[len(job.TaskGroups)-1].Update = u
 		case "deployment":
 			d := &structs.Deployment{ID: f[1], Namespace: job.Namespace, JobID: job.ID,
@@ -338,7 +357,20 @@ func runScript(input []string) (string, error) {
 				d.JobSpecModifyIndex = uint64(atoi(v))
 			}
 			for _, g := range job.TaskGroups {
-				d.TaskGroups[g.Name] = &structs.DeploymentState{DesiredTotal: g.Count}
+				gs := &structs.DeploymentState{DesiredTotal: g.Count, Promoted: kv["promoted"] == "true",
+					AutoPromote: kv["auto_promote"] == "true" || kv["auto_promote"] == g.Name, AutoRevert: kv["auto_revert"] == "true"}
+				if v, ok := kv["canaries"]; ok {
+					for _, id := range strings.Split(v, ",") {
+						if grp, cid, ok := strings.Cut(id, "/"); !ok || grp == g.Name {
+							gs.PlacedCanaries = append(gs.PlacedCanaries, cmp.Or(cid, id))
+						}
+					}
+					gs.DesiredCanaries = len(gs.PlacedCanaries)
+				}
+				if v, ok := kv["desired_canaries"]; ok {
+					gs.DesiredCanaries = atoi(v)
+				}
+				d.TaskGroups[g.Name] = gs
 			}
 			st.deployments = append(st.deployments, d)
 		case "annotations":

@@ -157,6 +157,9 @@ func renderPlan(p *Plan) string {
 		if a.DeploymentID != "" {
 			fmt.Fprintf(&b, " deployment=%s", a.DeploymentID)
 		}
+		if a.DeploymentStatus != nil && a.DeploymentStatus.Canary {
+			b.WriteString(" canary")
+		}
 		if len(a.PreemptedAllocations) > 0 {
 			fmt.Fprintf(&b, " preempted=%s", strings.Join(a.PreemptedAllocations, ","))
 		}
@@ -188,7 +191,12 @@ func renderPlan(p *Plan) string {
 		fmt.Fprintf(&b, "deployment %s %s: %s", d.ID, d.Status, d.StatusDescription)
 		for _, g := range sortedGroups(d.TaskGroups) {
 			s := d.TaskGroups[g]
-			fmt.Fprintf(&b, " [%s desired=%d placed=%d healthy=%d unhealthy=%d]", g, s.DesiredTotal, s.PlacedAllocs, s.HealthyAllocs, s.UnhealthyAllocs)
+			fmt.Fprintf(&b, " [%s desired=%d placed=%d healthy=%d unhealthy=%d", g, s.DesiredTotal, s.PlacedAllocs, s.HealthyAllocs, s.UnhealthyAllocs)
+			if s.DesiredCanaries > 0 {
+				fmt.Fprintf(&b, " canaries=%d/%d%s promoted=%t", len(s.PlacedCanaries), s.DesiredCanaries,
+					renderIDs(s.PlacedCanaries), s.Promoted)
+			}
+			b.WriteString("]")
 		}
 		b.WriteString("\n")
 	}
@@ -198,13 +206,25 @@ func renderPlan(p *Plan) string {
 	return b.String()
 }
 
+// renderIDs writes a list of IDs as "(a,b)", "" when empty.
+func renderIDs(ids []string) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	return "(" + strings.Join(ids, ",") + ")"
+}
+
 // renderAnnotations writes the plan's per-group counts, one line a group.
 func renderAnnotations(p *Plan) string {
 	var b strings.Builder
 	for _, g := range sortedGroups(p.Annotations.DesiredTGUpdates) {
 		u := p.Annotations.DesiredTGUpdates[g]
-		fmt.Fprintf(&b, "desired %s: ignore=%d place=%d stop=%d inplace=%d destructive=%d preemptions=%d\n",
+		fmt.Fprintf(&b, "desired %s: ignore=%d place=%d stop=%d inplace=%d destructive=%d preemptions=%d",
 			g, u.Ignore, u.Place, u.Stop, u.InPlaceUpdate, u.DestructiveUpdate, u.Preemptions)
+		if u.Canary > 0 {
+			fmt.Fprintf(&b, " canary=%d", u.Canary)
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }

@@ -173,6 +173,10 @@ type run struct {
 	rescheduling map[string]time.Duration
 	config       *structs.SchedulerConfiguration
 	deps         deploymentRun
+	// canary, while canaries are placed, is their group's deployment
+	// state: newAllocation marks each placement a canary and lists it
+	// there (canary.go).
+	canary *structs.DeploymentState
 	// err is the first state read error met where returning one is awkward.
 	err error
 
@@ -252,7 +256,8 @@ func (r *run) updateInPlace(a *structs.Allocation) {
 	r.plan.AppendAlloc(c)
 }
 
-// candidateNodes returns the ready nodes in the job's datacenters, by ID,
+// candidateNodes returns the ready nodes in the job's node pool and
+// datacenters, by ID,
 // computing them and their pool counts once per run.
 func (r *run) candidateNodes() []*structs.Node {
 	if r.pool != nil {
@@ -261,7 +266,7 @@ func (r *run) candidateNodes() []*structs.Node {
 	r.pool = &structs.AllocMetric{}
 	r.cands = make([]*structs.Node, 0, len(r.nodes))
 	for _, n := range r.nodes {
-		if !inDatacenters(n.Datacenter, r.job.Datacenters) {
+		if !inDatacenters(n.Datacenter, r.job.Datacenters) || !structs.InNodePool(n.NodePool, r.job.NodePool) {
 			continue
 		}
 		r.cands = append(r.cands, n)
@@ -306,6 +311,10 @@ func (r *run) newAllocation(tg *structs.TaskGroup, name string, node *structs.No
 		ClientStatus:       structs.AllocClientStatusPending,
 		CreateTime:         r.now,
 		ModifyTime:         r.now,
+	}
+	if r.canary != nil {
+		a.DeploymentStatus = &structs.AllocDeploymentStatus{Canary: true}
+		r.canary.PlacedCanaries = append(r.canary.PlacedCanaries, a.ID)
 	}
 	if prev != nil {
 		a.PreviousAllocation = prev.ID

@@ -103,7 +103,7 @@ func (r *run) systemStop(a *structs.Allocation, tg *structs.TaskGroup, ready map
 		// marks them to migrate, after the other jobs' (drains stop
 		// system jobs last).
 		if node == nil || node.Status == structs.NodeStatusDown || (node.Drain && a.DesiredTransition.ShouldMigrate()) ||
-			!inDatacenters(node.Datacenter, r.job.Datacenters) {
+			!inDatacenters(node.Datacenter, r.job.Datacenters) || !structs.InNodePool(node.NodePool, r.job.NodePool) {
 			return true, descNodeGone, nil
 		}
 	}

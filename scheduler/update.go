@@ -87,12 +87,13 @@ func metaEqual(a, b map[string]string) bool {
 // jobUpdated reports whether job-level changes force a destructive update
 // of every group: meta (it reaches the tasks' environment), constraints
 // and datacenters (the node may no longer qualify), affinities and
-// spreads (placed again to honour them). Priority, all_at_once and the
-// update block are applied in place.
+// spreads (placed again to honour them), and the node pool. Priority,
+// all_at_once and the update block are applied in place.
 func jobUpdated(old, new *structs.Job) bool {
 	return !metaEqual(old.Meta, new.Meta) ||
 		!reflect.DeepEqual(old.Constraints, new.Constraints) ||
 		!reflect.DeepEqual(old.Affinities, new.Affinities) ||
 		!reflect.DeepEqual(old.Spreads, new.Spreads) ||
-		!reflect.DeepEqual(old.Datacenters, new.Datacenters)
+		!reflect.DeepEqual(old.Datacenters, new.Datacenters) ||
+		structs.NodePoolName(old.NodePool) != structs.NodePoolName(new.NodePool)
 }

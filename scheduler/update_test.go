@@ -92,6 +92,8 @@ func TestJobUpdated(t *testing.T) {
 			j.Affinities = []*structs.Affinity{{LTarget: "${meta.rack}", Operand: "=", RTarget: "r1", Weight: 50}}
 		}, true},
 		{"spread", func(j *structs.Job) { j.Spreads = []*structs.Spread{{Attribute: "${meta.rack}", Weight: 50}} }, true},
+		{"node pool", func(j *structs.Job) { j.NodePool = "gpu" }, true},
+		{"node pool named default", func(j *structs.Job) { j.NodePool = structs.NodePoolDefault }, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -89,6 +89,11 @@ func progressDue(d *structs.Deployment, now time.Time) (time.Time, bool) {
 		if g.ProgressDeadline <= 0 || g.RequireProgressBy.IsZero() || g.HealthyAllocs >= g.DesiredTotal {
 			continue
 		}
+		if g.HasCanaries() && g.HealthyAllocs >= g.DesiredCanaries {
+			// Healthy canaries wait for their promotion, which is no
+			// lack of progress (promotion gives a fresh deadline).
+			continue
+		}
 		if now.After(g.RequireProgressBy) {
 			return g.RequireProgressBy, true
 		}

@@ -103,11 +103,19 @@ func keepDeploymentStatus(st *state.StateSnapshot, ds []*structs.Deployment) ([]
 			// The scheduler never pauses or resumes: the stored state
 			// of those, and the later of the progress deadlines, win.
 			d = d.Copy()
-			d.Status, d.StatusDescription = stored.Status, stored.StatusDescription
+			if d.Status != stored.Status {
+				d.Status, d.StatusDescription = stored.Status, stored.StatusDescription
+			}
 			for name, g := range d.TaskGroups {
-				if sg, ok := stored.TaskGroups[name]; ok && sg.RequireProgressBy.After(g.RequireProgressBy) {
+				sg, ok := stored.TaskGroups[name]
+				if !ok {
+					continue
+				}
+				if sg.RequireProgressBy.After(g.RequireProgressBy) {
 					g.RequireProgressBy = sg.RequireProgressBy
 				}
+				// A promotion committed meanwhile is not undone.
+				g.Promoted = g.Promoted || sg.Promoted
 			}
 		}
 		out = append(out, d)

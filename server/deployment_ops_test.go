@@ -245,6 +245,12 @@ func TestProgressDue(t *testing.T) {
 		{"overdue", structs.DeploymentState{ProgressDeadline: time.Minute, RequireProgressBy: now.Add(-time.Second), DesiredTotal: 2}, true, now.Add(-time.Second)},
 		{"future", structs.DeploymentState{ProgressDeadline: time.Minute, RequireProgressBy: now.Add(time.Second), DesiredTotal: 2}, false, now.Add(time.Second)},
 		{"all healthy", structs.DeploymentState{ProgressDeadline: time.Minute, RequireProgressBy: now.Add(-time.Second), DesiredTotal: 2, HealthyAllocs: 2}, false, time.Time{}},
+		{"healthy canaries await promotion", structs.DeploymentState{ProgressDeadline: time.Minute, RequireProgressBy: now.Add(-time.Second), DesiredTotal: 2,
+			DesiredCanaries: 1, HealthyAllocs: 1}, false, time.Time{}},
+		{"unhealthy canaries are late", structs.DeploymentState{ProgressDeadline: time.Minute, RequireProgressBy: now.Add(-time.Second), DesiredTotal: 2,
+			DesiredCanaries: 1}, true, now.Add(-time.Second)},
+		{"promoted canaries must progress", structs.DeploymentState{ProgressDeadline: time.Minute, RequireProgressBy: now.Add(-time.Second), DesiredTotal: 2,
+			DesiredCanaries: 1, Promoted: true, HealthyAllocs: 1}, true, now.Add(-time.Second)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := tc.g

@@ -377,6 +377,32 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 		err = batch(func(w *state.WriteTxn) error {
 			return w.SetJobVersionTag(cmd.Namespace, cmd.JobID, cmd.Version, cmd.Tag)
 		})
+	case NodePoolUpsertRequestType:
+		var cmd NodePoolUpsertCommand
+		if err := decodeBody(f.handle, body, &cmd); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", t, err)
+		}
+		err = batch(func(w *state.WriteTxn) error {
+			for _, p := range cmd.NodePools {
+				if err := w.UpsertNodePool(p); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	case NodePoolDeleteRequestType:
+		var cmd NodePoolDeleteCommand
+		if err := decodeBody(f.handle, body, &cmd); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", t, err)
+		}
+		err = batch(func(w *state.WriteTxn) error {
+			for _, name := range cmd.Names {
+				if err := w.DeleteNodePool(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	default:
 		return nil, fmt.Errorf("unknown raft message type %d", uint8(t))
 	}
@@ -423,6 +449,8 @@ type snapshotData struct {
 	Services []*structs.ServiceRegistration
 	// Added with namespaces; absent from older snapshots.
 	Namespaces []*structs.Namespace
+	// Added with node pools; absent from older snapshots.
+	NodePools []*structs.NodePool
 }
 
 const snapshotVersion = 1
@@ -524,6 +552,11 @@ func (f *FSM) Restore(rc io.ReadCloser) (err error) {
 				return err
 			}
 		}
+		for _, p := range data.NodePools {
+			if err := r.NodePool(p); err != nil {
+				return err
+			}
+		}
 		for table, idx := range data.Indexes {
 			if err := r.Index(table, idx); err != nil {
 				return err
@@ -603,6 +636,9 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 		return err
 	}
 	if data.Namespaces, err = s.snap.StoredNamespaces(); err != nil {
+		return err
+	}
+	if data.NodePools, err = s.snap.StoredNodePools(); err != nil {
 		return err
 	}
 	return codec.NewEncoder(w, s.handle).Encode(&data)

@@ -87,6 +87,7 @@ func (s *Server) JobPlan(ctx context.Context, req *structs.JobPlanRequest) (*str
 	}
 	resp.Annotations = plan.Annotations
 	resp.FailedTGAllocs = plan.FailedTGAllocs
+	resp.PlacementMetrics = placementMetrics(plan) // job_plan_scores.go
 	if len(plan.FailedTGAllocs) > 0 {
 		// What running the job would create besides its allocations: the
 		// evaluation blocked until capacity for the failed ones frees up.

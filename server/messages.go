@@ -48,6 +48,9 @@ const (
 	NodeUpdateDrainRequestType
 	AllocDesiredTransitionRequestType
 	GCRequestType
+	// Node pools (canary: node_pool_endpoint.go).
+	NodePoolUpsertRequestType
+	NodePoolDeleteRequestType
 )
 
 // String names the message type for logs.
@@ -91,6 +94,10 @@ func (t MessageType) String() string {
 		return "namespace-upsert"
 	case NamespaceDeleteRequestType:
 		return "namespace-delete"
+	case NodePoolUpsertRequestType:
+		return "node-pool-upsert"
+	case NodePoolDeleteRequestType:
+		return "node-pool-delete"
 	case AutopilotConfigRequestType:
 		return "autopilot-config"
 	case ServiceUpsertRequestType:
@@ -138,6 +145,17 @@ type JobRegisterCommand struct {
 	// Entries written before namespaces existed lack it, and replay as
 	// they applied then.
 	CheckNamespace bool
+}
+
+// NodePoolUpsertCommand creates or updates node pools.
+type NodePoolUpsertCommand struct {
+	NodePools []*structs.NodePool
+}
+
+// NodePoolDeleteCommand deletes node pools; the FSM refuses it (and
+// deletes none) when one of them holds a node or a live job.
+type NodePoolDeleteCommand struct {
+	Names []string
 }
 
 // NamespaceUpsertCommand creates or updates namespaces.

@@ -119,8 +119,11 @@ func (s *Server) checkNamespaceExists(name string) error {
 }
 
 // checkJobNamespace refuses a job whose namespace does not exist or does
-// not allow what the job uses.
+// not allow what the job uses, or whose node pool does not exist.
 func (s *Server) checkJobNamespace(job *structs.Job) error {
+	if err := s.checkJobNodePool(job); err != nil { // node_pool_endpoint.go
+		return err
+	}
 	ns, err := s.fsm.State().NamespaceByName(nil, job.Namespace)
 	if err != nil {
 		return err

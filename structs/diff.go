@@ -184,6 +184,7 @@ func jobFields(j *Job) map[string]string {
 		"Namespace":   j.Namespace,
 		"Stop":        strconv.FormatBool(j.Stop),
 		"Datacenters": fmt.Sprint(j.Datacenters),
+		"NodePool":    NodePoolName(j.NodePool),
 	}
 	for k, v := range j.Meta {
 		m["Meta["+k+"]"] = v

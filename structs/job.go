@@ -43,6 +43,9 @@ type Job struct {
 	Priority    int
 	AllAtOnce   bool
 	Datacenters []string
+	// NodePool is the node pool the job's allocations are placed in
+	// ("default" when not set; "all" places on every pool's nodes).
+	NodePool    string
 	Constraints []*Constraint
 	// Affinities and Spreads rank the feasible nodes of every group
 	// (placement.go).
@@ -668,6 +671,7 @@ type JobListStub struct {
 	Name              string
 	Namespace         string
 	Datacenters       []string
+	NodePool          string
 	Type              string
 	Priority          int
 	Periodic          bool
@@ -710,6 +714,7 @@ func (j *Job) Stub(summary *JobSummary) *JobListStub {
 		Name:              j.Name,
 		Namespace:         j.Namespace,
 		Datacenters:       j.Datacenters,
+		NodePool:          NodePoolName(j.NodePool),
 		Type:              j.Type,
 		Priority:          j.Priority,
 		Stop:              j.Stop,

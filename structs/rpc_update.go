@@ -43,6 +43,10 @@ type JobPlanResponse struct {
 	CreatedEvals []*Evaluation
 	Diff         *JobDiff
 	Warnings     string
+	// PlacementMetrics is drover's addition: per group, how the first
+	// allocation the plan places chose its node (the scores of the chosen
+	// node and the runners-up), for `job plan -verbose`.
+	PlacementMetrics map[string]*AllocMetric
 	WriteMeta
 }
 
@@ -146,6 +150,15 @@ type DeploymentFailRequest struct {
 type DeploymentPauseRequest struct {
 	DeploymentID string
 	Pause        bool
+	Namespace    string
+}
+
+// DeploymentPromoteRequest promotes the canaries of an active
+// deployment: of every group (All) or of the named Groups.
+type DeploymentPromoteRequest struct {
+	DeploymentID string
+	All          bool
+	Groups       []string
 	Namespace    string
 }
 

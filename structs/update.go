@@ -1,6 +1,9 @@
 package structs
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Health check sources of an update strategy.
 const (
@@ -111,13 +114,22 @@ type DeploymentState struct {
 	AutoPromote       bool
 	ProgressDeadline  time.Duration
 	RequireProgressBy time.Time
-	Promoted          bool
-	DesiredCanaries   int
-	DesiredTotal      int
-	PlacedAllocs      int
-	HealthyAllocs     int
-	UnhealthyAllocs   int
+	// Promoted is set once the group's canaries were promoted (by hand or
+	// auto_promote): the rest of the group then rolls.
+	Promoted bool
+	// PlacedCanaries are the IDs of the canary allocations placed for the
+	// group, in placement order.
+	PlacedCanaries  []string
+	DesiredCanaries int
+	DesiredTotal    int
+	PlacedAllocs    int
+	HealthyAllocs   int
+	UnhealthyAllocs int
 }
+
+// HasCanaries reports whether the group places canaries that are not
+// promoted yet.
+func (s *DeploymentState) HasCanaries() bool { return s != nil && s.DesiredCanaries > 0 && !s.Promoted }
 
 // Active reports whether the deployment is still in progress.
 func (d *Deployment) Active() bool {
@@ -134,6 +146,7 @@ func (d *Deployment) Copy() *Deployment {
 		c.TaskGroups = make(map[string]*DeploymentState, len(d.TaskGroups))
 		for k, v := range d.TaskGroups {
 			s := *v
+			s.PlacedCanaries = slices.Clone(v.PlacedCanaries)
 			c.TaskGroups[k] = &s
 		}
 	}

@@ -114,7 +114,11 @@ func (w *WriteTxn) UpdateAllocsFromClient(updates []*structs.Allocation) error {
 			c.NetworkStatus = u.NetworkStatus.Copy()
 		}
 		if u.DeploymentStatus != nil {
+			// The client reports health; whether the alloc is a canary
+			// is the server's (promotion clears it).
+			canary := c.DeploymentStatus != nil && c.DeploymentStatus.Canary
 			c.DeploymentStatus = u.DeploymentStatus.Copy()
+			c.DeploymentStatus.Canary = canary
 			c.DeploymentStatus.ModifyIndex = w.index
 		}
 		c.ModifyIndex = w.index

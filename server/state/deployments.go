@@ -64,8 +64,9 @@ func (w *WriteTxn) UpsertDeployment(d *structs.Deployment) error {
 	}
 	d.CreateIndex = w.index
 	wasSuccessful := false
+	var existing *structs.Deployment
 	if raw != nil {
-		existing := raw.(*structs.Deployment)
+		existing = raw.(*structs.Deployment)
 		d.CreateIndex = existing.CreateIndex
 		wasSuccessful = existing.Status == structs.DeploymentStatusSuccessful
 	}
@@ -74,8 +75,49 @@ func (w *WriteTxn) UpsertDeployment(d *structs.Deployment) error {
 		return fmt.Errorf("upsert deployment %q: %w", d.ID, err)
 	}
 	w.markTable(TableDeployment)
+	if err := w.promoteCanaries(existing, d); err != nil {
+		return err
+	}
 	if d.Status == structs.DeploymentStatusSuccessful && !wasSuccessful {
 		return w.SetJobStable(d.Namespace, d.JobID, d.JobVersion)
+	}
+	return nil
+}
+
+// promoteCanaries clears the canary flag of the canaries of each group
+// that d promotes (promoted in d, not in existing): they become ordinary
+// allocations of the new version, which their clients see (services
+// register their tags instead of their canary_tags).
+func (w *WriteTxn) promoteCanaries(existing, d *structs.Deployment) error {
+	for name, g := range d.TaskGroups {
+		if !g.Promoted {
+			continue
+		}
+		if existing != nil && existing.TaskGroups[name] != nil && existing.TaskGroups[name].Promoted {
+			continue
+		}
+		for _, id := range g.PlacedCanaries {
+			raw, err := w.txn.First(TableAllocs, "id", id)
+			if err != nil {
+				return fmt.Errorf("promote canary %q: %w", id, err)
+			}
+			if raw == nil {
+				continue
+			}
+			a := raw.(*structs.Allocation)
+			if a.DeploymentStatus == nil || !a.DeploymentStatus.Canary {
+				continue
+			}
+			c := a.Copy()
+			c.DeploymentStatus.Canary = false
+			c.DeploymentStatus.ModifyIndex = w.index
+			c.ModifyIndex, c.AllocModifyIndex = w.index, w.index
+			if err := w.txn.Insert(TableAllocs, c); err != nil {
+				return fmt.Errorf("promote canary %q: %w", id, err)
+			}
+			w.markTable(TableAllocs)
+			w.touchJob(c.Namespace, c.JobID)
+		}
 	}
 	return nil
 }

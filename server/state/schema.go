@@ -95,6 +95,7 @@ func schema() *memdb.DBSchema {
 		TableRootKeys:     rootKeysSchema(),
 		TableServices:     servicesSchema(),
 		TableNamespaces:   namespacesSchema(),
+		TableNodePools:    nodePoolsSchema(),
 		TableSchedConf: {Name: TableSchedConf, Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: &memdb.ConditionalIndex{
 				Conditional: func(any) (bool, error) { return true, nil },
