@@ -42,25 +42,25 @@ type Job struct {
 	Payload                  []byte  `json:",omitempty"`
 	DispatchIdempotencyToken *string `json:",omitempty"`
 	Stop                     *bool
-	Status            *string
-	StatusDescription *string
-	Stable            *bool
-	Version           *uint64
-	SubmitTime        *int64
-	CreateIndex       *uint64
-	ModifyIndex       *uint64
-	JobModifyIndex    *uint64
+	Status                   *string
+	StatusDescription        *string
+	Stable                   *bool
+	Version                  *uint64
+	SubmitTime               *int64
+	CreateIndex              *uint64
+	ModifyIndex              *uint64
+	JobModifyIndex           *uint64
 
 	// Nomad fields drover does not implement (yet).
-	NodePool                 json.RawMessage   `json:",omitempty"`
-	Multiregion              json.RawMessage   `json:",omitempty"`
-	Reschedule               *ReschedulePolicy `json:",omitempty"` // merged into every group's policy
-	Migrate                  json.RawMessage   `json:",omitempty"`
-	UI                       json.RawMessage   `json:",omitempty"`
-	ConsulNamespace          json.RawMessage   `json:",omitempty"`
-	VaultNamespace           json.RawMessage   `json:",omitempty"`
-	NomadTokenID             json.RawMessage   `json:",omitempty"`
-	VersionTag               json.RawMessage   `json:",omitempty"`
+	NodePool        json.RawMessage   `json:",omitempty"`
+	Multiregion     json.RawMessage   `json:",omitempty"`
+	Reschedule      *ReschedulePolicy `json:",omitempty"` // merged into every group's policy
+	Migrate         json.RawMessage   `json:",omitempty"`
+	UI              json.RawMessage   `json:",omitempty"`
+	ConsulNamespace json.RawMessage   `json:",omitempty"`
+	VaultNamespace  json.RawMessage   `json:",omitempty"`
+	NomadTokenID    json.RawMessage   `json:",omitempty"`
+	VersionTag      json.RawMessage   `json:",omitempty"`
 }
 
 // TaskGroup is a group of tasks placed together, Count times.
