@@ -170,11 +170,13 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 		if err := decodeBody(f.handle, body, &cmd); err != nil {
 			return nil, fmt.Errorf("decode %s: %w", t, err)
 		}
-		if cmd.Job == nil || cmd.Eval == nil {
+		if cmd.Job == nil || (cmd.Eval == nil && !cmd.Job.IsTemplate()) {
 			return nil, fmt.Errorf("%s without a job or an evaluation", t)
 		}
-		cmd.Eval.JobModifyIndex = index
-		evals = []*structs.Evaluation{cmd.Eval}
+		if cmd.Eval != nil {
+			cmd.Eval.JobModifyIndex = index
+			evals = []*structs.Evaluation{cmd.Eval}
+		}
 		err = batch(func(w *state.WriteTxn) error {
 			if cmd.CheckNamespace {
 				if err := w.CheckNamespace(cmd.Job.Namespace); err != nil {
@@ -183,6 +185,14 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 			}
 			if err := w.UpsertJob(cmd.Job); err != nil {
 				return err
+			}
+			if err := w.EnsurePeriodicLaunch(cmd.Job); err != nil { // state/periodic.go
+				return err
+			}
+			if cmd.PeriodicLaunch != nil {
+				if err := w.UpsertPeriodicLaunch(cmd.PeriodicLaunch); err != nil {
+					return err
+				}
 			}
 			return w.UpsertEvals(evals)
 		})
@@ -421,6 +431,8 @@ type snapshotData struct {
 	Services []*structs.ServiceRegistration
 	// Added with namespaces; absent from older snapshots.
 	Namespaces []*structs.Namespace
+	// Added with periodic jobs; absent from older snapshots.
+	PeriodicLaunches []*structs.PeriodicLaunch
 }
 
 const snapshotVersion = 1
@@ -522,6 +534,11 @@ func (f *FSM) Restore(rc io.ReadCloser) (err error) {
 				return err
 			}
 		}
+		for _, l := range data.PeriodicLaunches {
+			if err := r.PeriodicLaunch(l); err != nil {
+				return err
+			}
+		}
 		for table, idx := range data.Indexes {
 			if err := r.Index(table, idx); err != nil {
 				return err
@@ -601,6 +618,9 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 		return err
 	}
 	if data.Namespaces, err = s.snap.StoredNamespaces(); err != nil {
+		return err
+	}
+	if data.PeriodicLaunches, err = s.snap.PeriodicLaunches(nil); err != nil {
 		return err
 	}
 	return codec.NewEncoder(w, s.handle).Encode(&data)

@@ -90,11 +90,12 @@ func schema() *memdb.DBSchema {
 			"id":  stringIndex("id", "ID", true, false),
 			"job": jobIndex(),
 		}},
-		TableWriteRecords: writeRecordsSchema(),
-		TableVariables:    variablesSchema(),
-		TableRootKeys:     rootKeysSchema(),
-		TableServices:     servicesSchema(),
-		TableNamespaces:   namespacesSchema(),
+		TableWriteRecords:   writeRecordsSchema(),
+		TableVariables:      variablesSchema(),
+		TableRootKeys:       rootKeysSchema(),
+		TableServices:       servicesSchema(),
+		TableNamespaces:     namespacesSchema(),
+		TablePeriodicLaunch: periodicLaunchSchema(), // periodic.go
 		TableSchedConf: {Name: TableSchedConf, Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: &memdb.ConditionalIndex{
 				Conditional: func(any) (bool, error) { return true, nil },
