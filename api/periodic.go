@@ -1,5 +1,7 @@
 package api
 
+import "net/url"
+
 // PeriodicConfig is a job's periodic block (Nomad's JSON field names):
 // the job launches a child job each time one of its cron expressions
 // matches.
@@ -49,4 +51,30 @@ type PeriodicForceResponse struct {
 	EvalID          string
 	EvalCreateIndex uint64
 	Index           uint64
+}
+
+// PeriodicForce launches a periodic job's child now
+// (POST /v1/job/:id/periodic/force) and returns its evaluation's ID.
+func (j *Jobs) PeriodicForce(jobID string, w *WriteOptions) (string, *WriteMeta, error) {
+	var resp PeriodicForceResponse
+	wm, err := j.c.write("POST", "/v1/job/"+url.PathEscape(jobID)+"/periodic/force", nil, &resp, w)
+	if err != nil {
+		return "", nil, err
+	}
+	return resp.EvalID, wm, nil
+}
+
+// Dispatch instantiates a parameterized job (POST /v1/job/:id/dispatch).
+func (j *Jobs) Dispatch(jobID string, req *JobDispatchRequest, w *WriteOptions) (*JobDispatchResponse, *WriteMeta, error) {
+	if req == nil {
+		req = &JobDispatchRequest{}
+	}
+	body := *req
+	body.JobID = jobID
+	var resp JobDispatchResponse
+	wm, err := j.c.write("POST", "/v1/job/"+url.PathEscape(jobID)+"/dispatch", &body, &resp, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &resp, wm, nil
 }
