@@ -263,3 +263,20 @@ func readPayload(src string, stdin io.Reader, readFile func(string) ([]byte, err
 	}
 	return b, nil
 }
+
+// registeredWithoutEval is what `job run` prints for a registration that
+// created no evaluation: a periodic job's next launch, a parameterized
+// job's way to run, or an unchanged job.
+func registeredWithoutEval(j *api.Job, now time.Time) string {
+	switch {
+	case j.Periodic != nil && j.ParameterizedJob == nil:
+		next := "<none>"
+		if t := nextPeriodicLaunch(j.Periodic, now); !t.IsZero() {
+			next = fmt.Sprintf("%s (%s)", t.UTC().Format(time.RFC3339), timeAgo(t, now))
+		}
+		return "Job registration successful\nApproximate next launch time: " + next + " (periodic job: its children run, not the job)"
+	case j.ParameterizedJob != nil:
+		return "Job registration successful\nParameterized job: run it with `drover job dispatch " + derefString(j.ID) + "`"
+	}
+	return "Job registration successful (no evaluation was needed)"
+}
