@@ -35,6 +35,9 @@ type JobDispatchRequest struct {
 	Meta             map[string]string `json:",omitempty"`
 	IdPrefixTemplate string            `json:",omitempty"` //nolint:revive // Nomad's field name
 	IdempotencyToken string            `json:",omitempty"` //nolint:revive // Nomad's field name
+	// Priority, when above 0, is the dispatched job's priority instead of
+	// the parameterized job's.
+	Priority int `json:",omitempty"`
 }
 
 // JobDispatchResponse answers a dispatch.

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	nomad "github.com/hashicorp/nomad/api"
+
 	"github.com/drover-io/drover/api"
 )
 
@@ -180,8 +182,28 @@ func TestDispatchPayloadAndMeta(t *testing.T) {
 	if r.code == 0 || !strings.Contains(r.stderr, "colour") {
 		t.Errorf("dispatch with an undeclared meta key:\n%s", r)
 	}
-	if kids := childrenOf(t, c, "transcode"); len(kids) != 1 {
+	if kids := childrenOf(t, c, "transcode"); len(kids) != 1 { // before Nomad's client dispatches
 		t.Errorf("refused dispatches registered jobs: %d children", len(kids))
+	}
+
+	// Nomad's own client dispatches too (its body carries Priority, its
+	// idempotency token goes in the query): the same token answers the
+	// same child.
+	nc, err := nomad.NewClient(&nomad.Config{Address: a.addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wo := &nomad.WriteOptions{IdempotencyToken: "once"}
+	first, _, err := nc.Jobs().Dispatch("transcode", map[string]string{"input": "b.mp4"}, []byte("{}"), "nomad", wo)
+	if err != nil {
+		t.Fatalf("Nomad client dispatch: %v", err)
+	}
+	if !strings.HasPrefix(first.DispatchedJobID, "transcode/dispatch-nomad-") || first.EvalID == "" {
+		t.Errorf("Nomad client dispatch = %+v", first)
+	}
+	again, _, err := nc.Jobs().Dispatch("transcode", map[string]string{"input": "b.mp4"}, []byte("{}"), "nomad", wo)
+	if err != nil || again.DispatchedJobID != first.DispatchedJobID {
+		t.Errorf("dispatch with the same idempotency token = %+v, %v; want %s again", again, err, first.DispatchedJobID)
 	}
 	r = a.cli(t, "job", "status", "transcode")
 	if !strings.Contains(r.stdout, "Dispatched Jobs") || !strings.Contains(r.stdout, m[1]) {

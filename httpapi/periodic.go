@@ -59,6 +59,7 @@ func (s *Server) jobDispatch(w http.ResponseWriter, req *http.Request) (any, err
 		Meta:             body.Meta,
 		IDPrefixTemplate: body.IdPrefixTemplate,
 		IdempotencyToken: firstNonEmpty(req.URL.Query().Get("idempotency_token"), body.IdempotencyToken),
+		Priority:         body.Priority,
 	})
 	if err != nil {
 		return nil, err

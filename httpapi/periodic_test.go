@@ -61,11 +61,11 @@ func TestPeriodicAndDispatchEndpoints(t *testing.T) {
 		check                    func(t *testing.T)
 	}{
 		{name: "dispatch with Nomad's body", method: "POST", path: "/v1/job/transcode/dispatch",
-			body:     `{"JobID":"transcode","Payload":"aGVsbG8=","Meta":{"input":"a"},"IdPrefixTemplate":"tmpl","Region":"global","Namespace":"default"}`,
+			body:     `{"JobID":"transcode","Payload":"aGVsbG8=","Meta":{"input":"a"},"IdPrefixTemplate":"tmpl","Priority":70,"Region":"global","Namespace":"default"}`,
 			wantCode: 200, wantBody: `{"DispatchedJobID":"transcode/dispatch-1-abcdef01","EvalID":"e1","EvalCreateIndex":7,"JobCreateIndex":7,"Index":7}`,
 			check: func(t *testing.T) {
 				r := f.dispatch
-				if string(r.Payload) != "hello" || r.Meta["input"] != "a" || r.IDPrefixTemplate != "tmpl" || r.Namespace != "default" {
+				if string(r.Payload) != "hello" || r.Meta["input"] != "a" || r.IDPrefixTemplate != "tmpl" || r.Namespace != "default" || r.Priority != 70 {
 					t.Errorf("request = %+v", r)
 				}
 			}},

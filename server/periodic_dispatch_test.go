@@ -37,6 +37,7 @@ func TestCheckDispatch(t *testing.T) {
 			structs.JobDispatchRequest{Meta: map[string]string{"a": "1"}}, "missing required meta: c"},
 		{"unknown meta key refused", paramJob("j", "optional", []string{"a"}, []string{"b"}),
 			structs.JobDispatchRequest{Meta: map[string]string{"a": "1", "z": "2", "y": "3"}}, "not declared by the job's meta_required or meta_optional: y, z"},
+		{"priority out of range", paramJob("j", "optional", nil, nil), structs.JobDispatchRequest{Priority: 101}, "priority 101 is out of range"},
 		{"not parameterized", testJob("j", 1, 100, 100), structs.JobDispatchRequest{}, "is not parameterized"},
 		{"stopped", func() *structs.Job { j := paramJob("j", "", nil, nil); j.Stop = true; return j }(), structs.JobDispatchRequest{}, "is stopped"},
 	}

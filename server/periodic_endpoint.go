@@ -240,6 +240,9 @@ func checkDispatch(parent *structs.Job, req *structs.JobDispatchRequest) error {
 		slices.Sort(unknown)
 		errs = append(errs, fmt.Sprintf("meta keys not declared by the job's meta_required or meta_optional: %s", strings.Join(unknown, ", ")))
 	}
+	if req.Priority != 0 && (req.Priority < structs.JobMinPriority || req.Priority > structs.JobMaxPriority) {
+		errs = append(errs, fmt.Sprintf("priority %d is out of range: use %d to %d", req.Priority, structs.JobMinPriority, structs.JobMaxPriority))
+	}
 	if len(req.IDPrefixTemplate) > maxIDPrefixTemplate {
 		errs = append(errs, fmt.Sprintf("id prefix template is %d bytes: at most %d", len(req.IDPrefixTemplate), maxIDPrefixTemplate))
 	}
@@ -260,6 +263,9 @@ func dispatchChild(parent *structs.Job, req *structs.JobDispatchRequest, now tim
 	}
 	child.Name = child.ID
 	child.Dispatched = true
+	if req.Priority > 0 {
+		child.Priority = req.Priority
+	}
 	child.Payload = slices.Clone(req.Payload)
 	child.DispatchIdempotencyToken = req.IdempotencyToken
 	if len(req.Meta) > 0 {

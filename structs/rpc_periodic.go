@@ -35,6 +35,9 @@ type JobDispatchRequest struct {
 	// IdempotencyToken: a dispatch with the token of a child that still
 	// exists answers that child instead of creating one.
 	IdempotencyToken string
+	// Priority, when above 0, is the child's priority instead of the
+	// parent's.
+	Priority int
 	WriteRequest
 }
 
