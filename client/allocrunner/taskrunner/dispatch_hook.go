@@ -23,7 +23,6 @@ func (*dispatchHook) Name() string { return "dispatch_payload" }
 // local/ when the job was registered; the write goes through an os.Root
 // of local/ all the same, so no link there leads it out.
 func (*dispatchHook) Prestart(_ context.Context, req *PrestartRequest, resp *PrestartResponse) error {
-	resp.Done = true
 	dp := req.Task.DispatchPayload
 	if dp == nil || req.Alloc == nil || req.Alloc.Job == nil || !req.Alloc.Job.Dispatched {
 		return nil
@@ -45,6 +44,8 @@ func (*dispatchHook) Prestart(_ context.Context, req *PrestartRequest, resp *Pre
 	if err := root.WriteFile(name, req.Alloc.Job.Payload, 0o644); err != nil {
 		return fmt.Errorf("write dispatch payload of task %q to local/%s: %w", req.Task.Name, name, err)
 	}
+	// Done only here: a task without a payload leaves no hook state.
+	resp.Done = true
 	return nil
 }
 
