@@ -280,3 +280,37 @@ func (j *Job) validateJobKinds() []error {
 	}
 	return errs
 }
+
+// periodicDiff and parameterizedDiff are the "Periodic" and
+// "ParameterizedJob" objects of a job diff (`job plan`).
+func periodicDiff(old, new *Job) *ObjectDiff {
+	flat := func(j *Job) map[string]string {
+		if j == nil || j.Periodic == nil {
+			return nil
+		}
+		m := flatStruct(j.Periodic)
+		for i, s := range j.Periodic.Specs {
+			m["Specs["+fmt.Sprint(i)+"]"] = s
+		}
+		return m
+	}
+	return objectDiff("Periodic", flat(old), flat(new))
+}
+
+func parameterizedDiff(old, new *Job) *ObjectDiff {
+	flat := func(j *Job) map[string]string {
+		if j == nil || j.ParameterizedJob == nil {
+			return nil
+		}
+		p := j.ParameterizedJob
+		m := map[string]string{"Payload": p.Payload}
+		for _, k := range p.MetaRequired {
+			m["MetaRequired["+k+"]"] = k
+		}
+		for _, k := range p.MetaOptional {
+			m["MetaOptional["+k+"]"] = k
+		}
+		return m
+	}
+	return objectDiff("ParameterizedJob", flat(old), flat(new))
+}
