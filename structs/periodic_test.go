@@ -50,9 +50,21 @@ func TestJobKindRules(t *testing.T) {
 		job     func() *Job
 		wantErr string
 	}{
-		{"periodic batch", func() *Job { j := base(JobTypeBatch); j.Periodic = &PeriodicConfig{Enabled: true, Spec: "@daily"}; return j }, ""},
-		{"periodic sysbatch", func() *Job { j := base(JobTypeSysBatch); j.Periodic = &PeriodicConfig{Enabled: true, Spec: "@daily"}; return j }, ""},
-		{"periodic service", func() *Job { j := base(JobTypeService); j.Periodic = &PeriodicConfig{Enabled: true, Spec: "@daily"}; return j }, "a service job cannot be periodic"},
+		{"periodic batch", func() *Job {
+			j := base(JobTypeBatch)
+			j.Periodic = &PeriodicConfig{Enabled: true, Spec: "@daily"}
+			return j
+		}, ""},
+		{"periodic sysbatch", func() *Job {
+			j := base(JobTypeSysBatch)
+			j.Periodic = &PeriodicConfig{Enabled: true, Spec: "@daily"}
+			return j
+		}, ""},
+		{"periodic service", func() *Job {
+			j := base(JobTypeService)
+			j.Periodic = &PeriodicConfig{Enabled: true, Spec: "@daily"}
+			return j
+		}, "a service job cannot be periodic"},
 		{"parameterized system", func() *Job { j := base(JobTypeSystem); j.ParameterizedJob = &ParameterizedJobConfig{}; return j }, "a system job cannot be parameterized"},
 		{"meta both required and optional", func() *Job {
 			j := base(JobTypeBatch)
