@@ -183,6 +183,15 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 					return err
 				}
 			}
+			if j := cmd.Job; j.Dispatched && j.DispatchIdempotencyToken != "" {
+				prev, err := w.DispatchedChildByToken(j.Namespace, j.ParentID, j.DispatchIdempotencyToken)
+				if err != nil {
+					return err
+				}
+				if prev != nil && prev.ID != j.ID {
+					return structs.NewError(structs.KindConflict, "%s %q: job %q was dispatched with it", dispatchTokenUsed, j.DispatchIdempotencyToken, prev.ID)
+				}
+			}
 			if err := w.UpsertJob(cmd.Job); err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 
@@ -118,6 +119,41 @@ func TestJobDispatch(t *testing.T) {
 		parent, _ := s.State().JobByID(nil, structs.DefaultNamespace, "transcode")
 		if parent.Status != structs.JobStatusRunning {
 			t.Errorf("parent status = %q, want running", parent.Status)
+		}
+	})
+}
+
+// TestJobDispatchConcurrentIdempotencyToken: dispatches with one token
+// that race past the endpoint's lookup still register one child: the FSM
+// refuses the second, whose caller is answered the first child.
+func TestJobDispatchConcurrentIdempotencyToken(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newTestServer(t, nil)
+		registerJob(t, s, paramJob("p", "optional", nil, nil))
+		const n = 6
+		ids := make([]string, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r, err := s.JobDispatch(context.Background(), &structs.JobDispatchRequest{JobID: "p", IdempotencyToken: "race"})
+				errs[i] = err
+				if r != nil {
+					ids[i] = r.DispatchedJobID
+				}
+			}()
+		}
+		wg.Wait()
+		for i := range n {
+			if errs[i] != nil || ids[i] == "" || ids[i] != ids[0] {
+				t.Fatalf("dispatch %d = %q, %v; want every one to answer %q", i, ids[i], errs[i], ids[0])
+			}
+		}
+		children, err := s.State().JobsByIDPrefix(nil, structs.DefaultNamespace, "p/dispatch-")
+		if err != nil || len(children) != 1 {
+			t.Fatalf("%d children registered (%v), want 1", len(children), err)
 		}
 	})
 }

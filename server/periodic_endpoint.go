@@ -165,15 +165,8 @@ func (s *Server) JobDispatch(ctx context.Context, req *structs.JobDispatchReques
 		return nil, err
 	}
 	if req.IdempotencyToken != "" {
-		children, err := st.JobsByIDPrefix(nil, ns, parent.ID+structs.DispatchLaunchSuffix)
-		if err != nil {
-			return nil, fmt.Errorf("read children of job %q: %w", parent.ID, err)
-		}
-		for _, c := range children {
-			if c.ParentID == parent.ID && c.DispatchIdempotencyToken == req.IdempotencyToken && !c.Stop {
-				return &structs.JobDispatchResponse{DispatchedJobID: c.ID, JobCreateIndex: c.CreateIndex,
-					WriteMeta: structs.WriteMeta{Index: c.ModifyIndex}}, nil
-			}
+		if prev, err := s.dispatchedByToken(ns, parent.ID, req.IdempotencyToken); err != nil || prev != nil {
+			return prev, err
 		}
 	}
 	child := dispatchChild(parent, req, s.clock.Now())
@@ -190,7 +183,34 @@ func (s *Server) JobDispatch(ctx context.Context, req *structs.JobDispatchReques
 		cmd.Eval = s.childEval(child, structs.EvalTriggerJobDispatch)
 		resp.EvalID = cmd.Eval.ID
 	}
-	return applyWrite(s, req.RequestID, JobRegisterRequestType, cmd, resp, completeJobDispatch)
+	out, err := applyWrite(s, req.RequestID, JobRegisterRequestType, cmd, resp, completeJobDispatch)
+	if err != nil && structs.KindOf(err) == structs.KindConflict && strings.Contains(err.Error(), dispatchTokenUsed) {
+		// A dispatch with the same token committed first: answer its child.
+		if prev, perr := s.dispatchedByToken(ns, parent.ID, req.IdempotencyToken); perr == nil && prev != nil {
+			return prev, nil
+		}
+	}
+	return out, err
+}
+
+// dispatchTokenUsed starts the FSM's refusal of a second child with one
+// idempotency token.
+const dispatchTokenUsed = "dispatch idempotency token"
+
+// dispatchedByToken answers a dispatch with the child of parentID that
+// carries token, or nil.
+func (s *Server) dispatchedByToken(ns, parentID, token string) (*structs.JobDispatchResponse, error) {
+	children, err := s.fsm.State().JobsByIDPrefix(nil, ns, parentID+structs.DispatchLaunchSuffix)
+	if err != nil {
+		return nil, fmt.Errorf("read children of job %q: %w", parentID, err)
+	}
+	for _, c := range children {
+		if c.ParentID == parentID && c.DispatchIdempotencyToken == token && !c.Stop {
+			return &structs.JobDispatchResponse{DispatchedJobID: c.ID, JobCreateIndex: c.CreateIndex,
+				WriteMeta: structs.WriteMeta{Index: c.ModifyIndex}}, nil
+		}
+	}
+	return nil, nil
 }
 
 func completeJobDispatch(r *structs.JobDispatchResponse, index uint64, _ any) {

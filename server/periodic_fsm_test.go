@@ -92,3 +92,33 @@ func TestFSMPeriodicLaunchRecord(t *testing.T) {
 		t.Error("a job that is not periodic or parameterized registered without an evaluation")
 	}
 }
+
+// TestFSMRefusesSecondChildWithOneToken: the FSM registers at most one
+// live child per parameterized job and idempotency token, whatever the
+// endpoint saw.
+func TestFSMRefusesSecondChildWithOneToken(t *testing.T) {
+	f, err := newFSM(slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := paramJob("p", "optional", nil, nil)
+	parent.Canonicalize()
+	applyCmd(t, f, 1, JobRegisterRequestType, &JobRegisterCommand{Job: parent})
+	child := func(id string) *JobRegisterCommand {
+		c := dispatchChild(parent, &structs.JobDispatchRequest{IdempotencyToken: "tok"}, time.Unix(100, 0))
+		c.ID = id
+		return &JobRegisterCommand{Job: c, Eval: &structs.Evaluation{ID: "e-" + id, Namespace: "default", JobID: id, Status: structs.EvalStatusPending}}
+	}
+	applyCmd(t, f, 2, JobRegisterRequestType, child("p/dispatch-100-aaaaaaaa"))
+	buf, err := encodeCommand(f.handle, JobRegisterRequestType, child("p/dispatch-100-bbbbbbbb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := f.Apply(&raft.Log{Index: 3, Type: raft.LogCommand, Data: buf})
+	if err, ok := resp.(error); !ok || structs.KindOf(err) != structs.KindConflict {
+		t.Fatalf("second child with the token: %v, want a conflict", resp)
+	}
+	if j, _ := f.State().JobByID(nil, "default", "p/dispatch-100-bbbbbbbb"); j != nil {
+		t.Error("the second child was registered")
+	}
+}

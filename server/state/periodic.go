@@ -84,3 +84,21 @@ func (w *WriteTxn) deletePeriodicLaunch(namespace, jobID string) error {
 func (r *Restorer) PeriodicLaunch(l *structs.PeriodicLaunch) error {
 	return r.insert(TablePeriodicLaunch, l)
 }
+
+// DispatchedChildByToken returns the child of parentID, not stopped, that
+// was dispatched with idempotency token token, or nil. The FSM checks it
+// when it applies a dispatch, so that two dispatches with one token
+// register one child however they race.
+func (w *WriteTxn) DispatchedChildByToken(namespace, parentID, token string) (*structs.Job, error) {
+	it, err := w.txn.Get(TableJobs, "id_prefix", namespace, parentID+structs.DispatchLaunchSuffix)
+	if err != nil {
+		return nil, fmt.Errorf("read children of job %q: %w", parentID, err)
+	}
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		j := raw.(*structs.Job)
+		if j.ParentID == parentID && j.DispatchIdempotencyToken == token && !j.Stop {
+			return j, nil
+		}
+	}
+	return nil, nil
+}
