@@ -279,7 +279,7 @@ func TestAgentRejectsBadInput(t *testing.T) {
 		{"unknown field", "PUT", "/v1/jobs", `{"Job": {"ID": "x", "TaskGroups": [{"Name": "g", "Cuont": 2}]}}`, 400, `unknown field Job.TaskGroups[0].Cuont`},
 		{"negative count", "PUT", "/v1/jobs", strings.Replace(mockJobBody("x", "1"), `"Count": 1`, `"Count": -2`, 1), 400, "count -2 must not be negative"},
 		{"missing driver", "PUT", "/v1/jobs", strings.Replace(mockJobBody("x", "1"), `"Driver": "mock_driver",`, "", 1), 400, "driver is missing"},
-		{"unsupported feature", "PUT", "/v1/jobs", strings.Replace(mockJobBody("x", "1"), `"Type"`, `"Periodic": {"Spec": "@hourly"}, "Type"`, 1), 400, "Periodic (periodic block) is not supported by drover yet"},
+		{"unsupported feature", "PUT", "/v1/jobs", strings.Replace(mockJobBody("x", "1"), `"Type"`, `"Multiregion": {"Strategy": {"MaxParallel": 1}}, "Type"`, 1), 400, "Multiregion (multiregion block) is not supported by drover yet"},
 		{"task name traverses", "PUT", "/v1/jobs", strings.Replace(mockJobBody("x", "1"), `"Name": "t"`, `"Name": "../../../x"`, 1), 400, `group "g": task name "../../../x" contains "/"`},
 		{"group name traverses", "PUT", "/v1/jobs", strings.Replace(mockJobBody("x", "1"), `"Name": "g"`, `"Name": "a/.."`, 1), 400, `group name "a/.." contains "/"`},
 		{"job ID with NUL", "PUT", "/v1/jobs", strings.Replace(mockJobBody("x-nul", "1"), `"x-nul"`, `"x\u0000"`, 1), 400, `job ID "x\x00"`},

@@ -30,33 +30,37 @@ type Job struct {
 	Affinities []*Affinity `json:",omitempty"`
 	Spreads    []*Spread   `json:",omitempty"`
 
+	// Periodic launches the job as child jobs on a cron schedule;
+	// ParameterizedJob makes it a template for `job dispatch`
+	// (periodic.go).
+	Periodic         *PeriodicConfig         `json:",omitempty"`
+	ParameterizedJob *ParameterizedJobConfig `json:",omitempty"`
+
 	// Set by the server; ignored on submission.
-	Stop              *bool
-	Status            *string
-	StatusDescription *string
-	Stable            *bool
-	Version           *uint64
-	SubmitTime        *int64
-	CreateIndex       *uint64
-	ModifyIndex       *uint64
-	JobModifyIndex    *uint64
+	ParentID                 *string `json:",omitempty"`
+	Dispatched               bool    `json:",omitempty"`
+	Payload                  []byte  `json:",omitempty"`
+	DispatchIdempotencyToken *string `json:",omitempty"`
+	Stop                     *bool
+	Status                   *string
+	StatusDescription        *string
+	Stable                   *bool
+	Version                  *uint64
+	SubmitTime               *int64
+	CreateIndex              *uint64
+	ModifyIndex              *uint64
+	JobModifyIndex           *uint64
 
 	// Nomad fields drover does not implement (yet).
-	NodePool                 json.RawMessage   `json:",omitempty"`
-	Multiregion              json.RawMessage   `json:",omitempty"`
-	Periodic                 json.RawMessage   `json:",omitempty"`
-	ParameterizedJob         json.RawMessage   `json:",omitempty"`
-	Reschedule               *ReschedulePolicy `json:",omitempty"` // merged into every group's policy
-	Migrate                  json.RawMessage   `json:",omitempty"`
-	UI                       json.RawMessage   `json:",omitempty"`
-	ParentID                 json.RawMessage   `json:",omitempty"`
-	Dispatched               json.RawMessage   `json:",omitempty"`
-	DispatchIdempotencyToken json.RawMessage   `json:",omitempty"`
-	Payload                  json.RawMessage   `json:",omitempty"`
-	ConsulNamespace          json.RawMessage   `json:",omitempty"`
-	VaultNamespace           json.RawMessage   `json:",omitempty"`
-	NomadTokenID             json.RawMessage   `json:",omitempty"`
-	VersionTag               json.RawMessage   `json:",omitempty"`
+	NodePool        json.RawMessage   `json:",omitempty"`
+	Multiregion     json.RawMessage   `json:",omitempty"`
+	Reschedule      *ReschedulePolicy `json:",omitempty"` // merged into every group's policy
+	Migrate         json.RawMessage   `json:",omitempty"`
+	UI              json.RawMessage   `json:",omitempty"`
+	ConsulNamespace json.RawMessage   `json:",omitempty"`
+	VaultNamespace  json.RawMessage   `json:",omitempty"`
+	NomadTokenID    json.RawMessage   `json:",omitempty"`
+	VersionTag      json.RawMessage   `json:",omitempty"`
 }
 
 // TaskGroup is a group of tasks placed together, Count times.
@@ -119,11 +123,13 @@ type Task struct {
 	Services []*Service `json:",omitempty"`
 	// Templates are rendered into the task's directory before it starts.
 	Templates []*Template `json:",omitempty"`
+	// DispatchPayload writes a dispatched job's payload into the task's
+	// local/ directory.
+	DispatchPayload *DispatchPayloadConfig `json:",omitempty"`
 
 	// Nomad fields drover does not implement (yet).
 	Vault           json.RawMessage `json:",omitempty"`
 	Consul          json.RawMessage `json:",omitempty"`
-	DispatchPayload json.RawMessage `json:",omitempty"`
 	CSIPluginConfig json.RawMessage `json:",omitempty"`
 	ShutdownDelay   json.RawMessage `json:",omitempty"`
 	Kind            json.RawMessage `json:",omitempty"`

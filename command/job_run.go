@@ -55,7 +55,7 @@ failed or allocations failed, 2 when some allocations could not be placed.`)
 		fmt.Fprintf(m.stdout, "Job Warnings:\n%s\n\n", w)
 	}
 	if resp.EvalID == "" {
-		fmt.Fprintln(m.stdout, "Job registration successful (no evaluation was needed)")
+		fmt.Fprintln(m.stdout, registeredWithoutEval(job, m.now())) // job_periodic.go
 		return exitOK
 	}
 	if *detach {

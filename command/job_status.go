@@ -94,6 +94,14 @@ func (m *Meta) showJob(c *api.Client, jobID string, verbose, all, showEvals bool
 	if err != nil {
 		return m.fail(doing+" allocations", err)
 	}
+	if isTemplateJob(job) { // job_periodic.go
+		children, err := childJobs(c, jobID)
+		if err != nil {
+			return m.fail(doing+" children", err)
+		}
+		fmt.Fprint(m.stdout, formatJobStatus(jobStatus{Job: job, Children: children, Template: true}, m.now(), verbose))
+		return 0
+	}
 	// An agent without deployments (or an older one) answers an error:
 	// the section is left out.
 	dep, _, _ := c.Jobs().LatestDeployment(jobID, nil)
@@ -131,6 +139,10 @@ type jobStatus struct {
 	Deployment *api.Deployment
 	// ShowEvals adds the table of the evaluations (-evals).
 	ShowEvals bool
+	// Template: a periodic or parameterized job, shown with its Children
+	// instead of its summary and allocations.
+	Template bool
+	Children []*api.JobListStub
 }
 
 // formatJobStatus renders one job's status as of now.
@@ -142,7 +154,12 @@ func formatJobStatus(s jobStatus, now time.Time, verbose bool) string {
 		submit = formatUnixNano(*j.SubmitTime)
 	}
 	stopped := j.Stop != nil && *j.Stop
-	b.WriteString(formatKV([]kv{
+	var extra []kv
+	var rest string
+	if s.Template {
+		extra, rest = formatTemplateJob(j, s.Children, now) // job_periodic.go
+	}
+	b.WriteString(formatKV(append([]kv{
 		{"ID", derefString(j.ID)},
 		{"Name", derefString(j.Name)},
 		{"Submit Date", submit},
@@ -151,7 +168,10 @@ func formatJobStatus(s jobStatus, now time.Time, verbose bool) string {
 		{"Datacenters", strings.Join(j.Datacenters, ",")},
 		{"Namespace", derefString(j.Namespace)},
 		{"Status", jobStatusText(derefString(j.Status), stopped)},
-	}))
+	}, extra...)))
+	if s.Template {
+		return b.String() + rest
+	}
 
 	b.WriteString("\nSummary\n")
 	b.WriteString(formatJobSummary(j, s.Summary))

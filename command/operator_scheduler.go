@@ -55,7 +55,7 @@ change; the rest keep their current values. Boolean options take
 	reject := fset.Bool("reject-job-registration", false, "Reject job registrations; accepted and stored.")
 	pause := fset.Bool("pause-eval-broker", false, "Pause the evaluation broker; accepted and stored.")
 	system := fset.Bool("preempt-system-scheduler", false, "Let system jobs preempt lower-priority allocations.")
-	sysbatch := fset.Bool("preempt-sysbatch-scheduler", false, "Let sysbatch jobs preempt (drover has no sysbatch jobs).")
+	sysbatch := fset.Bool("preempt-sysbatch-scheduler", false, "Let sysbatch jobs preempt lower-priority allocations.")
 	batch := fset.Bool("preempt-batch-scheduler", false, "Let batch jobs preempt lower-priority allocations.")
 	service := fset.Bool("preempt-service-scheduler", false, "Let service jobs preempt lower-priority allocations.")
 	checkIndex := fset.Uint64("check-index", 0, "Write only if the configuration's modify index is this one (compare-and-set).")

@@ -49,6 +49,9 @@ func commands() map[string]cliCommand {
 		"job tag":                       {"Tag versions of a job", nil},
 		"job tag apply":                 {"Tag a version of a job with a name", runJobTagApply},
 		"job tag unset":                 {"Remove a tag from a version of a job", runJobTagUnset},
+		"job periodic":                  {"Interact with periodic jobs", nil},
+		"job periodic force":            {"Launch a periodic job now", runJobPeriodicForce}, // job_periodic.go
+		"job dispatch":                  {"Dispatch an instance of a parameterized job", runJobDispatch},
 		"deployment":                    {"Interact with deployments (rolling updates)", nil},
 		"deployment list":               {"List deployments", runDeploymentList},
 		"deployment status":             {"Display the status of a deployment", runDeploymentStatus},

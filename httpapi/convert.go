@@ -153,22 +153,19 @@ func (c *converter) job(in *api.Job) *structs.Job {
 	if in.Priority != nil && (*in.Priority < structs.JobMinPriority || *in.Priority > structs.JobMaxPriority) {
 		c.errorf("job priority %d is out of range [%d, %d]", *in.Priority, structs.JobMinPriority, structs.JobMaxPriority)
 	}
-	out.NodePool = c.nodePool(in.NodePool) // convert_placement.go
-	if strings.TrimSpace(string(in.Dispatched)) == "true" {
-		c.errorf("job: Dispatched (dispatched jobs) is not supported by drover yet")
-	}
+	out.NodePool = c.nodePool(in.NodePool)     // convert_placement.go
+	out.Periodic = periodicConfig(in.Periodic) // convert_periodic.go
+	out.ParameterizedJob = parameterizedConfig(in.ParameterizedJob)
 	c.checkUnimplemented("job",
 		unimplemented{"Multiregion", "multiregion block", in.Multiregion, rejected},
-		unimplemented{"Periodic", "periodic block", in.Periodic, rejected},
-		unimplemented{"ParameterizedJob", "parameterized block", in.ParameterizedJob, rejected},
 		unimplemented{"UI", "ui block", in.UI, ignored},
-		unimplemented{"Payload", "dispatch payload", in.Payload, rejected},
 		unimplemented{"ConsulNamespace", "consul namespace", in.ConsulNamespace, ignored},
 		unimplemented{"VaultNamespace", "vault namespace", in.VaultNamespace, ignored},
 		unimplemented{"VersionTag", "version tag", in.VersionTag, ignored},
 	)
-	// ParentID, DispatchIdempotencyToken and NomadTokenID are set by
-	// Nomad's server; like the other server-set fields they are ignored.
+	// ParentID, Dispatched, Payload, DispatchIdempotencyToken and
+	// NomadTokenID are set by the server when it launches or dispatches a
+	// child; like the other server-set fields they are ignored.
 
 	jobType := out.Type
 	if jobType == "" {
@@ -262,13 +259,15 @@ func (c *converter) task(group string, in *api.Task, groupRestart *structs.Resta
 	out.Templates = c.templates(where, in.Templates)                               // convert_template.go
 	out.Identity, out.Identities = c.identities(where, in.Identity, in.Identities) // convert_identity.go
 	out.ScalingPolicies = c.taskScaling(where, in.ScalingPolicies)                 // convert_scaling.go
+	if in.DispatchPayload != nil {
+		out.DispatchPayload = &structs.DispatchPayloadConfig{File: in.DispatchPayload.File}
+	}
 	if in.RestartPolicy != nil {
 		c.checkUnimplemented(where+" restart", unimplemented{"RenderTemplates", "render_templates", in.RestartPolicy.RenderTemplates, ignored})
 	}
 	c.checkUnimplemented(where,
 		unimplemented{"Vault", "vault block", in.Vault, rejected},
 		unimplemented{"Consul", "consul block", in.Consul, ignored},
-		unimplemented{"DispatchPayload", "dispatch_payload block", in.DispatchPayload, rejected},
 		unimplemented{"CSIPluginConfig", "csi_plugin block", in.CSIPluginConfig, rejected},
 		unimplemented{"ShutdownDelay", "shutdown_delay", in.ShutdownDelay, ignored},
 		unimplemented{"Kind", "kind", in.Kind, ignored},

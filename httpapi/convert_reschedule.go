@@ -7,12 +7,13 @@ import (
 
 // reschedulePolicy returns a group's effective reschedule policy: the job
 // type's default, overridden by the job's reschedule block, then by the
-// group's. System jobs are never rescheduled: a block there is an error.
+// group's. System and sysbatch jobs are never rescheduled: a block there
+// is an error.
 // where names the group in error messages.
 func (c *converter) reschedulePolicy(where, jobType string, job, group *api.ReschedulePolicy) *structs.ReschedulePolicy {
-	if jobType == structs.JobTypeSystem {
+	if jobType == structs.JobTypeSystem || jobType == structs.JobTypeSysBatch {
 		if job != nil || group != nil {
-			c.errorf("%s: reschedule block is not allowed in system jobs", where)
+			c.errorf("%s: reschedule block is not allowed in %s jobs", where, jobType)
 		}
 		return nil
 	}

@@ -28,6 +28,10 @@ func TestConvertReschedulePolicy(t *testing.T) {
 			mutate: func(j *api.Job) { j.Type = api.String("system") },
 		},
 		{
+			name:   "sysbatch has none",
+			mutate: func(j *api.Job) { j.Type = api.String("sysbatch") },
+		},
+		{
 			name: "job block merged into the group",
 			mutate: func(j *api.Job) {
 				j.Reschedule = &api.ReschedulePolicy{Delay: api.Duration(time.Minute), DelayFunction: api.String("fibonacci")}
@@ -79,6 +83,14 @@ func TestConvertReschedulePolicy(t *testing.T) {
 				j.Reschedule = &api.ReschedulePolicy{Attempts: api.Int(1)}
 			},
 			wantErr: "reschedule block is not allowed in system jobs",
+		},
+		{
+			name: "sysbatch job with a block",
+			mutate: func(j *api.Job) {
+				j.Type = api.String("sysbatch")
+				j.TaskGroups[0].ReschedulePolicy = &api.ReschedulePolicy{Attempts: api.Int(1)}
+			},
+			wantErr: "reschedule block is not allowed in sysbatch jobs",
 		},
 	}
 	for _, c := range cases {

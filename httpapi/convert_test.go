@@ -147,7 +147,7 @@ func TestConvertJob(t *testing.T) {
 			name: "null and zero unimplemented fields are accepted silently",
 			in: minimalJob(func(j *api.Job) {
 				j.Migrate = json.RawMessage("{}")
-				j.Dispatched = json.RawMessage("false")
+				j.Dispatched = false
 				j.NodePool = json.RawMessage(`"default"`)
 				j.TaskGroups[0].Consul = json.RawMessage(`{"Namespace": "", "Cluster": null}`)
 				j.TaskGroups[0].ShutdownDelay = json.RawMessage("0")
@@ -169,15 +169,11 @@ func TestConvertJob(t *testing.T) {
 		{
 			name: "semantics-changing unimplemented fields are errors, all reported",
 			in: minimalJob(func(j *api.Job) {
-				j.Periodic = json.RawMessage(`{"Spec": "*/5 * * * *"}`)
 				j.TaskGroups[0].MaxRunDuration = json.RawMessage(`60000000000`)
-				j.TaskGroups[0].Tasks[0].DispatchPayload = json.RawMessage(`{"File": "x"}`)
 				j.TaskGroups[0].Tasks[0].Resources = &api.Resources{NUMA: json.RawMessage(`{"Affinity": "require"}`)}
 			}),
 			wantErr: []string{
-				"job: Periodic (periodic block) is not supported by drover yet",
 				`group "g": MaxRunDuration (max_run_duration) is not supported by drover yet`,
-				`group "g", task "t": DispatchPayload (dispatch_payload block) is not supported by drover yet`,
 				`group "g", task "t" resources: NUMA (numa block) is not supported by drover yet`,
 			},
 		},

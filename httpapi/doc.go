@@ -31,6 +31,8 @@
 //	PUT|POST /v1/job/:id                     register; the body's job ID must be :id
 //	DELETE   /v1/job/:id[?purge=true]        JobDeregisterResponse
 //	PUT|POST /v1/job/:id/evaluate            a new evaluation of the job -> JobRegisterResponse
+//	PUT|POST /v1/job/:id/periodic/force      launch a periodic job's child now -> PeriodicForceResponse
+//	PUT|POST /v1/job/:id/dispatch            {"Payload", "Meta", "IdPrefixTemplate"} -> JobDispatchResponse
 //	GET      /v1/job/:id/allocations[?all]   []AllocListStub
 //	GET      /v1/job/:id/evaluations         []Evaluation
 //	GET      /v1/job/:id/summary             JobSummary

@@ -204,6 +204,7 @@ func (s *Server) Handler() http.Handler {
 	get("/v1/agent/self", s.agentSelf)
 	get("/v1/agent/health", s.agentHealth)
 	s.registerUpdateRoutes(rt)        // updates.go
+	s.registerPeriodicRoutes(rt)      // periodic.go
 	s.registerClientRoutes(rt)        // client_ops.go
 	s.registerStatsRoutes(rt)         // client_stats.go
 	s.registerSnapshotRoute(rt)       // snapshot.go

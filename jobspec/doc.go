@@ -54,10 +54,12 @@
 // api.NetworkResource).
 //
 // Blocks that change what a job is, and would silently run something else
-// if dropped, are errors "X is not supported by drover yet": periodic,
-// parameterized, multiregion (job); dispatch_payload, csi_plugin,
-// action, schedule, secret (task); connect (service); and the job type
-// "sysbatch".
+// if dropped, are errors "X is not supported by drover yet": multiregion
+// (job); csi_plugin, action, schedule, secret (task); connect (service).
+//
+// The periodic and parameterized (job) and dispatch_payload (task) blocks
+// decode into typed fields (periodic.go); cron expressions and time zones
+// are checked where they are written.
 //
 // A task's driver `config` (and a scaling `policy`) is free-form: values
 // keep their types, and nested blocks become lists of maps under their

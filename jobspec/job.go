@@ -48,8 +48,7 @@ func unsupportedBlock(typ string, label bool) rawField {
 }
 
 var jobTypes = map[string]string{
-	"service": "", "batch": "", "system": "",
-	"sysbatch": "sysbatch jobs are not supported by drover yet; use \"batch\" or \"system\".",
+	"service": "", "batch": "", "system": "", "sysbatch": "",
 }
 
 // job decodes a `job "ID" { ... }` block.
@@ -62,8 +61,6 @@ func (d *decoder) job(b *hcl.Block) *api.Job {
 		{"reschedule", &reschedule, rawBlock{key: "v", spec: rescheduleSpec}},
 		{"migrate", &job.Migrate, rawBlock{key: "v", spec: migrateSpec}},
 		{"ui", &job.UI, rawBlock{key: "v", spec: uiSpec}},
-		unsupportedBlock("periodic", false),
-		unsupportedBlock("parameterized", false),
 		unsupportedBlock("multiregion", false),
 	}
 	blocks := append(rawHeaders(raw),
@@ -72,6 +69,8 @@ func (d *decoder) job(b *hcl.Block) *api.Job {
 		hcl.BlockHeaderSchema{Type: "affinity"},
 		hcl.BlockHeaderSchema{Type: "spread"},
 		hcl.BlockHeaderSchema{Type: "group", LabelNames: []string{"name"}},
+		hcl.BlockHeaderSchema{Type: "periodic"},      // periodic.go
+		hcl.BlockHeaderSchema{Type: "parameterized"}, // periodic.go
 	)
 	c := d.content(b.Body, []string{"name", "type", "datacenters", "namespace", "region",
 		"priority", "all_at_once", "meta", "node_pool"}, blocks...)
@@ -86,7 +85,7 @@ func (d *decoder) job(b *hcl.Block) *api.Job {
 			why, ok := jobTypes[*job.Type]
 			switch {
 			case !ok:
-				d.errorf(at.Expr.Range(), "Invalid job type", "%q is not a job type; use \"service\", \"batch\" or \"system\".", *job.Type)
+				d.errorf(at.Expr.Range(), "Invalid job type", "%q is not a job type; use \"service\", \"batch\", \"system\" or \"sysbatch\".", *job.Type)
 			case why != "":
 				d.errorf(at.Expr.Range(), "Unsupported job type", "%s", why)
 			}
@@ -102,6 +101,12 @@ func (d *decoder) job(b *hcl.Block) *api.Job {
 	job.Constraints = d.constraints(c)
 	job.Affinities = d.affinities(c) // placement.go
 	job.Spreads = d.spreads(c)
+	if pb := d.single(c, "periodic"); pb != nil {
+		job.Periodic = d.periodic(pb)
+	}
+	if pb := d.single(c, "parameterized"); pb != nil {
+		job.ParameterizedJob = d.parameterized(pb)
+	}
 	d.decodeRawFields(c, raw)
 	job.Update = decodeUpdate(update)
 	job.Reschedule = decodeReschedule(reschedule)

@@ -49,7 +49,7 @@ func TestParseJSONDropsNullRawFields(t *testing.T) {
 	}
 	task := job.TaskGroups[0].Tasks[0]
 	if job.Periodic != nil || job.TaskGroups[0].Services != nil || task.Vault != nil {
-		t.Errorf("null raw fields kept: Periodic=%s Services=%v Vault=%s", job.Periodic, job.TaskGroups[0].Services, task.Vault)
+		t.Errorf("null raw fields kept: Periodic=%v Services=%v Vault=%s", job.Periodic, job.TaskGroups[0].Services, task.Vault)
 	}
 	if string(task.Consul) != `{"Namespace": "x"}` {
 		t.Errorf("Consul = %s, want it kept", task.Consul)

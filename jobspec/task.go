@@ -21,7 +21,6 @@ func (d *decoder) task(b *hcl.Block) *api.Task {
 		{"vault", &t.Vault, rawBlock{key: "v", spec: vaultSpec}},
 		{"consul", &t.Consul, rawBlock{key: "v", spec: consulSpec}},
 		{"identity", &identities, rawBlock{key: "v", many: true, spec: identitySpec}},
-		unsupportedBlock("dispatch_payload", false),
 		unsupportedBlock("csi_plugin", false),
 		{"scaling", &t.ScalingPolicies, rawBlock{key: "v", many: true, label: "Type", spec: scalingSpec}},
 		unsupportedBlock("action", true),
@@ -38,6 +37,7 @@ func (d *decoder) task(b *hcl.Block) *api.Task {
 		hcl.BlockHeaderSchema{Type: "restart"},
 		hcl.BlockHeaderSchema{Type: "constraint"},
 		hcl.BlockHeaderSchema{Type: "affinity"},
+		hcl.BlockHeaderSchema{Type: "dispatch_payload"}, // periodic.go
 	)
 	c := d.content(b.Body, []string{"driver", "user", "env", "meta", "kill_timeout",
 		"kill_signal", "leader", "shutdown_delay", "kind"}, blocks...)
@@ -76,6 +76,9 @@ func (d *decoder) task(b *hcl.Block) *api.Task {
 	}
 	if rb := d.single(c, "restart"); rb != nil {
 		t.RestartPolicy = d.restart(rb)
+	}
+	if pb := d.single(c, "dispatch_payload"); pb != nil {
+		t.DispatchPayload = d.dispatchPayload(pb)
 	}
 	t.ShutdownDelay = d.rawArg(c, "shutdown_delay", rawDuration)
 	t.Kind = d.rawArg(c, "kind", rawString)

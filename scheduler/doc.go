@@ -14,7 +14,9 @@
 //
 // Job types: service and batch share the generic scheduler (reconcile the
 // desired count per group against existing allocations, then bin-pack the
-// missing ones); system jobs get one allocation per eligible node.
+// missing ones); system jobs get one allocation per eligible node, and so
+// do sysbatch jobs, whose finished allocations are not placed again.
+// Periodic and parameterized jobs are templates: never placed.
 //
 // Placement (placer.go): a group's candidate nodes wait, scored, in
 // max-heaps (one per combination of spread values), so a placement costs

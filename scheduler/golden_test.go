@@ -184,6 +184,9 @@ func runScript(input []string) (string, error) {
 				}
 			}
 			job.Stop = kv["stop"] == "true"
+			if v, ok := kv["periodic"]; ok {
+				job.Periodic = &structs.PeriodicConfig{Enabled: true, Spec: v}
+			}
 			purged = kv["purged"] == "true"
 		case "group":
 			if !customGroups {

@@ -33,7 +33,8 @@ const (
 // running, under the policy of tg. It returns when a becomes due and the
 // delay that precedes its reschedule.
 func (r *run) rescheduleDecision(tg *structs.TaskGroup, a *structs.Allocation) (rescheduleKind, time.Time, time.Duration) {
-	if a.ClientStatus != structs.AllocClientStatusFailed || a.NextAllocation != "" || r.job.Type == structs.JobTypeSystem {
+	if a.ClientStatus != structs.AllocClientStatusFailed || a.NextAllocation != "" ||
+		r.job.Type == structs.JobTypeSystem || r.job.Type == structs.JobTypeSysBatch {
 		return rescheduleNone, time.Time{}, 0
 	}
 	if f := a.DesiredTransition.ForceReschedule; f != nil && *f {

@@ -132,14 +132,16 @@ func (o Options) Process(state State, eval *structs.Evaluation) (*Plan, error) {
 	if job != nil {
 		jobType = job.Type
 	}
-	if job == nil || job.Stop {
+	if job == nil || job.Stop || job.IsTemplate() {
+		// A periodic or parameterized job is a template: its children
+		// run, never the job itself.
 		r.stopAll()
 		if err := r.cancelDeployment(eval.Namespace, eval.JobID); err != nil {
 			return nil, err
 		}
 		return r.plan, nil
 	}
-	if jobType == structs.JobTypeSystem {
+	if jobType == structs.JobTypeSystem || jobType == structs.JobTypeSysBatch {
 		err = r.system()
 	} else {
 		err = r.generic()

@@ -72,7 +72,7 @@ type spreadKey struct {
 // group's), or nil when there are none or the job is a system job (one
 // allocation per node leaves nothing to spread).
 func newSpreadScorer(job *structs.Job, tg *structs.TaskGroup) *spreadScorer {
-	if job.Type == structs.JobTypeSystem {
+	if job.Type == structs.JobTypeSystem || job.Type == structs.JobTypeSysBatch {
 		return nil
 	}
 	spreads := append(append([]*structs.Spread(nil), job.Spreads...), tg.Spreads...)

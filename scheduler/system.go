@@ -6,9 +6,13 @@ import (
 	"github.com/drover-io/drover/structs"
 )
 
-// system reconciles a system job: one allocation of each group on every
-// ready node that is in the job's datacenters and meets its constraints.
+// system reconciles a system or sysbatch job: one allocation of each group
+// on every ready node that is in the job's datacenters and meets its
+// constraints. A sysbatch allocation that finished (complete or failed)
+// for the current job version is done and is not placed again; a new
+// version runs again everywhere.
 func (r *run) system() error {
+	sysbatch := r.job.Type == structs.JobTypeSysBatch
 	nodes := r.candidateNodes()
 	ready := map[string]*structs.Node{}
 	for _, n := range nodes {
@@ -42,7 +46,7 @@ func (r *run) system() error {
 				r.plan.AppendStop(a, desc, r.now)
 				freed[a.NodeID] = a
 				du.Stop++
-			case a.ClientTerminalStatus() && (r.oldVersion(a) || a.ClientStatus == structs.AllocClientStatusComplete):
+			case a.ClientTerminalStatus() && (r.oldVersion(a) || (!sysbatch && a.ClientStatus == structs.AllocClientStatusComplete)):
 				freed[a.NodeID] = a
 			case kept[a.NodeID]:
 				r.plan.AppendStop(a, descNotNeeded, r.now)

@@ -23,6 +23,14 @@
 // health reports into evaluations and auto-reverts failed deployments;
 // JobPlan runs the scheduler on a snapshot without committing anything.
 //
+// Periodic and parameterized jobs (periodic.go, periodic_endpoint.go) are
+// templates stored without an evaluation. On the leader only, the
+// periodic dispatcher launches a periodic job's child at each cron tick in
+// one raft entry with the job's launch record (state's periodic_launch
+// table), so a tick launches at most once across leader changes;
+// JobPeriodicForce launches one now and JobDispatch instantiates a
+// parameterized job with its payload and meta.
+//
 // Workers and the broker (eval_broker.go, worker.go): Config.NumWorkers
 // workers (one per core by default; none when negative) dequeue from the
 // broker, which hands out ready evaluations by priority, highest first,
@@ -47,6 +55,7 @@
 //
 // Goroutines (each owned by the Server, stopped and waited for by
 // Shutdown): raft's own, the leader monitor, the eval workers, the plan
-// applier and the heartbeat expiry loop. NewServer waits for leadership
+// applier, the heartbeat expiry loop and, while leading, the periodic
+// dispatcher (started and stopped with leadership). NewServer waits for leadership
 // for as long as its context allows, logging its progress.
 package server

@@ -170,19 +170,38 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 		if err := decodeBody(f.handle, body, &cmd); err != nil {
 			return nil, fmt.Errorf("decode %s: %w", t, err)
 		}
-		if cmd.Job == nil || cmd.Eval == nil {
+		if cmd.Job == nil || (cmd.Eval == nil && !cmd.Job.IsTemplate()) {
 			return nil, fmt.Errorf("%s without a job or an evaluation", t)
 		}
-		cmd.Eval.JobModifyIndex = index
-		evals = []*structs.Evaluation{cmd.Eval}
+		if cmd.Eval != nil {
+			cmd.Eval.JobModifyIndex = index
+			evals = []*structs.Evaluation{cmd.Eval}
+		}
 		err = batch(func(w *state.WriteTxn) error {
 			if cmd.CheckNamespace {
 				if err := w.CheckNamespace(cmd.Job.Namespace); err != nil {
 					return err
 				}
 			}
+			if j := cmd.Job; j.Dispatched && j.DispatchIdempotencyToken != "" {
+				prev, err := w.DispatchedChildByToken(j.Namespace, j.ParentID, j.DispatchIdempotencyToken)
+				if err != nil {
+					return err
+				}
+				if prev != nil && prev.ID != j.ID {
+					return structs.NewError(structs.KindConflict, "%s %q: job %q was dispatched with it", dispatchTokenUsed, j.DispatchIdempotencyToken, prev.ID)
+				}
+			}
 			if err := w.UpsertJob(cmd.Job); err != nil {
 				return err
+			}
+			if err := w.EnsurePeriodicLaunch(cmd.Job); err != nil { // state/periodic.go
+				return err
+			}
+			if cmd.PeriodicLaunch != nil {
+				if err := w.UpsertPeriodicLaunch(cmd.PeriodicLaunch); err != nil {
+					return err
+				}
 			}
 			return w.UpsertEvals(evals)
 		})
@@ -451,6 +470,8 @@ type snapshotData struct {
 	Namespaces []*structs.Namespace
 	// Added with node pools; absent from older snapshots.
 	NodePools []*structs.NodePool
+	// Added with periodic jobs; absent from older snapshots.
+	PeriodicLaunches []*structs.PeriodicLaunch
 }
 
 const snapshotVersion = 1
@@ -557,6 +578,11 @@ func (f *FSM) Restore(rc io.ReadCloser) (err error) {
 				return err
 			}
 		}
+		for _, l := range data.PeriodicLaunches {
+			if err := r.PeriodicLaunch(l); err != nil {
+				return err
+			}
+		}
 		for table, idx := range data.Indexes {
 			if err := r.Index(table, idx); err != nil {
 				return err
@@ -639,6 +665,9 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 		return err
 	}
 	if data.NodePools, err = s.snap.StoredNodePools(); err != nil {
+		return err
+	}
+	if data.PeriodicLaunches, err = s.snap.PeriodicLaunches(nil); err != nil {
 		return err
 	}
 	return codec.NewEncoder(w, s.handle).Encode(&data)

@@ -75,6 +75,9 @@ func (s *Server) JobRegister(ctx context.Context, req *structs.JobRegisterReques
 	}
 	job.AdoptScaling(existing) // policy IDs and scaling events (job_scale.go)
 	job.VersionTag = nil       // a tag names one version (job_version_tag.go)
+	if job.IsTemplate() {
+		return s.registerTemplate(req, job, existing) // periodic_endpoint.go
+	}
 	now := s.clock.Now().UnixNano()
 	eval := &structs.Evaluation{
 		ID:          structs.GenerateUUID(),
@@ -149,7 +152,10 @@ func preserve(existing, job *structs.Job, counts, resources bool) {
 // JobModifyIndex is the index too, unless the job was left unchanged (the
 // reply holds its JobModifyIndex then).
 func completeJobRegister(r *structs.JobRegisterResponse, index uint64, _ any) {
-	r.EvalCreateIndex, r.Index = index, index
+	r.Index = index
+	if r.EvalID != "" { // a periodic or parameterized job gets none
+		r.EvalCreateIndex = index
+	}
 	if r.JobModifyIndex == 0 {
 		r.JobModifyIndex = index
 	}

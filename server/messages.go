@@ -145,6 +145,10 @@ type JobRegisterCommand struct {
 	// Entries written before namespaces existed lack it, and replay as
 	// they applied then.
 	CheckNamespace bool
+	// PeriodicLaunch, for a child launched from a periodic job, records
+	// the parent's launch in the same transaction (periodic.go). Eval is
+	// nil for a periodic or parameterized job, which is never scheduled.
+	PeriodicLaunch *structs.PeriodicLaunch `json:",omitempty"`
 }
 
 // NodePoolUpsertCommand creates or updates node pools.

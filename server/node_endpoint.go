@@ -350,7 +350,7 @@ func (s *Server) nodeEvals(nodeID string, now time.Time) ([]*structs.Evaluation,
 		return nil, fmt.Errorf("read jobs: %w", err)
 	}
 	for _, j := range all {
-		if j.Type == structs.JobTypeSystem && !j.Stop {
+		if (j.Type == structs.JobTypeSystem || j.Type == structs.JobTypeSysBatch) && !j.Stop && !j.IsTemplate() {
 			jobs[j.NamespacedID()] = j
 		}
 	}

@@ -40,7 +40,7 @@ func (s *Server) failureEvals(st *state.StateStore, updates []*structs.Allocatio
 		if err != nil {
 			return nil, fmt.Errorf("read job %q: %w", existing.JobID, err)
 		}
-		if job == nil || job.Stop || job.Type == structs.JobTypeSystem {
+		if job == nil || job.Stop || job.Type == structs.JobTypeSystem || job.Type == structs.JobTypeSysBatch {
 			continue
 		}
 		out = append(out, &structs.Evaluation{

@@ -28,6 +28,8 @@ func (s *Server) newHandlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.JobSummary, s.JobSummary)
 	rpcapi.Handle(h, rpcapi.JobVersions, s.JobVersions)
 	rpcapi.Handle(h, rpcapi.JobRevert, s.JobRevert)
+	rpcapi.Handle(h, rpcapi.JobPeriodicForce, s.JobPeriodicForce) // periodic_endpoint.go
+	rpcapi.Handle(h, rpcapi.JobDispatch, s.JobDispatch)
 	rpcapi.Handle(h, rpcapi.JobPlan, s.JobPlan)
 	rpcapi.Handle(h, rpcapi.JobValidate, s.JobValidate)
 	rpcapi.Handle(h, rpcapi.AllocList, s.AllocList)

@@ -57,6 +57,7 @@ type Server struct {
 	handlers  *rpcapi.Handlers // every rpcapi method, bound to this server (rpc_api.go)
 	keyring   *keyring.Keyring // the root keys, unwrapped (keyring_endpoint.go)
 	varLocks  *varLocks        // the leader's variable lock timers (variable_locks.go)
+	periodic  periodicRunner   // the leader's periodic dispatcher (periodic.go)
 	// timeline records when evaluations and allocations reach the
 	// servers' steps of their way to running (timeline.go).
 	timeline *timeline.Recorder
@@ -311,6 +312,7 @@ func (s *Server) Shutdown() error {
 		// the wait would hang (seen in TestJobVersionsAndRevert's Shutdown).
 		// Every loop returns on s.ctx, and a live raft answers every Apply.
 		s.wg.Wait()
+		s.periodic.stop() // its context is done: it returns
 		if s.raft != nil {
 			if err := s.raft.Shutdown().Error(); err != nil {
 				errs = append(errs, fmt.Errorf("shut down raft: %w", err))
@@ -470,6 +472,7 @@ func (s *Server) establishLeadership() {
 	if err := s.restoreVarLocks(); err != nil {
 		s.logger.Error("restore variable lock timers", "error", err)
 	}
+	s.periodic.start(s.ctx, s.newPeriodicDispatcher())
 	s.leaderMu.Lock()
 	s.isLeader = true
 	s.leaderMu.Unlock()
@@ -490,6 +493,7 @@ func (s *Server) revokeLeadership() {
 	s.blocked.SetEnabled(false)
 	s.heartbeats.StopAll()
 	s.varLocks.stopAll()
+	s.periodic.stop()
 	s.leaderNotify.notify()
 	s.logger.Info("lost leadership")
 }

@@ -111,6 +111,8 @@ func DiffJobs(old, new *Job) *JobDiff {
 		constraintsDiff(jobConstraints(old), jobConstraints(new)),
 		affinitiesDiff(jobAffinities(old), jobAffinities(new)), // placement.go
 		spreadsDiff(jobSpreads(old), jobSpreads(new)),
+		periodicDiff(old, new), // periodic.go
+		parameterizedDiff(old, new),
 	)
 	groups := map[string]bool{}
 	var names []string

@@ -55,6 +55,18 @@ type Job struct {
 	Meta       map[string]string
 	// Update is the job-level update strategy; groups inherit it.
 	Update *UpdateStrategy
+	// Periodic makes the job a template launched on a cron schedule, and
+	// ParameterizedJob one instantiated by dispatch (periodic.go).
+	Periodic         *PeriodicConfig         `json:",omitempty"`
+	ParameterizedJob *ParameterizedJobConfig `json:",omitempty"`
+
+	// ParentID is the periodic or parameterized job this one was
+	// launched from; Dispatched marks a dispatched child, with its
+	// Payload and the idempotency token it was dispatched with.
+	ParentID                 string
+	Dispatched               bool
+	Payload                  []byte
+	DispatchIdempotencyToken string
 
 	// Fields set by the server.
 	Stop              bool
@@ -147,6 +159,9 @@ type Task struct {
 	// ScalingPolicies are the task's scaling "cpu"|"mem" blocks, kept for
 	// an external vertical autoscaler (scaling.go).
 	ScalingPolicies []*ScalingPolicy `json:",omitempty"`
+	// DispatchPayload says where a dispatched job's payload is written
+	// in the task's local/ directory (periodic.go).
+	DispatchPayload *DispatchPayloadConfig `json:",omitempty"`
 }
 
 // Lifecycle hooks of a task.
@@ -242,7 +257,7 @@ type RestartPolicy struct {
 
 // DefaultRestartPolicy returns Nomad's default restart policy for a job type.
 func DefaultRestartPolicy(jobType string) *RestartPolicy {
-	if jobType == JobTypeBatch {
+	if jobType == JobTypeBatch || jobType == JobTypeSysBatch {
 		return &RestartPolicy{Attempts: 3, Interval: 24 * time.Hour, Delay: 15 * time.Second, Mode: RestartPolicyModeFail}
 	}
 	return &RestartPolicy{Attempts: 2, Interval: 30 * time.Minute, Delay: 15 * time.Second, Mode: RestartPolicyModeFail}
@@ -355,6 +370,12 @@ func (j *Job) Canonicalize() {
 	if len(j.Datacenters) == 0 {
 		j.Datacenters = []string{"*"}
 	}
+	if j.Periodic != nil {
+		j.Periodic.Canonicalize()
+	}
+	if j.ParameterizedJob != nil {
+		j.ParameterizedJob.Canonicalize()
+	}
 	for _, tg := range j.TaskGroups {
 		if tg.RestartPolicy == nil {
 			tg.RestartPolicy = DefaultRestartPolicy(j.Type)
@@ -411,10 +432,11 @@ func (j *Job) Validate() error {
 		add("job ID is missing")
 	}
 	switch j.Type {
-	case JobTypeService, JobTypeBatch, JobTypeSystem:
+	case JobTypeService, JobTypeBatch, JobTypeSystem, JobTypeSysBatch:
 	default:
-		add("job type %q is invalid: use service, batch or system", j.Type)
+		add("job type %q is invalid: use service, batch, system or sysbatch", j.Type)
 	}
+	errs = append(errs, j.validateJobKinds()...) // periodic.go
 	if j.Priority < JobMinPriority || j.Priority > JobMaxPriority {
 		add("job priority %d is out of range [%d, %d]", j.Priority, JobMinPriority, JobMaxPriority)
 	}
@@ -547,6 +569,9 @@ func (j *Job) Copy() *Job {
 		t := *j.VersionTag
 		c.VersionTag = &t
 	}
+	c.Periodic = j.Periodic.Copy()
+	c.ParameterizedJob = j.ParameterizedJob.Copy()
+	c.Payload = slices.Clone(j.Payload)
 	c.TaskGroups = make([]*TaskGroup, len(j.TaskGroups))
 	for i, tg := range j.TaskGroups {
 		c.TaskGroups[i] = tg.Copy()
@@ -627,6 +652,10 @@ func (t *Task) Copy() *Task {
 		for i, p := range t.ScalingPolicies {
 			c.ScalingPolicies[i] = p.Copy()
 		}
+	}
+	if t.DispatchPayload != nil {
+		d := *t.DispatchPayload
+		c.DispatchPayload = &d
 	}
 	return &c
 }
@@ -711,6 +740,9 @@ type TaskGroupSummary struct {
 func (j *Job) Stub(summary *JobSummary) *JobListStub {
 	return &JobListStub{
 		ID:                j.ID,
+		ParentID:          j.ParentID,
+		Periodic:          j.IsPeriodic(),
+		ParameterizedJob:  j.IsParameterized(),
 		Name:              j.Name,
 		Namespace:         j.Namespace,
 		Datacenters:       j.Datacenters,

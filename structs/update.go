@@ -202,6 +202,8 @@ func (c *SchedulerConfiguration) PreemptionEnabled(jobType string) bool {
 		return c.PreemptionConfig.SystemSchedulerEnabled
 	case JobTypeBatch:
 		return c.PreemptionConfig.BatchSchedulerEnabled
+	case JobTypeSysBatch:
+		return c.PreemptionConfig.SysBatchSchedulerEnabled
 	case JobTypeService:
 		return c.PreemptionConfig.ServiceSchedulerEnabled
 	}

@@ -69,6 +69,11 @@ func jobStatus(job *structs.Job, allocs []*structs.Allocation, evals []*structs.
 	if job.Stop {
 		return structs.JobStatusDead
 	}
+	if job.IsTemplate() {
+		// A periodic or parameterized job runs while it can launch
+		// children, as in Nomad.
+		return structs.JobStatusRunning
+	}
 	for _, a := range allocs {
 		if !a.TerminalStatus() {
 			return structs.JobStatusRunning

@@ -82,6 +82,9 @@ func (w *WriteTxn) DeleteJob(namespace, jobID string) error {
 	if err := w.deleteJobVersions(namespace, jobID); err != nil {
 		return err
 	}
+	if err := w.deletePeriodicLaunch(namespace, jobID); err != nil { // periodic.go
+		return err
+	}
 	sum, err := w.txn.First(TableJobSummary, "id", namespace, jobID)
 	if err != nil {
 		return fmt.Errorf("delete summary of job %q: %w", jobID, err)

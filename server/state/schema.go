@@ -90,12 +90,13 @@ func schema() *memdb.DBSchema {
 			"id":  stringIndex("id", "ID", true, false),
 			"job": jobIndex(),
 		}},
-		TableWriteRecords: writeRecordsSchema(),
-		TableVariables:    variablesSchema(),
-		TableRootKeys:     rootKeysSchema(),
-		TableServices:     servicesSchema(),
-		TableNamespaces:   namespacesSchema(),
-		TableNodePools:    nodePoolsSchema(),
+		TableWriteRecords:   writeRecordsSchema(),
+		TableVariables:      variablesSchema(),
+		TableRootKeys:       rootKeysSchema(),
+		TableServices:       servicesSchema(),
+		TableNamespaces:     namespacesSchema(),
+		TableNodePools:      nodePoolsSchema(),
+		TablePeriodicLaunch: periodicLaunchSchema(), // periodic.go
 		TableSchedConf: {Name: TableSchedConf, Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: &memdb.ConditionalIndex{
 				Conditional: func(any) (bool, error) { return true, nil },

@@ -59,7 +59,7 @@ func NewTaskRestartTracker(policy *structs.RestartPolicy, jobType string, lc *st
 	if policy == nil {
 		policy = structs.DefaultRestartPolicy(jobType)
 	}
-	successEnds := jobType == structs.JobTypeBatch
+	successEnds := jobType == structs.JobTypeBatch || jobType == structs.JobTypeSysBatch
 	if lc != nil && lc.Hook != "" {
 		successEnds = !lc.Sidecar || lc.Hook == structs.TaskLifecycleHookPoststop
 	}

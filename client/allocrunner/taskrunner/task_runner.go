@@ -253,9 +253,10 @@ func New(cfg *Config) (*TaskRunner, error) {
 		&deviceHook{reserver: cfg.Devices},
 		&volumeHook{volumes: nodeHostVolumes(cfg.Node), driver: cfg.Driver},                        // volume_hook.go
 		&artifactHook{fetcher: artifactFetcher(cfg.Artifacts, logger), events: tr, node: cfg.Node}, // artifact_hook.go
-		tr.identities, // identity_hook.go
-		tr.taskAPI,    // task_api_hook.go
-		tr.templates,  // template_hook.go
+		tr.identities,   // identity_hook.go
+		tr.taskAPI,      // task_api_hook.go
+		&dispatchHook{}, // dispatch_hook.go
+		tr.templates,    // template_hook.go
 	}
 	received := structs.NewTaskEvent(structs.TaskReceived)
 	received.Time = now().UnixNano()

@@ -2,7 +2,7 @@ job "x" {
   type = "batch"
 
   periodic {
-    crons            = ["*/15 * * * *"]
+    crons            = ["*/15 * * * *", "61 * * * *"]
     prohibit_overlap = true
   }
 

@@ -1,5 +1,8 @@
 job "x" {
-  type = "sysbatch"
+  parameterized {
+    payload = "sometimes"
+  }
+
   group "g" {
     task "t" {
       driver = "exec"

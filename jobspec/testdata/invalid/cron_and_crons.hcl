@@ -1,8 +1,9 @@
 job "x" {
-  parameterized {
-    payload = "required"
+  type = "batch"
+  periodic {
+    cron  = "@hourly"
+    crons = ["@daily"]
   }
-
   group "g" {
     task "t" {
       driver = "exec"
