@@ -48,6 +48,15 @@ const (
 	NodeUpdateDrainRequestType
 	AllocDesiredTransitionRequestType
 	GCRequestType
+	// ACLs (fsm_acl.go), added with issue 16's ACLs.
+	ACLBootstrapRequestType
+	ACLPolicyUpsertRequestType
+	ACLPolicyDeleteRequestType
+	ACLTokenUpsertRequestType
+	ACLTokenDeleteRequestType
+	ACLRoleUpsertRequestType
+	ACLRoleDeleteRequestType
+	ACLServerSecretRequestType
 )
 
 // String names the message type for logs.
@@ -107,6 +116,9 @@ func (t MessageType) String() string {
 		return "alloc-desired-transition"
 	case GCRequestType:
 		return "gc"
+	}
+	if name, ok := aclMessageNames[t]; ok {
+		return name
 	}
 	return fmt.Sprintf("message-type-%d", uint8(t))
 }

@@ -95,6 +95,11 @@ func schema() *memdb.DBSchema {
 		TableRootKeys:     rootKeysSchema(),
 		TableServices:     servicesSchema(),
 		TableNamespaces:   namespacesSchema(),
+		// ACLs (acl.go).
+		TableACLPolicies: aclPoliciesSchema(),
+		TableACLTokens:   aclTokensSchema(),
+		TableACLRoles:    aclRolesSchema(),
+		TableACLState:    singletonSchema(TableACLState),
 		TableSchedConf: {Name: TableSchedConf, Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: &memdb.ConditionalIndex{
 				Conditional: func(any) (bool, error) { return true, nil },
