@@ -125,5 +125,5 @@ func All() []*Info {
 		VarList.info, VarGet.info, VarApply.info, KeyringList.info, KeyringRotate.info, KeyringDelete.info,
 		KeyringPublicKeys.info,
 		NamespaceList.info, NamespaceGet.info, NamespaceUpsert.info, NamespaceDelete.info,
-	}, append(append(append(clusterMethods(), identityMethods()...), scalingMethods()...), nodeMethods()...)...)
+	}, append(append(append(append(clusterMethods(), identityMethods()...), scalingMethods()...), nodeMethods()...), aclMethods()...)...)
 }
