@@ -19,14 +19,14 @@ func TestParseErrors(t *testing.T) {
 		name, rules, want string
 	}{
 		{"empty", "  ", "no rules"},
-		{"syntax", "namespace \"a\" {\n policy = \n}", "test.hcl:2,11-3,1: Invalid expression"},
-		{"bad level", "namespace \"a\" {\n  policy = \"admin\"\n}", "test.hcl:2,12-19: invalid policy \"admin\""},
+		{"syntax", "namespace \"a\" {\n policy = \n}", "test.hcl:2:11: Invalid expression"},
+		{"bad level", "namespace \"a\" {\n  policy = \"admin\"\n}", "test.hcl:2:12: invalid policy \"admin\""},
 		{"bad capability", "namespace \"a\" {\n  capabilities = [\"read-job\", \"fly\"]\n}", "invalid capability \"fly\""},
-		{"unknown block", "nodes {\n policy = \"read\"\n}", "test.hcl:1,1-6: unknown block \"nodes\""},
+		{"unknown block", "nodes {\n policy = \"read\"\n}", "test.hcl:1:1: unknown block \"nodes\""},
 		{"unknown attr", "namespace \"a\" {\n  polcy = \"read\"\n}", "unknown attribute \"polcy\""},
 		{"no label", "namespace {\n policy = \"read\"\n}", "takes one label"},
 		{"bad node", "node {\n  policy = \"scale\"\n}", "invalid policy \"scale\""},
-		{"bad var cap", "namespace \"a\" {\n variables {\n  path \"*\" { capabilities = [\"mount\"] }\n }\n}", "test.hcl:3,29-38: invalid capability \"mount\""},
+		{"bad var cap", "namespace \"a\" {\n variables {\n  path \"*\" { capabilities = [\"mount\"] }\n }\n}", "test.hcl:3:29: invalid capability \"mount\""},
 		{"plugin write", "plugin {\n policy = \"write\"\n}", "invalid policy \"write\""},
 		{"not a string", "agent = 3", "agent must be a string"},
 	}

@@ -186,7 +186,7 @@ func Parse(filename, rules string) (*Policy, error) {
 	}
 	f, diags := hclsyntax.ParseConfig([]byte(rules), filename, hcl.InitialPos)
 	if diags.HasErrors() {
-		return nil, fmt.Errorf("parse policy: %w", diags)
+		return nil, fmt.Errorf("parse policy: %s", formatDiags(diags))
 	}
 	p := &parser{}
 	body := f.Body.(*hclsyntax.Body)
@@ -259,7 +259,7 @@ func Parse(filename, rules string) (*Policy, error) {
 		}
 	}
 	if p.diags.HasErrors() {
-		return nil, fmt.Errorf("invalid policy: %w", p.diags)
+		return nil, fmt.Errorf("invalid policy: %s", formatDiags(p.diags))
 	}
 	return pol, nil
 }
@@ -429,4 +429,23 @@ func (p *parser) hostVolume(b *hclsyntax.Block) *HostVolumeRule {
 	p.noBlocks(b)
 	r.Capabilities = append(r.Capabilities, expandHostVolumePolicy(r.Policy)...)
 	return r
+}
+
+// formatDiags writes each error as "file:line:col: what", joined by "; ".
+func formatDiags(diags hcl.Diagnostics) string {
+	var parts []string
+	for _, d := range diags {
+		if d.Severity != hcl.DiagError {
+			continue
+		}
+		msg := d.Summary
+		if d.Detail != "" {
+			msg += ": " + d.Detail
+		}
+		if d.Subject != nil {
+			msg = fmt.Sprintf("%s:%d:%d: %s", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column, msg)
+		}
+		parts = append(parts, msg)
+	}
+	return strings.Join(parts, "; ")
 }
