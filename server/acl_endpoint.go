@@ -45,7 +45,7 @@ func (s *Server) ACLBootstrap(ctx context.Context, req *structs.ACLBootstrapRequ
 	if secret == "" {
 		secret = structs.GenerateUUID()
 	} else if !isUUID(secret) {
-		return nil, structs.Invalid("invalid acl token: the bootstrap secret must be a UUID")
+		return nil, structs.Invalid("invalid acl token")
 	}
 	tok := &structs.ACLToken{
 		AccessorID: structs.GenerateUUID(), SecretID: secret, Name: "Bootstrap Token",
@@ -238,15 +238,8 @@ func (s *Server) ACLTokenUpsert(ctx context.Context, req *structs.ACLTokenUpsert
 			tok.ExpirationTime = &e
 		}
 	}
-	for _, p := range tok.Policies {
-		pol, err := st.ACLPolicyByName(nil, p)
-		if err != nil {
-			return nil, err
-		}
-		if pol == nil {
-			return nil, structs.Invalid("cannot find policy %s", p)
-		}
-	}
+	// Policies are linked by name and need not exist yet (as Nomad's): a
+	// missing one grants nothing until it is written.
 	for i, link := range tok.Roles {
 		r, err := s.lookupRoleLink(link)
 		if err != nil {

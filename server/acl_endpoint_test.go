@@ -94,8 +94,12 @@ func TestACLTokensPoliciesRoles(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ACLTokenUpsert(ctx, &structs.ACLTokenUpsertRequest{Token: &structs.ACLToken{Type: "client", Policies: []string{"missing"}}}); err == nil {
-		t.Fatal("a token with a missing policy was created")
+	// A policy that does not exist yet is linked by name, as Nomad does.
+	if _, err := s.ACLTokenUpsert(ctx, &structs.ACLTokenUpsertRequest{Token: &structs.ACLToken{Type: "client", Policies: []string{"later"}}}); err != nil {
+		t.Fatalf("a token with a policy to come: %v", err)
+	}
+	if _, err := s.ACLTokenUpsert(ctx, &structs.ACLTokenUpsertRequest{Token: &structs.ACLToken{Type: "client", Roles: []*structs.ACLTokenRoleLink{{Name: "nope"}}}}); err == nil {
+		t.Fatal("a token with a missing role was created")
 	}
 	role, err := s.ACLRoleUpsert(ctx, &structs.ACLRoleUpsertRequest{Role: &structs.ACLRole{Name: "ops", Policies: []*structs.ACLRolePolicyLink{{Name: "nodes"}}}})
 	if err != nil {

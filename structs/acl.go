@@ -142,6 +142,9 @@ func (t *ACLToken) Validate(existing *ACLToken) error {
 				t.ExpirationTTL, ACLTokenMinExpirationTTL, ACLTokenMaxExpirationTTL))
 		}
 	}
+	if existing != nil && t.ExpirationTTL != 0 {
+		errs = append(errs, "cannot update expiration TTL")
+	}
 	if existing != nil && existing.Type != t.Type {
 		errs = append(errs, "cannot change the token type")
 	}
