@@ -239,3 +239,32 @@ func TestACLSnapshotRestore(t *testing.T) {
 		t.Fatal("the bootstrap index was not restored")
 	}
 }
+
+// TestACLNodeSecretGrantsNodeReads checks that a node's secret ID,
+// presented as the token of its calls over the wire, lets it read nodes
+// and jobs (alloc watchers, templates), and no more.
+func TestACLNodeSecretGrantsNodeReads(t *testing.T) {
+	s := newACLServer(t, nil)
+	n := testNode("node-1", 1000, 1000)
+	registerNode(t, s, n)
+	remote := func(m *rpcapi.Info, req any) error {
+		ts := httptest.NewServer(rpcapi.NewHTTPHandler(s.Handlers(), slog.New(slog.DiscardHandler)))
+		defer ts.Close()
+		tr := rpcapi.NewTransport(ts.Client())
+		body, err := tr.Encode(m, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = tr.Post(rpcapi.WithAuthToken(context.Background(), n.SecretID), strings.TrimPrefix(ts.URL, "http://"), m, body)
+		return err
+	}
+	if err := remote(rpcapi.NodeGet.Info(), &structs.NodeSpecificRequest{NodeID: n.ID}); err != nil {
+		t.Fatalf("node reads a node: %v", err)
+	}
+	if err := remote(rpcapi.JobList.Info(), &structs.JobListRequest{}); err != nil {
+		t.Fatalf("node lists jobs: %v", err)
+	}
+	if err := remote(rpcapi.JobRegister.Info(), &structs.JobRegisterRequest{Job: testJob("x", 1, 10, 10)}); structs.KindOf(err) != structs.KindPermission {
+		t.Fatalf("node registers a job: %v, want permission denied", err)
+	}
+}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/subtle"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -161,6 +162,17 @@ func (s *Server) authorize(ctx context.Context, m *rpcapi.Info, req any) error {
 		r = acl.Management()
 	}
 	a, tok, err := s.ResolveACL(ctx, secret)
+	if errors.Is(err, errTokenNotFound) {
+		// A node's own calls (templates, service discovery, the
+		// migration of a previous allocation) present its secret ID.
+		node, nerr := s.fsm.State().NodeBySecret(nil, secret)
+		if nerr != nil {
+			return nerr
+		}
+		if node != nil && secretMatches(node.SecretID, secret) {
+			a, tok, err = nodeACL(), &structs.ACLToken{Type: structs.ACLClientToken, Name: "node " + node.ID}, nil
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -171,6 +183,23 @@ func (s *Server) authorize(ctx context.Context, m *rpcapi.Info, req any) error {
 		return errPermission
 	}
 	return nil
+}
+
+// nodeACL is what a node's secret ID grants on the RPC port: reading
+// nodes, and reading jobs, their services and their variables in every
+// namespace (a node runs those jobs' tasks and renders their templates; it
+// filters variables by each task's own identity).
+func nodeACL() *acl.ACL {
+	return acl.New(&acl.Policy{
+		Node: acl.PolicyRead,
+		Namespaces: []*acl.NamespaceRule{{
+			Name:         "*",
+			Capabilities: []string{acl.NamespaceCapabilityReadJob, acl.NamespaceCapabilityListJobs},
+			Variables: []*acl.VariablesPathRule{{
+				Path: "*", Capabilities: []string{acl.VariablesCapabilityRead, acl.VariablesCapabilityList},
+			}},
+		}},
+	})
 }
 
 // serverSecretContext returns ctx carrying the servers' shared secret when

@@ -243,3 +243,12 @@ func (r *Restorer) ACLRole(ro *structs.ACLRole) error { return r.insert(TableACL
 
 // ACLState restores the ACL bookkeeping.
 func (r *Restorer) ACLState(s *structs.ACLState) error { return r.insert(TableACLState, s) }
+
+// NodeBySecret returns the node whose secret ID is secret, or nil: a
+// node's calls present it as their token.
+func (r *reader) NodeBySecret(ws memdb.WatchSet, secret string) (*structs.Node, error) {
+	if secret == "" {
+		return nil, nil
+	}
+	return first[*structs.Node](r, ws, TableNodes, "secret", secret)
+}

@@ -73,7 +73,8 @@ func schema() *memdb.DBSchema {
 			"job": jobIndex(),
 		}},
 		TableNodes: {Name: TableNodes, Indexes: map[string]*memdb.IndexSchema{
-			"id": stringIndex("id", "ID", true, false),
+			"id":     stringIndex("id", "ID", true, false),
+			"secret": stringIndex("secret", "SecretID", false, true), // acl.go: a node's calls
 		}},
 		TableJobVersion: {Name: TableJobVersion, Indexes: map[string]*memdb.IndexSchema{
 			"id": {
