@@ -89,12 +89,33 @@ func CompileACL(tok *structs.ACLToken, pols []*structs.ACLPolicy) *acl.ACL {
 	return acl.New(parsed...)
 }
 
-// aclCache keeps resolved tokens, by secret, for one index of the ACL
-// tables: any change of a token, policy or role starts it over.
+// aclCache keeps resolved tokens, by secret, for one version of the ACL
+// tables: any change of a token, policy or role (one of the watch
+// channels closes), or a restored state, starts it over.
 type aclCache struct {
 	mu      sync.Mutex // guards the fields below
-	index   uint64
+	store   *state.StateStore
+	watch   []<-chan struct{}
 	entries map[string]*resolvedToken
+	// gen counts the starts over, so that a resolution read in one
+	// generation is not cached in the next.
+	gen uint64
+}
+
+// valid reports whether the cache still holds for st: the same store, and
+// no ACL table changed since it started.
+func (c *aclCache) valid(st *state.StateStore) bool {
+	if c.store != st || c.entries == nil || len(c.entries) >= maxACLCache {
+		return false
+	}
+	for _, ch := range c.watch {
+		select {
+		case <-ch:
+			return false
+		default:
+		}
+	}
+	return true
 }
 
 type resolvedToken struct {
@@ -107,12 +128,20 @@ type resolvedToken struct {
 // expired token is refused even from the cache.
 func (s *Server) ResolveACL(_ context.Context, secret string) (*acl.ACL, *structs.ACLToken, error) {
 	st := s.fsm.State()
-	idx := st.ACLIndex()
 	now := s.clock.Now()
 	s.aclCache.mu.Lock()
-	if s.aclCache.index != idx || len(s.aclCache.entries) >= maxACLCache || s.aclCache.entries == nil {
-		s.aclCache.index, s.aclCache.entries = idx, map[string]*resolvedToken{}
+	if !s.aclCache.valid(st) {
+		// Watch first, then read: a change after this point closes a
+		// channel and discards what the read below caches.
+		watch, _, err := st.ACLWatch()
+		if err != nil {
+			s.aclCache.mu.Unlock()
+			return nil, nil, err
+		}
+		s.aclCache.store, s.aclCache.watch, s.aclCache.entries = st, watch, map[string]*resolvedToken{}
+		s.aclCache.gen++
 	}
+	gen := s.aclCache.gen
 	hit := s.aclCache.entries[secret]
 	s.aclCache.mu.Unlock()
 	if hit != nil {
@@ -127,7 +156,9 @@ func (s *Server) ResolveACL(_ context.Context, secret string) (*acl.ACL, *struct
 	}
 	r := &resolvedToken{token: tok, acl: CompileACL(tok, pols)}
 	s.aclCache.mu.Lock()
-	if s.aclCache.index == idx {
+	// Cache it only in the generation it was read for; a change since then
+	// closed a watch channel, and the next call starts over.
+	if s.aclCache.valid(st) && s.aclCache.gen == gen {
 		s.aclCache.entries[secret] = r
 	}
 	s.aclCache.mu.Unlock()

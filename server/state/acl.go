@@ -252,3 +252,23 @@ func (r *reader) NodeBySecret(ws memdb.WatchSet, secret string) (*structs.Node, 
 	}
 	return first[*structs.Node](r, ws, TableNodes, "secret", secret)
 }
+
+// ACLWatch returns channels that close when an ACL table next changes
+// (one per table), and the ACL tables' index now: a cache of resolved
+// tokens checks them without reading the tables.
+func (r *reader) ACLWatch() ([]<-chan struct{}, uint64, error) {
+	txn := r.db.Txn(false)
+	out := make([]<-chan struct{}, 0, len(ACLTables))
+	var idx uint64
+	for _, t := range ACLTables {
+		ch, raw, err := txn.FirstWatch(TableIndex, "id", t)
+		if err != nil {
+			return nil, 0, fmt.Errorf("watch the index of %s: %w", t, err)
+		}
+		out = append(out, ch)
+		if raw != nil {
+			idx = max(idx, raw.(*indexEntry).Value)
+		}
+	}
+	return out, idx, nil
+}
