@@ -12,8 +12,9 @@ const (
 	KindUnset Kind = iota
 	// KindPublic needs no token (health, leader, bootstrap).
 	KindPublic
-	// KindToken needs a token that resolves (token self), anonymous not
-	// included.
+	// KindToken needs a token that resolves, anonymous included: the
+	// handler returns only what the token may see (namespaces, events),
+	// or checks the token itself (token self).
 	KindToken
 	// KindManagement needs a management token.
 	KindManagement
@@ -50,7 +51,8 @@ type Requirement struct {
 // Public needs nothing.
 func Public() Requirement { return Requirement{Kind: KindPublic} }
 
-// AnyToken needs a token that resolves.
+// AnyToken needs a token that resolves (anonymous included); the handler
+// filters or checks the rest.
 func AnyToken() Requirement { return Requirement{Kind: KindToken} }
 
 // Management needs a management token.
@@ -101,7 +103,7 @@ func (r Requirement) String() string {
 	case KindPublic:
 		return "none"
 	case KindToken:
-		return "any token"
+		return "any token (filtered)"
 	case KindManagement:
 		return "management"
 	case KindNamespace:

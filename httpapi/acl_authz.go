@@ -160,10 +160,6 @@ func (s *Server) authorizeRoute(h http.Handler, route string, r acl.Requirement)
 			writeError(w, req, err)
 			return
 		}
-		if r.Kind == acl.KindToken && tok == nil {
-			writeError(w, req, structs.NewError(structs.KindPermission, "ACL token not found"))
-			return
-		}
 		target, err := s.routeTarget(ctx, req, secret)
 		if err != nil {
 			writeError(w, req, err)

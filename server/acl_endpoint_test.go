@@ -71,6 +71,14 @@ func TestACLBootstrapOnceAndReset(t *testing.T) {
 	}
 }
 
+func TestACLTokenSelfNeedsToken(t *testing.T) {
+	s := newACLServer(t, nil)
+	_, err := s.ACLTokenSelf(context.Background(), &structs.ACLTokenSpecificRequest{})
+	if structs.KindOf(err) != structs.KindPermission || err.Error() != "ACL token not found" {
+		t.Fatalf("token self without a token: %v", err)
+	}
+}
+
 func TestACLDisabled(t *testing.T) {
 	s := newTestServer(t, nil)
 	if _, err := s.ACLBootstrap(context.Background(), &structs.ACLBootstrapRequest{}); err == nil || !strings.Contains(err.Error(), "ACL support disabled") {

@@ -192,7 +192,7 @@ func (s *Server) authorize(ctx context.Context, m *rpcapi.Info, req any) error {
 		}
 		r = acl.Management()
 	}
-	a, tok, err := s.ResolveACL(ctx, secret)
+	a, _, err := s.ResolveACL(ctx, secret)
 	if errors.Is(err, errTokenNotFound) {
 		// A node's own calls (templates, service discovery, the
 		// migration of a previous allocation) present its secret ID.
@@ -201,14 +201,11 @@ func (s *Server) authorize(ctx context.Context, m *rpcapi.Info, req any) error {
 			return nerr
 		}
 		if node != nil && secretMatches(node.SecretID, secret) {
-			a, tok, err = nodeACL(), &structs.ACLToken{Type: structs.ACLClientToken, Name: "node " + node.ID}, nil
+			a, err = nodeACL(), nil
 		}
 	}
 	if err != nil {
 		return err
-	}
-	if r.Kind == acl.KindToken && tok == nil {
-		return errTokenNotFound
 	}
 	if !a.Allows(r, rpcapi.Target(req)) {
 		return errPermission
