@@ -183,13 +183,13 @@ func New(cfg *Config) (*Client, error) {
 		c.agentHTTP, c.agentScheme = &http.Client{Transport: agentTransport(cfg.HTTPTLS)}, "https"
 	}
 	c.rpc = nodeTokenConn{conn: cfg.RPC, secret: c.nodeSecret} // rpc_token.go
-	c.templates = newTemplateConfig(cfg, c.rpc)
 	node, err := c.buildNode(cfg)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
 	c.node = node
+	c.templates = newTemplateConfig(cfg, c.rpc, node.SecretID)
 	c.logger = logger.With("node_id", node.ID)
 	if err := c.setupNetwork(cfg); err != nil { // network.go
 		cancel()
@@ -321,8 +321,8 @@ func (c *Client) restoreAllocs() error {
 
 // newTemplateConfig returns what the tasks' templates read through: the
 // servers (variables) and the agent's HTTP API (services).
-func newTemplateConfig(cfg *Config, rpc rpcapi.Conn) *taskrunner.TemplateConfig {
-	tc := &taskrunner.TemplateConfig{RPC: rpc, Client: cfg.Template}
+func newTemplateConfig(cfg *Config, rpc rpcapi.Conn, secret string) *taskrunner.TemplateConfig {
+	tc := &taskrunner.TemplateConfig{RPC: rpc, Client: cfg.Template, ServicesToken: secret}
 	if cfg.HTTPAddr != "" {
 		tc.ServicesURL = "http://" + cfg.HTTPAddr
 		if cfg.HTTPTLS != nil {

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"crypto/subtle"
-	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -40,7 +39,17 @@ func resolveToken(st *state.StateStore, secret string, now time.Time) (*structs.
 		return nil, nil, err
 	}
 	if tok == nil {
-		return nil, nil, errTokenNotFound
+		// A node's own reads (templates, service discovery, the
+		// migration of a previous allocation) present its secret ID.
+		node, err := st.NodeBySecret(nil, secret)
+		if err != nil {
+			return nil, nil, err
+		}
+		if node == nil || !secretMatches(node.SecretID, secret) {
+			return nil, nil, errTokenNotFound
+		}
+		return &structs.ACLToken{AccessorID: node.ID, Name: "node " + node.Name, Type: structs.ACLClientToken},
+			[]*structs.ACLPolicy{{Name: "node-" + node.ID, Rules: nodeRules}}, nil
 	}
 	if tok.IsExpired(now) {
 		return nil, nil, errTokenExpired
@@ -193,17 +202,6 @@ func (s *Server) authorize(ctx context.Context, m *rpcapi.Info, req any) error {
 		r = acl.Management()
 	}
 	a, _, err := s.ResolveACL(ctx, secret)
-	if errors.Is(err, errTokenNotFound) {
-		// A node's own calls (templates, service discovery, the
-		// migration of a previous allocation) present its secret ID.
-		node, nerr := s.fsm.State().NodeBySecret(nil, secret)
-		if nerr != nil {
-			return nerr
-		}
-		if node != nil && secretMatches(node.SecretID, secret) {
-			a, err = nodeACL(), nil
-		}
-	}
 	if err != nil {
 		return err
 	}
@@ -213,22 +211,23 @@ func (s *Server) authorize(ctx context.Context, m *rpcapi.Info, req any) error {
 	return nil
 }
 
-// nodeACL is what a node's secret ID grants on the RPC port: reading
+// nodeRules is what a node's secret ID grants, as a policy: reading
 // nodes, and reading jobs, their services and their variables in every
 // namespace (a node runs those jobs' tasks and renders their templates; it
 // filters variables by each task's own identity).
-func nodeACL() *acl.ACL {
-	return acl.New(&acl.Policy{
-		Node: acl.PolicyRead,
-		Namespaces: []*acl.NamespaceRule{{
-			Name:         "*",
-			Capabilities: []string{acl.NamespaceCapabilityReadJob, acl.NamespaceCapabilityListJobs},
-			Variables: []*acl.VariablesPathRule{{
-				Path: "*", Capabilities: []string{acl.VariablesCapabilityRead, acl.VariablesCapabilityList},
-			}},
-		}},
-	})
+const nodeRules = `
+node {
+  policy = "read"
 }
+namespace "*" {
+  capabilities = ["list-jobs", "read-job"]
+  variables {
+    path "*" {
+      capabilities = ["read", "list"]
+    }
+  }
+}
+`
 
 // serverSecretContext returns ctx carrying the servers' shared secret when
 // m is a call between servers and ACLs are enforced.
