@@ -90,20 +90,6 @@ func remoteHost(req *http.Request) string {
 	return host
 }
 
-// requestToken returns the request's token: X-Nomad-Token, or an
-// Authorization: Bearer header.
-func requestToken(req *http.Request) string {
-	if t := req.Header.Get("X-Nomad-Token"); t != "" {
-		return t
-	}
-	if a := req.Header.Get("Authorization"); a != "" {
-		if scheme, tok, ok := strings.Cut(a, " "); ok && strings.EqualFold(scheme, "Bearer") {
-			return strings.TrimSpace(tok)
-		}
-	}
-	return ""
-}
-
 // aclGrant is what the authorization found for a request, for the
 // handlers that filter what they return (lists across namespaces, the
 // event stream).
@@ -111,6 +97,19 @@ type aclGrant struct {
 	acl   *acl.ACL
 	token *structs.ACLToken
 	req   acl.Requirement
+	// workload: the grant of a task's workload identity, set by the
+	// workload gate before routing.
+	workload bool
+}
+
+// withWorkloadGrant returns ctx granting what a task's identity may read
+// through the API with ACLs enabled: the jobs and services of its
+// namespace.
+func withWorkloadGrant(ctx context.Context, namespace string) context.Context {
+	a := acl.New(&acl.Policy{Namespaces: []*acl.NamespaceRule{{
+		Name: namespace, Capabilities: []string{acl.NamespaceCapabilityReadJob, acl.NamespaceCapabilityListJobs},
+	}}})
+	return context.WithValue(ctx, aclGrantKey{}, &aclGrant{acl: a, workload: true})
 }
 
 type aclGrantKey struct{}
@@ -139,8 +138,21 @@ func (s *Server) authorizeRoute(h http.Handler, route string, r acl.Requirement)
 			writeError(w, req, errPermissionDenied)
 			return
 		}
-		secret := requestToken(req)
+		secret := requestToken(req) // workload_identity.go
 		ctx := req.Context()
+		if g := grantOf(ctx); g != nil && g.workload {
+			// A task's request that the workload gate authorized: its
+			// grant decides (its namespace's services).
+			t := acl.Target{Namespace: req.URL.Query().Get("namespace")}
+			if !g.acl.Allows(r, t) {
+				writeError(w, req, errPermissionDenied)
+				return
+			}
+			g2 := *g
+			g2.req = r
+			h.ServeHTTP(w, req.WithContext(context.WithValue(ctx, aclGrantKey{}, &g2)))
+			return
+		}
 		if r.Kind == acl.KindPublic {
 			h.ServeHTTP(w, req.WithContext(rpcapi.WithAuthToken(ctx, secret)))
 			return

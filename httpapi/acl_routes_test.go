@@ -11,7 +11,7 @@ import (
 // ACL requirement: add it to buildRouteRequirements (acl_routes.go).
 func TestEveryRouteDeclaresRequirement(t *testing.T) {
 	s := New(nil, &Config{})
-	rt := s.Handler().(*router)
+	rt := s.routes()
 	if len(rt.routes) < 50 {
 		t.Fatalf("only %d routes registered: the walk is broken", len(rt.routes))
 	}

@@ -179,6 +179,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // Handler returns the API's router; the /v1/client routes forward requests
 // for other nodes to their agents (client_forward.go).
 func (s *Server) Handler() http.Handler {
+	return s.workloadGate(s.routes()) // workload_identity.go
+}
+
+// routes returns the router with every route registered.
+func (s *Server) routes() *router {
 	rt := newRouter(s.forwardClientRequests, s.authorizeRoute)
 	get := func(p string, e endpoint) { rt.handle(p, s.wrap(e), http.MethodGet) }
 	write := func(p string, e endpoint) { rt.handle(p, s.wrap(e), http.MethodPut, http.MethodPost) }
@@ -227,7 +232,7 @@ func (s *Server) Handler() http.Handler {
 	s.registerScalingRoutes(rt)       // scaling.go
 	s.registerNodeOpRoutes(rt)        // nodes_drain.go
 	s.registerACLRoutes(rt)           // acl.go
-	return s.workloadGate(rt)         // workload_identity.go
+	return rt
 }
 
 // wrap adapts an endpoint to http.Handler: it bounds the body, and writes

@@ -93,6 +93,9 @@ var requirements = map[*Info]acl.Requirement{
 	ServiceRegistrationList.info:   nsRead,
 	ServiceRegistrationGet.info:    nsRead,
 
+	AllocSignIdentities.info: acl.NodeSecret(),
+	IdentityAuthorize.info:   acl.Public(), // the workload's signed token is the credential, verified by the handler
+
 	ACLBootstrap.info:    acl.Public(),
 	ACLResolveToken.info: acl.Public(), // the secret is the credential; failures are rate-limited
 	ACLTokenSelf.info:    acl.AnyToken(),
