@@ -51,6 +51,11 @@ func buildRouteRequirements() map[string]acl.Requirement {
 		add("/v1/job/{id}/"+p, nsReadJob, get...)
 	}
 	add("/v1/job/{id}/plan", nsSubmitJob, write...)
+	add("/v1/job/{id}/versions/{name}/tag", nsSubmitJob, http.MethodPut, http.MethodPost, http.MethodDelete)
+	add("/v1/job/{id}/scale", acl.Namespace(acl.NamespaceCapabilityReadJobScaling), get...)
+	add("/v1/job/{id}/scale", acl.Namespace(acl.NamespaceCapabilityScaleJob), write...)
+	add("/v1/scaling/policies", acl.Namespace(acl.NamespaceCapabilityListScalingPolicies), get...)
+	add("/v1/scaling/policy/{id}", acl.Namespace(acl.NamespaceCapabilityReadScalingPolicy), get...)
 	add("/v1/job/{id}/revert", nsSubmitJob, write...)
 	add("/v1/allocations", nsReadJob, get...)
 	add("/v1/allocation/{id}", nsReadJob, get...)

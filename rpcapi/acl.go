@@ -93,6 +93,12 @@ var requirements = map[*Info]acl.Requirement{
 	ServiceRegistrationList.info:   nsRead,
 	ServiceRegistrationGet.info:    nsRead,
 
+	JobScale.info:          acl.Namespace(acl.NamespaceCapabilityScaleJob),
+	JobScaleStatus.info:    acl.Namespace(acl.NamespaceCapabilityReadJobScaling),
+	ScalingPolicyList.info: acl.Namespace(acl.NamespaceCapabilityListScalingPolicies),
+	ScalingPolicyGet.info:  acl.Namespace(acl.NamespaceCapabilityReadScalingPolicy),
+	JobTagVersion.info:     nsSubmit,
+
 	AllocSignIdentities.info: acl.NodeSecret(),
 	IdentityAuthorize.info:   acl.Public(), // the workload's signed token is the credential, verified by the handler
 
