@@ -10,13 +10,7 @@ import (
 	"github.com/drover-io/drover/api"
 )
 
-// stringList is a repeatable string flag (-policy a -policy b).
-type stringList []string
-
-func (l *stringList) String() string     { return strings.Join(*l, ",") }
-func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
-
-var _ flag.Value = (*stringList)(nil)
+var _ flag.Value = (*stringList)(nil) // tls.go declares it
 
 func runACLBootstrap(m *Meta, args []string) int {
 	fset := m.apiFlagSet("acl bootstrap", "[options] [<path>]", `
