@@ -93,6 +93,9 @@ func buildRouteRequirements() map[string]acl.Requirement {
 	add("/v1/nodes", acl.NodeRead(), get...)
 	add("/v1/node/{id}", acl.NodeRead(), get...)
 	add("/v1/node/{id}/allocations", acl.NodeRead(), get...)
+	add("/v1/node/{id}/drain", acl.NodeWrite(), write...)
+	add("/v1/node/{id}/eligibility", acl.NodeWrite(), write...)
+	add("/v1/system/reconcile/summaries", acl.Management(), write...)
 
 	// Variables: the path's capability in the request's namespace.
 	add("/v1/vars", acl.Variable(acl.VariablesCapabilityList), get...)

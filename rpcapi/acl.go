@@ -99,6 +99,11 @@ var requirements = map[*Info]acl.Requirement{
 	ScalingPolicyGet.info:  acl.Namespace(acl.NamespaceCapabilityReadScalingPolicy),
 	JobTagVersion.info:     nsSubmit,
 
+	NodeUpdateDrain.info:          acl.NodeWrite(),
+	NodeUpdateEligibility.info:    acl.NodeWrite(),
+	SystemGC.info:                 acl.Management(),
+	SystemReconcileSummaries.info: acl.Management(),
+
 	AllocSignIdentities.info: acl.NodeSecret(),
 	IdentityAuthorize.info:   acl.Public(), // the workload's signed token is the credential, verified by the handler
 
