@@ -246,6 +246,7 @@ func (a *Agent) setupServer(ctx context.Context) error {
 		Datacenter:             a.cfg.Datacenter,
 		HeartbeatTTL:           a.cfg.Server.MinHeartbeatTTL,
 		HeartbeatGrace:         a.cfg.Server.HeartbeatGrace,
+		ACLEnabled:             a.cfg.ACL.Enabled,
 		MaxHeartbeatsPerSecond: a.cfg.Server.MaxHeartbeatsPerSecond,
 		GC:                     a.cfg.Server.GC.serverGC(),
 		JobMaxCount:            a.cfg.Server.JobMaxCount,
@@ -266,6 +267,7 @@ func (a *Agent) setupServer(ctx context.Context) error {
 			return fmt.Errorf("load the keyring's key-encryption key: %w", err)
 		}
 		scfg.KEK = kek
+		scfg.ACLBootstrapResetFile = filepath.Join(a.cfg.DataDir, serverDirName, aclBootstrapResetFile)
 		rs, err := openRaftStores(a.cfg.DataDir, a.logger)
 		if err != nil {
 			return err
@@ -406,7 +408,8 @@ func (a *Agent) Start() error {
 	a.http = httpapi.New(a.ln, &httpapi.Config{
 		RPC: rpc, Agent: agentInfo{a}, Client: nc, ParseJob: jobspec.ParseRequest, Logger: a.logger.With("component", "http"),
 		UI: a.cfg.UI.Enabled, Monitor: a.monitor, EnableDebug: a.cfg.EnableDebug, Metrics: a.telemetry, Events: a.httpEvents(),
-		ForwardTLS: a.httpClientTLS(), // config_tls.go
+		ForwardTLS: a.httpClientTLS(),  // config_tls.go
+		ACL:        a.aclResolver(rpc), // acl_resolver.go
 	})
 	a.ln = nil // owned by the HTTP server now
 	a.http.Serve()

@@ -212,7 +212,8 @@ func agentFlags(def *Config) []*agentFlag {
 		ignored(cl, "host-volume-plugin-dir", "client.host_volume_plugin_dir", "<path>", "The directory of host volume plugins (ignored)."),
 		ignored(cl, "client-intro-token", "client.intro_token", "<token>", "The client's introduction token (ignored)."),
 
-		ignored(sectionACL, "acl-enabled", "acl.enabled", "", "Enable ACLs (ignored: every API request is allowed)."),
+		{name: "acl-enabled", section: sectionACL, key: "acl.enabled", set: setBool(func(c *Config) *bool { return &c.ACL.Enabled }),
+			usage: "Enable ACLs: every API request and RPC needs a token that grants it (docs/acl.md)."},
 		ignored(sectionACL, "acl-replication-token", "acl.replication_token", "<token>", "The ACL replication token (ignored)."),
 
 		consul("address", "<addr>", "Consul's address."),

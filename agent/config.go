@@ -78,6 +78,8 @@ type Config struct {
 	Plugins map[string]*PluginConfig
 	// UI is the ui block: whether the agent serves the web UI at /ui/.
 	UI UIConfig
+	// ACL is the acl block (config_acl.go, docs/acl.md).
+	ACL ACLConfig
 	// Telemetry is the telemetry block: the metrics /v1/metrics serves
 	// (config_telemetry.go, docs/metrics.md).
 	Telemetry telemetry.Config
@@ -336,6 +338,7 @@ func DefaultConfig() *Config {
 		},
 		UI:     UIConfig{Enabled: true},
 		Server: defaultServerConfig(), // server_gc.go
+		ACL:    ACLConfig{TokenTTL: defaultACLTokenTTL, PolicyTTL: defaultACLPolicyTTL, RoleTTL: defaultACLRoleTTL},
 		Client: ClientConfig{Artifact: defaultArtifactConfig(), GC: ClientGCConfig{
 			Interval:            DefaultGCInterval,
 			MaxAllocs:           DefaultGCMaxAllocs,
@@ -448,6 +451,9 @@ func (c *Config) merge(f *parsedFile) {
 	}
 	if u := fc.UI; u != nil {
 		setVal(&c.UI.Enabled, u.Enabled)
+	}
+	if a := fc.ACL; a != nil {
+		c.mergeACL(a) // config_acl.go
 	}
 	if t := fc.Telemetry; t != nil {
 		c.mergeTelemetry(t)

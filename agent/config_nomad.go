@@ -30,7 +30,6 @@ var nomadIgnored = map[string]map[string]string{
 		"max_stale":    "templates read variables from the servers' leader; stale reads are not configurable yet",
 	},
 	"": {
-		"acl":                       "ACLs are not enforced yet: every API request is allowed",
 		"audit":                     reasonEnterprise,
 		"consul":                    reasonNoConsul,
 		"eventlog":                  "the Windows event log is not supported",
@@ -44,6 +43,11 @@ var nomadIgnored = map[string]map[string]string{
 	},
 	"telemetry": telemetryIgnored, // config_telemetry.go
 	"tls":       tlsIgnored,       // config_tls.go
+	"acl": {
+		"replication_token":        "drover runs one region: there is nothing to replicate",
+		"token_min_expiration_ttl": "token expiry is bounded by drover's fixed limits (1 minute to 24 hours)",
+		"token_max_expiration_ttl": "token expiry is bounded by drover's fixed limits (1 minute to 24 hours)",
+	},
 	"ui": {
 		"content_security_policy": "the web UI's Content-Security-Policy is fixed (see docs/ui.md)",
 		"consul":                  reasonNoConsul,

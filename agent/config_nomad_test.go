@@ -28,7 +28,7 @@ func warningKeys(ws []ConfigWarning) []string {
 // nomadAgentWarnings are the settings of testdata/config/nomad/agent.hcl
 // that drover ignores: one warning each.
 var nomadAgentWarnings = []string{
-	"acl", "audit",
+	"audit",
 	"client.chroot_env", "client.drain_on_shutdown",
 	"client.max_kill_timeout", "client.network_speed", "client.no_host_uuid",
 	"client.options.docker.privileged.enabled", "client.options.fingerprint.network.disallow_link_local",
@@ -86,6 +86,7 @@ func TestNomadAgentConfigFile(t *testing.T) {
 		Join:         ServerJoinConfig{RetryJoin: []string{}},
 		Template:     TemplateConfig{DisableFileSandbox: true},
 	}
+	want.ACL = ACLConfig{Enabled: true, TokenTTL: 30 * time.Second, PolicyTTL: time.Minute, RoleTTL: 30 * time.Second}
 	got := *c
 	got.Plugins, got.Warnings = nil, nil
 	if !reflect.DeepEqual(&got, want) {

@@ -43,6 +43,7 @@ type fileConfig struct {
 	UI        *uiBlock
 	Telemetry *telemetryBlock // config_telemetry.go
 	TLS       *tlsBlock       // config_tls.go
+	ACL       *aclBlock       // config_acl.go
 }
 
 // logFileConfig is the logging keys of a file.
@@ -257,6 +258,12 @@ func (pf *parsedFile) topSection() section {
 				fc.TLS = &tlsBlock{}
 			}
 			return fc.TLS.section()
+		}),
+		"acl": blockKey(func() section { // config_acl.go
+			if fc.ACL == nil {
+				fc.ACL = &aclBlock{}
+			}
+			return fc.ACL.section()
 		}),
 		"ui": blockKey(func() section {
 			if fc.UI == nil {

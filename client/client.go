@@ -152,13 +152,11 @@ func New(cfg *Config) (*Client, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Client{
 		logger:         logger,
-		rpc:            cfg.RPC,
 		stateDB:        db,
 		region:         cfg.Region,
 		devMode:        cfg.DevMode,
 		root:           cfg.AllocDir,
 		artifacts:      newArtifactGetter(cfg.Artifact, logger),
-		templates:      newTemplateConfig(cfg),
 		taskAPIURL:     taskAPIURL(cfg),
 		agentScheme:    "http",
 		hostStats:      stats.NewHostCollector(stats.HostConfig{AllocDir: cfg.AllocDir}),
@@ -184,12 +182,14 @@ func New(cfg *Config) (*Client, error) {
 	if cfg.HTTPTLS != nil {
 		c.agentHTTP, c.agentScheme = &http.Client{Transport: agentTransport(cfg.HTTPTLS)}, "https"
 	}
+	c.rpc = nodeTokenConn{conn: cfg.RPC, secret: c.nodeSecret} // rpc_token.go
 	node, err := c.buildNode(cfg)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
 	c.node = node
+	c.templates = newTemplateConfig(cfg, c.rpc, node.SecretID)
 	c.logger = logger.With("node_id", node.ID)
 	if err := c.setupNetwork(cfg); err != nil { // network.go
 		cancel()
@@ -321,8 +321,8 @@ func (c *Client) restoreAllocs() error {
 
 // newTemplateConfig returns what the tasks' templates read through: the
 // servers (variables) and the agent's HTTP API (services).
-func newTemplateConfig(cfg *Config) *taskrunner.TemplateConfig {
-	tc := &taskrunner.TemplateConfig{RPC: cfg.RPC, Client: cfg.Template}
+func newTemplateConfig(cfg *Config, rpc rpcapi.Conn, secret string) *taskrunner.TemplateConfig {
+	tc := &taskrunner.TemplateConfig{RPC: rpc, Client: cfg.Template, ServicesToken: secret}
 	if cfg.HTTPAddr != "" {
 		tc.ServicesURL = "http://" + cfg.HTTPAddr
 		if cfg.HTTPTLS != nil {

@@ -24,6 +24,9 @@ type Meta struct {
 	// tls are the TLS flags (meta_tls.go); empty means "from the
 	// environment".
 	tls tlsFlags
+	// token is the -token flag: the ACL token's secret ID; empty means
+	// DROVER_TOKEN or NOMAD_TOKEN.
+	token string
 }
 
 func newMeta(stdout, stderr io.Writer, d deps) *Meta {
@@ -54,6 +57,8 @@ func (m *Meta) apiFlagSet(name, args, help string) *flagSet {
 	fs.StringVar(&m.namespace, "namespace", m.namespace,
 		"The namespace to use. Overrides DROVER_NAMESPACE and NOMAD_NAMESPACE.")
 	m.tls.register(fs.FlagSet) // meta_tls.go
+	fs.StringVar(&m.token, "token", m.token,
+		"The ACL token's secret ID. Overrides DROVER_TOKEN and NOMAD_TOKEN.")
 	return fs
 }
 
@@ -122,9 +127,11 @@ func (m *Meta) client() (*api.Client, error) {
 			ns = m.getenv(k)
 		}
 	}
-	token := m.getenv("DROVER_TOKEN")
-	if token == "" {
-		token = m.getenv("NOMAD_TOKEN")
+	token := m.token
+	for _, k := range []string{"DROVER_TOKEN", "NOMAD_TOKEN"} {
+		if token == "" {
+			token = m.getenv(k)
+		}
 	}
 	c, err := api.NewClient(&api.Config{Address: m.addressSetting(), Namespace: ns, SecretID: token, TLSConfig: m.tlsConfig()})
 	if err != nil {

@@ -96,6 +96,26 @@ func commands() map[string]cliCommand {
 		"system gc":                     {"Garbage collect dead jobs, evaluations, allocations and down nodes now", runSystemGC},
 		"system reconcile":              {"Reconcile the servers' state", nil},
 		"system reconcile summaries":    {"Recompute every job's summary", runSystemReconcileSummaries},
+		"acl":                           {"Interact with ACL policies, tokens and roles", nil},
+		"acl bootstrap":                 {"Bootstrap the ACL system for initial token", runACLBootstrap},
+		"acl policy":                    {"Interact with ACL policies", nil},
+		"acl policy apply":              {"Create or update an ACL policy", runACLPolicyApply},
+		"acl policy list":               {"List ACL policies", runACLPolicyList},
+		"acl policy info":               {"Fetch info on an existing ACL policy", runACLPolicyInfo},
+		"acl policy delete":             {"Delete an existing ACL policy", runACLPolicyDelete},
+		"acl token":                     {"Interact with ACL tokens", nil},
+		"acl token create":              {"Create a new ACL token", runACLTokenCreate},
+		"acl token list":                {"List ACL tokens", runACLTokenList},
+		"acl token info":                {"Fetch information on an existing ACL token", runACLTokenInfo},
+		"acl token update":              {"Update an existing ACL token", runACLTokenUpdate},
+		"acl token delete":              {"Delete an existing ACL token", runACLTokenDelete},
+		"acl token self":                {"Lookup self ACL token", runACLTokenSelf},
+		"acl role":                      {"Interact with ACL roles", nil},
+		"acl role create":               {"Create a new ACL role", runACLRoleCreate},
+		"acl role list":                 {"List ACL roles", runACLRoleList},
+		"acl role info":                 {"Fetch information on an existing ACL role", runACLRoleInfo},
+		"acl role update":               {"Update an existing ACL role", runACLRoleUpdate},
+		"acl role delete":               {"Delete an existing ACL role", runACLRoleDelete},
 		"namespace":                     {"Interact with namespaces", nil},
 		"namespace list":                {"List namespaces", runNamespaceList},
 		"namespace status":              {"Display a namespace", runNamespaceStatus},
@@ -157,6 +177,7 @@ func run(args []string, m *Meta) int {
 	global.StringVar(&m.address, "address", m.address, "")
 	global.StringVar(&m.namespace, "namespace", m.namespace, "")
 	m.tls.register(global) // meta_tls.go
+	global.StringVar(&m.token, "token", m.token, "")
 	showVersion := global.Bool("version", false, "")
 	if err := global.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -249,6 +270,7 @@ Global options (also accepted by every command that talks to an agent):
                      NOMAD_CACERT, NOMAD_CAPATH, NOMAD_CLIENT_CERT,
                      NOMAD_CLIENT_KEY, NOMAD_TLS_SERVER_NAME,
                      NOMAD_SKIP_VERIFY; see docs/tls.md).
+  -token=<secret>    The ACL token's secret ID (env DROVER_TOKEN or NOMAD_TOKEN).
 
 Run `+"`drover <command> -h`"+` for a command's options.
 `)

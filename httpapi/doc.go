@@ -15,9 +15,11 @@
 // Files: server.go holds the Server (Config, New, Serve, Shutdown), its
 // routes and the writing of responses; request.go the reading of bodies
 // and query parameters; router.go the routing; errors.go the one mapping
-// from errors to status codes; the other files the handlers, by resource.
-// The agent (package agent) wires it; this package never imports the
-// server.
+// from errors to status codes; acl_routes.go what each route requires
+// with ACLs enabled, acl_authz.go the check of it before the handler (the
+// request's token, X-Nomad-Token or Authorization: Bearer, resolved by
+// Config.ACL); the other files the handlers, by resource. The agent
+// (package agent) wires it; this package never imports the server.
 //
 // Endpoints (JSON as Nomad's; errors are plain text with the status code).
 // Reads of jobs, allocations, evaluations, deployments and variables take

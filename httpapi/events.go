@@ -81,6 +81,19 @@ func (s *Server) eventStream(w http.ResponseWriter, req *http.Request) {
 		var out any = batch
 		switch {
 		case err == nil:
+			if g := grantOf(ctx); g != nil {
+				kept := batch.Events[:0:0]
+				for i := range batch.Events {
+					if allowEvent(g, &batch.Events[i]) {
+						kept = append(kept, batch.Events[i])
+					}
+				}
+				if len(kept) == 0 {
+					continue
+				}
+				batch.Events = kept
+				out = batch
+			}
 		case ctx.Err() != nil:
 			return // the client left or the server stops
 		case errors.Is(err, context.DeadlineExceeded):

@@ -33,8 +33,11 @@ func (s *Server) namespaceList(w http.ResponseWriter, req *http.Request) (any, e
 	}
 	setQueryMeta(w, resp.QueryMeta)
 	out := make([]*api.Namespace, 0, len(resp.Namespaces))
+	g := grantOf(req.Context()) // acl_authz.go: only the namespaces the token may use
 	for _, ns := range resp.Namespaces {
-		out = append(out, apiNamespace(ns))
+		if g == nil || g.acl.AllowNamespace(ns.Name) {
+			out = append(out, apiNamespace(ns))
+		}
 	}
 	return out, nil
 }
@@ -44,6 +47,9 @@ func (s *Server) namespaceGet(w http.ResponseWriter, req *http.Request) (any, er
 	opts, err := queryOptions(req)
 	if err != nil {
 		return nil, err
+	}
+	if g := grantOf(req.Context()); g != nil && !g.acl.AllowNamespace(req.PathValue("name")) {
+		return nil, errPermissionDenied
 	}
 	resp, err := rpcapi.NamespaceGet.Call(req.Context(), s.rpc, &structs.NamespaceSpecificRequest{Name: req.PathValue("name"), QueryOptions: opts})
 	if err != nil {

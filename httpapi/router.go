@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/drover-io/drover/acl"
 )
 
 // router routes requests with an http.ServeMux: patterns hold the method
@@ -18,6 +20,11 @@ type router struct {
 	// client wraps the handlers of the /v1/client routes (the forwarding
 	// of requests for other nodes to their agents).
 	client func(http.Handler) http.Handler
+	// authorize wraps every route's handler with the check of its ACL
+	// requirement (acl_routes.go declares them; acl_authz.go checks).
+	authorize func(h http.Handler, route string, r acl.Requirement) http.Handler
+	// routes are the registered routes ("GET /v1/jobs"), in order.
+	routes []string
 }
 
 // routeMethods are the methods a route may take, probed for a 405's Allow.
@@ -25,8 +32,8 @@ var routeMethods = []string{http.MethodDelete, http.MethodGet, http.MethodPost, 
 
 // newRouter returns a router whose /v1/client routes' handlers are wrapped
 // with client.
-func newRouter(client func(http.Handler) http.Handler) *router {
-	return &router{mux: http.NewServeMux(), client: client}
+func newRouter(client func(http.Handler) http.Handler, authorize func(http.Handler, string, acl.Requirement) http.Handler) *router {
+	return &router{mux: http.NewServeMux(), client: client, authorize: authorize}
 }
 
 // handle registers h for the path pattern and methods.
@@ -35,7 +42,9 @@ func (rt *router) handle(pattern string, h http.Handler, methods ...string) {
 		h = rt.client(h)
 	}
 	for _, m := range methods {
-		rt.mux.Handle(m+" "+pattern, h)
+		route := m + " " + pattern
+		rt.routes = append(rt.routes, route)
+		rt.mux.Handle(route, rt.authorize(h, route, routeRequirements[route]))
 	}
 }
 

@@ -81,6 +81,9 @@ type Config struct {
 	// forwards to other nodes' agents, which then serve HTTPS (the
 	// agent's tls.http); nil forwards over plain HTTP.
 	ForwardTLS *tls.Config
+	// ACL resolves request tokens when ACLs are enabled (acl_authz.go);
+	// nil: ACLs are disabled and every request is served.
+	ACL ACLResolver
 }
 
 // endpoint handles one request. It returns the value to encode as JSON, or
@@ -108,6 +111,11 @@ type Server struct {
 	debug      bool
 	monitorSet monitorSettings
 
+	// acl checks requests' tokens (nil: ACLs disabled); lookups limits
+	// failed token lookups per remote address.
+	acl     ACLResolver
+	lookups *lookupLimiter
+
 	ln  net.Listener
 	srv *http.Server
 	// stopRequests cancels the context of every in-flight request, so that
@@ -125,7 +133,8 @@ func New(ln net.Listener, cfg *Config) *Server {
 	}
 	s := &Server{rpc: cfg.RPC, agent: cfg.Agent, client: cfg.Client, telemetry: cfg.Metrics, events: cfg.Events, parse: cfg.ParseJob, logger: logger, ln: ln,
 		done: make(chan struct{}), forwarder: newNodeForwarder(logger, cfg.ForwardTLS), execTimes: defaultExecTimeouts(),
-		monitor: cfg.Monitor, debug: cfg.EnableDebug, monitorSet: defaultMonitorSettings()}
+		monitor: cfg.Monitor, debug: cfg.EnableDebug, monitorSet: defaultMonitorSettings(),
+		acl: cfg.ACL, lookups: newLookupLimiter(time.Now)}
 	base, cancel := context.WithCancel(context.Background())
 	s.stopRequests = cancel
 	s.srv = &http.Server{
@@ -170,7 +179,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // Handler returns the API's router; the /v1/client routes forward requests
 // for other nodes to their agents (client_forward.go).
 func (s *Server) Handler() http.Handler {
-	rt := newRouter(s.forwardClientRequests)
+	return s.workloadGate(s.routes()) // workload_identity.go
+}
+
+// routes returns the router with every route registered.
+func (s *Server) routes() *router {
+	rt := newRouter(s.forwardClientRequests, s.authorizeRoute)
 	get := func(p string, e endpoint) { rt.handle(p, s.wrap(e), http.MethodGet) }
 	write := func(p string, e endpoint) { rt.handle(p, s.wrap(e), http.MethodPut, http.MethodPost) }
 
@@ -219,7 +233,8 @@ func (s *Server) Handler() http.Handler {
 	s.registerScalingRoutes(rt)       // scaling.go
 	s.registerNodeOpRoutes(rt)        // nodes_drain.go
 	s.registerNodePoolRoutes(rt)      // node_pools.go
-	return s.workloadGate(rt)         // workload_identity.go
+	s.registerACLRoutes(rt)           // acl.go
+	return rt
 }
 
 // wrap adapts an endpoint to http.Handler: it bounds the body, and writes
@@ -234,6 +249,9 @@ func (s *Server) wrapLimit(e endpoint, limit int64) http.Handler {
 		known, last := s.agent.Contact()
 		setLeaderHeaders(w, known, last)
 		out, err := e(w, req)
+		if err == nil {
+			out, err = filterByGrant(req.Context(), out) // acl_authz.go
+		}
 		if err != nil {
 			s.logger.Debug("http request failed", "method", req.Method, "path", req.URL.Path,
 				"code", statusCode(err), "error", err, "duration", time.Since(start))

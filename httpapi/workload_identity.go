@@ -75,7 +75,7 @@ func (s *Server) workloadGate(next http.Handler) http.Handler {
 			q := r.URL.Query()
 			q.Set("namespace", claims.Namespace)
 			r.URL.RawQuery = q.Encode()
-			next.ServeHTTP(w, r)
+			next.ServeHTTP(w, r.WithContext(withWorkloadGrant(r.Context(), claims.Namespace))) // acl_authz.go
 		default:
 			h := &template.Handler{RPC: s.rpc, Identity: claims.Workload(), Logger: s.logger}
 			h.ServeHTTP(w, r)

@@ -33,6 +33,12 @@
 // the caller's context ends the call on the server too (a blocking query
 // returns).
 //
-// rpcapi imports only structs of drover's: the server, the client and the
-// HTTP API import it, never each other.
+// Access control (acl.go): every method declares what its caller must be
+// granted (Info.Requirement); the caller's ACL token travels in the
+// context (WithAuthToken) and on the wire as X-Nomad-Token, and the server
+// checks it once, in its middleware, for calls that arrived over the wire
+// (Remote).
+//
+// rpcapi imports only structs and acl of drover's: the server, the client
+// and the HTTP API import it, never each other.
 package rpcapi

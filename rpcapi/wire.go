@@ -102,7 +102,10 @@ func (s *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, structs.Invalid("read %s request: %v", name, err))
 		return
 	}
-	ctx := r.Context()
+	ctx := withRemote(r.Context())
+	if tok := r.Header.Get(TokenHeader); tok != "" {
+		ctx = WithAuthToken(ctx, tok)
+	}
 	if r.Header.Get(forwardedHeader) != "" {
 		ctx = WithForwarded(ctx)
 	}
@@ -207,6 +210,9 @@ func (t *Transport) Post(ctx context.Context, addr string, m *Info, body []byte)
 	hreq.Header.Set("Accept", ContentType)
 	if Forwarded(ctx) {
 		hreq.Header.Set(forwardedHeader, "1")
+	}
+	if tok := AuthToken(ctx); tok != "" {
+		hreq.Header.Set(TokenHeader, tok)
 	}
 	resp, err := t.hc.Do(hreq)
 	if err != nil {

@@ -109,6 +109,15 @@ type Config struct {
 	// join it again as new ones. It needs existing raft state.
 	Recover bool
 
+	// ACLEnabled enforces ACLs on every call that arrives over the RPC
+	// port (the agent's acl { enabled }); the HTTP API checks its own
+	// requests (package httpapi).
+	ACLEnabled bool
+	// ACLBootstrapResetFile is the file whose content, the index of the
+	// last bootstrap, allows one more (<data_dir>/server/acl-bootstrap-reset);
+	// "" allows none.
+	ACLBootstrapResetFile string
+
 	// Cluster makes the server one of several over the network; nil runs
 	// a single server without a network of its own (dev mode, tests), its
 	// RPC port served by the agent.

@@ -98,6 +98,7 @@ func forwardError(m *rpcapi.Info, err error) error {
 
 // forward sends a call to the leader at addr.
 func (s *Server) forward(ctx context.Context, addr string, m *rpcapi.Info, req any) (any, error) {
+	ctx = s.serverSecretContext(ctx, m)
 	return serverConn{wire: s.cluster.wire, addr: addr}.Invoke(rpcapi.WithForwarded(ctx), m, req)
 }
 

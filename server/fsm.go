@@ -351,6 +351,9 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 		err = f.applyServices(t, body, batch, &resp)
 	case NodeUpdateDrainRequestType, AllocDesiredTransitionRequestType, GCRequestType:
 		err = f.applyNodeOps(t, body, batch, &evals, &capacity) // fsm_nodes.go
+	case ACLBootstrapRequestType, ACLPolicyUpsertRequestType, ACLPolicyDeleteRequestType, ACLTokenUpsertRequestType,
+		ACLTokenDeleteRequestType, ACLRoleUpsertRequestType, ACLRoleDeleteRequestType, ACLServerSecretRequestType:
+		err = f.applyACL(t, body, index, batch)
 	case NamespaceUpsertRequestType:
 		var cmd NamespaceUpsertCommand
 		if err := decodeBody(f.handle, body, &cmd); err != nil {
@@ -472,6 +475,8 @@ type snapshotData struct {
 	NodePools []*structs.NodePool
 	// Added with periodic jobs; absent from older snapshots.
 	PeriodicLaunches []*structs.PeriodicLaunch
+	// Added with ACLs; absent from older snapshots.
+	ACL *aclSnapshot
 }
 
 const snapshotVersion = 1
@@ -583,6 +588,9 @@ func (f *FSM) Restore(rc io.ReadCloser) (err error) {
 				return err
 			}
 		}
+		if err := restoreACL(r, data.ACL); err != nil {
+			return err
+		}
 		for table, idx := range data.Indexes {
 			if err := r.Index(table, idx); err != nil {
 				return err
@@ -668,6 +676,9 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 		return err
 	}
 	if data.PeriodicLaunches, err = s.snap.PeriodicLaunches(nil); err != nil {
+		return err
+	}
+	if data.ACL, err = snapshotACL(s.snap); err != nil {
 		return err
 	}
 	return codec.NewEncoder(w, s.handle).Encode(&data)

@@ -51,6 +51,15 @@ const (
 	// Node pools (canary: node_pool_endpoint.go).
 	NodePoolUpsertRequestType
 	NodePoolDeleteRequestType
+	// ACLs (fsm_acl.go), added with issue 16's ACLs.
+	ACLBootstrapRequestType
+	ACLPolicyUpsertRequestType
+	ACLPolicyDeleteRequestType
+	ACLTokenUpsertRequestType
+	ACLTokenDeleteRequestType
+	ACLRoleUpsertRequestType
+	ACLRoleDeleteRequestType
+	ACLServerSecretRequestType
 )
 
 // String names the message type for logs.
@@ -114,6 +123,9 @@ func (t MessageType) String() string {
 		return "alloc-desired-transition"
 	case GCRequestType:
 		return "gc"
+	}
+	if name, ok := aclMessageNames[t]; ok {
+		return name
 	}
 	return fmt.Sprintf("message-type-%d", uint8(t))
 }

@@ -90,7 +90,28 @@ func (s *Server) newHandlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.EvalDequeue, s.EvalDequeue)
 	rpcapi.Handle(h, rpcapi.EvalAck, s.EvalAck)
 	rpcapi.Handle(h, rpcapi.PlanSubmit, s.PlanSubmit)
-	h.Use(s.route)
+	h.Use(func(ctx context.Context, m *rpcapi.Info, req any, serve func(context.Context, any) (any, error)) (any, error) {
+		if err := s.authorize(ctx, m, req); err != nil {
+			return nil, err
+		}
+		return s.route(ctx, m, req, serve)
+	})
+	// ACLs (acl_endpoint.go).
+	rpcapi.Handle(h, rpcapi.ACLBootstrap, s.ACLBootstrap)
+	rpcapi.Handle(h, rpcapi.ACLResolveToken, s.ACLResolveToken)
+	rpcapi.Handle(h, rpcapi.ACLTokenSelf, s.ACLTokenSelf)
+	rpcapi.Handle(h, rpcapi.ACLPolicyUpsert, s.ACLPolicyUpsert)
+	rpcapi.Handle(h, rpcapi.ACLPolicyDelete, s.ACLPolicyDelete)
+	rpcapi.Handle(h, rpcapi.ACLPolicyList, s.ACLPolicyList)
+	rpcapi.Handle(h, rpcapi.ACLPolicyGet, s.ACLPolicyGet)
+	rpcapi.Handle(h, rpcapi.ACLTokenUpsert, s.ACLTokenUpsert)
+	rpcapi.Handle(h, rpcapi.ACLTokenDelete, s.ACLTokenDelete)
+	rpcapi.Handle(h, rpcapi.ACLTokenList, s.ACLTokenList)
+	rpcapi.Handle(h, rpcapi.ACLTokenGet, s.ACLTokenGet)
+	rpcapi.Handle(h, rpcapi.ACLRoleUpsert, s.ACLRoleUpsert)
+	rpcapi.Handle(h, rpcapi.ACLRoleDelete, s.ACLRoleDelete)
+	rpcapi.Handle(h, rpcapi.ACLRoleList, s.ACLRoleList)
+	rpcapi.Handle(h, rpcapi.ACLRoleGet, s.ACLRoleGet)
 	// Service registrations.
 	rpcapi.Handle(h, rpcapi.ServiceRegistrationUpsert, s.ServiceRegistrationUpsert)
 	rpcapi.Handle(h, rpcapi.ServiceRegistrationDelete, s.ServiceRegistrationDelete)

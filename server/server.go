@@ -29,8 +29,10 @@ const leaderProgressInterval = 5 * time.Second
 // applier and heartbeat timers. Its methods are safe for concurrent use.
 type Server struct {
 	config Config
-	logger *slog.Logger
-	clock  Clock
+	// aclCache keeps resolved ACL tokens (acl_resolve.go).
+	aclCache aclCache
+	logger   *slog.Logger
+	clock    Clock
 
 	fsm           *FSM
 	raft          *raft.Raft
@@ -473,6 +475,9 @@ func (s *Server) establishLeadership() {
 		s.logger.Error("restore variable lock timers", "error", err)
 	}
 	s.periodic.start(s.ctx, s.newPeriodicDispatcher())
+	if err := s.ensureServerSecret(); err != nil {
+		s.logger.Error("make the servers' ACL secret", "error", err)
+	}
 	s.leaderMu.Lock()
 	s.isLeader = true
 	s.leaderMu.Unlock()

@@ -33,6 +33,8 @@ type Handler struct {
 	// ServicesTransport sends them; nil: http.DefaultTransport (an
 	// HTTPS agent's needs its CA and client certificate).
 	ServicesTransport http.RoundTripper
+	// ServicesToken is sent as X-Nomad-Token with the forwarded reads.
+	ServicesToken string
 	// Logger logs refused reads.
 	Logger *slog.Logger
 }
@@ -178,6 +180,11 @@ func (h *Handler) services(w http.ResponseWriter, r *http.Request) {
 			q := pr.Out.URL.Query()
 			q.Set("namespace", h.Identity.Namespace)
 			pr.Out.URL.RawQuery = q.Encode()
+			pr.Out.Header.Del("X-Nomad-Token")
+			pr.Out.Header.Del("Authorization")
+			if h.ServicesToken != "" {
+				pr.Out.Header.Set("X-Nomad-Token", h.ServicesToken)
+			}
 		},
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 			writeErr(w, http.StatusBadGateway, "read services from the agent: "+err.Error())

@@ -67,6 +67,8 @@ type Config struct {
 	ServicesURL string
 	// ServicesTransport sends service reads; nil: the default transport.
 	ServicesTransport http.RoundTripper
+	// ServicesToken is the ACL token of those reads (the node's secret).
+	ServicesToken string
 	// Identity is the task's: it bounds what its templates read.
 	Identity structs.WorkloadIdentity
 	// TaskDir is the task's directory: templates render beneath it.
@@ -142,7 +144,7 @@ func New(cfg Config) (*Manager, error) {
 		state:    make([]tmplState, len(cfg.Templates)),
 	}
 	m.server = &http.Server{
-		Handler:           &Handler{RPC: cfg.RPC, Identity: cfg.Identity, ServicesURL: cfg.ServicesURL, ServicesTransport: cfg.ServicesTransport, Logger: logger},
+		Handler:           &Handler{RPC: cfg.RPC, Identity: cfg.Identity, ServicesURL: cfg.ServicesURL, ServicesTransport: cfg.ServicesTransport, ServicesToken: cfg.ServicesToken, Logger: logger},
 		ReadHeaderTimeout: time.Minute,
 	}
 	for i, t := range cfg.Templates {

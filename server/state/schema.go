@@ -73,7 +73,8 @@ func schema() *memdb.DBSchema {
 			"job": jobIndex(),
 		}},
 		TableNodes: {Name: TableNodes, Indexes: map[string]*memdb.IndexSchema{
-			"id": stringIndex("id", "ID", true, false),
+			"id":     stringIndex("id", "ID", true, false),
+			"secret": stringIndex("secret", "SecretID", false, true), // acl.go: a node's calls
 		}},
 		TableJobVersion: {Name: TableJobVersion, Indexes: map[string]*memdb.IndexSchema{
 			"id": {
@@ -97,6 +98,11 @@ func schema() *memdb.DBSchema {
 		TableNamespaces:     namespacesSchema(),
 		TableNodePools:      nodePoolsSchema(),
 		TablePeriodicLaunch: periodicLaunchSchema(), // periodic.go
+		// ACLs (acl.go).
+		TableACLPolicies: aclPoliciesSchema(),
+		TableACLTokens:   aclTokensSchema(),
+		TableACLRoles:    aclRolesSchema(),
+		TableACLState:    singletonSchema(TableACLState),
 		TableSchedConf: {Name: TableSchedConf, Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: &memdb.ConditionalIndex{
 				Conditional: func(any) (bool, error) { return true, nil },

@@ -27,6 +27,10 @@ type TemplateConfig struct {
 	// ServicesTransport sends service reads (an HTTPS agent's TLS); nil:
 	// the default transport.
 	ServicesTransport http.RoundTripper
+	// ServicesToken is sent with those reads (the node's secret ID, which
+	// the API takes as a token that reads jobs and services when ACLs are
+	// enabled).
+	ServicesToken string
 	// Client is the agent's template block; nil: defaults.
 	Client *template.ClientConfig
 }
@@ -150,6 +154,7 @@ func (h *templateHook) ensure(alloc *structs.Allocation, task *structs.Task, tas
 		RPC:               h.cfg.RPC,
 		ServicesURL:       h.cfg.ServicesURL,
 		ServicesTransport: h.cfg.ServicesTransport,
+		ServicesToken:     h.cfg.ServicesToken,
 		Identity: structs.WorkloadIdentity{
 			Namespace: alloc.Namespace, JobID: alloc.JobID, Group: alloc.TaskGroup, Task: task.Name,
 		},
