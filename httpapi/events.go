@@ -34,6 +34,7 @@ type EventSubscription interface {
 var eventTopics = map[string]bool{
 	structs.TopicJob: true, structs.TopicAllocation: true, structs.TopicEvaluation: true,
 	structs.TopicDeployment: true, structs.TopicNode: true, structs.TopicAll: true,
+	structs.TopicNodeDrain: true, structs.TopicService: true,
 }
 
 func (s *Server) registerEventRoute(rt *router) {

@@ -2,12 +2,14 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/drover-io/drover/server/events"
+	"github.com/drover-io/drover/server/state"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -58,5 +60,90 @@ func TestFSMEvents(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestEventBatchServicesAndDrain: service registrations become Service
+// events, and a node write that changes drain or eligibility adds a
+// NodeDrain event after its Node event; one that changes neither adds
+// none.
+func TestEventBatchServicesAndDrain(t *testing.T) {
+	reg := &structs.ServiceRegistration{ID: "_nomad-task-a1-web-http", ServiceName: "web", Namespace: "default",
+		JobID: "shop", AllocID: "a1", NodeID: "n1", Address: "10.0.0.1", Port: 8080}
+	ready := &structs.Node{ID: "n1", SecretID: "s3cret", Status: structs.NodeStatusReady,
+		SchedulingEligibility: structs.NodeSchedulingEligible}
+	draining := ready.Copy()
+	draining.Drain = true
+	draining.SchedulingEligibility = structs.NodeSchedulingIneligible
+	ineligible := ready.Copy()
+	ineligible.SchedulingEligibility = structs.NodeSchedulingIneligible
+	down := ready.Copy()
+	down.Status = structs.NodeStatusDown
+
+	tests := []struct {
+		name    string
+		t       MessageType
+		changes []state.Change
+		want    []string // topic type key namespace filterkeys
+	}{
+		{"service registered", ServiceUpsertRequestType,
+			[]state.Change{{Table: state.TableServices, After: reg}},
+			[]string{"Service ServiceRegistration _nomad-task-a1-web-http default [shop web]"}},
+		{"service deregistered", ServiceDeleteRequestType,
+			[]state.Change{{Table: state.TableServices, Before: reg}},
+			[]string{"Service ServiceDeregistration _nomad-task-a1-web-http default [shop web]"}},
+		{"service removed with its allocation", AllocClientUpdateRequestType,
+			[]state.Change{{Table: state.TableServices, Before: reg}},
+			[]string{"Service ServiceDeregistration _nomad-task-a1-web-http default [shop web]"}},
+		{"drain starts", NodeRegisterRequestType,
+			[]state.Change{{Table: state.TableNodes, Before: ready, After: draining}},
+			[]string{"Node NodeRegistration n1  []", "NodeDrain NodeDrain n1  []"}},
+		{"drain ends", NodeRegisterRequestType,
+			[]state.Change{{Table: state.TableNodes, Before: draining, After: ready}},
+			[]string{"Node NodeRegistration n1  []", "NodeDrain NodeDrain n1  []"}},
+		{"eligibility changes", NodeRegisterRequestType,
+			[]state.Change{{Table: state.TableNodes, Before: ready, After: ineligible}},
+			[]string{"Node NodeRegistration n1  []", "NodeDrain NodeDrain n1  []"}},
+		{"status only", NodeUpdateStatusRequestType,
+			[]state.Change{{Table: state.TableNodes, Before: ready, After: down}},
+			[]string{"Node NodeStatusUpdate n1  []"}},
+		{"node registered", NodeRegisterRequestType,
+			[]state.Change{{Table: state.TableNodes, After: draining}},
+			[]string{"Node NodeRegistration n1  []"}},
+		{"node removed", NodeDeregisterRequestType,
+			[]state.Change{{Table: state.TableNodes, Before: draining}},
+			[]string{"Node NodeDeregistration n1  []"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := eventBatch(tt.t, 7, tt.changes)
+			var got []string
+			for _, e := range b.Events {
+				if e.Index != 7 {
+					t.Errorf("%s event at index %d, want 7", e.Type, e.Index)
+				}
+				got = append(got, fmt.Sprintf("%s %s %s %s %v", e.Topic, e.Type, e.Key, e.Namespace, e.FilterKeys))
+				switch e.Topic {
+				case structs.TopicService:
+					if e.Payload["Service"] != reg {
+						t.Errorf("Service payload %v, want the registration", e.Payload)
+					}
+				case structs.TopicNodeDrain:
+					if e.Payload["Node"] != tt.changes[0].After {
+						t.Errorf("NodeDrain payload %v, want the node after the write", e.Payload)
+					}
+					js, err := json.Marshal(e.Payload)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if strings.Contains(string(js), "s3cret") {
+						t.Errorf("NodeDrain payload carries the node's secret: %s", js)
+					}
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
 	}
 }
