@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/drover-io/drover/server/events"
 	"github.com/drover-io/drover/server/state"
 	"github.com/drover-io/drover/structs"
@@ -145,5 +147,65 @@ func TestEventBatchServicesAndDrain(t *testing.T) {
 				t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
 		})
+	}
+}
+
+// TestFSMServiceAndDrainEvents: through raft applies, a subscription to
+// the Service and NodeDrain topics sees a service registered for a running
+// allocation, its node's drain starting, and the registration deleted with
+// its allocation, and nothing of the other topics.
+func TestFSMServiceAndDrainEvents(t *testing.T) {
+	f, err := newFSM(slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.events = events.NewBroker(64)
+	sub := f.events.Subscribe(0, map[string][]string{structs.TopicService: nil, structs.TopicNodeDrain: nil}, "*")
+	fsmScenario(t, f) // a1 runs on n1 from index 4
+	reg := &structs.ServiceRegistration{ID: "_nomad-task-a1-web-http", ServiceName: "web-http", Namespace: "default",
+		NodeID: "n1", Datacenter: "dc1", JobID: "web", AllocID: "a1", Address: "127.0.0.1", Port: 8080}
+	applyCounted(t, f, 13, ServiceUpsertRequestType, &ServiceUpsertCommand{Services: []*structs.ServiceRegistration{reg}})
+	node, err := f.State().NodeByID(nil, "n1")
+	if err != nil || node == nil {
+		t.Fatalf("node n1: %v %v", node, err)
+	}
+	draining := node.Copy()
+	draining.Drain = true
+	draining.SchedulingEligibility = structs.NodeSchedulingIneligible
+	applyCmd(t, f, 14, NodeRegisterRequestType, &NodeRegisterCommand{Node: draining})
+	applyCounted(t, f, 15, ServiceDeleteRequestType, &ServiceDeleteCommand{AllocIDs: []string{"a1"}})
+
+	var got []string
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel() // read only what was published
+	for {
+		b, err := sub.Next(ctx)
+		if err != nil {
+			break
+		}
+		for _, e := range b.Events {
+			got = append(got, fmt.Sprintf("%d %s %s %s", e.Index, e.Topic, e.Type, e.Key))
+		}
+	}
+	want := []string{
+		"13 Service ServiceRegistration _nomad-task-a1-web-http",
+		"14 NodeDrain NodeDrain n1",
+		"15 Service ServiceDeregistration _nomad-task-a1-web-http",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// applyCounted applies a command whose answer is how many objects it
+// wrote, and wants one.
+func applyCounted(t *testing.T, f *FSM, index uint64, mt MessageType, cmd any) {
+	t.Helper()
+	buf, err := encodeCommand(f.handle, mt, cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp := f.Apply(&raft.Log{Index: index, Type: raft.LogCommand, Data: buf}); resp != 1 {
+		t.Fatalf("apply %s at %d: %v, want 1 written", mt, index, resp)
 	}
 }
