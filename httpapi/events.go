@@ -113,7 +113,7 @@ func parseEventTopics(params []string) (map[string][]string, error) {
 		}
 		if !eventTopics[topic] {
 			return nil, structs.NewError(structs.KindInvalid,
-				"topic=%q: unknown topic %q; use Job, Allocation, Evaluation, Deployment, Node or *, optionally followed by :<key> (a job ID, allocation ID, ...)", p, topic)
+				"topic=%q: unknown topic %q; use Job, Allocation, Evaluation, Deployment, Node, NodeDrain, Service or *, optionally followed by :<key> (a job ID, allocation ID, ...)", p, topic)
 		}
 		out[topic] = append(out[topic], key)
 	}
