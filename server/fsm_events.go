@@ -30,7 +30,8 @@ func eventBatch(t MessageType, index uint64, changes []state.Change) structs.Str
 }
 
 // drainEvent is the NodeDrain event of a node write that changed the
-// node's drain or eligibility (Nomad's NodeDrain topic). Registering a
+// node's drain (started, ended, or given a new deadline) or eligibility
+// (Nomad's NodeDrain topic). Registering a
 // node, or removing one, changes neither.
 func drainEvent(c state.Change) (structs.StreamEvent, bool) {
 	if c.Table != state.TableNodes {
@@ -39,7 +40,8 @@ func drainEvent(c state.Change) (structs.StreamEvent, bool) {
 	before, ok1 := c.Before.(*structs.Node)
 	after, ok2 := c.After.(*structs.Node)
 	if !ok1 || !ok2 || before == nil || after == nil ||
-		(before.Drain == after.Drain && before.SchedulingEligibility == after.SchedulingEligibility) {
+		(before.Drain == after.Drain && before.SchedulingEligibility == after.SchedulingEligibility &&
+			sameDrain(before.DrainStrategy, after.DrainStrategy)) {
 		return structs.StreamEvent{}, false
 	}
 	// The node's SecretID never leaves the server: it is not encoded.
@@ -124,6 +126,15 @@ func event(t MessageType, table string, obj any, deleted bool) (structs.StreamEv
 			FilterKeys: nonEmpty(r.JobID, r.ServiceName), Payload: map[string]any{"Service": r}}, true
 	}
 	return structs.StreamEvent{}, false
+}
+
+// sameDrain is whether a and b are the same drain (or both none): an
+// operator's new deadline for a drain in progress is a change.
+func sameDrain(a, b *structs.DrainStrategy) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.DrainSpec == b.DrainSpec && a.ForceDeadline.Equal(b.ForceDeadline) && a.StartedAt.Equal(b.StartedAt)
 }
 
 func nonEmpty(ss ...string) []string {

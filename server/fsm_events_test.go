@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -77,6 +78,11 @@ func TestEventBatchServicesAndDrain(t *testing.T) {
 	draining := ready.Copy()
 	draining.Drain = true
 	draining.SchedulingEligibility = structs.NodeSchedulingIneligible
+	draining.DrainStrategy = &structs.DrainStrategy{DrainSpec: structs.DrainSpec{Deadline: time.Hour},
+		StartedAt: time.Unix(100, 0), ForceDeadline: time.Unix(3700, 0)}
+	sooner := draining.Copy()
+	sooner.DrainStrategy.Deadline = time.Minute
+	sooner.DrainStrategy.ForceDeadline = time.Unix(160, 0)
 	ineligible := ready.Copy()
 	ineligible.SchedulingEligibility = structs.NodeSchedulingIneligible
 	down := ready.Copy()
@@ -103,6 +109,12 @@ func TestEventBatchServicesAndDrain(t *testing.T) {
 		{"drain ends", NodeRegisterRequestType,
 			[]state.Change{{Table: state.TableNodes, Before: draining, After: ready}},
 			[]string{"Node NodeRegistration n1  []", "NodeDrain NodeDrain n1  []"}},
+		{"drain deadline changes", NodeUpdateDrainRequestType,
+			[]state.Change{{Table: state.TableNodes, Before: draining, After: sooner}},
+			[]string{"Node NodeUpdate n1  []", "NodeDrain NodeDrain n1  []"}},
+		{"same drain written again", NodeUpdateDrainRequestType,
+			[]state.Change{{Table: state.TableNodes, Before: draining, After: draining.Copy()}},
+			[]string{"Node NodeUpdate n1  []"}},
 		{"eligibility changes", NodeRegisterRequestType,
 			[]state.Change{{Table: state.TableNodes, Before: ready, After: ineligible}},
 			[]string{"Node NodeRegistration n1  []", "NodeDrain NodeDrain n1  []"}},
@@ -165,14 +177,9 @@ func TestFSMServiceAndDrainEvents(t *testing.T) {
 	reg := &structs.ServiceRegistration{ID: "_nomad-task-a1-web-http", ServiceName: "web-http", Namespace: "default",
 		NodeID: "n1", Datacenter: "dc1", JobID: "web", AllocID: "a1", Address: "127.0.0.1", Port: 8080}
 	applyCounted(t, f, 13, ServiceUpsertRequestType, &ServiceUpsertCommand{Services: []*structs.ServiceRegistration{reg}})
-	node, err := f.State().NodeByID(nil, "n1")
-	if err != nil || node == nil {
-		t.Fatalf("node n1: %v %v", node, err)
-	}
-	draining := node.Copy()
-	draining.Drain = true
-	draining.SchedulingEligibility = structs.NodeSchedulingIneligible
-	applyCmd(t, f, 14, NodeRegisterRequestType, &NodeRegisterCommand{Node: draining})
+	applyCmd(t, f, 14, NodeUpdateDrainRequestType, &NodeDrainCommand{Update: state.NodeDrainUpdate{NodeID: "n1",
+		SetDrain: true, DrainStrategy: &structs.DrainStrategy{DrainSpec: structs.DrainSpec{Deadline: time.Hour}},
+		Eligibility: structs.NodeSchedulingIneligible}})
 	applyCounted(t, f, 15, ServiceDeleteRequestType, &ServiceDeleteCommand{AllocIDs: []string{"a1"}})
 
 	var got []string
