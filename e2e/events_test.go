@@ -168,3 +168,66 @@ func TestEventStreamResume(t *testing.T) {
 		t.Errorf("topic=Jobs: %d %q", hr.StatusCode, body)
 	}
 }
+
+// TestEventStreamServices: topic=Service carries the registration of a
+// job's Nomad service when its allocation runs and the deregistration when
+// the job stops, each with the registration as payload, and nothing of
+// the other topics.
+func TestEventStreamServices(t *testing.T) {
+	a := startAgent(t)
+	c, err := nomad.NewClient(&nomad.Config{Address: a.addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	stream, err := c.EventStream().Stream(ctx, map[nomad.Topic][]string{"Service": {"evsvc"}}, 0, nil)
+	if err != nil {
+		t.Fatalf("subscribe: %v", err)
+	}
+	job := nomad.NewServiceJob("evsvc", "evsvc", "global", 50)
+	tg := nomad.NewTaskGroup("g", 1).AddTask(nomad.NewTask("t", "raw_exec").
+		SetConfig("command", "/bin/sleep").SetConfig("args", []string{"300"}).
+		Require(&nomad.Resources{CPU: pointer(20), MemoryMB: pointer(16)}))
+	tg.Networks = []*nomad.NetworkResource{{DynamicPorts: []nomad.Port{{Label: "http"}}}}
+	tg.Services = []*nomad.Service{{Name: "evsvc-http", PortLabel: "http", Provider: "nomad", Tags: []string{"ev"}}}
+	job.AddTaskGroup(tg)
+	if _, _, err := c.Jobs().Register(job, nil); err != nil {
+		t.Fatalf("register: %v", err)
+	}
+
+	want := []string{"ServiceRegistration", "ServiceDeregistration"}
+	var seen []string
+	for len(want) > 0 {
+		var batch *nomad.Events
+		select {
+		case batch = <-stream:
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for %s; seen: %s\nagent output:\n%s", want[0], strings.Join(seen, ", "), a.output)
+		}
+		if batch == nil || batch.Err != nil {
+			t.Fatalf("stream ended waiting for %s: %+v", want[0], batch)
+		}
+		for _, e := range batch.Events {
+			seen = append(seen, fmt.Sprintf("%d %s/%s", e.Index, e.Topic, e.Type))
+			if e.Topic != "Service" {
+				t.Errorf("a %s/%s event on a Service subscription", e.Topic, e.Type)
+				continue
+			}
+			reg, ok := e.Payload["Service"].(map[string]any)
+			if !ok || reg["ServiceName"] != "evsvc-http" || reg["JobID"] != "evsvc" || reg["ID"] != e.Key {
+				t.Errorf("%s event keyed %q with payload %v, want the evsvc-http registration", e.Type, e.Key, e.Payload)
+				continue
+			}
+			if len(want) > 0 && e.Type == want[0] {
+				want = want[1:]
+				if e.Type == "ServiceRegistration" {
+					if _, _, err := c.Jobs().Deregister("evsvc", false, nil); err != nil {
+						t.Fatalf("stop the job: %v", err)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("events: %s", strings.Join(seen, ", "))
+}

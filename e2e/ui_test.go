@@ -36,6 +36,17 @@ import (
 // test sees the log both as it was and as it grows.
 const uiJob = `job "ui-web" {
   group "frontend" {
+    network {
+      port "http" {}
+    }
+
+    service {
+      name     = "ui-web-http"
+      provider = "nomad"
+      port     = "http"
+      tags     = ["ui", "frontend"]
+    }
+
     task "server" {
       driver = "raw_exec"
       config {
@@ -415,6 +426,23 @@ func TestWebUI(t *testing.T) {
 		}
 		return strings.Contains(out, "ui-hello-from-the-task"), "log so far: " + out
 	})
+	const uiSecret = "s3cret-value-ui"
+	if _, _, err := c.Variables().Put(&api.Variable{Path: "ui/app/config",
+		Items: map[string]string{"user": "app", "password": uiSecret}}, false, 0, nil); err != nil {
+		t.Fatalf("create the variable: %v", err)
+	}
+	var reg *api.ServiceRegistration
+	waitFor(t, 60*time.Second, "the ui-web-http service registration", func() (bool, string) {
+		regs, _, err := c.Services().Get("ui-web-http", nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		if len(regs) != 1 {
+			return false, fmt.Sprintf("%d registrations", len(regs))
+		}
+		reg = regs[0]
+		return true, ""
+	})
 	waitFor(t, 60*time.Second, "the placement failure of ui-toobig", func() (bool, string) {
 		evals, _, err := c.Jobs().Evaluations("ui-toobig", nil)
 		if err != nil {
@@ -635,16 +663,38 @@ func TestWebUI(t *testing.T) {
 		b.checkClean(t, "servers")
 	})
 
-	for _, p := range []string{"variables", "services"} {
-		t.Run(p+" not available", func(t *testing.T) {
-			b.visit(t, "/ui/"+p, "#"+p+" .section-body :is(.msg, table, .empty)")
-			b.waitJS(t, "an answer", fmt.Sprintf(`!document.querySelector('#%s .loading')`, p))
-			if text := b.text(t, "#"+p); strings.Contains(text, "Could not load") {
-				t.Errorf("%s shows an error where the agent lacks the feature: %s", p, text)
-			}
-			b.checkClean(t, p)
-		})
-	}
+	t.Run("services", func(t *testing.T) {
+		b.visit(t, "/ui/services", `#services a[href="/ui/services/ui-web-http"]`)
+		b.waitJS(t, "the service's namespace, tags, job and instance count",
+			textHas("#services", "ui-web-http", "default", "ui", "frontend", "ui-web")+
+				` && [...document.querySelectorAll('#services tr')].some(r => r.textContent.includes('ui-web-http') && r.lastElementChild.textContent.trim() === '1')`)
+		b.screenshot(t, "services")
+		b.checkClean(t, "services")
+		b.click(t, `#services a[href="/ui/services/ui-web-http"]`)
+		b.do(t, "the service's instance", chromedp.WaitVisible(chromedp.CSS("#instances "+allocLink)))
+		b.waitJS(t, "the instance's address, port and node", textHas("#instances", reg.Address, fmt.Sprint(reg.Port))+
+			fmt.Sprintf(` && !!document.querySelector('#instances %s')`, nodeLink))
+		b.screenshot(t, "service")
+		b.checkClean(t, "service")
+	})
+
+	t.Run("variables", func(t *testing.T) {
+		varLink := `a[href="/ui/variables/var/ui/app/config"]`
+		b.visit(t, "/ui/variables", "#variables "+varLink)
+		b.waitJS(t, "the variable's path and namespace", textHas("#variables", "ui/app/config", "default"))
+		b.screenshot(t, "variables")
+		b.checkClean(t, "variables")
+		b.click(t, "#variables "+varLink)
+		b.do(t, "the variable's keys", chromedp.WaitVisible(chromedp.CSS(`#items code.secret[data-key="password"]`)))
+		b.waitJS(t, "both keys", textHas("#items", "password", "user"))
+		if text := b.text(t, "#items"); strings.Contains(text, uiSecret) {
+			t.Errorf("the variable page shows a value before it is asked for:\n%s", text)
+		}
+		b.screenshot(t, "variable")
+		b.click(t, `#items tr:has(code.secret[data-key="password"]) button.reveal`)
+		b.waitJS(t, "the value shown on request", textHas("#items", uiSecret))
+		b.checkClean(t, "variable")
+	})
 
 	t.Run("ACL token is sent", func(t *testing.T) {
 		b.visit(t, "/ui/settings/tokens", "#token-secret")

@@ -34,6 +34,7 @@ type EventSubscription interface {
 var eventTopics = map[string]bool{
 	structs.TopicJob: true, structs.TopicAllocation: true, structs.TopicEvaluation: true,
 	structs.TopicDeployment: true, structs.TopicNode: true, structs.TopicAll: true,
+	structs.TopicNodeDrain: true, structs.TopicService: true,
 }
 
 func (s *Server) registerEventRoute(rt *router) {
@@ -125,7 +126,7 @@ func parseEventTopics(params []string) (map[string][]string, error) {
 		}
 		if !eventTopics[topic] {
 			return nil, structs.NewError(structs.KindInvalid,
-				"topic=%q: unknown topic %q; use Job, Allocation, Evaluation, Deployment, Node or *, optionally followed by :<key> (a job ID, allocation ID, ...)", p, topic)
+				"topic=%q: unknown topic %q; use Job, Allocation, Evaluation, Deployment, Node, NodeDrain, Service or *, optionally followed by :<key> (a job ID, allocation ID, ...)", p, topic)
 		}
 		out[topic] = append(out[topic], key)
 	}

@@ -7,8 +7,9 @@ import (
 
 // eventBatch turns what one raft apply of type t at index changed into
 // the event stream's batch: one event per job, allocation, evaluation,
-// deployment or node written, in the order the apply wrote them, typed as
-// Nomad types them.
+// deployment, node or service registration written, in the order the
+// apply wrote them, typed as Nomad types them; a node write that changes
+// the node's drain or scheduling eligibility adds a NodeDrain event.
 func eventBatch(t MessageType, index uint64, changes []state.Change) structs.StreamEvents {
 	b := structs.StreamEvents{Index: index}
 	for _, c := range changes {
@@ -20,8 +21,32 @@ func eventBatch(t MessageType, index uint64, changes []state.Change) structs.Str
 			e.Index = index
 			b.Events = append(b.Events, e)
 		}
+		if e, ok := drainEvent(c); ok {
+			e.Index = index
+			b.Events = append(b.Events, e)
+		}
 	}
 	return b
+}
+
+// drainEvent is the NodeDrain event of a node write that changed the
+// node's drain (started, ended, or given a new deadline) or eligibility
+// (Nomad's NodeDrain topic). Registering a
+// node, or removing one, changes neither.
+func drainEvent(c state.Change) (structs.StreamEvent, bool) {
+	if c.Table != state.TableNodes {
+		return structs.StreamEvent{}, false
+	}
+	before, ok1 := c.Before.(*structs.Node)
+	after, ok2 := c.After.(*structs.Node)
+	if !ok1 || !ok2 || before == nil || after == nil ||
+		(before.Drain == after.Drain && before.SchedulingEligibility == after.SchedulingEligibility &&
+			sameDrain(before.DrainStrategy, after.DrainStrategy)) {
+		return structs.StreamEvent{}, false
+	}
+	// The node's SecretID never leaves the server: it is not encoded.
+	return structs.StreamEvent{Topic: structs.TopicNodeDrain, Type: "NodeDrain", Key: after.ID,
+		Payload: map[string]any{"Node": after}}, true
 }
 
 func event(t MessageType, table string, obj any, deleted bool) (structs.StreamEvent, bool) {
@@ -88,8 +113,28 @@ func event(t MessageType, table string, obj any, deleted bool) (structs.StreamEv
 			typ = "NodeUpdate"
 		}
 		return structs.StreamEvent{Topic: structs.TopicNode, Type: typ, Key: n.ID, Payload: map[string]any{"Node": n}}, true
+	case state.TableServices:
+		r, ok := obj.(*structs.ServiceRegistration)
+		if !ok {
+			return structs.StreamEvent{}, false
+		}
+		typ := "ServiceRegistration"
+		if deleted {
+			typ = "ServiceDeregistration"
+		}
+		return structs.StreamEvent{Topic: structs.TopicService, Type: typ, Key: r.ID, Namespace: r.Namespace,
+			FilterKeys: nonEmpty(r.JobID, r.ServiceName), Payload: map[string]any{"Service": r}}, true
 	}
 	return structs.StreamEvent{}, false
+}
+
+// sameDrain is whether a and b are the same drain (or both none): an
+// operator's new deadline for a drain in progress is a change.
+func sameDrain(a, b *structs.DrainStrategy) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.DrainSpec == b.DrainSpec && a.ForceDeadline.Equal(b.ForceDeadline) && a.StartedAt.Equal(b.StartedAt)
 }
 
 func nonEmpty(ss ...string) []string {

@@ -2,12 +2,17 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
 
 	"github.com/drover-io/drover/server/events"
+	"github.com/drover-io/drover/server/state"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -58,5 +63,156 @@ func TestFSMEvents(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestEventBatchServicesAndDrain: service registrations become Service
+// events, and a node write that changes drain or eligibility adds a
+// NodeDrain event after its Node event; one that changes neither adds
+// none.
+func TestEventBatchServicesAndDrain(t *testing.T) {
+	reg := &structs.ServiceRegistration{ID: "_nomad-task-a1-web-http", ServiceName: "web", Namespace: "default",
+		JobID: "shop", AllocID: "a1", NodeID: "n1", Address: "10.0.0.1", Port: 8080}
+	ready := &structs.Node{ID: "n1", SecretID: "s3cret", Status: structs.NodeStatusReady,
+		SchedulingEligibility: structs.NodeSchedulingEligible}
+	draining := ready.Copy()
+	draining.Drain = true
+	draining.SchedulingEligibility = structs.NodeSchedulingIneligible
+	draining.DrainStrategy = &structs.DrainStrategy{DrainSpec: structs.DrainSpec{Deadline: time.Hour},
+		StartedAt: time.Unix(100, 0), ForceDeadline: time.Unix(3700, 0)}
+	sooner := draining.Copy()
+	sooner.DrainStrategy.Deadline = time.Minute
+	sooner.DrainStrategy.ForceDeadline = time.Unix(160, 0)
+	ineligible := ready.Copy()
+	ineligible.SchedulingEligibility = structs.NodeSchedulingIneligible
+	down := ready.Copy()
+	down.Status = structs.NodeStatusDown
+
+	tests := []struct {
+		name    string
+		t       MessageType
+		changes []state.Change
+		want    []string // topic type key namespace filterkeys
+	}{
+		{"service registered", ServiceUpsertRequestType,
+			[]state.Change{{Table: state.TableServices, After: reg}},
+			[]string{"Service ServiceRegistration _nomad-task-a1-web-http default [shop web]"}},
+		{"service deregistered", ServiceDeleteRequestType,
+			[]state.Change{{Table: state.TableServices, Before: reg}},
+			[]string{"Service ServiceDeregistration _nomad-task-a1-web-http default [shop web]"}},
+		{"service removed with its allocation", AllocClientUpdateRequestType,
+			[]state.Change{{Table: state.TableServices, Before: reg}},
+			[]string{"Service ServiceDeregistration _nomad-task-a1-web-http default [shop web]"}},
+		{"drain starts", NodeRegisterRequestType,
+			[]state.Change{{Table: state.TableNodes, Before: ready, After: draining}},
+			[]string{"Node NodeRegistration n1  []", "NodeDrain NodeDrain n1  []"}},
+		{"drain ends", NodeRegisterRequestType,
+			[]state.Change{{Table: state.TableNodes, Before: draining, After: ready}},
+			[]string{"Node NodeRegistration n1  []", "NodeDrain NodeDrain n1  []"}},
+		{"drain deadline changes", NodeUpdateDrainRequestType,
+			[]state.Change{{Table: state.TableNodes, Before: draining, After: sooner}},
+			[]string{"Node NodeUpdate n1  []", "NodeDrain NodeDrain n1  []"}},
+		{"same drain written again", NodeUpdateDrainRequestType,
+			[]state.Change{{Table: state.TableNodes, Before: draining, After: draining.Copy()}},
+			[]string{"Node NodeUpdate n1  []"}},
+		{"eligibility changes", NodeRegisterRequestType,
+			[]state.Change{{Table: state.TableNodes, Before: ready, After: ineligible}},
+			[]string{"Node NodeRegistration n1  []", "NodeDrain NodeDrain n1  []"}},
+		{"status only", NodeUpdateStatusRequestType,
+			[]state.Change{{Table: state.TableNodes, Before: ready, After: down}},
+			[]string{"Node NodeStatusUpdate n1  []"}},
+		{"node registered", NodeRegisterRequestType,
+			[]state.Change{{Table: state.TableNodes, After: draining}},
+			[]string{"Node NodeRegistration n1  []"}},
+		{"node removed", NodeDeregisterRequestType,
+			[]state.Change{{Table: state.TableNodes, Before: draining}},
+			[]string{"Node NodeDeregistration n1  []"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := eventBatch(tt.t, 7, tt.changes)
+			var got []string
+			for _, e := range b.Events {
+				if e.Index != 7 {
+					t.Errorf("%s event at index %d, want 7", e.Type, e.Index)
+				}
+				got = append(got, fmt.Sprintf("%s %s %s %s %v", e.Topic, e.Type, e.Key, e.Namespace, e.FilterKeys))
+				switch e.Topic {
+				case structs.TopicService:
+					if e.Payload["Service"] != reg {
+						t.Errorf("Service payload %v, want the registration", e.Payload)
+					}
+				case structs.TopicNodeDrain:
+					if e.Payload["Node"] != tt.changes[0].After {
+						t.Errorf("NodeDrain payload %v, want the node after the write", e.Payload)
+					}
+					js, err := json.Marshal(e.Payload)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if strings.Contains(string(js), "s3cret") {
+						t.Errorf("NodeDrain payload carries the node's secret: %s", js)
+					}
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+// TestFSMServiceAndDrainEvents: through raft applies, a subscription to
+// the Service and NodeDrain topics sees a service registered for a running
+// allocation, its node's drain starting, and the registration deleted with
+// its allocation, and nothing of the other topics.
+func TestFSMServiceAndDrainEvents(t *testing.T) {
+	f, err := newFSM(slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.events = events.NewBroker(64)
+	sub := f.events.Subscribe(0, map[string][]string{structs.TopicService: nil, structs.TopicNodeDrain: nil}, "*")
+	fsmScenario(t, f) // a1 runs on n1 from index 4
+	reg := &structs.ServiceRegistration{ID: "_nomad-task-a1-web-http", ServiceName: "web-http", Namespace: "default",
+		NodeID: "n1", Datacenter: "dc1", JobID: "web", AllocID: "a1", Address: "127.0.0.1", Port: 8080}
+	applyCounted(t, f, 13, ServiceUpsertRequestType, &ServiceUpsertCommand{Services: []*structs.ServiceRegistration{reg}})
+	applyCmd(t, f, 14, NodeUpdateDrainRequestType, &NodeDrainCommand{Update: state.NodeDrainUpdate{NodeID: "n1",
+		SetDrain: true, DrainStrategy: &structs.DrainStrategy{DrainSpec: structs.DrainSpec{Deadline: time.Hour}},
+		Eligibility: structs.NodeSchedulingIneligible}})
+	applyCounted(t, f, 15, ServiceDeleteRequestType, &ServiceDeleteCommand{AllocIDs: []string{"a1"}})
+
+	var got []string
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel() // read only what was published
+	for {
+		b, err := sub.Next(ctx)
+		if err != nil {
+			break
+		}
+		for _, e := range b.Events {
+			got = append(got, fmt.Sprintf("%d %s %s %s", e.Index, e.Topic, e.Type, e.Key))
+		}
+	}
+	want := []string{
+		"13 Service ServiceRegistration _nomad-task-a1-web-http",
+		"14 NodeDrain NodeDrain n1",
+		"15 Service ServiceDeregistration _nomad-task-a1-web-http",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// applyCounted applies a command whose answer is how many objects it
+// wrote, and wants one.
+func applyCounted(t *testing.T, f *FSM, index uint64, mt MessageType, cmd any) {
+	t.Helper()
+	buf, err := encodeCommand(f.handle, mt, cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp := f.Apply(&raft.Log{Index: index, Type: raft.LogCommand, Data: buf}); resp != 1 {
+		t.Fatalf("apply %s at %d: %v, want 1 written", mt, index, resp)
 	}
 }

@@ -7,6 +7,11 @@ const (
 	TopicEvaluation = "Evaluation"
 	TopicDeployment = "Deployment"
 	TopicNode       = "Node"
+	// TopicNodeDrain carries a node whose drain or scheduling
+	// eligibility changed.
+	TopicNodeDrain = "NodeDrain"
+	// TopicService carries service registrations and deregistrations.
+	TopicService = "Service"
 	// TopicAll in a subscription matches every topic.
 	TopicAll = "*"
 )

@@ -13,7 +13,8 @@ import * as node from './pages/node.js';
 import * as evals from './pages/evals.js';
 import * as deployments from './pages/deployments.js';
 import * as servers from './pages/servers.js';
-import * as optional from './pages/optional.js';
+import * as services from './pages/services.js';
+import * as variables from './pages/variables.js';
 import * as tokens from './pages/tokens.js';
 
 // routes: the first segment after /ui/ picks the page; the page gets the
@@ -26,8 +27,8 @@ const routes = {
   'evaluations': p => evals.render(p[0]),
   'deployments': () => deployments.render(),
   'servers': () => servers.render(),
-  'variables': () => optional.variables(),
-  'services': () => optional.services(),
+  'variables': p => p.length === 0 ? variables.render() : (p[0] === 'var' && p.length > 1 ? variables.render(p.slice(1).join('/')) : null),
+  'services': p => services.render(p[0]),
   'settings': p => p[0] === 'tokens' ? tokens.render() : null,
 };
 

@@ -10,6 +10,9 @@ export const jobURL = (id, namespace) => `/ui/jobs/${e(id)}${ns(namespace)}`;
 export const allocURL = id => `/ui/allocations/${e(id)}`;
 export const nodeURL = id => `/ui/clients/${e(id)}`;
 export const evalURL = id => `/ui/evaluations/${e(id)}`;
+export const serviceURL = (name, namespace) => `/ui/services/${e(name)}${ns(namespace)}`;
+// A variable's path keeps its slashes: each of its segments is escaped.
+export const varURL = (path, namespace) => `/ui/variables/var/${path.split('/').map(e).join('/')}${ns(namespace)}`;
 
 // namespace is the page's ?namespace=, "default" without one.
 export function namespace() {
