@@ -26,7 +26,7 @@ dev: build
 
 ## test: vet and run every test with the race detector (end-to-end tests included), then every fuzz target for 5s (under 2 minutes)
 test:
-	$(GO) vet ./... && $(GO) test -race -timeout 25m ./... && FUZZTIME=5s GO=$(GO) ./scripts/fuzz.sh
+	$(GO) vet ./... && $(GO) test -race -timeout 40m ./... && FUZZTIME=5s GO=$(GO) ./scripts/fuzz.sh
 
 ## fuzz: run every fuzz target (func FuzzXxx) for FUZZTIME each (default 30s)
 fuzz:
