@@ -1,0 +1,26 @@
+package structs
+
+// SchedulerWorkersInfo is the body of GET /v1/agent/schedulers: a server's
+// scheduler workers, in Nomad's shape.
+type SchedulerWorkersInfo struct {
+	// ServerID names the server the workers run in.
+	ServerID string
+	// Schedulers are its workers, in the order they were started.
+	Schedulers []SchedulerWorkerInfo
+}
+
+// SchedulerWorkerInfo is one scheduler worker of a server.
+type SchedulerWorkerInfo struct {
+	// ID is the worker's name, SERVER/N.
+	ID string
+	// EnabledSchedulers are the scheduler types the worker runs
+	// evaluations of (every type: drover does not split them).
+	EnabledSchedulers []string
+	// Started is when the worker started (RFC 3339).
+	Started string
+	// Status is the worker's life cycle: Started or Stopped.
+	Status string
+	// WorkloadStatus is what the worker does now: WaitingToDequeue,
+	// Scheduling, or Stopped.
+	WorkloadStatus string
+}
