@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/drover-io/drover/httpapi"
+	"github.com/drover-io/drover/structs"
 )
 
 // agentInfo is what the HTTP API reports about the agent (httpapi.Agent).
@@ -155,4 +156,13 @@ func (i agentInfo) Health() (*httpapi.AgentHealthResponse, bool) {
 		out.Client = &httpapi.AgentHealth{Ok: true, Message: "ok"}
 	}
 	return out, ok
+}
+
+// SchedulerWorkers implements httpapi.SchedulerWorkerReporter: the
+// server's scheduler workers, nil on a client-only agent.
+func (i agentInfo) SchedulerWorkers() *structs.SchedulerWorkersInfo {
+	if i.a.server == nil {
+		return nil
+	}
+	return i.a.server.SchedulerWorkers()
 }

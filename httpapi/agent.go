@@ -57,6 +57,27 @@ func (s *Server) agentSelf(_ http.ResponseWriter, _ *http.Request) (any, error) 
 	return s.agent.Self(), nil
 }
 
+// SchedulerWorkerReporter is what GET /v1/agent/schedulers needs of the
+// agent; an Agent that runs a server implements it.
+type SchedulerWorkerReporter interface {
+	// SchedulerWorkers returns the server's scheduler workers, nil when
+	// the agent runs no server.
+	SchedulerWorkers() *structs.SchedulerWorkersInfo
+}
+
+// agentSchedulers is GET /v1/agent/schedulers: the scheduler workers of
+// the agent's server and what each does now.
+func (s *Server) agentSchedulers(_ http.ResponseWriter, _ *http.Request) (any, error) {
+	var info *structs.SchedulerWorkersInfo
+	if r, ok := s.agent.(SchedulerWorkerReporter); ok {
+		info = r.SchedulerWorkers()
+	}
+	if info == nil {
+		return nil, structs.Invalid("this agent runs no server, hence no scheduler workers: ask a server agent's /v1/agent/schedulers")
+	}
+	return info, nil
+}
+
 // agentHealth is GET /v1/agent/health: 200 when healthy, 500 otherwise,
 // with the same JSON body either way (as Nomad does).
 func (s *Server) agentHealth(w http.ResponseWriter, req *http.Request) (any, error) {

@@ -113,7 +113,7 @@ func (s *Server) eventStream(w http.ResponseWriter, req *http.Request) {
 }
 
 // parseEventTopics reads topic=Topic[:key] parameters; none means every
-// event.
+// event. A key holding a colon is refused.
 func parseEventTopics(params []string) (map[string][]string, error) {
 	if len(params) == 0 {
 		return map[string][]string{structs.TopicAll: {"*"}}, nil
@@ -121,6 +121,11 @@ func parseEventTopics(params []string) (map[string][]string, error) {
 	out := map[string][]string{}
 	for _, p := range params {
 		topic, key, ok := strings.Cut(p, ":")
+		if strings.Contains(key, ":") {
+			// Nomad's wording, which its API clients match.
+			return nil, structs.NewError(structs.KindInvalid,
+				"Invalid key value pair for topic=%q: give Topic or Topic:key, the key (a job ID, allocation ID, ... or *) without a colon", p)
+		}
 		if !ok || key == "" {
 			key = "*"
 		}

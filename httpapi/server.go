@@ -217,6 +217,7 @@ func (s *Server) routes() *router {
 	get("/v1/regions", s.regions)
 	get("/v1/agent/self", s.agentSelf)
 	get("/v1/agent/health", s.agentHealth)
+	get("/v1/agent/schedulers", s.agentSchedulers)
 	s.registerUpdateRoutes(rt)        // updates.go
 	s.registerPeriodicRoutes(rt)      // periodic.go
 	s.registerClientRoutes(rt)        // client_ops.go

@@ -120,7 +120,10 @@ func (s *Server) runWorker(id int) {
 	logger := s.logger.With("worker", id)
 	name := fmt.Sprintf("%s/%d", s.config.NodeName, id)
 	backoff := workerBackoffMin
+	status := s.workers[id]
+	defer status.set(workloadStopped)
 	for {
+		status.set(workloadWaiting)
 		d, err := rpcapi.EvalDequeue.Call(s.ctx, s, &structs.EvalDequeueRequest{Timeout: dequeueWait, Worker: name})
 		if s.ctx.Err() != nil {
 			return
@@ -137,6 +140,7 @@ func (s *Server) runWorker(id int) {
 		if d.Eval == nil {
 			continue
 		}
+		status.set(workloadScheduling)
 		s.runEval(logger, d)
 	}
 }

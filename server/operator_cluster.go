@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/hashicorp/raft"
@@ -29,7 +30,7 @@ func (s *Server) ServerJoin(_ context.Context, req *structs.ServerJoinRequest) (
 
 // ServerForceLeave implements rpcapi.ServerForceLeave: the gossip pool
 // marks a failed member as left (with Prune, forgets it at once), and the
-// leader removes it from raft.
+// leader removes it from raft. A name that is no member is no error.
 func (s *Server) ServerForceLeave(_ context.Context, req *structs.ForceLeaveRequest) (*structs.GenericResponse, error) {
 	if req.Node == "" {
 		return nil, structs.Invalid("name the member to remove (drover server members lists them)")
@@ -42,7 +43,10 @@ func (s *Server) ServerForceLeave(_ context.Context, req *structs.ForceLeaveRequ
 		known = known || m.Name == req.Node
 	}
 	if !known {
-		return nil, structs.NewError(structs.KindNotFound, "no member named %q: drover server members lists them", req.Node)
+		// As with Nomad, a name the pool does not know is no error: scripts
+		// force-leave a server to make sure it is gone, member or not.
+		s.logger.Info("force-leave of a name that is no member: nothing to do", "member", req.Node)
+		return &structs.GenericResponse{}, nil
 	}
 	var err error
 	if req.Prune {
@@ -123,9 +127,10 @@ func (s *Server) RaftRemovePeer(_ context.Context, req *structs.RaftPeerRemoveRe
 			return &structs.GenericResponse{WriteMeta: structs.WriteMeta{Index: s.raft.LastIndex()}}, nil
 		}
 	}
-	what := "ID " + req.ID
+	// The text is Nomad's, which its API clients match.
+	what := fmt.Sprintf("id %q", req.ID)
 	if req.ID == "" {
-		what = "address " + req.Address
+		what = fmt.Sprintf("address %q", req.Address)
 	}
-	return nil, structs.NewError(structs.KindNotFound, "no server with %s in the raft configuration (drover operator raft list-peers lists them)", what)
+	return nil, structs.NewError(structs.KindNotFound, "%s was not found in the Raft configuration (drover operator raft list-peers lists the servers)", what)
 }

@@ -69,6 +69,8 @@ type Server struct {
 	planWaiting atomic.Int64
 	// events is the event stream's buffer, fed by the FSM.
 	events *events.Broker
+	// workers report what each scheduler worker does (worker_status.go).
+	workers []*workerStatus
 
 	ctx          context.Context // cancelled by Shutdown; stops every goroutine below
 	cancel       context.CancelFunc
@@ -152,6 +154,9 @@ func NewServer(ctx context.Context, cfg *Config) (*Server, error) {
 	go func() { defer s.wg.Done(); s.runProgressDeadlines() }()
 	go func() { defer s.wg.Done(); s.runDrainer() }() // drainer.go
 	go func() { defer s.wg.Done(); s.runGC() }()      // gc.go
+	for i := range c.NumWorkers {
+		s.workers = append(s.workers, newWorkerStatus(c.NodeName, i, s.clock.Now()))
+	}
 	for i := range c.NumWorkers {
 		go func() { defer s.wg.Done(); s.runWorker(i) }()
 	}
