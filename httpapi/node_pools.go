@@ -29,6 +29,11 @@ func nodePoolPath(req *http.Request) *http.Request {
 	r := req.Clone(req.Context())
 	r.URL.Path = nodePoolRoute + rest
 	r.URL.RawPath = ""
+	// Keep an escaped name escaped ("node%2Fpool" is one name, not two
+	// segments): the mux matches the escaped path.
+	if raw, ok := strings.CutPrefix(req.URL.RawPath, nodePoolPrefix); ok {
+		r.URL.RawPath = nodePoolRoute + raw
+	}
 	return r
 }
 
