@@ -18,7 +18,7 @@ func (s *Server) NodePoolList(ctx context.Context, req *structs.NodePoolListRequ
 		if err != nil {
 			return 0, err
 		}
-		resp.NodePools = pools
+		resp.NodePools = paginate(pools, func(p *structs.NodePool) string { return p.Name }, &req.QueryOptions, &resp.QueryMeta)
 		return max(st.Index(state.TableNodePools), st.Index(state.TableNodes), 1), nil
 	})
 	if err != nil {

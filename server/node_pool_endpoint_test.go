@@ -115,3 +115,32 @@ func TestNodePools(t *testing.T) {
 		}
 	})
 }
+
+// TestNodePoolListPages: per_page and next_token page the list by name.
+func TestNodePoolListPages(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newTestServer(t, nil)
+		if _, err := s.NodePoolUpsert(context.Background(), &structs.NodePoolUpsertRequest{NodePools: []*structs.NodePool{{Name: "batch"}}}); err != nil {
+			t.Fatal(err)
+		}
+		var pages []string
+		token := ""
+		for range 4 {
+			resp, err := s.NodePoolList(context.Background(), &structs.NodePoolListRequest{QueryOptions: structs.QueryOptions{PerPage: 2, NextToken: token}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, p := range resp.NodePools {
+				names = append(names, p.Name)
+			}
+			pages = append(pages, fmt.Sprint(names))
+			if token = resp.NextToken; token == "" {
+				break
+			}
+		}
+		if got := fmt.Sprint(pages); got != "[[all batch] [default]]" {
+			t.Errorf("pages = %s, want [[all batch] [default]]", got)
+		}
+	})
+}
