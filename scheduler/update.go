@@ -13,18 +13,19 @@ import (
 //
 // Destructive: the set of tasks, or any task's driver, config, env, user,
 // resources, lifecycle, kill timeout or signal, leader flag, log config,
-// restart policy, constraints, affinities, artifacts, volume mounts or
-// templates; the group's constraints, affinities, spreads, restart policy,
-// ephemeral disk, network or volume blocks (a placement preference that
-// changed is honoured by placing again, as Nomad does); and meta at any
-// level,
+// restart policy, constraints, affinities, artifacts, volume mounts,
+// templates or services; the group's constraints, affinities, spreads,
+// restart policy, ephemeral disk, network, volume or service blocks (a
+// placement preference that changed is honoured by placing again, as
+// Nomad does; a changed service block places the allocation again, where
+// Nomad updates in place, because an in-place update does not yet take
+// part in the job's deployment: a new check that fails must hold the
+// rollout back); and meta at any level,
 // because meta reaches the task's environment as NOMAD_META_* variables,
 // which a running process cannot see change (Nomad decides the same).
 //
 // In place: the group's count (it changes how many allocations there are,
-// not what each runs), its update strategy, and service blocks at either
-// level (the client's service hook registers the new version's services
-// and restarts changed checks without touching the tasks, as Nomad). Job-level changes that do
+// not what each runs) and its update strategy. Job-level changes that do
 // not reach the tasks (priority, all_at_once, the job's update block) are
 // judged by jobUpdated.
 func tasksUpdated(old, new *structs.TaskGroup) bool {
@@ -41,6 +42,7 @@ func tasksUpdated(old, new *structs.TaskGroup) bool {
 		!reflect.DeepEqual(old.EphemeralDisk, new.EphemeralDisk) ||
 		!reflect.DeepEqual(old.Networks, new.Networks) ||
 		!reflect.DeepEqual(old.Volumes, new.Volumes) ||
+		!reflect.DeepEqual(old.Services, new.Services) ||
 		!metaEqual(old.Meta, new.Meta) {
 		return true
 	}
@@ -71,6 +73,7 @@ func taskUpdated(o, n *structs.Task) bool {
 		!reflect.DeepEqual(o.Affinities, n.Affinities) ||
 		!reflect.DeepEqual(o.Artifacts, n.Artifacts) ||
 		!reflect.DeepEqual(o.VolumeMounts, n.VolumeMounts) ||
+		!reflect.DeepEqual(o.Services, n.Services) ||
 		!reflect.DeepEqual(o.Templates, n.Templates) ||
 		!reflect.DeepEqual(o.Identity, n.Identity) ||
 		!reflect.DeepEqual(o.Identities, n.Identities)

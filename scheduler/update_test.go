@@ -18,11 +18,11 @@ func TestTasksUpdated(t *testing.T) {
 		{"update block", func(tg *structs.TaskGroup) { tg.Update = structs.DefaultUpdateStrategy() }, false},
 		{"group service", func(tg *structs.TaskGroup) {
 			tg.Services = []*structs.Service{{Name: "web", Provider: structs.ServiceProviderNomad, Tags: []string{"v2"}}}
-		}, false},
+		}, true},
 		{"task service and its check", func(tg *structs.TaskGroup) {
 			tg.Tasks[0].Services = []*structs.Service{{Name: "api", Provider: structs.ServiceProviderNomad,
 				Checks: []*structs.ServiceCheck{{Name: "alive", Type: structs.ServiceCheckTCP, Interval: 10e9}}}}
-		}, false},
+		}, true},
 		{"template", func(tg *structs.TaskGroup) {
 			tg.Tasks[0].Templates = []*structs.Template{{EmbeddedTmpl: "x", DestPath: "local/x"}}
 		}, true},

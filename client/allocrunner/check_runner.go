@@ -48,7 +48,6 @@ func (cs *checkSet) sync(ctx context.Context, desired map[string]*serviceInstanc
 			delete(cs.workers, id)
 		}
 	}
-	cs.hook.pruneResults(want)
 	for id, t := range want {
 		if cs.workers[id] != nil {
 			continue

@@ -306,19 +306,6 @@ func (h *serviceHook) sync(ctx context.Context, synced map[string]*structs.Servi
 	return synced, nil
 }
 
-// pruneResults forgets the results of checks no longer run (their service
-// or check was removed by an in-place update, or its task stopped).
-func (h *serviceHook) pruneResults(want map[string]*checkTarget) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for id := range h.results {
-		if want[id] == nil {
-			delete(h.results, id)
-			delete(h.passingSince, id)
-		}
-	}
-}
-
 // setResult records a check's result at now and reports whether its
 // status changed.
 func (h *serviceHook) setResult(r *structs.CheckQueryResult, now time.Time) bool {
