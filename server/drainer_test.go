@@ -241,6 +241,11 @@ func TestDrainMigratesOneAtATime(t *testing.T) {
 		}
 		for round := 1; round <= 3; round++ {
 			waitFor(t, fmt.Sprintf("round %d: a replacement on n2", round), func() (bool, string) {
+				// The drainer sets its wake-up timer on the fake clock
+				// when it has seen the last report, which may be after
+				// the test stepped the clock: keep time moving (the
+				// replacement is healthy by now either way).
+				clock.Advance(time.Second)
 				var migrating, onN2 int
 				all, _ := s.State().AllocsByJob(nil, "default", "web")
 				for _, a := range all {
