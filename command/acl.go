@@ -188,22 +188,40 @@ Show an ACL policy and its rules.`)
 }
 
 func runACLPolicyDelete(m *Meta, args []string) int {
-	fset := m.apiFlagSet("acl policy delete", "[options] <name>", `
-Delete an ACL policy.`)
+	return runACLDelete(m, args, aclDelete{
+		cmd: "acl policy delete", arg: "<name>", help: "Delete an ACL policy.", what: "policy name", object: "ACL policy",
+		del:  func(a *api.ACL, id string) error { _, err := a.DeletePolicy(id, nil); return err },
+		done: "Successfully deleted %q ACL policy!\n",
+	})
+}
+
+// aclDelete describes one of the acl delete commands.
+type aclDelete struct {
+	cmd, arg, help string
+	// what names the argument in a usage error; object in a failure.
+	what, object string
+	del          func(a *api.ACL, id string) error
+	// done is printed with the argument on success.
+	done string
+}
+
+// runACLDelete runs an acl delete command: one argument, one DELETE.
+func runACLDelete(m *Meta, args []string, d aclDelete) int {
+	fset := m.apiFlagSet(d.cmd, "[options] "+d.arg, "\n"+d.help)
 	if code, done := m.parse(fset, args); done {
 		return code
 	}
 	if fset.NArg() != 1 {
-		return m.usageError(fset, "give one policy name")
+		return m.usageError(fset, "give one "+d.what)
 	}
 	c := m.apiClient()
 	if c == nil {
 		return exitError
 	}
-	if _, err := c.ACL().DeletePolicy(fset.Arg(0), nil); err != nil {
-		return m.fail(fmt.Sprintf("deleting ACL policy %q", fset.Arg(0)), err)
+	if err := d.del(c.ACL(), fset.Arg(0)); err != nil {
+		return m.fail(fmt.Sprintf("deleting %s %q", d.object, fset.Arg(0)), err)
 	}
-	fmt.Fprintf(m.stdout, "Successfully deleted %q ACL policy!\n", fset.Arg(0))
+	fmt.Fprintf(m.stdout, d.done, fset.Arg(0))
 	return exitOK
 }
 
@@ -389,23 +407,11 @@ func (m *Meta) showToken(args []string, name, usage, help string) int {
 }
 
 func runACLTokenDelete(m *Meta, args []string) int {
-	fset := m.apiFlagSet("acl token delete", "[options] <accessor_id>", `
-Delete an ACL token.`)
-	if code, done := m.parse(fset, args); done {
-		return code
-	}
-	if fset.NArg() != 1 {
-		return m.usageError(fset, "give one token accessor ID")
-	}
-	c := m.apiClient()
-	if c == nil {
-		return exitError
-	}
-	if _, err := c.ACL().DeleteToken(fset.Arg(0), nil); err != nil {
-		return m.fail(fmt.Sprintf("deleting ACL token %q", fset.Arg(0)), err)
-	}
-	fmt.Fprintf(m.stdout, "Token %s successfully deleted\n", fset.Arg(0))
-	return exitOK
+	return runACLDelete(m, args, aclDelete{
+		cmd: "acl token delete", arg: "<accessor_id>", help: "Delete an ACL token.", what: "token accessor ID", object: "ACL token",
+		del:  func(a *api.ACL, id string) error { _, err := a.DeleteToken(id, nil); return err },
+		done: "Token %s successfully deleted\n",
+	})
 }
 
 func (m *Meta) printRole(r *api.ACLRole, asJSON bool, tmpl string) int {
@@ -577,21 +583,9 @@ Show an ACL role, by ID (or by name with -by-name).`)
 }
 
 func runACLRoleDelete(m *Meta, args []string) int {
-	fset := m.apiFlagSet("acl role delete", "[options] <role_id>", `
-Delete an ACL role.`)
-	if code, done := m.parse(fset, args); done {
-		return code
-	}
-	if fset.NArg() != 1 {
-		return m.usageError(fset, "give one role ID")
-	}
-	c := m.apiClient()
-	if c == nil {
-		return exitError
-	}
-	if _, err := c.ACL().DeleteRole(fset.Arg(0), nil); err != nil {
-		return m.fail(fmt.Sprintf("deleting ACL role %q", fset.Arg(0)), err)
-	}
-	fmt.Fprintf(m.stdout, "ACL role %s successfully deleted\n", fset.Arg(0))
-	return exitOK
+	return runACLDelete(m, args, aclDelete{
+		cmd: "acl role delete", arg: "<role_id>", help: "Delete an ACL role.", what: "role ID", object: "ACL role",
+		del:  func(a *api.ACL, id string) error { _, err := a.DeleteRole(id, nil); return err },
+		done: "ACL role %s successfully deleted\n",
+	})
 }
