@@ -348,6 +348,7 @@ func (a *Agent) setupClient(rpc rpcapi.Conn) error {
 		MaxDynamicPort: a.cfg.Client.MaxDynamicPort,
 		HTTPAddr:       a.httpAddr,
 		TaskAPI:        true,                             // secrets/api.sock in every task (docs/identity.md)
+		SecretsTmpfs:   true,                             // secrets on a tmpfs (docs/security.md)
 		HTTPTLS:        a.httpClientTLS(),                // config_tls.go
 		HostVolumes:    a.cfg.Client.clientHostVolumes(), // config_host_volumes.go
 		Network:        a.networkConfig(),                // config_cni.go

@@ -46,7 +46,9 @@ type Client struct {
 	stateDB state.StateDB
 	region  string
 	devMode bool
-	root    string
+	// secretsTmpfs is Config.SecretsTmpfs.
+	secretsTmpfs bool
+	root         string
 	// artifacts fetches the tasks' artifacts.
 	artifacts *artifact.Getter
 	// network makes the bridge and CNI namespaces of allocations
@@ -155,6 +157,7 @@ func New(cfg *Config) (*Client, error) {
 		stateDB:        db,
 		region:         cfg.Region,
 		devMode:        cfg.DevMode,
+		secretsTmpfs:   cfg.SecretsTmpfs,
 		root:           cfg.AllocDir,
 		artifacts:      newArtifactGetter(cfg.Artifact, logger),
 		taskAPIURL:     taskAPIURL(cfg),
@@ -369,6 +372,7 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation) (*allocrunner.AllocRu
 		Logger:       c.logger,
 		Alloc:        alloc,
 		AllocDirRoot: c.root,
+		SecretsTmpfs: c.secretsTmpfs,
 		StateDB:      c.stateDB,
 		Drivers:      c.driver,
 		StateUpdater: allocUpdater{c},

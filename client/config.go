@@ -67,6 +67,11 @@ type Config struct {
 	Reserved *structs.NodeReservedResources
 	// Version is reported as drover.version; default Version.
 	Version string
+	// SecretsTmpfs mounts a tmpfs on each task's secrets directory, so
+	// that secrets never reach the disk (client/allocdir); the agent
+	// turns it on. Off, they are plain directories (tests that build
+	// alloc dirs in temporary directories).
+	SecretsTmpfs bool
 	// DevMode makes Shutdown destroy allocations (killing tasks) instead
 	// of leaving them running.
 	DevMode bool

@@ -3,9 +3,11 @@ package allocdir
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 
 	"github.com/drover-io/drover/drivers/shared/beneath"
 )
@@ -46,6 +48,12 @@ type AllocDir struct {
 
 	root string // the client's alloc root, holding AllocDir
 	id   string
+	// logger says when a secrets directory cannot be a tmpfs.
+	logger *slog.Logger
+	// secretsTmpfs mounts a tmpfs on each task's secrets directory.
+	secretsTmpfs bool
+	// mount is mount(2); tests fake a refusal.
+	mount mountFunc
 	// idErr is set when id cannot be a directory name; the paths above
 	// are then empty and Build fails with it.
 	idErr error
@@ -56,11 +64,39 @@ type AllocDir struct {
 	taskDirs  map[string]*TaskDir
 }
 
+// Option configures an AllocDir.
+type Option func(*AllocDir)
+
+// WithLogger sets the logger (with the allocation's alloc_id) that says
+// when a task's secrets directory cannot be a tmpfs; nothing is logged
+// otherwise.
+func WithLogger(l *slog.Logger) Option {
+	return func(d *AllocDir) {
+		if l != nil {
+			d.logger = l
+		}
+	}
+}
+
+// WithSecretsTmpfs mounts a tmpfs on each task's secrets directory when
+// on is true (see TaskDir.Build); the agent's client turns it on. Off (the
+// default, for tests that build alloc dirs in temporary directories they
+// remove), secrets directories are plain directories.
+func WithSecretsTmpfs(on bool) Option {
+	return func(d *AllocDir) { d.secretsTmpfs = on }
+}
+
 // New returns the AllocDir of allocID under root. It creates nothing;
 // call Build. An allocID that is not a plain directory name gives an
 // AllocDir without paths whose Build fails.
-func New(root, allocID string) *AllocDir {
-	d := &AllocDir{root: root, id: allocID, taskDirs: make(map[string]*TaskDir)}
+func New(root, allocID string, opts ...Option) *AllocDir {
+	d := &AllocDir{
+		root: root, id: allocID, taskDirs: make(map[string]*TaskDir),
+		logger: slog.New(slog.DiscardHandler), mount: syscall.Mount,
+	}
+	for _, o := range opts {
+		o(d)
+	}
 	if d.idErr = checkName("alloc ID", allocID); d.idErr != nil {
 		return d
 	}
@@ -159,6 +195,15 @@ func (d *AllocDir) Destroy() error {
 		return fmt.Errorf("destroy alloc dir %s: %w", d.AllocDir, err)
 	}
 	defer root.Close()
+	// The secrets tmpfs go first (with their content): RemoveAll stops
+	// at a mount point.
+	if alloc, err := root.OpenRoot(d.id); err == nil {
+		err = unmountSecrets(alloc)
+		alloc.Close()
+		if err != nil {
+			return fmt.Errorf("destroy alloc dir %s: %w", d.AllocDir, err)
+		}
+	}
 	if err := root.RemoveAll(d.id); err != nil {
 		return fmt.Errorf("destroy alloc dir %s: %w", d.AllocDir, err)
 	}
@@ -218,6 +263,12 @@ type TaskDir struct {
 // Build creates the task directory and its subdirectories, and (re)sets
 // their permissions. It is idempotent; it fails with ErrDestroyed after the
 // alloc dir was destroyed. As AllocDir.Build, it never follows a link.
+//
+// With WithSecretsTmpfs, the secrets directory is a tmpfs of SecretsSizeMB (noexec, nosuid,
+// nodev, 0700), as in Nomad, so that secrets never reach the disk. A
+// rebuild (an agent restart) keeps a tmpfs already mounted there and its
+// content; where none can be mounted (an agent that is not root) the
+// directory stays a plain one and a warning is logged. Destroy unmounts it.
 func (t *TaskDir) Build() error {
 	// Hold the alloc dir's lock so that a concurrent Destroy cannot
 	// interleave with the mkdirs.
@@ -244,6 +295,17 @@ func (t *TaskDir) Build() error {
 		if err := mkdirPerm(alloc, filepath.Join(t.name, p.name), p.perm); err != nil {
 			return fmt.Errorf("build task dir: %w", err)
 		}
+	}
+	secrets := filepath.Join(t.name, SecretsDirName)
+	logger := t.alloc.logger.With("task", t.name)
+	if t.alloc.secretsTmpfs {
+		if _, err := mountSecrets(alloc, secrets, t.alloc.mount, logger); err != nil {
+			return fmt.Errorf("build task dir: secrets: %w", err)
+		}
+	}
+	// The tmpfs's own root gets the mode too (a kept one included).
+	if err := alloc.Chmod(secrets, secretsPerm); err != nil {
+		return fmt.Errorf("build task dir: %w", err)
 	}
 	return nil
 }

@@ -37,6 +37,9 @@ type Config struct {
 	Alloc *structs.Allocation
 	// AllocDirRoot is the directory under which alloc dirs are built.
 	AllocDirRoot string
+	// SecretsTmpfs mounts a tmpfs on each task's secrets directory
+	// (allocdir.WithSecretsTmpfs); the agent turns it on.
+	SecretsTmpfs bool
 	StateDB      state.StateDB
 	Drivers      DriverGetter
 	StateUpdater StateUpdater
@@ -204,7 +207,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 		timeline:     cfg.Timeline,
 		stateDB:      cfg.StateDB,
 		updater:      updater,
-		allocDir:     allocdir.New(cfg.AllocDirRoot, alloc.ID),
+		allocDir:     allocdir.New(cfg.AllocDirRoot, alloc.ID, allocdir.WithLogger(logger), allocdir.WithSecretsTmpfs(cfg.SecretsTmpfs)),
 		broadcaster:  NewAllocBroadcaster(),
 		tasks:        make(map[string]*taskrunner.TaskRunner, len(tg.Tasks)),
 		changeCh:     make(chan struct{}),
