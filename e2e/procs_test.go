@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -185,6 +186,35 @@ func killLeftovers(t *testing.T, dataDir string) {
 			t.Logf("kill shim %d: %v", shim, err)
 		}
 		t.Logf("killed a leftover shim %d (state dir %s)", shim, dir)
+	}
+	unmountLeftovers(t, dataDir)
+}
+
+// unmountLeftovers unmounts what a non-dev agent left mounted under
+// dataDir (the tmpfs of its tasks' secrets directories, which outlive the
+// agent as its tasks do), deepest first, so that the test's temporary
+// directory can be removed.
+func unmountLeftovers(t *testing.T, dataDir string) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Logf("look for leftover mounts: %v", err)
+		return
+	}
+	var points []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		// Field 5 is the mount point; mountinfo escapes a space as \040,
+		// which a temporary directory's path does not hold.
+		if len(f) > 4 && strings.HasPrefix(f[4], dataDir+"/") {
+			points = append(points, f[4])
+		}
+	}
+	slices.SortFunc(points, func(a, b string) int { return len(b) - len(a) })
+	for _, p := range points {
+		if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) {
+			t.Logf("unmount leftover %s: %v", p, err)
+		}
 	}
 }
 

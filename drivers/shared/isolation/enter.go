@@ -37,6 +37,26 @@ type EnterSpec struct {
 	Root string `json:"root"`
 }
 
+// onHost returns a copy of s with its IDs, which are the task's inside its
+// user namespace ns, replaced by the host's.
+func (s *EnterSpec) onHost(ns *UserNS) (*EnterSpec, error) {
+	out := *s
+	var ok bool
+	if out.UID, ok = ns.HostUID(s.UID); !ok {
+		return nil, fmt.Errorf("uid %d does not exist in the task's user namespace", s.UID)
+	}
+	if out.GID, ok = ns.HostGID(s.GID); !ok {
+		return nil, fmt.Errorf("gid %d does not exist in the task's user namespace", s.GID)
+	}
+	out.Groups = nil
+	for _, g := range s.Groups {
+		if h, ok := ns.HostGID(g); ok {
+			out.Groups = append(out.Groups, h)
+		}
+	}
+	return &out, nil
+}
+
 // namespaces joined by Enter with setns(2), in this order. The mount
 // namespace cannot be joined by a multi-threaded (Go) process: the command
 // gets the task's root through /proc/<pid>/root instead, which reaches
@@ -61,6 +81,20 @@ func Enter(ctx context.Context, init InitCommand, st State, spec *EnterSpec, std
 	}
 	if st.Cgroup == nil || !Alive(st.Pid, st.StartTime) {
 		return nil, fmt.Errorf("enter task: process %d: %w", st.Pid, os.ErrNotExist)
+	}
+	// A Go process cannot join a user namespace: in a task that has one,
+	// the command runs as the host IDs the task's IDs map to (root in
+	// the task: nobody), so it can do no more than the task.
+	ns, err := taskIDMaps(st.Pid)
+	if err != nil {
+		return nil, fmt.Errorf("enter task: %w", err)
+	}
+	if ns != nil {
+		hostSpec, err := spec.onHost(ns)
+		if err != nil {
+			return nil, fmt.Errorf("enter task: %w", err)
+		}
+		spec = hostSpec
 	}
 	type result struct {
 		ps  *os.ProcessState

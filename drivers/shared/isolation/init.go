@@ -74,7 +74,11 @@ func InitMain(args []string) int {
 			return fail(fmt.Errorf("init stage: %w", err))
 		}
 	}
-	if err := setupRoot(&spec); err != nil {
+	root, err := rootPath(&spec)
+	if err != nil {
+		return fail(fmt.Errorf("init stage: %w", err))
+	}
+	if err := setupRoot(&spec, root); err != nil {
 		return fail(fmt.Errorf("init stage: set up the task's root: %w", err))
 	}
 	if spec.Hostname != "" {
@@ -82,9 +86,10 @@ func InitMain(args []string) int {
 			return fail(fmt.Errorf("init stage: set hostname: %w", err))
 		}
 	}
-	if err := enterRoot(&spec); err != nil {
+	if err := enterRoot(&spec, root); err != nil {
 		return fail(fmt.Errorf("init stage: enter the task's root: %w", err))
 	}
+	closePassedFDs(&spec) // userns_start.go
 	// The bounding set is per thread: drop on this one and execve from it.
 	runtime.LockOSThread()
 	caps := spec.Capabilities
@@ -95,6 +100,11 @@ func InitMain(args []string) int {
 		return fail(fmt.Errorf("init stage: %w", err))
 	}
 	if err := dropPrivileges(spec.UID, spec.GID, spec.Groups); err != nil {
+		return fail(fmt.Errorf("init stage: %w", err))
+	}
+	// In a user namespace the init stage kept what it needed to build
+	// the root as ambient capabilities: the task gets none of them.
+	if err := clearAmbientCaps(); err != nil {
 		return fail(fmt.Errorf("init stage: %w", err))
 	}
 	// A change of credentials clears the parent-death signal: arm it
@@ -127,6 +137,17 @@ func InitMain(args []string) int {
 	argv := append([]string{spec.Path}, spec.Args...)
 	err = syscall.Exec(path, argv, spec.Env)
 	return fail(fmt.Errorf("init stage: exec %s: %w", path, err))
+}
+
+// rootPath returns the path by which the init stage reaches the task's
+// root: RootDir, or, in a user namespace, where it attached the copy of
+// the root Start passed (the task's user may not be able to walk RootDir,
+// and could not bind it).
+func rootPath(spec *Spec) (string, error) {
+	if spec.RootFD <= 0 {
+		return spec.RootDir, nil
+	}
+	return attachRoot(spec.RootFD) // userns_start.go
 }
 
 // armParentDeath asks the kernel to SIGKILL this process when its parent

@@ -17,12 +17,12 @@ var devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
 
 // setupRoot builds the task's root inside the init stage's (new) mount
 // namespace: nothing it mounts is seen by the host.
-func setupRoot(spec *Spec) error {
+// root is the path of spec.RootDir to use (rootPath).
+func setupRoot(spec *Spec, root string) error {
 	// Keep our mounts from propagating to the host, and the host's to us.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make mounts private: %w", err)
 	}
-	root := spec.RootDir
 	// The root must be a mount point for pivot_root.
 	if err := unix.Mount(root, root, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("bind %s onto itself: %w", root, err)
@@ -51,9 +51,29 @@ func setupRoot(spec *Spec) error {
 }
 
 // bindMount binds m.Source at m.Target inside root; a symlink source is
-// recreated as a symlink.
+// recreated as a symlink. A source Start passed as a descriptor (m.FD) or
+// a link (m.Link) is taken from there.
 func bindMount(root string, m Mount) error {
-	fi, err := os.Lstat(m.Source)
+	if m.Link != "" {
+		return copySymlink(root, m)
+	}
+	if m.FD > 0 {
+		// A copy Start made (read-only already): attach it.
+		var st unix.Stat_t
+		if err := unix.Fstat(m.FD, &st); err != nil {
+			return fmt.Errorf("mount %s: %w", m.Source, err)
+		}
+		target, err := mountPoint(root, m.Target, st.Mode&unix.S_IFMT == unix.S_IFDIR)
+		if err != nil {
+			return err
+		}
+		if err := attachMount(m.FD, target); err != nil {
+			return fmt.Errorf("mount %s: %w", m.Source, err)
+		}
+		return nil
+	}
+	source := m.Source
+	fi, err := os.Lstat(source)
 	if errors.Is(err, os.ErrNotExist) && m.Optional {
 		return nil
 	}
@@ -67,19 +87,21 @@ func bindMount(root string, m Mount) error {
 	if err != nil {
 		return err
 	}
-	if err := unix.Mount(m.Source, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+	if err := unix.Mount(source, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("bind %s to %s: %w", m.Source, m.Target, err)
 	}
 	if !m.ReadOnly {
 		return nil
 	}
 	// A bind mount takes the flags of a remount; keep the source's
-	// nosuid, nodev and noexec.
+	// nosuid, nodev and noexec, and its atime flags (in a user namespace
+	// the kernel refuses to change any of them).
 	flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY)
 	var st unix.Statfs_t
-	if err := unix.Statfs(m.Source, &st); err == nil {
+	if err := unix.Statfs(source, &st); err == nil {
 		for _, f := range []struct{ st, ms int64 }{
 			{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
+			{unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME},
 		} {
 			if st.Flags&f.st != 0 {
 				flags |= uintptr(f.ms)
@@ -92,11 +114,15 @@ func bindMount(root string, m Mount) error {
 	return nil
 }
 
-// copySymlink recreates the symlink m.Source at m.Target inside root.
+// copySymlink recreates the symlink m.Source (whose target m.Link is, when
+// set) at m.Target inside root.
 func copySymlink(root string, m Mount) error {
-	dest, err := os.Readlink(m.Source)
-	if err != nil {
-		return fmt.Errorf("mount %s: %w", m.Source, err)
+	dest := m.Link
+	if dest == "" {
+		var err error
+		if dest, err = os.Readlink(m.Source); err != nil {
+			return fmt.Errorf("mount %s: %w", m.Source, err)
+		}
 	}
 	parent, err := mountPoint(root, filepath.Dir(m.Target), true)
 	if err != nil {
@@ -190,10 +216,11 @@ func setupDev(root string) error {
 	return nil
 }
 
-// enterRoot makes spec.RootDir the process's "/": pivot_root and detach
-// the old root, or chroot with NoPivot.
-func enterRoot(spec *Spec) error {
-	if err := os.Chdir(spec.RootDir); err != nil {
+// enterRoot makes spec.RootDir (reached as root, see rootPath) the
+// process's "/": pivot_root and detach the old root, or chroot with
+// NoPivot.
+func enterRoot(spec *Spec, root string) error {
+	if err := os.Chdir(root); err != nil {
 		return err
 	}
 	if spec.NoPivot {

@@ -42,6 +42,20 @@ type Spec struct {
 	GID    uint32   `json:"gid"`
 	Groups []uint32 `json:"groups,omitempty"`
 
+	// UserNS, when set, runs the task in a user namespace of its own
+	// (NewUserNS): UID, GID and Groups are IDs inside it, and must be
+	// mapped. Start hands the init stage detached copies of the root and
+	// of every mount's source (it could neither reach host paths only
+	// the host's root may nor bind the host's mounts) and creates the
+	// root's mount points, which are the host root's.
+	UserNS *UserNS `json:"user_ns,omitempty"`
+	// RootFD is set by Start for the init stage of a task with a UserNS:
+	// the descriptor of a detached copy of RootDir's mount tree.
+	RootFD int `json:"root_fd,omitempty"`
+	// InitFD is set by Start likewise: the descriptor of the init stage's
+	// own binary, which it was executed through.
+	InitFD int `json:"init_fd,omitempty"`
+
 	// Capabilities the task may hold (see DefaultCapabilities, which nil
 	// means); all others are dropped from its bounding set.
 	Capabilities []string `json:"capabilities,omitempty"`
@@ -73,6 +87,13 @@ type Mount struct {
 	ReadOnly bool `json:"read_only,omitempty"`
 	// Optional skips a Source that does not exist.
 	Optional bool `json:"optional,omitempty"`
+
+	// FD and Link are set by Start for the init stage of a task with a
+	// UserNS: the descriptor of a detached copy of Source (read-only
+	// already when ReadOnly), or, for a Source that is a symbolic link,
+	// its target.
+	FD   int    `json:"fd,omitempty"`
+	Link string `json:"link,omitempty"`
 }
 
 // DefaultChrootEnv maps the host paths a task's root gets by default to
@@ -136,6 +157,11 @@ func (s *Spec) validate() error {
 	}
 	if _, err := ParseCapabilities(s.Capabilities); err != nil {
 		errs = append(errs, err)
+	}
+	if s.UserNS != nil {
+		if err := s.UserNS.validate(s.UID, s.GID, s.Groups); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	for _, m := range s.Mounts {
 		if !filepath.IsAbs(m.Source) || !filepath.IsAbs(m.Target) {

@@ -79,7 +79,28 @@ func Start(ctx context.Context, init InitCommand, spec *Spec, cg *Cgroup, stdout
 	if spec.NetworkIsolation {
 		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNET
 	}
-	start, err := launch(ctx, cmd, cg, spec)
+	payload := spec
+	var passed []*os.File
+	if spec.UserNS != nil {
+		var err error
+		payload, passed, err = prepareUserNS(spec) // userns_start.go
+		if err != nil {
+			return nil, fmt.Errorf("isolated start: %w", err)
+		}
+		defer func() {
+			for _, f := range passed {
+				f.Close()
+			}
+		}()
+		f, path, fd, err := passInit(init.Path, len(passed))
+		if err != nil {
+			return nil, fmt.Errorf("isolated start: %w", err)
+		}
+		passed = append(passed, f)
+		cmd.Path, payload.InitFD = path, fd
+		setUserNS(cmd.SysProcAttr, spec)
+	}
+	start, err := launch(ctx, cmd, cg, payload, passed...)
 	if err != nil {
 		return nil, fmt.Errorf("isolated start: %w", err)
 	}
@@ -89,9 +110,9 @@ func Start(ctx context.Context, init InitCommand, spec *Spec, cg *Cgroup, stdout
 // launch starts cmd (the init stage, in whatever namespaces its
 // SysProcAttr asks for), places it in cg, sends it payload on fd 3 and
 // waits until it has execve'd the command, or reports why it could not on
-// fd 4. It returns the process's start time. On error nothing of it is
-// left running.
-func launch(ctx context.Context, cmd *exec.Cmd, cg *Cgroup, payload any) (uint64, error) {
+// fd 4. passed are handed to it as fds 5 and on. It returns the process's
+// start time. On error nothing of it is left running.
+func launch(ctx context.Context, cmd *exec.Cmd, cg *Cgroup, payload any, passed ...*os.File) (uint64, error) {
 	specR, specW, err := os.Pipe()
 	if err != nil {
 		return 0, err
@@ -106,7 +127,7 @@ func launch(ctx context.Context, cmd *exec.Cmd, cg *Cgroup, payload any) (uint64
 
 	cmd.Dir = "/"
 	cmd.Env = []string{}
-	cmd.ExtraFiles = []*os.File{specR, errW} // fds 3 and 4
+	cmd.ExtraFiles = append([]*os.File{specR, errW}, passed...) // fds 3, 4, 5...
 	// On v2 the kernel creates the process inside the cgroup; on v1 it is
 	// moved there while the init stage waits for its payload.
 	if cg.Version == CgroupV2 {
