@@ -37,11 +37,15 @@ type Options struct {
 	Capabilities []string
 	// PidsLimit bounds each task's processes and threads; 0 is no limit.
 	PidsLimit int64
+	// UserNamespace runs each task in a user namespace of its own where
+	// the kernel allows (isolation.NewUserNS): its user maps to itself
+	// and root to nobody, so root in a task is not root on the host.
+	UserNamespace bool
 }
 
 // DefaultOptions returns the options a driver has without a plugin config.
 func DefaultOptions() Options {
-	return Options{DefaultUser: isolation.DefaultUser, CgroupParent: "drover"}
+	return Options{DefaultUser: isolation.DefaultUser, CgroupParent: "drover", UserNamespace: true}
 }
 
 // Paths inside the task's root.

@@ -47,6 +47,10 @@ type Driver struct {
 	fingerprintInterval time.Duration
 	// geteuid is os.Geteuid; tests fake it.
 	geteuid func() int
+	// userNamespaces is isolation.UserNamespaces; tests fake it.
+	userNamespaces func() error
+	// usernsWarning logs, once, that tasks get no user namespace.
+	usernsWarning sync.Once
 
 	mu    sync.Mutex // guards the field below
 	tasks map[string]*task
@@ -112,6 +116,7 @@ func New(logger *slog.Logger, opts ...Option) *Driver {
 		mhz:                 sync.OnceValue(shim.HostCPUMHz),
 		fingerprintInterval: defaultFingerprintInterval,
 		geteuid:             os.Geteuid,
+		userNamespaces:      isolation.UserNamespaces,
 		tasks:               make(map[string]*task),
 	}
 	for _, o := range opts {
@@ -204,7 +209,8 @@ func (d *Driver) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (*drive
 // shimSpec builds the shim's spec for cfg: the isolation spec (command
 // and environment as seen inside the root, mounts, user), the cgroup, the
 // rotated log paths and the invocation's state dir. It also returns the
-// task's uid and gid.
+// task's uid and gid as the host sees them (in a user namespace, root in
+// the task is nobody on the host).
 func (d *Driver) shimSpec(cfg *drivers.TaskConfig) (*shim.Spec, uint32, uint32, error) {
 	env := rootEnv(cfg)
 	conf, err := decodeConfig(cfg, env)
@@ -224,6 +230,12 @@ func (d *Driver) shimSpec(cfg *drivers.TaskConfig) (*shim.Spec, uint32, uint32, 
 	uid, gid, groups, err := isolation.LookupUser(userName)
 	if err != nil {
 		return nil, 0, 0, err
+	}
+	userNS := d.userNS(uid, gid, groups)
+	hostUID, hostGID := uid, gid
+	if userNS != nil {
+		hostUID, _ = userNS.HostUID(uid)
+		hostGID, _ = userNS.HostGID(gid)
 	}
 	netIsolated, netns, err := networkIsolation(cfg.NetworkMode, cfg.NetworkIsolation)
 	if err != nil {
@@ -270,6 +282,7 @@ func (d *Driver) shimSpec(cfg *drivers.TaskConfig) (*shim.Spec, uint32, uint32, 
 				UID:              uid,
 				GID:              gid,
 				Groups:           groups,
+				UserNS:           userNS,
 				NetworkIsolation: netIsolated,
 				Hostname:         hostname,
 			},
@@ -280,8 +293,33 @@ func (d *Driver) shimSpec(cfg *drivers.TaskConfig) (*shim.Spec, uint32, uint32, 
 			},
 			Init: &initCmd,
 		},
-	}, uid, gid, nil
+	}, hostUID, hostGID, nil
 }
+
+// userNS returns the user namespace of a task that runs as uid, gid and
+// groups: nil without the user_namespace option, or where the kernel
+// does not allow one (logged once).
+func (d *Driver) userNS(uid, gid uint32, groups []uint32) *isolation.UserNS {
+	if !d.opts.UserNamespace {
+		return nil
+	}
+	if err := d.userNamespaces(); err != nil {
+		d.usernsWarning.Do(func() {
+			d.logger.Warn("exec tasks run without a user namespace: root in a task is root on the host (with the allowed capabilities only)", "error", err)
+		})
+		return nil
+	}
+	// Root in the task is nobody on the host.
+	rootUID, rootGID, _, err := isolation.LookupUser(isolation.DefaultUser)
+	if err != nil {
+		rootUID, rootGID = overflowID, overflowID
+	}
+	return isolation.NewUserNS(uid, gid, groups, rootUID, rootGID)
+}
+
+// overflowID is the kernel's ID for an unmapped user or group (nobody),
+// used where the host has no "nobody" user.
+const overflowID = 65534
 
 // chownSecrets gives the task's secrets dir to its user. The dir is
 // changed beneath its parent without following a link: a link planted in

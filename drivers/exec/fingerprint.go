@@ -86,10 +86,14 @@ func (d *Driver) check(ctx context.Context) *drivers.Fingerprint {
 	if err := isolation.Probe(ctx, initCmd); err != nil {
 		return unhealthy("exec driver: %v", err)
 	}
+	// Whether tasks get a user namespace: the plugin's user_namespace
+	// and the kernel's leave.
+	userNS := d.opts.UserNamespace && d.userNamespaces() == nil
 	return &drivers.Fingerprint{
 		Attributes: map[string]string{
 			"driver." + Name:                     "1",
 			"driver." + Name + ".cgroup_version": strconv.Itoa(layout.Version),
+			"driver." + Name + ".user_namespace": strconv.FormatBool(userNS),
 		},
 		Health:            drivers.HealthStateHealthy,
 		HealthDescription: "healthy",

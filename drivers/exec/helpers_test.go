@@ -37,7 +37,7 @@ func newDriver(t *testing.T, opts ...Option) *Driver {
 		t.Fatal(err)
 	}
 	all := append([]Option{
-		WithOptions(Options{CgroupParent: testCgroupParent}),
+		WithOptions(Options{CgroupParent: testCgroupParent, UserNamespace: true}),
 		WithInitCommand(exe, []string{isolation.InitArg}),
 		WithShimCommand(exe, []string{shim.Subcommand}),
 	}, opts...)

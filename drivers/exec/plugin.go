@@ -23,12 +23,14 @@ import (
 //	    pids_limit    = 0
 //	    no_pivot_root = false
 //	    allow_caps    = ["chown", "kill", ...]
+//	    user_namespace = true
 //	  }
 //	}
 //
 // Names follow Nomad's exec driver where it has the option (no_pivot_root,
 // allow_caps, default_pid_mode, default_ipc_mode) and Nomad's client
-// option chroot_env, which drover takes here.
+// option chroot_env, which drover takes here. user_namespace is drover's
+// own (Nomad's exec driver has no user namespaces).
 type PluginConfig struct {
 	AllowUser      bool              `json:"allow_user"`
 	DefaultUser    string            `json:"default_user"`
@@ -38,6 +40,7 @@ type PluginConfig struct {
 	AllowCaps      []string          `json:"allow_caps"`
 	DefaultPidMode string            `json:"default_pid_mode"`
 	DefaultIpcMode string            `json:"default_ipc_mode"`
+	UserNamespace  bool              `json:"user_namespace"`
 }
 
 // namespaceModePrivate is the only pid and ipc mode exec supports: every
@@ -63,6 +66,8 @@ func PluginConfigSchema() *base.Schema {
 			Description: `pid namespace of tasks: only "private" is supported`},
 		{Name: "default_ipc_mode", Type: base.TypeString, Default: json.RawMessage(`"private"`),
 			Description: `ipc namespace of tasks: only "private" is supported`},
+		{Name: "user_namespace", Type: base.TypeBool, Default: json.RawMessage(`true`),
+			Description: "run each task in a user namespace of its own where the kernel allows: its user maps to itself, root to nobody (false: root tasks are the host's root, with the allowed capabilities)"},
 	}}
 }
 
@@ -90,6 +95,7 @@ func (pc *PluginConfig) options() (Options, error) {
 	opts := DefaultOptions()
 	opts.AllowUser = pc.AllowUser
 	opts.NoPivot = pc.NoPivotRoot
+	opts.UserNamespace = pc.UserNamespace
 	switch u := pc.DefaultUser; {
 	case u == "":
 		fieldErr("default_user", "must not be empty")
