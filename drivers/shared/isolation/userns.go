@@ -114,8 +114,9 @@ var initAmbientCaps = []uintptr{
 // UserNamespaces reports whether this kernel lets the agent give tasks
 // user namespaces: /proc/sys/user/max_user_namespaces is above 0 (a root
 // agent is not subject to Debian's kernel.unprivileged_userns_clone or
-// Ubuntu's AppArmor restriction, which bind unprivileged users only). The
-// error says why not.
+// Ubuntu's AppArmor restriction, which bind unprivileged users only), and
+// it has the mount API Start hands the task's root over with
+// (open_tree(2) and mount_setattr(2), Linux 5.12). The error says why not.
 func UserNamespaces() error {
 	b, err := os.ReadFile("/proc/sys/user/max_user_namespaces")
 	if err != nil {
@@ -130,6 +131,14 @@ func UserNamespaces() error {
 	}
 	if n <= 0 {
 		return errors.New("user namespaces are disabled (sysctl user.max_user_namespaces = 0)")
+	}
+	fd, err := unix.OpenTree(unix.AT_FDCWD, "/", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("the kernel cannot copy mounts for a user namespace (open_tree, Linux 5.2): %w", err)
+	}
+	defer unix.Close(fd)
+	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &unix.MountAttr{}); err == unix.ENOSYS {
+		return fmt.Errorf("the kernel cannot make mount copies read-only (mount_setattr, Linux 5.12): %w", err)
 	}
 	return nil
 }
