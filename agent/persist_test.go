@@ -46,7 +46,10 @@ func startAgent(t *testing.T, cfg *Config) *testAgent {
 		t.Fatalf("Start: %v", err)
 	}
 	ta := &testAgent{t: t, agent: a, base: "http://" + a.HTTPAddr(), hc: &http.Client{Transport: &http.Transport{}}}
-	t.Cleanup(func() { ta.stop() })
+	t.Cleanup(func() {
+		ta.stop()
+		unmountLeftovers(t, cfg.DataDir) // leftover_mounts_test.go
+	})
 	return ta
 }
 
