@@ -23,7 +23,9 @@
 // gets no directory at all, even if it slipped past the server's
 // validation. alloc/logs is not writable by tasks (mode 0755): the agent
 // and the shims write the logs there, and a task cannot plant anything for
-// them to write through. Secrets are 0700.
+// them to write through. Secrets are 0700 and, with WithSecretsTmpfs (the
+// agent's client), a 1 MiB noexec tmpfs mounted when the task dir is
+// built, kept across agent restarts and unmounted by Destroy (secrets.go).
 //
 // It imports nothing of drover's but the beneath leaf, so that the
 // runners and the client can use it without import cycles. An AllocDir is

@@ -7,7 +7,10 @@
 // task survives restarts of the agent. A task of a group in network mode
 // "none" (drivers.TaskConfig.NetworkMode) also gets a network namespace of
 // its own with only loopback, up (network.go); otherwise it shares the
-// host's network.
+// host's network. Unless the plugin's user_namespace is false, or the
+// kernel cannot, the task also runs in a user namespace of its own
+// (isolation.NewUserNS): its user maps to itself, root to nobody, and the
+// secrets dir goes to the host uid (userNS in driver.go).
 //
 // Where it sits in the data flow: the client's driver manager offers it as
 // "exec"; a TaskRunner calls it through drivers.DriverPlugin and persists
@@ -84,7 +87,8 @@
 //
 // ExecTask runs a command inside the running task (isolation.Enter, from
 // the agent): in its pid, ipc, uts and network namespaces, its root and
-// cgroup, as its user.
+// cgroup, as its user (as the host IDs of its user, outside its user
+// namespace, when it has one).
 //
 // # Paths
 //

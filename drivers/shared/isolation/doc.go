@@ -24,6 +24,17 @@
 // it, which joins the task's cgroup, chroots into /proc/<pid>/root (a Go
 // process cannot join a mount namespace), drops privileges and execve's.
 //
+// With Spec.UserNS the init stage starts in a new user namespace too,
+// owning the others, as the task's user (with, until the task runs, the
+// ambient capabilities it needs to build the root) or as root there for a
+// root task, which NewUserNS maps to nobody on the host. It cannot walk
+// the host's root-only paths nor bind the host's mounts, so Start creates
+// the root's mount points and hands it detached copies (open_tree(2)) of
+// the root and of every mount source as descriptors, which it attaches
+// with move_mount(2) (userns_start.go). Enter runs a command in such a
+// task as the host IDs of its user: a Go process cannot join a user
+// namespace.
+//
 // Capabilities outside DefaultCapabilities (or Spec.Capabilities) are
 // dropped from the bounding set, so even a task running as root cannot
 // mount, load modules or trace the host.
