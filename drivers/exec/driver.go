@@ -47,7 +47,8 @@ type Driver struct {
 	fingerprintInterval time.Duration
 	// geteuid is os.Geteuid; tests fake it.
 	geteuid func() int
-	// userNamespaces is isolation.UserNamespaces; tests fake it.
+	// userNamespaces says whether tasks can have user namespaces here
+	// (probeUserNamespaces, once); tests fake it.
 	userNamespaces func() error
 	// usernsWarning logs, once, that tasks get no user namespace.
 	usernsWarning sync.Once
@@ -116,13 +117,29 @@ func New(logger *slog.Logger, opts ...Option) *Driver {
 		mhz:                 sync.OnceValue(shim.HostCPUMHz),
 		fingerprintInterval: defaultFingerprintInterval,
 		geteuid:             os.Geteuid,
-		userNamespaces:      isolation.UserNamespaces,
 		tasks:               make(map[string]*task),
 	}
 	for _, o := range opts {
 		o(d)
 	}
+	d.userNamespaces = sync.OnceValue(d.probeUserNamespaces)
 	return d
+}
+
+// probeUserNamespaces checks that the kernel offers user namespaces and
+// that the init stage starts in one (a seccomp profile around the agent
+// may refuse them).
+func (d *Driver) probeUserNamespaces() error {
+	if err := isolation.UserNamespaces(); err != nil {
+		return err
+	}
+	initCmd, err := d.initCommand()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	return isolation.ProbeUserNS(ctx, initCmd)
 }
 
 // Name returns "exec".

@@ -40,6 +40,49 @@ func Probe(ctx context.Context, init InitCommand) error {
 	return nil
 }
 
+// ProbeUserNS checks that the init stage starts in a new user namespace
+// (with the pid, mount, ipc and uts namespaces it owns) on this host: the
+// kernel may allow user namespaces while a seccomp profile around the
+// agent (a container's) refuses them. Call it after UserNamespaces.
+func ProbeUserNS(ctx context.Context, init InitCommand) error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("user namespaces for tasks need root (running as uid %d)", os.Geteuid())
+	}
+	// As root in the namespace, nobody on the host, which may not be able
+	// to walk to the binary: it is executed through a descriptor.
+	f, path, err := passInit(init.Path, 3) // the first ExtraFile
+
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	args := append(append([]string(nil), init.Args...), probeArg)
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Args[0] = init.Path
+	cmd.Dir = "/"
+	cmd.Env = []string{}
+	if v, ok := os.LookupEnv("GORACE"); ok {
+		cmd.Env = append(cmd.Env, "GORACE="+v)
+	}
+	cmd.ExtraFiles = []*os.File{f}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: overflowID, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: overflowID, Size: 1}},
+		Credential:  &syscall.Credential{},
+	}
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("user namespaces do not work here: %w %s", err, strings.TrimSpace(out.String()))
+	}
+	return nil
+}
+
+// overflowID is the kernel's default ID of unmapped users and groups
+// (nobody), which the probe runs as on the host.
+const overflowID = 65534
+
 // probeMain is InitMain's probe mode.
 func probeMain() int {
 	if os.Getpid() != 1 {

@@ -92,7 +92,8 @@ func Start(ctx context.Context, init InitCommand, spec *Spec, cg *Cgroup, stdout
 				f.Close()
 			}
 		}()
-		f, path, fd, err := passInit(init.Path, len(passed))
+		fd := firstPassedFD + len(passed)
+		f, path, err := passInit(init.Path, fd)
 		if err != nil {
 			return nil, fmt.Errorf("isolated start: %w", err)
 		}

@@ -143,9 +143,17 @@ func UserNamespaces() error {
 	return nil
 }
 
-// taskIDMaps reads the uid_map and gid_map of process pid: nil, nil when
-// it shares the host's user namespace (the identity map of every ID).
+// taskIDMaps reads the uid_map and gid_map of process pid, relative to
+// this process's user namespace: nil, nil when the process shares it.
 func taskIDMaps(pid int) (*UserNS, error) {
+	own, err1 := os.Readlink("/proc/self/ns/user")
+	its, err2 := os.Readlink(fmt.Sprintf("/proc/%d/ns/user", pid))
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, fmt.Errorf("user namespace of process %d: %w", pid, err)
+	}
+	if own == its {
+		return nil, nil
+	}
 	read := func(name string) ([]IDMap, bool, error) {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, name))
 		if err != nil {

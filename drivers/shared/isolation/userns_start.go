@@ -138,16 +138,15 @@ func attachMount(fd int, target string) error {
 
 // passInit opens the init stage's binary for a start in a user namespace
 // and returns the path by which the new process executes it: the
-// binary's descriptor, passed as fd (firstPassedFD + n, where n files were
-// passed before it). The process executes it as the task's user, who may
-// not be able to walk to the binary (a test binary in a 0700 directory).
-func passInit(path string, n int) (*os.File, string, int, error) {
+// binary's descriptor, which the caller passes as fd num. The process
+// executes it as the task's user, who may not be able to walk to the
+// binary (a test binary in a 0700 directory).
+func passInit(path string, num int) (*os.File, string, error) {
 	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, "", 0, fmt.Errorf("user namespace: init stage binary: %w", &os.PathError{Op: "open", Path: path, Err: err})
+		return nil, "", fmt.Errorf("user namespace: init stage binary: %w", &os.PathError{Op: "open", Path: path, Err: err})
 	}
-	num := firstPassedFD + n
-	return os.NewFile(uintptr(fd), path), "/proc/self/fd/" + strconv.Itoa(num), num, nil
+	return os.NewFile(uintptr(fd), path), "/proc/self/fd/" + strconv.Itoa(num), nil
 }
 
 // below reports whether target lies below one of targets.

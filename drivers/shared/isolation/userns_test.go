@@ -1,11 +1,13 @@
 package isolation
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestNewUserNS(t *testing.T) {
@@ -103,5 +105,19 @@ echo fds $(ls /proc/$$/fd | tr "\n" " "); echo task > /hostfile && echo wrote-ho
 				t.Logf("output:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestProbeUserNS: where the kernel offers user namespaces, the init
+// stage starts in one, as root there and nobody on the host.
+func TestProbeUserNS(t *testing.T) {
+	needIsolation(t)
+	if err := UserNamespaces(); err != nil {
+		t.Skipf("no user namespaces on this kernel: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := ProbeUserNS(ctx, testInit(t)); err != nil {
+		t.Fatal(err)
 	}
 }
