@@ -264,11 +264,12 @@ type TaskDir struct {
 // their permissions. It is idempotent; it fails with ErrDestroyed after the
 // alloc dir was destroyed. As AllocDir.Build, it never follows a link.
 //
-// With WithSecretsTmpfs, the secrets directory is a tmpfs of SecretsSizeMB (noexec, nosuid,
-// nodev, 0700), as in Nomad, so that secrets never reach the disk. A
-// rebuild (an agent restart) keeps a tmpfs already mounted there and its
-// content; where none can be mounted (an agent that is not root) the
-// directory stays a plain one and a warning is logged. Destroy unmounts it.
+// With WithSecretsTmpfs, the secrets directory is a tmpfs of
+// SecretsSizeMB (noexec, nosuid, nodev, 0700), as in Nomad, so that
+// secrets never reach the disk. A rebuild (an agent restart) keeps a
+// tmpfs already mounted there and its content; where none can be mounted
+// (an agent that is not root) the directory stays a plain one and a
+// warning is logged. Destroy unmounts it.
 func (t *TaskDir) Build() error {
 	// Hold the alloc dir's lock so that a concurrent Destroy cannot
 	// interleave with the mkdirs.
@@ -297,9 +298,9 @@ func (t *TaskDir) Build() error {
 		}
 	}
 	secrets := filepath.Join(t.name, SecretsDirName)
-	logger := t.alloc.logger.With("task", t.name)
 	if t.alloc.secretsTmpfs {
-		if _, err := mountSecrets(alloc, secrets, t.alloc.mount, logger); err != nil {
+		logger := t.alloc.logger.With("task", t.name)
+		if err := mountSecrets(alloc, secrets, t.alloc.mount, logger); err != nil {
 			return fmt.Errorf("build task dir: secrets: %w", err)
 		}
 	}

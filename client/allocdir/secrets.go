@@ -33,19 +33,19 @@ type mountFunc func(source, target, fstype string, flags uintptr, data string) e
 // and the tmpfs mounted on that very directory (through its descriptor),
 // so a link planted in its place or on the way is never followed.
 //
-// It reports whether a tmpfs is there. An error it returns means the
-// directory could not be opened or checked; a failed mount (an agent that
-// is not root) is logged and leaves a plain directory, as Nomad's does
-// (silently, where Nomad's agent is not root).
-func mountSecrets(root *beneath.Root, name string, mount mountFunc, logger *slog.Logger) (bool, error) {
+// An error it returns means the directory could not be opened or
+// checked; a failed mount (an agent that is not root) is logged and leaves
+// a plain directory, as Nomad's does (silently, where Nomad's agent is not
+// root).
+func mountSecrets(root *beneath.Root, name string, mount mountFunc, logger *slog.Logger) error {
 	dir, err := root.Open(name)
 	if err != nil {
-		return false, err
+		return err
 	}
 	defer dir.Close()
 	mounted, err := isTmpfsMount(root, name, dir)
 	if err != nil || mounted {
-		return mounted, err
+		return err
 	}
 	target := "/proc/self/fd/" + strconv.Itoa(int(dir.Fd()))
 	opts := fmt.Sprintf("size=%dm,mode=0700", SecretsSizeMB)
@@ -58,9 +58,8 @@ func mountSecrets(root *beneath.Root, name string, mount mountFunc, logger *slog
 	if err != nil {
 		logger.Warn("secrets directory is a plain directory on disk, not a tmpfs: the agent cannot mount one (run it as root to keep secrets off the disk)",
 			"path", filepath.Join(root.Name(), name), "error", err)
-		return false, nil
 	}
-	return true, nil
+	return nil
 }
 
 // isTmpfsMount reports whether dir (name beneath root, opened) is the root
