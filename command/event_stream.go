@@ -29,7 +29,7 @@ job, allocation, evaluation, deployment or node). Heartbeats are not
 printed. Ctrl-C stops it. Pipe it into jq to pick fields.`)
 	var topics topicFlags
 	fset.Var(&topics, "topic", `A topic to follow, "Topic" or "Topic:key" (Job, Allocation, Evaluation, Deployment, Node or *; the key is a job ID, allocation ID, ...). Repeat it for several; none follows every topic.`)
-	index := fset.Uint64("index", 0, "Start from the first buffered event at or after this raft index; 0 starts with the next event.")
+	index := fset.Uint64("index", 0, "Start from the first buffered event at or after this raft index; 0 replays every event the server still buffers (as Nomad's stream does), an index past the latest starts with the next event.")
 	if code, done := m.parse(fset, args); done {
 		return code
 	}

@@ -18,7 +18,8 @@ const eventHeartbeat = 10 * time.Second
 // EventStream is the server's event stream (server/events).
 type EventStream interface {
 	// SubscribeEvents starts reading at the first buffered batch whose
-	// index is at least index (0: the next one published), filtered by
+	// index is at least index (0: the oldest buffered, as Nomad's
+	// stream; past the buffer: the next one published), filtered by
 	// topics (topic -> keys, "*" for all) and namespace ("*" for all).
 	SubscribeEvents(index uint64, topics map[string][]string, namespace string) EventSubscription
 }

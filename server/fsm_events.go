@@ -103,16 +103,7 @@ func event(t MessageType, table string, obj any, deleted bool) (structs.StreamEv
 		if !ok {
 			return structs.StreamEvent{}, false
 		}
-		typ := "NodeRegistration"
-		switch {
-		case deleted:
-			typ = "NodeDeregistration"
-		case t == NodeUpdateStatusRequestType:
-			typ = "NodeStatusUpdate"
-		case t != NodeRegisterRequestType:
-			typ = "NodeUpdate"
-		}
-		return structs.StreamEvent{Topic: structs.TopicNode, Type: typ, Key: n.ID, Payload: map[string]any{"Node": n}}, true
+		return structs.StreamEvent{Topic: structs.TopicNode, Type: nodeEventType(t, deleted), Key: n.ID, Payload: map[string]any{"Node": n}}, true
 	case state.TableServices:
 		r, ok := obj.(*structs.ServiceRegistration)
 		if !ok {
@@ -126,6 +117,25 @@ func event(t MessageType, table string, obj any, deleted bool) (structs.StreamEv
 			FilterKeys: nonEmpty(r.JobID, r.ServiceName), Payload: map[string]any{"Service": r}}, true
 	}
 	return structs.StreamEvent{}, false
+}
+
+// nodeEventType is the Type of a Node-topic event, as Nomad names them: a
+// node's registration and removal; NodeDrain for every apply of a drain
+// or eligibility change (an operator's drain, its end, the drainer
+// marking it complete, node eligibility: Nomad types its eligibility
+// applies NodeDrain too); NodeStreamEvent for the rest (status changes
+// from heartbeats).
+func nodeEventType(t MessageType, deleted bool) string {
+	switch {
+	case deleted:
+		return "NodeDeregistration"
+	case t == NodeRegisterRequestType:
+		return "NodeRegistration"
+	case t == NodeUpdateDrainRequestType:
+		return "NodeDrain"
+	default:
+		return "NodeStreamEvent"
+	}
 }
 
 // sameDrain is whether a and b are the same drain (or both none): an

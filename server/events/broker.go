@@ -53,7 +53,9 @@ func (b *Broker) Publish(batch structs.StreamEvents) {
 }
 
 // Subscribe starts reading at the first buffered batch whose index is at
-// least index, or, with index 0, at the next batch published. What it
+// least index: with index 0 (or one older than the buffer) at the oldest
+// buffered batch, as Nomad's event stream does; with an index past the
+// buffer at the next batch published. What it
 // reads is filtered by topics (topic -> keys; the key "*" or no key
 // matches every event of the topic; the topic "*" every topic) and
 // namespace ("" or "*": every namespace).
@@ -61,12 +63,10 @@ func (b *Broker) Subscribe(index uint64, topics map[string][]string, namespace s
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := &Subscription{b: b, topics: topics, namespace: namespace, seq: b.next}
-	if index > 0 {
-		for seq := b.oldest(); seq < b.next; seq++ {
-			if b.ring[seq%uint64(b.size)].Index >= index {
-				s.seq = seq
-				break
-			}
+	for seq := b.oldest(); seq < b.next; seq++ {
+		if b.ring[seq%uint64(b.size)].Index >= index {
+			s.seq = seq
+			break
 		}
 	}
 	return s
