@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -20,8 +23,13 @@ import (
 const maxProfileSeconds = 300
 
 // agentPprof is GET /v1/agent/pprof/{profile}: the agent's runtime
-// profiles, as Go's pprof tools read them, served only with the agent's
-// enable_debug (403 otherwise). cmdline is the agent's command line
+// profiles, as Go's pprof tools read them. As Nomad's: with ACLs enabled
+// they are served to a token with agent:write (the route's requirement),
+// without ACLs only with the agent's enable_debug (403 otherwise).
+// ?server_id names the server to profile: this agent's own name (or
+// "leader" when it leads) is served here, another server's is a 400
+// naming its address, and a name no server has is Nomad's 500 "unknown
+// Nomad server X". cmdline is the agent's command line
 // (NUL-separated); profile a CPU profile and trace an execution trace
 // over ?seconds (default 1); any other name is a runtime/pprof profile
 // (goroutine, heap, allocs, threadcreate, block, mutex) with ?debug=N
@@ -29,10 +37,17 @@ const maxProfileSeconds = 300
 // garbage first. A ?node_id of another node is served by that node's
 // agent (client_forward.go).
 func (s *Server) agentPprof(w http.ResponseWriter, req *http.Request) {
-	if !s.debug {
+	if !s.debug && s.acl == nil {
 		writeError(w, req, structs.NewError(structs.KindPermission,
-			"the profiling endpoints are off: set enable_debug = true in the agent's configuration and restart it"))
+			"the profiling endpoints are off: set enable_debug = true in the agent's configuration and restart it "+
+				"(or enable ACLs: a token with agent:write may then read profiles)"))
 		return
+	}
+	if id := req.URL.Query().Get("server_id"); id != "" {
+		if err := s.profiledHere(req, id); err != nil {
+			writeError(w, req, err)
+			return
+		}
 	}
 	name := req.PathValue("profile")
 	var (
@@ -64,6 +79,35 @@ func (s *Server) agentPprof(w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
 	}
 	_, _ = w.Write(body)
+}
+
+// profiledHere checks that ?server_id=id names this agent's server: its
+// member name, or "leader" when it is the leader.
+func (s *Server) profiledHere(req *http.Request, id string) error {
+	self := s.agent.Self()
+	if s.agent.IsServer() {
+		if id == self.Member.Name {
+			return nil
+		}
+		if id == "leader" && s.agent.Leader() == net.JoinHostPort(self.Member.Addr, strconv.Itoa(int(self.Member.Port))) {
+			return nil
+		}
+	}
+	opts, err := queryOptions(req)
+	if err != nil {
+		return err
+	}
+	resp, err := rpcapi.ServerMembers.Call(req.Context(), s.rpc, &structs.ServerMembersRequest{QueryOptions: opts})
+	if err != nil {
+		return fmt.Errorf("look up server %q: %w", id, err)
+	}
+	for _, m := range resp.Members {
+		if m.Name == id {
+			return structs.Invalid("server_id=%q is another agent: ask its own HTTP API (the agent at %s) for its profiles", id, m.Addr)
+		}
+	}
+	// Nomad's words, which its API clients match.
+	return newHTTPError(http.StatusInternalServerError, "unknown Nomad server %s", id)
 }
 
 // timedProfile runs record for ?seconds (default 1), or until the request

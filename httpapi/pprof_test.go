@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drover-io/drover/acl"
 	"github.com/drover-io/drover/api"
 	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
@@ -118,5 +119,78 @@ func TestAgentMembers(t *testing.T) {
 	}
 	if m.ServerName != "a.global" || len(m.Members) != 1 || m.Members[0].Status != "alive" || m.Members[0].Port != 4648 {
 		t.Errorf("members %+v", m)
+	}
+}
+
+// selfNamed is an agent whose gossip member name is name.
+type selfNamed struct {
+	fakeInfo
+	name string
+}
+
+func (a selfNamed) Self() *AgentSelf {
+	return &AgentSelf{Member: AgentMember{Name: a.name, Addr: "127.0.0.1", Port: 4647}}
+}
+
+// TestAgentPprofWithACLs: with ACLs enabled the profiles are served to a
+// token with agent:write whatever enable_debug says (Nomad's rule), and
+// refused to others; ?server_id names this server, another one, or none
+// (Nomad's 500 "unknown Nomad server X", which its client matches).
+func TestAgentPprofWithACLs(t *testing.T) {
+	h := (&fakeBackend{}).handlers()
+	rpcapi.Handle(h, rpcapi.ServerMembers, func(context.Context, *structs.ServerMembersRequest) (*structs.ServerMembersResponse, error) {
+		return &structs.ServerMembersResponse{ServerName: "a.global", Members: []*structs.ServerMember{
+			{Name: "a.global", Addr: "127.0.0.1", Port: 4648, Status: "alive"},
+			{Name: "b.global", Addr: "10.0.0.2", Port: 4648, Status: "alive"}}}, nil
+	})
+	res := fakeResolver{acls: map[string]*acl.ACL{
+		"":     acl.New(mustPolicy(t, `agent = "read"`)),
+		"mgmt": acl.ManagementACL(),
+		"node": acl.New(mustPolicy(t, `node { policy = "write" }`)),
+	}}
+	hs := New(nil, &Config{RPC: h, Agent: selfNamed{name: "a.global"}, ParseJob: fakeParse,
+		Logger: slog.New(slog.DiscardHandler), ACL: res}) // EnableDebug false
+	ts := httptest.NewServer(hs.Handler())
+	t.Cleanup(ts.Close)
+
+	for _, tc := range []struct {
+		path, token string
+		code        int
+		want        string
+	}{
+		{"/v1/agent/pprof/goroutine?debug=1", "mgmt", http.StatusOK, "goroutine profile:"},
+		{"/v1/agent/pprof/goroutine?debug=1", "node", http.StatusForbidden, "Permission denied"},
+		{"/v1/agent/pprof/goroutine?debug=1", "", http.StatusForbidden, "Permission denied"},
+		{"/v1/agent/pprof/goroutine?debug=1&server_id=a.global", "mgmt", http.StatusOK, "goroutine profile:"},
+		{"/v1/agent/pprof/goroutine?debug=1&server_id=b.global", "mgmt", http.StatusBadRequest, "10.0.0.2"},
+		{"/v1/agent/pprof/goroutine?debug=1&server_id=unknown.global", "mgmt", http.StatusInternalServerError, "unknown Nomad server unknown.global"},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, ts.URL+tc.path, nil)
+		if tc.token != "" {
+			req.Header.Set("X-Nomad-Token", tc.token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body bytes.Buffer
+		_, _ = body.ReadFrom(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.code || !strings.Contains(body.String(), tc.want) {
+			t.Errorf("%s (token %q): %d %.200q, want %d with %q", tc.path, tc.token, resp.StatusCode, body.String(), tc.code, tc.want)
+		}
+	}
+
+	// Nomad's client, as its TestAgentCPUProfile calls it.
+	nc, err := nomadapi.NewClient(&nomadapi.Config{Address: ts.URL, SecretID: "mgmt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := nc.Agent().CPUProfile(nomadapi.PprofOptions{Seconds: 1}, nil); err != nil || len(b) == 0 {
+		t.Errorf("CPU profile: %v (%d bytes)", err, len(b))
+	}
+	_, err = nc.Agent().CPUProfile(nomadapi.PprofOptions{Seconds: 1, ServerID: "unknown.global"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "500 (unknown Nomad server unknown.global)") {
+		t.Errorf("unknown server: %v", err)
 	}
 }
