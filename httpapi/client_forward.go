@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
@@ -77,6 +79,12 @@ func (s *Server) forwardClientRequests(next http.Handler) http.Handler {
 		}
 		alloc, node, err := s.clientTarget(req)
 		if err != nil {
+			if websocket.IsWebSocketUpgrade(req) {
+				// Only alloc exec is a WebSocket: its errors end the
+				// session (exec.go).
+				s.refuseExec(w, req, unknownExecAlloc(req, err))
+				return
+			}
 			writeError(w, req, err)
 			return
 		}

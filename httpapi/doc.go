@@ -72,13 +72,15 @@
 //	GET      /v1/agent/monitor               ?log_level&log_json&log_include_location&plain&node_id: the agent's
 //	                                         log lines from now on, as StreamFrame JSON objects {"Data"} (raw with plain)
 //	GET      /v1/agent/pprof/:profile        cmdline, profile|trace?seconds, goroutine|heap|...?debug&gc&node_id
-//	                                         (with enable_debug; 403 otherwise)
+//	                                         &server_id (agent:write with ACLs; without, enable_debug or 403)
 //	PUT|POST /v1/allocation/:id/stop         {"EvalID", "Index"}: stop it; an eval places a replacement
 //	PUT|POST /v1/client/allocation/:id/restart  {"TaskName", "AllTasks"} -> {"Index"}
 //	PUT|POST /v1/client/allocation/:id/signal   {"Signal" (default SIGKILL), "Task"} -> {"Index"}
 //	GET|PUT  /v1/client/allocation/:id/gc    collect one terminal allocation
 //	GET      /v1/client/allocation/:id/exec  ?task&command=["sh"]&tty&tty_height&tty_width: a WebSocket carrying
-//	                                         Nomad's exec frames (stdin, tty_size in; stdout, stderr, exited out)
+//	                                         Nomad's exec frames (stdin, tty_size in; stdout, stderr, exited out);
+//	                                         a malformed query is an HTTP 400, every other refusal (unknown
+//	                                         allocation or task) a close frame 4000+status after the upgrade
 //	GET      /v1/client/allocation/:id/stats AllocResourceUsage (per task and summed)
 //	GET      /v1/client/allocation/:id/timeline  AllocTimeline: when each step of its way to running was reached (drover)
 //	GET      /v1/client/allocation/:id/snapshot  tar.gz of the allocation's data (for a migrating replacement)

@@ -66,11 +66,11 @@ type execRequest struct {
 	size    drivers.TerminalSize // the terminal's initial size; zero: none
 }
 
-// parseExecRequest reads ?task=&command=<JSON array>&tty= for alloc, and
-// the terminal's initial size tty_height= and tty_width= (a drover
-// extension); the task may be left out when the allocation's group has
-// one task.
-func parseExecRequest(req *http.Request, alloc *structs.Allocation) (*execRequest, error) {
+// parseExecQuery reads ?task=&command=<JSON array>&tty=, and the
+// terminal's initial size tty_height= and tty_width= (a drover
+// extension). It checks only their form: which task runs the command
+// depends on the allocation (selectTask).
+func parseExecQuery(req *http.Request) (*execRequest, error) {
 	q := req.URL.Query()
 	out := &execRequest{task: q.Get("task")}
 	raw := q.Get("command")
@@ -98,6 +98,12 @@ func parseExecRequest(req *http.Request, alloc *structs.Allocation) (*execReques
 			return nil, structs.Invalid("exec: tty_height=%q and tty_width=%q must both be numbers between 1 and %d", h, w, drivers.MaxTerminalDimension)
 		}
 	}
+	return out, nil
+}
+
+// selectTask checks the requested task against alloc; the task may be
+// left out when the allocation's group has one task.
+func (er *execRequest) selectTask(alloc *structs.Allocation) error {
 	var tasks []string
 	if alloc.Job != nil {
 		if tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup); tg != nil {
@@ -107,35 +113,41 @@ func parseExecRequest(req *http.Request, alloc *structs.Allocation) (*execReques
 		}
 	}
 	switch {
-	case out.task == "" && len(tasks) == 1:
-		out.task = tasks[0]
-	case out.task == "":
-		return nil, structs.Invalid("exec: allocation %s has %d tasks (%s): name one with task=", alloc.ID, len(tasks), strings.Join(tasks, ", "))
-	case !allocHasTask(alloc, out.task):
-		return nil, structs.NotFound("task", out.task)
+	case er.task == "" && len(tasks) == 1:
+		er.task = tasks[0]
+	case er.task == "":
+		return structs.Invalid("exec: allocation %s has %d tasks (%s): name one with task=", alloc.ID, len(tasks), strings.Join(tasks, ", "))
+	case !allocHasTask(alloc, er.task):
+		return structs.NotFound("task", er.task)
 	}
-	return out, nil
+	return nil
 }
 
 // allocExec is GET /v1/client/allocation/:id/exec?task=&command=&tty=: an
 // interactive command in a running task, over a WebSocket of
-// api.ExecStreamingInput and api.ExecStreamingOutput frames. A bad request
-// is refused with an HTTP error before the upgrade; a command that cannot
-// run ends the session with a close frame carrying the error.
+// api.ExecStreamingInput and api.ExecStreamingOutput frames. A malformed
+// query is refused with an HTTP error before the upgrade; everything
+// else that stops the command (an unknown allocation or task, a command
+// that cannot run) ends the session with a close frame carrying the
+// error (refuseExec), as Nomad's agent does.
 func (s *Server) allocExec(w http.ResponseWriter, req *http.Request) {
-	alloc, nc, err := s.localAlloc(req)
+	er, err := parseExecQuery(req)
 	if err != nil {
 		writeError(w, req, err)
 		return
 	}
-	er, err := parseExecRequest(req, alloc)
+	alloc, nc, err := s.localAlloc(req)
 	if err != nil {
-		writeError(w, req, err)
+		s.refuseExec(w, req, unknownExecAlloc(req, err))
+		return
+	}
+	if err := er.selectTask(alloc); err != nil {
+		s.refuseExec(w, req, err)
 		return
 	}
 	execer, ok := nc.(AllocExecer)
 	if !ok {
-		writeError(w, req, newHTTPError(http.StatusNotImplemented, "this agent's client cannot run alloc exec"))
+		s.refuseExec(w, req, newHTTPError(http.StatusNotImplemented, "this agent's client cannot run alloc exec"))
 		return
 	}
 	conn, err := execUpgrader.Upgrade(w, req, nil)
@@ -158,6 +170,37 @@ func (s *Server) allocExec(w http.ResponseWriter, req *http.Request) {
 	default:
 		logger.Debug("exec session ended", "exit_code", res.ExitCode)
 	}
+}
+
+// refuseExec answers an exec request that cannot start with err. A
+// WebSocket request is upgraded and the session closed at once with the
+// error (close code ExecCloseCodeBase plus its HTTP status, its text as
+// the reason), as Nomad's agent does: Nomad's clients read an exec's
+// errors only from the session. A request that asked for no upgrade gets
+// the plain HTTP error.
+func (s *Server) refuseExec(w http.ResponseWriter, req *http.Request, err error) {
+	if !websocket.IsWebSocketUpgrade(req) {
+		writeError(w, req, err)
+		return
+	}
+	conn, uerr := execUpgrader.Upgrade(w, req, nil)
+	if uerr != nil {
+		return // the upgrader answered the caller
+	}
+	sess := newExecSession(req.Context(), conn, false, s.execTimes)
+	sess.closeWith(err)
+	sess.cancel(nil)
+	_ = conn.Close()
+}
+
+// unknownExecAlloc turns a not-found answer to the lookup of an exec's
+// allocation into Nomad's `Unknown allocation "ID"`, the text Nomad's
+// clients match; other errors stay as they are.
+func unknownExecAlloc(req *http.Request, err error) error {
+	if structs.KindOf(err) != structs.KindNotFound {
+		return err
+	}
+	return structs.NewError(structs.KindNotFound, "Unknown allocation %q", req.PathValue("id"))
 }
 
 // execSession is one exec WebSocket: it turns the caller's frames into the

@@ -195,7 +195,6 @@ func TestAllocExecBadRequests(t *testing.T) {
 		{"bad tty", `task=web&command=["sh"]&tty=maybe`, http.StatusBadRequest, "not a boolean"},
 		{"bad tty size", `task=web&command=["sh"]&tty=true&tty_height=0&tty_width=80`, http.StatusBadRequest, "tty_height"},
 		{"half a tty size", `task=web&command=["sh"]&tty=true&tty_width=80`, http.StatusBadRequest, "tty_height"},
-		{"unknown task", `task=nope&command=["sh"]`, http.StatusNotFound, "nope"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -212,14 +211,77 @@ func TestAllocExecBadRequests(t *testing.T) {
 			}
 		})
 	}
-	// Two tasks and none named.
-	c := apiClient(t, ts)
-	_, err := c.Allocations().Exec(context.Background(), "local-2", &api.ExecRequest{Command: []string{"sh"}}, nil)
-	if err == nil || !strings.Contains(err.Error(), "name one with task=") {
-		t.Fatalf("no task for two: %v", err)
-	}
 	if got := nc.recorded(); len(got) != 0 {
 		t.Fatalf("bad requests reached the client: %q", got)
+	}
+}
+
+// TestAllocExecRefusedInSession: what stops an exec once its query is
+// well formed (an unknown allocation or task, no task named among
+// several) ends the upgraded session with a close frame carrying the
+// error's status and text, as Nomad's agent does; an unknown allocation
+// is Nomad's `Unknown allocation "ID"`, which Nomad's client returns as
+// the error. A request that asks for no upgrade gets the HTTP error.
+func TestAllocExecRefusedInSession(t *testing.T) {
+	nc := newExecNodeClient(t, "", 0)
+	_, ts := execServer(t, nc)
+	ws := "ws" + strings.TrimPrefix(ts.URL, "http")
+	cases := []struct {
+		name, path, query string
+		code              int
+		reason            string
+	}{
+		{"unknown allocation", "/v1/client/allocation/zzz/exec", `task=web&command=["sh"]`, api.ExecCloseCodeBase + 404, `Unknown allocation "zzz"`},
+		{"unknown task", "/v1/client/allocation/local-1/exec", `task=nope&command=["sh"]`, api.ExecCloseCodeBase + 404, `task "nope" not found`},
+		{"two tasks, none named", "/v1/client/allocation/local-2/exec", `command=["sh"]`, api.ExecCloseCodeBase + 400, "name one with task="},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, resp, err := websocket.DefaultDialer.Dial(ws+tc.path+"?"+tc.query, nil)
+			if err != nil {
+				t.Fatalf("not upgraded: %v", err)
+			}
+			resp.Body.Close()
+			defer conn.Close()
+			ce, _ := readClose(t, conn)
+			if ce.Code != tc.code || !strings.Contains(ce.Text, tc.reason) {
+				t.Errorf("close %d %q, want %d %q", ce.Code, ce.Text, tc.code, tc.reason)
+			}
+		})
+	}
+
+	// Without an upgrade: the HTTP error.
+	resp, err := http.Get(ts.URL + `/v1/client/allocation/zzz/exec?task=web&command=["sh"]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), `"zzz"`) {
+		t.Errorf("plain GET: %d %q", resp.StatusCode, body)
+	}
+
+	// drover's client reports the status and text.
+	_, err = apiClient(t, ts).Allocations().Exec(context.Background(), "local-2", &api.ExecRequest{Command: []string{"sh"}}, nil)
+	var ue *api.UnexpectedResponseError
+	if !errors.As(err, &ue) || ue.StatusCode != http.StatusBadRequest || !strings.Contains(ue.Message, "name one with task=") {
+		t.Errorf("drover client, no task for two: %v", err)
+	}
+
+	// Nomad's client, as its TestAllocations_ExecErrors calls it.
+	nomad, err := nomadapi.NewClient(&nomadapi.Config{Address: ts.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "6f2c5f4c-9a4e-4e7b-8d47-7d1a4c3c2b10"
+	alloc := &nomadapi.Allocation{ID: id, Namespace: "default", TaskGroup: "bar", NodeID: "elsewhere"}
+	code, err := nomad.Allocations().Exec(context.Background(), alloc, "bar", false, []string{"command"},
+		strings.NewReader(""), io.Discard, io.Discard, make(chan nomadapi.TerminalSize, 1), nil)
+	if code != -2 || err == nil || err.Error() != `Unknown allocation "`+id+`"` {
+		t.Errorf("Nomad's client: exit %d, error %v; want -2 and Unknown allocation %q", code, err, id)
+	}
+	if got := nc.recorded(); len(got) != 0 {
+		t.Fatalf("refused requests reached the client: %q", got)
 	}
 }
 
