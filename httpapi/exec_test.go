@@ -46,7 +46,7 @@ func newExecNodeClient(t *testing.T, banner string, code int) *execNodeClient {
 	t.Helper()
 	d := mock.New(nil)
 	t.Cleanup(d.Shutdown)
-	raw, err := json.Marshal(mock.TaskConfig{ExecCommand: &mock.ExecCommand{StdoutString: banner, ExitCode: code}})
+	raw, err := json.Marshal(mock.TaskConfig{RunFor: mock.Duration(time.Hour), ExecCommand: &mock.ExecCommand{StdoutString: banner, ExitCode: code}})
 	if err != nil {
 		t.Fatal(err)
 	}

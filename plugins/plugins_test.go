@@ -79,7 +79,7 @@ func testLogger(*testing.T) *slog.Logger {
 }
 
 var mockSpec = &conformance.Spec{
-	RunForever:      json.RawMessage(`{}`),
+	RunForever:      json.RawMessage(`{"run_for":"1h"}`),
 	ExitZero:        json.RawMessage(`{"run_for":"10ms"}`),
 	ExitThree:       json.RawMessage(`{"run_for":"10ms","exit_code":3}`),
 	ExecCommand:     []string{"true"},
@@ -155,7 +155,7 @@ func TestServe_ByHand(t *testing.T) {
 
 func startForever(t *testing.T, d drivers.DriverPlugin, id string) *drivers.TaskHandle {
 	t.Helper()
-	h, err := d.StartTask(context.Background(), &drivers.TaskConfig{ID: id, Name: "web", AllocID: "a", RawConfig: json.RawMessage(`{}`)})
+	h, err := d.StartTask(context.Background(), &drivers.TaskConfig{ID: id, Name: "web", AllocID: "a", RawConfig: json.RawMessage(`{"run_for":"1h"}`)})
 	if err != nil {
 		t.Fatalf("StartTask: %v", err)
 	}

@@ -9,7 +9,7 @@ import (
 // TaskConfig is the mock driver's config block; see the package doc for
 // what each field does.
 type TaskConfig struct {
-	RunFor     Duration `json:"run_for"`      // 0: run until stopped
+	RunFor     Duration `json:"run_for"`      // 0: exit at once, as Nomad's mock
 	ExitCode   int      `json:"exit_code"`    // when run_for elapses
 	ExitSignal int      `json:"exit_signal"`  // when run_for elapses
 	ExitErrMsg string   `json:"exit_err_msg"` // ExitResult.Err when run_for elapses

@@ -11,7 +11,8 @@
 // Config fields (the task's config block, decoded from TaskConfig.RawConfig;
 // durations are strings like "10s" or numbers of nanoseconds):
 //
-//	run_for                  how long the task runs before exiting; 0 runs until stopped
+//	run_for                  how long the task runs before exiting; unset or 0 exits at once
+//	                         (after writing stdout_string), as Nomad's mock driver does
 //	exit_code, exit_signal   the ExitResult when run_for elapses
 //	exit_err_msg             ExitResult.Err when run_for elapses
 //	start_error              StartTask fails with this message

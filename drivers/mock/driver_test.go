@@ -26,6 +26,10 @@ func newDriver(t *testing.T) *Driver {
 	return d
 }
 
+// runForever is the config of a task that runs until stopped (for the
+// test's life): without run_for a mock task exits at once.
+var runForever = map[string]any{"run_for": "1h"}
+
 func taskConfig(t *testing.T, id string, conf map[string]any) *drivers.TaskConfig {
 	t.Helper()
 	raw, err := json.Marshal(conf)
@@ -137,6 +141,30 @@ func TestDriver_RunForExit(t *testing.T) {
 	}
 }
 
+// TestDriver_NoRunForExitsAtOnce: a task without run_for exits as soon as
+// it started, after writing stdout_string, with its exit_code, as Nomad's
+// mock driver does (Nomad's API tests run such tasks to completion).
+func TestDriver_NoRunForExitsAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := newDriver(t)
+		path := filepath.Join(t.TempDir(), "web.stdout.0")
+		cfg := taskConfig(t, "t1", map[string]any{"stdout_string": "0\n1\n2\n", "exit_code": 2})
+		cfg.StdoutPath = path
+		began := time.Now()
+		start(t, d, cfg)
+		res := waitExit(t, d, "t1")
+		if elapsed := time.Since(began); elapsed != 0 {
+			t.Errorf("exited after %v of (fake) time, want at once", elapsed)
+		}
+		if res.ExitCode != 2 || res.Signal != 0 || res.Err != nil {
+			t.Errorf("result = %+v, want exit code 2", res)
+		}
+		if b, _ := os.ReadFile(path); string(b) != "0\n1\n2\n" {
+			t.Errorf("stdout = %q, want the whole stdout_string", b)
+		}
+	})
+}
+
 func TestDriver_StartErrors(t *testing.T) {
 	cases := []struct {
 		name        string
@@ -224,11 +252,11 @@ func TestDriver_StopTask(t *testing.T) {
 		timeout    time.Duration
 		want       drivers.ExitResult
 	}{
-		{"default SIGINT", nil, "", "", time.Second, drivers.ExitResult{ExitCode: 130, Signal: 2}},
-		{"task kill_signal", nil, "SIGTERM", "", time.Second, drivers.ExitResult{ExitCode: 143, Signal: 15}},
-		{"explicit signal", nil, "SIGTERM", "HUP", time.Second, drivers.ExitResult{ExitCode: 129, Signal: 1}},
-		{"kill_after within timeout", map[string]any{"kill_after": "20ms"}, "", "", 10 * time.Second, drivers.ExitResult{ExitCode: 130, Signal: 2}},
-		{"kill_after past timeout", map[string]any{"kill_after": "1h"}, "", "", 20 * time.Millisecond, drivers.ExitResult{ExitCode: 137, Signal: 9}},
+		{"default SIGINT", runForever, "", "", time.Second, drivers.ExitResult{ExitCode: 130, Signal: 2}},
+		{"task kill_signal", runForever, "SIGTERM", "", time.Second, drivers.ExitResult{ExitCode: 143, Signal: 15}},
+		{"explicit signal", runForever, "SIGTERM", "HUP", time.Second, drivers.ExitResult{ExitCode: 129, Signal: 1}},
+		{"kill_after within timeout", map[string]any{"kill_after": "20ms", "run_for": "1h"}, "", "", 10 * time.Second, drivers.ExitResult{ExitCode: 130, Signal: 2}},
+		{"kill_after past timeout", map[string]any{"kill_after": "1h", "run_for": "2h"}, "", "", 20 * time.Millisecond, drivers.ExitResult{ExitCode: 137, Signal: 9}},
 		{"run_for elapsed first", map[string]any{"run_for": "1ms", "exit_code": 4}, "", "", time.Second, drivers.ExitResult{ExitCode: 4}},
 	}
 	for _, tc := range cases {
@@ -238,7 +266,7 @@ func TestDriver_StopTask(t *testing.T) {
 				cfg := taskConfig(t, "t1", tc.conf)
 				cfg.KillSignal = tc.killSignal
 				start(t, d, cfg)
-				if _, ok := tc.conf["run_for"]; ok {
+				if tc.conf["run_for"] == "1ms" {
 					waitExit(t, d, "t1")
 				}
 				if err := d.StopTask(context.Background(), "t1", tc.timeout, tc.signal); err != nil {
@@ -320,7 +348,7 @@ func TestDriver_Stdout(t *testing.T) {
 		want string
 	}{
 		{"once", map[string]any{"stdout_string": "hi\n"}, "hi\n"},
-		{"repeat", map[string]any{"stdout_string": "x", "stdout_repeat": 3, "stdout_repeat_duration": "1ms"}, "xxxx"},
+		{"repeat", map[string]any{"stdout_string": "x", "stdout_repeat": 3, "stdout_repeat_duration": "1ms", "run_for": "1h"}, "xxxx"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -349,7 +377,7 @@ func TestDriver_Stdout(t *testing.T) {
 func TestDriver_WaitTask(t *testing.T) {
 	t.Run("ctx cancelled closes without a value", func(t *testing.T) {
 		d := newDriver(t)
-		start(t, d, taskConfig(t, "t1", nil))
+		start(t, d, taskConfig(t, "t1", runForever))
 		ctx, cancel := context.WithCancel(context.Background())
 		ch, err := d.WaitTask(ctx, "t1")
 		if err != nil {
@@ -405,7 +433,7 @@ func TestDriver_RecoverTask(t *testing.T) {
 func TestDriver_DestroyTask(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDriver(t)
-		start(t, d, taskConfig(t, "t1", nil))
+		start(t, d, taskConfig(t, "t1", runForever))
 		if err := d.DestroyTask(context.Background(), "t1", false); err == nil {
 			t.Fatal("destroyed a running task without force")
 		}
@@ -429,7 +457,7 @@ func TestDriver_DestroyTask(t *testing.T) {
 func TestDriver_TaskStats(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDriver(t)
-		start(t, d, taskConfig(t, "t1", nil))
+		start(t, d, taskConfig(t, "t1", runForever))
 		ctx, cancel := context.WithCancel(context.Background())
 		ch, err := d.TaskStats(ctx, "t1", time.Millisecond)
 		if err != nil {

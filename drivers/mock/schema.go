@@ -7,7 +7,7 @@ import "github.com/drover-io/drover/plugins/base"
 // strings ("10s") there; the driver also takes nanoseconds.
 func TaskConfigSchema() *base.Schema {
 	return &base.Schema{Fields: []*base.Field{
-		{Name: "run_for", Type: base.TypeDuration, Description: "how long the task runs; unset: until stopped"},
+		{Name: "run_for", Type: base.TypeDuration, Description: "how long the task runs; unset: it exits at once"},
 		{Name: "exit_code", Type: base.TypeInt, Description: "its exit code when run_for elapses"},
 		{Name: "exit_signal", Type: base.TypeInt, Description: "its exit signal when run_for elapses"},
 		{Name: "exit_err_msg", Type: base.TypeString, Description: "the exit's error when run_for elapses"},

@@ -48,12 +48,12 @@ func newTask(cfg *drivers.TaskConfig, conf *TaskConfig, now time.Time) *task {
 func (t *task) run(logf func(msg string, args ...any)) {
 	defer close(t.done)
 
-	var runC, killC, repeatC <-chan time.Time
-	if t.conf.RunFor > 0 {
-		timer := time.NewTimer(time.Duration(t.conf.RunFor))
-		defer timer.Stop()
-		runC = timer.C
-	}
+	// As Nomad's mock: the task exits when run_for elapses, at once when
+	// it is unset (after writing stdout_string).
+	var killC, repeatC <-chan time.Time
+	runTimer := time.NewTimer(time.Duration(max(t.conf.RunFor, 0)))
+	defer runTimer.Stop()
+	runC := runTimer.C
 
 	out := t.openStdout(logf)
 	if out != nil {

@@ -15,7 +15,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // mockSpec is the conformance spec of the mock driver.
 var mockSpec = &conformance.Spec{
-	RunForever: json.RawMessage(`{}`),
+	RunForever: json.RawMessage(`{"run_for":"1h"}`),
 	ExitZero:   json.RawMessage(`{"run_for":"10ms"}`),
 	ExitThree:  json.RawMessage(`{"run_for":"10ms","exit_code":3}`),
 	// The mock's exec_command is part of the task config; without one

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/drover-io/drover/drivers/mock"
 	"github.com/drover-io/drover/plugins/drivers"
@@ -43,7 +44,7 @@ func (l *lockedBuffer) String() string {
 // exits with code.
 func startMock(t *testing.T, d drivers.DriverPlugin, banner string, code int) string {
 	t.Helper()
-	raw, err := json.Marshal(mock.TaskConfig{ExecCommand: &mock.ExecCommand{StdoutString: banner, ExitCode: code}})
+	raw, err := json.Marshal(mock.TaskConfig{RunFor: mock.Duration(time.Hour), ExecCommand: &mock.ExecCommand{StdoutString: banner, ExitCode: code}})
 	if err != nil {
 		t.Fatal(err)
 	}

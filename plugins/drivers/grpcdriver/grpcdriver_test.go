@@ -58,7 +58,7 @@ func TestConformance_MockOverGRPC(t *testing.T) {
 		c, _ := serve(t, d)
 		return c
 	}, &conformance.Spec{
-		RunForever:      json.RawMessage(`{}`),
+		RunForever:      json.RawMessage(`{"run_for":"1h"}`),
 		ExitZero:        json.RawMessage(`{"run_for":"10ms"}`),
 		ExitThree:       json.RawMessage(`{"run_for":"10ms","exit_code":3}`),
 		ExecCommand:     []string{"true"},
