@@ -13,7 +13,7 @@ func TestDevAgentAllocOps(t *testing.T) {
 	ta := startDevAgent(t)
 	body := `{"Job": {"ID": "ops", "Type": "service",
 		"TaskGroups": [{"Name": "g", "Count": 1, "Tasks": [{"Name": "t", "Driver": "mock_driver",
-		"Config": {"signal_error": "mock refuses signals", "stdout_string": "hello from t\n"},
+		"Config": {"signal_error": "mock refuses signals", "stdout_string": "hello from t\n", "run_for": "1h"},
 		"Resources": {"CPU": 100, "MemoryMB": 32}}]}]}}`
 	ta.must("PUT", "/v1/jobs", body, nil)
 	var allocs []*structs.AllocListStub

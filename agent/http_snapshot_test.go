@@ -14,7 +14,7 @@ func TestDevAgentAllocSnapshot(t *testing.T) {
 	ta := startDevAgent(t)
 	body := `{"Job": {"ID": "snap", "Type": "service",
 		"TaskGroups": [{"Name": "g", "Count": 1, "EphemeralDisk": {"Sticky": true, "Migrate": true, "SizeMB": 10},
-		"Tasks": [{"Name": "t", "Driver": "mock_driver", "Config": {}, "Resources": {"CPU": 100, "MemoryMB": 32}}]}]}}`
+		"Tasks": [{"Name": "t", "Driver": "mock_driver", "Config": {"run_for": "1h"}, "Resources": {"CPU": 100, "MemoryMB": 32}}]}]}}`
 	ta.must("PUT", "/v1/jobs", body, nil)
 	var allocs []*structs.AllocListStub
 	waitFor(t, "the alloc to run", func() bool {

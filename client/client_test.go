@@ -79,7 +79,7 @@ func newTestClient(t *testing.T, srv *fakeServer, driver *mock.Driver, db *state
 }
 
 func testJobAlloc(nodeID string, config map[string]any) *structs.Allocation {
-	task := &structs.Task{Name: "web", Driver: mock.Name, Config: config, KillTimeout: time.Second,
+	task := &structs.Task{Name: "web", Driver: mock.Name, Config: mock.UntilStopped(config), KillTimeout: time.Second,
 		RestartPolicy: &structs.RestartPolicy{Interval: time.Hour, Mode: structs.RestartPolicyModeFail}}
 	job := &structs.Job{ID: "example", Name: "example", Type: structs.JobTypeService, Namespace: "default",
 		TaskGroups: []*structs.TaskGroup{{Name: "cache", Count: 1, Tasks: []*structs.Task{task}}}}

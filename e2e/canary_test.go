@@ -14,7 +14,7 @@ import (
 // canary first (canary = 1); its service registers with the tag "live",
 // or "canary" from a canary allocation. With exitCode != 0 its task fails.
 func canaryJob(version string, exitCode int) string {
-	runFor := `run_for = "0s"`
+	runFor := `run_for = "1h"`
 	if exitCode != 0 {
 		runFor = fmt.Sprintf("run_for = \"100ms\"\n        exit_code = %d", exitCode)
 	}

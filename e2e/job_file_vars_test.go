@@ -209,7 +209,7 @@ func TestJobFileUndefinedVariable(t *testing.T) {
 func TestJobRestart(t *testing.T) {
 	a := startAgent(t)
 	c := a.client(t)
-	job := strings.Replace(versionedJob(2), `run_for = "0s"`, `run_for = "1h"`, 1)
+	job := versionedJob(2)
 	if r := a.cli(t, "job", "run", "-detach", writeFile(t, "ver.nomad.hcl", job)); r.code != 0 {
 		t.Fatalf("job run:\n%s", r)
 	}

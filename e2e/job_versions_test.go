@@ -14,7 +14,7 @@ func versionedJob(count int) string {
     task "t" {
       driver = "mock_driver"
       config {
-        run_for = "0s"
+        run_for = "1h"
       }
       resources {
         cpu    = 20

@@ -37,7 +37,7 @@ func TestNomadAPIClientUpdates(t *testing.T) {
 	}
 
 	job := nomad.NewServiceJob("nc-upd", "nc-upd", "global", 50)
-	task := nomad.NewTask("t", "mock_driver").SetConfig("run_for", "0s").
+	task := nomad.NewTask("t", "mock_driver").SetConfig("run_for", "1h").
 		Require(&nomad.Resources{CPU: pointer(20), MemoryMB: pointer(16)})
 	job.AddTaskGroup(nomad.NewTaskGroup("g", 1).AddTask(task))
 

@@ -23,7 +23,7 @@ func mockServiceJob(id string, priority, count int, memMB int64) *api.Job {
 			Name: api.String("g"), Count: api.Int(count),
 			Tasks: []*api.Task{{
 				Name: "t", Driver: "mock_driver",
-				Config:    map[string]any{"run_for": "0s"},
+				Config:    map[string]any{"run_for": "1h"},
 				Resources: &api.Resources{CPU: api.Int(20), MemoryMB: api.Int(int(memMB))},
 			}},
 		}},

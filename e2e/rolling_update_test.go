@@ -10,7 +10,7 @@ import (
 )
 
 func rollingJob(version string, exitCode int) string {
-	runFor := `run_for = "0s"`
+	runFor := `run_for = "1h"`
 	if exitCode != 0 {
 		runFor = fmt.Sprintf("run_for = \"100ms\"\n        exit_code = %d", exitCode)
 	}

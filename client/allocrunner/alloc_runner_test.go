@@ -47,9 +47,11 @@ func waitClosed(t *testing.T, what string, ch <-chan struct{}) {
 	}
 }
 
+// mockTask is a mock driver task; without run_for in config it runs until
+// stopped (mock.UntilStopped).
 func mockTask(name string, config map[string]any) *structs.Task {
 	return &structs.Task{
-		Name: name, Driver: mock.Name, Config: config, KillTimeout: time.Second,
+		Name: name, Driver: mock.Name, Config: mock.UntilStopped(config), KillTimeout: time.Second,
 		RestartPolicy: &structs.RestartPolicy{Interval: time.Hour, Mode: structs.RestartPolicyModeFail},
 	}
 }

@@ -72,3 +72,22 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 func (d Duration) MarshalJSON() ([]byte, error) {
 	return json.Marshal(time.Duration(d).String())
 }
+
+// untilStoppedRunFor is the run_for UntilStopped gives: longer than any
+// test runs.
+const untilStoppedRunFor = "24h"
+
+// UntilStopped returns a copy of a mock task's config block with run_for
+// set to a day when it sets none: a task that runs until it is stopped,
+// for tests whose tasks must keep running (without run_for a mock task
+// exits at once, as Nomad's does).
+func UntilStopped(config map[string]any) map[string]any {
+	out := make(map[string]any, len(config)+1)
+	for k, v := range config {
+		out[k] = v
+	}
+	if _, ok := out["run_for"]; !ok {
+		out["run_for"] = untilStoppedRunFor
+	}
+	return out
+}

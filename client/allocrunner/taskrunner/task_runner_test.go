@@ -42,13 +42,17 @@ func waitClosed(t *testing.T, what string, ch <-chan struct{}) {
 	}
 }
 
-// testAlloc returns an alloc of a one-task job.
+// testAlloc returns an alloc of a one-task job; a mock driver task
+// without run_for runs until stopped (mock.UntilStopped).
 func testAlloc(jobType string, task *structs.Task) *structs.Allocation {
 	if task.Name == "" {
 		task.Name = "web"
 	}
 	if task.Driver == "" {
 		task.Driver = mock.Name
+	}
+	if task.Driver == mock.Name {
+		task.Config = mock.UntilStopped(task.Config)
 	}
 	if task.RestartPolicy == nil {
 		task.RestartPolicy = &structs.RestartPolicy{Attempts: 0, Interval: time.Hour, Mode: structs.RestartPolicyModeFail}
