@@ -188,7 +188,7 @@ func TestServiceHookCheckRestartsTask(t *testing.T) {
 	}}}
 	alloc := servicesAlloc(nil, []*structs.Service{svc})
 	web := alloc.Job.TaskGroups[0].Tasks[1]
-	web.Config = map[string]any{"exec_command": map[string]any{"exit_code": 2, "stdout_string": "down"}}
+	web.Config = mock.UntilStopped(map[string]any{"exec_command": map[string]any{"exit_code": 2, "stdout_string": "down"}})
 	alloc.Job.TaskGroups[0].Tasks = []*structs.Task{web}
 	reg := newFakeRegistrar()
 	ar := newServicesRunner(t, alloc, reg, instantClock{})
