@@ -2,6 +2,7 @@ package drivermanager
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -95,7 +96,7 @@ func TestProxy_FollowsRestarts(t *testing.T) {
 	defer tasks.Shutdown()
 	first := newFlaky(tasks)
 	p.publish(first)
-	cfg := &drivers.TaskConfig{ID: "a1/web/1", Name: "web", AllocID: "a1"}
+	cfg := &drivers.TaskConfig{ID: "a1/web/1", Name: "web", AllocID: "a1", RawConfig: json.RawMessage(`{"run_for":"1h"}`)}
 	if _, err := p.StartTask(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
