@@ -44,9 +44,8 @@ func drainEvent(c state.Change) (structs.StreamEvent, bool) {
 			sameDrain(before.DrainStrategy, after.DrainStrategy)) {
 		return structs.StreamEvent{}, false
 	}
-	// The node's SecretID never leaves the server: it is not encoded.
 	return structs.StreamEvent{Topic: structs.TopicNodeDrain, Type: "NodeDrain", Key: after.ID,
-		Payload: map[string]any{"Node": after}}, true
+		Payload: map[string]any{"Node": streamNode{after, ""}}}, true
 }
 
 func event(t MessageType, table string, obj any, deleted bool) (structs.StreamEvent, bool) {
@@ -103,7 +102,8 @@ func event(t MessageType, table string, obj any, deleted bool) (structs.StreamEv
 		if !ok {
 			return structs.StreamEvent{}, false
 		}
-		return structs.StreamEvent{Topic: structs.TopicNode, Type: nodeEventType(t, deleted), Key: n.ID, Payload: map[string]any{"Node": n}}, true
+		return structs.StreamEvent{Topic: structs.TopicNode, Type: nodeEventType(t, deleted), Key: n.ID,
+			Payload: map[string]any{"Node": streamNode{n, ""}}}, true
 	case state.TableServices:
 		r, ok := obj.(*structs.ServiceRegistration)
 		if !ok {
@@ -117,6 +117,14 @@ func event(t MessageType, table string, obj any, deleted bool) (structs.StreamEv
 			FilterKeys: nonEmpty(r.JobID, r.ServiceName), Payload: map[string]any{"Service": r}}, true
 	}
 	return structs.StreamEvent{}, false
+}
+
+// streamNode is a node as event payloads carry it: the node's SecretID
+// never leaves the server (structs.Node does not encode it), and, as in
+// Nomad's payloads, the field is there, empty (Nomad's clients check it).
+type streamNode struct {
+	*structs.Node
+	SecretID string
 }
 
 // nodeEventType is the Type of a Node-topic event, as Nomad names them: a

@@ -147,16 +147,20 @@ func TestEventBatchServicesAndDrain(t *testing.T) {
 					if e.Payload["Service"] != reg {
 						t.Errorf("Service payload %v, want the registration", e.Payload)
 					}
-				case structs.TopicNodeDrain:
-					if e.Payload["Node"] != tt.changes[0].After {
-						t.Errorf("NodeDrain payload %v, want the node after the write", e.Payload)
+				case structs.TopicNodeDrain, structs.TopicNode:
+					want := tt.changes[0].After
+					if want == nil {
+						want = tt.changes[0].Before // deleted
+					}
+					if sn, ok := e.Payload["Node"].(streamNode); !ok || sn.Node != want {
+						t.Errorf("%s payload %v, want the node as written", e.Topic, e.Payload)
 					}
 					js, err := json.Marshal(e.Payload)
 					if err != nil {
 						t.Fatal(err)
 					}
-					if strings.Contains(string(js), "s3cret") {
-						t.Errorf("NodeDrain payload carries the node's secret: %s", js)
+					if strings.Contains(string(js), "s3cret") || !strings.Contains(string(js), `"SecretID":""`) {
+						t.Errorf("%s payload carries the node's secret, or no empty SecretID as Nomad's: %s", e.Topic, js)
 					}
 				}
 			}
