@@ -177,7 +177,7 @@ func (f *fakeNodeClient) AllocChecks(string) (map[string]*structs.CheckQueryResu
 
 // serveAPI serves the API over rpc with nc as the agent's client (nil:
 // none).
-func serveAPI(t *testing.T, rpc rpcapi.Conn, nc NodeClient) (*Server, *httptest.Server) {
+func serveAPI(t testing.TB, rpc rpcapi.Conn, nc NodeClient) (*Server, *httptest.Server) {
 	t.Helper()
 	hs := New(nil, &Config{RPC: rpc, Agent: fakeInfo{}, Client: nc, ParseJob: fakeParse, Logger: slog.New(slog.DiscardHandler)})
 	ts := httptest.NewServer(hs.Handler())

@@ -42,7 +42,7 @@ type execNodeClient struct {
 	ends chan error // each exec's error (nil: exited), if there is room
 }
 
-func newExecNodeClient(t *testing.T, banner string, code int) *execNodeClient {
+func newExecNodeClient(t testing.TB, banner string, code int) *execNodeClient {
 	t.Helper()
 	d := mock.New(nil)
 	t.Cleanup(d.Shutdown)
@@ -68,7 +68,7 @@ func (c *execNodeClient) ExecAlloc(ctx context.Context, allocID, task string, op
 
 // execServer serves the API of an agent running local-1 (task web) and
 // local-2 (tasks a and b) with nc as its client.
-func execServer(t *testing.T, nc NodeClient) (*Server, *httptest.Server) {
+func execServer(t testing.TB, nc NodeClient) (*Server, *httptest.Server) {
 	t.Helper()
 	b := &opsBackend{fakeBackend: &fakeBackend{}, allocs: []*structs.Allocation{
 		testAlloc("local-1", testNodeID, "web"),
@@ -111,7 +111,7 @@ func (l *lockedBuffer) waitFor(s string) {
 	}
 }
 
-func apiClient(t *testing.T, ts *httptest.Server) *api.Client {
+func apiClient(t testing.TB, ts *httptest.Server) *api.Client {
 	t.Helper()
 	c, err := api.NewClient(&api.Config{Address: ts.URL})
 	if err != nil {
@@ -439,5 +439,26 @@ func TestAllocExecForwarded(t *testing.T) {
 	}
 	if got := remote.recorded(); len(got) != 1 || got[0] != "exec remote-1 task=web cat" {
 		t.Fatalf("the other node's execs: %q", got)
+	}
+}
+
+// BenchmarkAllocExecEcho: one exec session through the agent's HTTP API
+// on loopback, with drover's Go client: the WebSocket upgrade, a stdin
+// frame and its end, the mock driver's streaming exec echoing it, the
+// stdout and exit frames, the close. The command itself costs nothing
+// (the mock runs no process): this is the API's share of `alloc exec`'s
+// round trip (bench/exec measures it with a real process).
+func BenchmarkAllocExecEcho(b *testing.B) {
+	nc := newExecNodeClient(b, "", 0)
+	_, ts := execServer(b, nc)
+	c := apiClient(b, ts)
+	b.ReportAllocs()
+	for b.Loop() {
+		var out bytes.Buffer
+		code, err := c.Allocations().Exec(context.Background(), "local-1", &api.ExecRequest{
+			Command: []string{"echo"}, Stdin: strings.NewReader("hi\n"), Stdout: &out}, nil)
+		if err != nil || code != 0 || out.String() != "hi\n" {
+			b.Fatalf("exec: exit %d, stdout %q, %v", code, out.String(), err)
+		}
 	}
 }
