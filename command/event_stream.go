@@ -22,10 +22,12 @@ const maxEventLine = 64 << 20
 
 func runEventStream(m *Meta, args []string) int {
 	fset := m.apiFlagSet("event stream", "[options]", `
-Print the cluster's event stream (GET /v1/event/stream) as it happens: one
-JSON line per raft apply, {"Index":N,"Events":[...]}, each event with its
-Topic, Type, Key, Namespace, FilterKeys, Index and Payload (the changed
-job, allocation, evaluation, deployment or node). Heartbeats are not
+Print the cluster's event stream (GET /v1/event/stream): one JSON line per
+raft apply, {"Index":N,"Events":[...]}, each event with its Topic, Type,
+Key, Namespace, FilterKeys, Index and Payload (the changed job,
+allocation, evaluation, deployment or node). It first replays what the
+server still buffers from -index (0: its oldest event, as Nomad's stream
+does), then follows new events as they happen. Heartbeats are not
 printed. Ctrl-C stops it. Pipe it into jq to pick fields.`)
 	var topics topicFlags
 	fset.Var(&topics, "topic", `A topic to follow, "Topic" or "Topic:key" (Job, Allocation, Evaluation, Deployment, Node or *; the key is a job ID, allocation ID, ...). Repeat it for several; none follows every topic.`)
