@@ -266,13 +266,13 @@ func namespaceOf(v reflect.Value) (string, bool) {
 }
 
 // allowEvent reports whether the request's token may see an event of the
-// event stream: a node's needs node read, the others read-job in their
-// namespace.
+// event stream: a node's or a drain's (whose payload is a node) needs node
+// read, the others read-job in their namespace.
 func allowEvent(g *aclGrant, e *structs.StreamEvent) bool {
 	if g == nil || g.acl.IsManagement() {
 		return true
 	}
-	if e.Topic == structs.TopicNode {
+	if e.Topic == structs.TopicNode || e.Topic == structs.TopicNodeDrain {
 		return g.acl.AllowNodeRead()
 	}
 	ns := e.Namespace
