@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"reflect"
+	"slices"
 	"time"
 
 	"github.com/drover-io/drover/plugins/drivers"
@@ -41,11 +43,23 @@ func (cs *checkSet) sync(ctx context.Context, desired map[string]*serviceInstanc
 			want[checkID(inst.reg.ID, ch)] = t
 		}
 	}
+	var defined []*structs.ServiceCheck // the alloc version's checks, read when needed
 	for id, w := range cs.workers {
-		if t := want[id]; t == nil || !t.same(w.target) {
-			w.cancel()
-			<-w.done
-			delete(cs.workers, id)
+		t := want[id]
+		if t != nil && t.same(w.target) {
+			continue
+		}
+		w.cancel()
+		<-w.done
+		delete(cs.workers, id)
+		if t == nil && defined == nil {
+			defined = allocChecks(cs.hook.ar.Alloc())
+		}
+		if t != nil || !slices.ContainsFunc(defined, func(c *structs.ServiceCheck) bool { return reflect.DeepEqual(c, w.target.check) }) {
+			// Its definition changed or is gone (an in-place update):
+			// its last result says nothing of the new version. A check
+			// only stopped with its task keeps its result.
+			cs.hook.forgetResult(id)
 		}
 	}
 	for id, t := range want {
