@@ -276,7 +276,7 @@ func (h *templateHook) apply(ctx context.Context, changed map[int]bool) {
 	}
 	what := "template " + strings.Join(dests, ", ") + " re-rendered"
 	if restart {
-		h.restartLeased(ctx, structs.NewTaskEvent(structs.TaskRestartSignal).SetRestartReason(what)) // template_restart.go
+		h.restartLeased(ctx, what) // template_restart.go
 		return
 	}
 	for sig := range signals {

@@ -22,20 +22,20 @@ type RestartLeaser interface {
 
 // leaseReleaseTimeout bounds giving a lease back (the lease expires on
 // its own anyway).
-const leaseReleaseTimeout = 10 * time.Second
+const leaseReleaseTimeout = 2 * time.Second
 
-// restartLeased restarts the task after a template re-render holding the
-// group's restart lease: it waits for a lease (a Template event says so
-// when it must), restarts the task, waits for it to run again for the
+// restartLeased restarts the task after a template re-render (reason)
+// holding the group's restart lease: it waits for a lease (a Template
+// event says so when it must), restarts the task, waits for it to run again for the
 // group's min_healthy_time, and gives the lease back. Without a leaser,
 // or for a group that needs no lease, it just restarts. When the servers
 // cannot be asked, it restarts anyway: the task must pick up what was
 // rendered, and a lost lease only costs the rollout its pacing.
-func (h *templateHook) restartLeased(ctx context.Context, ev *structs.TaskEvent) {
+func (h *templateHook) restartLeased(ctx context.Context, reason string) {
 	leases := h.cfg.leaser()
 	alloc, _ := h.task.allocAndTask()
 	if leases == nil || alloc == nil {
-		h.restart(ctx, ev)
+		h.restart(ctx, reason)
 		return
 	}
 	lease, err := h.acquireLease(ctx, leases, alloc.ID)
@@ -44,10 +44,10 @@ func (h *templateHook) restartLeased(ctx context.Context, ev *structs.TaskEvent)
 		return
 	case err != nil:
 		h.logger.Warn("template change: restarting without a restart lease", "error", err)
-		h.restart(ctx, ev)
+		h.restart(ctx, reason)
 		return
 	case lease.TTL <= 0: // the group needs none
-		h.restart(ctx, ev)
+		h.restart(ctx, reason)
 		return
 	}
 	defer func() {
@@ -58,7 +58,7 @@ func (h *templateHook) restartLeased(ctx context.Context, ev *structs.TaskEvent)
 		}
 	}()
 	before := h.task.TaskState().Restarts
-	if !h.restart(ctx, ev) {
+	if !h.restart(ctx, reason) {
 		return
 	}
 	wctx, cancel := context.WithTimeout(ctx, lease.TTL)
@@ -71,8 +71,10 @@ func (h *templateHook) restartLeased(ctx context.Context, ev *structs.TaskEvent)
 	}
 }
 
-// restart restarts the task and reports whether it did.
-func (h *templateHook) restart(ctx context.Context, ev *structs.TaskEvent) bool {
+// restart restarts the task for reason (a Restart Signaled event made
+// now, once its turn came) and reports whether it did.
+func (h *templateHook) restart(ctx context.Context, reason string) bool {
+	ev := structs.NewTaskEvent(structs.TaskRestartSignal).SetRestartReason(reason)
 	if err := h.task.Restart(ctx, ev); err != nil {
 		h.logger.Debug("template change: no restart", "error", err)
 		return false

@@ -131,7 +131,7 @@ func TestTemplateRestartsRollWithMaxParallel(t *testing.T) {
 				task := &fakeRestartTask{alloc: leaseTestAlloc(i, maxParallel, 2*time.Second), restartTook: time.Second, log: log}
 				tasks = append(tasks, task)
 				h := &templateHook{cfg: &TemplateConfig{RestartLeases: &releaseTracker{fakeLeases: leases, log: log}}, task: task, logger: slog.New(slog.DiscardHandler)}
-				wg.Go(func() { h.restartLeased(t.Context(), structs.NewTaskEvent(structs.TaskRestartSignal)) })
+				wg.Go(func() { h.restartLeased(t.Context(), "template re-rendered") })
 			}
 			wg.Wait()
 			if log.most != maxParallel || len(log.order) != 3 {
@@ -180,12 +180,12 @@ func TestTemplateRestartWithoutLeaseNeeded(t *testing.T) {
 		task := &fakeRestartTask{alloc: leaseTestAlloc(0, 0, time.Second), log: log}
 		h := &templateHook{cfg: &TemplateConfig{RestartLeases: leases}, task: task, logger: slog.New(slog.DiscardHandler)}
 		start := time.Now()
-		h.restartLeased(t.Context(), structs.NewTaskEvent(structs.TaskRestartSignal))
+		h.restartLeased(t.Context(), "template re-rendered")
 		if len(log.order) != 1 || time.Since(start) != 0 {
 			t.Errorf("restarts %v after %s, want one at once", log.order, time.Since(start))
 		}
 		h = &templateHook{cfg: &TemplateConfig{RestartLeases: failingLeases{}}, task: task, logger: slog.New(slog.DiscardHandler)}
-		h.restartLeased(t.Context(), structs.NewTaskEvent(structs.TaskRestartSignal))
+		h.restartLeased(t.Context(), "template re-rendered")
 		if len(log.order) != 2 {
 			t.Errorf("restarts %v with unreachable servers, want the restart anyway", log.order)
 		}
