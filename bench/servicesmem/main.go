@@ -28,7 +28,7 @@ import (
 )
 
 type config struct {
-	serviceAllocs, servicesPerAlloc int
+	serviceAllocs, servicesPerAlloc  int
 	templateAllocs, templatesPerTask int
 	settle, window                   time.Duration
 }
