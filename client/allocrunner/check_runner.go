@@ -55,10 +55,7 @@ func (cs *checkSet) sync(ctx context.Context, desired map[string]*serviceInstanc
 		if t == nil && defined == nil {
 			defined = allocChecks(cs.hook.ar.Alloc())
 		}
-		if t != nil || !slices.ContainsFunc(defined, func(c *structs.ServiceCheck) bool { return reflect.DeepEqual(c, w.target.check) }) {
-			// Its definition changed or is gone (an in-place update):
-			// its last result says nothing of the new version. A check
-			// only stopped with its task keeps its result.
+		if resultStale(w.target, t, defined) {
 			cs.hook.forgetResult(id)
 		}
 	}
@@ -74,6 +71,18 @@ func (cs *checkSet) sync(ctx context.Context, desired map[string]*serviceInstanc
 			cs.hook.runCheck(wctx, id, t)
 		}()
 	}
+}
+
+// resultStale reports whether the last result of a check whose worker
+// (probing old) stops must be forgotten: its definition changed (want,
+// non-nil, probes something else) or is gone from the alloc version's
+// checks (defined), by an in-place update; its result says nothing of
+// the new version. A check only stopped with its task keeps its result.
+func resultStale(old, want *checkTarget, defined []*structs.ServiceCheck) bool {
+	if want != nil {
+		return true
+	}
+	return !slices.ContainsFunc(defined, func(c *structs.ServiceCheck) bool { return reflect.DeepEqual(c, old.check) })
 }
 
 // stopAll stops every worker and waits for them.
