@@ -99,6 +99,7 @@ func (c *Client) flushUpdates(ctx context.Context) bool {
 			ClientStatus:      a.ClientStatus,
 			ClientDescription: a.ClientDescription,
 			TaskStates:        a.TaskStates,
+			DeploymentID:      a.DeploymentID, // the deployment DeploymentStatus is for
 			DeploymentStatus:  a.DeploymentStatus,
 			NetworkStatus:     a.NetworkStatus,
 		})

@@ -192,7 +192,7 @@ func New(cfg *Config) (*Client, error) {
 		return nil, err
 	}
 	c.node = node
-	c.templates = newTemplateConfig(cfg, c.rpc, node.SecretID)
+	c.templates = newTemplateConfig(cfg, c.rpc, node.ID, node.SecretID)
 	c.logger = logger.With("node_id", node.ID)
 	if err := c.setupNetwork(cfg); err != nil { // network.go
 		cancel()
@@ -324,8 +324,9 @@ func (c *Client) restoreAllocs() error {
 
 // newTemplateConfig returns what the tasks' templates read through: the
 // servers (variables) and the agent's HTTP API (services).
-func newTemplateConfig(cfg *Config, rpc rpcapi.Conn, secret string) *taskrunner.TemplateConfig {
-	tc := &taskrunner.TemplateConfig{RPC: rpc, Client: cfg.Template, ServicesToken: secret}
+func newTemplateConfig(cfg *Config, rpc rpcapi.Conn, nodeID, secret string) *taskrunner.TemplateConfig {
+	tc := &taskrunner.TemplateConfig{RPC: rpc, Client: cfg.Template, ServicesToken: secret,
+		RestartLeases: restartLeaser{rpc: rpc, nodeID: nodeID, secret: secret}}
 	if cfg.HTTPAddr != "" {
 		tc.ServicesURL = "http://" + cfg.HTTPAddr
 		if cfg.HTTPTLS != nil {

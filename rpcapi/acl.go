@@ -28,6 +28,7 @@ var requirements = map[*Info]acl.Requirement{
 	NodeGetClientAllocs.info: acl.NodeSecret(),
 	AllocGetAllocs.info:      acl.NodeSecret(),
 	NodeUpdateAlloc.info:     acl.NodeSecret(),
+	AllocRestartLease.info:   acl.NodeSecret(),
 	NodeGet.info:             acl.NodeRead(),
 
 	JobRegister.info:           nsSubmit,

@@ -24,6 +24,11 @@ var (
 	// NodeGet reads one node by ID or unique prefix (a client looks up the
 	// HTTP address of the node a previous allocation ran on).
 	NodeGet = read[structs.NodeSpecificRequest, structs.SingleNodeResponse]("NodeGet")
+	// AllocRestartLease takes or gives back the lease a client holds
+	// while it restarts a task after a template re-render. Idempotent:
+	// asking again for a lease held renews it; giving back one not held
+	// changes nothing.
+	AllocRestartLease = idempotent[structs.AllocRestartLeaseRequest, structs.AllocRestartLeaseResponse]("AllocRestartLease")
 )
 
 // The methods behind the HTTP API: jobs, allocations, evaluations, nodes,
@@ -126,7 +131,7 @@ var (
 func All() []*Info {
 	return append([]*Info{
 		NodeRegister.info, NodeUpdateStatus.info, NodeGetClientAllocs.info, AllocGetAllocs.info,
-		NodeUpdateAlloc.info, NodeGet.info,
+		NodeUpdateAlloc.info, NodeGet.info, AllocRestartLease.info,
 		JobRegister.info, JobEvaluate.info, JobDeregister.info, JobGet.info, JobList.info, JobAllocations.info,
 		JobEvaluations.info, JobSummary.info, JobVersions.info, JobRevert.info, JobPlan.info,
 		AllocList.info, AllocGet.info, AllocTimeline.info, AllocNode.info, AllocStop.info, EvalList.info, EvalGet.info, EvalAllocations.info,

@@ -38,7 +38,9 @@
 // the tasks see changed, and replaced otherwise; a service group with a
 // rolling update strategy replaces at most MaxParallel allocations at a
 // time under a Deployment, the next batch once the client reported the
-// previous one healthy. Preemption (preempt.go): a placement that fits
+// previous one healthy. In-place updates join the deployment with their
+// health reset; those that change services or checks share the
+// MaxParallel budget (servicesUpdated). Preemption (preempt.go): a placement that fits
 // nowhere may evict allocations of lower-priority jobs when the scheduler
 // configuration allows it for the job's type. See
 // docs/updates-and-preemption.md.

@@ -134,17 +134,29 @@ func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation
 	destructive = slicesFilter(destructive, stillKept)
 	sort.Slice(destructive, func(i, j int) bool { return destructive[i].Index() < destructive[j].Index() })
 
+	// In-place updates that change the services or checks (which decide
+	// the allocation's health) roll like destructive ones under a
+	// deployment (servicesUpdated); the others are applied at once.
+	var rolled []*structs.Allocation
+	for _, a := range keptOrder[excess:] {
+		if !a.ClientTerminalStatus() && r.oldVersion(a) && !r.destructive(a) && r.servicesChanged(a) {
+			rolled = append(rolled, a)
+		}
+	}
+	sort.Slice(rolled, func(i, j int) bool { return rolled[i].Index() < rolled[j].Index() })
+
 	// Destructive updates: all at once, or MaxParallel at a time under a
 	// deployment whose next batch waits for the previous one's health. A
 	// version that no allocation runs yet (a service's first version, say)
 	// gets a deployment too, which follows its placements' health.
 	replace := destructive
+	inPlaceHeld := map[*structs.Allocation]bool{} // rolled, waiting for a later batch
 	var dep *structs.Deployment
 	var depState *structs.DeploymentState
 	var canaryIdx []int
 	if r.rolling(tg) {
 		wantCanaries := tg.Update.Canary > 0 && (len(destructive) > 0 || len(canaries) > 0)
-		needed := len(destructive) > 0 || len(canaries) > 0 || (tg.Count > 0 && !r.hasCurrentAlloc(tg.Name))
+		needed := len(destructive) > 0 || len(rolled) > 0 || len(canaries) > 0 || (tg.Count > 0 && !r.hasCurrentAlloc(tg.Name))
 		dep, depState = r.deploymentFor(tg, needed)
 		if dep != nil && wantCanaries && dep.Active() && depState.PlacedAllocs == 0 && depState.DesiredCanaries == 0 && !depState.Promoted {
 			// A new deployment of the group starts with its canaries.
@@ -155,6 +167,9 @@ func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation
 			// Canary phase: nothing is replaced until promotion.
 			r.rollingBatch(tg, dep, depState, all, nil)
 			replace = nil
+			for _, a := range rolled {
+				inPlaceHeld[a] = true
+			}
 			if !dep.Active() {
 				for _, a := range canaries {
 					r.stopCanary(tg, a)
@@ -166,8 +181,28 @@ func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation
 				canaryIdx = canaryIndexes(depState.DesiredCanaries-len(depState.PlacedCanaries), destructive, canaries)
 			}
 		case dep != nil:
-			replace = r.rollingBatch(tg, dep, depState, all, destructive)
+			// One MaxParallel budget for both kinds of update, in index
+			// order.
+			candidates := append(append([]*structs.Allocation(nil), destructive...), rolled...)
+			sort.SliceStable(candidates, func(i, j int) bool { return candidates[i].Index() < candidates[j].Index() })
+			batch := r.rollingBatch(tg, dep, depState, all, candidates)
+			inBatch := map[*structs.Allocation]bool{}
+			for _, a := range batch {
+				inBatch[a] = true
+			}
+			replace = slicesFilter(destructive, func(a *structs.Allocation) bool { return inBatch[a] })
+			for _, a := range rolled {
+				if !inBatch[a] {
+					inPlaceHeld[a] = true
+				}
+			}
 		}
+	}
+	deploymentID := ""
+	if dep != nil && dep.Active() {
+		// Every placement and in-place update of the version joins its
+		// deployment.
+		deploymentID = dep.ID
 	}
 	replacing := map[*structs.Allocation]bool{}
 	for _, a := range replace {
@@ -183,9 +218,19 @@ func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation
 		case replacing[a]:
 		case a.ClientTerminalStatus():
 			du.Ignore++
+		case r.oldVersion(a) && !r.destructive(a) && inPlaceHeld[a]:
+			du.Ignore++
 		case r.oldVersion(a) && !r.destructive(a):
-			r.updateInPlace(a)
+			r.updateInPlace(a, deploymentID)
 			du.InPlaceUpdate++
+			if deploymentID != "" {
+				// rollingBatch counted the rolled ones; the deployment
+				// waits for the new health of every one.
+				if !slices.Contains(rolled, a) {
+					depState.PlacedAllocs++
+				}
+				r.deps.pending = true
+			}
 		default:
 			du.Ignore++
 		}
@@ -208,11 +253,6 @@ func (r *run) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation
 		replacement := prev != nil && replacing[prev]
 		if !replacement {
 			du.Place++
-		}
-		deploymentID := ""
-		if dep != nil && dep.Active() {
-			// Every placement of the version joins its deployment.
-			deploymentID = dep.ID
 		}
 		placed, err := p.place(structs.AllocName(r.job.ID, tg.Name, idx), prev, deploymentID, true)
 		if err != nil {

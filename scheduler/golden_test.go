@@ -274,6 +274,13 @@ func runScript(input []string) (string, error) {
 						g.Tasks[0].Env = map[string]string{"OLD": "1"}
 					}
 				}
+				if kv["services"] == "true" {
+					// Only a service block differs: an in-place update
+					// that changes what decides the alloc's health.
+					for _, g := range aj.TaskGroups {
+						g.Services = []*structs.Service{{Name: "web", Provider: structs.ServiceProviderNomad, Tags: []string{"old"}}}
+					}
+				}
 				if kv["inplace"] == "true" {
 					for _, g := range aj.TaskGroups {
 						g.Count++

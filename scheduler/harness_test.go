@@ -147,7 +147,14 @@ func renderPlan(p *Plan) string {
 	}
 	for _, a := range p.Placements() {
 		if a.CreateIndex != 0 {
-			fmt.Fprintf(&b, "update %s %s node=%s\n", a.ID, a.Name, a.NodeID)
+			fmt.Fprintf(&b, "update %s %s node=%s", a.ID, a.Name, a.NodeID)
+			if a.DeploymentID != "" {
+				fmt.Fprintf(&b, " deployment=%s", a.DeploymentID)
+				if a.DeploymentStatus != nil && a.DeploymentStatus.Healthy != nil {
+					fmt.Fprintf(&b, " healthy=%t", *a.DeploymentStatus.Healthy)
+				}
+			}
+			b.WriteString("\n")
 			continue
 		}
 		fmt.Fprintf(&b, "place %s node=%s id=%s cpu=%d mem=%d", a.Name, a.NodeID, a.ID, a.Resources.CPU, a.Resources.MemoryMB)

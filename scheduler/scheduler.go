@@ -248,13 +248,29 @@ func (r *run) destructive(a *structs.Allocation) bool {
 	return jobUpdated(a.Job, r.job) || tasksUpdated(og, ng)
 }
 
+// servicesChanged reports whether moving a to the current job version
+// changes its services or checks (servicesUpdated).
+func (r *run) servicesChanged(a *structs.Allocation) bool {
+	if a.Job == nil {
+		return true
+	}
+	return servicesUpdated(a.Job.LookupTaskGroup(a.TaskGroup), r.job.LookupTaskGroup(a.TaskGroup))
+}
+
 // updateInPlace adds to the plan a copy of a that runs the current job
-// version on the same node.
-func (r *run) updateInPlace(a *structs.Allocation) {
+// version on the same node, as part of deployment deploymentID ("" when
+// none). An allocation that joins another deployment than its own loses
+// its health verdict: its client watches its health again for the new
+// version and reports it (as Nomad).
+func (r *run) updateInPlace(a *structs.Allocation, deploymentID string) {
 	c := a.Copy()
 	c.Job = r.job
 	c.EvalID = r.eval.ID
 	c.ModifyTime = r.now
+	if c.DeploymentID != deploymentID {
+		c.DeploymentID = deploymentID
+		c.DeploymentStatus = nil
+	}
 	r.plan.AppendAlloc(c)
 }
 

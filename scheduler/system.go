@@ -54,7 +54,7 @@ func (r *run) system() error {
 			default:
 				kept[a.NodeID] = true
 				if !a.ClientTerminalStatus() && r.oldVersion(a) {
-					r.updateInPlace(a)
+					r.updateInPlace(a, a.DeploymentID)
 					du.InPlaceUpdate++
 				} else {
 					du.Ignore++

@@ -13,19 +13,19 @@ import (
 //
 // Destructive: the set of tasks, or any task's driver, config, env, user,
 // resources, lifecycle, kill timeout or signal, leader flag, log config,
-// restart policy, constraints, affinities, artifacts, volume mounts,
-// templates or services; the group's constraints, affinities, spreads,
-// restart policy, ephemeral disk, network, volume or service blocks (a
-// placement preference that changed is honoured by placing again, as
-// Nomad does; a changed service block places the allocation again, where
-// Nomad updates in place, because an in-place update does not yet take
-// part in the job's deployment: a new check that fails must hold the
-// rollout back); and meta at any level,
+// restart policy, constraints, affinities, artifacts, volume mounts or
+// templates; the group's constraints, affinities, spreads, restart policy,
+// ephemeral disk, network or volume blocks (a placement preference that
+// changed is honoured by placing again, as Nomad does); and meta at any
+// level,
 // because meta reaches the task's environment as NOMAD_META_* variables,
 // which a running process cannot see change (Nomad decides the same).
 //
 // In place: the group's count (it changes how many allocations there are,
-// not what each runs) and its update strategy. Job-level changes that do
+// not what each runs), its update strategy, and service blocks at either
+// level (the client's service hook registers the new version's services
+// and restarts changed checks without touching the tasks, as Nomad; see
+// servicesUpdated for how such an update rolls). Job-level changes that do
 // not reach the tasks (priority, all_at_once, the job's update block) are
 // judged by jobUpdated.
 func tasksUpdated(old, new *structs.TaskGroup) bool {
@@ -42,7 +42,6 @@ func tasksUpdated(old, new *structs.TaskGroup) bool {
 		!reflect.DeepEqual(old.EphemeralDisk, new.EphemeralDisk) ||
 		!reflect.DeepEqual(old.Networks, new.Networks) ||
 		!reflect.DeepEqual(old.Volumes, new.Volumes) ||
-		!reflect.DeepEqual(old.Services, new.Services) ||
 		!metaEqual(old.Meta, new.Meta) {
 		return true
 	}
@@ -73,10 +72,32 @@ func taskUpdated(o, n *structs.Task) bool {
 		!reflect.DeepEqual(o.Affinities, n.Affinities) ||
 		!reflect.DeepEqual(o.Artifacts, n.Artifacts) ||
 		!reflect.DeepEqual(o.VolumeMounts, n.VolumeMounts) ||
-		!reflect.DeepEqual(o.Services, n.Services) ||
 		!reflect.DeepEqual(o.Templates, n.Templates) ||
 		!reflect.DeepEqual(o.Identity, n.Identity) ||
 		!reflect.DeepEqual(o.Identities, n.Identities)
+}
+
+// servicesUpdated reports whether an in-place update from group old to
+// group new changes the services the client registers or the checks it
+// runs (at group or task level). Such an update changes what decides the
+// allocation's health, so under a rolling update strategy it is rolled
+// out like a destructive one, MaxParallel at a time, each batch waiting
+// for the previous one's new health: a new check that fails holds the
+// rest back. It is pure; tasks are matched by name (tasksUpdated already
+// requires the same set).
+func servicesUpdated(old, new *structs.TaskGroup) bool {
+	if old == nil || new == nil {
+		return old != new
+	}
+	if !reflect.DeepEqual(old.Services, new.Services) {
+		return true
+	}
+	for _, ot := range old.Tasks {
+		if nt := new.LookupTask(ot.Name); nt == nil || !reflect.DeepEqual(ot.Services, nt.Services) {
+			return true
+		}
+	}
+	return false
 }
 
 // metaEqual compares string maps, nil equal to empty.

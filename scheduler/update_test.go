@@ -18,11 +18,11 @@ func TestTasksUpdated(t *testing.T) {
 		{"update block", func(tg *structs.TaskGroup) { tg.Update = structs.DefaultUpdateStrategy() }, false},
 		{"group service", func(tg *structs.TaskGroup) {
 			tg.Services = []*structs.Service{{Name: "web", Provider: structs.ServiceProviderNomad, Tags: []string{"v2"}}}
-		}, true},
+		}, false},
 		{"task service and its check", func(tg *structs.TaskGroup) {
 			tg.Tasks[0].Services = []*structs.Service{{Name: "api", Provider: structs.ServiceProviderNomad,
 				Checks: []*structs.ServiceCheck{{Name: "alive", Type: structs.ServiceCheckTCP, Interval: 10e9}}}}
-		}, true},
+		}, false},
 		{"template", func(tg *structs.TaskGroup) {
 			tg.Tasks[0].Templates = []*structs.Template{{EmbeddedTmpl: "x", DestPath: "local/x"}}
 		}, true},
@@ -142,6 +142,42 @@ func TestSelectPreemptions(t *testing.T) {
 				if got[i] != c.want[i] {
 					t.Fatalf("got %v, want %v", got, c.want)
 				}
+			}
+		})
+	}
+}
+
+func TestServicesUpdated(t *testing.T) {
+	base := func() *structs.TaskGroup {
+		tg := newJob("web", structs.JobTypeService, 2, 100, 256).TaskGroups[0]
+		tg.Services = []*structs.Service{{Name: "web", Provider: structs.ServiceProviderNomad, PortLabel: "http", Tags: []string{"v1"}}}
+		return tg
+	}
+	cases := []struct {
+		name   string
+		change func(tg *structs.TaskGroup)
+		want   bool
+	}{
+		{"nothing", func(*structs.TaskGroup) {}, false},
+		{"count", func(tg *structs.TaskGroup) { tg.Count = 5 }, false},
+		{"group service tags", func(tg *structs.TaskGroup) { tg.Services[0].Tags = []string{"v2"} }, true},
+		{"group service check added", func(tg *structs.TaskGroup) {
+			tg.Services[0].Checks = []*structs.ServiceCheck{{Name: "alive", Type: structs.ServiceCheckTCP, Interval: 10e9}}
+		}, true},
+		{"group service removed", func(tg *structs.TaskGroup) { tg.Services = nil }, true},
+		{"task service added", func(tg *structs.TaskGroup) {
+			tg.Tasks[0].Services = []*structs.Service{{Name: "api", Provider: structs.ServiceProviderNomad}}
+		}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			old, new := base(), base()
+			c.change(new)
+			if got := servicesUpdated(old, new); got != c.want {
+				t.Errorf("servicesUpdated = %v, want %v", got, c.want)
+			}
+			if tasksUpdated(old, new) {
+				t.Errorf("tasksUpdated = true: a service change must stay in place")
 			}
 		})
 	}

@@ -17,6 +17,7 @@ func (s *Server) newHandlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.NodeGetClientAllocs, s.NodeGetClientAllocs)
 	rpcapi.Handle(h, rpcapi.AllocGetAllocs, s.AllocGetAllocs)
 	rpcapi.Handle(h, rpcapi.NodeUpdateAlloc, s.NodeUpdateAlloc)
+	rpcapi.Handle(h, rpcapi.AllocRestartLease, s.AllocRestartLease)
 	rpcapi.Handle(h, rpcapi.NodeGet, s.NodeGet)
 	// The methods behind the HTTP API.
 	rpcapi.Handle(h, rpcapi.JobRegister, s.JobRegister)

@@ -57,9 +57,12 @@ type Server struct {
 	gcTimes   gcTimeTable
 	planQueue chan *pendingPlan
 	handlers  *rpcapi.Handlers // every rpcapi method, bound to this server (rpc_api.go)
-	keyring   *keyring.Keyring // the root keys, unwrapped (keyring_endpoint.go)
-	varLocks  *varLocks        // the leader's variable lock timers (variable_locks.go)
-	periodic  periodicRunner   // the leader's periodic dispatcher (periodic.go)
+	// restartLeases are the template restart leases, on the leader
+	// (restart_lease.go).
+	restartLeases restartLeases
+	keyring       *keyring.Keyring // the root keys, unwrapped (keyring_endpoint.go)
+	varLocks      *varLocks        // the leader's variable lock timers (variable_locks.go)
+	periodic      periodicRunner   // the leader's periodic dispatcher (periodic.go)
 	// timeline records when evaluations and allocations reach the
 	// servers' steps of their way to running (timeline.go).
 	timeline *timeline.Recorder

@@ -365,9 +365,12 @@ func (ar *AllocRunner) AllocState() *State {
 	} else if ar.prerunDesc != "" && status == structs.AllocClientStatusPending {
 		desc = ar.prerunDesc
 	}
-	deploy := ar.deployStatus.Copy()
+	deploy, deployFor := ar.deployStatus.Copy(), ar.deployStatusFor
 	ar.mu.RUnlock()
-	return &State{ClientStatus: status, ClientDescription: desc, TaskStates: states, DeploymentStatus: deploy}
+	if deploy == nil {
+		deployFor = ""
+	}
+	return &State{ClientStatus: status, ClientDescription: desc, TaskStates: states, DeploymentStatus: deploy, DeploymentID: deployFor}
 }
 
 // TaskStatus is a task's state name ("pending", "running", "dead").
@@ -393,8 +396,9 @@ func (ar *AllocRunner) StatusSummary(dst []TaskStatus) (status string, tasks []T
 	return status, dst
 }
 
-// clientAlloc returns a copy of the allocation with its runtime state.
-func (ar *AllocRunner) clientAlloc() *structs.Allocation {
+// clientAlloc returns a copy of the allocation with its runtime state,
+// and the deployment its health verdict is for ("" when none).
+func (ar *AllocRunner) clientAlloc() (*structs.Allocation, string) {
 	st := ar.AllocState()
 	a := ar.Alloc().Copy()
 	a.ClientStatus = st.ClientStatus
@@ -404,7 +408,7 @@ func (ar *AllocRunner) clientAlloc() *structs.Allocation {
 	if st.DeploymentStatus != nil {
 		a.DeploymentStatus = st.DeploymentStatus
 	}
-	return a
+	return a, st.DeploymentID
 }
 
 // Listen returns a listener of the allocation's versions with runtime state.
@@ -656,13 +660,14 @@ func (ar *AllocRunner) stateUpdate() {
 func (ar *AllocRunner) publish() {
 	ar.publishMu.Lock()
 	defer ar.publishMu.Unlock()
-	ca := ar.clientAlloc()
+	ca, verdictFor := ar.clientAlloc()
 	ar.updater.AllocStateUpdated(&structs.Allocation{
 		ID:                ca.ID,
 		NodeID:            ca.NodeID,
 		ClientStatus:      ca.ClientStatus,
 		ClientDescription: ca.ClientDescription,
 		TaskStates:        ca.TaskStates,
+		DeploymentID:      verdictFor,
 		DeploymentStatus:  ca.DeploymentStatus,
 		NetworkStatus:     ca.NetworkStatus,
 	})

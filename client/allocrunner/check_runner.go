@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"reflect"
+	"slices"
 	"time"
 
 	"github.com/drover-io/drover/plugins/drivers"
@@ -41,11 +43,20 @@ func (cs *checkSet) sync(ctx context.Context, desired map[string]*serviceInstanc
 			want[checkID(inst.reg.ID, ch)] = t
 		}
 	}
+	var defined []*structs.ServiceCheck // the alloc version's checks, read when needed
 	for id, w := range cs.workers {
-		if t := want[id]; t == nil || !t.same(w.target) {
-			w.cancel()
-			<-w.done
-			delete(cs.workers, id)
+		t := want[id]
+		if t != nil && t.same(w.target) {
+			continue
+		}
+		w.cancel()
+		<-w.done
+		delete(cs.workers, id)
+		if t == nil && defined == nil {
+			defined = allocChecks(cs.hook.ar.Alloc())
+		}
+		if resultStale(w.target, t, defined) {
+			cs.hook.forgetResult(id)
 		}
 	}
 	for id, t := range want {
@@ -60,6 +71,18 @@ func (cs *checkSet) sync(ctx context.Context, desired map[string]*serviceInstanc
 			cs.hook.runCheck(wctx, id, t)
 		}()
 	}
+}
+
+// resultStale reports whether the last result of a check whose worker
+// (probing old) stops must be forgotten: its definition changed (want,
+// non-nil, probes something else) or is gone from the alloc version's
+// checks (defined), by an in-place update; its result says nothing of
+// the new version. A check only stopped with its task keeps its result.
+func resultStale(old, want *checkTarget, defined []*structs.ServiceCheck) bool {
+	if want != nil {
+		return true
+	}
+	return !slices.ContainsFunc(defined, func(c *structs.ServiceCheck) bool { return reflect.DeepEqual(c, old.check) })
 }
 
 // stopAll stops every worker and waits for them.

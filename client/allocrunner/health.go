@@ -21,6 +21,29 @@ type healthTracker struct {
 	finite []string
 	// useChecks: the group's service checks must pass too (checkWith).
 	useChecks bool
+	// before is what the tasks had done when tracking started (setBefore):
+	// an allocation updated in place into a new deployment is judged on
+	// what happens from then on.
+	before map[string]taskBefore
+}
+
+// taskBefore is a task's restarts and start time when tracking started.
+type taskBefore struct {
+	restarts uint64
+	started  time.Time
+}
+
+// setBefore records the task states at the start of tracking. A task
+// already running then (an allocation updated in place, or restored
+// after an agent restart) must stay up for minHealthy from the start of
+// tracking, and only its restarts since count against it.
+func (t *healthTracker) setBefore(states map[string]*structs.TaskState) {
+	t.before = make(map[string]taskBefore, len(states))
+	for name, st := range states {
+		if st != nil {
+			t.before[name] = taskBefore{restarts: st.Restarts, started: st.StartedAt}
+		}
+	}
 }
 
 // healthVerdict is the outcome of one check.
@@ -75,15 +98,20 @@ func (t *healthTracker) check(now time.Time, states map[string]*structs.TaskStat
 			allRunning = false
 			continue
 		}
-		if st.Failed || st.Restarts > 0 || st.State == structs.TaskStateDead {
+		b := t.before[name]
+		if st.Failed || st.Restarts > b.restarts || st.State == structs.TaskStateDead {
 			return healthUnhealthy, time.Time{}
 		}
 		if st.State != structs.TaskStateRunning || st.StartedAt.IsZero() {
 			allRunning = false
 			continue
 		}
-		if st.StartedAt.After(since) {
-			since = st.StartedAt
+		started := st.StartedAt
+		if !b.started.IsZero() && started.Equal(b.started) {
+			started = t.start // running before tracking began
+		}
+		if started.After(since) {
+			since = started
 		}
 	}
 	if !allRunning {
@@ -121,7 +149,13 @@ func (t *healthTracker) checkWith(now time.Time, states map[string]*structs.Task
 	if !cs.passing {
 		return healthPending, deadlineAt
 	}
-	healthyAt := cs.since.Add(t.minHealthy)
+	passingSince := cs.since
+	if passingSince.Before(t.start) {
+		// Passing before tracking began (an in-place update that kept
+		// the check): minHealthy counts from the start of tracking.
+		passingSince = t.start
+	}
+	healthyAt := passingSince.Add(t.minHealthy)
 	if v == healthHealthy && !now.Before(healthyAt) {
 		return healthHealthy, time.Time{}
 	}

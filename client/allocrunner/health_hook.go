@@ -146,6 +146,7 @@ func (h *healthHook) track(ctx context.Context, t *healthTracker, alloc *structs
 	l := h.ar.Listen()
 	defer l.Close()
 	states := h.ar.AllocState().TaskStates
+	t.setBefore(states)
 	logger := h.ar.logger.With("deployment_id", alloc.DeploymentID)
 	for {
 		var cs checkStatus

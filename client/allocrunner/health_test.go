@@ -82,3 +82,45 @@ func TestHealthTrackerNoTracking(t *testing.T) {
 		t.Errorf("check = %v, %v", v, next)
 	}
 }
+
+// TestHealthTrackerAfterInPlaceUpdate: an allocation updated in place into
+// a new deployment is judged from the start of tracking: its tasks, which
+// ran (and restarted) long before, must stay up min_healthy_time from
+// then, only restarts since count, and checks that passed before the
+// update pass for min_healthy_time from then too.
+func TestHealthTrackerAfterInPlaceUpdate(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	tg := &structs.TaskGroup{Tasks: []*structs.Task{{Name: "web"}},
+		Services: []*structs.Service{{Name: "web", Provider: structs.ServiceProviderNomad,
+			Checks: []*structs.ServiceCheck{{Name: "alive", Type: structs.ServiceCheckTCP}}}}}
+	u := &structs.UpdateStrategy{MinHealthyTime: 10 * time.Second, HealthyDeadline: time.Minute, HealthCheck: structs.UpdateStrategyHealthCheckChecks}
+	// The task started an hour before the update and restarted twice.
+	before := map[string]*structs.TaskState{"web": {State: structs.TaskStateRunning, StartedAt: at(-time.Hour), Restarts: 2}}
+	passingLongAgo := checkStatus{passing: true, since: at(-time.Hour)}
+	cases := []struct {
+		name   string
+		now    time.Duration
+		states map[string]*structs.TaskState
+		checks checkStatus
+		want   healthVerdict
+		next   time.Time
+	}{
+		{"just updated: not healthy before min_healthy_time", 0, before, passingLongAgo, healthPending, at(10 * time.Second)},
+		{"up min_healthy_time since the update", 10 * time.Second, before, passingLongAgo, healthHealthy, time.Time{}},
+		{"the new check fails", 10 * time.Second, before, checkStatus{}, healthPending, at(time.Minute)},
+		{"restarted since the update", 5 * time.Second,
+			map[string]*structs.TaskState{"web": {State: structs.TaskStateRunning, StartedAt: at(4 * time.Second), Restarts: 3}},
+			passingLongAgo, healthUnhealthy, time.Time{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newHealthTracker(tg, u, t0)
+			tr.setBefore(before)
+			got, next := tr.checkWith(at(tc.now), tc.states, tc.checks)
+			if got != tc.want || !next.Equal(tc.next) {
+				t.Errorf("checkWith = %v, next %v; want %v, next %v", got, next, tc.want, tc.next)
+			}
+		})
+	}
+}

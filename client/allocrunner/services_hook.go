@@ -306,6 +306,14 @@ func (h *serviceHook) sync(ctx context.Context, synced map[string]*structs.Servi
 	return synced, nil
 }
 
+// forgetResult drops a check's result (its definition changed or is gone).
+func (h *serviceHook) forgetResult(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.results, id)
+	delete(h.passingSince, id)
+}
+
 // setResult records a check's result at now and reports whether its
 // status changed.
 func (h *serviceHook) setResult(r *structs.CheckQueryResult, now time.Time) bool {
@@ -347,26 +355,38 @@ func (h *serviceHook) checksPassing() (bool, time.Time) {
 	return total > 0 && n >= total, since
 }
 
-// expectedChecks counts the healthiness checks of the allocation's Nomad
-// services.
-func expectedChecks(alloc *structs.Allocation) int {
+// allocChecks returns the checks of the allocation's Nomad services, at
+// group and task level.
+func allocChecks(alloc *structs.Allocation) []*structs.ServiceCheck {
 	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
 	if tg == nil {
-		return 0
+		return nil
 	}
 	services := slices.Clone(tg.Services)
 	for _, t := range tg.Tasks {
 		services = append(services, t.Services...)
 	}
-	n := 0
+	var out []*structs.ServiceCheck
 	for _, s := range services {
 		if s == nil || s.Provider != structs.ServiceProviderNomad {
 			continue
 		}
 		for _, ch := range s.Checks {
-			if ch != nil && checkMode(ch) == structs.CheckModeHealthiness {
-				n++
+			if ch != nil {
+				out = append(out, ch)
 			}
+		}
+	}
+	return out
+}
+
+// expectedChecks counts the healthiness checks of the allocation's Nomad
+// services.
+func expectedChecks(alloc *structs.Allocation) int {
+	n := 0
+	for _, ch := range allocChecks(alloc) {
+		if checkMode(ch) == structs.CheckModeHealthiness {
+			n++
 		}
 	}
 	return n

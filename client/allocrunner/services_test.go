@@ -200,3 +200,26 @@ func TestHealthTrackerWithChecks(t *testing.T) {
 		t.Error("health_check task_states uses the checks")
 	}
 }
+
+func TestResultStale(t *testing.T) {
+	alive := &structs.ServiceCheck{Name: "alive", Type: structs.ServiceCheckHTTP, Path: "/"}
+	changed := &structs.ServiceCheck{Name: "alive", Type: structs.ServiceCheckHTTP, Path: "/health"}
+	old := &checkTarget{check: alive, addr: "127.0.0.1", port: 80}
+	cases := []struct {
+		name    string
+		want    *checkTarget
+		defined []*structs.ServiceCheck
+		stale   bool
+	}{
+		{"its task stopped: the check is still defined", nil, []*structs.ServiceCheck{alive}, false},
+		{"removed by an in-place update", nil, []*structs.ServiceCheck{changed}, true},
+		{"its definition changed", &checkTarget{check: changed, addr: "127.0.0.1", port: 80}, []*structs.ServiceCheck{changed}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := resultStale(old, c.want, c.defined); got != c.stale {
+				t.Errorf("resultStale = %v, want %v", got, c.stale)
+			}
+		})
+	}
+}

@@ -13,6 +13,10 @@ type State struct {
 	// DeploymentStatus is the client's health verdict during a deployment;
 	// nil until it decides (and for allocs not in a deployment).
 	DeploymentStatus *structs.AllocDeploymentStatus
+	// DeploymentID is the deployment DeploymentStatus was decided for
+	// (the servers drop a verdict for another deployment than the
+	// alloc's: it was decided before an in-place update moved the alloc).
+	DeploymentID string
 }
 
 // Client status descriptions.

@@ -73,7 +73,14 @@ func (w *WriteTxn) UpsertAllocs(allocs []*structs.Allocation) error {
 			a.ClientStatus = existing.ClientStatus
 			a.ClientDescription = existing.ClientDescription
 			a.TaskStates = existing.TaskStates
-			a.DeploymentStatus = existing.DeploymentStatus
+			if a.DeploymentID == existing.DeploymentID {
+				a.DeploymentStatus = existing.DeploymentStatus
+			} else {
+				// The scheduler moved it into another deployment (an
+				// in-place update): the old verdict is not the new
+				// version's; the client reports that one.
+				a.DeploymentStatus = a.DeploymentStatus.Copy()
+			}
 			a.NetworkStatus = existing.NetworkStatus
 		}
 		a.ModifyIndex = w.index
@@ -113,9 +120,13 @@ func (w *WriteTxn) UpdateAllocsFromClient(updates []*structs.Allocation) error {
 		if u.NetworkStatus != nil {
 			c.NetworkStatus = u.NetworkStatus.Copy()
 		}
-		if u.DeploymentStatus != nil {
+		if u.DeploymentStatus != nil && (u.DeploymentID == "" || u.DeploymentID == c.DeploymentID) {
 			// The client reports health; whether the alloc is a canary
-			// is the server's (promotion clears it).
+			// is the server's (promotion clears it). A verdict the
+			// client decided for another deployment than the alloc's
+			// (sent before it saw an in-place update move the alloc to
+			// a new one) is stale: dropped. A client that does not say
+			// which deployment its verdict is for is believed.
 			canary := c.DeploymentStatus != nil && c.DeploymentStatus.Canary
 			c.DeploymentStatus = u.DeploymentStatus.Copy()
 			c.DeploymentStatus.Canary = canary

@@ -396,3 +396,60 @@ func TestRestore(t *testing.T) {
 		t.Fatal("AbandonCh not closed")
 	}
 }
+
+// TestAllocDeploymentHealthFollowsDeployment: a server update that moves
+// an allocation into another deployment (an in-place update) drops the
+// health verdict of the old one, and a client verdict decided for the old
+// deployment, arriving afterwards, is not taken as the new one's.
+func TestAllocDeploymentHealthFollowsDeployment(t *testing.T) {
+	s := newStore(t)
+	job := testJob("web")
+	_ = s.UpsertJob(1, job)
+	a := testAlloc("a1", job, "n1", 0)
+	a.DeploymentID = "d0"
+	if err := s.UpsertAllocs(2, []*structs.Allocation{a}); err != nil {
+		t.Fatal(err)
+	}
+	healthy := true
+	verdict := &structs.AllocDeploymentStatus{Healthy: &healthy}
+	if err := s.UpdateAllocsFromClient(3, []*structs.Allocation{{ID: a.ID, ClientStatus: "running", DeploymentID: "d0", DeploymentStatus: verdict}}); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name string
+		do   func() error
+		want *bool
+	}{
+		{"same deployment keeps the verdict", func() error {
+			got, _ := s.AllocByID(nil, a.ID)
+			c := got.Copy()
+			c.DeploymentStatus = nil
+			return s.UpsertAllocs(4, []*structs.Allocation{c})
+		}, &healthy},
+		{"in-place update into d1 drops it", func() error {
+			got, _ := s.AllocByID(nil, a.ID)
+			c := got.Copy()
+			c.DeploymentID, c.DeploymentStatus = "d1", nil
+			return s.UpsertAllocs(5, []*structs.Allocation{c})
+		}, nil},
+		{"a late verdict for d0 is stale", func() error {
+			return s.UpdateAllocsFromClient(6, []*structs.Allocation{{ID: a.ID, ClientStatus: "running", DeploymentID: "d0", DeploymentStatus: verdict}})
+		}, nil},
+		{"a verdict for d1 counts", func() error {
+			return s.UpdateAllocsFromClient(7, []*structs.Allocation{{ID: a.ID, ClientStatus: "running", DeploymentID: "d1", DeploymentStatus: verdict}})
+		}, &healthy},
+	}
+	for _, st := range steps {
+		if err := st.do(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		got, _ := s.AllocByID(nil, a.ID)
+		var h *bool
+		if got.DeploymentStatus != nil {
+			h = got.DeploymentStatus.Healthy
+		}
+		if (h == nil) != (st.want == nil) || (h != nil && *h != *st.want) {
+			t.Fatalf("%s: deployment status = %+v, want healthy %v", st.name, got.DeploymentStatus, st.want)
+		}
+	}
+}

@@ -103,13 +103,18 @@ func (s *StateStore) UpsertEvals(index uint64, evals []*structs.Evaluation) erro
 }
 
 // UpsertAllocs stores allocations as the server sees them (placement,
-// desired status); an existing allocation keeps its client-side fields.
+// desired status); an existing allocation keeps its client-side fields,
+// except its deployment health when the allocation moves to another
+// deployment (an in-place update joining the new version's).
 func (s *StateStore) UpsertAllocs(index uint64, allocs []*structs.Allocation) error {
 	return s.Batch(index, func(w *WriteTxn) error { return w.UpsertAllocs(allocs) })
 }
 
 // UpdateAllocsFromClient applies client updates: only ClientStatus,
-// ClientDescription and TaskStates (and ModifyTime) change.
+// ClientDescription, TaskStates, NetworkStatus, DeploymentStatus (and
+// ModifyTime) change. An update's DeploymentID names the deployment its
+// DeploymentStatus was decided for; a verdict for another deployment than
+// the allocation's is stale and dropped.
 func (s *StateStore) UpdateAllocsFromClient(index uint64, updates []*structs.Allocation) error {
 	return s.Batch(index, func(w *WriteTxn) error { return w.UpdateAllocsFromClient(updates) })
 }

@@ -155,12 +155,14 @@ type TaskRunner struct {
 	// that the stored state is never older than an earlier snapshot.
 	persistMu sync.Mutex
 
-	mu         sync.RWMutex // guards the fields below
-	alloc      *structs.Allocation
-	task       *structs.Task
-	state      *structs.TaskState
-	local      *state.LocalState
-	killReason string
+	mu    sync.RWMutex // guards the fields below
+	alloc *structs.Allocation
+	task  *structs.Task
+	state *structs.TaskState
+	// stateChanged is closed (and replaced) whenever state changes.
+	stateChanged chan struct{}
+	local        *state.LocalState
+	killReason   string
 	// killCtx, a child of shutdownCtx, is cancelled by Kill; waitCh is
 	// closed when Run returns. Both belong to one run of the task: Rearm
 	// replaces them (and clears runClaimed) once Run has returned.
@@ -236,6 +238,7 @@ func New(cfg *Config) (*TaskRunner, error) {
 		alloc:          cfg.Alloc,
 		task:           cfg.Task,
 		state:          structs.NewTaskState(),
+		stateChanged:   make(chan struct{}),
 		local:          &state.LocalState{},
 	}
 	tr.stats = newStatsHook(cfg.Driver, cfg.StatsInterval, tr.logger)

@@ -52,6 +52,8 @@ func (tr *TaskRunner) updateState(newState string, ev *structs.TaskEvent) {
 		st.State = newState
 	}
 	tr.state = st
+	close(tr.stateChanged)
+	tr.stateChanged = make(chan struct{})
 	snapshot := st.Copy()
 	tr.mu.Unlock()
 

@@ -33,6 +33,10 @@ type TemplateConfig struct {
 	ServicesToken string
 	// Client is the agent's template block; nil: defaults.
 	Client *template.ClientConfig
+	// RestartLeases paces the restarts a re-render causes across the
+	// group's allocations (update.max_parallel at a time); nil: only the
+	// templates' splay spreads them.
+	RestartLeases RestartLeaser
 }
 
 // templateMissingGrace is how long the first render may wait before the
@@ -46,6 +50,9 @@ type templateTask interface {
 	eventEmitter
 	Restart(ctx context.Context, ev *structs.TaskEvent) error
 	RequestKill(ev *structs.TaskEvent)
+	TaskState() *structs.TaskState
+	allocAndTask() (*structs.Allocation, *structs.Task)
+	waitRestarted(ctx context.Context, restarts uint64) error
 	signalTask(ctx context.Context, sig, reason string) error
 	execTask(ctx context.Context, cmd []string, timeout time.Duration) (*drivers.ExecTaskResult, error)
 }
@@ -57,7 +64,9 @@ var _ prestartHook = (*templateHook)(nil)
 // says what), and puts the env = true files in the task's environment. It
 // keeps watching after the start: a re-render that changes a file applies
 // its template's change_mode (restart, signal, script; noop does
-// nothing), after a random splay. The watch lasts as long as the task's
+// nothing), after a random splay; a restart waits for the group's restart
+// lease (template_restart.go), so that at most update.max_parallel
+// allocations of the group restart at once. The watch lasts as long as the task's
 // run: stop ends it. An agent that restarts and finds the task running
 // resumes the watch (resume): a first render that leaves the files as
 // they are does nothing.
@@ -267,10 +276,7 @@ func (h *templateHook) apply(ctx context.Context, changed map[int]bool) {
 	}
 	what := "template " + strings.Join(dests, ", ") + " re-rendered"
 	if restart {
-		ev := structs.NewTaskEvent(structs.TaskRestartSignal).SetRestartReason(what)
-		if err := h.task.Restart(ctx, ev); err != nil {
-			h.logger.Debug("template change: no restart", "error", err)
-		}
+		h.restartLeased(ctx, what) // template_restart.go
 		return
 	}
 	for sig := range signals {
