@@ -64,7 +64,8 @@ type reading struct {
 }
 
 func run(n int, bins string, runs int, early, late time.Duration, out string) error {
-	root, err := os.MkdirTemp("", "drover-bench-agentmem-")
+	// A short root: a task API socket's path must fit in 108 bytes.
+	root, err := os.MkdirTemp("/tmp", "am")
 	if err != nil {
 		return err
 	}
@@ -254,7 +255,8 @@ func tail(s string, n int) string {
 }
 
 // sleepJob is a service job of count allocs, each one raw_exec task
-// running /bin/sleep 3600.
+// running /bin/sleep 3600 (with the least CPU a task may ask for, so that
+// 1,000 fit on a 2-core node).
 func sleepJob(id string, count int) string {
 	return fmt.Sprintf(`job %q {
   type = "service"
@@ -271,7 +273,7 @@ func sleepJob(id string, count int) string {
         args    = ["3600"]
       }
       resources {
-        cpu    = 10
+        cpu    = 1
         memory = 10
       }
     }
