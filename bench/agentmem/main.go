@@ -5,7 +5,7 @@
 // /proc/<pid>/status, the agent process alone, not its shims) and the
 // Go runtime's view (goroutines, live heap, stacks, from the agent's
 // /v1/agent/pprof endpoints, which -dev enables) after -early and again
-// after -late; with -out it keeps each reading's heap profile there
+// after -late, and the agent's CPU time between the two readings; with -out it keeps each reading's heap profile there
 // (`go tool pprof -top -sample_index=inuse_space <file>`).
 //
 // Several builds given to -bin (directories holding drover and
@@ -61,6 +61,9 @@ type reading struct {
 	heapAlloc  int64 // bytes of live and not yet collected objects
 	stackInuse int64
 	nextGC     int64
+	sys        int64   // bytes the runtime holds from the OS, less what it released
+	gcCPU      float64 // runtime.MemStats.GCCPUFraction: the GC's share of the CPU since start
+	cpuTicks   int64   // utime + stime of the agent so far, in clock ticks
 }
 
 func run(n int, bins string, runs int, early, late time.Duration, out string) error {
@@ -84,8 +87,8 @@ func run(n int, bins string, runs int, early, late time.Duration, out string) er
 	}
 	fmt.Printf("machine: %s/%s, %d CPUs; %d raw_exec tasks; readings %v and %v after all run\n",
 		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), n, early, late)
-	fmt.Println("| build | run | load | goroutines | heap in use | stacks | RSS early | RSS late | next GC (late) |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| build | run | load | goroutines | heap in use | stacks | runtime total | next GC | RSS early | RSS late | agent CPU between | GC CPU since start |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for r := 1; r <= runs; r++ {
 		for i, dir := range dirs {
 			tag := fmt.Sprintf("%d-%d", i, r)
@@ -93,8 +96,9 @@ func run(n int, bins string, runs int, early, late time.Duration, out string) er
 			if err != nil {
 				return fmt.Errorf("build %s, run %d: %w", dir, r, err)
 			}
-			fmt.Printf("| %s | %d | %s | %d | %s | %s | %s | %s | %s |\n", dir, r, load, l.goroutines,
-				mib(l.heapInuse), mib(l.stackInuse), harness.MiB(e.rssKiB), harness.MiB(l.rssKiB), mib(l.nextGC))
+			fmt.Printf("| %s | %d | %s | %d | %s | %s | %s | %s | %s | %s | %.2f s | %.1f%% |\n", dir, r, load, l.goroutines,
+				mib(l.heapInuse), mib(l.stackInuse), mib(l.sys), mib(l.nextGC), harness.MiB(e.rssKiB), harness.MiB(l.rssKiB),
+				float64(l.cpuTicks-e.cpuTicks)/clockTicks, 100*l.gcCPU)
 		}
 	}
 	return nil
@@ -190,10 +194,20 @@ func read(a *harness.Agent, out, tag string) (reading, error) {
 	for _, f := range []struct {
 		name string
 		v    *int64
-	}{{"HeapInuse", &r.heapInuse}, {"HeapAlloc", &r.heapAlloc}, {"Stack", &r.stackInuse}, {"NextGC", &r.nextGC}} {
+	}{{"HeapInuse", &r.heapInuse}, {"HeapAlloc", &r.heapAlloc}, {"Stack", &r.stackInuse}, {"NextGC", &r.nextGC}, {"Sys", &r.sys}} {
 		if m := regexp.MustCompile(`# ` + f.name + ` = (\d+)`).FindSubmatch(h); m != nil {
 			*f.v, _ = strconv.ParseInt(string(m[1]), 10, 64)
 		}
+	}
+	if m := regexp.MustCompile(`# HeapReleased = (\d+)`).FindSubmatch(h); m != nil {
+		released, _ := strconv.ParseInt(string(m[1]), 10, 64)
+		r.sys -= released
+	}
+	if m := regexp.MustCompile(`# GCCPUFraction = ([0-9.e-]+)`).FindSubmatch(h); m != nil {
+		r.gcCPU, _ = strconv.ParseFloat(string(m[1]), 64)
+	}
+	if r.cpuTicks, err = cpuTicks(a.PID()); err != nil {
+		return r, err
 	}
 	if out != "" {
 		p, err := get(a.Addr + "/v1/agent/pprof/heap")
@@ -237,6 +251,26 @@ func vmRSS(pid int) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's CPU times (100
+// on Linux).
+const clockTicks = 100
+
+// cpuTicks reads utime + stime of pid from /proc/<pid>/stat.
+func cpuTicks(pid int) (int64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("short /proc/%d/stat", pid)
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return u + s, nil
 }
 
 func loadAvg() string {
