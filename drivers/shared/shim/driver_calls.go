@@ -17,9 +17,10 @@ import (
 // ShimDiedResult (Err wraps ErrShimDied); another failure to learn the exit
 // gives exit code -1 and Err. task names the task in these errors.
 //
-// For a shim this process started, no goroutine waits: the goroutine that
-// reaps the shim delivers the result (or ctx's end closes the channel).
-// For an attached shim, a goroutine waits until the task or ctx ends.
+// No goroutine waits for it: the goroutine that reaps or watches the shim
+// delivers the result (or ctx's end closes the channel). Where the shim
+// cannot be watched (see Wait), a goroutine waits until the task or ctx
+// ends.
 func (h *Handle) WaitResult(ctx context.Context, task string) <-chan *drivers.ExitResult {
 	ch := make(chan *drivers.ExitResult, 1)
 	if h.reaper != nil {

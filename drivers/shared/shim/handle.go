@@ -50,9 +50,10 @@ const retryInterval = 100 * time.Millisecond
 // socket), so it needs no closing. It is safe for concurrent use.
 type Handle struct {
 	st State
-	// reaper tells when the shim is gone, for a shim this process
-	// started (Start); nil for one it attached to (Attach), whose exit
-	// Wait learns from the shim.
+	// reaper tells when the shim is gone: the shim this process started
+	// (Start) and reaps, or one it attached to (Attach) and watches; nil
+	// where it cannot watch one, whose exit Wait then learns from the
+	// shim.
 	reaper *reaper
 
 	mu sync.Mutex // guards the fields below
@@ -178,6 +179,9 @@ func Attach(ctx context.Context, st *State) (*Handle, error) {
 	if s.TaskPID != st.TaskPID {
 		return nil, fmt.Errorf("attach to shim: it runs task pid %d, state says %d", s.TaskPID, st.TaskPID)
 	}
+	if r := newReaper(); watch(st, r) {
+		h.reaper = r
+	}
 	return h, nil
 }
 
@@ -191,10 +195,10 @@ func (h *Handle) State() *State {
 // abandons the wait, not the task. It returns an error wrapping ErrShimDied
 // when the shim died without recording the exit.
 //
-// For a shim this process started, Wait waits for the shim to be reaped
-// (it exits right after recording the task's exit) and reads the record:
-// no connection to the shim stays open while the task runs. For an
-// attached shim, it asks the shim.
+// Wait waits for the shim to exit (it exits right after recording the
+// task's exit) and reads the record: no connection to the shim stays open
+// while the task runs. Where the shim cannot be watched (an attached shim
+// on a kernel without pidfd_open), it asks the shim.
 func (h *Handle) Wait(ctx context.Context) (*ExitStatus, error) {
 	if h.reaper != nil {
 		if e := h.knownExit(); e != nil {

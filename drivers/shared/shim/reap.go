@@ -109,3 +109,50 @@ func reap(proc *os.Process, pidfd int, r *reaper) (kill func()) {
 	}()
 	return func() { _ = proc.Signal(syscall.SIGKILL) }
 }
+
+// watch tells r once the shim st describes exits, for a shim this process
+// did not start (Attach, after an agent restart; its new parent reaps
+// it): a goroutine waits in the runtime's poller on a pidfd of the shim,
+// which turns readable when it exits. It reports false, and starts
+// nothing, where it cannot: no pidfd_open (kernels before 5.3), or the
+// shim is gone already.
+func watch(st *State, r *reaper) bool {
+	pidfd, err := unix.PidfdOpen(st.ShimPID, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		return false
+	}
+	// The pid may have been reused between the caller's check and the
+	// open: the pidfd must be the shim's.
+	if !processAlive(st.ShimPID, st.ShimStartTicks, st.BootID) {
+		unix.Close(pidfd)
+		return false
+	}
+	f := os.NewFile(uintptr(pidfd), "shim pidfd")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return false
+	}
+	go func() {
+		defer r.reaped()
+		defer f.Close()
+		err := rc.Read(func(fd uintptr) bool {
+			p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			n, err := unix.Poll(p, 0)
+			return err != unix.EINTR && (err != nil || n > 0)
+		})
+		if err != nil {
+			// The poller does not take this pidfd: wait from this
+			// goroutine's thread.
+			_ = rc.Control(func(fd uintptr) {
+				p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+				for {
+					if _, err := unix.Poll(p, -1); err != unix.EINTR {
+						return
+					}
+				}
+			})
+		}
+	}()
+	return true
+}

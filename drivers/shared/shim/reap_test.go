@@ -80,3 +80,31 @@ func TestWaitOfAKilledShimWithoutRecord(t *testing.T) {
 		t.Fatalf("Wait: %v, want ErrShimDied", err)
 	}
 }
+
+// TestAttachedShimWatched: after an agent restart (Attach), the shim is
+// watched through a pidfd: WaitResult holds no connection nor goroutine
+// of its own, and the exit still comes.
+func TestAttachedShimWatched(t *testing.T) {
+	spec := testSpec(t, `echo ready; exec sleep 100`)
+	st := roundTrip(t, startShim(t, spec).State()) // the Handle is dropped
+	waitForLog(t, spec.StdoutPath, "ready")
+	h, err := Attach(ctxT(t), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.reaper == nil {
+		t.Fatal("an attached shim is not watched")
+	}
+	before := goleak.IgnoreCurrent() // the watcher among them
+	ch := h.WaitResult(ctxT(t), "web")
+	if err := goleak.Find(before); err != nil {
+		t.Fatalf("WaitResult left a goroutine waiting:\n%v", err)
+	}
+	if err := syscall.Kill(h.State().TaskPID, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	res, ok := <-ch
+	if !ok || res.Signal != int(syscall.SIGTERM) || res.Err != nil {
+		t.Fatalf("result = %+v (%v), want SIGTERM", res, ok)
+	}
+}
