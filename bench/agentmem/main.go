@@ -64,6 +64,9 @@ type reading struct {
 	sys        int64   // bytes the runtime holds from the OS, less what it released
 	gcCPU      float64 // runtime.MemStats.GCCPUFraction: the GC's share of the CPU since start
 	cpuTicks   int64   // utime + stime of the agent so far, in clock ticks
+	// started is how long the n tasks took to run, from the register
+	// request (set on the early reading only).
+	started time.Duration
 }
 
 func run(n int, bins string, runs int, early, late time.Duration, out string) error {
@@ -87,8 +90,8 @@ func run(n int, bins string, runs int, early, late time.Duration, out string) er
 	}
 	fmt.Printf("machine: %s/%s, %d CPUs; %d raw_exec tasks; readings %v and %v after all run\n",
 		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), n, early, late)
-	fmt.Println("| build | run | load | goroutines | heap in use | stacks | runtime total | next GC | RSS early | RSS late | agent CPU between | GC CPU since start |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| build | run | load | all running after | goroutines | heap in use | stacks | runtime total | next GC | RSS early | RSS late | agent CPU between | GC CPU since start |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for r := 1; r <= runs; r++ {
 		for i, dir := range dirs {
 			tag := fmt.Sprintf("%d-%d", i, r)
@@ -96,7 +99,7 @@ func run(n int, bins string, runs int, early, late time.Duration, out string) er
 			if err != nil {
 				return fmt.Errorf("build %s, run %d: %w", dir, r, err)
 			}
-			fmt.Printf("| %s | %d | %s | %d | %s | %s | %s | %s | %s | %s | %.2f s | %.1f%% |\n", dir, r, load, l.goroutines,
+			fmt.Printf("| %s | %d | %s | %.1f s | %d | %s | %s | %s | %s | %s | %s | %.2f s | %.1f%% |\n", dir, r, load, e.started.Seconds(), l.goroutines,
 				mib(l.heapInuse), mib(l.stackInuse), mib(l.sys), mib(l.nextGC), harness.MiB(e.rssKiB), harness.MiB(l.rssKiB),
 				float64(l.cpuTicks-e.cpuTicks)/clockTicks, 100*l.gcCPU)
 		}
@@ -127,6 +130,7 @@ func measure(bin, root string, n int, early, late time.Duration, out, tag string
 	}
 	c := a.Client()
 	const jobID = "bench-agentmem"
+	t0 := time.Now()
 	if err := harness.RunJob(c, sleepJob(jobID, n)); err != nil {
 		return e, l, "", err
 	}
@@ -135,10 +139,12 @@ func measure(bin, root string, n int, early, late time.Duration, out, tag string
 	}
 	load = loadAvg()
 	done := time.Now()
+	started := done.Sub(t0)
 	time.Sleep(early) // a reading at a fixed time after, not a wait for an event
 	if e, err = read(a, out, tag+"-early"); err != nil {
 		return e, l, load, err
 	}
+	e.started = started
 	time.Sleep(time.Until(done.Add(late)))
 	l, err = read(a, out, tag+"-late")
 	return e, l, load, err
