@@ -73,6 +73,10 @@ type Agent struct {
 	rpcAddr  string       // the RPC listener's address, or the reported one in dev mode
 	ln       net.Listener // the HTTP listener until Start hands it over
 
+	// memLimit applies gc_memory_limit (memlimit.go); nil when it sets
+	// nothing.
+	memLimit *memoryLimiter
+
 	// telemetry holds the metric sinks and samples the gauges
 	// (telemetry.go).
 	telemetry *telemetry.Telemetry
@@ -142,6 +146,7 @@ func NewAgentContext(ctx context.Context, cfg *Config, logger *slog.Logger) (*Ag
 
 // setup creates the listeners, the server and the client.
 func (a *Agent) setup(ctx context.Context) error {
+	a.memLimit = startMemoryLimiter(a.cfg.GCMemoryLimit, a.logger)
 	if err := a.setupTelemetry(); err != nil {
 		return err
 	}
@@ -518,6 +523,8 @@ func (a *Agent) teardown() error {
 			errs = append(errs, fmt.Errorf("remove dev mode dir: %w", err))
 		}
 	}
+	a.memLimit.Stop()
+	a.memLimit = nil
 	return errors.Join(errs...)
 }
 

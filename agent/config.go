@@ -66,6 +66,10 @@ type Config struct {
 	// EnableDebug serves the profiling endpoints (/v1/agent/pprof/*),
 	// which expose the agent's internals: off by default, on in dev mode.
 	EnableDebug bool
+	// GCMemoryLimit is the soft limit on the Go runtime's memory:
+	// MemoryLimitAuto ("auto", the default and what "" means),
+	// MemoryLimitOff, or a size (memlimit.go).
+	GCMemoryLimit string
 	// Region and Datacenter place the agent; NodeName names it (and its
 	// client node).
 	Region     string
@@ -409,6 +413,7 @@ func (c *Config) merge(f *parsedFile) {
 	setVal(&c.LeaveOnInterrupt, fc.Leave.OnInterrupt)
 	setVal(&c.LeaveOnTerminate, fc.Leave.OnTerminate)
 	setVal(&c.EnableDebug, fc.EnableDebug)
+	setVal(&c.GCMemoryLimit, fc.GCMemoryLimit)
 	if p := fc.Ports; p != nil {
 		setVal(&c.HTTPPort, p.HTTP)
 		setVal(&c.RPCPort, p.RPC)
@@ -574,6 +579,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("the agent must run a server, a client or both: set server { enabled = true } or client { enabled = true } (or -server, -client, -dev)"))
 	}
 	if err := c.Telemetry.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := parseMemoryLimit(c.GCMemoryLimit); err != nil {
 		errs = append(errs, err)
 	}
 	errs = append(errs, c.validateTLS()...) // config_tls.go

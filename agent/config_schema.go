@@ -33,6 +33,7 @@ type fileConfig struct {
 	DisableUpdateCheck        *bool
 	DisableAnonymousSignature *bool
 	EnableDebug               *bool
+	GCMemoryLimit             *string
 
 	Ports     *portsBlock
 	Addresses *addressesBlock
@@ -199,6 +200,7 @@ func (pf *parsedFile) topSection() section {
 		"disable_update_check":        boolKey(&fc.DisableUpdateCheck, ""),
 		"disable_anonymous_signature": boolKey(&fc.DisableAnonymousSignature, ""),
 		"enable_debug":                boolKey(&fc.EnableDebug, ""),
+		"gc_memory_limit":             strKey(&fc.GCMemoryLimit, ""),
 		"ports": blockKey(func() section {
 			if fc.Ports == nil {
 				fc.Ports = &portsBlock{}

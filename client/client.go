@@ -21,6 +21,7 @@ import (
 	"github.com/drover-io/drover/client/drivermanager"
 	"github.com/drover-io/drover/client/state"
 	"github.com/drover-io/drover/client/stats"
+	"github.com/drover-io/drover/client/taskapi"
 	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 	"github.com/drover-io/drover/timeline"
@@ -56,9 +57,9 @@ type Client struct {
 	network *allocnet.Manager
 	// templates lets the tasks' templates read variables and services.
 	templates *taskrunner.TemplateConfig
-	// taskAPIURL is where the tasks' API sockets forward (the agent's
-	// HTTP API); empty: no task API (Config.TaskAPI).
-	taskAPIURL string
+	// taskAPI serves the tasks' API sockets, forwarding to the agent's
+	// HTTP API; nil: no task API (Config.TaskAPI).
+	taskAPI *taskapi.Server
 	// agentHTTP calls the agents' HTTP APIs (another node's, for a
 	// previous allocation's data): over HTTPS when they serve it, with
 	// agentScheme "https"; nil uses allocwatcher's default client.
@@ -160,7 +161,6 @@ func New(cfg *Config) (*Client, error) {
 		secretsTmpfs:   cfg.SecretsTmpfs,
 		root:           cfg.AllocDir,
 		artifacts:      newArtifactGetter(cfg.Artifact, logger),
-		taskAPIURL:     taskAPIURL(cfg),
 		agentScheme:    "http",
 		hostStats:      stats.NewHostCollector(stats.HostConfig{AllocDir: cfg.AllocDir}),
 		now:            time.Now,
@@ -210,10 +210,19 @@ func New(cfg *Config) (*Client, error) {
 		cancel()
 		return nil, fmt.Errorf("client: start device plugins: %w", err)
 	}
+	if u := taskAPIURL(cfg); u != "" {
+		if c.taskAPI, err = taskapi.New(u, c.templates.ServicesTransport, c.logger); err != nil {
+			c.shutdownDevices()
+			c.drivers.Shutdown()
+			cancel()
+			return nil, fmt.Errorf("client: %w", err)
+		}
+	}
 	restoreStart := time.Now()
 	err = c.restoreAllocs()
 	c.restored = restoreStats{Duration: time.Since(restoreStart), Allocs: len(c.allocs)}
 	if err != nil {
+		c.closeTaskAPI()
 		c.shutdownDevices()
 		c.drivers.Shutdown()
 		cancel()
@@ -387,13 +396,25 @@ func (c *Client) newAllocRunner(alloc *structs.Allocation) (*allocrunner.AllocRu
 		Network:      c.allocNetwork(),
 		Templates:    c.templates,
 		Identities:   identitySigner{c}, // identities.go
-		TaskAPIURL:   c.taskAPIURL,
 
 		PrevAllocWatcher:      prev,
 		PreemptedAllocWatcher: preempted,
 	}
-	cfg.TaskAPITransport = c.templates.ServicesTransport // nil, or the agent's HTTPS (tls.http)
+	if c.taskAPI != nil { // never a typed nil in the interface
+		cfg.TaskAPI = c.taskAPI
+	}
 	return allocrunner.New(cfg)
+}
+
+// closeTaskAPI stops serving the tasks' API sockets (the runners have
+// closed theirs by then).
+func (c *Client) closeTaskAPI() {
+	if c.taskAPI == nil {
+		return
+	}
+	if err := c.taskAPI.Close(); err != nil {
+		c.logger.Warn("close the task API", "error", err)
+	}
 }
 
 // Start registers the node (retrying in the background), and starts the
@@ -450,6 +471,7 @@ func (c *Client) Shutdown() error {
 			}()
 		}
 		wg.Wait()
+		c.closeTaskAPI()
 		// After the tasks: in dev mode this kills the plugin processes.
 		c.drivers.Shutdown()
 		c.shutdownDevices()

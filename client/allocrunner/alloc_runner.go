@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 
@@ -80,13 +79,10 @@ type Config struct {
 	Network NetworkManager
 	// Templates lets the tasks' templates read from the servers.
 	Templates *taskrunner.TemplateConfig
-	// Identities has the tasks' workload identities signed; TaskAPIURL
-	// is where their task API sockets forward (taskrunner.Config).
+	// Identities has the tasks' workload identities signed; TaskAPI
+	// serves their task API sockets (taskrunner.Config).
 	Identities taskrunner.IdentitySigner
-	TaskAPIURL string
-	// TaskAPITransport sends the task API's requests (an HTTPS agent's
-	// TLS); nil: the default transport.
-	TaskAPITransport http.RoundTripper
+	TaskAPI    taskrunner.TaskAPIListener
 }
 
 // AllocRunner runs one allocation. Create it with New, optionally Restore,
@@ -264,9 +260,8 @@ func New(cfg *Config) (*AllocRunner, error) {
 			Network:      netHook.Spec,
 			Templates:    cfg.Templates,
 			Identities:   cfg.Identities,
-			TaskAPIURL:   cfg.TaskAPIURL,
+			TaskAPI:      cfg.TaskAPI,
 		}
-		tcfg.TaskAPITransport = cfg.TaskAPITransport // an HTTPS agent's (tls.http)
 		tr, err := taskrunner.New(tcfg)
 		if err != nil {
 			cancel()

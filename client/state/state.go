@@ -10,13 +10,17 @@ import (
 )
 
 // StateDB is the node agent's local, persistent state. Implementations
-// must be safe for concurrent use and must store and return copies.
+// must be safe for concurrent use and must return copies. They store
+// copies too, except of an allocation: allocations are immutable once
+// handed on (a new version replaces one), so PutAllocation's caller must
+// not change the allocation afterwards and MemDB keeps it as it is.
 type StateDB interface {
 	// GetAllAllocations returns every stored allocation. Allocations that
 	// could not be decoded are returned in errs by ID instead of failing
 	// the whole read.
 	GetAllAllocations() (allocs []*structs.Allocation, errs map[string]error, err error)
-	// PutAllocation stores (creates or replaces) an allocation.
+	// PutAllocation stores (creates or replaces) an allocation, which the
+	// caller must not change afterwards.
 	PutAllocation(alloc *structs.Allocation) error
 	// DeleteAllocationBucket removes an allocation and all its tasks' state.
 	DeleteAllocationBucket(allocID string) error

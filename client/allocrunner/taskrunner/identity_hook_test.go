@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/drover-io/drover/client/allocdir"
+	"github.com/drover-io/drover/client/taskapi"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -171,7 +172,7 @@ func TestTaskAPIHook(t *testing.T) {
 	if err := td.Build(); err != nil {
 		t.Fatal(err)
 	}
-	h := &taskAPIHook{agentURL: agent.URL, logger: slog.New(slog.DiscardHandler)}
+	h := &taskAPIHook{api: newTaskAPI(t, agent.URL, nil), logger: slog.New(slog.DiscardHandler)}
 	var resp PrestartResponse
 	if err := h.Prestart(context.Background(), &PrestartRequest{Task: &structs.Task{Name: "t"}, TaskDir: td}, &resp); err != nil {
 		t.Fatal(err)
@@ -297,7 +298,7 @@ func TestTaskAPIHookHTTPSAgent(t *testing.T) {
 	if err := td.Build(); err != nil {
 		t.Fatal(err)
 	}
-	h := &taskAPIHook{agentURL: agent.URL, transport: agent.Client().Transport, logger: slog.New(slog.DiscardHandler)}
+	h := &taskAPIHook{api: newTaskAPI(t, agent.URL, agent.Client().Transport), logger: slog.New(slog.DiscardHandler)}
 	if err := h.Prestart(context.Background(), &PrestartRequest{Task: &structs.Task{Name: "t"}, TaskDir: td}, &PrestartResponse{}); err != nil {
 		t.Fatal(err)
 	}
@@ -318,4 +319,20 @@ func TestTaskAPIHookHTTPSAgent(t *testing.T) {
 	if r.StatusCode != 200 || string(b) != "agent says hi over TLS" {
 		t.Fatalf("through the task API: %d %q", r.StatusCode, b)
 	}
+}
+
+// newTaskAPI is a task API server forwarding to agentURL, closed when the
+// test ends.
+func newTaskAPI(t *testing.T, agentURL string, transport http.RoundTripper) *taskapi.Server {
+	t.Helper()
+	s, err := taskapi.New(agentURL, transport, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 
@@ -83,13 +82,9 @@ type Config struct {
 	// that asks for its identity (identity { env or file }) fails its
 	// setup (identity_hook.go).
 	Identities IdentitySigner
-	// TaskAPIURL is the agent's HTTP API that the task API socket
-	// (secrets/api.sock) forwards to; empty: no task API
-	// (task_api_hook.go).
-	TaskAPIURL string
-	// TaskAPITransport sends the task API's requests to TaskAPIURL (an
-	// HTTPS agent's TLS); nil: the default transport.
-	TaskAPITransport http.RoundTripper
+	// TaskAPI serves the task API socket (secrets/api.sock); nil: no
+	// task API (task_api_hook.go).
+	TaskAPI TaskAPIListener
 }
 
 // StartGate bounds how many tasks start at once: Enter waits for a turn,
@@ -243,7 +238,7 @@ func New(cfg *Config) (*TaskRunner, error) {
 	}
 	tr.stats = newStatsHook(cfg.Driver, cfg.StatsInterval, tr.logger)
 	tr.templates = &templateHook{cfg: cfg.Templates, task: tr, logger: tr.logger}
-	tr.taskAPI = &taskAPIHook{agentURL: cfg.TaskAPIURL, transport: cfg.TaskAPITransport, logger: tr.logger}
+	tr.taskAPI = &taskAPIHook{api: cfg.TaskAPI, logger: tr.logger}
 	tr.identities = &identityHook{signer: cfg.Identities, logger: tr.logger}
 	tr.buildEnv = buildEnv
 	if cfg.RestartJitter != nil {

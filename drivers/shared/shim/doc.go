@@ -39,9 +39,12 @@
 // leftovers would hold the log pipes open), drains the output, closes the
 // log files, writes the exit to <StateDir>/exit.json atomically
 // (temporary file, fsync, rename), and only then answers waiters; then it
-// exits. A restarted agent learns the exit from that file. (Should writing
-// the file fail, connected waiters still get the exit; a later Attach then
-// reports ErrShimDied.)
+// exits. The agent learns the exit from that file: it holds no wait
+// connection while a task runs, but waits for the shim to exit (the
+// goroutine that reaps a shim it started, or one watching the pidfd of a
+// shim it attached to after a restart) and reads the file; so does a
+// restarted agent. (Should writing the file fail, a client that asked the
+// shim to wait still gets the exit, but the agent reports ErrShimDied.)
 //
 // An idle shim costs no CPU: its main thread blocks in wait4 for its
 // children (reaping the task's orphans as they exit), its socket waits in

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"syscall"
 	"time"
 
@@ -11,29 +12,59 @@ import (
 )
 
 // WaitResult serves a driver's WaitTask: the returned channel receives the
-// task's ExitResult once and closes; if ctx is done first it closes
-// without a value. When the shim died without recording the exit, the
-// result is ShimDiedResult (Err wraps ErrShimDied); another failure to
-// learn the exit gives exit code -1 and Err. task names the task in these
-// errors. The goroutine it starts ends with the task or ctx.
+// task's ExitResult once and closes; if ctx is done first it closes without
+// a value. When the shim died without recording the exit, the result is
+// ShimDiedResult (Err wraps ErrShimDied); another failure to learn the exit
+// gives exit code -1 and Err. task names the task in these errors.
+//
+// No goroutine waits for it: the goroutine that reaps or watches the shim
+// delivers the result (or ctx's end closes the channel). Where the shim
+// cannot be watched (see Wait), a goroutine waits until the task or ctx
+// ends.
 func (h *Handle) WaitResult(ctx context.Context, task string) <-chan *drivers.ExitResult {
 	ch := make(chan *drivers.ExitResult, 1)
+	if h.reaper != nil {
+		var once sync.Once
+		finish := func(res *drivers.ExitResult) {
+			once.Do(func() {
+				if res != nil {
+					ch <- res
+				}
+				close(ch)
+			})
+		}
+		stop := context.AfterFunc(ctx, func() { finish(nil) })
+		h.reaper.afterGone(func() {
+			if stop() {
+				e, err := h.settle()
+				finish(exitResult(task, e, err))
+			}
+		})
+		return ch
+	}
 	go func() {
 		defer close(ch)
 		e, err := h.Wait(ctx)
-		switch {
-		case err == nil:
-			ch <- e.ExitResult()
-		case ctx.Err() != nil:
-			// Abandoned: no value.
-		case errors.Is(err, ErrShimDied):
-			ch <- ShimDiedResult(task, err)
-		default:
-			// The exit is unknown: never report it as a success.
-			ch <- &drivers.ExitResult{ExitCode: -1, Err: fmt.Errorf("task %q: %w", task, err)}
+		if ctx.Err() != nil && err != nil {
+			return // abandoned: no value
 		}
+		ch <- exitResult(task, e, err)
 	}()
 	return ch
+}
+
+// exitResult is what Wait's outcome means to a driver's WaitTask.
+func exitResult(task string, e *ExitStatus, err error) *drivers.ExitResult {
+	switch {
+	case err == nil && e != nil:
+		return e.ExitResult()
+	case errors.Is(err, ErrShimDied):
+		return ShimDiedResult(task, err)
+	case err == nil:
+		err = errors.New("the shim recorded no exit")
+	}
+	// The exit is unknown: never report it as a success.
+	return &drivers.ExitResult{ExitCode: -1, Err: fmt.Errorf("task %q: %w", task, err)}
 }
 
 // ShimDiedResult is the exit of a task whose shim died without recording

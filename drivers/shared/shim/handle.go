@@ -50,6 +50,11 @@ const retryInterval = 100 * time.Millisecond
 // socket), so it needs no closing. It is safe for concurrent use.
 type Handle struct {
 	st State
+	// reaper tells when the shim is gone: the shim this process started
+	// (Start) and reaps, or one it attached to (Attach) and watches; nil
+	// where it cannot watch one, whose exit Wait then learns from the
+	// shim.
+	reaper *reaper
 
 	mu sync.Mutex // guards the fields below
 	// exit is the task's exit once known.
@@ -121,7 +126,8 @@ func Start(ctx context.Context, exe string, exeArgs []string, spec *Spec) (*Hand
 		return nil, fmt.Errorf("start shim %q: %w", exe, err)
 	}
 	shimPID := cmd.Process.Pid
-	killShim := reap(cmd.Process, pidfd)
+	r := newReaper()
+	killShim := reap(cmd.Process, pidfd, r)
 
 	stop := context.AfterFunc(ctx, func() { _ = readyR.SetReadDeadline(time.Now()) })
 	defer stop()
@@ -143,7 +149,7 @@ func Start(ctx context.Context, exe string, exeArgs []string, spec *Spec) (*Hand
 		case m.Error != "":
 			return nil, fmt.Errorf("shim: %s", m.Error)
 		case m.State != nil:
-			return &Handle{st: *m.State}, nil
+			return &Handle{st: *m.State, reaper: r}, nil
 		}
 	}
 }
@@ -173,6 +179,9 @@ func Attach(ctx context.Context, st *State) (*Handle, error) {
 	if s.TaskPID != st.TaskPID {
 		return nil, fmt.Errorf("attach to shim: it runs task pid %d, state says %d", s.TaskPID, st.TaskPID)
 	}
+	if r := newReaper(); watch(st, r) {
+		h.reaper = r
+	}
 	return h, nil
 }
 
@@ -185,7 +194,23 @@ func (h *Handle) State() *State {
 // Wait returns the task's exit once it is recorded. Cancelling ctx
 // abandons the wait, not the task. It returns an error wrapping ErrShimDied
 // when the shim died without recording the exit.
+//
+// Wait waits for the shim to exit (it exits right after recording the
+// task's exit) and reads the record: no connection to the shim stays open
+// while the task runs. Where the shim cannot be watched (an attached shim
+// on a kernel without pidfd_open), it asks the shim.
 func (h *Handle) Wait(ctx context.Context) (*ExitStatus, error) {
+	if h.reaper != nil {
+		if e := h.knownExit(); e != nil {
+			return e, nil
+		}
+		select {
+		case <-h.reaper.done:
+			return h.settle()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	for {
 		if e := h.knownExit(); e != nil {
 			return e, nil
