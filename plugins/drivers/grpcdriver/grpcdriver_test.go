@@ -200,7 +200,7 @@ func TestPluginGone(t *testing.T) {
 	t.Cleanup(d.Shutdown)
 	c, stop := serve(t, d)
 	ctx := context.Background()
-	if _, err := c.StartTask(ctx, &drivers.TaskConfig{ID: "a/web/1", Name: "web"}); err != nil {
+	if _, err := c.StartTask(ctx, &drivers.TaskConfig{ID: "a/web/1", Name: "web", RawConfig: runsUntilStopped(t)}); err != nil {
 		t.Fatal(err)
 	}
 	fpCtx, fpCancel := context.WithCancel(ctx)
@@ -270,7 +270,7 @@ func TestConnectionClosedUnderACall(t *testing.T) {
 	}
 	c := NewClient(conn)
 	ctx := context.Background()
-	if _, err := c.StartTask(ctx, &drivers.TaskConfig{ID: "a/web/1", Name: "web"}); err != nil {
+	if _, err := c.StartTask(ctx, &drivers.TaskConfig{ID: "a/web/1", Name: "web", RawConfig: runsUntilStopped(t)}); err != nil {
 		t.Fatal(err)
 	}
 	waitCh, err := c.WaitTask(ctx, "a/web/1")
@@ -285,4 +285,15 @@ func TestConnectionClosedUnderACall(t *testing.T) {
 	if _, err := c.InspectTask(ctx, "a/web/1"); !errors.Is(err, drivers.ErrPluginUnavailable) {
 		t.Fatalf("InspectTask on the closed connection: err = %v, want ErrPluginUnavailable", err)
 	}
+}
+
+// runsUntilStopped is the config of a mock task that runs until stopped
+// (without run_for a mock task exits at once).
+func runsUntilStopped(t *testing.T) []byte {
+	t.Helper()
+	raw, err := json.Marshal(mock.UntilStopped(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
