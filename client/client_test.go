@@ -166,10 +166,24 @@ func TestClientRegisterRetryAndHeartbeat(t *testing.T) {
 	if err := tc.c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "registration after retries", func() bool { r, _ := srv.counts(); return r == 3 })
+	// Registrations are counted as they arrive: the first two fail, the
+	// third succeeds. The node update loop may register the node again
+	// once the driver's first fingerprint is in, at any time (late under
+	// load), so the count is at least 3, not exactly 3.
+	waitFor(t, "registration after retries", func() bool {
+		r, _ := srv.counts()
+		return r >= 3 && srv.known(tc.c.NodeID())
+	})
 	waitFor(t, "heartbeats", func() bool { _, h := srv.counts(); return h >= 2 })
+	_, beats := srv.counts()
 	srv.forgetNodes()
-	waitFor(t, "re-registration", func() bool { r, _ := srv.counts(); return r >= 4 })
+	// A heartbeat the servers answer "not found" registers the node again,
+	// and heartbeats go on. (A late node update may register it first:
+	// then no heartbeat is refused, and the node is back all the same.)
+	waitFor(t, "re-registration", func() bool {
+		_, h := srv.counts()
+		return srv.known(tc.c.NodeID()) && h > beats
+	})
 	if err := tc.c.Shutdown(); err != nil {
 		t.Fatal(err)
 	}

@@ -204,6 +204,15 @@ func (s *fakeServer) alloc(id string) *structs.Allocation {
 	return s.allocs[id].Copy()
 }
 
+// known reports whether the fake holds node id (registered since the last
+// forgetNodes).
+func (s *fakeServer) known(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.nodes[id]
+	return ok
+}
+
 func (s *fakeServer) counts() (registers, heartbeats int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

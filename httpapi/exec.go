@@ -245,8 +245,15 @@ func (e *execSession) run(exec func(context.Context, *drivers.ExecOptions) (*dri
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		defer stdinW.Close()
 		e.readInput(stdinW, resize)
+		// A session that ended (the caller gone, a bad frame) kills the
+		// command through its context. Closing its stdin too would
+		// hand it a clean end of input, racing the kill: a `cat > file`
+		// could exit 0 with a truncated file, and the session would
+		// report success. Its stdin is closed once exec has returned.
+		if e.ctx.Err() == nil {
+			stdinW.Close()
+		}
 	}()
 	go func() {
 		defer wg.Done()

@@ -137,8 +137,11 @@ func firstDiffLine(got, want string) int {
 	return min(len(g), len(w))
 }
 
-// followReader reads a followed JSON log stream in the background.
+// followReader reads a followed log stream in the background and signals
+// each read on changed.
 type followReader struct {
+	changed chan struct{} // a value after each read, if there is room
+
 	mu     sync.Mutex // guards the fields below
 	data   bytes.Buffer
 	files  []string
@@ -146,7 +149,20 @@ type followReader struct {
 	closed bool
 }
 
+func newFollowReader() *followReader {
+	return &followReader{changed: make(chan struct{}, 1)}
+}
+
+func (r *followReader) signal() {
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
+}
+
+// read decodes JSON stream frames until the stream ends.
 func (r *followReader) read(body io.Reader) {
+	defer r.signal()
 	dec := json.NewDecoder(body)
 	for {
 		var f streamFrame
@@ -162,6 +178,25 @@ func (r *followReader) read(body io.Reader) {
 			r.files = append(r.files, f.File)
 		}
 		r.mu.Unlock()
+		r.signal()
+	}
+}
+
+// readPlain reads a plain (plain=true) stream until it ends.
+func (r *followReader) readPlain(body io.Reader) {
+	defer r.signal()
+	buf := make([]byte, 4096)
+	for {
+		n, err := body.Read(buf)
+		r.mu.Lock()
+		r.data.Write(buf[:n])
+		if err != nil {
+			r.closed = true
+			r.mu.Unlock()
+			return
+		}
+		r.mu.Unlock()
+		r.signal()
 	}
 }
 
@@ -169,6 +204,28 @@ func (r *followReader) snapshot() (string, []string, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.data.String(), append([]string(nil), r.files...), r.closed
+}
+
+// await waits until cond holds of what was read, looking after each read.
+// The bound only ends a test that hangs; nothing here depends on it.
+func (r *followReader) await(t *testing.T, what string, cond func(got string) bool) {
+	t.Helper()
+	bound := time.NewTimer(2 * time.Minute)
+	defer bound.Stop()
+	for {
+		got, _, closed := r.snapshot()
+		if cond(got) {
+			return
+		}
+		if closed {
+			t.Fatalf("the stream ended before %s", what)
+		}
+		select {
+		case <-r.changed:
+		case <-bound.C:
+			t.Fatalf("no %s after two minutes", what)
+		}
+	}
 }
 
 func TestLogsFollowAcrossRotation(t *testing.T) {
@@ -188,36 +245,20 @@ func TestLogsFollowAcrossRotation(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer resp.Body.Close()
-			r := &followReader{}
+			r := newFollowReader()
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
 				if plain {
-					buf := make([]byte, 4096)
-					for {
-						n, err := resp.Body.Read(buf)
-						r.mu.Lock()
-						r.data.Write(buf[:n])
-						if err != nil {
-							r.closed = true
-							r.mu.Unlock()
-							return
-						}
-						r.mu.Unlock()
-					}
+					r.readPlain(resp.Body)
+					return
 				}
 				r.read(resp.Body)
 			}()
-			waitFor(t, 10*time.Second, "the lines written before", func() bool {
-				got, _, _ := r.snapshot()
-				return got == want
-			})
+			r.await(t, "the lines written before", func(got string) bool { return got == want })
 			// Written after the stream reached the end: several rotations.
 			want += writeLines(t, rot, 100, 400)
-			waitFor(t, 10*time.Second, "the lines written after rotation", func() bool {
-				got, _, _ := r.snapshot()
-				return len(got) >= len(want)
-			})
+			r.await(t, "the lines written after rotation", func(got string) bool { return len(got) >= len(want) })
 			got, files, closed := r.snapshot()
 			if got != want {
 				t.Fatalf("followed %d bytes, want %d; first difference at line %d", len(got), len(want), firstDiffLine(got, want))
@@ -250,12 +291,12 @@ func TestLogsWaitForFirstFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	r := &followReader{}
+	r := newFollowReader()
 	done := make(chan struct{})
 	go func() { defer close(done); r.read(resp.Body) }()
 	rot := newRotatingLog(t, root, 10)
 	want := writeLines(t, rot, 0, 3)
-	waitFor(t, 10*time.Second, "the first lines", func() bool { got, _, _ := r.snapshot(); return got == want })
+	r.await(t, "the first lines", func(got string) bool { return got == want })
 	cancel()
 	<-done
 }
@@ -282,20 +323,5 @@ func TestLogsRequestErrors(t *testing.T) {
 		if code != tt.wantCode || !strings.Contains(body, tt.wantBody) {
 			t.Errorf("GET %s = %d %q, want %d with %q", tt.path, code, body, tt.wantCode, tt.wantBody)
 		}
-	}
-}
-
-// waitFor polls cond until it holds or the deadline passes: the followed
-// stream's reader collects what arrives on its own goroutine.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		<-tick.C
 	}
 }

@@ -194,14 +194,14 @@ func TestDeploymentProgressDeadline(t *testing.T) {
 		}
 
 		// A healthy allocation is progress: the deadline moves on.
-		clock.Advance(9 * time.Minute)
+		clock.Step(9 * time.Minute)
 		reportHealth(t, s, "n1", ofVersion(t, s, "web", 1)[0], true)
 		jobIdle(t, s, "web")
 		d = latestDeployment(t, s, "web")
 		if got, want := d.TaskGroups["web"].RequireProgressBy, clock.Now().Add(10*time.Minute); !got.Equal(want) {
 			t.Fatalf("RequireProgressBy = %v after progress, want %v", got, want)
 		}
-		clock.Advance(9 * time.Minute) // 18 minutes in: past the first deadline, not the second
+		clock.Step(9 * time.Minute) // 18 minutes in: past the first deadline, not the second
 		rollOut(t, s, "web", 1)
 		if d := latestDeployment(t, s, "web"); d.Status != structs.DeploymentStatusSuccessful {
 			t.Fatalf("deployment = %s (%s), want successful", d.Status, d.StatusDescription)
@@ -213,11 +213,11 @@ func TestDeploymentProgressDeadline(t *testing.T) {
 		registerJob(t, s, v3)
 		jobIdle(t, s, "web")
 		d = latestDeployment(t, s, "web")
-		clock.Advance(5 * time.Minute)
+		clock.Step(5 * time.Minute)
 		if got, _ := s.State().DeploymentByID(nil, d.ID); got.Status != structs.DeploymentStatusRunning {
 			t.Fatalf("deployment %s before its deadline", got.Status)
 		}
-		clock.Advance(5*time.Minute + time.Second)
+		clock.Step(5*time.Minute + time.Second)
 		waitFor(t, "progress deadline failure", func() (bool, string) {
 			got, _ := s.State().DeploymentByID(nil, d.ID)
 			return got.Status == structs.DeploymentStatusFailed, got.Status

@@ -181,8 +181,7 @@ func TestDeploymentCanaryProgressDeadline(t *testing.T) {
 		reportHealth(t, s, "n1", canaries(t, s, "web")[0], true)
 		jobIdle(t, s, "web")
 
-		clock.Advance(30 * time.Minute) // nobody promotes for a while
-		synctest.Wait()
+		clock.Step(30 * time.Minute) // nobody promotes for a while
 		d := latestDeployment(t, s, "web")
 		if d.Status != structs.DeploymentStatusRunning {
 			t.Fatalf("deployment awaiting promotion = %s (%s), want running", d.Status, d.StatusDescription)

@@ -52,7 +52,7 @@ func TestDisconnectReconcile(t *testing.T) {
 				}
 				orig := allocsOf(t, s, "web", "")[0]
 				report("n1", orig, structs.AllocClientStatusRunning)
-				clock.Advance(time.Second)
+				clock.Step(time.Second)
 
 				// n2 keeps heartbeating; n1 falls silent.
 				heartbeat := func(node string) {
@@ -67,7 +67,7 @@ func TestDisconnectReconcile(t *testing.T) {
 					for d > 0 {
 						heartbeat("n2")
 						st := min(d, 5*time.Second)
-						clock.Advance(st)
+						clock.Step(st)
 						passed += st
 						d -= st
 					}

@@ -226,7 +226,7 @@ func TestDrainMigratesOneAtATime(t *testing.T) {
 			}
 		}
 		report()
-		clock.Advance(time.Minute) // the first three are healthy
+		clock.Step(time.Minute) // the first three are healthy
 
 		if _, err := s.NodeUpdateDrain(ctx, &structs.NodeUpdateDrainRequest{NodeID: "n1",
 			DrainStrategy: &structs.DrainStrategy{}, Meta: map[string]string{"reason": "kernel"}}); err != nil {
@@ -241,11 +241,6 @@ func TestDrainMigratesOneAtATime(t *testing.T) {
 		}
 		for round := 1; round <= 3; round++ {
 			waitFor(t, fmt.Sprintf("round %d: a replacement on n2", round), func() (bool, string) {
-				// The drainer sets its wake-up timer on the fake clock
-				// when it has seen the last report, which may be after
-				// the test stepped the clock: keep time moving (the
-				// replacement is healthy by now either way).
-				clock.Advance(time.Second)
 				var migrating, onN2 int
 				all, _ := s.State().AllocsByJob(nil, "default", "web")
 				for _, a := range all {
@@ -263,11 +258,11 @@ func TestDrainMigratesOneAtATime(t *testing.T) {
 			})
 			report()
 			// The replacement is not healthy yet: nothing else moves.
-			clock.Advance(5 * time.Second)
+			clock.Step(5 * time.Second)
 			if n := len(allocsOf(t, s, "web", structs.AllocDesiredStatusStop)); n != round {
 				t.Fatalf("round %d: %d stopped before the replacement was healthy", round, n)
 			}
-			clock.Advance(5 * time.Second)
+			clock.Step(5 * time.Second)
 		}
 		waitFor(t, "drain complete", func() (bool, string) {
 			n, _ := s.State().NodeByID(nil, "n1")

@@ -202,13 +202,12 @@ func TestGCCollectsOnItsInterval(t *testing.T) {
 			return j.Status == structs.JobStatusDead, j.Status
 		})
 		for range 9 {
-			clock.Advance(time.Minute)
-			synctest.Wait()
+			clock.Step(time.Minute)
 		}
 		if j, _ := s.State().JobByID(nil, "default", "batch"); j == nil {
 			t.Fatal("job collected before job_gc_threshold")
 		}
-		clock.Advance(2 * time.Minute)
+		clock.Step(2 * time.Minute)
 		waitFor(t, "job collected", func() (bool, string) {
 			j, _ := s.State().JobByID(nil, "default", "batch")
 			allocs, _ := s.State().AllocsByJob(nil, "default", "batch")

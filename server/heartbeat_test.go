@@ -33,6 +33,12 @@ func (c *fakeClock) Now() time.Time {
 func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if d <= 0 {
+		// Due now: runs at once, as time.AfterFunc's does, not at the
+		// next Advance.
+		go f()
+		return &fakeTimer{c: c, at: c.now, f: f}
+	}
 	t := &fakeTimer{c: c, at: c.now.Add(d), f: f, active: true}
 	c.timers = append(c.timers, t)
 	return t
@@ -53,6 +59,18 @@ func (c *fakeClock) Advance(d time.Duration) {
 	for _, f := range due {
 		f()
 	}
+}
+
+// Step advances the clock by d once every goroutine of the test's
+// synctest bubble is blocked, and returns when they are blocked again:
+// the server has done all it could at the old time (every timer it means
+// to set is set, and runs when due) and all that the new time brings.
+// Advance alone races a goroutine that reads Now and then arms its timer:
+// a timer armed after the advance is due d too late. Only in a bubble.
+func (c *fakeClock) Step(d time.Duration) {
+	synctest.Wait()
+	c.Advance(d)
+	synctest.Wait()
 }
 
 func (t *fakeTimer) Stop() bool {

@@ -40,7 +40,10 @@ func TestPaginate(t *testing.T) {
 // TestEvalListPages walks the evaluations one page at a time, as Nomad's
 // clients do with per_page and next_token.
 func TestEvalListPages(t *testing.T) {
-	s := newTestServer(t, nil)
+	// No workers: the evaluations stay as registered. A worker would add
+	// each job's blocked evaluation (there is no node) whenever it gets to
+	// it, under load in the middle of the walk.
+	s := newTestServer(t, func(c *Config) { c.NumWorkers = -1 })
 	ctx := context.Background()
 	for _, id := range []string{"a", "b", "c"} {
 		registerJob(t, s, testJob(id, 1, 100, 100))

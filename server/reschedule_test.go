@@ -79,7 +79,7 @@ func TestRescheduleFailedAllocAfterDelay(t *testing.T) {
 			return st.Delayed == 1 && st.InFlight == 0, fmt.Sprintf("%+v", st)
 		})
 
-		clock.Advance(29 * time.Second)
+		clock.Step(29 * time.Second)
 		if st := s.broker.Stats(); st.Delayed != 1 {
 			t.Fatalf("broker = %+v: follow-up released early", st)
 		}
@@ -87,7 +87,7 @@ func TestRescheduleFailedAllocAfterDelay(t *testing.T) {
 			t.Fatalf("allocs = %d before the delay passed", n)
 		}
 
-		clock.Advance(time.Second)
+		clock.Step(time.Second)
 		waitEvalStatus(t, s, followup.ID, structs.EvalStatusComplete)
 		all := allocsOf(t, s, "web", "")
 		if len(all) != 2 {

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/drover-io/drover/structs"
 	"google.golang.org/grpc"
@@ -75,7 +76,11 @@ func TestProbeGRPC(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ch := tt.check
 			ch.Type = structs.ServiceCheckGRPC
-			ch.Timeout = structs.MinCheckTimeout
+			// Every probe here answers or fails at once (gRPC fails
+			// fast on a refused handshake): the timeout is not under
+			// test. The minimum (1s) is shorter than a TLS handshake
+			// under -race on a loaded machine.
+			ch.Timeout = time.Minute
 			res := probe(context.Background(), &checkTarget{
 				check: &ch, service: "web", addr: "127.0.0.1", port: tt.port,
 				env: map[string]string{"SVC": "Api"},

@@ -2,6 +2,7 @@ package allocrunner
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -149,14 +150,8 @@ func (h *healthHook) track(ctx context.Context, t *healthTracker, alloc *structs
 	t.setBefore(states)
 	logger := h.ar.logger.With("deployment_id", alloc.DeploymentID)
 	for {
-		var cs checkStatus
-		cs.passing, cs.since = h.ar.services.checksPassing()
-		verdict, next := t.checkWith(h.clock.Now(), states, cs)
-		if verdict != healthPending {
-			healthy := verdict == healthHealthy
-			canary := alloc.DeploymentStatus != nil && alloc.DeploymentStatus.Canary
-			logger.Info("alloc deployment health decided", "healthy", healthy)
-			h.ar.setDeploymentStatus(alloc.DeploymentID, &structs.AllocDeploymentStatus{Healthy: &healthy, Timestamp: h.clock.Now(), Canary: canary})
+		decided, next := h.decide(t, alloc, states, logger)
+		if decided {
 			return
 		}
 		var timer <-chan time.Time
@@ -165,6 +160,18 @@ func (h *healthHook) track(ctx context.Context, t *healthTracker, alloc *structs
 		}
 		select {
 		case <-ctx.Done():
+			// Postrun stops the tracking right after the runner
+			// published its final state (a task that failed): take in
+			// what was published before the stop, or the verdict
+			// would depend on which of the two this goroutine saw
+			// first.
+			select {
+			case a, ok := <-l.Ch():
+				if ok {
+					h.decide(t, alloc, a.TaskStates, logger)
+				}
+			default:
+			}
 			return
 		case a, ok := <-l.Ch():
 			if !ok {
@@ -174,4 +181,20 @@ func (h *healthHook) track(ctx context.Context, t *healthTracker, alloc *structs
 		case <-timer:
 		}
 	}
+}
+
+// decide checks the health at the clock's now and records a verdict once
+// there is one (true); while pending, it returns when to check again.
+func (h *healthHook) decide(t *healthTracker, alloc *structs.Allocation, states map[string]*structs.TaskState, logger *slog.Logger) (bool, time.Time) {
+	var cs checkStatus
+	cs.passing, cs.since = h.ar.services.checksPassing()
+	verdict, next := t.checkWith(h.clock.Now(), states, cs)
+	if verdict == healthPending {
+		return false, next
+	}
+	healthy := verdict == healthHealthy
+	canary := alloc.DeploymentStatus != nil && alloc.DeploymentStatus.Canary
+	logger.Info("alloc deployment health decided", "healthy", healthy)
+	h.ar.setDeploymentStatus(alloc.DeploymentID, &structs.AllocDeploymentStatus{Healthy: &healthy, Timestamp: h.clock.Now(), Canary: canary})
+	return true, time.Time{}
 }

@@ -148,7 +148,7 @@ func TestManager_PluginCrashRestart(t *testing.T) {
 	if err := syscall.Kill(firstPid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the driver reported unhealthy", func() bool {
+	rec.await(t, "the driver reported unhealthy", func() bool {
 		for _, info := range rec.all("raw_exec") {
 			if !info.Healthy && strings.HasPrefix(info.HealthDescription, "plugin exited: restarting in 3s") {
 				return true
@@ -156,7 +156,7 @@ func TestManager_PluginCrashRestart(t *testing.T) {
 		}
 		return false
 	})
-	eventually(t, "the driver healthy again", func() bool {
+	rec.await(t, "the driver healthy again", func() bool {
 		info := rec.last("raw_exec")
 		return info.Healthy && pluginPid(m, "raw_exec") != firstPid
 	})
@@ -287,7 +287,7 @@ func TestManager_RelaunchBackoff(t *testing.T) {
 		}
 		tm.fire <- time.Now()
 	}
-	eventually(t, "the relaunched plugin healthy", func() bool {
+	rec.await(t, "the relaunched plugin healthy", func() bool {
 		return rec.last("mock_driver").Healthy
 	})
 	if pluginPid(m, "mock_driver") == first {

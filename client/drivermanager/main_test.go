@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 )
@@ -55,16 +54,4 @@ func pluginDir(t *testing.T, names ...string) string {
 		}
 	}
 	return dir
-}
-
-// eventually polls cond until it holds or 20 seconds pass.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond) // polling interval, not a wait for an event
-	}
 }

@@ -18,17 +18,43 @@ import (
 
 // nodeRecorder records the DriverInfo updates the Manager reports.
 type nodeRecorder struct {
+	changed chan struct{} // a value after each update, if there is room
+
 	mu    sync.Mutex // guards the field below
 	infos map[string][]*structs.DriverInfo
 }
 
+func newNodeRecorder() *nodeRecorder {
+	return &nodeRecorder{changed: make(chan struct{}, 1)}
+}
+
 func (r *nodeRecorder) update(name string, info *structs.DriverInfo) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.infos == nil {
 		r.infos = make(map[string][]*structs.DriverInfo)
 	}
 	r.infos[name] = append(r.infos[name], info)
+	r.mu.Unlock()
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
+}
+
+// await waits until cond holds, looking again after each update. The
+// bound only ends a test that hangs: plugins are real processes, and
+// nothing here depends on how long they take.
+func (r *nodeRecorder) await(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	bound := time.NewTimer(2 * time.Minute)
+	defer bound.Stop()
+	for !cond() {
+		select {
+		case <-r.changed:
+		case <-bound.C:
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
 }
 
 func (r *nodeRecorder) last(name string) *structs.DriverInfo {
@@ -100,7 +126,7 @@ func newConfigurable() *configurable {
 
 func startManager(t *testing.T, cfg Config) (*Manager, *nodeRecorder) {
 	t.Helper()
-	rec := &nodeRecorder{}
+	rec := newNodeRecorder()
 	cfg.UpdateNode = rec.update
 	m := New(cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -592,6 +592,18 @@ func TestDriver_LogRotation(t *testing.T) {
 	if res := h.wait(cfg.ID); !res.Successful() {
 		t.Fatalf("result = %+v", res)
 	}
+	// The exit waits for the log copy only up to logDrainTimeout (5s);
+	// 4 MB of Docker's JSON under -race on a loaded machine can take
+	// longer. The drain bound is not under test here: wait for the copy.
+	tk, err := h.d.task(cfg.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-tk.logsDone:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the log copy did not end within two minutes of the container's exit")
+	}
 	files, err := logrotate.Files(filepath.Dir(cfg.StdoutPath), "web.stdout")
 	if err != nil {
 		t.Fatal(err)

@@ -63,6 +63,11 @@ type StatusKinds[D protoadapt.MessageV1] struct {
 	Wrap func(err error, detail D) error
 }
 
+// connClosingMsg is gRPC's message for a call failed by the closing of its
+// own connection (grpc.ErrClientConnClosing, with codes.Canceled; the
+// grpcdriver tests pin it).
+const connClosingMsg = "grpc: the client connection is closing"
+
 // FromStatus turns an error from a gRPC call back into an error of the same
 // kind (a *RemoteError unless kinds.Wrap wraps it). An error of the
 // transport rather than the plugin (no detail, or not a status at all) is
@@ -88,6 +93,12 @@ func FromStatus[D protoadapt.MessageV1](op string, err error, kinds StatusKinds[
 	}
 	if re.Kind == nil {
 		switch {
+		case !found && st.Code() == codes.Canceled && st.Message() == connClosingMsg:
+			// The agent closed its connection to the plugin (having
+			// found the process gone) before gRPC read the end of the
+			// socket: the plugin is gone, the call was not cancelled.
+			re.Kind = kinds.Unavailable
+			re.Msg = fmt.Sprintf("%v: %s", kinds.Unavailable, st.Message())
 		case st.Code() == codes.Canceled:
 			re.Kind = context.Canceled
 		case st.Code() == codes.DeadlineExceeded:

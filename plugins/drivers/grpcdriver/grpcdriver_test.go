@@ -200,7 +200,7 @@ func TestPluginGone(t *testing.T) {
 	t.Cleanup(d.Shutdown)
 	c, stop := serve(t, d)
 	ctx := context.Background()
-	if _, err := c.StartTask(ctx, &drivers.TaskConfig{ID: "a/web/1", Name: "web"}); err != nil {
+	if _, err := c.StartTask(ctx, &drivers.TaskConfig{ID: "a/web/1", Name: "web", RawConfig: runsUntilStopped(t)}); err != nil {
 		t.Fatal(err)
 	}
 	fpCtx, fpCancel := context.WithCancel(ctx)
@@ -239,4 +239,61 @@ func TestPluginGone(t *testing.T) {
 	if c.Capabilities().Exec {
 		t.Fatal("Capabilities of a dead plugin claims exec")
 	}
+}
+
+// TestConnectionClosedUnderACall: the agent closes its connection to a
+// plugin it found dead (Instance.Kill after the process exited) before
+// gRPC has read the end of the socket. The calls in flight then fail with
+// the connection's closing, not with their caller's cancellation: that is
+// the plugin going away, and the driver manager must wait for its next
+// instance rather than hand the task's waiter a result.
+func TestConnectionClosedUnderACall(t *testing.T) {
+	d := mock.New(nil)
+	t.Cleanup(d.Shutdown)
+	lis := bufconn.Listen(1 << 20)
+	srv := grpc.NewServer()
+	proto.RegisterDriverServer(srv, NewServer(d))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(lis)
+	}()
+	t.Cleanup(func() {
+		srv.Stop()
+		<-done
+	})
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewClient(conn)
+	ctx := context.Background()
+	if _, err := c.StartTask(ctx, &drivers.TaskConfig{ID: "a/web/1", Name: "web", RawConfig: runsUntilStopped(t)}); err != nil {
+		t.Fatal(err)
+	}
+	waitCh, err := c.WaitTask(ctx, "a/web/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	res, ok := <-waitCh
+	if !ok || res == nil || !errors.Is(res.Err, drivers.ErrPluginUnavailable) {
+		t.Fatalf("wait after the connection closed = %+v, %v; want an Err wrapping ErrPluginUnavailable", res, ok)
+	}
+	if _, err := c.InspectTask(ctx, "a/web/1"); !errors.Is(err, drivers.ErrPluginUnavailable) {
+		t.Fatalf("InspectTask on the closed connection: err = %v, want ErrPluginUnavailable", err)
+	}
+}
+
+// runsUntilStopped is the config of a mock task that runs until stopped
+// (without run_for a mock task exits at once).
+func runsUntilStopped(t *testing.T) []byte {
+	t.Helper()
+	raw, err := json.Marshal(mock.UntilStopped(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
