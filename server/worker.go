@@ -40,6 +40,16 @@ func (e *planRejectedError) Error() string {
 // snapshot returns a snapshot of the current state store.
 func (s *Server) snapshot() *state.StateSnapshot { return s.fsm.State().Snapshot() }
 
+// snapshotAt returns a snapshot of the state store once it holds every
+// raft entry up to minIndex (a follower's store may lag the leader's), or
+// ctx's cause when ctx ends first.
+func (s *Server) snapshotAt(ctx context.Context, minIndex uint64) (*state.StateSnapshot, error) {
+	if err := s.waitForIndex(ctx, minIndex); err != nil {
+		return nil, err
+	}
+	return s.snapshot(), nil
+}
+
 // evalTimeoutError is the cause of a scheduling pass stopped at its
 // deadline (Config.EvalTimeout).
 type evalTimeoutError struct{ limit time.Duration }
@@ -68,11 +78,17 @@ func asEvalTimeout(err error, target **evalTimeoutError) bool { return errors.As
 // processEval schedules an evaluation and commits the plan, scheduling
 // again on a fresh snapshot when the plan applier rejected part of it
 // (another worker's plan took the room first). ctx bounds the work;
-// snapshot gives the state to schedule on (a test gives a stale one);
-// token is the evaluation's dequeue token ("" for a test's direct call).
-func (s *Server) processEval(ctx context.Context, eval *structs.Evaluation, token string, snapshot func() *state.StateSnapshot) error {
+// snapshot gives the state to schedule on, at least as new as its
+// minIndex (snapshotAt; a test gives a stale or lagging one); token is
+// the evaluation's dequeue token ("" for a test's direct call).
+func (s *Server) processEval(ctx context.Context, eval *structs.Evaluation, token string,
+	snapshot func(ctx context.Context, minIndex uint64) (*state.StateSnapshot, error)) error {
+	var minIndex uint64
 	for attempt := 1; ; attempt++ {
-		snap := snapshot()
+		snap, err := snapshot(ctx, minIndex)
+		if err != nil {
+			return err
+		}
 		cur, err := snap.EvalByID(nil, eval.ID)
 		if err != nil {
 			return fmt.Errorf("read eval: %w", err)
@@ -121,10 +137,11 @@ func (s *Server) processEval(ctx context.Context, eval *structs.Evaluation, toke
 		if attempt >= maxPlanAttempts {
 			return &planRejectedError{attempts: attempt}
 		}
-		// Schedule again on state that holds what was committed.
-		if err := s.waitForIndex(ctx, res.Index); err != nil {
-			return err
-		}
+		// Schedule again on state that holds what was committed and what
+		// the applier checked the plan against: a follower's state may
+		// lack the plans that took the room, and scheduling on it again
+		// would only choose the same full nodes again.
+		minIndex = max(res.Index, res.RefreshIndex)
 		s.logger.Debug("plan partly rejected: scheduling again on fresh state", "eval_id", eval.ID, "attempt", attempt)
 	}
 }
