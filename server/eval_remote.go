@@ -99,7 +99,7 @@ func (s *Server) PlanSubmit(ctx context.Context, req *structs.PlanSubmitRequest)
 	if res.Err != nil {
 		return nil, res.Err
 	}
-	return &structs.PlanSubmitResponse{Index: res.Index, Rejected: res.Rejected, RefreshIndex: res.RefreshIndex}, nil
+	return &structs.PlanSubmitResponse{Index: res.Index, Rejected: res.Rejected, RefreshIndex: res.RefreshIndex, Placed: res.Placed}, nil
 }
 
 // submitPlanVia submits a worker's plan to the leader's plan applier (in
@@ -111,7 +111,7 @@ func (s *Server) submitPlanVia(ctx context.Context, p *pendingPlan, token string
 	if err != nil {
 		return planResult{Err: err}
 	}
-	return planResult{Index: resp.Index, Rejected: resp.Rejected, RefreshIndex: resp.RefreshIndex}
+	return planResult{Index: resp.Index, Rejected: resp.Rejected, RefreshIndex: resp.RefreshIndex, Placed: resp.Placed}
 }
 
 // runWorker processes evaluations from the leader's broker until the

@@ -36,7 +36,11 @@ type planResult struct {
 	// worker needs it even when nothing was committed (Index 0): its own
 	// state may not yet hold the plans that took the room.
 	RefreshIndex uint64
-	Err          error
+	// Placed counts the placements committed: a rejected plan that
+	// placed some made progress (processEval does not count it against
+	// maxPlanAttempts).
+	Placed int
+	Err    error
 }
 
 // submitPlan hands a plan to the plan applier and waits for its result.
@@ -114,7 +118,7 @@ func (s *Server) applyPlan(p *pendingPlan) planResult {
 		cmd.Evals = p.evals
 	}
 	cmd.Evals = append(cmd.Evals, s.preemptionEvals(st, preempted)...)
-	res := planResult{Rejected: rejected}
+	res := planResult{Rejected: rejected, Placed: len(placed)}
 	if rejected {
 		res.RefreshIndex = refresh
 	}

@@ -12,8 +12,15 @@ import (
 	"github.com/drover-io/drover/structs"
 )
 
-// maxPlanAttempts bounds how often an evaluation is rescheduled after the
-// plan applier rejected part of its plan.
+// maxPlanAttempts bounds how often in a row an evaluation is rescheduled
+// after the plan applier rejected its plan without committing any of its
+// placements. A rejected plan that placed some made progress and starts
+// the count again (as Nomad's scheduler does): with several servers'
+// workers competing for the same nodes a pass may be cut short many
+// times, each time placing more, and failing it there would leave the
+// rest to a follow-up evaluation seconds later. A pass still ends: each
+// such attempt places at least one allocation, and the eval timeout
+// bounds it.
 const maxPlanAttempts = 5
 
 const descBlocked = "created to place remaining allocations"
@@ -133,6 +140,9 @@ func (s *Server) processEval(ctx context.Context, eval *structs.Evaluation, toke
 		}
 		if !res.Rejected {
 			return nil
+		}
+		if res.Placed > 0 {
+			attempt = 0 // progress: the count starts again
 		}
 		if attempt >= maxPlanAttempts {
 			return &planRejectedError{attempts: attempt}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -249,6 +250,73 @@ func TestFollowerWorkerReplansOnLeaderState(t *testing.T) {
 		if len(allocs) != 1 {
 			t.Fatalf("node %s holds %d allocs, want 1 (no overcommit)", n, len(allocs))
 		}
+	}
+}
+
+// TestRejectedPlansThatPlaceKeepGoing: other workers keep taking most of
+// the nodes each pass chose, but every pass places some allocations. The
+// evaluation goes on until all are placed, more than maxPlanAttempts
+// passes, instead of failing after maxPlanAttempts rejections and leaving
+// the rest to a follow-up evaluation seconds later (bench/cluster with 3
+// servers: 20 allocations per job, six workers on the same fullest nodes).
+func TestRejectedPlansThatPlaceKeepGoing(t *testing.T) {
+	s := newTestServer(t, func(c *Config) { c.NumWorkers = -1 })
+	const count = maxPlanAttempts + 2
+	// One allocation fills a node: a pass with r allocations left sees r
+	// free nodes and places one on each.
+	for i := range count {
+		registerNode(t, s, testNode(fmt.Sprintf("n%02d", i), 1000, 1000))
+	}
+	r := registerJob(t, s, testJob("web", count, 600, 100))
+	eval, _ := s.State().EvalByID(nil, r.EvalID)
+	other := testJob("other", 1, 600, 100)
+	other.Canonicalize()
+
+	passes, nodes := 0, count
+	// After each snapshot, another worker fills all but one of the nodes
+	// still free in it, and as many new nodes join: the pass places one
+	// allocation and the rest are rejected.
+	racing := func(context.Context, uint64) (*state.StateSnapshot, error) {
+		passes++
+		snap := s.snapshot()
+		all, err := snap.Nodes(nil)
+		if err != nil {
+			return nil, err
+		}
+		var free []string
+		for _, n := range all {
+			if allocs, _ := snap.AllocsByNode(nil, n.ID); len(allocs) == 0 {
+				free = append(free, n.ID)
+			}
+		}
+		sort.Strings(free)
+		for _, id := range free[:len(free)-1] {
+			busy := planAlloc("busy-"+id, id, other, 600)
+			if _, _, err := s.raftApply(ApplyPlanResultsRequestType, &PlanResultCommand{Allocs: []*structs.Allocation{busy}}); err != nil {
+				return nil, err
+			}
+			registerNode(t, s, testNode(fmt.Sprintf("n%02d", nodes), 1000, 1000))
+			nodes++
+		}
+		return snap, nil
+	}
+	if err := s.processEval(context.Background(), eval, "", racing); err != nil {
+		t.Fatalf("processEval after %d passes = %v, want every allocation placed", passes, err)
+	}
+	if passes != count {
+		t.Errorf("passes = %d, want %d (one placement each)", passes, count)
+	}
+	if placed := allocsOf(t, s, "web", structs.AllocDesiredStatusRun); len(placed) != count {
+		t.Fatalf("placed %d allocations, want %d", len(placed), count)
+	}
+	all, _ := s.State().Nodes(nil)
+	for _, n := range all {
+		if allocs, _ := s.State().AllocsByNode(nil, n.ID); len(allocs) > 1 {
+			t.Fatalf("node %s holds %d allocations: overcommitted", n.ID, len(allocs))
+		}
+	}
+	if e, _ := s.State().EvalByID(nil, r.EvalID); e.Status != structs.EvalStatusComplete {
+		t.Fatalf("eval = %s, want complete", e.Status)
 	}
 }
 

@@ -304,4 +304,6 @@ type PlanSubmitResponse struct {
 	// the plan was checked against: the worker schedules again on state
 	// at least this new.
 	RefreshIndex uint64
+	// Placed counts the placements committed.
+	Placed int
 }
