@@ -14,14 +14,25 @@ import (
 
 // maxPlanAttempts bounds how often in a row an evaluation is rescheduled
 // after the plan applier rejected its plan without committing any of its
-// placements. A rejected plan that placed some made progress and starts
-// the count again (as Nomad's scheduler does): with several servers'
-// workers competing for the same nodes a pass may be cut short many
-// times, each time placing more, and failing it there would leave the
-// rest to a follow-up evaluation seconds later. A pass still ends: each
-// such attempt places at least one allocation, and the eval timeout
-// bounds it.
+// placements, when nothing was committed between the pass's snapshot and
+// the applier's check (the scheduler and the applier disagree: another
+// pass would only meet the same rejection). A rejected plan that placed
+// some made progress and starts the counts again (as Nomad's scheduler
+// does): with several servers' workers competing for the same nodes a
+// pass may be cut short many times, each time placing more, and failing
+// it there would leave the rest to a follow-up evaluation seconds later.
+// Such a pass still ends: each of its attempts places at least one
+// allocation, and the eval timeout bounds it.
 const maxPlanAttempts = 5
+
+// maxContendedAttempts bounds the rejections in a row without a placement
+// where another plan was committed between the pass's snapshot and the
+// applier's check: workers that rank the nodes alike (bin-packing) all
+// choose the fullest node with room, one wins, the others schedule again
+// on the state it left and meet on the next node, so that with W workers
+// competing a pass may lose W-1 times in a row (6 workers with 3 servers
+// on 2 cores; bench/cluster saw passes lose 5 times).
+const maxContendedAttempts = 20
 
 const descBlocked = "created to place remaining allocations"
 
@@ -35,8 +46,9 @@ const (
 )
 
 // planRejectedError is the failure of a pass whose plan the plan applier
-// rejected (in part) maxPlanAttempts times: other workers' plans kept
-// taking the room it chose first. The evaluation fails with a follow-up
+// rejected without a placement too many times in a row (maxPlanAttempts,
+// maxContendedAttempts): other workers' plans kept taking the room it
+// chose first. The evaluation fails with a follow-up
 // that places the rest later (failEval).
 type planRejectedError struct{ attempts int }
 
@@ -91,6 +103,7 @@ func asEvalTimeout(err error, target **evalTimeoutError) bool { return errors.As
 func (s *Server) processEval(ctx context.Context, eval *structs.Evaluation, token string,
 	snapshot func(ctx context.Context, minIndex uint64) (*state.StateSnapshot, error)) error {
 	var minIndex uint64
+	stuck, contended := 0, 0 // rejections in a row without a placement
 	for attempt := 1; ; attempt++ {
 		snap, err := snapshot(ctx, minIndex)
 		if err != nil {
@@ -141,11 +154,16 @@ func (s *Server) processEval(ctx context.Context, eval *structs.Evaluation, toke
 		if !res.Rejected {
 			return nil
 		}
-		if res.Placed > 0 {
-			attempt = 0 // progress: the count starts again
+		switch {
+		case res.Placed > 0: // progress: the counts start again
+			stuck, contended = 0, 0
+		case res.RefreshIndex > snapIndex: // another plan took the room
+			contended++
+		default:
+			stuck++
 		}
-		if attempt >= maxPlanAttempts {
-			return &planRejectedError{attempts: attempt}
+		if stuck >= maxPlanAttempts || contended >= maxContendedAttempts {
+			return &planRejectedError{attempts: stuck + contended}
 		}
 		// Schedule again on state that holds what was committed and what
 		// the applier checked the plan against: a follower's state may

@@ -320,6 +320,50 @@ func TestRejectedPlansThatPlaceKeepGoing(t *testing.T) {
 	}
 }
 
+// TestPassOutlastsCompetingWorkers: other workers' plans take the node a
+// pass chose, whole, more than maxPlanAttempts times in a row (six
+// workers ranking the nodes alike meet on the fullest node; one wins
+// each round). The pass keeps going on the state each winner left and
+// places once the others are done, instead of failing after
+// maxPlanAttempts and waiting 1 to 5 s for a follow-up evaluation.
+func TestPassOutlastsCompetingWorkers(t *testing.T) {
+	s := newTestServer(t, func(c *Config) { c.NumWorkers = -1 })
+	registerNode(t, s, testNode("n00", 1000, 1000))
+	r := registerJob(t, s, testJob("web", 1, 600, 100))
+	eval, _ := s.State().EvalByID(nil, r.EvalID)
+	other := testJob("other", 1, 600, 100)
+	other.Canonicalize()
+
+	const rivals = maxPlanAttempts + 2
+	passes := 0
+	// For its first rivals passes, another worker fills the one free node
+	// right after the pass's snapshot, and a new node joins.
+	racing := func(context.Context, uint64) (*state.StateSnapshot, error) {
+		passes++
+		snap := s.snapshot()
+		if passes > rivals {
+			return snap, nil
+		}
+		id := fmt.Sprintf("n%02d", passes-1)
+		busy := planAlloc("busy-"+id, id, other, 600)
+		if _, _, err := s.raftApply(ApplyPlanResultsRequestType, &PlanResultCommand{Allocs: []*structs.Allocation{busy}}); err != nil {
+			return nil, err
+		}
+		registerNode(t, s, testNode(fmt.Sprintf("n%02d", passes), 1000, 1000))
+		return snap, nil
+	}
+	if err := s.processEval(context.Background(), eval, "", racing); err != nil {
+		t.Fatalf("processEval after %d passes = %v, want the allocation placed", passes, err)
+	}
+	placed := allocsOf(t, s, "web", structs.AllocDesiredStatusRun)
+	if want := fmt.Sprintf("n%02d", rivals); len(placed) != 1 || placed[0].NodeID != want {
+		t.Fatalf("placed = %v, want one allocation on %s", placed, want)
+	}
+	if passes != rivals+1 {
+		t.Errorf("passes = %d, want %d", passes, rivals+1)
+	}
+}
+
 // TestRejectedPlansGetFollowUp: a pass whose plans the applier keeps
 // rejecting (other servers' workers take the nodes it ranks first) fails
 // with a delayed follow-up evaluation, which places the allocations once
@@ -338,11 +382,12 @@ func TestRejectedPlansGetFollowUp(t *testing.T) {
 	}
 
 	eval, _ := s.State().EvalByID(nil, r.EvalID)
-	// A store that never catches up.
+	// A store that never catches up: every rejection looks like another
+	// plan's win (the applier's state is newer than the snapshot).
 	err := s.processEval(context.Background(), eval, "", func(context.Context, uint64) (*state.StateSnapshot, error) { return stale, nil })
 	var rejected *planRejectedError
-	if !errors.As(err, &rejected) || rejected.attempts != maxPlanAttempts {
-		t.Fatalf("processEval = %v, want the plan rejected %d times", err, maxPlanAttempts)
+	if !errors.As(err, &rejected) || rejected.attempts != maxContendedAttempts {
+		t.Fatalf("processEval = %v, want the plan rejected %d times", err, maxContendedAttempts)
 	}
 	s.failEval(eval, "", err)
 	failed, _ := s.State().EvalByID(nil, r.EvalID)
