@@ -44,8 +44,11 @@
 // costs one pass. Plans are optimistic: the plan applier, alone, re-checks
 // each node of a plan against the latest state (ready, capacity, and that
 // allocations it updates in place were not stopped or preempted since),
-// commits what holds and reports the rest rejected; the worker then
-// schedules again on a fresh snapshot (at most maxPlanAttempts times).
+// commits what holds and reports the rest rejected with the index of the
+// state it checked against; the worker then schedules again on a snapshot
+// at least that new (on a follower it waits for it), for as long as its
+// passes place something or other plans keep winning the room
+// (maxPlanAttempts, maxContendedAttempts in worker.go).
 //
 // Node calls (node_endpoint.go) are authenticated by the node's secret ID,
 // which no response carries; a job's counts are bounded by

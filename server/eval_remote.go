@@ -99,7 +99,7 @@ func (s *Server) PlanSubmit(ctx context.Context, req *structs.PlanSubmitRequest)
 	if res.Err != nil {
 		return nil, res.Err
 	}
-	return &structs.PlanSubmitResponse{Index: res.Index, Rejected: res.Rejected}, nil
+	return &structs.PlanSubmitResponse{Index: res.Index, Rejected: res.Rejected, RefreshIndex: res.RefreshIndex, Placed: res.Placed}, nil
 }
 
 // submitPlanVia submits a worker's plan to the leader's plan applier (in
@@ -111,7 +111,7 @@ func (s *Server) submitPlanVia(ctx context.Context, p *pendingPlan, token string
 	if err != nil {
 		return planResult{Err: err}
 	}
-	return planResult{Index: resp.Index, Rejected: resp.Rejected}
+	return planResult{Index: resp.Index, Rejected: resp.Rejected, RefreshIndex: resp.RefreshIndex, Placed: resp.Placed}
 }
 
 // runWorker processes evaluations from the leader's broker until the
@@ -169,7 +169,7 @@ func (s *Server) runEval(logger *slog.Logger, d *structs.EvalDequeueResponse) {
 	defer stop()
 	err := s.waitForIndex(ctx, d.WaitIndex)
 	if err == nil {
-		err = s.processEval(ctx, eval, d.Token, s.snapshot)
+		err = s.processEval(ctx, eval, d.Token, s.snapshotAt)
 	}
 	if s.ctx.Err() != nil {
 		s.ackEval(logger, eval.ID, d.Token, true)

@@ -30,7 +30,17 @@ type planResult struct {
 	// the accepted part was committed without the evaluation updates and
 	// the worker must schedule again on a fresher snapshot.
 	Rejected bool
-	Err      error
+	// RefreshIndex, set when Rejected, is the index of the state the plan
+	// was checked against: the worker must schedule again on state at
+	// least this new, or it meets the same conflict again. A follower's
+	// worker needs it even when nothing was committed (Index 0): its own
+	// state may not yet hold the plans that took the room.
+	RefreshIndex uint64
+	// Placed counts the placements committed: a rejected plan that
+	// placed some made progress (processEval does not count it against
+	// maxPlanAttempts).
+	Placed int
+	Err    error
 }
 
 // submitPlan hands a plan to the plan applier and waits for its result.
@@ -69,6 +79,7 @@ func (s *Server) runPlanApplier() {
 func (s *Server) applyPlan(p *pendingPlan) planResult {
 	evalStart := time.Now()
 	st := s.fsm.State().Snapshot()
+	refresh := st.LatestIndex()
 	plan := p.plan
 	var allocs []*structs.Allocation
 	allocs = append(allocs, plan.Stops()...)
@@ -107,8 +118,12 @@ func (s *Server) applyPlan(p *pendingPlan) planResult {
 		cmd.Evals = p.evals
 	}
 	cmd.Evals = append(cmd.Evals, s.preemptionEvals(st, preempted)...)
+	res := planResult{Rejected: rejected, Placed: len(placed)}
+	if rejected {
+		res.RefreshIndex = refresh
+	}
 	if len(cmd.Allocs) == 0 && len(cmd.Evals) == 0 && len(cmd.Deployments) == 0 {
-		return planResult{Rejected: rejected}
+		return res
 	}
 	s.config.Timers.MeasureSince(timerPlanEvaluate, evalStart)
 	applyStart := time.Now()
@@ -118,7 +133,8 @@ func (s *Server) applyPlan(p *pendingPlan) planResult {
 		return planResult{Err: fmt.Errorf("commit plan of eval %q: %w", plan.EvalID, err)}
 	}
 	s.markPlaced(placed, s.clock.Now())
-	return planResult{Index: index, Rejected: rejected}
+	res.Index = index
+	return res
 }
 
 // nodeFits reports whether the plan's placements on a node still hold

@@ -12,9 +12,27 @@ import (
 	"github.com/drover-io/drover/structs"
 )
 
-// maxPlanAttempts bounds how often an evaluation is rescheduled after the
-// plan applier rejected part of its plan.
+// maxPlanAttempts bounds how often in a row an evaluation is rescheduled
+// after the plan applier rejected its plan without committing any of its
+// placements, when nothing was committed between the pass's snapshot and
+// the applier's check (the scheduler and the applier disagree: another
+// pass would only meet the same rejection). A rejected plan that placed
+// some made progress and starts the counts again (as Nomad's scheduler
+// does): with several servers' workers competing for the same nodes a
+// pass may be cut short many times, each time placing more, and failing
+// it there would leave the rest to a follow-up evaluation seconds later.
+// Such a pass still ends: each of its attempts places at least one
+// allocation, and the eval timeout bounds it.
 const maxPlanAttempts = 5
+
+// maxContendedAttempts bounds the rejections in a row without a placement
+// where another plan was committed between the pass's snapshot and the
+// applier's check: workers that rank the nodes alike (bin-packing) all
+// choose the fullest node with room, one wins, the others schedule again
+// on the state it left and meet on the next node, so that with W workers
+// competing a pass may lose W-1 times in a row (6 workers with 3 servers
+// on 2 cores; bench/cluster saw passes lose 5 times).
+const maxContendedAttempts = 20
 
 const descBlocked = "created to place remaining allocations"
 
@@ -28,8 +46,9 @@ const (
 )
 
 // planRejectedError is the failure of a pass whose plan the plan applier
-// rejected (in part) maxPlanAttempts times: other workers' plans kept
-// taking the room it chose first. The evaluation fails with a follow-up
+// rejected without a placement too many times in a row (maxPlanAttempts,
+// maxContendedAttempts): other workers' plans kept taking the room it
+// chose first. The evaluation fails with a follow-up
 // that places the rest later (failEval).
 type planRejectedError struct{ attempts int }
 
@@ -39,6 +58,16 @@ func (e *planRejectedError) Error() string {
 
 // snapshot returns a snapshot of the current state store.
 func (s *Server) snapshot() *state.StateSnapshot { return s.fsm.State().Snapshot() }
+
+// snapshotAt returns a snapshot of the state store once it holds every
+// raft entry up to minIndex (a follower's store may lag the leader's), or
+// ctx's cause when ctx ends first.
+func (s *Server) snapshotAt(ctx context.Context, minIndex uint64) (*state.StateSnapshot, error) {
+	if err := s.waitForIndex(ctx, minIndex); err != nil {
+		return nil, err
+	}
+	return s.snapshot(), nil
+}
 
 // evalTimeoutError is the cause of a scheduling pass stopped at its
 // deadline (Config.EvalTimeout).
@@ -68,11 +97,18 @@ func asEvalTimeout(err error, target **evalTimeoutError) bool { return errors.As
 // processEval schedules an evaluation and commits the plan, scheduling
 // again on a fresh snapshot when the plan applier rejected part of it
 // (another worker's plan took the room first). ctx bounds the work;
-// snapshot gives the state to schedule on (a test gives a stale one);
-// token is the evaluation's dequeue token ("" for a test's direct call).
-func (s *Server) processEval(ctx context.Context, eval *structs.Evaluation, token string, snapshot func() *state.StateSnapshot) error {
+// snapshot gives the state to schedule on, at least as new as its
+// minIndex (snapshotAt; a test gives a stale or lagging one); token is
+// the evaluation's dequeue token ("" for a test's direct call).
+func (s *Server) processEval(ctx context.Context, eval *structs.Evaluation, token string,
+	snapshot func(ctx context.Context, minIndex uint64) (*state.StateSnapshot, error)) error {
+	var minIndex uint64
+	stuck, contended := 0, 0 // rejections in a row without a placement
 	for attempt := 1; ; attempt++ {
-		snap := snapshot()
+		snap, err := snapshot(ctx, minIndex)
+		if err != nil {
+			return err
+		}
 		cur, err := snap.EvalByID(nil, eval.ID)
 		if err != nil {
 			return fmt.Errorf("read eval: %w", err)
@@ -118,13 +154,22 @@ func (s *Server) processEval(ctx context.Context, eval *structs.Evaluation, toke
 		if !res.Rejected {
 			return nil
 		}
-		if attempt >= maxPlanAttempts {
-			return &planRejectedError{attempts: attempt}
+		switch {
+		case res.Placed > 0: // progress: the counts start again
+			stuck, contended = 0, 0
+		case res.RefreshIndex > snapIndex: // another plan took the room
+			contended++
+		default:
+			stuck++
 		}
-		// Schedule again on state that holds what was committed.
-		if err := s.waitForIndex(ctx, res.Index); err != nil {
-			return err
+		if stuck >= maxPlanAttempts || contended >= maxContendedAttempts {
+			return &planRejectedError{attempts: stuck + contended}
 		}
+		// Schedule again on state that holds what was committed and what
+		// the applier checked the plan against: a follower's state may
+		// lack the plans that took the room, and scheduling on it again
+		// would only choose the same full nodes again.
+		minIndex = max(res.Index, res.RefreshIndex)
 		s.logger.Debug("plan partly rejected: scheduling again on fresh state", "eval_id", eval.ID, "attempt", attempt)
 	}
 }

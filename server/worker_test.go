@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -169,12 +170,12 @@ func TestWorkerRetriesOnFreshSnapshot(t *testing.T) {
 	registerNode(t, s, testNode("n2", 1000, 1000))
 
 	calls := 0
-	snapshot := func() *state.StateSnapshot {
+	snapshot := func(context.Context, uint64) (*state.StateSnapshot, error) {
 		calls++
 		if calls == 1 {
-			return stale
+			return stale, nil
 		}
-		return s.snapshot()
+		return s.snapshot(), nil
 	}
 	eval, _ := s.State().EvalByID(nil, r.EvalID)
 	if err := s.processEval(context.Background(), eval, "", snapshot); err != nil {
@@ -189,6 +190,177 @@ func TestWorkerRetriesOnFreshSnapshot(t *testing.T) {
 	}
 	if e, _ := s.State().EvalByID(nil, r.EvalID); e.Status != structs.EvalStatusComplete {
 		t.Fatalf("eval = %s", e.Status)
+	}
+}
+
+// TestFollowerWorkerReplansOnLeaderState: a follower's worker schedules
+// on its own state, which lags the leader's; the plan applier rejects its
+// whole plan (the node it chose was filled by a plan its state does not
+// hold yet) and commits nothing. The worker must schedule again on state
+// at least as new as the one the applier checked the plan against, not
+// on its own lagging state again. Before, a fully rejected plan came
+// back with index 0: the worker scheduled again at once on the same
+// lagging state, chose the same full node, and after five rejections the
+// evaluation failed and waited 1 to 5 s for a follow-up (most of the time
+// of bench/cluster with 3 servers).
+func TestFollowerWorkerReplansOnLeaderState(t *testing.T) {
+	s := newTestServer(t, func(c *Config) { c.NumWorkers = -1 })
+	registerNode(t, s, testNode("n1", 1000, 1000))
+	registerNode(t, s, testNode("n2", 1000, 1000))
+	r := registerJob(t, s, testJob("web", 1, 600, 100))
+	eval, _ := s.State().EvalByID(nil, r.EvalID)
+	// The follower's store stops here: it holds the evaluation and both
+	// nodes, empty.
+	lagging := s.snapshot()
+	lagIndex := lagging.LatestIndex()
+	// The leader commits other plans the follower has not applied yet,
+	// filling n1 and n2, and a third node joins.
+	other := testJob("other", 1, 600, 100)
+	other.Canonicalize()
+	for i, n := range []string{"n1", "n2"} {
+		busy := planAlloc(fmt.Sprintf("busy-%d", i), n, other, 600)
+		if _, _, err := s.raftApply(ApplyPlanResultsRequestType, &PlanResultCommand{Allocs: []*structs.Allocation{busy}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	registerNode(t, s, testNode("n3", 1000, 1000))
+
+	// The follower's store catches up only as far as a worker asks it to
+	// wait for.
+	var asked []uint64
+	follower := func(_ context.Context, minIndex uint64) (*state.StateSnapshot, error) {
+		asked = append(asked, minIndex)
+		if minIndex > lagIndex {
+			return s.snapshot(), nil
+		}
+		return lagging, nil
+	}
+	if err := s.processEval(context.Background(), eval, "", follower); err != nil {
+		t.Fatalf("processEval = %v (snapshots asked at indexes %v, the lagging store at %d)", err, asked, lagIndex)
+	}
+	if len(asked) != 2 || asked[1] <= lagIndex {
+		t.Fatalf("snapshots asked at indexes %v: want a second one newer than the lagging store's %d", asked, lagIndex)
+	}
+	placed := allocsOf(t, s, "web", structs.AllocDesiredStatusRun)
+	if len(placed) != 1 || placed[0].NodeID != "n3" {
+		t.Fatalf("placed = %v, want one alloc on n3", placed)
+	}
+	for _, n := range []string{"n1", "n2"} {
+		allocs, _ := s.State().AllocsByNode(nil, n)
+		if len(allocs) != 1 {
+			t.Fatalf("node %s holds %d allocs, want 1 (no overcommit)", n, len(allocs))
+		}
+	}
+}
+
+// TestRejectedPlansThatPlaceKeepGoing: other workers keep taking most of
+// the nodes each pass chose, but every pass places some allocations. The
+// evaluation goes on until all are placed, more than maxPlanAttempts
+// passes, instead of failing after maxPlanAttempts rejections and leaving
+// the rest to a follow-up evaluation seconds later (bench/cluster with 3
+// servers: 20 allocations per job, six workers on the same fullest nodes).
+func TestRejectedPlansThatPlaceKeepGoing(t *testing.T) {
+	s := newTestServer(t, func(c *Config) { c.NumWorkers = -1 })
+	const count = maxPlanAttempts + 2
+	// One allocation fills a node: a pass with r allocations left sees r
+	// free nodes and places one on each.
+	for i := range count {
+		registerNode(t, s, testNode(fmt.Sprintf("n%02d", i), 1000, 1000))
+	}
+	r := registerJob(t, s, testJob("web", count, 600, 100))
+	eval, _ := s.State().EvalByID(nil, r.EvalID)
+	other := testJob("other", 1, 600, 100)
+	other.Canonicalize()
+
+	passes, nodes := 0, count
+	// After each snapshot, another worker fills all but one of the nodes
+	// still free in it, and as many new nodes join: the pass places one
+	// allocation and the rest are rejected.
+	racing := func(context.Context, uint64) (*state.StateSnapshot, error) {
+		passes++
+		snap := s.snapshot()
+		all, err := snap.Nodes(nil)
+		if err != nil {
+			return nil, err
+		}
+		var free []string
+		for _, n := range all {
+			if allocs, _ := snap.AllocsByNode(nil, n.ID); len(allocs) == 0 {
+				free = append(free, n.ID)
+			}
+		}
+		sort.Strings(free)
+		for _, id := range free[:len(free)-1] {
+			busy := planAlloc("busy-"+id, id, other, 600)
+			if _, _, err := s.raftApply(ApplyPlanResultsRequestType, &PlanResultCommand{Allocs: []*structs.Allocation{busy}}); err != nil {
+				return nil, err
+			}
+			registerNode(t, s, testNode(fmt.Sprintf("n%02d", nodes), 1000, 1000))
+			nodes++
+		}
+		return snap, nil
+	}
+	if err := s.processEval(context.Background(), eval, "", racing); err != nil {
+		t.Fatalf("processEval after %d passes = %v, want every allocation placed", passes, err)
+	}
+	if passes != count {
+		t.Errorf("passes = %d, want %d (one placement each)", passes, count)
+	}
+	if placed := allocsOf(t, s, "web", structs.AllocDesiredStatusRun); len(placed) != count {
+		t.Fatalf("placed %d allocations, want %d", len(placed), count)
+	}
+	all, _ := s.State().Nodes(nil)
+	for _, n := range all {
+		if allocs, _ := s.State().AllocsByNode(nil, n.ID); len(allocs) > 1 {
+			t.Fatalf("node %s holds %d allocations: overcommitted", n.ID, len(allocs))
+		}
+	}
+	if e, _ := s.State().EvalByID(nil, r.EvalID); e.Status != structs.EvalStatusComplete {
+		t.Fatalf("eval = %s, want complete", e.Status)
+	}
+}
+
+// TestPassOutlastsCompetingWorkers: other workers' plans take the node a
+// pass chose, whole, more than maxPlanAttempts times in a row (six
+// workers ranking the nodes alike meet on the fullest node; one wins
+// each round). The pass keeps going on the state each winner left and
+// places once the others are done, instead of failing after
+// maxPlanAttempts and waiting 1 to 5 s for a follow-up evaluation.
+func TestPassOutlastsCompetingWorkers(t *testing.T) {
+	s := newTestServer(t, func(c *Config) { c.NumWorkers = -1 })
+	registerNode(t, s, testNode("n00", 1000, 1000))
+	r := registerJob(t, s, testJob("web", 1, 600, 100))
+	eval, _ := s.State().EvalByID(nil, r.EvalID)
+	other := testJob("other", 1, 600, 100)
+	other.Canonicalize()
+
+	const rivals = maxPlanAttempts + 2
+	passes := 0
+	// For its first rivals passes, another worker fills the one free node
+	// right after the pass's snapshot, and a new node joins.
+	racing := func(context.Context, uint64) (*state.StateSnapshot, error) {
+		passes++
+		snap := s.snapshot()
+		if passes > rivals {
+			return snap, nil
+		}
+		id := fmt.Sprintf("n%02d", passes-1)
+		busy := planAlloc("busy-"+id, id, other, 600)
+		if _, _, err := s.raftApply(ApplyPlanResultsRequestType, &PlanResultCommand{Allocs: []*structs.Allocation{busy}}); err != nil {
+			return nil, err
+		}
+		registerNode(t, s, testNode(fmt.Sprintf("n%02d", passes), 1000, 1000))
+		return snap, nil
+	}
+	if err := s.processEval(context.Background(), eval, "", racing); err != nil {
+		t.Fatalf("processEval after %d passes = %v, want the allocation placed", passes, err)
+	}
+	placed := allocsOf(t, s, "web", structs.AllocDesiredStatusRun)
+	if want := fmt.Sprintf("n%02d", rivals); len(placed) != 1 || placed[0].NodeID != want {
+		t.Fatalf("placed = %v, want one allocation on %s", placed, want)
+	}
+	if passes != rivals+1 {
+		t.Errorf("passes = %d, want %d", passes, rivals+1)
 	}
 }
 
@@ -210,10 +382,12 @@ func TestRejectedPlansGetFollowUp(t *testing.T) {
 	}
 
 	eval, _ := s.State().EvalByID(nil, r.EvalID)
-	err := s.processEval(context.Background(), eval, "", func() *state.StateSnapshot { return stale })
+	// A store that never catches up: every rejection looks like another
+	// plan's win (the applier's state is newer than the snapshot).
+	err := s.processEval(context.Background(), eval, "", func(context.Context, uint64) (*state.StateSnapshot, error) { return stale, nil })
 	var rejected *planRejectedError
-	if !errors.As(err, &rejected) || rejected.attempts != maxPlanAttempts {
-		t.Fatalf("processEval = %v, want the plan rejected %d times", err, maxPlanAttempts)
+	if !errors.As(err, &rejected) || rejected.attempts != maxContendedAttempts {
+		t.Fatalf("processEval = %v, want the plan rejected %d times", err, maxContendedAttempts)
 	}
 	s.failEval(eval, "", err)
 	failed, _ := s.State().EvalByID(nil, r.EvalID)
@@ -242,7 +416,7 @@ func TestRejectedPlansGetFollowUp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.processEval(ctx, e, "", s.snapshot); err != nil {
+		if err := s.processEval(ctx, e, "", s.snapshotAt); err != nil {
 			t.Fatal(err)
 		}
 		if e.ID == next.ID {
@@ -313,7 +487,7 @@ func TestPassCancelsCoveredEvals(t *testing.T) {
 		t.Fatalf("broker before = %+v", st)
 	}
 	first, _ := s.State().EvalByID(nil, ids[0])
-	if err := s.processEval(context.Background(), first, "", s.snapshot); err != nil {
+	if err := s.processEval(context.Background(), first, "", s.snapshotAt); err != nil {
 		t.Fatal(err)
 	}
 	if e, _ := s.State().EvalByID(nil, ids[0]); e.Status != structs.EvalStatusComplete {

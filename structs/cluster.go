@@ -300,4 +300,10 @@ type PlanSubmitResponse struct {
 	Index uint64
 	// Rejected is true when some placements did not fit the latest state.
 	Rejected bool
+	// RefreshIndex, set when Rejected, is the index of the leader's state
+	// the plan was checked against: the worker schedules again on state
+	// at least this new.
+	RefreshIndex uint64
+	// Placed counts the placements committed.
+	Placed int
 }
