@@ -105,6 +105,8 @@ func buildRouteRequirements() map[string]acl.Requirement {
 	add("/v1/node-pool/{name}/jobs", nsListJobs, get...)
 	add("/v1/node/{id}/allocations", acl.NodeRead(), get...)
 	add("/v1/node/{id}/drain", acl.NodeWrite(), write...)
+	add("/v1/node/{id}/evaluate", acl.NodeWrite(), write...)
+	add("/v1/node/{id}/purge", acl.NodeWrite(), write...)
 	add("/v1/node/{id}/eligibility", acl.NodeWrite(), write...)
 	add("/v1/system/reconcile/summaries", acl.Management(), write...)
 

@@ -96,6 +96,8 @@
 //	PUT|POST /v1/system/reconcile/summaries  recompute every job's summary
 //	PUT|POST /v1/node/:id/drain              start or stop a node's drain
 //	PUT|POST /v1/node/:id/eligibility        make a node eligible or ineligible
+//	PUT|POST /v1/node/:id/evaluate           evaluations of the jobs the node affects
+//	PUT|POST /v1/node/:id/purge              remove a node; its allocations are lost and replaced
 //	GET      /ui/...                         the web UI (package ui) when Config.UI; GET / redirects there
 //
 // The /v1/client endpoints act on this agent's client (client_ops.go,

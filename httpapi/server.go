@@ -233,6 +233,7 @@ func (s *Server) routes() *router {
 	s.registerNamespaceRoutes(rt)     // namespaces.go
 	s.registerScalingRoutes(rt)       // scaling.go
 	s.registerNodeOpRoutes(rt)        // nodes_drain.go
+	s.registerNodeOpsRoutes(rt)       // node_ops.go
 	s.registerNodePoolRoutes(rt)      // node_pools.go
 	s.registerACLRoutes(rt)           // acl.go
 	return rt

@@ -109,6 +109,8 @@ var requirements = map[*Info]acl.Requirement{
 
 	NodeUpdateDrain.info:          acl.NodeWrite(),
 	NodeUpdateEligibility.info:    acl.NodeWrite(),
+	NodeEvaluate.info:             acl.NodeWrite(),
+	NodePurge.info:                acl.NodeWrite(),
 	SystemGC.info:                 acl.Management(),
 	SystemReconcileSummaries.info: acl.Management(),
 

@@ -291,7 +291,16 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 		if err := decodeBody(f.handle, body, &cmd); err != nil {
 			return nil, fmt.Errorf("decode %s: %w", t, err)
 		}
-		err = batch(func(w *state.WriteTxn) error { return w.DeleteNode(cmd.NodeID) })
+		evals = cmd.Evals
+		err = batch(func(w *state.WriteTxn) error {
+			if err := w.UpdateAllocsFromClient(cmd.LostAllocs); err != nil {
+				return err
+			}
+			if err := w.UpsertEvals(evals); err != nil {
+				return err
+			}
+			return w.DeleteNode(cmd.NodeID)
+		})
 	case AllocClientUpdateRequestType:
 		var cmd AllocClientUpdateCommand
 		if err := decodeBody(f.handle, body, &cmd); err != nil {

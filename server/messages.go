@@ -246,9 +246,14 @@ type NodeStatusCommand struct {
 	Evals      []*structs.Evaluation
 }
 
-// NodeDeregisterCommand removes a node.
+// NodeDeregisterCommand removes a node (node purge); LostAllocs are
+// client-style updates marking its allocations that still ran lost, and
+// Evals the evaluations of the jobs it affected (both absent from entries
+// written before purges existed).
 type NodeDeregisterCommand struct {
-	NodeID string
+	NodeID     string
+	LostAllocs []*structs.Allocation
+	Evals      []*structs.Evaluation
 }
 
 // AllocClientUpdateCommand applies client-reported allocation state.
