@@ -130,6 +130,8 @@ func buildRouteRequirements() map[string]acl.Requirement {
 	add("/v1/agent/health", acl.Public(), get...)
 	add("/v1/agent/self", acl.AgentRead(), get...)
 	add("/v1/agent/schedulers", acl.AgentRead(), get...)
+	add("/v1/agent/schedulers/config", acl.AgentRead(), get...)
+	add("/v1/agent/schedulers/config", acl.AgentWrite(), write...)
 	add("/v1/agent/members", acl.NodeRead(), get...)
 	add("/v1/agent/servers", acl.AgentRead(), get...)
 	add("/v1/agent/join", acl.AgentWrite(), write...)

@@ -68,6 +68,8 @@
 //	GET      /v1/agent/self                  {"config", "member", "stats"}
 //	GET      /v1/agent/health                {"client": {"ok"}, "server": {"ok"}}
 //	GET      /v1/agent/schedulers            the server's scheduler workers (SchedulerWorkersInfo)
+//	GET      /v1/agent/schedulers/config     {"server_id", "num_schedulers", "enabled_schedulers"}
+//	PUT|POST /v1/agent/schedulers/config     {"num_schedulers", "enabled_schedulers"}: resize the workers now
 //	GET      /v1/agent/members               the gossip pool (operator_cluster.go)
 //	GET      /v1/agent/monitor               ?log_level&log_json&log_include_location&plain&node_id: the agent's
 //	                                         log lines from now on, as StreamFrame JSON objects {"Data"} (raw with plain)

@@ -19,7 +19,8 @@ import (
 // whose WaitUntil is in the future (a follow-up that reschedules failed
 // allocations) is held on a clock timer until then.
 type evalBroker struct {
-	readyCh chan struct{} // signalled (non-blocking) when ready grows
+	wakeMu sync.Mutex    // guards wake
+	wake   chan struct{} // closed (and replaced) when ready grows: wakes every waiting dequeue
 	clock   Clock
 	// timeline, when set, records each evaluation's enqueue and dequeue.
 	timeline *timeline.Recorder
@@ -55,7 +56,7 @@ func newEvalBroker(clock Clock) *evalBroker {
 	if clock == nil {
 		clock = realClock{}
 	}
-	b := &evalBroker{readyCh: make(chan struct{}, 1), clock: clock}
+	b := &evalBroker{wake: make(chan struct{}), clock: clock}
 	b.reset()
 	return b
 }
@@ -97,10 +98,17 @@ func (b *evalBroker) SetEnabled(on bool) {
 }
 
 func (b *evalBroker) notify() {
-	select {
-	case b.readyCh <- struct{}{}:
-	default:
-	}
+	b.wakeMu.Lock()
+	close(b.wake)
+	b.wake = make(chan struct{})
+	b.wakeMu.Unlock()
+}
+
+// waitCh returns the channel the next notify closes.
+func (b *evalBroker) waitCh() <-chan struct{} {
+	b.wakeMu.Lock()
+	defer b.wakeMu.Unlock()
+	return b.wake
 }
 
 // Enqueue adds an evaluation. Duplicates of a queued one are ignored; one
@@ -158,17 +166,21 @@ func (b *evalBroker) pushReadyLocked(e *structs.Evaluation) {
 // Dequeue waits for an evaluation to process, until ctx is done: the
 // ready one of highest priority, the oldest among equals.
 func (b *evalBroker) Dequeue(ctx context.Context) (*structs.Evaluation, error) {
-	e, _, err := b.DequeueToken(ctx)
+	e, _, err := b.DequeueToken(ctx, nil)
 	return e, err
 }
 
 // DequeueToken is Dequeue that also returns the token that acknowledges
-// the evaluation (AckToken, Nack).
-func (b *evalBroker) DequeueToken(ctx context.Context) (*structs.Evaluation, string, error) {
+// the evaluation (AckToken, Nack); with types, only an evaluation of one
+// of those scheduler types (its job's type) is dequeued.
+func (b *evalBroker) DequeueToken(ctx context.Context, types []string) (*structs.Evaluation, string, error) {
 	for {
+		// The wake channel is taken before ready is looked at: an
+		// evaluation enqueued after the look closes it.
+		wake := b.waitCh()
 		b.mu.Lock()
-		if len(b.ready) > 0 {
-			e := heap.Pop(&b.ready).(readyEval).eval
+		if i := b.ready.best(types); i >= 0 {
+			e := heap.Remove(&b.ready, i).(readyEval).eval
 			delete(b.queued, e.ID)
 			in := &inflightEval{eval: e, key: structs.NamespacedID{Namespace: e.Namespace, ID: e.JobID}, token: structs.GenerateUUID()}
 			if b.nackTimeout > 0 {
@@ -188,7 +200,7 @@ func (b *evalBroker) DequeueToken(ctx context.Context) (*structs.Evaluation, str
 		select {
 		case <-ctx.Done():
 			return nil, "", ctx.Err()
-		case <-b.readyCh:
+		case <-wake:
 		}
 	}
 }
@@ -355,6 +367,24 @@ func (q readyQueue) Less(i, j int) bool {
 	return q[i].seq < q[j].seq
 }
 func (q readyQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+
+// best returns the index of the evaluation to dequeue first among those
+// of the given types (all with none), -1 when there is none.
+func (q readyQueue) best(types []string) int {
+	if len(q) == 0 {
+		return -1
+	}
+	if len(types) == 0 {
+		return 0 // the heap's top
+	}
+	best := -1
+	for i, r := range q {
+		if slices.Contains(types, r.eval.Type) && (best < 0 || q.Less(i, best)) {
+			best = i
+		}
+	}
+	return best
+}
 func (q *readyQueue) Push(x any)   { *q = append(*q, x.(readyEval)) }
 func (q *readyQueue) Pop() any {
 	old := *q
