@@ -21,7 +21,7 @@ import (
 type evalBroker struct {
 	wakeMu sync.Mutex    // guards wake
 	wake   chan struct{} // closed (and replaced) when ready grows: wakes every waiting dequeue
-	clock   Clock
+	clock  Clock
 	// timeline, when set, records each evaluation's enqueue and dequeue.
 	timeline *timeline.Recorder
 	// nackTimeout gives an evaluation in flight back to the queue when
@@ -385,7 +385,7 @@ func (q readyQueue) best(types []string) int {
 	}
 	return best
 }
-func (q *readyQueue) Push(x any)   { *q = append(*q, x.(readyEval)) }
+func (q *readyQueue) Push(x any) { *q = append(*q, x.(readyEval)) }
 func (q *readyQueue) Pop() any {
 	old := *q
 	n := len(old)
