@@ -57,6 +57,7 @@
 //	GET      /v1/allocations                 []AllocListStub
 //	GET      /v1/allocation/:id              Allocation (ID or unique prefix)
 //	GET      /v1/evaluations                 []Evaluation
+//	DELETE   /v1/evaluations                 {"EvalIDs"} or {"Filter"}: delete them while the eval broker is paused -> {"Count"}
 //	GET      /v1/evaluation/:id              Evaluation (ID or unique prefix)
 //	GET      /v1/evaluation/:id/allocations  []AllocListStub
 //	GET      /v1/nodes                       []NodeListStub

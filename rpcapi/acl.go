@@ -111,6 +111,7 @@ var requirements = map[*Info]acl.Requirement{
 	NodeUpdateEligibility.info:    acl.NodeWrite(),
 	NodeEvaluate.info:             acl.NodeWrite(),
 	NodePurge.info:                acl.NodeWrite(),
+	EvalDelete.info:               acl.Management(),
 	SystemGC.info:                 acl.Management(),
 	SystemReconcileSummaries.info: acl.Management(),
 

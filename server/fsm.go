@@ -358,6 +358,12 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 		})
 	case ServiceUpsertRequestType, ServiceDeleteRequestType:
 		err = f.applyServices(t, body, batch, &resp)
+	case EvalDeleteRequestType:
+		var cmd EvalDeleteCommand
+		if err := decodeBody(f.handle, body, &cmd); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", t, err)
+		}
+		err = batch(func(w *state.WriteTxn) error { return w.DeleteGarbage(&state.Garbage{Evals: cmd.EvalIDs}) })
 	case NodeUpdateDrainRequestType, AllocDesiredTransitionRequestType, GCRequestType:
 		err = f.applyNodeOps(t, body, batch, &evals, &capacity) // fsm_nodes.go
 	case ACLBootstrapRequestType, ACLPolicyUpsertRequestType, ACLPolicyDeleteRequestType, ACLTokenUpsertRequestType,

@@ -60,6 +60,9 @@ const (
 	ACLRoleUpsertRequestType
 	ACLRoleDeleteRequestType
 	ACLServerSecretRequestType
+	// Evaluations deleted by an operator while the eval broker is paused
+	// (eval_delete.go).
+	EvalDeleteRequestType
 )
 
 // String names the message type for logs.
@@ -123,6 +126,9 @@ func (t MessageType) String() string {
 		return "alloc-desired-transition"
 	case GCRequestType:
 		return "gc"
+	}
+	if t == EvalDeleteRequestType {
+		return "eval-delete"
 	}
 	if name, ok := aclMessageNames[t]; ok {
 		return name

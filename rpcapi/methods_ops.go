@@ -2,7 +2,8 @@ package rpcapi
 
 import "github.com/drover-io/drover/structs"
 
-// The methods of a node's forced evaluation and purge.
+// The methods of operators' tools: a node's forced evaluation and purge,
+// the deletion of evaluations.
 var (
 	// NodeEvaluate creates evaluations of the jobs a node affects.
 	// Deduplicated: each call creates evaluations.
@@ -11,9 +12,12 @@ var (
 	// evaluates the jobs it affected. Deduplicated: a repeat of a purge
 	// that was applied answers as the first did, not "not found".
 	NodePurge = deduplicated[structs.NodePurgeRequest, structs.NodeDrainUpdateResponse]("NodePurge")
+	// EvalDelete deletes evaluations by ID or filter while the eval
+	// broker is paused. Deduplicated: a repeat answers as the first did.
+	EvalDelete = deduplicated[structs.EvalDeleteRequest, structs.EvalDeleteResponse]("EvalDelete")
 )
 
-// nodeOpMethods returns the methods of this file, for All.
-func nodeOpMethods() []*Info {
-	return []*Info{NodeEvaluate.info, NodePurge.info}
+// opsMethods returns the methods of this file, for All.
+func opsMethods() []*Info {
+	return []*Info{NodeEvaluate.info, NodePurge.info, EvalDelete.info}
 }
