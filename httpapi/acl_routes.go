@@ -65,6 +65,8 @@ func buildRouteRequirements() map[string]acl.Requirement {
 	add("/v1/allocation/{id}/services", nsReadJob, get...)
 	add("/v1/evaluations", nsReadJob, get...)
 	add("/v1/evaluations", acl.Management(), del...)
+	add("/v1/search", acl.AnyToken(), write...) // results filtered by the token (search.go)
+	add("/v1/search/fuzzy", acl.AnyToken(), write...)
 	add("/v1/evaluation/{id}", nsReadJob, get...)
 	add("/v1/evaluation/{id}/allocations", nsReadJob, get...)
 	add("/v1/deployments", nsReadJob, get...)

@@ -60,6 +60,8 @@
 //	DELETE   /v1/evaluations                 {"EvalIDs"} or {"Filter"}: delete them while the eval broker is paused -> {"Count"}
 //	GET      /v1/evaluation/:id              Evaluation (ID or unique prefix)
 //	GET      /v1/evaluation/:id/allocations  []AllocListStub
+//	PUT|POST /v1/search                      {"Prefix", "Context"} -> {"Matches": {ctx: [ID]}, "Truncations"}
+//	PUT|POST /v1/search/fuzzy                {"Text", "Context"} -> {"Matches": {ctx: [{"ID", "Scope"}]}, "Truncations"}
 //	GET      /v1/nodes                       []NodeListStub
 //	GET      /v1/node/:id                    Node (ID or unique prefix)
 //	GET      /v1/node/:id/allocations        []Allocation

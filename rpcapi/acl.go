@@ -112,6 +112,7 @@ var requirements = map[*Info]acl.Requirement{
 	NodeEvaluate.info:             acl.NodeWrite(),
 	NodePurge.info:                acl.NodeWrite(),
 	EvalDelete.info:               acl.Management(),
+	Search.info:                   acl.AnyToken(), // the HTTP API keeps what the token may read
 	SystemGC.info:                 acl.Management(),
 	SystemReconcileSummaries.info: acl.Management(),
 

@@ -15,9 +15,11 @@ var (
 	// EvalDelete deletes evaluations by ID or filter while the eval
 	// broker is paused. Deduplicated: a repeat answers as the first did.
 	EvalDelete = deduplicated[structs.EvalDeleteRequest, structs.EvalDeleteResponse]("EvalDelete")
+	// Search finds objects by ID prefix or, fuzzily, by name.
+	Search = read[structs.SearchRequest, structs.SearchResponse]("Search")
 )
 
 // opsMethods returns the methods of this file, for All.
 func opsMethods() []*Info {
-	return []*Info{NodeEvaluate.info, NodePurge.info, EvalDelete.info}
+	return []*Info{NodeEvaluate.info, NodePurge.info, EvalDelete.info, Search.info}
 }

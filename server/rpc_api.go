@@ -49,6 +49,7 @@ func (s *Server) newHandlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.NodeEvaluate, s.NodeEvaluate)                   // node_ops.go
 	rpcapi.Handle(h, rpcapi.NodePurge, s.NodePurge)
 	rpcapi.Handle(h, rpcapi.EvalDelete, s.EvalDelete) // eval_delete.go
+	rpcapi.Handle(h, rpcapi.Search, s.Search)         // search.go
 	rpcapi.Handle(h, rpcapi.SystemReconcileSummaries, s.SystemReconcileSummaries)
 	rpcapi.Handle(h, rpcapi.DeploymentList, s.DeploymentList)
 	rpcapi.Handle(h, rpcapi.DeploymentGet, s.DeploymentGet)
