@@ -47,7 +47,7 @@ func buildRouteRequirements() map[string]acl.Requirement {
 	add("/v1/job/{id}", nsSubmitJob, write...)
 	add("/v1/job/{id}", nsSubmitJob, del...)
 	add("/v1/job/{id}/evaluate", nsSubmitJob, write...)
-	for _, p := range []string{"allocations", "evaluations", "summary", "versions", "deployment", "deployments", "services"} {
+	for _, p := range []string{"allocations", "evaluations", "summary", "versions", "deployment", "deployments", "services", "submission"} {
 		add("/v1/job/{id}/"+p, nsReadJob, get...)
 	}
 	add("/v1/job/{id}/plan", nsSubmitJob, write...)

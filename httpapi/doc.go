@@ -39,6 +39,7 @@
 //	GET      /v1/job/:id/evaluations         []Evaluation
 //	GET      /v1/job/:id/summary             JobSummary
 //	GET      /v1/job/:id/versions[?diffs]    {"Versions": [Job], "Diffs": [...]} (newest first)
+//	GET      /v1/job/:id/submission?version=N  the version's source: {"Source", "Format", "VariableFlags", "Variables"}
 //	PUT|POST /v1/job/:id/plan                {"Job", "Diff"} -> JobPlanResponse (nothing committed)
 //	PUT|POST /v1/job/:id/revert              {"JobID", "JobVersion", "EnforcePriorVersion"} -> JobRegisterResponse
 //	GET      /v1/job/:id/deployment          the latest Deployment, or null

@@ -236,6 +236,7 @@ func (s *Server) routes() *router {
 	s.registerScalingRoutes(rt)                                     // scaling.go
 	s.registerNodeOpRoutes(rt)                                      // nodes_drain.go
 	s.registerNodeOpsRoutes(rt)                                     // node_ops.go
+	s.registerJobSubmissionRoute(rt)                                // job_submission.go
 	s.registerSearchRoutes(rt)                                      // search.go
 	s.registerEvalDeleteRoute(rt)                                   // eval_delete.go
 	s.registerNodePoolRoutes(rt)                                    // node_pools.go

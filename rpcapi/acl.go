@@ -113,6 +113,7 @@ var requirements = map[*Info]acl.Requirement{
 	NodePurge.info:                acl.NodeWrite(),
 	EvalDelete.info:               acl.Management(),
 	Search.info:                   acl.AnyToken(), // the HTTP API keeps what the token may read
+	JobGetSubmission.info:         nsRead,
 	SystemGC.info:                 acl.Management(),
 	SystemReconcileSummaries.info: acl.Management(),
 

@@ -17,9 +17,12 @@ var (
 	EvalDelete = deduplicated[structs.EvalDeleteRequest, structs.EvalDeleteResponse]("EvalDelete")
 	// Search finds objects by ID prefix or, fuzzily, by name.
 	Search = read[structs.SearchRequest, structs.SearchResponse]("Search")
+	// JobGetSubmission reads the source a job version was registered
+	// from.
+	JobGetSubmission = read[structs.JobSubmissionRequest, structs.JobSubmissionResponse]("JobGetSubmission")
 )
 
 // opsMethods returns the methods of this file, for All.
 func opsMethods() []*Info {
-	return []*Info{NodeEvaluate.info, NodePurge.info, EvalDelete.info, Search.info}
+	return []*Info{NodeEvaluate.info, NodePurge.info, EvalDelete.info, Search.info, JobGetSubmission.info}
 }

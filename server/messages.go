@@ -159,6 +159,9 @@ type JobVersionTagCommand struct {
 type JobRegisterCommand struct {
 	Job  *structs.Job
 	Eval *structs.Evaluation
+	// Submission is the job file the version was registered from (nil:
+	// none sent, or too large to keep); kept with the version.
+	Submission *structs.JobSubmission
 	// CheckNamespace refuses the job when its namespace does not exist.
 	// Entries written before namespaces existed lack it, and replay as
 	// they applied then.
