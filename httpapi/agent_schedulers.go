@@ -58,7 +58,7 @@ func (s *Server) agentSetSchedulerConfig(_ http.ResponseWriter, req *http.Reques
 	cfg, err := c.SetSchedulerWorkerConfig(body)
 	if structs.KindOf(err) == structs.KindInvalid {
 		// Nomad's API clients match this exact body; the reason goes to
-		// the agent's log (docs/api.md says what is valid).
+		// the agent's log (docs/agent-config.md, num_schedulers, says what is valid).
 		s.logger.Warn("scheduler worker configuration refused", "error", err)
 		return nil, structs.Invalid("Invalid request")
 	}
