@@ -31,6 +31,7 @@ type evalBroker struct {
 
 	mu       sync.Mutex // guards the fields below
 	enabled  bool
+	paused   bool                                           // the scheduler configuration's PauseEvalBroker: nothing is dequeued
 	seq      uint64                                         // enqueue counter: FIFO among equal priorities
 	ready    readyQueue                                     // their job has nothing else out
 	waiting  map[structs.NamespacedID][]*structs.Evaluation // behind a ready or in-flight eval of their job
@@ -85,6 +86,18 @@ func (b *evalBroker) SetNackTimeout(d time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.nackTimeout = d
+}
+
+// SetPaused pauses or resumes the handing out of evaluations (the
+// scheduler configuration's PauseEvalBroker); enqueued ones wait.
+func (b *evalBroker) SetPaused(paused bool) {
+	b.mu.Lock()
+	changed := b.paused != paused
+	b.paused = paused
+	b.mu.Unlock()
+	if changed && !paused {
+		b.notify()
+	}
 }
 
 // SetEnabled turns the broker on or off; turning it off drops everything.
@@ -179,7 +192,7 @@ func (b *evalBroker) DequeueToken(ctx context.Context, types []string) (*structs
 		// evaluation enqueued after the look closes it.
 		wake := b.waitCh()
 		b.mu.Lock()
-		if i := b.ready.best(types); i >= 0 {
+		if i := b.ready.best(types); i >= 0 && !b.paused {
 			e := heap.Remove(&b.ready, i).(readyEval).eval
 			delete(b.queued, e.ID)
 			in := &inflightEval{eval: e, key: structs.NamespacedID{Namespace: e.Namespace, ID: e.JobID}, token: structs.GenerateUUID()}

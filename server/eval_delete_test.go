@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/drover-io/drover/structs"
 )
@@ -78,5 +79,51 @@ func TestEvalDelete(t *testing.T) {
 	}
 	if _, err := s.EvalDelete(ctx, &structs.EvalDeleteRequest{EvalIDs: []string{c.EvalID}}); structs.KindOf(err) != structs.KindInvalid || !strings.Contains(err.Error(), "still runs") {
 		t.Fatalf("delete the eval of a running alloc: %v", err)
+	}
+}
+
+// TestEvalBrokerPause: while the scheduler configuration pauses the
+// broker, no evaluation is handed out; resuming wakes the waiting workers.
+func TestEvalBrokerPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newEvalBroker(nil)
+		b.SetEnabled(true)
+		b.SetPaused(true)
+		b.Enqueue(typedEval("s1", "web", structs.JobTypeService, 50))
+		got := make(chan string, 1)
+		go func() {
+			if e, _, err := b.DequeueToken(context.Background(), nil); err == nil {
+				got <- e.ID
+			}
+		}()
+		synctest.Wait()
+		if len(got) != 0 {
+			t.Fatal("a paused broker handed out an evaluation")
+		}
+		b.SetPaused(false)
+		synctest.Wait()
+		if len(got) != 1 || <-got != "s1" {
+			t.Fatal("resuming the broker did not hand out the waiting evaluation")
+		}
+	})
+}
+
+// TestSchedulerConfigPausesBroker: PauseEvalBroker in the scheduler
+// configuration pauses the leader's broker.
+func TestSchedulerConfigPausesBroker(t *testing.T) {
+	s := newTestServer(t, func(c *Config) { c.NumWorkers = -1 })
+	pauseBroker(t, s, true)
+	s.broker.mu.Lock()
+	paused := s.broker.paused
+	s.broker.mu.Unlock()
+	if !paused {
+		t.Fatal("the broker runs with PauseEvalBroker set")
+	}
+	pauseBroker(t, s, false)
+	s.broker.mu.Lock()
+	paused = s.broker.paused
+	s.broker.mu.Unlock()
+	if paused {
+		t.Fatal("the broker stays paused with PauseEvalBroker unset")
 	}
 }

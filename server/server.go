@@ -452,6 +452,9 @@ func (s *Server) establishLeadership() {
 	s.broker.SetEnabled(true)
 	s.blocked.SetEnabled(true)
 	st := s.fsm.State()
+	if cfg, err := st.SchedulerConfig(nil); err == nil && cfg != nil {
+		s.broker.SetPaused(cfg.PauseEvalBroker)
+	}
 	evals, err := st.Evals(nil)
 	if err != nil {
 		s.logger.Error("restore evaluations", "error", err)
