@@ -166,3 +166,20 @@ func (i agentInfo) SchedulerWorkers() *structs.SchedulerWorkersInfo {
 	}
 	return i.a.server.SchedulerWorkers()
 }
+
+// SchedulerWorkerConfig implements httpapi.SchedulerWorkerConfigurer: the
+// server's worker configuration; ok false on a client-only agent.
+func (i agentInfo) SchedulerWorkerConfig() (cfg structs.SchedulerWorkerConfig, ok bool) {
+	if i.a.server == nil {
+		return structs.SchedulerWorkerConfig{}, false
+	}
+	return i.a.server.SchedulerWorkerConfig(), true
+}
+
+// SetSchedulerWorkerConfig implements httpapi.SchedulerWorkerConfigurer.
+func (i agentInfo) SetSchedulerWorkerConfig(c structs.SchedulerWorkerConfig) (structs.SchedulerWorkerConfig, error) {
+	if i.a.server == nil {
+		return structs.SchedulerWorkerConfig{}, structs.Invalid("this agent runs no server, hence no scheduler workers: ask a server agent's /v1/agent/schedulers/config")
+	}
+	return i.a.server.SetSchedulerWorkerConfig(c)
+}

@@ -47,7 +47,7 @@ failed or allocations failed, 2 when some allocations could not be placed.`)
 	}
 	enforce := false
 	fset.Visit(func(f *flag.Flag) { enforce = enforce || f.Name == "check-index" })
-	resp, _, err := c.Jobs().RegisterOpts(job, enforce, *checkIndex, nil)
+	resp, _, err := c.Jobs().RegisterWithSource(job, enforce, *checkIndex, m.jobSource(path, jv), nil)
 	if err != nil {
 		return m.fail("submitting job", err)
 	}

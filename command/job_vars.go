@@ -1,9 +1,13 @@
 package command
 
 import (
+	"bytes"
+	"maps"
+
 	"fmt"
 	"strings"
 
+	"github.com/drover-io/drover/api"
 	"github.com/drover-io/drover/inputlimit"
 	"github.com/drover-io/drover/jobspec"
 )
@@ -71,4 +75,32 @@ func (m *Meta) varOptions(jv *jobVars) (jobspec.Options, error) {
 	}
 	opts.Vars = jv.vars
 	return opts, nil
+}
+
+// jobSource returns the job file and variables a job was parsed from, sent
+// with the job so that the servers keep it with its version (as Nomad's
+// job run does); nil when the file cannot be read again.
+func (m *Meta) jobSource(path string, jv *jobVars) *api.JobSubmission {
+	src, err := m.readFile(path)
+	if err != nil {
+		return nil
+	}
+	sub := &api.JobSubmission{Source: string(src), Format: "hcl2"}
+	if strings.HasSuffix(path, ".json") || bytes.HasPrefix(bytes.TrimSpace(src), []byte("{")) {
+		sub.Format = "json"
+	}
+	if jv == nil {
+		return sub
+	}
+	if len(jv.vars) > 0 {
+		sub.VariableFlags = maps.Clone(map[string]string(jv.vars))
+	}
+	var vars []string
+	for _, p := range jv.files {
+		if b, err := inputlimit.ReadFile(p, inputlimit.MaxHCLBytes); err == nil {
+			vars = append(vars, string(b))
+		}
+	}
+	sub.Variables = strings.Join(vars, "\n")
+	return sub
 }

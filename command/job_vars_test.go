@@ -94,6 +94,16 @@ func TestJobRunVariables(t *testing.T) {
 	if z := got.Job.Meta["zone"]; z != "eu" {
 		t.Errorf("zone = %q, want eu from NOMAD_VAR_zone", z)
 	}
+	// The job file and its variables travel with the job, as Nomad's
+	// job run sends them, for the servers to keep with the version.
+	var sub api.JobSubmission
+	if err := json.Unmarshal(got.Submission, &sub); err != nil {
+		t.Fatalf("submission %s: %v", got.Submission, err)
+	}
+	if sub.Source != varJobFile || sub.Format != "hcl2" || sub.VariableFlags["count"] != "4" ||
+		sub.Variables != "image = \"redis:7\"\ncount = 2\n\n{\"count\": 3}" {
+		t.Errorf("submission sent: %+v", sub)
+	}
 }
 
 func TestJobValidateVariableErrors(t *testing.T) {

@@ -47,7 +47,7 @@ func buildRouteRequirements() map[string]acl.Requirement {
 	add("/v1/job/{id}", nsSubmitJob, write...)
 	add("/v1/job/{id}", nsSubmitJob, del...)
 	add("/v1/job/{id}/evaluate", nsSubmitJob, write...)
-	for _, p := range []string{"allocations", "evaluations", "summary", "versions", "deployment", "deployments", "services"} {
+	for _, p := range []string{"allocations", "evaluations", "summary", "versions", "deployment", "deployments", "services", "submission"} {
 		add("/v1/job/{id}/"+p, nsReadJob, get...)
 	}
 	add("/v1/job/{id}/plan", nsSubmitJob, write...)
@@ -64,6 +64,9 @@ func buildRouteRequirements() map[string]acl.Requirement {
 	add("/v1/allocation/{id}/stop", nsLifecycle, write...)
 	add("/v1/allocation/{id}/services", nsReadJob, get...)
 	add("/v1/evaluations", nsReadJob, get...)
+	add("/v1/evaluations", acl.Management(), del...)
+	add("/v1/search", acl.AnyToken(), write...) // results filtered by the token (search.go)
+	add("/v1/search/fuzzy", acl.AnyToken(), write...)
 	add("/v1/evaluation/{id}", nsReadJob, get...)
 	add("/v1/evaluation/{id}/allocations", nsReadJob, get...)
 	add("/v1/deployments", nsReadJob, get...)
@@ -105,6 +108,8 @@ func buildRouteRequirements() map[string]acl.Requirement {
 	add("/v1/node-pool/{name}/jobs", nsListJobs, get...)
 	add("/v1/node/{id}/allocations", acl.NodeRead(), get...)
 	add("/v1/node/{id}/drain", acl.NodeWrite(), write...)
+	add("/v1/node/{id}/evaluate", acl.NodeWrite(), write...)
+	add("/v1/node/{id}/purge", acl.NodeWrite(), write...)
 	add("/v1/node/{id}/eligibility", acl.NodeWrite(), write...)
 	add("/v1/system/reconcile/summaries", acl.Management(), write...)
 
@@ -128,6 +133,8 @@ func buildRouteRequirements() map[string]acl.Requirement {
 	add("/v1/agent/health", acl.Public(), get...)
 	add("/v1/agent/self", acl.AgentRead(), get...)
 	add("/v1/agent/schedulers", acl.AgentRead(), get...)
+	add("/v1/agent/schedulers/config", acl.AgentRead(), get...)
+	add("/v1/agent/schedulers/config", acl.AgentWrite(), write...)
 	add("/v1/agent/members", acl.NodeRead(), get...)
 	add("/v1/agent/servers", acl.AgentRead(), get...)
 	add("/v1/agent/join", acl.AgentWrite(), write...)

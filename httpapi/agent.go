@@ -110,5 +110,35 @@ func (s *Server) jobsParse(_ http.ResponseWriter, req *http.Request) (any, error
 		}
 		return nil, structs.Invalid("%v", err)
 	}
+	if body.Canonicalize {
+		canonicalizeParsed(job)
+	}
 	return job, nil
+}
+
+// canonicalizeParsed fills a parsed job's job-level defaults, as Nomad's
+// parse with Canonicalize does (namespace, region, type, priority, name);
+// its groups' defaults are filled when it is registered.
+func canonicalizeParsed(job *api.Job) {
+	str := func(p **string, v string) {
+		if *p == nil {
+			*p = api.String(v)
+		}
+	}
+	str(&job.Namespace, structs.DefaultNamespace)
+	str(&job.Region, "global")
+	str(&job.Type, structs.JobTypeService)
+	if job.ID != nil {
+		str(&job.Name, *job.ID)
+	}
+	if job.Priority == nil {
+		p := structs.JobDefaultPriority
+		job.Priority = &p
+	}
+	for _, b := range []**bool{&job.AllAtOnce, &job.Stop, &job.Stable} {
+		if *b == nil {
+			f := false
+			*b = &f
+		}
+	}
 }

@@ -39,6 +39,7 @@
 //	GET      /v1/job/:id/evaluations         []Evaluation
 //	GET      /v1/job/:id/summary             JobSummary
 //	GET      /v1/job/:id/versions[?diffs]    {"Versions": [Job], "Diffs": [...]} (newest first)
+//	GET      /v1/job/:id/submission?version=N  the version's source: {"Source", "Format", "VariableFlags", "Variables"}
 //	PUT|POST /v1/job/:id/plan                {"Job", "Diff"} -> JobPlanResponse (nothing committed)
 //	PUT|POST /v1/job/:id/revert              {"JobID", "JobVersion", "EnforcePriorVersion"} -> JobRegisterResponse
 //	GET      /v1/job/:id/deployment          the latest Deployment, or null
@@ -57,8 +58,11 @@
 //	GET      /v1/allocations                 []AllocListStub
 //	GET      /v1/allocation/:id              Allocation (ID or unique prefix)
 //	GET      /v1/evaluations                 []Evaluation
+//	DELETE   /v1/evaluations                 {"EvalIDs"} or {"Filter"}: delete them while the eval broker is paused -> {"Count"}
 //	GET      /v1/evaluation/:id              Evaluation (ID or unique prefix)
 //	GET      /v1/evaluation/:id/allocations  []AllocListStub
+//	PUT|POST /v1/search                      {"Prefix", "Context"} -> {"Matches": {ctx: [ID]}, "Truncations"}
+//	PUT|POST /v1/search/fuzzy                {"Text", "Context"} -> {"Matches": {ctx: [{"ID", "Scope"}]}, "Truncations"}
 //	GET      /v1/nodes                       []NodeListStub
 //	GET      /v1/node/:id                    Node (ID or unique prefix)
 //	GET      /v1/node/:id/allocations        []Allocation
@@ -68,6 +72,8 @@
 //	GET      /v1/agent/self                  {"config", "member", "stats"}
 //	GET      /v1/agent/health                {"client": {"ok"}, "server": {"ok"}}
 //	GET      /v1/agent/schedulers            the server's scheduler workers (SchedulerWorkersInfo)
+//	GET      /v1/agent/schedulers/config     {"server_id", "num_schedulers", "enabled_schedulers"}
+//	PUT|POST /v1/agent/schedulers/config     {"num_schedulers", "enabled_schedulers"}: resize the workers now
 //	GET      /v1/agent/members               the gossip pool (operator_cluster.go)
 //	GET      /v1/agent/monitor               ?log_level&log_json&log_include_location&plain&node_id: the agent's
 //	                                         log lines from now on, as StreamFrame JSON objects {"Data"} (raw with plain)
@@ -96,6 +102,8 @@
 //	PUT|POST /v1/system/reconcile/summaries  recompute every job's summary
 //	PUT|POST /v1/node/:id/drain              start or stop a node's drain
 //	PUT|POST /v1/node/:id/eligibility        make a node eligible or ineligible
+//	PUT|POST /v1/node/:id/evaluate           evaluations of the jobs the node affects
+//	PUT|POST /v1/node/:id/purge              remove a node; its allocations are lost and replaced
 //	GET      /ui/...                         the web UI (package ui) when Config.UI; GET / redirects there
 //
 // The /v1/client endpoints act on this agent's client (client_ops.go,

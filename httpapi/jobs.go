@@ -58,8 +58,13 @@ func (s *Server) jobRegister(w http.ResponseWriter, req *http.Request) (any, err
 	if err := job.Validate(); err != nil {
 		return nil, err
 	}
+	sub, err := decodeSubmission(body.Submission) // job_submission.go
+	if err != nil {
+		return nil, err
+	}
 	resp, err := rpcapi.JobRegister.Call(req.Context(), s.rpc, &structs.JobRegisterRequest{
 		Job:               job,
+		Submission:        sub,
 		EnforceIndex:      body.EnforceIndex,
 		JobModifyIndex:    body.JobModifyIndex,
 		PreserveCounts:    body.PreserveCounts,

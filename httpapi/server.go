@@ -218,23 +218,29 @@ func (s *Server) routes() *router {
 	get("/v1/agent/self", s.agentSelf)
 	get("/v1/agent/health", s.agentHealth)
 	get("/v1/agent/schedulers", s.agentSchedulers)
-	s.registerUpdateRoutes(rt)        // updates.go
-	s.registerPeriodicRoutes(rt)      // periodic.go
-	s.registerClientRoutes(rt)        // client_ops.go
-	s.registerStatsRoutes(rt)         // client_stats.go
-	s.registerSnapshotRoute(rt)       // snapshot.go
-	s.registerVariableRoutes(rt)      // vars.go
-	s.registerObservabilityRoutes(rt) // observability_routes.go
-	s.registerTimelineRoutes(rt)      // timeline.go
-	s.registerClusterRoutes(rt)       // operator_cluster.go
-	s.registerServiceRoutes(rt)       // services.go
-	s.registerMetricsRoute(rt)        // metrics.go
-	s.registerEventRoute(rt)          // events.go
-	s.registerNamespaceRoutes(rt)     // namespaces.go
-	s.registerScalingRoutes(rt)       // scaling.go
-	s.registerNodeOpRoutes(rt)        // nodes_drain.go
-	s.registerNodePoolRoutes(rt)      // node_pools.go
-	s.registerACLRoutes(rt)           // acl.go
+	get("/v1/agent/schedulers/config", s.agentSchedulerConfig)      // agent_schedulers.go
+	write("/v1/agent/schedulers/config", s.agentSetSchedulerConfig) // agent_schedulers.go
+	s.registerUpdateRoutes(rt)                                      // updates.go
+	s.registerPeriodicRoutes(rt)                                    // periodic.go
+	s.registerClientRoutes(rt)                                      // client_ops.go
+	s.registerStatsRoutes(rt)                                       // client_stats.go
+	s.registerSnapshotRoute(rt)                                     // snapshot.go
+	s.registerVariableRoutes(rt)                                    // vars.go
+	s.registerObservabilityRoutes(rt)                               // observability_routes.go
+	s.registerTimelineRoutes(rt)                                    // timeline.go
+	s.registerClusterRoutes(rt)                                     // operator_cluster.go
+	s.registerServiceRoutes(rt)                                     // services.go
+	s.registerMetricsRoute(rt)                                      // metrics.go
+	s.registerEventRoute(rt)                                        // events.go
+	s.registerNamespaceRoutes(rt)                                   // namespaces.go
+	s.registerScalingRoutes(rt)                                     // scaling.go
+	s.registerNodeOpRoutes(rt)                                      // nodes_drain.go
+	s.registerNodeOpsRoutes(rt)                                     // node_ops.go
+	s.registerJobSubmissionRoute(rt)                                // job_submission.go
+	s.registerSearchRoutes(rt)                                      // search.go
+	s.registerEvalDeleteRoute(rt)                                   // eval_delete.go
+	s.registerNodePoolRoutes(rt)                                    // node_pools.go
+	s.registerACLRoutes(rt)                                         // acl.go
 	return rt
 }
 

@@ -278,6 +278,8 @@ func TestHTTPRequests(t *testing.T) {
 		{name: "health", method: "GET", path: "/v1/agent/health", wantCode: 200, wantBody: `"server":{"ok":true,"message":"ok"}`},
 		{name: "self", method: "GET", path: "/v1/agent/self", wantCode: 200, wantBody: `"config":{"Region":"global"}`},
 		{name: "parse", method: "POST", path: "/v1/jobs/parse", body: `{"JobHCL": "job \"parsed\" {}"}`, wantCode: 200, wantBody: `"ID":"parsed"`},
+		{name: "parse canonicalize", method: "POST", path: "/v1/jobs/parse", body: `{"JobHCL": "job \"parsed\" {}", "Canonicalize": true}`, wantCode: 200,
+			wantBody: `"Region":"global","Namespace":"default","ID":"parsed","Name":"parsed","Type":"service","Priority":50,"AllAtOnce":false`},
 		{name: "parse error", method: "POST", path: "/v1/jobs/parse", body: `{"JobHCL": "bad"}`, wantCode: 400, wantBody: "input.hcl:1,5-8: Unsupported block type"},
 		{name: "parse empty", method: "PUT", path: "/v1/jobs/parse", body: `{}`, wantCode: 400, wantBody: "JobHCL is empty"},
 	}

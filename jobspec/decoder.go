@@ -23,6 +23,8 @@ type decoder struct {
 	// budget meters what the file's expressions compute (budget.go); the
 	// functions of ctx charge it too.
 	budget *budget
+	// groupless: a job without a group is no error (inputs.groupless).
+	groupless bool
 }
 
 func (d *decoder) add(diags ...*hcl.Diagnostic) {

@@ -121,7 +121,7 @@ func (d *decoder) job(b *hcl.Block) *api.Job {
 		seen[name] = gb.DefRange
 		job.TaskGroups = append(job.TaskGroups, d.group(gb))
 	}
-	if len(job.TaskGroups) == 0 && len(seen) == 0 {
+	if len(job.TaskGroups) == 0 && len(seen) == 0 && !d.groupless {
 		d.errorf(b.DefRange, "Missing group", "Job %q has no group; add a group block with at least one task.", b.Labels[0])
 	}
 	return job

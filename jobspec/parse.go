@@ -44,7 +44,9 @@ func ParseRequest(req *api.JobsParseRequest) (*api.Job, error) {
 	if req.HCLv1 {
 		return nil, &Error{Summary: "HCL1 is not supported", Detail: "drover reads HCL2 job files only; set HCLv1 to false."}
 	}
-	in := inputs{flags: req.VarFlags}
+	// As Nomad's: a job without a group parses here, and is refused when
+	// registered (a UI's editor parses drafts).
+	in := inputs{flags: req.VarFlags, groupless: true}
 	if req.Variables != "" {
 		in.files = []VarFile{{Name: "variables.hcl", Content: []byte(req.Variables)}}
 	}
@@ -112,7 +114,8 @@ func parse(filename string, src []byte, in inputs) (*api.Job, error) {
 			Variables: map[string]cty.Value{"var": cty.EmptyObjectVal, "local": cty.EmptyObjectVal},
 			Functions: meterFunctions(functions(in.fs), b),
 		},
-		budget: b,
+		budget:    b,
+		groupless: in.groupless,
 	}
 	c := d.content(file.Body, nil,
 		hcl.BlockHeaderSchema{Type: "job", LabelNames: []string{"id"}},

@@ -122,3 +122,20 @@ func TestParseRequest(t *testing.T) {
 		})
 	}
 }
+
+// TestParseRequestGroupless: the API's parse takes a job without a group
+// (Nomad's TestJobs_Parse parses `job "example" {}`); a job file run from
+// the command line is still refused with the position.
+func TestParseRequestGroupless(t *testing.T) {
+	const src = `job "example" {}`
+	job, err := ParseRequest(&api.JobsParseRequest{JobHCL: src})
+	if err != nil {
+		t.Fatalf("ParseRequest: %v", err)
+	}
+	if job.ID == nil || *job.ID != "example" || len(job.TaskGroups) != 0 {
+		t.Fatalf("parsed %+v", job)
+	}
+	if _, err := Parse("example.nomad.hcl", []byte(src)); err == nil || !strings.Contains(err.Error(), `Job "example" has no group`) {
+		t.Fatalf("Parse = %v, want the missing group", err)
+	}
+}

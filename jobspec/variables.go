@@ -28,6 +28,9 @@ type inputs struct {
 	flags map[string]string
 	// fs enables the functions that read local files.
 	fs bool
+	// groupless accepts a job without a group, as the API's parse does
+	// (Nomad's /v1/jobs/parse): registering it is refused later.
+	groupless bool
 }
 
 // VarFile is a variable file's name (for messages, and ".json" for the

@@ -109,6 +109,11 @@ var requirements = map[*Info]acl.Requirement{
 
 	NodeUpdateDrain.info:          acl.NodeWrite(),
 	NodeUpdateEligibility.info:    acl.NodeWrite(),
+	NodeEvaluate.info:             acl.NodeWrite(),
+	NodePurge.info:                acl.NodeWrite(),
+	EvalDelete.info:               acl.Management(),
+	Search.info:                   acl.AnyToken(), // the HTTP API keeps what the token may read
+	JobGetSubmission.info:         nsRead,
 	SystemGC.info:                 acl.Management(),
 	SystemReconcileSummaries.info: acl.Management(),
 

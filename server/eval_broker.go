@@ -19,8 +19,9 @@ import (
 // whose WaitUntil is in the future (a follow-up that reschedules failed
 // allocations) is held on a clock timer until then.
 type evalBroker struct {
-	readyCh chan struct{} // signalled (non-blocking) when ready grows
-	clock   Clock
+	wakeMu sync.Mutex    // guards wake
+	wake   chan struct{} // closed (and replaced) when ready grows: wakes every waiting dequeue
+	clock  Clock
 	// timeline, when set, records each evaluation's enqueue and dequeue.
 	timeline *timeline.Recorder
 	// nackTimeout gives an evaluation in flight back to the queue when
@@ -30,6 +31,7 @@ type evalBroker struct {
 
 	mu       sync.Mutex // guards the fields below
 	enabled  bool
+	paused   bool                                           // the scheduler configuration's PauseEvalBroker: nothing is dequeued
 	seq      uint64                                         // enqueue counter: FIFO among equal priorities
 	ready    readyQueue                                     // their job has nothing else out
 	waiting  map[structs.NamespacedID][]*structs.Evaluation // behind a ready or in-flight eval of their job
@@ -55,7 +57,7 @@ func newEvalBroker(clock Clock) *evalBroker {
 	if clock == nil {
 		clock = realClock{}
 	}
-	b := &evalBroker{readyCh: make(chan struct{}, 1), clock: clock}
+	b := &evalBroker{wake: make(chan struct{}), clock: clock}
 	b.reset()
 	return b
 }
@@ -86,6 +88,18 @@ func (b *evalBroker) SetNackTimeout(d time.Duration) {
 	b.nackTimeout = d
 }
 
+// SetPaused pauses or resumes the handing out of evaluations (the
+// scheduler configuration's PauseEvalBroker); enqueued ones wait.
+func (b *evalBroker) SetPaused(paused bool) {
+	b.mu.Lock()
+	changed := b.paused != paused
+	b.paused = paused
+	b.mu.Unlock()
+	if changed && !paused {
+		b.notify()
+	}
+}
+
 // SetEnabled turns the broker on or off; turning it off drops everything.
 func (b *evalBroker) SetEnabled(on bool) {
 	b.mu.Lock()
@@ -97,10 +111,17 @@ func (b *evalBroker) SetEnabled(on bool) {
 }
 
 func (b *evalBroker) notify() {
-	select {
-	case b.readyCh <- struct{}{}:
-	default:
-	}
+	b.wakeMu.Lock()
+	close(b.wake)
+	b.wake = make(chan struct{})
+	b.wakeMu.Unlock()
+}
+
+// waitCh returns the channel the next notify closes.
+func (b *evalBroker) waitCh() <-chan struct{} {
+	b.wakeMu.Lock()
+	defer b.wakeMu.Unlock()
+	return b.wake
 }
 
 // Enqueue adds an evaluation. Duplicates of a queued one are ignored; one
@@ -158,17 +179,21 @@ func (b *evalBroker) pushReadyLocked(e *structs.Evaluation) {
 // Dequeue waits for an evaluation to process, until ctx is done: the
 // ready one of highest priority, the oldest among equals.
 func (b *evalBroker) Dequeue(ctx context.Context) (*structs.Evaluation, error) {
-	e, _, err := b.DequeueToken(ctx)
+	e, _, err := b.DequeueToken(ctx, nil)
 	return e, err
 }
 
 // DequeueToken is Dequeue that also returns the token that acknowledges
-// the evaluation (AckToken, Nack).
-func (b *evalBroker) DequeueToken(ctx context.Context) (*structs.Evaluation, string, error) {
+// the evaluation (AckToken, Nack); with types, only an evaluation of one
+// of those scheduler types (its job's type) is dequeued.
+func (b *evalBroker) DequeueToken(ctx context.Context, types []string) (*structs.Evaluation, string, error) {
 	for {
+		// The wake channel is taken before ready is looked at: an
+		// evaluation enqueued after the look closes it.
+		wake := b.waitCh()
 		b.mu.Lock()
-		if len(b.ready) > 0 {
-			e := heap.Pop(&b.ready).(readyEval).eval
+		if i := b.ready.best(types); i >= 0 && !b.paused {
+			e := heap.Remove(&b.ready, i).(readyEval).eval
 			delete(b.queued, e.ID)
 			in := &inflightEval{eval: e, key: structs.NamespacedID{Namespace: e.Namespace, ID: e.JobID}, token: structs.GenerateUUID()}
 			if b.nackTimeout > 0 {
@@ -188,7 +213,7 @@ func (b *evalBroker) DequeueToken(ctx context.Context) (*structs.Evaluation, str
 		select {
 		case <-ctx.Done():
 			return nil, "", ctx.Err()
-		case <-b.readyCh:
+		case <-wake:
 		}
 	}
 }
@@ -355,7 +380,25 @@ func (q readyQueue) Less(i, j int) bool {
 	return q[i].seq < q[j].seq
 }
 func (q readyQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *readyQueue) Push(x any)   { *q = append(*q, x.(readyEval)) }
+
+// best returns the index of the evaluation to dequeue first among those
+// of the given types (all with none), -1 when there is none.
+func (q readyQueue) best(types []string) int {
+	if len(q) == 0 {
+		return -1
+	}
+	if len(types) == 0 {
+		return 0 // the heap's top
+	}
+	best := -1
+	for i, r := range q {
+		if slices.Contains(types, r.eval.Type) && (best < 0 || q.Less(i, best)) {
+			best = i
+		}
+	}
+	return best
+}
+func (q *readyQueue) Push(x any) { *q = append(*q, x.(readyEval)) }
 func (q *readyQueue) Pop() any {
 	old := *q
 	n := len(old)

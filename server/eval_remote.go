@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -50,7 +49,7 @@ func (s *Server) EvalDequeue(ctx context.Context, req *structs.EvalDequeueReques
 	wait = min(wait, maxDequeueWait)
 	dctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	e, token, err := s.broker.DequeueToken(dctx)
+	e, token, err := s.broker.DequeueToken(dctx, req.Schedulers)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, cerr
@@ -114,23 +113,27 @@ func (s *Server) submitPlanVia(ctx context.Context, p *pendingPlan, token string
 	return planResult{Index: resp.Index, Rejected: resp.Rejected, RefreshIndex: resp.RefreshIndex, Placed: resp.Placed}
 }
 
-// runWorker processes evaluations from the leader's broker until the
-// server stops.
-func (s *Server) runWorker(id int) {
-	logger := s.logger.With("worker", id)
-	name := fmt.Sprintf("%s/%d", s.config.NodeName, id)
+// runWorker processes evaluations of the given scheduler types from the
+// leader's broker until ctx (the worker's, cancelled when the server
+// stops or the pool shrinks) is done; an evaluation it holds is finished
+// under the server's context.
+func (s *Server) runWorker(ctx context.Context, status *workerStatus, schedulers []string) {
+	logger := s.logger.With("worker", status.id)
 	backoff := workerBackoffMin
-	status := s.workers[id]
 	defer status.set(workloadStopped)
 	for {
 		status.set(workloadWaiting)
-		d, err := rpcapi.EvalDequeue.Call(s.ctx, s, &structs.EvalDequeueRequest{Timeout: dequeueWait, Worker: name})
-		if s.ctx.Err() != nil {
+		d, err := rpcapi.EvalDequeue.Call(ctx, s, &structs.EvalDequeueRequest{Timeout: dequeueWait, Worker: status.id, Schedulers: schedulers})
+		if ctx.Err() != nil {
+			if err == nil && d.Eval != nil {
+				// Removed from the pool as it got one: give it back.
+				s.ackEval(logger, d.Eval.ID, d.Token, true)
+			}
 			return
 		}
 		if err != nil {
 			logger.Debug("dequeue an evaluation", "error", err)
-			if !s.pause(backoff) {
+			if !s.pause(ctx, backoff) {
 				return
 			}
 			backoff = min(2*backoff, workerBackoffMax)
@@ -148,13 +151,13 @@ func (s *Server) runWorker(id int) {
 // pause waits d, or until the server stops (false). It is a network
 // backoff on the wall clock: a server under a test's fake clock must not
 // stall its workers on it.
-func (s *Server) pause(d time.Duration) bool {
+func (s *Server) pause(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
 		return true
-	case <-s.ctx.Done():
+	case <-ctx.Done():
 		return false
 	}
 }

@@ -195,6 +195,12 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 			if err := w.UpsertJob(cmd.Job); err != nil {
 				return err
 			}
+			if sub := cmd.Submission; sub != nil {
+				sub.Namespace, sub.JobID, sub.Version = cmd.Job.Namespace, cmd.Job.ID, cmd.Job.Version
+				if err := w.UpsertJobSubmission(sub); err != nil {
+					return err
+				}
+			}
 			if err := w.EnsurePeriodicLaunch(cmd.Job); err != nil { // state/periodic.go
 				return err
 			}
@@ -291,7 +297,16 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 		if err := decodeBody(f.handle, body, &cmd); err != nil {
 			return nil, fmt.Errorf("decode %s: %w", t, err)
 		}
-		err = batch(func(w *state.WriteTxn) error { return w.DeleteNode(cmd.NodeID) })
+		evals = cmd.Evals
+		err = batch(func(w *state.WriteTxn) error {
+			if err := w.UpdateAllocsFromClient(cmd.LostAllocs); err != nil {
+				return err
+			}
+			if err := w.UpsertEvals(evals); err != nil {
+				return err
+			}
+			return w.DeleteNode(cmd.NodeID)
+		})
 	case AllocClientUpdateRequestType:
 		var cmd AllocClientUpdateCommand
 		if err := decodeBody(f.handle, body, &cmd); err != nil {
@@ -349,6 +364,12 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 		})
 	case ServiceUpsertRequestType, ServiceDeleteRequestType:
 		err = f.applyServices(t, body, batch, &resp)
+	case EvalDeleteRequestType:
+		var cmd EvalDeleteCommand
+		if err := decodeBody(f.handle, body, &cmd); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", t, err)
+		}
+		err = batch(func(w *state.WriteTxn) error { return w.DeleteGarbage(&state.Garbage{Evals: cmd.EvalIDs}) })
 	case NodeUpdateDrainRequestType, AllocDesiredTransitionRequestType, GCRequestType:
 		err = f.applyNodeOps(t, body, batch, &evals, &capacity) // fsm_nodes.go
 	case ACLBootstrapRequestType, ACLPolicyUpsertRequestType, ACLPolicyDeleteRequestType, ACLTokenUpsertRequestType,
@@ -477,6 +498,8 @@ type snapshotData struct {
 	PeriodicLaunches []*structs.PeriodicLaunch
 	// Added with ACLs; absent from older snapshots.
 	ACL *aclSnapshot
+	// Added with job sources; absent from older snapshots.
+	JobSubmissions []*structs.JobSubmission
 }
 
 const snapshotVersion = 1
@@ -591,6 +614,11 @@ func (f *FSM) Restore(rc io.ReadCloser) (err error) {
 		if err := restoreACL(r, data.ACL); err != nil {
 			return err
 		}
+		for _, sub := range data.JobSubmissions {
+			if err := r.JobSubmission(sub); err != nil {
+				return err
+			}
+		}
 		for table, idx := range data.Indexes {
 			if err := r.Index(table, idx); err != nil {
 				return err
@@ -679,6 +707,9 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 		return err
 	}
 	if data.ACL, err = snapshotACL(s.snap); err != nil {
+		return err
+	}
+	if data.JobSubmissions, err = s.snap.JobSubmissions(nil); err != nil {
 		return err
 	}
 	return codec.NewEncoder(w, s.handle).Encode(&data)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/hashicorp/go-msgpack/v2/codec"
@@ -105,8 +106,28 @@ func (s *Server) JobRegister(ctx context.Context, req *structs.JobRegisterReques
 	}
 	job.SubmitTime = now
 	job.Status, job.StatusDescription = "", ""
-	return applyWrite(s, req.RequestID, JobRegisterRequestType, &JobRegisterCommand{Job: job, Eval: eval, CheckNamespace: true},
-		&structs.JobRegisterResponse{EvalID: eval.ID}, completeJobRegister)
+	sub, warning := keptSubmission(req.Submission)
+	return applyWrite(s, req.RequestID, JobRegisterRequestType, &JobRegisterCommand{Job: job, Eval: eval, CheckNamespace: true, Submission: sub},
+		&structs.JobRegisterResponse{EvalID: eval.ID, Warnings: warning}, completeJobRegister)
+}
+
+// keptSubmission returns the job source to keep with a new version: a
+// copy of sub, or nil with a warning when it is larger than
+// structs.MaxJobSourceBytes (the job registers all the same).
+func keptSubmission(sub *structs.JobSubmission) (*structs.JobSubmission, string) {
+	if sub == nil {
+		return nil, ""
+	}
+	if n := sub.Size(); n > structs.MaxJobSourceBytes {
+		return nil, fmt.Sprintf("the job's source (%d bytes) is larger than %d bytes and was not kept", n, structs.MaxJobSourceBytes)
+	}
+	c := *sub
+	if len(c.VariableFlags) == 0 {
+		c.VariableFlags = nil
+	} else {
+		c.VariableFlags = maps.Clone(c.VariableFlags)
+	}
+	return &c, ""
 }
 
 // EnforceIndexErrPrefix starts the message of a registration refused by

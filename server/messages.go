@@ -60,6 +60,9 @@ const (
 	ACLRoleUpsertRequestType
 	ACLRoleDeleteRequestType
 	ACLServerSecretRequestType
+	// Evaluations deleted by an operator while the eval broker is paused
+	// (eval_delete.go).
+	EvalDeleteRequestType
 )
 
 // String names the message type for logs.
@@ -124,6 +127,9 @@ func (t MessageType) String() string {
 	case GCRequestType:
 		return "gc"
 	}
+	if t == EvalDeleteRequestType {
+		return "eval-delete"
+	}
 	if name, ok := aclMessageNames[t]; ok {
 		return name
 	}
@@ -153,6 +159,9 @@ type JobVersionTagCommand struct {
 type JobRegisterCommand struct {
 	Job  *structs.Job
 	Eval *structs.Evaluation
+	// Submission is the job file the version was registered from (nil:
+	// none sent, or too large to keep); kept with the version.
+	Submission *structs.JobSubmission
 	// CheckNamespace refuses the job when its namespace does not exist.
 	// Entries written before namespaces existed lack it, and replay as
 	// they applied then.
@@ -246,9 +255,14 @@ type NodeStatusCommand struct {
 	Evals      []*structs.Evaluation
 }
 
-// NodeDeregisterCommand removes a node.
+// NodeDeregisterCommand removes a node (node purge); LostAllocs are
+// client-style updates marking its allocations that still ran lost, and
+// Evals the evaluations of the jobs it affected (both absent from entries
+// written before purges existed).
 type NodeDeregisterCommand struct {
-	NodeID string
+	NodeID     string
+	LostAllocs []*structs.Allocation
+	Evals      []*structs.Evaluation
 }
 
 // AllocClientUpdateCommand applies client-reported allocation state.

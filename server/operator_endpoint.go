@@ -51,8 +51,12 @@ func (s *Server) SchedulerSetConfig(ctx context.Context, req *structs.SchedulerS
 		return nil, structs.Invalid("scheduler algorithm %q is invalid: use %q or %q", cfg.SchedulerAlgorithm,
 			structs.SchedulerAlgorithmBinpack, structs.SchedulerAlgorithmSpread)
 	}
-	return applyWrite(s, req.RequestID, SchedulerConfigRequestType, &SchedulerConfigCommand{Config: cfg, CAS: req.CAS},
+	resp, err := applyWrite(s, req.RequestID, SchedulerConfigRequestType, &SchedulerConfigCommand{Config: cfg, CAS: req.CAS},
 		&structs.SchedulerSetConfigResponse{}, completeSchedulerSetConfig)
+	if err == nil && resp.Updated {
+		s.broker.SetPaused(cfg.PauseEvalBroker)
+	}
+	return resp, err
 }
 
 // completeSchedulerSetConfig completes the reply with the write's index and

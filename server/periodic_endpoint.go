@@ -27,8 +27,9 @@ func (s *Server) registerTemplate(req *structs.JobRegisterRequest, job, existing
 	}
 	job.SubmitTime = s.clock.Now().UnixNano()
 	job.Status, job.StatusDescription = "", ""
-	return applyWrite(s, req.RequestID, JobRegisterRequestType, &JobRegisterCommand{Job: job, CheckNamespace: true},
-		&structs.JobRegisterResponse{}, completeJobRegister)
+	sub, warning := keptSubmission(req.Submission) // job_endpoint.go
+	return applyWrite(s, req.RequestID, JobRegisterRequestType, &JobRegisterCommand{Job: job, CheckNamespace: true, Submission: sub},
+		&structs.JobRegisterResponse{Warnings: warning}, completeJobRegister)
 }
 
 // childEval is the registration evaluation of a launched or dispatched

@@ -46,6 +46,11 @@ func (s *Server) newHandlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.NodeUpdateDrain, s.NodeUpdateDrain)             // node_drain_endpoint.go
 	rpcapi.Handle(h, rpcapi.NodeUpdateEligibility, s.NodeUpdateEligibility) // node_drain_endpoint.go
 	rpcapi.Handle(h, rpcapi.SystemGC, s.SystemGC)                           // gc.go
+	rpcapi.Handle(h, rpcapi.NodeEvaluate, s.NodeEvaluate)                   // node_ops.go
+	rpcapi.Handle(h, rpcapi.NodePurge, s.NodePurge)
+	rpcapi.Handle(h, rpcapi.EvalDelete, s.EvalDelete)             // eval_delete.go
+	rpcapi.Handle(h, rpcapi.Search, s.Search)                     // search.go
+	rpcapi.Handle(h, rpcapi.JobGetSubmission, s.JobGetSubmission) // job_submission_endpoint.go
 	rpcapi.Handle(h, rpcapi.SystemReconcileSummaries, s.SystemReconcileSummaries)
 	rpcapi.Handle(h, rpcapi.DeploymentList, s.DeploymentList)
 	rpcapi.Handle(h, rpcapi.DeploymentGet, s.DeploymentGet)

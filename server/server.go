@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -72,8 +73,8 @@ type Server struct {
 	planWaiting atomic.Int64
 	// events is the event stream's buffer, fed by the FSM.
 	events *events.Broker
-	// workers report what each scheduler worker does (worker_status.go).
-	workers []*workerStatus
+	// pool runs the scheduler workers (worker_pool.go).
+	pool *workerPool
 
 	ctx          context.Context // cancelled by Shutdown; stops every goroutine below
 	cancel       context.CancelFunc
@@ -148,7 +149,7 @@ func NewServer(ctx context.Context, cfg *Config) (*Server, error) {
 		return nil, err
 	}
 
-	s.wg.Add(8 + c.NumWorkers)
+	s.wg.Add(8)
 	go func() { defer s.wg.Done(); s.monitorLeadership() }()
 	go func() { defer s.wg.Done(); s.runVarLockExpiry() }()
 	go func() { defer s.wg.Done(); s.runLeaderObserver() }()
@@ -157,12 +158,8 @@ func NewServer(ctx context.Context, cfg *Config) (*Server, error) {
 	go func() { defer s.wg.Done(); s.runProgressDeadlines() }()
 	go func() { defer s.wg.Done(); s.runDrainer() }() // drainer.go
 	go func() { defer s.wg.Done(); s.runGC() }()      // gc.go
-	for i := range c.NumWorkers {
-		s.workers = append(s.workers, newWorkerStatus(c.NodeName, i, s.clock.Now()))
-	}
-	for i := range c.NumWorkers {
-		go func() { defer s.wg.Done(); s.runWorker(i) }()
-	}
+	s.pool = &workerPool{server: c.NodeName, run: s.runWorker, base: s.ctx, now: s.clock.Now}
+	s.pool.resize(c.NumWorkers, slices.Clone(workerSchedulers))
 	if s.cluster != nil {
 		if err := s.startCluster(); err != nil {
 			if serr := s.Shutdown(); serr != nil {
@@ -322,6 +319,7 @@ func (s *Server) Shutdown() error {
 		// the wait would hang (seen in TestJobVersionsAndRevert's Shutdown).
 		// Every loop returns on s.ctx, and a live raft answers every Apply.
 		s.wg.Wait()
+		s.pool.stop()
 		s.periodic.stop() // its context is done: it returns
 		if s.raft != nil {
 			if err := s.raft.Shutdown().Error(); err != nil {
@@ -454,6 +452,9 @@ func (s *Server) establishLeadership() {
 	s.broker.SetEnabled(true)
 	s.blocked.SetEnabled(true)
 	st := s.fsm.State()
+	if cfg, err := st.SchedulerConfig(nil); err == nil && cfg != nil {
+		s.broker.SetPaused(cfg.PauseEvalBroker)
+	}
 	evals, err := st.Evals(nil)
 	if err != nil {
 		s.logger.Error("restore evaluations", "error", err)

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -30,7 +29,7 @@ type workerStatus struct {
 }
 
 func newWorkerStatus(server string, n int, now time.Time) *workerStatus {
-	w := &workerStatus{id: fmt.Sprintf("%s/%d", server, n), started: now}
+	w := &workerStatus{id: workerName(server, n), started: now}
 	w.set(workloadWaiting)
 	return w
 }
@@ -41,14 +40,15 @@ func (w *workerStatus) set(state string) { w.workload.Store(&state) }
 // does now (GET /v1/agent/schedulers).
 func (s *Server) SchedulerWorkers() *structs.SchedulerWorkersInfo {
 	out := &structs.SchedulerWorkersInfo{ServerID: s.config.NodeName, Schedulers: []structs.SchedulerWorkerInfo{}}
-	for _, w := range s.workers {
+	enabled := s.pool.config().EnabledSchedulers
+	for _, w := range s.pool.statuses() {
 		workload := *w.workload.Load()
 		status := "Started"
 		if workload == workloadStopped {
 			status = "Stopped"
 		}
 		out.Schedulers = append(out.Schedulers, structs.SchedulerWorkerInfo{
-			ID: w.id, EnabledSchedulers: append([]string(nil), workerSchedulers...),
+			ID: w.id, EnabledSchedulers: enabled,
 			Started: w.started.UTC().Format(time.RFC3339), Status: status, WorkloadStatus: workload,
 		})
 	}

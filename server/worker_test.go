@@ -412,7 +412,7 @@ func TestRejectedPlansGetFollowUp(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	for {
-		e, _, err := s.broker.DequeueToken(ctx)
+		e, _, err := s.broker.DequeueToken(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -248,6 +248,9 @@ type EvalDequeueRequest struct {
 	Timeout time.Duration
 	// Worker names the worker, for the leader's logs.
 	Worker string
+	// Schedulers are the scheduler types (job types) the worker runs;
+	// empty: every type.
+	Schedulers []string
 }
 
 // EvalDequeueResponse holds the evaluation to schedule (nil when none came

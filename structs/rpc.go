@@ -54,6 +54,9 @@ type JobRegisterRequest struct {
 	// EvalPriority, when above 0, is the evaluation's priority instead of
 	// the job's.
 	EvalPriority int
+	// Submission is the job file the job was parsed from, kept with the
+	// version it makes (up to MaxJobSourceBytes).
+	Submission *JobSubmission
 	WriteRequest
 }
 
@@ -84,6 +87,9 @@ type JobDeregisterRequest struct {
 	// EvalPriority, when above 0, is the evaluation's priority instead of
 	// the job's.
 	EvalPriority int
+	// Submission is the job file the job was parsed from, kept with the
+	// version it makes (up to MaxJobSourceBytes).
+	Submission *JobSubmission
 	WriteRequest
 }
 

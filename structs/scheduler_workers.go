@@ -24,3 +24,11 @@ type SchedulerWorkerInfo struct {
 	// Scheduling, or Stopped.
 	WorkloadStatus string `json:"workload_status"`
 }
+
+// SchedulerWorkerConfig is the number of a server's scheduler workers and
+// the scheduler types they run (GET|PUT /v1/agent/schedulers/config; JSON
+// keys as Nomad's).
+type SchedulerWorkerConfig struct {
+	NumSchedulers     int      `json:"num_schedulers"`
+	EnabledSchedulers []string `json:"enabled_schedulers"`
+}

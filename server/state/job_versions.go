@@ -63,6 +63,9 @@ func (w *WriteTxn) upsertJobVersion(job *structs.Job) error {
 		if err := w.txn.Delete(TableJobVersion, old); err != nil {
 			return fmt.Errorf("drop version %d of job %q: %w", old.Version, job.ID, err)
 		}
+		if err := w.deleteJobSubmission(old.Namespace, old.ID, old.Version); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -82,6 +85,9 @@ func (w *WriteTxn) deleteJobVersions(namespace, jobID string) error {
 	for _, j := range del {
 		if err := w.txn.Delete(TableJobVersion, j); err != nil {
 			return fmt.Errorf("drop version %d of job %q: %w", j.Version, jobID, err)
+		}
+		if err := w.deleteJobSubmission(namespace, jobID, j.Version); err != nil {
+			return err
 		}
 		w.markTable(TableJobVersion)
 	}

@@ -98,6 +98,7 @@ func schema() *memdb.DBSchema {
 		TableNamespaces:     namespacesSchema(),
 		TableNodePools:      nodePoolsSchema(),
 		TablePeriodicLaunch: periodicLaunchSchema(), // periodic.go
+		TableJobSubmissions: jobSubmissionsSchema(), // job_submissions.go
 		// ACLs (acl.go).
 		TableACLPolicies: aclPoliciesSchema(),
 		TableACLTokens:   aclTokensSchema(),
