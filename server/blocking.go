@@ -44,7 +44,10 @@ func (s *Server) blockingQuery(ctx context.Context, opts *structs.QueryOptions, 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		st := s.fsm.State()
+		// One consistent view per pass: reading the live store, a write
+		// between the query's reads and its index read returned the old
+		// rows under the new index, and the caller never asked again.
+		st := s.fsm.State().View()
 		ws := memdb.NewWatchSet()
 		ws.Add(st.AbandonCh())
 		index, err := fn(ws, st)

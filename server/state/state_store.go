@@ -41,6 +41,14 @@ func (s *StateStore) Snapshot() *StateSnapshot {
 	return &StateSnapshot{reader: reader{db: s.db.Snapshot()}}
 }
 
+// View returns the store as it is now, for a query that reads several
+// tables or a table and its index: later writes do not show in it, so
+// what the query returns matches the index it reports. Its watches fire
+// on later writes to the live store, and its AbandonCh is the store's.
+func (s *StateStore) View() *StateStore {
+	return &StateStore{reader: reader{db: s.db.Snapshot()}, abandonCh: s.abandonCh}
+}
+
 // AbandonCh is closed when the store is replaced (a raft snapshot was
 // restored): blocking queries watching it must re-read from the new store.
 func (s *StateStore) AbandonCh() <-chan struct{} { return s.abandonCh }
