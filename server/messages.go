@@ -60,6 +60,14 @@ const (
 	ACLRoleUpsertRequestType
 	ACLRoleDeleteRequestType
 	ACLServerSecretRequestType
+	// Logins: auth methods, binding rules, one-time tokens
+	// (fsm_acl_auth.go), added with issue 16's logins.
+	ACLAuthMethodUpsertRequestType
+	ACLAuthMethodDeleteRequestType
+	ACLBindingRuleUpsertRequestType
+	ACLBindingRuleDeleteRequestType
+	OneTimeTokenUpsertRequestType
+	OneTimeTokenExchangeRequestType
 )
 
 // String names the message type for logs.
@@ -125,6 +133,9 @@ func (t MessageType) String() string {
 		return "gc"
 	}
 	if name, ok := aclMessageNames[t]; ok {
+		return name
+	}
+	if name, ok := aclAuthMessageNames[t]; ok {
 		return name
 	}
 	return fmt.Sprintf("message-type-%d", uint8(t))
