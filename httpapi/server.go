@@ -235,6 +235,7 @@ func (s *Server) routes() *router {
 	s.registerNodeOpRoutes(rt)        // nodes_drain.go
 	s.registerNodePoolRoutes(rt)      // node_pools.go
 	s.registerACLRoutes(rt)           // acl.go
+	s.registerACLAuthRoutes(rt)       // acl_auth.go
 	return rt
 }
 
