@@ -134,6 +134,10 @@ func buildRouteRequirements() map[string]acl.Requirement {
 	add("/v1/agent/force-leave", acl.AgentWrite(), write...)
 	add("/v1/agent/monitor", acl.AgentRead(), get...)
 	add("/v1/agent/pprof/{profile}", acl.AgentWrite(), get...)
+	add("/v1/agent/keyring/list", acl.AgentRead(), get...)
+	for _, op := range []string{"install", "use", "remove"} {
+		add("/v1/agent/keyring/"+op, acl.AgentWrite(), write...)
+	}
 	add("/v1/metrics", acl.Public(), get...)
 	add("/.well-known/jwks.json", acl.Public(), get...)
 	add("/v1/event/stream", acl.AnyToken(), get...) // filtered per event

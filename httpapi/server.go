@@ -227,6 +227,7 @@ func (s *Server) routes() *router {
 	s.registerObservabilityRoutes(rt) // observability_routes.go
 	s.registerTimelineRoutes(rt)      // timeline.go
 	s.registerClusterRoutes(rt)       // operator_cluster.go
+	s.registerGossipKeyringRoutes(rt) // gossip_keyring.go
 	s.registerServiceRoutes(rt)       // services.go
 	s.registerMetricsRoute(rt)        // metrics.go
 	s.registerEventRoute(rt)          // events.go

@@ -144,6 +144,9 @@ var requirements = map[*Info]acl.Requirement{
 	OneTimeTokenExchange.info:    acl.Public(), // the one-time secret is the credential
 	ACLPolicySelf.info:           acl.AnyToken(),
 	ClientIntroductionToken.info: acl.NodeWrite(),
+
+	GossipKeyringList.info: acl.AgentRead(),
+	GossipKeyringOp.info:   acl.AgentWrite(),
 }
 
 // Requirement returns what a caller of the method must be granted; the

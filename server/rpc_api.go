@@ -127,6 +127,8 @@ func (s *Server) newHandlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.OneTimeTokenExchange, s.OneTimeTokenExchange)
 	rpcapi.Handle(h, rpcapi.ACLPolicySelf, s.ACLPolicySelf)
 	rpcapi.Handle(h, rpcapi.ClientIntroductionToken, s.ClientIntroductionToken)
+	rpcapi.Handle(h, rpcapi.GossipKeyringList, s.GossipKeyringList) // gossip_keyring.go
+	rpcapi.Handle(h, rpcapi.GossipKeyringOp, s.GossipKeyringOp)
 	// Service registrations.
 	rpcapi.Handle(h, rpcapi.ServiceRegistrationUpsert, s.ServiceRegistrationUpsert)
 	rpcapi.Handle(h, rpcapi.ServiceRegistrationDelete, s.ServiceRegistrationDelete)
