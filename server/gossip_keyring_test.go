@@ -103,3 +103,11 @@ func TestGossipKeyringWithoutGossip(t *testing.T) {
 		t.Fatalf("a server without gossip: %v", err)
 	}
 }
+
+func TestGossipKeyringWithoutEncryption(t *testing.T) {
+	s := clusterServer(t, "plain", newTestStores(), func(c *Config) { c.Cluster.BootstrapExpect = 1 })
+	key := base64.StdEncoding.EncodeToString([]byte("0123456789abcdef"))
+	if _, err := s.GossipKeyringOp(context.Background(), &structs.GossipKeyringRequest{Op: "install", Key: key}); err == nil {
+		t.Fatal("a key was installed on a server whose gossip is not encrypted")
+	}
+}
