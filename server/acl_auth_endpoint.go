@@ -73,7 +73,7 @@ func (s *Server) ACLAuthMethodDelete(ctx context.Context, req *structs.ACLAuthMe
 		&structs.ACLWriteResponse{}, completeACLWrite)
 }
 
-// ACLAuthMethodList lists auth methods by name.
+// ACLAuthMethodList lists auth methods by name, without their configs.
 func (s *Server) ACLAuthMethodList(ctx context.Context, req *structs.ACLAuthMethodListRequest) (*structs.ACLAuthMethodListResponse, error) {
 	if !s.config.ACLEnabled {
 		return nil, errACLDisabled
@@ -84,7 +84,14 @@ func (s *Server) ACLAuthMethodList(ctx context.Context, req *structs.ACLAuthMeth
 		if err != nil {
 			return 0, err
 		}
-		resp.AuthMethods = ms
+		// Anyone may list them (to log in): without their configs, which
+		// may hold an OIDC client secret.
+		resp.AuthMethods = make([]*structs.ACLAuthMethod, 0, len(ms))
+		for _, m := range ms {
+			c := *m
+			c.Config = nil
+			resp.AuthMethods = append(resp.AuthMethods, &c)
+		}
 		return max(st.Index(state.TableACLAuthMethods), 1), nil
 	})
 	if err != nil {

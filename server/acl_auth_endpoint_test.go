@@ -55,6 +55,9 @@ func TestACLAuthMethodsAndBindingRulesCRUD(t *testing.T) {
 		t.Fatalf("list: %+v, %v", list, err)
 	}
 	for _, m := range list.AuthMethods {
+		if m.Config != nil {
+			t.Errorf("%s: the list (open to anyone) shows the config", m.Name)
+		}
 		if m.Default != (m.Name == "jwt") {
 			t.Errorf("%s default=%v: only the last written default stays default", m.Name, m.Default)
 		}
