@@ -96,7 +96,7 @@ func commands() map[string]cliCommand {
 		"system gc":                     {"Garbage collect dead jobs, evaluations, allocations and down nodes now", runSystemGC},
 		"system reconcile":              {"Reconcile the servers' state", nil},
 		"system reconcile summaries":    {"Recompute every job's summary", runSystemReconcileSummaries},
-		"acl":                           {"Interact with ACL policies, tokens and roles", nil},
+		"acl":                           {"Interact with ACL policies, tokens, roles, auth methods and binding rules", nil},
 		"acl bootstrap":                 {"Bootstrap the ACL system for initial token", runACLBootstrap},
 		"acl policy":                    {"Interact with ACL policies", nil},
 		"acl policy apply":              {"Create or update an ACL policy", runACLPolicyApply},
@@ -150,6 +150,32 @@ func commands() map[string]cliCommand {
 		"agent-info":                    {"Show the agent's statistics", runAgentInfo},
 		"event":                         {"Interact with the event stream", nil},
 		"event stream":                  {"Print the event stream (jobs, allocations, evaluations, deployments, nodes) as it happens", runEventStream},
+
+		// Logins and own policies (acl_auth.go).
+		"acl policy self":         {"Lookup the policies of the current token", runACLPolicySelf},
+		"acl auth-method":         {"Interact with ACL auth methods", nil},
+		"acl auth-method create":  {"Create a new ACL auth method", runACLAuthMethodCreate},
+		"acl auth-method list":    {"List ACL auth methods", runACLAuthMethodList},
+		"acl auth-method info":    {"Fetch information on an existing ACL auth method", runACLAuthMethodInfo},
+		"acl auth-method update":  {"Update an existing ACL auth method", runACLAuthMethodUpdate},
+		"acl auth-method delete":  {"Delete an existing ACL auth method", runACLAuthMethodDelete},
+		"acl binding-rule":        {"Interact with ACL binding rules", nil},
+		"acl binding-rule create": {"Create a new ACL binding rule", runACLBindingRuleCreate},
+		"acl binding-rule list":   {"List ACL binding rules", runACLBindingRuleList},
+		"acl binding-rule info":   {"Fetch information on an existing ACL binding rule", runACLBindingRuleInfo},
+		"acl binding-rule update": {"Update an existing ACL binding rule", runACLBindingRuleUpdate},
+		"acl binding-rule delete": {"Delete an existing ACL binding rule", runACLBindingRuleDelete},
+		"acl login":               {"Login to Drover using an auth method", runACLLogin},
+
+		// The gossip keyring (operator_gossip.go).
+		"operator gossip":                  {"Manage the servers' gossip (serf) encryption", nil},
+		"operator gossip keyring":          {"Manage the gossip encryption keys (-list, -install, -use, -remove)", runGossipKeyring},
+		"operator gossip keyring list":     {"List the gossip encryption keys", runGossipKeyringList},
+		"operator gossip keyring install":  {"Install a gossip encryption key on every server", gossipKeyringOpCommand("install", "Install a gossip encryption key on every server (it does not encrypt until `use`).")},
+		"operator gossip keyring use":      {"Make an installed gossip key the one that encrypts", gossipKeyringOpCommand("use", "Make an installed gossip key the one that encrypts, on every server.")},
+		"operator gossip keyring remove":   {"Remove a gossip key that is not in use", gossipKeyringOpCommand("remove", "Remove a gossip key that is not in use from every server.")},
+		"operator gossip keyring generate": {"Print a new gossip encryption key", runGossipKeyringGenerate},
+		"operator keyring":                 {"Manage the gossip encryption keys (Nomad's older name of operator gossip keyring)", runOperatorKeyring},
 	}
 }
 

@@ -141,6 +141,10 @@ func buildRouteRequirements() map[string]acl.Requirement {
 	add("/v1/agent/force-leave", acl.AgentWrite(), write...)
 	add("/v1/agent/monitor", acl.AgentRead(), get...)
 	add("/v1/agent/pprof/{profile}", acl.AgentWrite(), get...)
+	add("/v1/agent/keyring/list", acl.AgentRead(), get...)
+	for _, op := range []string{"install", "use", "remove"} {
+		add("/v1/agent/keyring/"+op, acl.AgentWrite(), write...)
+	}
 	add("/v1/metrics", acl.Public(), get...)
 	add("/.well-known/jwks.json", acl.Public(), get...)
 	add("/v1/event/stream", acl.AnyToken(), get...) // filtered per event
@@ -160,17 +164,38 @@ func buildRouteRequirements() map[string]acl.Requirement {
 	add("/v1/operator/keyring/rotate", acl.OperatorWrite(), write...)
 	add("/v1/operator/keyring/key/{id}", acl.OperatorWrite(), del...)
 
-	// ACLs: management, but for bootstrap and a token's own.
+	// ACLs: management, but for bootstrap, logins and a token's own.
 	add("/v1/acl/bootstrap", acl.Public(), write...)
 	add("/v1/acl/token/self", acl.AnyToken(), get...)
-	for _, p := range []string{"/v1/acl/policies", "/v1/acl/tokens", "/v1/acl/roles", "/v1/acl/role/name/{name}"} {
+	for _, p := range []string{"/v1/acl/policies", "/v1/acl/tokens", "/v1/acl/roles"} {
 		add(p, acl.Management(), get...)
 	}
-	for _, p := range []string{"/v1/acl/policy/{name}", "/v1/acl/token/{id}", "/v1/acl/role/{id}"} {
-		add(p, acl.Management(), http.MethodGet, http.MethodPut, http.MethodPost, http.MethodDelete)
+	// A token reads the policies and roles it holds (the server checks
+	// which): management reads any.
+	for _, p := range []string{"/v1/acl/policy/{name}", "/v1/acl/role/{id}", "/v1/acl/role/name/{name}", "/v1/acl/policy/self"} {
+		add(p, acl.AnyToken(), get...)
 	}
+	for _, p := range []string{"/v1/acl/policy/{name}", "/v1/acl/token/{id}", "/v1/acl/role/{id}"} {
+		add(p, acl.Management(), http.MethodPut, http.MethodPost, http.MethodDelete)
+	}
+	add("/v1/acl/token/{id}", acl.Management(), get...)
 	add("/v1/acl/token", acl.Management(), write...)
 	add("/v1/acl/role", acl.Management(), write...)
+	// Logins: auth methods and binding rules are management's; anyone may
+	// list the auth methods and log in (the identity provider's JWT is the
+	// credential), or exchange a one-time token (its secret is).
+	add("/v1/acl/auth-methods", acl.Public(), get...)
+	add("/v1/acl/auth-method", acl.Management(), write...)
+	add("/v1/acl/auth-method/{name}", acl.Management(), http.MethodGet, http.MethodPut, http.MethodPost, http.MethodDelete)
+	add("/v1/acl/binding-rules", acl.Management(), get...)
+	add("/v1/acl/binding-rule", acl.Management(), write...)
+	add("/v1/acl/binding-rule/{id}", acl.Management(), http.MethodGet, http.MethodPut, http.MethodPost, http.MethodDelete)
+	add("/v1/acl/login", acl.Public(), write...)
+	add("/v1/acl/oidc/auth-url", acl.Public(), write...)
+	add("/v1/acl/oidc/complete-auth", acl.Public(), write...)
+	add("/v1/acl/token/onetime", acl.AnyToken(), write...)
+	add("/v1/acl/token/onetime/exchange", acl.Public(), write...)
+	add("/v1/acl/identity/client-introduction-token", acl.NodeWrite(), write...)
 	return m
 }
 

@@ -229,6 +229,7 @@ func (s *Server) routes() *router {
 	s.registerObservabilityRoutes(rt)                               // observability_routes.go
 	s.registerTimelineRoutes(rt)                                    // timeline.go
 	s.registerClusterRoutes(rt)                                     // operator_cluster.go
+	s.registerGossipKeyringRoutes(rt)                               // gossip_keyring.go
 	s.registerServiceRoutes(rt)                                     // services.go
 	s.registerMetricsRoute(rt)                                      // metrics.go
 	s.registerEventRoute(rt)                                        // events.go
@@ -241,6 +242,7 @@ func (s *Server) routes() *router {
 	s.registerEvalDeleteRoute(rt)                                   // eval_delete.go
 	s.registerNodePoolRoutes(rt)                                    // node_pools.go
 	s.registerACLRoutes(rt)                                         // acl.go
+	s.registerACLAuthRoutes(rt)                                     // acl_auth.go
 	return rt
 }
 

@@ -126,7 +126,7 @@ var requirements = map[*Info]acl.Requirement{
 	ACLPolicyUpsert.info: acl.Management(),
 	ACLPolicyDelete.info: acl.Management(),
 	ACLPolicyList.info:   acl.Management(),
-	ACLPolicyGet.info:    acl.Management(),
+	ACLPolicyGet.info:    acl.AnyToken(), // management, or a token holding the policy (checked by the handler)
 	ACLTokenUpsert.info:  acl.Management(),
 	ACLTokenDelete.info:  acl.Management(),
 	ACLTokenList.info:    acl.Management(),
@@ -134,7 +134,24 @@ var requirements = map[*Info]acl.Requirement{
 	ACLRoleUpsert.info:   acl.Management(),
 	ACLRoleDelete.info:   acl.Management(),
 	ACLRoleList.info:     acl.Management(),
-	ACLRoleGet.info:      acl.Management(),
+	ACLRoleGet.info:      acl.AnyToken(), // management, or a token holding the role (checked by the handler)
+
+	ACLAuthMethodUpsert.info:     acl.Management(),
+	ACLAuthMethodDelete.info:     acl.Management(),
+	ACLAuthMethodList.info:       acl.Public(), // acl login lists them before the caller has a token, as Nomad's
+	ACLAuthMethodGet.info:        acl.Management(),
+	ACLBindingRuleUpsert.info:    acl.Management(),
+	ACLBindingRuleDelete.info:    acl.Management(),
+	ACLBindingRuleList.info:      acl.Management(),
+	ACLBindingRuleGet.info:       acl.Management(),
+	ACLLogin.info:                acl.Public(), // the identity provider's credential is verified by the handler
+	OneTimeTokenUpsert.info:      acl.AnyToken(),
+	OneTimeTokenExchange.info:    acl.Public(), // the one-time secret is the credential
+	ACLPolicySelf.info:           acl.AnyToken(),
+	ClientIntroductionToken.info: acl.NodeWrite(),
+
+	GossipKeyringList.info: acl.AgentRead(),
+	GossipKeyringOp.info:   acl.AgentWrite(),
 }
 
 // Requirement returns what a caller of the method must be granted; the
@@ -155,6 +172,14 @@ func WithAuthToken(ctx context.Context, secret string) context.Context {
 func AuthToken(ctx context.Context) string {
 	v, _ := ctx.Value(authTokenKey{}).(string)
 	return v
+}
+
+// HasAuthToken reports whether ctx carries a caller's token, even an
+// empty one (an anonymous request that the HTTP API checked), as opposed
+// to none at all (a call a server makes of itself).
+func HasAuthToken(ctx context.Context) bool {
+	_, ok := ctx.Value(authTokenKey{}).(string)
+	return ok
 }
 
 // remoteKey is the context key of a call that arrived over the wire.

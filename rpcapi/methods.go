@@ -143,5 +143,5 @@ func All() []*Info {
 		KeyringPublicKeys.info,
 		NamespaceList.info, NamespaceGet.info, NamespaceUpsert.info, NamespaceDelete.info,
 		NodePoolList.info, NodePoolGet.info, NodePoolUpsert.info, NodePoolDelete.info,
-	}, append(append(append(append(append(clusterMethods(), identityMethods()...), scalingMethods()...), nodeMethods()...), periodicMethods()...), append(aclMethods(), opsMethods()...)...)...)
+	}, append(append(append(append(append(clusterMethods(), identityMethods()...), scalingMethods()...), nodeMethods()...), periodicMethods()...), append(append(append(aclMethods(), opsMethods()...), aclAuthMethods()...), gossipMethods()...)...)...)
 }

@@ -167,10 +167,14 @@ func (s *Server) ACLPolicyList(ctx context.Context, req *structs.ACLPolicyListRe
 	return resp, nil
 }
 
-// ACLPolicyGet reads one policy.
+// ACLPolicyGet reads one policy: management, or a token that holds it
+// (directly or through a role) may.
 func (s *Server) ACLPolicyGet(ctx context.Context, req *structs.ACLPolicySpecificRequest) (*structs.SingleACLPolicyResponse, error) {
 	if !s.config.ACLEnabled {
 		return nil, errACLDisabled
+	}
+	if err := s.mayReadOwn(ctx, req.Name, ""); err != nil {
+		return nil, err
 	}
 	resp := &structs.SingleACLPolicyResponse{}
 	err := s.blockingQuery(ctx, &req.QueryOptions, &resp.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -481,7 +485,8 @@ func (s *Server) ACLRoleList(ctx context.Context, req *structs.ACLRoleListReques
 	return resp, nil
 }
 
-// ACLRoleGet reads one role by ID, or by name.
+// ACLRoleGet reads one role by ID, or by name: management, or a token
+// linked to it may.
 func (s *Server) ACLRoleGet(ctx context.Context, req *structs.ACLRoleSpecificRequest) (*structs.SingleACLRoleResponse, error) {
 	if !s.config.ACLEnabled {
 		return nil, errACLDisabled
@@ -498,6 +503,15 @@ func (s *Server) ACLRoleGet(ctx context.Context, req *structs.ACLRoleSpecificReq
 			r, err = st.ACLRoleByName(ws, req.Name)
 		}
 		if err != nil {
+			return 0, err
+		}
+		id := req.ID
+		if r != nil {
+			id = r.ID
+		}
+		// A token that does not hold the role learns nothing of it, not
+		// even whether it exists.
+		if err := s.mayReadOwn(ctx, "", id); err != nil {
 			return 0, err
 		}
 		resp.Role = r

@@ -222,6 +222,20 @@ func TestACLRemoteCallsAuthorized(t *testing.T) {
 func TestACLSnapshotRestore(t *testing.T) {
 	s := newACLServer(t, nil)
 	tok := bootstrap(t, s)
+	ctx := context.Background()
+	if _, err := s.ACLAuthMethodUpsert(ctx, &structs.ACLAuthMethodUpsertRequest{AuthMethods: []*structs.ACLAuthMethod{
+		jwtMethod("idp", &structs.ACLAuthMethodConfig{JWKSURL: "http://127.0.0.1:1/jwks"}),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	rule, err := s.ACLBindingRuleUpsert(ctx, &structs.ACLBindingRuleUpsertRequest{BindingRules: []*structs.ACLBindingRule{{AuthMethod: "idp", BindType: "management"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ott, err := s.OneTimeTokenUpsert(rpcapi.WithAuthToken(ctx, tok.SecretID), &structs.OneTimeTokenUpsertRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	snap, err := s.fsm.Snapshot()
 	if err != nil {
 		t.Fatal(err)
@@ -245,6 +259,15 @@ func TestACLSnapshotRestore(t *testing.T) {
 	st, _ := fresh.State().ACLState(nil)
 	if st.BootstrapIndex == 0 {
 		t.Fatal("the bootstrap index was not restored")
+	}
+	if m, _ := fresh.State().ACLAuthMethodByName(nil, "idp"); m == nil {
+		t.Fatal("the auth method was not restored")
+	}
+	if r, _ := fresh.State().ACLBindingRuleByID(nil, rule.BindingRules[0].ID); r == nil {
+		t.Fatal("the binding rule was not restored")
+	}
+	if o, _ := fresh.State().OneTimeTokenBySecret(nil, ott.OneTimeToken.OneTimeSecretID); o == nil {
+		t.Fatal("the one-time token was not restored")
 	}
 }
 

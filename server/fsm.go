@@ -375,6 +375,9 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 	case ACLBootstrapRequestType, ACLPolicyUpsertRequestType, ACLPolicyDeleteRequestType, ACLTokenUpsertRequestType,
 		ACLTokenDeleteRequestType, ACLRoleUpsertRequestType, ACLRoleDeleteRequestType, ACLServerSecretRequestType:
 		err = f.applyACL(t, body, index, batch)
+	case ACLAuthMethodUpsertRequestType, ACLAuthMethodDeleteRequestType, ACLBindingRuleUpsertRequestType,
+		ACLBindingRuleDeleteRequestType, OneTimeTokenUpsertRequestType, OneTimeTokenExchangeRequestType:
+		err = f.applyACLAuth(t, body, batch) // fsm_acl_auth.go
 	case NamespaceUpsertRequestType:
 		var cmd NamespaceUpsertCommand
 		if err := decodeBody(f.handle, body, &cmd); err != nil {

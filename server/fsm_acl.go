@@ -192,6 +192,8 @@ type aclSnapshot struct {
 	Policies []*structs.ACLPolicy
 	Tokens   []*structs.ACLToken
 	Roles    []*structs.ACLRole
+	// Added with logins; absent from older snapshots.
+	Auth *aclAuthSnapshot
 }
 
 func snapshotACL(s *state.StateSnapshot) (*aclSnapshot, error) {
@@ -209,6 +211,9 @@ func snapshotACL(s *state.StateSnapshot) (*aclSnapshot, error) {
 		return nil, err
 	}
 	if out.Roles, err = s.ACLRoles(nil, ""); err != nil {
+		return nil, err
+	}
+	if out.Auth, err = snapshotACLAuth(s); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -238,5 +243,5 @@ func restoreACL(r *state.Restorer, snap *aclSnapshot) error {
 			return err
 		}
 	}
-	return nil
+	return restoreACLAuth(r, snap.Auth)
 }

@@ -63,6 +63,14 @@ const (
 	// Evaluations deleted by an operator while the eval broker is paused
 	// (eval_delete.go).
 	EvalDeleteRequestType
+	// Logins: auth methods, binding rules, one-time tokens
+	// (fsm_acl_auth.go), added with issue 16's logins.
+	ACLAuthMethodUpsertRequestType
+	ACLAuthMethodDeleteRequestType
+	ACLBindingRuleUpsertRequestType
+	ACLBindingRuleDeleteRequestType
+	OneTimeTokenUpsertRequestType
+	OneTimeTokenExchangeRequestType
 )
 
 // String names the message type for logs.
@@ -131,6 +139,9 @@ func (t MessageType) String() string {
 		return "eval-delete"
 	}
 	if name, ok := aclMessageNames[t]; ok {
+		return name
+	}
+	if name, ok := aclAuthMessageNames[t]; ok {
 		return name
 	}
 	return fmt.Sprintf("message-type-%d", uint8(t))

@@ -118,6 +118,22 @@ func (s *Server) newHandlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.ACLRoleDelete, s.ACLRoleDelete)
 	rpcapi.Handle(h, rpcapi.ACLRoleList, s.ACLRoleList)
 	rpcapi.Handle(h, rpcapi.ACLRoleGet, s.ACLRoleGet)
+	// Logins (acl_auth_endpoint.go, acl_login.go, acl_self.go).
+	rpcapi.Handle(h, rpcapi.ACLAuthMethodUpsert, s.ACLAuthMethodUpsert)
+	rpcapi.Handle(h, rpcapi.ACLAuthMethodDelete, s.ACLAuthMethodDelete)
+	rpcapi.Handle(h, rpcapi.ACLAuthMethodList, s.ACLAuthMethodList)
+	rpcapi.Handle(h, rpcapi.ACLAuthMethodGet, s.ACLAuthMethodGet)
+	rpcapi.Handle(h, rpcapi.ACLBindingRuleUpsert, s.ACLBindingRuleUpsert)
+	rpcapi.Handle(h, rpcapi.ACLBindingRuleDelete, s.ACLBindingRuleDelete)
+	rpcapi.Handle(h, rpcapi.ACLBindingRuleList, s.ACLBindingRuleList)
+	rpcapi.Handle(h, rpcapi.ACLBindingRuleGet, s.ACLBindingRuleGet)
+	rpcapi.Handle(h, rpcapi.ACLLogin, s.ACLLogin)
+	rpcapi.Handle(h, rpcapi.OneTimeTokenUpsert, s.OneTimeTokenUpsert)
+	rpcapi.Handle(h, rpcapi.OneTimeTokenExchange, s.OneTimeTokenExchange)
+	rpcapi.Handle(h, rpcapi.ACLPolicySelf, s.ACLPolicySelf)
+	rpcapi.Handle(h, rpcapi.ClientIntroductionToken, s.ClientIntroductionToken)
+	rpcapi.Handle(h, rpcapi.GossipKeyringList, s.GossipKeyringList) // gossip_keyring.go
+	rpcapi.Handle(h, rpcapi.GossipKeyringOp, s.GossipKeyringOp)
 	// Service registrations.
 	rpcapi.Handle(h, rpcapi.ServiceRegistrationUpsert, s.ServiceRegistrationUpsert)
 	rpcapi.Handle(h, rpcapi.ServiceRegistrationDelete, s.ServiceRegistrationDelete)

@@ -145,7 +145,15 @@ func (s *Server) setupSerf() error {
 	ml.Logger = logger
 	// With a gossip key every message is encrypted and a member without
 	// the key can neither read nor join the pool.
-	ml.SecretKey = cc.GossipKey
+	keyring, err := loadGossipKeyring(serfKeyringFile(cc), cc.GossipKey) // gossip_keyring.go
+	if err != nil {
+		return err
+	}
+	if keyring != nil {
+		ml.Keyring = keyring
+		ml.SecretKey = keyring.GetPrimaryKey()
+		conf.KeyringFile = serfKeyringFile(cc)
+	}
 	conf.MemberlistConfig = ml
 	sf, err := serf.Create(conf)
 	if err != nil {

@@ -107,8 +107,9 @@ func (s *Server) identityClaims(alloc *structs.Allocation, task string, id *stru
 	return c
 }
 
-// signIdentity returns claims as a JWT signed with root key key.
-func (s *Server) signIdentity(key *structs.RootKey, claims *structs.IdentityClaims) (string, error) {
+// signIdentity returns claims (a workload's, a client introduction's) as
+// a JWT signed with root key key.
+func (s *Server) signIdentity(key *structs.RootKey, claims any) (string, error) {
 	h, err := json.Marshal(jwtHeader{Alg: structs.IdentityAlgorithm, KeyID: key.KeyID, Type: "JWT"})
 	if err != nil {
 		return "", err

@@ -104,6 +104,10 @@ func schema() *memdb.DBSchema {
 		TableACLTokens:   aclTokensSchema(),
 		TableACLRoles:    aclRolesSchema(),
 		TableACLState:    singletonSchema(TableACLState),
+		// Logins (acl_auth.go).
+		TableACLAuthMethods:  aclAuthMethodsSchema(),
+		TableACLBindingRules: aclBindingRulesSchema(),
+		TableOneTimeTokens:   oneTimeTokensSchema(),
 		TableSchedConf: {Name: TableSchedConf, Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: &memdb.ConditionalIndex{
 				Conditional: func(any) (bool, error) { return true, nil },

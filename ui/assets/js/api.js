@@ -50,7 +50,10 @@ export function forbidden(err) {
 
 // describe turns an error into a sentence for the page.
 export function describe(err) {
-  if (forbidden(err)) return `Permission denied (${err.path}): set an ACL token with the rights to read it.`;
+  if (forbidden(err)) {
+    const why = /permission denied/i.test(err.message) ? 'Permission denied' : `Permission denied: ${err.message}`;
+    return `${why} (${err.path}): sign in with an ACL token that may read it.`;
+  }
   if (err instanceof APIError) return `${err.path}: ${err.status} ${err.message}`;
   return String(err && err.message || err);
 }
@@ -78,6 +81,20 @@ export async function get(path, {signal, index = 0, wait = '60s'} = {}) {
   }
   const data = await resp.json();
   return {data, index: Number(resp.headers.get('X-Nomad-Index') || 0)};
+}
+
+// put writes body (as JSON) to path and returns {data} (null for an empty
+// answer).
+export async function put(path, body) {
+  const resp = await fetch(new URL(path, location.origin), {
+    method: 'PUT', headers: {...headers(), 'Content-Type': 'application/json'}, body: JSON.stringify(body), cache: 'no-store',
+  });
+  if (!resp.ok) {
+    const text = (await resp.text()).trim();
+    throw new APIError(resp.status, text || resp.statusText, path);
+  }
+  const text = await resp.text();
+  return {data: text ? JSON.parse(text) : null};
 }
 
 // status tells the page footer whether updates flow: it dispatches

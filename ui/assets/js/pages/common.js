@@ -23,7 +23,7 @@ export function failed(body, err, what) {
     return true;
   }
   if (forbidden(err)) {
-    replace(body, message('error', describe(err), ' ', h('a', {href: '/ui/settings/tokens'}, 'Set a token.')));
+    replace(body, message('error', describe(err), ' ', h('a', {href: '/ui/settings/tokens', class: 'sign-in'}, 'Sign in with an ACL token.')));
     return false;
   }
   // A failure while data is shown leaves the data (the footer says that
