@@ -99,7 +99,7 @@ func TestAllocExec(t *testing.T) {
 	sc := srv.client(t)
 	worker := newPersistentAgent(t, "exec-worker", roleClient, srv.rpcAddr())
 	worker.start(t)
-	worker.waitNodeReady(t, sc, surviveStartTimeout)
+	worker.waitNodeReady(t, sc, worker.name, surviveStartTimeout)
 
 	runJob(t, srv, "execs", execJob("execs", "exec-worker", docker))
 	allocs := map[string]string{} // by group

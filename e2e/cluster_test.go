@@ -108,8 +108,8 @@ func newClusterServer(t *testing.T, ports *portSet, name string, expect int, joi
 	t.Helper()
 	requirePersistentAgent(t)
 	s := &clusterServer{
-		persistentAgent: &persistentAgent{name: name, role: roleServer, dataDir: t.TempDir(),
-			httpPort: ports.port(t), rpcPort: ports.port(t)},
+		persistentAgent: &persistentAgent{agent: &agent{name: name, dataDir: t.TempDir()},
+			role: roleServer, httpPort: ports.port(t), rpcPort: ports.port(t)},
 		serfPort: ports.port(t), expect: expect, join: join, ports: ports,
 	}
 	s.addr = "http://127.0.0.1:" + strconv.Itoa(s.httpPort)

@@ -6,18 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/drover-io/drover/api"
 )
 
 // droverBin is the binary under test, built once by TestMain; buildErr says
@@ -85,111 +80,6 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
-}
-
-// agent is a running `drover agent -dev` subprocess.
-type agent struct {
-	addr   string
-	cmd    *exec.Cmd
-	output *syncBuffer
-	exited chan struct{} // closed when the process has exited
-	err    error         // the process's exit status, set before exited closes
-}
-
-// startAgent starts a dev agent on a free port with its own data directory,
-// waits until it knows its leader, and stops it with SIGINT when the test
-// ends, failing the test if it does not exit. opts may change the agent's
-// command before it starts.
-func startAgent(t *testing.T, opts ...func(*exec.Cmd)) *agent {
-	t.Helper()
-	requireBinary(t)
-	port := freePort(t)
-	a := &agent{
-		addr:   "http://127.0.0.1:" + strconv.Itoa(port),
-		output: &syncBuffer{},
-		exited: make(chan struct{}),
-	}
-	a.cmd = exec.Command(droverBin, "agent", "-dev",
-		"-bind", "127.0.0.1", "-http-port", strconv.Itoa(port),
-		"-data-dir", t.TempDir(), "-log-level", "debug")
-	a.cmd.Stdout = a.output
-	a.cmd.Stderr = a.output
-	a.cmd.Env = append(os.Environ(), "DROVER_ADDR=", "NOMAD_ADDR=")
-	for _, opt := range opts {
-		opt(a.cmd)
-	}
-	if err := a.cmd.Start(); err != nil {
-		t.Fatalf("start agent: %v", err)
-	}
-	go func() {
-		a.err = a.cmd.Wait()
-		close(a.exited)
-	}()
-	t.Cleanup(func() { a.stop(t) })
-
-	waitFor(t, 60*time.Second, "the agent to elect a leader", func() (bool, string) {
-		select {
-		case <-a.exited:
-			t.Fatalf("the agent exited while starting (%v); its output:\n%s", a.err, a.output)
-		default:
-		}
-		leader, err := a.client(t).Status().Leader()
-		if err != nil {
-			return false, err.Error()
-		}
-		return leader != "", "no leader yet"
-	})
-	waitFor(t, 60*time.Second, "the agent's client node to be ready", func() (bool, string) {
-		nodes, _, err := a.client(t).Nodes().List(nil)
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, n := range nodes {
-			if n.Status == api.NodeStatusReady {
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("%d nodes, none ready", len(nodes))
-	})
-	return a
-}
-
-// stop sends SIGINT and fails the test if the agent does not exit in time.
-func (a *agent) stop(t *testing.T) {
-	select {
-	case <-a.exited:
-		if !t.Failed() {
-			t.Errorf("the agent exited before the test ended (%v); its output:\n%s", a.err, a.output)
-		}
-		return
-	default:
-	}
-	if err := a.cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Errorf("interrupt agent: %v", err)
-	}
-	select {
-	case <-a.exited:
-		if a.err != nil {
-			t.Errorf("the agent exited with %v after SIGINT; its output:\n%s", a.err, a.output)
-		}
-	case <-time.After(45 * time.Second):
-		_ = a.cmd.Process.Kill()
-		<-a.exited
-		t.Errorf("the agent did not exit within 45s of SIGINT; its output:\n%s", a.output)
-	}
-	if t.Failed() {
-		t.Logf("agent output:\n%s", a.output)
-	}
-}
-
-// client returns a drover API client for the agent.
-func (a *agent) client(t *testing.T) *api.Client {
-	t.Helper()
-	c, err := api.NewClient(&api.Config{Address: a.addr, HTTPClient: &http.Client{Timeout: 30 * time.Second}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 // cliResult is the outcome of one CLI run.

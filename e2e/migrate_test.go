@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,30 +32,7 @@ func requireTwoAgents(t *testing.T) {
 // stops it with SIGINT when the test ends. It does not wait for anything.
 func startConfiguredAgent(t *testing.T, name, hcl string, httpPort int) *agent {
 	t.Helper()
-	requireBinary(t)
-	a := &agent{
-		addr:   "http://127.0.0.1:" + strconv.Itoa(httpPort),
-		output: &syncBuffer{},
-		exited: make(chan struct{}),
-	}
-	a.cmd = exec.Command(droverBin, "agent", "-config", writeFile(t, name+".hcl", hcl), "-log-level", "debug")
-	a.cmd.Stdout = a.output
-	a.cmd.Stderr = a.output
-	a.cmd.Env = append(os.Environ(), "DROVER_ADDR=", "NOMAD_ADDR=")
-	if err := a.cmd.Start(); err != nil {
-		t.Fatalf("start agent %s: %v", name, err)
-	}
-	go func() {
-		a.err = a.cmd.Wait()
-		close(a.exited)
-	}()
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("agent %s output:\n%s", name, a.output)
-		}
-		a.stop(t)
-	})
-	return a
+	return launchAgent(t, agentSpec{name: name, config: hcl, httpPort: httpPort, args: []string{"-log-level", "debug"}})
 }
 
 // stickyJob writes, on first start, the ID of the alloc that created it

@@ -2,9 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -117,41 +114,8 @@ func (nc *nodesCluster) nodeID(t *testing.T, name string) string {
 // kill: at the end it is stopped only if it still runs.
 func startKillableAgent(t *testing.T, name, hcl string, httpPort int) *agent {
 	t.Helper()
-	a := &agent{
-		addr:   "http://127.0.0.1:" + strconv.Itoa(httpPort),
-		output: &syncBuffer{},
-		exited: make(chan struct{}),
-	}
-	a.cmd = exec.Command(droverBin, "agent", "-config", writeFile(t, name+".hcl", hcl), "-log-level", "debug")
-	a.cmd.Stdout = a.output
-	a.cmd.Stderr = a.output
-	a.cmd.Env = append(os.Environ(), "DROVER_ADDR=", "NOMAD_ADDR=")
-	if err := a.cmd.Start(); err != nil {
-		t.Fatalf("start agent %s: %v", name, err)
-	}
-	go func() {
-		a.err = a.cmd.Wait()
-		close(a.exited)
-	}()
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("agent %s output:\n%s", name, a.output)
-		}
-		select {
-		case <-a.exited:
-			return // killed by the test
-		default:
-		}
-		_ = a.cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-a.exited:
-		case <-time.After(45 * time.Second):
-			_ = a.cmd.Process.Kill()
-			<-a.exited
-			t.Errorf("agent %s did not exit within 45s of SIGINT", name)
-		}
-	})
-	return a
+	return launchAgent(t, agentSpec{name: name, config: hcl, httpPort: httpPort,
+		args: []string{"-log-level", "debug"}, killable: true})
 }
 
 // sleepJob is a service job of count sleeping raw_exec tasks, with a

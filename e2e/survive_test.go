@@ -602,7 +602,7 @@ func TestServerStopsJobWhileClientDown(t *testing.T) {
 	sc := srv.client(t)
 	cl := newPersistentAgent(t, "worker", roleClient, srv.rpcAddr())
 	cl.start(t)
-	cl.waitNodeReady(t, sc, surviveStartTimeout)
+	cl.waitNodeReady(t, sc, cl.name, surviveStartTimeout)
 
 	marker := sleepMarker()
 	runJob(t, srv, "stopped", surviveJob("stopped", n,

@@ -163,7 +163,7 @@ func TestTLSCluster(t *testing.T) {
 	cl := newPersistentAgent(t, "tls-client", roleClient, srv.rpcAddr())
 	enableTLS(t, cl, dir, "global-client-nomad")
 	cl.start(t)
-	cl.waitNodeReady(t, c, tlsWait)
+	cl.waitNodeReady(t, c, cl.name, tlsWait)
 
 	t.Run("task runs on the mTLS client", func(t *testing.T) {
 		job := &api.Job{ID: api.String("tls-job"), Name: api.String("tls-job"), Type: api.String("batch"), Datacenters: []string{"dc1"},
@@ -426,7 +426,7 @@ tls {
 		t.Fatal(err)
 	}
 	cl.start(t)
-	cl.waitNodeReady(t, leader.client(t), clusterWait)
+	cl.waitNodeReady(t, leader.client(t), cl.name, clusterWait)
 	for _, s := range servers {
 		if out := s.sinceLastStart(); strings.Contains(out, "TLS connection refused") || strings.Contains(out, "plain-text connection refused") {
 			t.Errorf("server %s refused an agent of its own cluster:\n%s", s.name, out)
