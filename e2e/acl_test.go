@@ -23,6 +23,7 @@ func startACLAgent(t *testing.T) *agent {
 // bootstrap works once, a read-only token reads and cannot write, and the
 // management token can do all.
 func TestACLEndToEnd(t *testing.T) {
+	t.Parallel()
 	a := startACLAgent(t)
 	anon, err := nomad.NewClient(&nomad.Config{Address: a.addr})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 // Nomad's attributes, the ignored settings are logged once each, and a job
 // with distinct_property places one allocation per rack.
 func TestNomadStyleAgentConfig(t *testing.T) {
+	t.Parallel()
 	requireBinary(t)
 	port, rpc := freePort(t), freePort(t)
 	cfg := fmt.Sprintf(`{"name": "nomad-style", "data_dir": %q, "bind_addr": "127.0.0.1",

@@ -89,6 +89,7 @@ func execCLI(t *testing.T, addr string, stdin string, args ...string) cliResult 
 // size and Ctrl-C, and the errors (missing command, unknown task, dead
 // task) that leave the task running.
 func TestAllocExec(t *testing.T) {
+	t.Parallel()
 	docker := dockerReady() == ""
 	if !docker {
 		t.Logf("docker tasks left out: %s", dockerReady())

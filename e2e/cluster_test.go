@@ -272,6 +272,7 @@ func registerJob(c *api.Client, id string) error {
 // a server back on a new address, a snapshot saved and restored, a
 // partition of the majority, and a restart of every server.
 func TestCluster(t *testing.T) {
+	t.Parallel()
 	tc := startTestCluster(t)
 	for _, s := range tc.servers {
 		if v := voters(t, s); len(v) != 3 {
@@ -636,6 +637,7 @@ func duplicateServerName(t *testing.T, tc *testCluster) {
 // dirs gone). The survivor started with -recover leads alone with the
 // whole state; a new server with an empty data dir joins it.
 func TestClusterRecover(t *testing.T) {
+	t.Parallel()
 	ports := newPortSet()
 	var servers []*clusterServer
 	for i := range 3 {
@@ -699,6 +701,7 @@ func TestClusterRecover(t *testing.T) {
 // unreachable starts, says clearly that no server answers and which
 // addresses it tried, and keeps trying.
 func TestClusterClientWithoutServer(t *testing.T) {
+	t.Parallel()
 	nowhere := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	c := newPersistentAgent(t, "lonely", roleClient, nowhere)
 	c.start(t)
@@ -718,6 +721,7 @@ func TestClusterClientWithoutServer(t *testing.T) {
 // another cluster is refused when it joins: its start fails with an error
 // naming both clusters.
 func TestClusterRefusesAnotherCluster(t *testing.T) {
+	t.Parallel()
 	ports := newPortSet()
 	a := newClusterServer(t, ports, "a1", 1, func() []string { return nil })
 	a.start(t)

@@ -61,6 +61,7 @@ func startDevAgentWithConfig(t *testing.T, extra string) *agent {
 // more waits with a placement failure naming the device; alloc stats show
 // the device's statistics.
 func TestFakeDevicesEndToEnd(t *testing.T) {
+	t.Parallel()
 	a := startDevAgentWithConfig(t, devicesExtraHCL)
 	c := a.client(t)
 

@@ -111,6 +111,7 @@ func waitLive(t *testing.T, c *api.Client, jobID string, n int) {
 // NOMAD_VAR_ value, locals, a dynamic block and a scaling block, then
 // scales its group up and down and reads the scaling events and policy.
 func TestJobFileVariablesAndScaling(t *testing.T) {
+	// Not parallel: t.Setenv changes the environment of the test process, which every other test's agents and CLI runs inherit.
 	a := startAgent(t)
 	c := a.client(t)
 	dir := t.TempDir()
@@ -189,6 +190,7 @@ func TestJobFileVariablesAndScaling(t *testing.T) {
 // variable is refused with its position, by the CLI and by
 // /v1/jobs/parse, and nothing is registered.
 func TestJobFileUndefinedVariable(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c := a.client(t)
 	src := "job \"u\" {\n  group \"g\" {\n    count = var.replicas\n    task \"t\" {\n      driver = \"mock_driver\"\n    }\n  }\n}\n"
@@ -207,6 +209,7 @@ func TestJobFileUndefinedVariable(t *testing.T) {
 // TestJobRestart restarts a job's allocations in place, one batch at a
 // time, then replaces them with -reschedule.
 func TestJobRestart(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c := a.client(t)
 	job := versionedJob(2)

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,7 +24,16 @@ var (
 	buildErr  error
 )
 
+// defaultParallel is how many tests of this package run at once when
+// `go test` is not given -parallel: they mostly wait on agents (and on
+// tasks, elections, heartbeats), so more than the GOMAXPROCS default of
+// -parallel, which is 2 on a 2-core machine. Each test holds one to five
+// agents built with -race (about 100-200 MB each).
+const defaultParallel = 6
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	setDefaultParallel()
 	dir, err := os.MkdirTemp("", "drover-e2e-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: temp dir:", err)
@@ -32,6 +43,18 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// setDefaultParallel sets -test.parallel to defaultParallel unless the
+// command line set it.
+func setDefaultParallel() {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		if err := flag.Set("test.parallel", strconv.Itoa(defaultParallel)); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: set -parallel:", err)
+		}
+	}
 }
 
 // buildDrover builds ./cmd/drover and ./cmd/drover-shim (which the agent

@@ -100,6 +100,7 @@ func findAllocFile(dataDir, allocID, rel string) (string, error) {
 // waits for the first alloc to stop, receives its data from node-b's
 // agent, and finds the marker the first alloc wrote.
 func TestStickyMigrateAcrossAgents(t *testing.T) {
+	t.Parallel()
 	requireTwoAgents(t)
 	httpA, rpcA, httpB := freePort(t), freePort(t), freePort(t)
 	dataA, dataB := t.TempDir(), t.TempDir()

@@ -158,6 +158,7 @@ func nodeJobAllocs(t *testing.T, c *api.Client, job string) []*api.AllocationLis
 // heartbeat TTL and grace pass its node is down, its allocations lost,
 // and their replacements run on the other client.
 func TestNodeLostAllocsReplaced(t *testing.T) {
+	t.Parallel()
 	nc := startNodesCluster(t, "node-b")
 	c := nc.server.client(t)
 	if r := nc.server.cli(t, "job", "run", "-detach", writeFile(t, "lost.nomad.hcl", sleepJob("lost", 4, ""))); r.code != 0 {
@@ -209,6 +210,7 @@ func TestNodeLostAllocsReplaced(t *testing.T) {
 // replaced and not yet running, at any moment), `node drain -monitor`
 // reports the drain complete, and the node stays ineligible.
 func TestNodeDrainMaxParallel(t *testing.T) {
+	t.Parallel()
 	nc := startNodesCluster(t, "node-a")
 	c := nc.server.client(t)
 	migrate := `      max_parallel     = 1
@@ -299,6 +301,7 @@ func TestNodeDrainMaxParallel(t *testing.T) {
 // reconcile = keep_original keeps the originals and stops the
 // replacements: in the end each allocation index runs once.
 func TestNodeDisconnectReconnect(t *testing.T) {
+	t.Parallel()
 	nc := startNodesCluster(t, "node-b")
 	c := nc.server.client(t)
 	job := `job "disc" {

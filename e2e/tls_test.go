@@ -146,6 +146,7 @@ func refusedRead(t *testing.T, conn net.Conn) bool {
 // with another CA's certificate cannot join; SIGHUP serves a rotated
 // certificate.
 func TestTLSCluster(t *testing.T) {
+	t.Parallel()
 	requirePersistentAgent(t)
 	dir := makeCerts(t)
 	srv := newPersistentAgent(t, "tls-server", roleServer)
@@ -366,6 +367,7 @@ tls {
 // a write sent to a follower is forwarded to the leader; a client agent
 // with a client certificate registers.
 func TestTLSServerCluster(t *testing.T) {
+	t.Parallel()
 	requirePersistentAgent(t)
 	dir := makeCerts(t)
 	const gossipKey = "ZBjKi3lb0dyJ8Rc0Q6sCP/yXxoN+Pp6rWL5jFZbYeYM="
