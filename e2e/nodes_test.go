@@ -33,6 +33,7 @@ bind_addr = "127.0.0.1"
 ports {
   http = %d
   rpc  = %d
+  serf = 0 # a free port: tests run in parallel (never Nomad's 4648)
 }
 server {
   enabled           = true
