@@ -36,7 +36,7 @@
 //
 // # Running in parallel
 //
-// Tests run in parallel: defaultParallel (6) at once unless `go test` is
+// Tests run in parallel: defaultParallel (8) at once unless `go test` is
 // given -parallel. A new test calls t.Parallel() first, uses only agents
 // it started itself, free ports (freePort, or a portSet where one test
 // needs many distinct ones), temp dirs and job names of its own, and

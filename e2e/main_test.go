@@ -29,7 +29,7 @@ var (
 // tasks, elections, heartbeats), so more than the GOMAXPROCS default of
 // -parallel, which is 2 on a 2-core machine. Each test holds one to five
 // agents built with -race (about 100-200 MB each).
-const defaultParallel = 6
+const defaultParallel = 8
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -58,22 +58,21 @@ func setDefaultParallel() {
 }
 
 // buildDrover builds ./cmd/drover and ./cmd/drover-shim (which the agent
-// runs task shims with, as `make build` installs it) into dir, with -race
-// when the tests run with it (set DROVER_E2E_NORACE=1 to build without),
-// and returns the drover binary's path.
+// runs task shims with, as `make build` installs it) into dir in one `go
+// build` (their packages compile in parallel), with -race when the tests
+// run with it (set DROVER_E2E_NORACE=1 to build without), and returns the
+// drover binary's path.
 func buildDrover(dir string) (string, error) {
-	for _, name := range []string{"drover", "drover-shim"} {
-		args := []string{"build", "-o", filepath.Join(dir, name)}
-		if raceEnabled && os.Getenv("DROVER_E2E_NORACE") == "" {
-			args = append(args, "-race")
-		}
-		args = append(args, "github.com/drover-io/drover/cmd/"+name)
-		cmd := exec.Command("go", args...)
-		cmd.Dir = ".."
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return "", fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
+	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	if raceEnabled && os.Getenv("DROVER_E2E_NORACE") == "" {
+		args = append(args, "-race")
+	}
+	args = append(args, "github.com/drover-io/drover/cmd/drover", "github.com/drover-io/drover/cmd/drover-shim")
+	cmd := exec.Command("go", args...)
+	cmd.Dir = ".."
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return filepath.Join(dir, "drover"), nil
 }
