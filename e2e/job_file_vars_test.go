@@ -111,7 +111,7 @@ func waitLive(t *testing.T, c *api.Client, jobID string, n int) {
 // NOMAD_VAR_ value, locals, a dynamic block and a scaling block, then
 // scales its group up and down and reads the scaling events and policy.
 func TestJobFileVariablesAndScaling(t *testing.T) {
-	// Not parallel: t.Setenv changes the environment of the test process, which every other test's agents and CLI runs inherit.
+	t.Parallel()
 	a := startAgent(t)
 	c := a.client(t)
 	dir := t.TempDir()
@@ -122,10 +122,10 @@ func TestJobFileVariablesAndScaling(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Setenv("NOMAD_VAR_greeting", "hello")
+	greeting := []string{"NOMAD_VAR_greeting=hello"}
 
 	// A value failing the validation: nothing is registered.
-	if r := a.cli(t, "job", "run", "-detach", "-var-file", varsPath, "-var", "count=7", jobPath); r.code != 1 ||
+	if r := a.cliEnv(t, greeting, "job", "run", "-detach", "-var-file", varsPath, "-var", "count=7", jobPath); r.code != 1 ||
 		!strings.Contains(r.stderr, jobPath+":5:21: Invalid value for variable: count must be between 1 and 4.") {
 		t.Fatalf("job run with count=7: want the validation error\n%s", r)
 	}
@@ -133,7 +133,7 @@ func TestJobFileVariablesAndScaling(t *testing.T) {
 		t.Fatalf("jobs after a refused run: %v %v", jobs, err)
 	}
 
-	if r := a.cli(t, "job", "run", "-var-file", varsPath, jobPath); r.code != 0 {
+	if r := a.cliEnv(t, greeting, "job", "run", "-var-file", varsPath, jobPath); r.code != 0 {
 		t.Fatalf("job run -var-file:\n%s", r)
 	}
 	waitLive(t, c, "scl", 2)

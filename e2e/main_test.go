@@ -117,10 +117,17 @@ func (r cliResult) String() string {
 // cli runs the drover CLI against the agent.
 func (a *agent) cli(t *testing.T, args ...string) cliResult {
 	t.Helper()
+	return a.cliEnv(t, nil, args...)
+}
+
+// cliEnv runs the drover CLI against the agent with env added to its
+// environment (a parallel test cannot use t.Setenv).
+func (a *agent) cliEnv(t *testing.T, env []string, args ...string) cliResult {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, droverBin, args...)
-	cmd.Env = append(os.Environ(), "DROVER_ADDR="+a.addr, "NOMAD_ADDR=")
+	cmd.Env = append(append(os.Environ(), "DROVER_ADDR="+a.addr, "NOMAD_ADDR="), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
