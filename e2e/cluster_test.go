@@ -79,9 +79,8 @@ server {
 	}
 }
 
-// portSet hands out free ports, each once in a test: freePort alone may
-// give a port back that it gave a moment ago, before the agent that got
-// it first listens on it.
+// portSet hands out free ports, each once in a test. (freePort itself now
+// never gives a port twice in a test process; the set predates that.)
 type portSet struct {
 	mu   sync.Mutex // guards used
 	used map[int]bool

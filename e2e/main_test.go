@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -141,15 +142,71 @@ func (a *agent) cliEnv(t *testing.T, env []string, args ...string) cliResult {
 	return cliResult{code, stdout.String(), stderr.String()}
 }
 
-// freePort returns a TCP port that was free a moment ago.
+// Test ports come from testPortMin to testPortMax: below the kernel's
+// ephemeral range (32768-60999 by default), where outgoing connections
+// take their local ports, and below the agents' dynamic port range for
+// tasks (20000-32000). A port freePort found free then stays free until
+// the agent binds it, unless another program on the host picks ports from
+// this range too.
+const (
+	testPortMin = 10000
+	testPortMax = 19999
+)
+
+// handedOut is the set of ports freePort gave this test process: tests run
+// in parallel, and each port goes to one of them only. It is the package's
+// one piece of shared state, guarded by its mutex.
+var handedOut = struct {
+	mu    sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// freePort returns a port of 127.0.0.1, free for TCP and UDP a moment ago,
+// that no other test of this process got (see testPortMin).
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	return freePorts(t, 1)
+}
+
+// freePorts returns the first of n consecutive ports that freePort would
+// each return (a client's dynamic port range).
+func freePorts(t *testing.T, n int) int {
+	t.Helper()
+	handedOut.mu.Lock()
+	defer handedOut.mu.Unlock()
+	span := testPortMax - testPortMin + 2 - n
+	start := rand.IntN(span)
+next:
+	for i := range span {
+		first := testPortMin + (start+i)%span
+		for port := first; port < first+n; port++ {
+			if handedOut.ports[port] || !portFree(port) {
+				continue next
+			}
+		}
+		for port := first; port < first+n; port++ {
+			handedOut.ports[port] = true
+		}
+		return first
+	}
+	t.Fatalf("no %d free consecutive ports left in %d-%d", n, testPortMin, testPortMax)
+	return 0
+}
+
+// portFree reports whether port can be bound on 127.0.0.1 for TCP and UDP
+// (a server's gossip uses both).
+func portFree(port int) bool {
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		t.Fatal(err)
+		return false
 	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	pc, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		return false
+	}
+	return pc.Close() == nil
 }
 
 // waitFor polls cond until it reports true, failing the test after timeout

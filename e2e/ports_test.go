@@ -451,7 +451,7 @@ func TestPortsHeldAcrossAgentRestart(t *testing.T) {
 	t.Parallel()
 	bb := requireBusybox(t)
 	a := newPersistentAgent(t, "ports", roleCombined)
-	lo := freePort(t)
+	lo := freePorts(t, 2)
 	f, err := os.OpenFile(a.configPath, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
