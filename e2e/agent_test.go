@@ -247,7 +247,10 @@ func (a *agent) waitNodeReady(t *testing.T, c *api.Client, node string, timeout 
 				return n.Status == api.NodeStatusReady, "node status " + n.Status
 			}
 		}
-		return false, fmt.Sprintf("%d nodes, none ready named %q", len(nodes), node)
+		if node == "" {
+			return false, fmt.Sprintf("%d nodes, none ready", len(nodes))
+		}
+		return false, fmt.Sprintf("no node named %q among %d", node, len(nodes))
 	})
 }
 
