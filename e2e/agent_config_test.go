@@ -17,15 +17,15 @@ import (
 func TestNomadStyleAgentConfig(t *testing.T) {
 	t.Parallel()
 	requireBinary(t)
-	port, rpc := freePort(t), freePort(t)
+	port, rpc, dataDir := freePort(t), freePort(t), t.TempDir()
 	cfg := fmt.Sprintf(`{"name": "nomad-style", "data_dir": %q, "bind_addr": "127.0.0.1",
   "disable_update_check": true, "log_level": "DEBUG",
   "ports": {"http": %d, "rpc": %d, "serf": %d},
   "server": {"enabled": true, "bootstrap_expect": 1},
   "client": {"enabled": true, "options": {"driver.raw_exec.enable": "1", "driver.allowlist": "raw_exec"}},
   "consul": {"address": "127.0.0.1:8500"},
-  "vault": {"enabled": false}, "acl": {"enabled": false}}`, t.TempDir(), port, rpc, freePort(t))
-	a := launchAgent(t, agentSpec{name: "nomad-style", config: cfg, configFile: "nomad-config", httpPort: port,
+  "vault": {"enabled": false}, "acl": {"enabled": false}}`, dataDir, port, rpc, freePort(t))
+	a := launchAgent(t, agentSpec{name: "nomad-style", config: cfg, configFile: "nomad-config", httpPort: port, dataDir: dataDir,
 		args: []string{"-meta", "rack=r1", "-node-class", "edge", "-network-interface", "lo"}, wait: waitNode})
 	nodes, _, err := a.client(t).Nodes().List(nil)
 	if err != nil || len(nodes) != 1 {

@@ -49,6 +49,11 @@ type agentSpec struct {
 	configFile string
 	// httpPort is the HTTP port the config sets (without dev).
 	httpPort int
+	// dataDir is the data dir the config sets (without dev; a dev agent
+	// gets a temp dir): when the test ends, after the agent's stop, the
+	// shims, tasks and mounts it left there are removed (a non-dev agent
+	// leaves its tasks running when it stops).
+	dataDir string
 	// args are more agent flags, after the ones above.
 	args []string
 	// env is more environment for the agent (DROVER_ADDR and NOMAD_ADDR
@@ -119,8 +124,13 @@ func launchAgent(t *testing.T, spec agentSpec) *agent {
 			t.Fatalf("launchAgent %s: a configured agent needs the HTTP port its config sets", spec.name)
 		}
 		args = append(args, "-config", writeFile(t, configFileName(spec), spec.config))
+		a.dataDir = spec.dataDir
 	}
 	a.addr = "http://127.0.0.1:" + strconv.Itoa(port)
+	if a.dataDir != "" {
+		// Cleanups run last-registered first: this one after the stop.
+		t.Cleanup(func() { killLeftovers(t, a.dataDir) })
+	}
 	a.spawn(t, append(args, spec.args...), spec.env, spec.cmdOpts...)
 	t.Cleanup(func() {
 		if spec.killable && !a.running() {
