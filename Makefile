@@ -24,9 +24,9 @@ build:
 dev: build
 	./scripts/dev.sh
 
-## test: vet and run every test with the race detector (end-to-end tests included), then every fuzz target for 5s (under 2 minutes)
+## test: vet and run every test with the race detector (end-to-end tests included, beside the others: scripts/test.sh), then every fuzz target for 5s (under 2 minutes)
 test:
-	$(GO) vet ./... && $(GO) test -race -timeout 40m ./... && FUZZTIME=5s GO=$(GO) ./scripts/fuzz.sh
+	$(GO) vet ./... && GO=$(GO) ./scripts/test.sh && FUZZTIME=5s GO=$(GO) ./scripts/fuzz.sh
 
 ## fuzz: run every fuzz target (func FuzzXxx) for FUZZTIME each (default 30s)
 fuzz:

@@ -2,9 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,38 +9,13 @@ import (
 	nomad "github.com/hashicorp/nomad/api"
 )
 
-// startACLAgent starts a dev agent with ACLs enabled and waits for its
-// leader (a public endpoint); its node is checked after the bootstrap.
+// startACLAgent starts a dev agent with ACLs enabled (and no token in its
+// environment) and waits for its leader (a public endpoint); its node is
+// checked after the bootstrap.
 func startACLAgent(t *testing.T) *agent {
 	t.Helper()
-	requireBinary(t)
-	port := freePort(t)
-	a := &agent{addr: "http://127.0.0.1:" + strconv.Itoa(port), output: &syncBuffer{}, exited: make(chan struct{})}
-	a.cmd = exec.Command(droverBin, "agent", "-dev", "-acl-enabled",
-		"-bind", "127.0.0.1", "-http-port", strconv.Itoa(port), "-data-dir", t.TempDir(), "-log-level", "debug")
-	a.cmd.Stdout, a.cmd.Stderr = a.output, a.output
-	a.cmd.Env = append(os.Environ(), "DROVER_ADDR=", "NOMAD_ADDR=", "NOMAD_TOKEN=", "DROVER_TOKEN=")
-	if err := a.cmd.Start(); err != nil {
-		t.Fatalf("start agent: %v", err)
-	}
-	go func() {
-		a.err = a.cmd.Wait()
-		close(a.exited)
-	}()
-	t.Cleanup(func() { a.stop(t) })
-	waitFor(t, 60*time.Second, "the agent to elect a leader", func() (bool, string) {
-		select {
-		case <-a.exited:
-			t.Fatalf("the agent exited while starting (%v); its output:\n%s", a.err, a.output)
-		default:
-		}
-		leader, err := a.client(t).Status().Leader()
-		if err != nil {
-			return false, err.Error()
-		}
-		return leader != "", "no leader yet"
-	})
-	return a
+	return launchAgent(t, agentSpec{dev: true, args: []string{"-acl-enabled"},
+		env: []string{"NOMAD_TOKEN=", "DROVER_TOKEN="}, wait: waitLeader})
 }
 
 // TestACLEndToEnd runs an agent with ACLs and checks, with Nomad's Go API
@@ -51,6 +23,7 @@ func startACLAgent(t *testing.T) *agent {
 // bootstrap works once, a read-only token reads and cannot write, and the
 // management token can do all.
 func TestACLEndToEnd(t *testing.T) {
+	t.Parallel()
 	a := startACLAgent(t)
 	anon, err := nomad.NewClient(&nomad.Config{Address: a.addr})
 	if err != nil {

@@ -2,9 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,48 +15,23 @@ import (
 // Nomad's attributes, the ignored settings are logged once each, and a job
 // with distinct_property places one allocation per rack.
 func TestNomadStyleAgentConfig(t *testing.T) {
+	t.Parallel()
 	requireBinary(t)
-	port, rpc := freePort(t), freePort(t)
+	port, rpc, dataDir := freePort(t), freePort(t), t.TempDir()
 	cfg := fmt.Sprintf(`{"name": "nomad-style", "data_dir": %q, "bind_addr": "127.0.0.1",
   "disable_update_check": true, "log_level": "DEBUG",
   "ports": {"http": %d, "rpc": %d, "serf": %d},
   "server": {"enabled": true, "bootstrap_expect": 1},
   "client": {"enabled": true, "options": {"driver.raw_exec.enable": "1", "driver.allowlist": "raw_exec"}},
   "consul": {"address": "127.0.0.1:8500"},
-  "vault": {"enabled": false}, "acl": {"enabled": false}}`, t.TempDir(), port, rpc, freePort(t))
-	a := &agent{addr: "http://127.0.0.1:" + strconv.Itoa(port), output: &syncBuffer{}, exited: make(chan struct{})}
-	a.cmd = exec.Command(droverBin, "agent", "-config", writeFile(t, "nomad-config", cfg),
-		"-meta", "rack=r1", "-node-class", "edge", "-network-interface", "lo")
-	a.cmd.Stdout, a.cmd.Stderr = a.output, a.output
-	a.cmd.Env = append(os.Environ(), "DROVER_ADDR=", "NOMAD_ADDR=")
-	if err := a.cmd.Start(); err != nil {
-		t.Fatal(err)
+  "vault": {"enabled": false}, "acl": {"enabled": false}}`, dataDir, port, rpc, freePort(t))
+	a := launchAgent(t, agentSpec{name: "nomad-style", config: cfg, configFile: "nomad-config", httpPort: port, dataDir: dataDir,
+		args: []string{"-meta", "rack=r1", "-node-class", "edge", "-network-interface", "lo"}, wait: waitNode})
+	nodes, _, err := a.client(t).Nodes().List(nil)
+	if err != nil || len(nodes) != 1 {
+		t.Fatalf("nodes: %v, %v", nodes, err)
 	}
-	go func() {
-		a.err = a.cmd.Wait()
-		close(a.exited)
-	}()
-	t.Cleanup(func() { a.stop(t) })
-
-	var nodeID string
-	waitFor(t, 90*time.Second, "the node to be ready", func() (bool, string) {
-		select {
-		case <-a.exited:
-			t.Fatalf("the agent exited (%v):\n%s", a.err, a.output)
-		default:
-		}
-		nodes, _, err := a.client(t).Nodes().List(nil)
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, n := range nodes {
-			if n.Status == api.NodeStatusReady {
-				nodeID = n.ID
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("%d nodes, none ready", len(nodes))
-	})
+	nodeID := nodes[0].ID
 	out := a.output.String()
 	for _, key := range []string{"key=consul"} { // ports.serf is honoured since clustering
 		if n := strings.Count(out, key+" "); n != 1 {

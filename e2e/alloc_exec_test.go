@@ -89,6 +89,7 @@ func execCLI(t *testing.T, addr string, stdin string, args ...string) cliResult 
 // size and Ctrl-C, and the errors (missing command, unknown task, dead
 // task) that leave the task running.
 func TestAllocExec(t *testing.T) {
+	t.Parallel()
 	docker := dockerReady() == ""
 	if !docker {
 		t.Logf("docker tasks left out: %s", dockerReady())
@@ -99,7 +100,7 @@ func TestAllocExec(t *testing.T) {
 	sc := srv.client(t)
 	worker := newPersistentAgent(t, "exec-worker", roleClient, srv.rpcAddr())
 	worker.start(t)
-	worker.waitNodeReady(t, sc, surviveStartTimeout)
+	worker.waitNodeReady(t, sc, worker.name, surviveStartTimeout)
 
 	runJob(t, srv, "execs", execJob("execs", "exec-worker", docker))
 	allocs := map[string]string{} // by group

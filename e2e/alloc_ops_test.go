@@ -54,6 +54,7 @@ func countedLines(out string) (int, error) {
 // TestAllocLogsAcrossRotation reads a fast writer's rotated logs with
 // `alloc logs`, whole and followed, and browses them with `alloc fs`.
 func TestAllocLogsAcrossRotation(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c := a.client(t)
 	if r := a.cli(t, "job", "run", "-detach", writeFile(t, "chatty.nomad.hcl", chattyJob)); r.code != 0 {

@@ -140,6 +140,7 @@ func eventsOfType(alloc *api.Allocation, typ string) []*api.TaskEvent {
 // writes nothing outside the task's directory; a destination outside the
 // task's directory is refused when the job is submitted.
 func TestArtifacts(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c := a.client(t)
 	tool := []byte("#!/bin/sh\necho tool\n")

@@ -163,6 +163,7 @@ func checkDockerBridgeGone(t *testing.T, netns, allocID, allocIP string) {
 // TestBridgeDockerAndExecGroup: a docker task and an exec task in one
 // bridge group.
 func TestBridgeDockerAndExecGroup(t *testing.T) {
+	// Not parallel: compares the host's whole iptables rule set before and after, and every agent's bridge hands out addresses from the same subnet.
 	bb := requireDockerBridge(t)
 	a := startAgent(t)
 	c := a.client(t)
@@ -190,6 +191,7 @@ func TestBridgeDockerAndExecGroup(t *testing.T) {
 // infra container and not one iptables rule more; then the job stops
 // clean.
 func TestBridgeDockerSurvivesAgentKill9(t *testing.T) {
+	// Not parallel: compares the host's whole iptables rule set before and after, and every agent's bridge hands out addresses from the same subnet.
 	bb := requireDockerBridge(t)
 	a := newPersistentAgent(t, "dbridge", roleCombined)
 	cfg, err := os.ReadFile(a.configPath)

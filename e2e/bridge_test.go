@@ -122,6 +122,7 @@ func iptablesSave(t *testing.T) string {
 // variables, and stopping the job removes the namespace, its veth and its
 // iptables rules.
 func TestBridgeGroupTwoTasksAndPublishedPort(t *testing.T) {
+	// Not parallel: compares the host's whole iptables rule set before and after, and every agent's bridge hands out addresses from the same subnet.
 	requireCNI(t)
 	bb := requireBusybox(t)
 	a := startAgent(t)
@@ -230,6 +231,7 @@ func allocIPRules(t *testing.T, ip string) []string {
 // (same path, same address, not one iptables rule more); stopping the job
 // then removes everything.
 func TestBridgeSurvivesAgentKill9(t *testing.T) {
+	// Not parallel: compares the host's whole iptables rule set before and after, and every agent's bridge hands out addresses from the same subnet.
 	requireCNI(t)
 	bb := requireBusybox(t)
 	a := newPersistentAgent(t, "bridge", roleCombined)

@@ -129,6 +129,7 @@ func startCanaryJob(t *testing.T, a *agent, c *api.Client) {
 // deployment waits for `deployment promote`; then the old allocations are
 // replaced and the promoted canary's service carries the normal tags.
 func TestCanaryPromote(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c := a.client(t)
 	startCanaryJob(t, a, c)
@@ -201,6 +202,7 @@ func TestCanaryPromote(t *testing.T) {
 // job goes back to the stable version (auto_revert), the canary is
 // stopped, and the old allocations never stopped running.
 func TestCanaryAutoRevert(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c := a.client(t)
 	startCanaryJob(t, a, c)

@@ -560,6 +560,7 @@ func (a *persistentAgent) signalAndWait(t *testing.T, sig syscall.Signal) {
 // duplicated, zero lost and zero stuck allocations, and once every job
 // is stopped no shim or task process is left.
 func TestChaosAgentRestarts(t *testing.T) {
+	t.Parallel()
 	ch := newChaos(t, "chaos")
 	start := time.Now()
 

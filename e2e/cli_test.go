@@ -49,6 +49,7 @@ func jobAlloc(t *testing.T, c *api.Client, jobID string) (*api.AllocationListStu
 // TestRawExecRunStopEvents runs a raw_exec job with the CLI, stops it, and
 // checks the task's life as the API and `drover alloc status` tell it.
 func TestRawExecRunStopEvents(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c := a.client(t)
 
@@ -158,6 +159,7 @@ func eventTypesShown(t *testing.T, out string) []string {
 // TestRunMalformedJobChangesNothing checks that a job file with a syntax
 // error is refused with its position before anything is submitted.
 func TestRunMalformedJobChangesNothing(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	bad := writeFile(t, "bad.nomad.hcl", `job "bad" {
   group "g" {

@@ -79,9 +79,8 @@ server {
 	}
 }
 
-// portSet hands out free ports, each once in a test: freePort alone may
-// give a port back that it gave a moment ago, before the agent that got
-// it first listens on it.
+// portSet hands out free ports, each once in a test. (freePort itself now
+// never gives a port twice in a test process; the set predates that.)
 type portSet struct {
 	mu   sync.Mutex // guards used
 	used map[int]bool
@@ -108,8 +107,8 @@ func newClusterServer(t *testing.T, ports *portSet, name string, expect int, joi
 	t.Helper()
 	requirePersistentAgent(t)
 	s := &clusterServer{
-		persistentAgent: &persistentAgent{name: name, role: roleServer, dataDir: t.TempDir(),
-			httpPort: ports.port(t), rpcPort: ports.port(t)},
+		persistentAgent: &persistentAgent{agent: &agent{name: name, dataDir: t.TempDir()},
+			role: roleServer, httpPort: ports.port(t), rpcPort: ports.port(t)},
 		serfPort: ports.port(t), expect: expect, join: join, ports: ports,
 	}
 	s.addr = "http://127.0.0.1:" + strconv.Itoa(s.httpPort)
@@ -272,6 +271,7 @@ func registerJob(c *api.Client, id string) error {
 // a server back on a new address, a snapshot saved and restored, a
 // partition of the majority, and a restart of every server.
 func TestCluster(t *testing.T) {
+	t.Parallel()
 	tc := startTestCluster(t)
 	for _, s := range tc.servers {
 		if v := voters(t, s); len(v) != 3 {
@@ -636,6 +636,7 @@ func duplicateServerName(t *testing.T, tc *testCluster) {
 // dirs gone). The survivor started with -recover leads alone with the
 // whole state; a new server with an empty data dir joins it.
 func TestClusterRecover(t *testing.T) {
+	t.Parallel()
 	ports := newPortSet()
 	var servers []*clusterServer
 	for i := range 3 {
@@ -699,6 +700,7 @@ func TestClusterRecover(t *testing.T) {
 // unreachable starts, says clearly that no server answers and which
 // addresses it tried, and keeps trying.
 func TestClusterClientWithoutServer(t *testing.T) {
+	t.Parallel()
 	nowhere := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	c := newPersistentAgent(t, "lonely", roleClient, nowhere)
 	c.start(t)
@@ -718,6 +720,7 @@ func TestClusterClientWithoutServer(t *testing.T) {
 // another cluster is refused when it joins: its start fails with an error
 // naming both clusters.
 func TestClusterRefusesAnotherCluster(t *testing.T) {
+	t.Parallel()
 	ports := newPortSet()
 	a := newClusterServer(t, ports, "a1", 1, func() []string { return nil })
 	a.start(t)

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -52,43 +50,10 @@ func deviceJob(id string, count int) string {
 }
 
 // startDevAgentWithConfig is startAgent with -config extra merged into the
-// dev configuration.
+// dev configuration; it waits for the client node only.
 func startDevAgentWithConfig(t *testing.T, extra string) *agent {
 	t.Helper()
-	requireBinary(t)
-	port := freePort(t)
-	a := &agent{addr: "http://127.0.0.1:" + strconv.Itoa(port), output: &syncBuffer{}, exited: make(chan struct{})}
-	a.cmd = exec.Command(droverBin, "agent", "-dev", "-config", writeFile(t, "extra.hcl", extra),
-		"-bind", "127.0.0.1", "-http-port", strconv.Itoa(port), "-data-dir", t.TempDir(), "-log-level", "debug")
-	a.cmd.Stdout = a.output
-	a.cmd.Stderr = a.output
-	a.cmd.Env = append(os.Environ(), "DROVER_ADDR=", "NOMAD_ADDR=")
-	if err := a.cmd.Start(); err != nil {
-		t.Fatalf("start agent: %v", err)
-	}
-	go func() {
-		a.err = a.cmd.Wait()
-		close(a.exited)
-	}()
-	t.Cleanup(func() { a.stop(t) })
-	waitFor(t, 60*time.Second, "the agent's client node to be ready", func() (bool, string) {
-		select {
-		case <-a.exited:
-			t.Fatalf("the agent exited while starting (%v); its output:\n%s", a.err, a.output)
-		default:
-		}
-		nodes, _, err := a.client(t).Nodes().List(nil)
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, n := range nodes {
-			if n.Status == api.NodeStatusReady {
-				return true, ""
-			}
-		}
-		return false, "no ready node"
-	})
-	return a
+	return launchAgent(t, agentSpec{dev: true, config: extra, configFile: "extra.hcl", wait: waitNode})
 }
 
 // TestFakeDevicesEndToEnd: a dev agent with two fake GPUs runs a job that
@@ -96,6 +61,7 @@ func startDevAgentWithConfig(t *testing.T, extra string) *agent {
 // more waits with a placement failure naming the device; alloc stats show
 // the device's statistics.
 func TestFakeDevicesEndToEnd(t *testing.T) {
+	t.Parallel()
 	a := startDevAgentWithConfig(t, devicesExtraHCL)
 	c := a.client(t)
 

@@ -17,6 +17,7 @@ import (
 // deregistration, in that order and in raft index order, and every
 // payload decodes with Nomad's types.
 func TestEventStream(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c, err := nomad.NewClient(&nomad.Config{Address: a.addr})
 	if err != nil {
@@ -129,6 +130,7 @@ func TestEventStream(t *testing.T) {
 // TestEventStreamResume: index= replays what the buffer holds from that
 // index; a bad topic is a 400 that lists the topics.
 func TestEventStreamResume(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c, err := nomad.NewClient(&nomad.Config{Address: a.addr})
 	if err != nil {
@@ -174,6 +176,7 @@ func TestEventStreamResume(t *testing.T) {
 // the job stops, each with the registration as payload, and nothing of
 // the other topics.
 func TestEventStreamServices(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c, err := nomad.NewClient(&nomad.Config{Address: a.addr})
 	if err != nil {

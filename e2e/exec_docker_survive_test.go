@@ -158,6 +158,7 @@ func execTaskPid(t *testing.T, dataDir string, marker []string) int {
 // neither behind. Without a Docker daemon and the test image, the docker
 // half is skipped (logged).
 func TestExecAndDockerSurviveAgentKill9(t *testing.T) {
+	t.Parallel()
 	a := newPersistentAgent(t, "isolated", roleCombined)
 	requireExecDriver(t)
 	withDocker := true

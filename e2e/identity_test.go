@@ -48,6 +48,7 @@ const identityJob = `job "wi" {
 // refused another job's variable, other endpoints, and everything once
 // the task is stopped; the socket refuses a request without a token.
 func TestWorkloadIdentity(t *testing.T) {
+	t.Parallel()
 	// A short data dir: the task API socket's path must fit a Unix
 	// socket address (108 bytes).
 	dataDir, err := os.MkdirTemp("", "wi")
@@ -150,6 +151,7 @@ func TestWorkloadIdentity(t *testing.T) {
 // identity runs, and checks that the task API socket serves the task
 // again once the agent has re-attached to it.
 func TestTaskAPISurvivesRestart(t *testing.T) {
+	t.Parallel()
 	// A short data dir: the socket's path must fit a Unix socket address
 	// (108 bytes), which t.TempDir's names do not always leave room for.
 	// Removed last: cleanups run in reverse order.

@@ -10,6 +10,7 @@ import (
 // environment: the task prints them resolved (they used to reach it
 // literally), and an unknown reference unchanged.
 func TestInterpolationInDriverConfig(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c := a.client(t)
 	job := writeFile(t, "interp.nomad.hcl", `job "interp" {

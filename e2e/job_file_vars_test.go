@@ -111,6 +111,7 @@ func waitLive(t *testing.T, c *api.Client, jobID string, n int) {
 // NOMAD_VAR_ value, locals, a dynamic block and a scaling block, then
 // scales its group up and down and reads the scaling events and policy.
 func TestJobFileVariablesAndScaling(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c := a.client(t)
 	dir := t.TempDir()
@@ -121,10 +122,10 @@ func TestJobFileVariablesAndScaling(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Setenv("NOMAD_VAR_greeting", "hello")
+	greeting := []string{"NOMAD_VAR_greeting=hello"}
 
 	// A value failing the validation: nothing is registered.
-	if r := a.cli(t, "job", "run", "-detach", "-var-file", varsPath, "-var", "count=7", jobPath); r.code != 1 ||
+	if r := a.cliEnv(t, greeting, "job", "run", "-detach", "-var-file", varsPath, "-var", "count=7", jobPath); r.code != 1 ||
 		!strings.Contains(r.stderr, jobPath+":5:21: Invalid value for variable: count must be between 1 and 4.") {
 		t.Fatalf("job run with count=7: want the validation error\n%s", r)
 	}
@@ -132,7 +133,7 @@ func TestJobFileVariablesAndScaling(t *testing.T) {
 		t.Fatalf("jobs after a refused run: %v %v", jobs, err)
 	}
 
-	if r := a.cli(t, "job", "run", "-var-file", varsPath, jobPath); r.code != 0 {
+	if r := a.cliEnv(t, greeting, "job", "run", "-var-file", varsPath, jobPath); r.code != 0 {
 		t.Fatalf("job run -var-file:\n%s", r)
 	}
 	waitLive(t, c, "scl", 2)
@@ -189,6 +190,7 @@ func TestJobFileVariablesAndScaling(t *testing.T) {
 // variable is refused with its position, by the CLI and by
 // /v1/jobs/parse, and nothing is registered.
 func TestJobFileUndefinedVariable(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c := a.client(t)
 	src := "job \"u\" {\n  group \"g\" {\n    count = var.replicas\n    task \"t\" {\n      driver = \"mock_driver\"\n    }\n  }\n}\n"
@@ -207,6 +209,7 @@ func TestJobFileUndefinedVariable(t *testing.T) {
 // TestJobRestart restarts a job's allocations in place, one batch at a
 // time, then replaces them with -reschedule.
 func TestJobRestart(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c := a.client(t)
 	job := versionedJob(2)

@@ -12,6 +12,7 @@ import (
 // TestJobRunFollowsToCompletion runs a batch job without -detach: the CLI
 // follows the evaluation and waits until the allocations completed.
 func TestJobRunFollowsToCompletion(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	job := writeFile(t, "echo.nomad.hcl", `job "echo" {
   type = "batch"
@@ -57,6 +58,7 @@ func TestJobRunFollowsToCompletion(t *testing.T) {
 // TestJobRunPlacementFailure asks for more memory than any node has: the
 // CLI explains the failure and exits 2, as Nomad's does.
 func TestJobRunPlacementFailure(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	job := writeFile(t, "huge.nomad.hcl", `job "huge" {
   group "web" {
@@ -132,6 +134,7 @@ func serviceJob(script, minHealthy string) string {
 // TestJobRunFollowsDeployment runs a service job's first version: job run
 // follows its deployment until the allocation is healthy, and exits 0.
 func TestJobRunFollowsDeployment(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	r := a.cli(t, "job", "run", writeFile(t, "svc.nomad.hcl", serviceJob("sleep 300", "1s")))
 	if r.code != 0 {
@@ -156,6 +159,7 @@ func TestJobRunFollowsDeployment(t *testing.T) {
 // deployment, which fails, explains why and exits 1 (it used to exit 0 as
 // soon as the allocation ran).
 func TestJobRunFailingServiceExits1(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	r := a.cli(t, "job", "run", writeFile(t, "svc.nomad.hcl", serviceJob("sleep 4; exit 3", "30s")))
 	if r.code != 1 {
@@ -176,6 +180,7 @@ func TestJobRunFailingServiceExits1(t *testing.T) {
 // again with the same ID starts its summary from zero instead of counting
 // the purged job's allocations.
 func TestJobSummaryAfterPurge(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c := a.client(t)
 	failing := writeFile(t, "once.nomad.hcl", `job "once" {

@@ -29,6 +29,7 @@ func versionedJob(count int) string {
 // TestJobPlanHistoryRevert plans a change (exit 1, diff and dry run),
 // runs it with -check-index, lists the versions and reverts.
 func TestJobPlanHistoryRevert(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c := a.client(t)
 	v0 := writeFile(t, "ver.nomad.hcl", versionedJob(1))

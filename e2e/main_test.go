@@ -4,20 +4,18 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"math/rand/v2"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/drover-io/drover/api"
 )
 
 // droverBin is the binary under test, built once by TestMain; buildErr says
@@ -27,7 +25,16 @@ var (
 	buildErr  error
 )
 
+// defaultParallel is how many tests of this package run at once when
+// `go test` is not given -parallel: they mostly wait on agents (and on
+// tasks, elections, heartbeats), so more than the GOMAXPROCS default of
+// -parallel, which is 2 on a 2-core machine. Each test holds one to five
+// agents built with -race (about 100-200 MB each).
+const defaultParallel = 8
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	setDefaultParallel()
 	dir, err := os.MkdirTemp("", "drover-e2e-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: temp dir:", err)
@@ -39,23 +46,34 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// setDefaultParallel sets -test.parallel to defaultParallel unless the
+// command line set it.
+func setDefaultParallel() {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		if err := flag.Set("test.parallel", strconv.Itoa(defaultParallel)); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: set -parallel:", err)
+		}
+	}
+}
+
 // buildDrover builds ./cmd/drover and ./cmd/drover-shim (which the agent
-// runs task shims with, as `make build` installs it) into dir, with -race
-// when the tests run with it (set DROVER_E2E_NORACE=1 to build without),
-// and returns the drover binary's path.
+// runs task shims with, as `make build` installs it) into dir in one `go
+// build` (their packages compile in parallel), with -race when the tests
+// run with it (set DROVER_E2E_NORACE=1 to build without), and returns the
+// drover binary's path.
 func buildDrover(dir string) (string, error) {
-	for _, name := range []string{"drover", "drover-shim"} {
-		args := []string{"build", "-o", filepath.Join(dir, name)}
-		if raceEnabled && os.Getenv("DROVER_E2E_NORACE") == "" {
-			args = append(args, "-race")
-		}
-		args = append(args, "github.com/drover-io/drover/cmd/"+name)
-		cmd := exec.Command("go", args...)
-		cmd.Dir = ".."
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return "", fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
+	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	if raceEnabled && os.Getenv("DROVER_E2E_NORACE") == "" {
+		args = append(args, "-race")
+	}
+	args = append(args, "github.com/drover-io/drover/cmd/drover", "github.com/drover-io/drover/cmd/drover-shim")
+	cmd := exec.Command("go", args...)
+	cmd.Dir = ".."
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return filepath.Join(dir, "drover"), nil
 }
@@ -87,111 +105,6 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// agent is a running `drover agent -dev` subprocess.
-type agent struct {
-	addr   string
-	cmd    *exec.Cmd
-	output *syncBuffer
-	exited chan struct{} // closed when the process has exited
-	err    error         // the process's exit status, set before exited closes
-}
-
-// startAgent starts a dev agent on a free port with its own data directory,
-// waits until it knows its leader, and stops it with SIGINT when the test
-// ends, failing the test if it does not exit. opts may change the agent's
-// command before it starts.
-func startAgent(t *testing.T, opts ...func(*exec.Cmd)) *agent {
-	t.Helper()
-	requireBinary(t)
-	port := freePort(t)
-	a := &agent{
-		addr:   "http://127.0.0.1:" + strconv.Itoa(port),
-		output: &syncBuffer{},
-		exited: make(chan struct{}),
-	}
-	a.cmd = exec.Command(droverBin, "agent", "-dev",
-		"-bind", "127.0.0.1", "-http-port", strconv.Itoa(port),
-		"-data-dir", t.TempDir(), "-log-level", "debug")
-	a.cmd.Stdout = a.output
-	a.cmd.Stderr = a.output
-	a.cmd.Env = append(os.Environ(), "DROVER_ADDR=", "NOMAD_ADDR=")
-	for _, opt := range opts {
-		opt(a.cmd)
-	}
-	if err := a.cmd.Start(); err != nil {
-		t.Fatalf("start agent: %v", err)
-	}
-	go func() {
-		a.err = a.cmd.Wait()
-		close(a.exited)
-	}()
-	t.Cleanup(func() { a.stop(t) })
-
-	waitFor(t, 60*time.Second, "the agent to elect a leader", func() (bool, string) {
-		select {
-		case <-a.exited:
-			t.Fatalf("the agent exited while starting (%v); its output:\n%s", a.err, a.output)
-		default:
-		}
-		leader, err := a.client(t).Status().Leader()
-		if err != nil {
-			return false, err.Error()
-		}
-		return leader != "", "no leader yet"
-	})
-	waitFor(t, 60*time.Second, "the agent's client node to be ready", func() (bool, string) {
-		nodes, _, err := a.client(t).Nodes().List(nil)
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, n := range nodes {
-			if n.Status == api.NodeStatusReady {
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("%d nodes, none ready", len(nodes))
-	})
-	return a
-}
-
-// stop sends SIGINT and fails the test if the agent does not exit in time.
-func (a *agent) stop(t *testing.T) {
-	select {
-	case <-a.exited:
-		if !t.Failed() {
-			t.Errorf("the agent exited before the test ended (%v); its output:\n%s", a.err, a.output)
-		}
-		return
-	default:
-	}
-	if err := a.cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Errorf("interrupt agent: %v", err)
-	}
-	select {
-	case <-a.exited:
-		if a.err != nil {
-			t.Errorf("the agent exited with %v after SIGINT; its output:\n%s", a.err, a.output)
-		}
-	case <-time.After(45 * time.Second):
-		_ = a.cmd.Process.Kill()
-		<-a.exited
-		t.Errorf("the agent did not exit within 45s of SIGINT; its output:\n%s", a.output)
-	}
-	if t.Failed() {
-		t.Logf("agent output:\n%s", a.output)
-	}
-}
-
-// client returns a drover API client for the agent.
-func (a *agent) client(t *testing.T) *api.Client {
-	t.Helper()
-	c, err := api.NewClient(&api.Config{Address: a.addr, HTTPClient: &http.Client{Timeout: 30 * time.Second}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 // cliResult is the outcome of one CLI run.
 type cliResult struct {
 	code           int
@@ -205,10 +118,17 @@ func (r cliResult) String() string {
 // cli runs the drover CLI against the agent.
 func (a *agent) cli(t *testing.T, args ...string) cliResult {
 	t.Helper()
+	return a.cliEnv(t, nil, args...)
+}
+
+// cliEnv runs the drover CLI against the agent with env added to its
+// environment (a parallel test cannot use t.Setenv).
+func (a *agent) cliEnv(t *testing.T, env []string, args ...string) cliResult {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, droverBin, args...)
-	cmd.Env = append(os.Environ(), "DROVER_ADDR="+a.addr, "NOMAD_ADDR=")
+	cmd.Env = append(append(os.Environ(), "DROVER_ADDR="+a.addr, "NOMAD_ADDR="), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -222,15 +142,71 @@ func (a *agent) cli(t *testing.T, args ...string) cliResult {
 	return cliResult{code, stdout.String(), stderr.String()}
 }
 
-// freePort returns a TCP port that was free a moment ago.
+// Test ports come from testPortMin to testPortMax: below the kernel's
+// ephemeral range (32768-60999 by default), where outgoing connections
+// take their local ports, and below the agents' dynamic port range for
+// tasks (20000-32000). A port freePort found free then stays free until
+// the agent binds it, unless another program on the host picks ports from
+// this range too.
+const (
+	testPortMin = 10000
+	testPortMax = 19999
+)
+
+// handedOut is the set of ports freePort gave this test process: tests run
+// in parallel, and each port goes to one of them only. It is the package's
+// one piece of shared state, guarded by its mutex.
+var handedOut = struct {
+	mu    sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// freePort returns a port of 127.0.0.1, free for TCP and UDP a moment ago,
+// that no other test of this process got (see testPortMin).
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	return freePorts(t, 1)
+}
+
+// freePorts returns the first of n consecutive ports that freePort would
+// each return (a client's dynamic port range).
+func freePorts(t *testing.T, n int) int {
+	t.Helper()
+	handedOut.mu.Lock()
+	defer handedOut.mu.Unlock()
+	span := testPortMax - testPortMin + 2 - n
+	start := rand.IntN(span)
+next:
+	for i := range span {
+		first := testPortMin + (start+i)%span
+		for port := first; port < first+n; port++ {
+			if handedOut.ports[port] || !portFree(port) {
+				continue next
+			}
+		}
+		for port := first; port < first+n; port++ {
+			handedOut.ports[port] = true
+		}
+		return first
+	}
+	t.Fatalf("no %d free consecutive ports left in %d-%d", n, testPortMin, testPortMax)
+	return 0
+}
+
+// portFree reports whether port can be bound on 127.0.0.1 for TCP and UDP
+// (a server's gossip uses both).
+func portFree(port int) bool {
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		t.Fatal(err)
+		return false
 	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	pc, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		return false
+	}
+	return pc.Close() == nil
 }
 
 // waitFor polls cond until it reports true, failing the test after timeout

@@ -34,6 +34,7 @@ telemetry {
 // runtime and drover metrics are there with Nomad's names and labels. The
 // JSON form decodes with Nomad's Go client.
 func TestMetricsPrometheus(t *testing.T) {
+	t.Parallel()
 	cfg := writeFile(t, "telemetry.hcl", telemetryConfig)
 	a := startAgent(t, func(c *exec.Cmd) { c.Args = append(c.Args, "-config", cfg) })
 	c, err := nomad.NewClient(&nomad.Config{Address: a.addr})
@@ -152,6 +153,7 @@ func TestMetricsPrometheus(t *testing.T) {
 // TestMetricsPrometheusDisabled: without telemetry { prometheus_metrics },
 // the Prometheus form is a 400 that says what to set; the JSON form works.
 func TestMetricsPrometheusDisabled(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	resp, err := http.Get(a.addr + "/v1/metrics?format=prometheus")
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,30 +32,7 @@ func requireTwoAgents(t *testing.T) {
 // stops it with SIGINT when the test ends. It does not wait for anything.
 func startConfiguredAgent(t *testing.T, name, hcl string, httpPort int) *agent {
 	t.Helper()
-	requireBinary(t)
-	a := &agent{
-		addr:   "http://127.0.0.1:" + strconv.Itoa(httpPort),
-		output: &syncBuffer{},
-		exited: make(chan struct{}),
-	}
-	a.cmd = exec.Command(droverBin, "agent", "-config", writeFile(t, name+".hcl", hcl), "-log-level", "debug")
-	a.cmd.Stdout = a.output
-	a.cmd.Stderr = a.output
-	a.cmd.Env = append(os.Environ(), "DROVER_ADDR=", "NOMAD_ADDR=")
-	if err := a.cmd.Start(); err != nil {
-		t.Fatalf("start agent %s: %v", name, err)
-	}
-	go func() {
-		a.err = a.cmd.Wait()
-		close(a.exited)
-	}()
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("agent %s output:\n%s", name, a.output)
-		}
-		a.stop(t)
-	})
-	return a
+	return launchAgent(t, agentSpec{name: name, config: hcl, httpPort: httpPort, args: []string{"-log-level", "debug"}})
 }
 
 // stickyJob writes, on first start, the ID of the alloc that created it
@@ -124,6 +100,7 @@ func findAllocFile(dataDir, allocID, rel string) (string, error) {
 // waits for the first alloc to stop, receives its data from node-b's
 // agent, and finds the marker the first alloc wrote.
 func TestStickyMigrateAcrossAgents(t *testing.T) {
+	t.Parallel()
 	requireTwoAgents(t)
 	httpA, rpcA, httpB := freePort(t), freePort(t), freePort(t)
 	dataA, dataB := t.TempDir(), t.TempDir()
@@ -141,6 +118,7 @@ bind_addr = "127.0.0.1"
 ports {
   http = %d
   rpc  = %d
+  serf = 0 # a free port: tests run in parallel (never Nomad's 4648)
 }
 server {
   enabled          = true

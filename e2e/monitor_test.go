@@ -34,6 +34,7 @@ func withConfig(t *testing.T, cfg string) func(*exec.Cmd) {
 // drover monitor shows the debug lines of an agent that logs at info:
 // the lines logged after it joined, at the level it asked for.
 func TestMonitorShowsLinesAtItsLevel(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, atLogLevel("info"))
 	out, errOut := &syncBuffer{}, &syncBuffer{}
 	mon := exec.Command(droverBin, "monitor", "-log-level", "debug")
@@ -74,6 +75,7 @@ func TestMonitorShowsLinesAtItsLevel(t *testing.T) {
 // The profiles are served by a dev agent (enable_debug is on in dev
 // mode) and refused when the configuration turns them off.
 func TestPprofNeedsEnableDebug(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	b, err := a.client(t).Agent().Lookup("goroutine", api.PprofOptions{Debug: 1}, nil)
 	if err != nil || !strings.Contains(string(b), "goroutine profile:") {
@@ -97,6 +99,7 @@ func TestPprofNeedsEnableDebug(t *testing.T) {
 // operator debug against a real agent: every part of the bundle, with
 // the log lines of the capture's own requests in monitor.log.
 func TestOperatorDebugBundle(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, atLogLevel("info"))
 	out := t.TempDir()
 	r := a.cli(t, "operator", "debug", "-duration", "5s", "-interval", "1s", "-log-level", "debug", "-output", out)

@@ -10,6 +10,7 @@ import (
 // namespace that does not exist, and deleting a namespace that still holds
 // a live job or a variable.
 func TestNamespacesCLI(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	ok := func(args ...string) cliResult {
 		t.Helper()

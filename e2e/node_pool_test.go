@@ -16,6 +16,7 @@ import (
 // job of an unknown pool is refused, and a pool with nodes cannot be
 // deleted while an empty one can.
 func TestNomadAPINodePools(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, func(cmd *exec.Cmd) { cmd.Args = append(cmd.Args, "-node-pool", "gpu") })
 	c, err := nomad.NewClient(&nomad.Config{Address: a.addr})
 	if err != nil {

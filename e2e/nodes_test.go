@@ -2,9 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -36,6 +33,7 @@ bind_addr = "127.0.0.1"
 ports {
   http = %d
   rpc  = %d
+  serf = 0 # a free port: tests run in parallel (never Nomad's 4648)
 }
 server {
   enabled           = true
@@ -117,41 +115,8 @@ func (nc *nodesCluster) nodeID(t *testing.T, name string) string {
 // kill: at the end it is stopped only if it still runs.
 func startKillableAgent(t *testing.T, name, hcl string, httpPort int) *agent {
 	t.Helper()
-	a := &agent{
-		addr:   "http://127.0.0.1:" + strconv.Itoa(httpPort),
-		output: &syncBuffer{},
-		exited: make(chan struct{}),
-	}
-	a.cmd = exec.Command(droverBin, "agent", "-config", writeFile(t, name+".hcl", hcl), "-log-level", "debug")
-	a.cmd.Stdout = a.output
-	a.cmd.Stderr = a.output
-	a.cmd.Env = append(os.Environ(), "DROVER_ADDR=", "NOMAD_ADDR=")
-	if err := a.cmd.Start(); err != nil {
-		t.Fatalf("start agent %s: %v", name, err)
-	}
-	go func() {
-		a.err = a.cmd.Wait()
-		close(a.exited)
-	}()
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("agent %s output:\n%s", name, a.output)
-		}
-		select {
-		case <-a.exited:
-			return // killed by the test
-		default:
-		}
-		_ = a.cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-a.exited:
-		case <-time.After(45 * time.Second):
-			_ = a.cmd.Process.Kill()
-			<-a.exited
-			t.Errorf("agent %s did not exit within 45s of SIGINT", name)
-		}
-	})
-	return a
+	return launchAgent(t, agentSpec{name: name, config: hcl, httpPort: httpPort,
+		args: []string{"-log-level", "debug"}, killable: true})
 }
 
 // sleepJob is a service job of count sleeping raw_exec tasks, with a
@@ -194,6 +159,7 @@ func nodeJobAllocs(t *testing.T, c *api.Client, job string) []*api.AllocationLis
 // heartbeat TTL and grace pass its node is down, its allocations lost,
 // and their replacements run on the other client.
 func TestNodeLostAllocsReplaced(t *testing.T) {
+	t.Parallel()
 	nc := startNodesCluster(t, "node-b")
 	c := nc.server.client(t)
 	if r := nc.server.cli(t, "job", "run", "-detach", writeFile(t, "lost.nomad.hcl", sleepJob("lost", 4, ""))); r.code != 0 {
@@ -245,6 +211,7 @@ func TestNodeLostAllocsReplaced(t *testing.T) {
 // replaced and not yet running, at any moment), `node drain -monitor`
 // reports the drain complete, and the node stays ineligible.
 func TestNodeDrainMaxParallel(t *testing.T) {
+	t.Parallel()
 	nc := startNodesCluster(t, "node-a")
 	c := nc.server.client(t)
 	migrate := `      max_parallel     = 1
@@ -335,6 +302,7 @@ func TestNodeDrainMaxParallel(t *testing.T) {
 // reconcile = keep_original keeps the originals and stops the
 // replacements: in the end each allocation index runs once.
 func TestNodeDisconnectReconnect(t *testing.T) {
+	t.Parallel()
 	nc := startNodesCluster(t, "node-b")
 	c := nc.server.client(t)
 	job := `job "disc" {

@@ -12,6 +12,7 @@ import (
 // TestNomadAPIClient drives the agent with HashiCorp's own Go client: its
 // requests must be accepted and its responses must decode.
 func TestNomadAPIClient(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c, err := nomad.NewClient(&nomad.Config{Address: a.addr})
 	if err != nil {

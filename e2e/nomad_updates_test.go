@@ -11,6 +11,7 @@ import (
 // and the scheduler configuration with HashiCorp's Go client: drover's
 // answers must decode into its types with the values it expects.
 func TestNomadAPIClientUpdates(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c, err := nomad.NewClient(&nomad.Config{Address: a.addr})
 	if err != nil {

@@ -77,6 +77,7 @@ func waitCompleteWithOutput(t *testing.T, a *agent, jobID string) string {
 // launch; `job periodic force` launches a child that runs; then the
 // dispatcher launches a child at a real minute tick, named after it.
 func TestPeriodicForceAndMinuteTick(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c := a.client(t)
 	job := fmt.Sprintf(`job "tick" {
@@ -137,6 +138,7 @@ func TestPeriodicForceAndMinuteTick(t *testing.T) {
 // NOMAD_META_*; a dispatch without the required meta is refused and
 // registers nothing.
 func TestDispatchPayloadAndMeta(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c := a.client(t)
 	job := fmt.Sprintf(`job "transcode" {
@@ -215,6 +217,7 @@ func TestDispatchPayloadAndMeta(t *testing.T) {
 // a client agent: one allocation per node, each runs to completion and is
 // not replaced.
 func TestSysbatchTwoClients(t *testing.T) {
+	t.Parallel()
 	requireTwoAgents(t)
 	httpA, rpcA, httpB := freePort(t), freePort(t), freePort(t)
 	dataA, dataB := t.TempDir(), t.TempDir()
@@ -229,6 +232,7 @@ bind_addr = "127.0.0.1"
 ports {
   http = %d
   rpc  = %d
+  serf = 0 # a free port: tests run in parallel (never Nomad's 4648)
 }
 server {
   enabled          = true

@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,8 +11,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/drover-io/drover/api"
 )
 
 // persistentRole says what a persistent agent runs.
@@ -33,22 +29,13 @@ const (
 // is what systemd's KillMode=process does, and the task shims (in sessions
 // of their own) must survive it.
 type persistentAgent struct {
-	name       string
+	*agent     // the process of the latest start; its output holds every start's
 	role       persistentRole
-	dataDir    string
 	configPath string
 	httpPort   int
 	rpcPort    int
-	addr       string // the HTTP API, "http://127.0.0.1:<port>"
 	// args are more flags for the next start (-recover).
 	args []string
-
-	// Set by start, read after exited closes.
-	cmd    *exec.Cmd
-	output *syncBuffer
-	exited chan struct{}
-	err    error
-	starts int // how many times the process was started
 }
 
 // agentConfigHCL is the agent's config file. servers are the RPC
@@ -87,9 +74,8 @@ func newPersistentAgent(t *testing.T, name string, role persistentRole, servers 
 	t.Helper()
 	requirePersistentAgent(t)
 	a := &persistentAgent{
-		name:     name,
+		agent:    &agent{name: name, dataDir: t.TempDir()},
 		role:     role,
-		dataDir:  t.TempDir(),
 		httpPort: freePort(t),
 		rpcPort:  freePort(t),
 	}
@@ -116,66 +102,12 @@ func newPersistentAgent(t *testing.T, name string, role persistentRole, servers 
 // rpcAddr is the agent's RPC address, for a client's servers list.
 func (a *persistentAgent) rpcAddr() string { return "127.0.0.1:" + strconv.Itoa(a.rpcPort) }
 
-// running reports whether the agent process was started and has not exited.
-func (a *persistentAgent) running() bool {
-	if a.exited == nil {
-		return false
-	}
-	select {
-	case <-a.exited:
-		return false
-	default:
-		return true
-	}
-}
-
 // start starts the agent process (again) on the same config and data dir
-// and returns at once; see waitReady. The output of every start goes to
-// one buffer, each start headed by a marker line.
+// in a process group of its own, and returns at once; see waitReady.
 func (a *persistentAgent) start(t *testing.T) {
 	t.Helper()
-	if a.running() {
-		t.Fatalf("agent %s is already running", a.name)
-	}
-	if a.output == nil {
-		a.output = &syncBuffer{}
-	}
-	a.starts++
-	fmt.Fprintf(a.output, "=== e2e: start %d of agent %s\n", a.starts, a.name)
-	a.cmd = exec.Command(droverBin, append([]string{"agent", "-config", a.configPath}, a.args...)...)
-	a.cmd.Stdout = a.output
-	a.cmd.Stderr = a.output
-	a.cmd.Env = append(os.Environ(), "DROVER_ADDR=", "NOMAD_ADDR=")
-	a.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	a.exited = make(chan struct{})
-	a.err = nil
-	if err := a.cmd.Start(); err != nil {
-		t.Fatalf("start agent %s: %v", a.name, err)
-	}
-	cmd, exited := a.cmd, a.exited
-	go func() {
-		a.err = cmd.Wait()
-		close(exited)
-	}()
-}
-
-// sinceLastStart returns the agent's output since its latest start.
-func (a *persistentAgent) sinceLastStart() string {
-	out := a.output.String()
-	if i := strings.LastIndex(out, "=== e2e: start "); i >= 0 {
-		return out[i:]
-	}
-	return out
-}
-
-// checkAlive fails the test at once if the agent exited.
-func (a *persistentAgent) checkAlive(t *testing.T) {
-	t.Helper()
-	select {
-	case <-a.exited:
-		t.Fatalf("agent %s exited (%v); its output:\n%s", a.name, a.err, a.sinceLastStart())
-	default:
-	}
+	a.spawn(t, append([]string{"agent", "-config", a.configPath}, a.args...), nil,
+		func(c *exec.Cmd) { c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} })
 }
 
 // waitReady waits until the agent serves: a server knows its leader, and
@@ -183,39 +115,12 @@ func (a *persistentAgent) checkAlive(t *testing.T) {
 // node is ready on the server that api (the server's client) talks to.
 func (a *persistentAgent) waitReady(t *testing.T, timeout time.Duration) {
 	t.Helper()
-	c := a.client(t)
 	if a.role != roleClient {
-		waitFor(t, timeout, "agent "+a.name+" to know its leader", func() (bool, string) {
-			a.checkAlive(t)
-			leader, err := c.Status().Leader()
-			if err != nil {
-				return false, err.Error()
-			}
-			return leader != "", "no leader yet"
-		})
+		a.waitLeader(t, timeout)
 	}
 	if a.role == roleCombined {
-		a.waitNodeReady(t, c, timeout)
+		a.waitNodeReady(t, a.client(t), a.name, timeout)
 	}
-}
-
-// waitNodeReady waits until the node named like the agent is ready in the
-// view of c.
-func (a *persistentAgent) waitNodeReady(t *testing.T, c *api.Client, timeout time.Duration) {
-	t.Helper()
-	waitFor(t, timeout, "the node of agent "+a.name+" to be ready", func() (bool, string) {
-		a.checkAlive(t)
-		nodes, _, err := c.Nodes().List(nil)
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, n := range nodes {
-			if n.Name == a.name {
-				return n.Status == api.NodeStatusReady, "node status " + n.Status
-			}
-		}
-		return false, fmt.Sprintf("no node named %q among %d", a.name, len(nodes))
-	})
 }
 
 // kill9 SIGKILLs the agent's process only (not its group: systemd's
@@ -231,41 +136,6 @@ func (a *persistentAgent) kill9(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("agent %s did not die within 30s of SIGKILL", a.name)
 	}
-}
-
-// interrupt stops the agent with SIGINT (a non-dev agent leaves its tasks
-// running) and fails the test unless it exits cleanly in time.
-func (a *persistentAgent) interrupt(t *testing.T) {
-	t.Helper()
-	if err := a.cmd.Process.Signal(syscall.SIGINT); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		t.Errorf("interrupt agent %s: %v", a.name, err)
-	}
-	select {
-	case <-a.exited:
-		if a.err != nil {
-			t.Errorf("agent %s exited with %v after SIGINT", a.name, a.err)
-		}
-	case <-time.After(45 * time.Second):
-		_ = syscall.Kill(a.cmd.Process.Pid, syscall.SIGKILL)
-		<-a.exited
-		t.Errorf("agent %s did not exit within 45s of SIGINT", a.name)
-	}
-}
-
-// client returns an API client for the agent's HTTP API.
-func (a *persistentAgent) client(t *testing.T) *api.Client {
-	t.Helper()
-	c, err := api.NewClient(&api.Config{Address: a.addr, HTTPClient: &http.Client{Timeout: 30 * time.Second}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// cli runs the drover CLI against the agent.
-func (a *persistentAgent) cli(t *testing.T, args ...string) cliResult {
-	t.Helper()
-	return (&agent{addr: a.addr}).cli(t, args...)
 }
 
 // persistentSupport caches whether the binary under test has a

@@ -14,6 +14,7 @@ import (
 // file reaches the scheduler, the allocations run, and `alloc status
 // -verbose` shows the scores the spread and the affinities gave the node.
 func TestPlacementExample(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	example, err := filepath.Abs(filepath.Join("..", "examples", "placement.nomad.hcl"))
 	if err != nil {
@@ -66,6 +67,7 @@ func TestPlacementExample(t *testing.T) {
 // its line by `job run`, and by the HTTP API with a 400 naming the field;
 // nothing is registered.
 func TestPlacementBadInput(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	file := writeFile(t, "bad.nomad.hcl", `job "bad" {
   group "g" {

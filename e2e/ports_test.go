@@ -161,6 +161,7 @@ func taskFile(t *testing.T, c *api.Client, alloc *api.Allocation, rel string) st
 // static port is not placed, `job run` and `job plan` naming the
 // collision, and runs once the first job stops.
 func TestPortsDynamicServerAndStaticCollision(t *testing.T) {
+	t.Parallel()
 	bb := requireBusybox(t)
 	a := startAgent(t)
 	c := a.client(t)
@@ -247,6 +248,7 @@ func TestPortsDynamicServerAndStaticCollision(t *testing.T) {
 // Bad ports are refused at submission with the field named, and nothing
 // is placed.
 func TestPortsBadInputRefused(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c := a.client(t)
 	cases := []struct{ name, network, config, want string }{
@@ -405,6 +407,7 @@ const redisJob = `job "example" {
 // reaches the container from the host on the port its allocation was
 // given.
 func TestDockerPublishedPortNomadExample(t *testing.T) {
+	t.Parallel()
 	endpoint := dockerBridgeEndpoint(t)
 	fakeRedisImage(t, endpoint)
 	a := startDevAgentWithConfig(t, fmt.Sprintf(`plugin "docker" {
@@ -445,9 +448,10 @@ func TestDockerPublishedPortNomadExample(t *testing.T) {
 // two-port range has left, are not placed; one asking for a single
 // dynamic port gets the other one.
 func TestPortsHeldAcrossAgentRestart(t *testing.T) {
+	t.Parallel()
 	bb := requireBusybox(t)
 	a := newPersistentAgent(t, "ports", roleCombined)
-	lo := freePort(t)
+	lo := freePorts(t, 2)
 	f, err := os.OpenFile(a.configPath, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -125,6 +125,7 @@ func eventSpan(a *api.Allocation, skipFirst ...string) (first, last int64) {
 // allocations say who preempted them, the new one lists them, and the new
 // one starts only after they have terminated.
 func TestPreemption(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c := a.client(t)
 	mem := nodeMemory(t, c)

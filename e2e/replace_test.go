@@ -115,6 +115,7 @@ func lastEventTime(ts *api.TaskState) time.Time {
 // alloc is replaced on the same node: the replacement starts only after
 // the first alloc's task has stopped, and finds the data it wrote.
 func TestStickyReplacementMovesDataLocally(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c := a.client(t)
 	if r := a.cli(t, "job", "run", "-detach", writeFile(t, "v1.nomad.hcl", stickyLocalJob("v1"))); r.code != 0 {
@@ -180,6 +181,7 @@ func preemptJob(id string, priority, count int, memoryMB int64) string {
 // preempting: the new alloc's task begins only after every preempted
 // alloc's task has ended (compared by event timestamps).
 func TestPreemptionStartsAfterVictimsTerminate(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c := a.client(t)
 	nodes, _, err := c.Nodes().List(nil)

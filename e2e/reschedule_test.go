@@ -15,6 +15,7 @@ import (
 // PreviousAllocation/NextAllocation and carry their reschedule history,
 // and then rescheduling stops.
 func TestRescheduleFailedAllocs(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	job := writeFile(t, "flaky.nomad.hcl", `job "flaky" {
   type = "service"

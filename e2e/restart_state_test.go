@@ -18,6 +18,7 @@ import (
 // moves the file aside, the agent starts as a new node and stops the old
 // tasks it cannot re-attach to, leaving none running unsupervised.
 func TestEmptyStateFileIsRefused(t *testing.T) {
+	t.Parallel()
 	const n = 3
 	a := newPersistentAgent(t, "emptied", roleCombined)
 	a.start(t)
@@ -88,6 +89,7 @@ func TestEmptyStateFileIsRefused(t *testing.T) {
 // that the shim died, never exit code 0; the restart policy (no attempts)
 // then fails the alloc.
 func TestShimKill9ReportsKilled(t *testing.T) {
+	t.Parallel()
 	a := newPersistentAgent(t, "shimkill", roleCombined)
 	a.start(t)
 	a.waitReady(t, surviveStartTimeout)

@@ -52,6 +52,7 @@ func rollingJob(version string, exitCode int) string {
 // stable. A version whose allocations fail then fails its deployment and
 // is rolled back to the stable version (auto_revert).
 func TestRollingUpdate(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c := a.client(t)
 	if r := a.cli(t, "job", "run", "-detach", writeFile(t, "roll.nomad.hcl", rollingJob("1", 0))); r.code != 0 {

@@ -44,6 +44,7 @@ func sandboxJob(id, user string) string {
 // default ones only, no_new_privs and the seccomp filter (mode 2). Root in
 // a task is checked by the isolation package's tests.
 func TestExecSandboxDefaults(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("the exec driver needs root")
 	}

@@ -79,6 +79,7 @@ func nomadServiceJob(id, busybox, checkPath, checkExtra string) string {
 }
 
 func TestServicesHTTPCheckTurnsHealthy(t *testing.T) {
+	t.Parallel()
 	bb := requireBusybox(t)
 	a := startAgent(t)
 	c := a.client(t)
@@ -154,6 +155,7 @@ func TestServicesHTTPCheckTurnsHealthy(t *testing.T) {
 }
 
 func TestServicesFailingCheckRestartsTask(t *testing.T) {
+	t.Parallel()
 	bb := requireBusybox(t)
 	a := startAgent(t)
 	c := a.client(t)
@@ -201,6 +203,7 @@ func TestServicesFailingCheckRestartsTask(t *testing.T) {
 // once, unchanged (the restarted agent reads what the servers hold and
 // writes nothing), and its check passing again.
 func TestServicesSurviveAgentRestart(t *testing.T) {
+	t.Parallel()
 	bb := requireBusybox(t)
 	a := newPersistentAgent(t, "svc-restart", roleCombined)
 	// Tasks and services on loopback, as a dev agent's.
@@ -260,6 +263,7 @@ func TestServicesSurviveAgentRestart(t *testing.T) {
 // deadline, and the old allocation it would have replaced next keeps
 // running the old version.
 func TestServicesFailingCheckHoldsDeploymentBack(t *testing.T) {
+	t.Parallel()
 	bb := requireBusybox(t)
 	a := startAgent(t)
 	c := a.client(t)

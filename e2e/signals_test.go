@@ -46,6 +46,7 @@ const trapJob = `job "trap" {
 // ignored: its raw_exec task must start with no signal ignored, trap the
 // SIGHUP that `alloc signal` sends, and be supervised by drover-shim.
 func TestTasksStartWithDefaultSignals(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, asUnderNohup)
 	c := a.client(t)
 	if r := a.cli(t, "job", "run", "-detach", writeFile(t, "trap.nomad.hcl", trapJob)); r.code != 0 {

@@ -293,6 +293,7 @@ func onlyAlloc(pids map[string]int) (string, int) {
 // processes: same pids, all allocs running, no task started twice, one
 // shim per task. Stopping the job then leaves no task or shim behind.
 func TestTasksSurviveAgentKill9(t *testing.T) {
+	t.Parallel()
 	const n = 20
 	a := newPersistentAgent(t, "survivor", roleCombined)
 	a.start(t)
@@ -352,6 +353,7 @@ func TestTasksSurviveAgentKill9(t *testing.T) {
 // an attempt left, Restarting and the task runs again as a new process;
 // with none (mode "fail"), Not Restarting and the alloc fails.
 func TestTaskExitsWhileAgentDown(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name      string
 		restart   string
@@ -466,6 +468,7 @@ func TestTaskExitsWhileAgentDown(t *testing.T) {
 // counted) as a new process under a new shim; with none (mode fail) it is
 // not restarted and the alloc fails.
 func TestShimKilledWhileAgentDown(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		restart   string
@@ -595,6 +598,7 @@ func shimKilledWhileAgentDown(t *testing.T, restart string, restarted bool) {
 // client again: it stops the tasks it re-attached to, reports the allocs
 // complete, and leaves no process behind.
 func TestServerStopsJobWhileClientDown(t *testing.T) {
+	t.Parallel()
 	const n = 3
 	srv := newPersistentAgent(t, "server", roleServer)
 	srv.start(t)
@@ -602,7 +606,7 @@ func TestServerStopsJobWhileClientDown(t *testing.T) {
 	sc := srv.client(t)
 	cl := newPersistentAgent(t, "worker", roleClient, srv.rpcAddr())
 	cl.start(t)
-	cl.waitNodeReady(t, sc, surviveStartTimeout)
+	cl.waitNodeReady(t, sc, cl.name, surviveStartTimeout)
 
 	marker := sleepMarker()
 	runJob(t, srv, "stopped", surviveJob("stopped", n,
@@ -670,6 +674,7 @@ func TestServerStopsJobWhileClientDown(t *testing.T) {
 // still be re-attaching: every task is stopped through its shim (none is
 // started again, none is left running) and every alloc completes.
 func TestJobStoppedAsAgentRestarts(t *testing.T) {
+	t.Parallel()
 	const n = 5
 	a := newPersistentAgent(t, "stopper", roleCombined)
 	a.start(t)

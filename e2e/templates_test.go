@@ -71,6 +71,7 @@ func tmplTaskEvents(t *testing.T, c *api.Client, jobID string) (*api.Allocation,
 // `drover var put` changes the variable. A template that does not parse
 // is refused by `job run` with its place in the job file.
 func TestTemplates(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c := a.client(t)
 	logs := func(allocID string) string {
@@ -191,6 +192,7 @@ EOF
 // (its rendered content is unchanged, unlike Nomad #10920); a variable
 // change after that restarts it exactly once.
 func TestTemplatesAgentRestartKeepsTasks(t *testing.T) {
+	t.Parallel()
 	a := newPersistentAgent(t, "tmplkeep", roleCombined)
 	a.start(t)
 	a.waitReady(t, surviveStartTimeout)
@@ -245,6 +247,7 @@ func TestTemplatesAgentRestartKeepsTasks(t *testing.T) {
 // TestTemplatesListService renders a template that lists a Nomad service
 // registered by another job: nomadService reads the agent's service API.
 func TestTemplatesListService(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c := a.client(t)
 	web := `job "websvc" {

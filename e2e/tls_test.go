@@ -146,6 +146,7 @@ func refusedRead(t *testing.T, conn net.Conn) bool {
 // with another CA's certificate cannot join; SIGHUP serves a rotated
 // certificate.
 func TestTLSCluster(t *testing.T) {
+	t.Parallel()
 	requirePersistentAgent(t)
 	dir := makeCerts(t)
 	srv := newPersistentAgent(t, "tls-server", roleServer)
@@ -163,7 +164,7 @@ func TestTLSCluster(t *testing.T) {
 	cl := newPersistentAgent(t, "tls-client", roleClient, srv.rpcAddr())
 	enableTLS(t, cl, dir, "global-client-nomad")
 	cl.start(t)
-	cl.waitNodeReady(t, c, tlsWait)
+	cl.waitNodeReady(t, c, cl.name, tlsWait)
 
 	t.Run("task runs on the mTLS client", func(t *testing.T) {
 		job := &api.Job{ID: api.String("tls-job"), Name: api.String("tls-job"), Type: api.String("batch"), Datacenters: []string{"dc1"},
@@ -366,6 +367,7 @@ tls {
 // a write sent to a follower is forwarded to the leader; a client agent
 // with a client certificate registers.
 func TestTLSServerCluster(t *testing.T) {
+	t.Parallel()
 	requirePersistentAgent(t)
 	dir := makeCerts(t)
 	const gossipKey = "ZBjKi3lb0dyJ8Rc0Q6sCP/yXxoN+Pp6rWL5jFZbYeYM="
@@ -426,7 +428,7 @@ tls {
 		t.Fatal(err)
 	}
 	cl.start(t)
-	cl.waitNodeReady(t, leader.client(t), clusterWait)
+	cl.waitNodeReady(t, leader.client(t), cl.name, clusterWait)
 	for _, s := range servers {
 		if out := s.sinceLastStart(); strings.Contains(out, "TLS connection refused") || strings.Contains(out, "plain-text connection refused") {
 			t.Errorf("server %s refused an agent of its own cluster:\n%s", s.name, out)

@@ -395,6 +395,7 @@ func getText(t *testing.T, u string) (string, error) {
 // leader; links navigate in the page; the ACL token entered is sent with
 // the API requests.
 func TestWebUI(t *testing.T) {
+	t.Parallel()
 	chrome := findChromium(t)
 	a := startAgent(t)
 	c := a.client(t)
@@ -734,6 +735,7 @@ func TestWebUI(t *testing.T) {
 // TestWebUIDisabled: with ui { enabled = false } the agent serves no UI and
 // says how to turn it on; the API is unchanged.
 func TestWebUIDisabled(t *testing.T) {
+	t.Parallel()
 	a := startDevAgentWithConfig(t, "ui {\n  enabled = false\n}\n")
 	noRedirect := &http.Client{Timeout: 30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

@@ -16,6 +16,7 @@ import (
 // CLI, check-and-set included, and checks that bad input is refused with
 // a message and writes nothing.
 func TestVariablesCLI(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	ok := func(args ...string) cliResult {
 		t.Helper()
@@ -118,6 +119,7 @@ func TestVariablesCLI(t *testing.T) {
 // client: create, read, list, check-and-set updates and deletes, and the
 // conflict it decodes.
 func TestVariablesNomadClient(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t)
 	c, err := nomad.NewClient(&nomad.Config{Address: a.addr})
 	if err != nil {
@@ -175,6 +177,7 @@ func TestVariablesNomadClient(t *testing.T) {
 // restart, and no file of the data dir but that key holds a variable in
 // the clear.
 func TestVariablesSurviveRestart(t *testing.T) {
+	t.Parallel()
 	a := newPersistentAgent(t, "vars", roleServer)
 	a.start(t)
 	a.waitReady(t, surviveStartTimeout)

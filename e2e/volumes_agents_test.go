@@ -30,6 +30,7 @@ func sharedVolumeDir(t *testing.T) string {
 // host volume "shared": both allocations of a job that asks for it are
 // placed there, and write into node-b's directory.
 func TestHostVolumePlacementTwoAgents(t *testing.T) {
+	t.Parallel()
 	requireTwoAgents(t)
 	requireExecDriver(t)
 	shared := sharedVolumeDir(t)
@@ -46,6 +47,7 @@ bind_addr = "127.0.0.1"
 ports {
   http = %d
   rpc  = %d
+  serf = 0 # a free port: tests run in parallel (never Nomad's 4648)
 }
 server {
   enabled          = true
@@ -137,6 +139,7 @@ client {
 // and started again (the task re-attached keeps writing through it), the
 // host never sees it, and nothing is left mounted once the job stops.
 func TestHostVolumeMountAcrossAgentRestart(t *testing.T) {
+	t.Parallel()
 	a := newPersistentAgent(t, "volumes", roleCombined)
 	requireExecDriver(t)
 	shared := sharedVolumeDir(t)
@@ -276,6 +279,7 @@ func taskPidOf(t *testing.T, dataDir string, marker []string) int {
 // agent, the job is placed and writes into the volume, as docs/volumes.md
 // says.
 func TestHostVolumeAddedLater(t *testing.T) {
+	t.Parallel()
 	a := newPersistentAgent(t, "vol-later", roleCombined)
 	requireExecDriver(t)
 	shared := sharedVolumeDir(t)

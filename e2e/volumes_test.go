@@ -175,6 +175,7 @@ func secretsTmpfs(line string) bool {
 // the read-only volume's file and cannot write there. Nothing stays
 // mounted on the host once they ended.
 func TestHostVolumesEndToEnd(t *testing.T) {
+	t.Parallel()
 	requireExecDriver(t)
 	a, shared, _ := hostVolumeAgent(t)
 	c := a.client(t)
@@ -233,6 +234,7 @@ func TestHostVolumesEndToEnd(t *testing.T) {
 // submission (raw_exec cannot mount), a volume no node offers and a
 // writable request of a read-only volume at placement.
 func TestHostVolumesRefused(t *testing.T) {
+	t.Parallel()
 	a, _, _ := hostVolumeAgent(t)
 	rawExec := strings.Replace(volumeJob("vol-raw", "exec", "true"), `driver = "exec"`, `driver = "raw_exec"`, 1)
 	for _, tc := range []struct {
@@ -285,6 +287,7 @@ func readHostFile(t *testing.T, path string) string {
 // and placed, reads back, the node's host volumes decode, and a raw_exec
 // task with a mount is refused.
 func TestHostVolumesNomadAPIClient(t *testing.T) {
+	t.Parallel()
 	a, shared, _ := hostVolumeAgent(t)
 	c, err := nomad.NewClient(&nomad.Config{Address: a.addr})
 	if err != nil {
