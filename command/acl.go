@@ -126,29 +126,48 @@ Nomad's policy language (docs/acl.md).`)
 }
 
 func runACLPolicyList(m *Meta, args []string) int {
-	fset := m.apiFlagSet("acl policy list", "[options]", `
-List the ACL policies.`)
+	return runPolicyList(m, args, policyListing{
+		name: "acl policy list", help: "List the ACL policies.", doing: "listing ACL policies",
+		empty: "No policies found",
+		fetch: func(c *api.Client) ([]*api.ACLPolicyListStub, error) {
+			ps, _, err := c.ACL().Policies(nil)
+			return ps, err
+		},
+	})
+}
+
+// policyListing is what differs between the commands that print a list of
+// policies: `acl policy list` and `acl policy self`.
+type policyListing struct {
+	name, help, doing, empty string
+	fetch                    func(*api.Client) ([]*api.ACLPolicyListStub, error)
+}
+
+// runPolicyList runs a command that prints a list of policies as a table,
+// JSON or a template.
+func runPolicyList(m *Meta, args []string, l policyListing) int {
+	fset := m.apiFlagSet(l.name, "[options]", "\n"+l.help)
 	asJSON := fset.Bool("json", false, "Print the policies as JSON.")
 	tmpl := fset.String("t", "", "Format the policies with this Go template.")
 	if code, done := m.parse(fset, args); done {
 		return code
 	}
 	if fset.NArg() != 0 {
-		return m.usageError(fset, "acl policy list takes no arguments")
+		return m.usageError(fset, l.name+" takes no arguments")
 	}
 	c := m.apiClient()
 	if c == nil {
 		return exitError
 	}
-	ps, _, err := c.ACL().Policies(nil)
+	ps, err := l.fetch(c)
 	if err != nil {
-		return m.fail("listing ACL policies", err)
+		return m.fail(l.doing, err)
 	}
 	if code, done := m.printFormatted(ps, *asJSON, *tmpl); done {
 		return code
 	}
 	if len(ps) == 0 {
-		fmt.Fprintln(m.stdout, "No policies found")
+		fmt.Fprintln(m.stdout, l.empty)
 		return exitOK
 	}
 	rows := make([][]string, 0, len(ps))

@@ -427,35 +427,13 @@ is not supported.`)
 }
 
 func runACLPolicySelf(m *Meta, args []string) int {
-	fset := m.apiFlagSet("acl policy self", "[options]", `
-List the policies the CLI's token holds, directly and through its roles.`)
-	asJSON := fset.Bool("json", false, "Print the policies as JSON.")
-	tmpl := fset.String("t", "", "Format the policies with this Go template.")
-	if code, done := m.parse(fset, args); done {
-		return code
-	}
-	if fset.NArg() != 0 {
-		return m.usageError(fset, "acl policy self takes no arguments")
-	}
-	c := m.apiClient()
-	if c == nil {
-		return exitError
-	}
-	ps, _, err := c.ACL().PoliciesSelf(nil)
-	if err != nil {
-		return m.fail("listing the token's policies", err)
-	}
-	if code, done := m.printFormatted(ps, *asJSON, *tmpl); done {
-		return code
-	}
-	if len(ps) == 0 {
-		fmt.Fprintln(m.stdout, "No policies found (a management token holds none: it may do everything)")
-		return exitOK
-	}
-	rows := make([][]string, 0, len(ps))
-	for _, p := range ps {
-		rows = append(rows, []string{p.Name, p.Description})
-	}
-	fmt.Fprint(m.stdout, formatTable([]string{"Name", "Description"}, rows))
-	return exitOK
+	return runPolicyList(m, args, policyListing{
+		name: "acl policy self", help: "List the policies the CLI's token holds, directly and through its roles.",
+		doing: "listing the token's policies",
+		empty: "No policies found (a management token holds none: it may do everything)",
+		fetch: func(c *api.Client) ([]*api.ACLPolicyListStub, error) {
+			ps, _, err := c.ACL().PoliciesSelf(nil)
+			return ps, err
+		},
+	})
 }
