@@ -408,14 +408,19 @@ func (a *Agent) Start() error {
 		rpc = a.server
 	}
 	var nc httpapi.NodeClient // nil: no client
+	var nodeToken func() string
 	if a.client != nil {
 		nc = a.client
+		if a.server == nil {
+			nodeToken = a.client.NodeSecret
+		}
 	}
 	a.http = httpapi.New(a.ln, &httpapi.Config{
 		RPC: rpc, Agent: agentInfo{a}, Client: nc, ParseJob: jobspec.ParseRequest, Logger: a.logger.With("component", "http"),
 		UI: a.cfg.UI.Enabled, Monitor: a.monitor, EnableDebug: a.cfg.EnableDebug, Metrics: a.telemetry, Events: a.httpEvents(),
 		ForwardTLS: a.httpClientTLS(),  // config_tls.go
 		ACL:        a.aclResolver(rpc), // acl_resolver.go
+		NodeToken:  nodeToken,
 	})
 	a.ln = nil // owned by the HTTP server now
 	a.http.Serve()

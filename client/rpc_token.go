@@ -34,3 +34,8 @@ func (c *Client) nodeSecret() string {
 	}
 	return c.node.SecretID
 }
+
+// NodeSecret returns the node's secret ID ("" before the node is set up),
+// for the agent's API to read as the node on behalf of a task whose
+// request the servers authorized.
+func (c *Client) NodeSecret() string { return c.nodeSecret() }

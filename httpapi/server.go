@@ -84,6 +84,12 @@ type Config struct {
 	// ACL resolves request tokens when ACLs are enabled (acl_authz.go);
 	// nil: ACLs are disabled and every request is served.
 	ACL ACLResolver
+	// NodeToken returns the node's secret ID on a client-only agent, nil
+	// elsewhere. A task's service read that the servers authorized (its
+	// workload identity, workload_identity.go) is forwarded with it: the
+	// servers refuse an anonymous read when ACLs are enabled, and the
+	// task's own token is not an ACL token.
+	NodeToken func() string
 }
 
 // endpoint handles one request. It returns the value to encode as JSON, or
@@ -115,6 +121,8 @@ type Server struct {
 	// failed token lookups per remote address.
 	acl     ACLResolver
 	lookups *lookupLimiter
+	// nodeToken: see Config.NodeToken.
+	nodeToken func() string
 
 	ln  net.Listener
 	srv *http.Server
@@ -134,7 +142,7 @@ func New(ln net.Listener, cfg *Config) *Server {
 	s := &Server{rpc: cfg.RPC, agent: cfg.Agent, client: cfg.Client, telemetry: cfg.Metrics, events: cfg.Events, parse: cfg.ParseJob, logger: logger, ln: ln,
 		done: make(chan struct{}), forwarder: newNodeForwarder(logger, cfg.ForwardTLS), execTimes: defaultExecTimeouts(),
 		monitor: cfg.Monitor, debug: cfg.EnableDebug, monitorSet: defaultMonitorSettings(),
-		acl: cfg.ACL, lookups: newLookupLimiter(time.Now)}
+		acl: cfg.ACL, lookups: newLookupLimiter(time.Now), nodeToken: cfg.NodeToken}
 	base, cancel := context.WithCancel(context.Background())
 	s.stopRequests = cancel
 	s.srv = &http.Server{

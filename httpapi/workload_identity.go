@@ -75,7 +75,16 @@ func (s *Server) workloadGate(next http.Handler) http.Handler {
 			q := r.URL.Query()
 			q.Set("namespace", claims.Namespace)
 			r.URL.RawQuery = q.Encode()
-			next.ServeHTTP(w, r.WithContext(withWorkloadGrant(r.Context(), claims.Namespace))) // acl_authz.go
+			ctx := withWorkloadGrant(r.Context(), claims.Namespace) // acl_authz.go
+			if s.nodeToken != nil {
+				// A client-only agent reads as its node (which may read
+				// every namespace's services); the grant and the forced
+				// namespace keep the answer to the task's namespace.
+				if secret := s.nodeToken(); secret != "" {
+					ctx = rpcapi.WithAuthToken(ctx, secret)
+				}
+			}
+			next.ServeHTTP(w, r.WithContext(ctx))
 		default:
 			h := &template.Handler{RPC: s.rpc, Identity: claims.Workload(), Logger: s.logger}
 			h.ServeHTTP(w, r)

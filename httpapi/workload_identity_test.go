@@ -130,3 +130,57 @@ func TestJWKS(t *testing.T) {
 		t.Fatalf("jwk %v", k)
 	}
 }
+
+// TestWorkloadServiceReadAsNode: on a client-only agent, a task's service
+// read that the servers authorized is forwarded with the node's secret (the
+// servers refused it as anonymous with ACLs enabled), and in the task's
+// namespace only; an agent without a node token forwards none.
+func TestWorkloadServiceReadAsNode(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		nodeToken func() string
+		want      string
+	}{
+		{"client-only agent", func() string { return "node-secret" }, "node-secret"},
+		{"server agent", nil, ""},
+		{"node not set up yet", func() string { return "" }, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := rpcapi.NewHandlers()
+			rpcapi.Handle(h, rpcapi.IdentityAuthorize, (&fakeIdentity{}).IdentityAuthorize)
+			type seen struct{ token, namespace string }
+			got := make(chan seen, 1)
+			rpcapi.Handle(h, rpcapi.ServiceRegistrationGet, func(ctx context.Context, r *structs.ServiceRegistrationByNameRequest) (*structs.ServiceRegistrationByNameResponse, error) {
+				got <- seen{rpcapi.AuthToken(ctx), r.Namespace}
+				return &structs.ServiceRegistrationByNameResponse{}, nil
+			})
+			hs := New(nil, &Config{RPC: h, Agent: fakeInfo{}, ParseJob: fakeParse, Logger: slog.New(slog.DiscardHandler), NodeToken: tc.nodeToken})
+			ts := httptest.NewServer(hs.Handler())
+			t.Cleanup(ts.Close)
+			req, err := http.NewRequest("GET", ts.URL+"/v1/service/web", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("X-Nomad-Token", taskToken)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("GET /v1/service/web = %d %s", resp.StatusCode, b)
+			}
+			s := <-got
+			if s.token != tc.want {
+				t.Errorf("forwarded token = %q, want %q", s.token, tc.want)
+			}
+			if s.token == taskToken {
+				t.Error("the task's own token was forwarded")
+			}
+			if s.namespace != "default" {
+				t.Errorf("namespace = %q, want the task's (default)", s.namespace)
+			}
+		})
+	}
+}
