@@ -178,7 +178,11 @@ func (s *Server) aclLogin(w http.ResponseWriter, req *http.Request) (any, error)
 	if err := decodeBody(req, &body); err != nil {
 		return nil, err
 	}
-	resp, err := rpcapi.ACLLogin.Call(req.Context(), s.rpc, &structs.ACLLoginRequest{AuthMethodName: body.AuthMethodName, LoginToken: body.LoginToken})
+	var resp *structs.ACLTokenResponse
+	err := s.limitGuesses(req, func() (err error) {
+		resp, err = rpcapi.ACLLogin.Call(req.Context(), s.rpc, &structs.ACLLoginRequest{AuthMethodName: body.AuthMethodName, LoginToken: body.LoginToken})
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +215,11 @@ func (s *Server) aclOneTimeTokenExchange(w http.ResponseWriter, req *http.Reques
 	if err := decodeBody(req, &body); err != nil {
 		return nil, err
 	}
-	resp, err := rpcapi.OneTimeTokenExchange.Call(req.Context(), s.rpc, &structs.OneTimeTokenExchangeRequest{OneTimeSecretID: body.OneTimeSecretID})
+	var resp *structs.ACLTokenResponse
+	err := s.limitGuesses(req, func() (err error) {
+		resp, err = rpcapi.OneTimeTokenExchange.Call(req.Context(), s.rpc, &structs.OneTimeTokenExchangeRequest{OneTimeSecretID: body.OneTimeSecretID})
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

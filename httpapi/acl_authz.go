@@ -82,6 +82,23 @@ func (l *lookupLimiter) fail(host string) {
 	w.count++
 }
 
+// limitGuesses runs call, which checks a secret the caller presents in
+// its body (a login token, a one-time token's secret), under the same
+// per-address limit as failed token lookups: refused with 429 while the
+// address is limited, and a refusal counts as a failure.
+func (s *Server) limitGuesses(req *http.Request, call func() error) error {
+	host := remoteHost(req)
+	if s.lookups.limited(host) {
+		return newHTTPError(http.StatusTooManyRequests, "too many refused logins or token exchanges from %s: try again later", host)
+	}
+	err := call()
+	if structs.KindOf(err) == structs.KindPermission {
+		s.lookups.fail(host)
+		s.logger.Warn("login or token exchange refused", "remote", req.RemoteAddr, "path", req.URL.Path, "error", err)
+	}
+	return err
+}
+
 func remoteHost(req *http.Request) string {
 	host, _, err := net.SplitHostPort(req.RemoteAddr)
 	if err != nil {

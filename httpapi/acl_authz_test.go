@@ -240,3 +240,46 @@ func TestACLNamespacesFiltered(t *testing.T) {
 		t.Fatalf("namespaces %+v, want only default", out)
 	}
 }
+
+// TestLoginAndExchangeGuessesRateLimited: refused logins and one-time token
+// exchanges count against the caller's address as failed token lookups do
+// (they were not limited, so their secrets could be guessed at full
+// speed), and a limited address gets 429 without reaching the servers.
+func TestLoginAndExchangeGuessesRateLimited(t *testing.T) {
+	for _, tc := range []struct{ name, path, body string }{
+		{"login", "/v1/acl/login", `{"AuthMethodName":"jwt","LoginToken":"guess"}`},
+		{"one-time exchange", "/v1/acl/token/onetime/exchange", `{"OneTimeSecretID":"guess"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := rpcapi.NewHandlers()
+			calls := 0
+			refuse := func() (*structs.ACLTokenResponse, error) {
+				calls++
+				return nil, structs.NewError(structs.KindPermission, "Permission denied: not found")
+			}
+			rpcapi.Handle(h, rpcapi.ACLLogin, func(context.Context, *structs.ACLLoginRequest) (*structs.ACLTokenResponse, error) { return refuse() })
+			rpcapi.Handle(h, rpcapi.OneTimeTokenExchange, func(context.Context, *structs.OneTimeTokenExchangeRequest) (*structs.ACLTokenResponse, error) {
+				return refuse()
+			})
+			hs := New(nil, &Config{RPC: h, Agent: fakeInfo{}, ParseJob: fakeParse, Logger: slog.New(slog.DiscardHandler),
+				ACL: fakeResolver{acls: map[string]*acl.ACL{"": acl.New()}}})
+			ts := httptest.NewServer(hs.Handler())
+			t.Cleanup(ts.Close)
+			var last int
+			for range failedLookupBurst + 1 {
+				resp, err := http.Post(ts.URL+tc.path, "application/json", strings.NewReader(tc.body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				last = resp.StatusCode
+			}
+			if last != http.StatusTooManyRequests {
+				t.Fatalf("status %d after %d refused attempts, want 429", last, failedLookupBurst+1)
+			}
+			if calls != failedLookupBurst {
+				t.Errorf("the servers were asked %d times, want %d (none once limited)", calls, failedLookupBurst)
+			}
+		})
+	}
+}
