@@ -291,7 +291,7 @@ func TestDriver_StopTaskErrors(t *testing.T) {
 		if err := d.StopTask(context.Background(), "nope", time.Second, ""); !errors.Is(err, drivers.ErrTaskNotFound) {
 			t.Fatalf("err = %v", err)
 		}
-		start(t, d, taskConfig(t, "t1", map[string]any{"kill_after": "1h"}))
+		start(t, d, taskConfig(t, "t1", UntilStopped(map[string]any{"kill_after": "1h"})))
 		if err := d.StopTask(context.Background(), "t1", time.Second, "SIGNOPE"); err == nil {
 			t.Fatal("bad signal accepted")
 		}
