@@ -51,6 +51,11 @@ type clusterState struct {
 	// runCluster's own.
 	absent map[string]time.Time
 
+	// localMu orders our own serf calls that touch the local node:
+	// SetTags rewrites it while a query (the gossip keyring's) reads it,
+	// unlocked, in serf (a data race in serf v0.11).
+	localMu sync.Mutex
+
 	membersMu sync.Mutex // guards alive
 	// alive: server name -> raft ID of the servers serf last reported
 	// alive (runSerfEvents keeps it; the merge guard reads it without
@@ -399,7 +404,10 @@ func (s *Server) updateClusterTags() {
 			s.logger.Error("keep the cluster ID", "error", err)
 		}
 	}
-	if err := c.serf.SetTags(s.serfTags(id)); err != nil {
+	c.localMu.Lock()
+	err := c.serf.SetTags(s.serfTags(id))
+	c.localMu.Unlock()
+	if err != nil {
 		s.logger.Error("gossip the cluster ID", "error", err)
 		return
 	}

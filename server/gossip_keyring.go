@@ -71,7 +71,9 @@ func (s *Server) GossipKeyringList(ctx context.Context, _ *structs.GossipKeyring
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	s.cluster.localMu.Lock() // cluster.go
 	resp, err := s.cluster.serf.KeyManager().ListKeys()
+	s.cluster.localMu.Unlock()
 	return keyringResponse(resp, err)
 }
 
@@ -90,6 +92,8 @@ func (s *Server) GossipKeyringOp(ctx context.Context, req *structs.GossipKeyring
 	}
 	km := s.cluster.serf.KeyManager()
 	var resp *serf.KeyResponse
+	s.cluster.localMu.Lock() // cluster.go
+	defer s.cluster.localMu.Unlock()
 	switch req.Op {
 	case structs.GossipKeyringInstall:
 		resp, err = km.InstallKey(req.Key)

@@ -236,8 +236,8 @@ func TestDriver_StartBlockFor(t *testing.T) {
 func TestDriver_DuplicateID(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDriver(t)
-		start(t, d, taskConfig(t, "t1", nil))
-		if _, err := d.StartTask(context.Background(), taskConfig(t, "t1", nil)); err == nil {
+		start(t, d, taskConfig(t, "t1", UntilStopped(nil)))
+		if _, err := d.StartTask(context.Background(), taskConfig(t, "t1", UntilStopped(nil))); err == nil {
 			t.Fatal("started the same task ID twice")
 		}
 	})
@@ -318,7 +318,7 @@ func TestDriver_SignalTask(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				d := newDriver(t)
-				start(t, d, taskConfig(t, "t1", tc.conf))
+				start(t, d, taskConfig(t, "t1", UntilStopped(tc.conf)))
 				err := d.SignalTask(context.Background(), "t1", tc.signal)
 				if tc.wantErr == "" {
 					if err != nil {
@@ -416,7 +416,7 @@ func TestDriver_WaitTask(t *testing.T) {
 func TestDriver_RecoverTask(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDriver(t)
-		h := start(t, d, taskConfig(t, "t1", nil))
+		h := start(t, d, taskConfig(t, "t1", UntilStopped(nil)))
 		if err := d.RecoverTask(context.Background(), h); err != nil {
 			t.Fatalf("RecoverTask of a held task: %v", err)
 		}
@@ -494,7 +494,7 @@ func TestDriver_ExecTask(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				d := newDriver(t)
-				start(t, d, taskConfig(t, "t1", tc.conf))
+				start(t, d, taskConfig(t, "t1", UntilStopped(tc.conf)))
 				res, err := d.ExecTask(context.Background(), "t1", []string{"true"}, tc.timeout)
 				if tc.wantErr {
 					if err == nil {
