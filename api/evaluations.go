@@ -24,15 +24,18 @@ func (c *Client) Evaluations() *Evaluations { return &Evaluations{c: c} }
 // Evaluation is a request to reconcile a job's desired and actual state,
 // and, once processed, its outcome.
 type Evaluation struct {
-	ID                string
-	Namespace         string
-	Priority          int
-	Type              string
-	TriggeredBy       string
-	JobID             string
-	JobModifyIndex    uint64
-	NodeID            string
-	NodeModifyIndex   uint64
+	ID              string
+	Namespace       string
+	Priority        int
+	Type            string
+	TriggeredBy     string
+	JobID           string
+	JobModifyIndex  uint64
+	NodeID          string
+	NodeModifyIndex uint64
+	// DeploymentID is the job's deployment the evaluation created or
+	// worked on.
+	DeploymentID      string
 	Status            string
 	StatusDescription string
 	Wait              time.Duration

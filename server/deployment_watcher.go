@@ -58,6 +58,7 @@ func (s *Server) healthEvals(st *state.StateStore, updates []*structs.Allocation
 			TriggeredBy:    structs.EvalTriggerDeploymentWatcher,
 			JobID:          job.ID,
 			JobModifyIndex: job.JobModifyIndex,
+			DeploymentID:   existing.DeploymentID,
 			Status:         structs.EvalStatusPending,
 			CreateTime:     now,
 			ModifyTime:     now,

@@ -185,6 +185,9 @@ func (s *Server) evalOutcome(snap *state.StateSnapshot, eval *structs.Evaluation
 	upd.FailedTGAllocs = plan.FailedTGAllocs
 	upd.QueuedAllocations = plan.QueuedAllocations
 	upd.ModifyTime = now
+	if d := currentDeployment(plan); d != nil {
+		upd.DeploymentID = d.ID
+	}
 	out := []*structs.Evaluation{upd}
 
 	jobEvals, err := snap.EvalsByJob(nil, eval.Namespace, eval.JobID)
@@ -220,6 +223,17 @@ func (s *Server) evalOutcome(snap *state.StateSnapshot, eval *structs.Evaluation
 		out = append(out, b)
 	}
 	return out, nil
+}
+
+// currentDeployment returns the job's deployment the plan creates or
+// updates (not one it cancels), nil when there is none.
+func currentDeployment(plan *scheduler.Plan) *structs.Deployment {
+	for _, d := range plan.Deployments {
+		if d.Active() {
+			return d
+		}
+	}
+	return nil
 }
 
 // blockedEval is the evaluation that waits, blocked, for the capacity

@@ -29,15 +29,19 @@ const (
 // placements land in FailedTGAllocs, and a BlockedEval is created to retry
 // them when resources change.
 type Evaluation struct {
-	ID                string
-	Namespace         string
-	Priority          int
-	Type              string // the job's type
-	TriggeredBy       string
-	JobID             string
-	JobModifyIndex    uint64
-	NodeID            string
-	NodeModifyIndex   uint64
+	ID              string
+	Namespace       string
+	Priority        int
+	Type            string // the job's type
+	TriggeredBy     string
+	JobID           string
+	JobModifyIndex  uint64
+	NodeID          string
+	NodeModifyIndex uint64
+	// DeploymentID is the job's deployment the evaluation created or
+	// worked on (Nomad's CLI follows it after `job run`), or the one whose
+	// allocations' health triggered it.
+	DeploymentID      string
 	Status            string
 	StatusDescription string
 	Wait              time.Duration

@@ -29,7 +29,7 @@ type EvaluationStub struct {
 func (e *Evaluation) Stub() *EvaluationStub {
 	return &EvaluationStub{
 		ID: e.ID, Namespace: e.Namespace, Priority: e.Priority, Type: e.Type, TriggeredBy: e.TriggeredBy,
-		JobID: e.JobID, NodeID: e.NodeID, Status: e.Status, StatusDescription: e.StatusDescription,
+		JobID: e.JobID, NodeID: e.NodeID, DeploymentID: e.DeploymentID, Status: e.Status, StatusDescription: e.StatusDescription,
 		WaitUntil: e.WaitUntil, NextEval: e.NextEval, PreviousEval: e.PreviousEval, BlockedEval: e.BlockedEval,
 		CreateIndex: e.CreateIndex, ModifyIndex: e.ModifyIndex, CreateTime: e.CreateTime, ModifyTime: e.ModifyTime,
 	}
