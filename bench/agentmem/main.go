@@ -137,7 +137,7 @@ func measure(bin, root string, n int, early, late time.Duration, out, tag string
 	if err := waitRunning(c, jobID, n, 10*time.Minute); err != nil {
 		return e, l, "", err
 	}
-	load = loadAvg()
+	load = harness.LoadAvg()
 	done := time.Now()
 	started := done.Sub(t0)
 	time.Sleep(early) // a reading at a fixed time after, not a wait for an event
@@ -277,14 +277,6 @@ func cpuTicks(pid int) (int64, error) {
 	u, _ := strconv.ParseInt(f[11], 10, 64)
 	s, _ := strconv.ParseInt(f[12], 10, 64)
 	return u + s, nil
-}
-
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	return strings.Fields(string(b))[0]
 }
 
 func tail(s string, n int) string {

@@ -178,16 +178,3 @@ func ms(d time.Duration) string {
 	}
 	return fmt.Sprintf("%.3f s", d.Seconds())
 }
-
-// loadAvg returns the 1-minute load average.
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return "?"
-	}
-	return f[0]
-}

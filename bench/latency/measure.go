@@ -114,7 +114,7 @@ func measure(cfg config, b binary, n int, root string) (res *result, err error) 
 	if err != nil {
 		return nil, fmt.Errorf("parse job: %w", err)
 	}
-	res = &result{n: n, load: loadAvg(), stopAPI: -1, stopProcs: -1}
+	res = &result{n: n, load: harness.LoadAvg(), stopAPI: -1, stopProcs: -1}
 	timeout := 2*time.Minute + time.Duration(n)*200*time.Millisecond
 
 	t0 := time.Now()

@@ -192,11 +192,7 @@ func measure(name, bin string, count, changes int) (res *result, err error) {
 	}
 	defer func() {
 		if err != nil {
-			log := a.Log()
-			if len(log) > 6000 {
-				log = "...\n" + log[len(log)-6000:]
-			}
-			err = fmt.Errorf("%w\nagent output:\n%s", err, log)
+			err = fmt.Errorf("%w\nagent output:\n%s", err, a.LogTail(6000))
 		}
 		c := a.Client()
 		for _, j := range []string{"lat", "tmpl"} {
@@ -214,7 +210,7 @@ func measure(name, bin string, count, changes int) (res *result, err error) {
 		return nil, err
 	}
 	c := a.Client()
-	res = &result{load: loadAvg()}
+	res = &result{load: harness.LoadAvg()}
 
 	w := &watcher{appeared: map[string]time.Time{}, gone: map[string]time.Time{}, present: map[string]bool{}}
 	stop := make(chan struct{})
@@ -333,16 +329,4 @@ func measure(name, bin string, count, changes int) (res *result, err error) {
 	}
 	res.rerender = summarize(rerender)
 	return res, nil
-}
-
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 1 {
-		return "?"
-	}
-	return f[0]
 }

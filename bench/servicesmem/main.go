@@ -129,11 +129,7 @@ func measure(cfg config, name, bin string) (res *result, err error) {
 	}
 	defer func() {
 		if err != nil {
-			log := a.Log()
-			if len(log) > 6000 {
-				log = "...\n" + log[len(log)-6000:]
-			}
-			err = fmt.Errorf("%w\nagent output:\n%s", err, log)
+			err = fmt.Errorf("%w\nagent output:\n%s", err, a.LogTail(6000))
 		}
 		c := a.Client()
 		for _, j := range []string{"svcs", "tmpls"} {
@@ -173,7 +169,7 @@ func measure(cfg config, name, bin string) (res *result, err error) {
 		return nil, err
 	}
 	time.Sleep(cfg.settle)
-	res = &result{load: loadAvg()}
+	res = &result{load: harness.LoadAvg()}
 	cpu0, err := cpuSeconds(a.PID())
 	if err != nil {
 		return nil, err
@@ -280,12 +276,4 @@ func cpuSeconds(pid int) (float64, error) {
 func tasksLeft() int {
 	out, _ := exec.Command("pgrep", "-f", "^/bin/sleep 10000000[12]$").Output()
 	return len(strings.Fields(string(out)))
-}
-
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	return strings.Fields(string(b))[0]
 }

@@ -186,6 +186,30 @@ func (a *Agent) Log() string {
 	return string(b)
 }
 
+// LogTail returns the last n bytes of the output of the latest start
+// ("..." first when cut), for an error report.
+func (a *Agent) LogTail(n int) string {
+	log := a.Log()
+	if len(log) > n {
+		return "...\n" + log[len(log)-n:]
+	}
+	return log
+}
+
+// LoadAvg returns the machine's 1-minute load average as /proc/loadavg
+// writes it, "?" when it cannot be read: benchmarks print it beside their
+// figures.
+func LoadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	if f := strings.Fields(string(b)); len(f) > 0 {
+		return f[0]
+	}
+	return "?"
+}
+
 // LogCount counts s in the output of the latest start.
 func (a *Agent) LogCount(s string) int { return strings.Count(a.Log(), s) }
 
