@@ -102,68 +102,13 @@ func findAllocFile(dataDir, allocID, rel string) (string, error) {
 func TestStickyMigrateAcrossAgents(t *testing.T) {
 	t.Parallel()
 	requireTwoAgents(t)
-	httpA, rpcA, httpB := freePort(t), freePort(t), freePort(t)
-	dataA, dataB := t.TempDir(), t.TempDir()
-	// Non-dev agents leave their tasks running when they stop (that is
-	// what lets tasks survive an agent restart): once both agents have
-	// stopped (cleanups run last-registered first), kill what they left.
-	t.Cleanup(func() {
-		killLeftovers(t, dataA)
-		killLeftovers(t, dataB)
-	})
-	a := startConfiguredAgent(t, "node-a", fmt.Sprintf(`
-name      = "node-a"
-data_dir  = %q
-bind_addr = "127.0.0.1"
-ports {
-  http = %d
-  rpc  = %d
-  serf = 0 # a free port: tests run in parallel (never Nomad's 4648)
-}
-server {
-  enabled          = true
-  bootstrap_expect = 1
-}
-client {
-  enabled = true
-}
-plugin "raw_exec" {
+	rawExec := `plugin "raw_exec" {
   config {
     enabled = true
   }
-}
-`, dataA, httpA, rpcA), httpA)
-	startConfiguredAgent(t, "node-b", fmt.Sprintf(`
-name      = "node-b"
-data_dir  = %q
-bind_addr = "127.0.0.1"
-ports {
-  http = %d
-}
-client {
-  enabled = true
-  servers = ["127.0.0.1:%d"]
-}
-plugin "raw_exec" {
-  config {
-    enabled = true
-  }
-}
-`, dataB, httpB, rpcA), httpB)
+}`
+	a, dataA, dataB := startTwoNodes(t, twoNodes{extraA: rawExec, extraB: rawExec})
 	c := a.client(t)
-	waitFor(t, 90*time.Second, "both nodes ready", func() (bool, string) {
-		nodes, _, err := c.Nodes().List(nil)
-		if err != nil {
-			return false, err.Error()
-		}
-		ready := 0
-		for _, n := range nodes {
-			if n.Status == api.NodeStatusReady {
-				ready++
-			}
-		}
-		return ready == 2, fmt.Sprintf("%d nodes, %d ready", len(nodes), ready)
-	})
 
 	run := func(node string) {
 		if r := a.cli(t, "job", "run", "-detach", writeFile(t, "sticky-"+node+".nomad.hcl", stickyJob(node))); r.code != 0 {

@@ -219,57 +219,9 @@ func TestDispatchPayloadAndMeta(t *testing.T) {
 func TestSysbatchTwoClients(t *testing.T) {
 	t.Parallel()
 	requireTwoAgents(t)
-	httpA, rpcA, httpB := freePort(t), freePort(t), freePort(t)
-	dataA, dataB := t.TempDir(), t.TempDir()
-	t.Cleanup(func() {
-		killLeftovers(t, dataA)
-		killLeftovers(t, dataB)
-	})
-	a := startConfiguredAgent(t, "node-a", fmt.Sprintf(`
-name      = "node-a"
-data_dir  = %q
-bind_addr = "127.0.0.1"
-ports {
-  http = %d
-  rpc  = %d
-  serf = 0 # a free port: tests run in parallel (never Nomad's 4648)
-}
-server {
-  enabled          = true
-  bootstrap_expect = 1
-}
-client {
-  enabled = true
-  options = { "driver.raw_exec.enable" = "1" }
-}
-`, dataA, httpA, rpcA), httpA)
-	startConfiguredAgent(t, "node-b", fmt.Sprintf(`
-name      = "node-b"
-data_dir  = %q
-bind_addr = "127.0.0.1"
-ports {
-  http = %d
-}
-client {
-  enabled = true
-  servers = ["127.0.0.1:%d"]
-  options = { "driver.raw_exec.enable" = "1" }
-}
-`, dataB, httpB, rpcA), httpB)
+	rawExec := `  options = { "driver.raw_exec.enable" = "1" }`
+	a, _, _ := startTwoNodes(t, twoNodes{driver: "raw_exec", clientA: rawExec, clientB: rawExec})
 	c := a.client(t)
-	waitFor(t, 90*time.Second, "both nodes ready with raw_exec", func() (bool, string) {
-		nodes, _, err := c.Nodes().List(nil)
-		if err != nil {
-			return false, err.Error()
-		}
-		ready := 0
-		for _, n := range nodes {
-			if d := n.Drivers["raw_exec"]; n.Status == api.NodeStatusReady && d != nil && d.Healthy {
-				ready++
-			}
-		}
-		return ready == 2, fmt.Sprintf("%d nodes, %d ready with raw_exec", len(nodes), ready)
-	})
 
 	job := fmt.Sprintf(`job "inventory" {
   type = "sysbatch"

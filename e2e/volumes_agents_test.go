@@ -34,58 +34,10 @@ func TestHostVolumePlacementTwoAgents(t *testing.T) {
 	requireTwoAgents(t)
 	requireExecDriver(t)
 	shared := sharedVolumeDir(t)
-	httpA, rpcA, httpB := freePort(t), freePort(t), freePort(t)
-	dataA, dataB := t.TempDir(), t.TempDir()
-	t.Cleanup(func() {
-		killLeftovers(t, dataA)
-		killLeftovers(t, dataB)
-	})
-	a := startConfiguredAgent(t, "node-a", fmt.Sprintf(`
-name      = "node-a"
-data_dir  = %q
-bind_addr = "127.0.0.1"
-ports {
-  http = %d
-  rpc  = %d
-  serf = 0 # a free port: tests run in parallel (never Nomad's 4648)
-}
-server {
-  enabled          = true
-  bootstrap_expect = 1
-}
-client {
-  enabled = true
-}
-`, dataA, httpA, rpcA), httpA)
-	startConfiguredAgent(t, "node-b", fmt.Sprintf(`
-name      = "node-b"
-data_dir  = %q
-bind_addr = "127.0.0.1"
-ports {
-  http = %d
-}
-client {
-  enabled = true
-  servers = ["127.0.0.1:%d"]
-  host_volume "shared" {
+	a, _, _ := startTwoNodes(t, twoNodes{driver: "exec", clientB: fmt.Sprintf(`  host_volume "shared" {
     path = %q
-  }
-}
-`, dataB, httpB, rpcA, shared), httpB)
+  }`, shared)})
 	c := a.client(t)
-	waitFor(t, 90*time.Second, "both nodes ready with exec", func() (bool, string) {
-		nodes, _, err := c.Nodes().List(nil)
-		if err != nil {
-			return false, err.Error()
-		}
-		ready := 0
-		for _, n := range nodes {
-			if d := n.Drivers["exec"]; n.Status == api.NodeStatusReady && d != nil && d.Healthy {
-				ready++
-			}
-		}
-		return ready == 2, fmt.Sprintf("%d nodes, %d ready with exec", len(nodes), ready)
-	})
 
 	job := strings.Replace(volumeJob("placed", "exec", `echo "$NOMAD_ALLOC_ID" > "/data/$NOMAD_ALLOC_ID"`), `group "g" {`, `group "g" {
     count = 2`, 1)
