@@ -19,7 +19,8 @@ import (
 // its own user (root in the task is nobody on the host), root in the task
 // cannot write a host file only the host's root may write, bound into its
 // root read-write, and its secrets dir is its own (it belongs to the host
-// uid root maps to); an alloc exec session in it runs as that host user.
+// uid root maps to); an exec session in it (ExecTask, and ExecTaskStreaming
+// as alloc exec runs it) runs as that host user.
 // Without it (the control), root in the task writes the host file.
 func TestUserNamespaceTasks(t *testing.T) {
 	needIsolation(t)
@@ -78,6 +79,18 @@ echo task > /hostfile && echo wrote-host-file; cat /hostfile; exec sleep 300`
 			}
 			if got := string(res.Stdout); got != tc.execUID+"\ns\n" {
 				t.Errorf("exec session printed %q (stderr %q), want uid %s and the task's secret", got, res.Stderr, tc.execUID)
+			}
+			// alloc exec's path: the streaming session runs as the same
+			// host user, never as the task's IDs taken as the host's.
+			var out2 lockedBuffer
+			sres, err := h.d.ExecTaskStreaming(ctx, cfg.ID, &drivers.ExecOptions{
+				Command: []string{"/bin/sh", "-c", "id -u; cat /secrets/own"}, Stdout: &out2, Stderr: &out2,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := out2.String(); got != tc.execUID+"\ns\n" || sres.ExitCode != 0 {
+				t.Errorf("streaming exec session printed %q (exit %d), want uid %s and the task's secret", got, sres.ExitCode, tc.execUID)
 			}
 		})
 	}

@@ -57,6 +57,18 @@ func (s *EnterSpec) onHost(ns *UserNS) (*EnterSpec, error) {
 	return &out, nil
 }
 
+// forTask returns spec as the enter stage must run it in task st: a Go
+// process cannot join a user namespace, so in a task that has one the
+// command runs as the host IDs the task's IDs map to (root in the task:
+// nobody), and can do no more than the task.
+func forTask(st State, spec *EnterSpec) (*EnterSpec, error) {
+	ns, err := taskIDMaps(st.Pid)
+	if err != nil || ns == nil {
+		return spec, err
+	}
+	return spec.onHost(ns)
+}
+
 // namespaces joined by Enter with setns(2), in this order. The mount
 // namespace cannot be joined by a multi-threaded (Go) process: the command
 // gets the task's root through /proc/<pid>/root instead, which reaches
@@ -82,19 +94,9 @@ func Enter(ctx context.Context, init InitCommand, st State, spec *EnterSpec, std
 	if st.Cgroup == nil || !Alive(st.Pid, st.StartTime) {
 		return nil, fmt.Errorf("enter task: process %d: %w", st.Pid, os.ErrNotExist)
 	}
-	// A Go process cannot join a user namespace: in a task that has one,
-	// the command runs as the host IDs the task's IDs map to (root in
-	// the task: nobody), so it can do no more than the task.
-	ns, err := taskIDMaps(st.Pid)
+	spec, err := forTask(st, spec)
 	if err != nil {
 		return nil, fmt.Errorf("enter task: %w", err)
-	}
-	if ns != nil {
-		hostSpec, err := spec.onHost(ns)
-		if err != nil {
-			return nil, fmt.Errorf("enter task: %w", err)
-		}
-		spec = hostSpec
 	}
 	type result struct {
 		ps  *os.ProcessState

@@ -44,7 +44,8 @@ func (e *Entered) Kill() error {
 
 // EnterStart starts spec inside the running task st as Enter does — in its
 // pid, ipc, uts and network namespaces, its root and its cgroup, as
-// spec's user, with every signal at its default disposition and none
+// spec's user (in a task with a user namespace, the host IDs they map
+// to, as in Enter), with every signal at its default disposition and none
 // blocked — in a new session, with stdio as its stdin, stdout and stderr,
 // and returns once it runs (or could not start: a command that is not
 // found is an error). ctx bounds the start only.
@@ -54,6 +55,10 @@ func EnterStart(ctx context.Context, init InitCommand, st State, spec *EnterSpec
 	}
 	if st.Cgroup == nil || !Alive(st.Pid, st.StartTime) {
 		return nil, fmt.Errorf("enter task: process %d: %w", st.Pid, os.ErrNotExist)
+	}
+	spec, err := forTask(st, spec)
+	if err != nil {
+		return nil, fmt.Errorf("enter task: %w", err)
 	}
 	type result struct {
 		cmd *exec.Cmd
