@@ -33,11 +33,13 @@ var _ drivers.DriverPlugin = (*Driver)(nil)
 type Driver struct {
 	logger *slog.Logger
 	opts   Options
-	// initCommand returns how to run the isolation init stage
-	// (isolation.DefaultInitCommand unless WithInitCommand).
+	// initCommand returns how to run the isolation init stage, for a
+	// task and for every exec session in one (a shim.Resolver's
+	// InitCommand: drover-shim where it lies beside drover, unless
+	// WithInitCommand).
 	initCommand func() (isolation.InitCommand, error)
 	// shimCommand returns the executable and leading arguments that start
-	// a shim (shim.Command unless WithShimCommand).
+	// a shim (the same Resolver's Command unless WithShimCommand).
 	shimCommand func() (string, []string, error)
 	// layout detects the host's cgroups (cheap: it reads mountinfo).
 	layout func() (*isolation.CgroupLayout, error)
@@ -82,8 +84,9 @@ func WithOptions(o Options) Option {
 }
 
 // WithInitCommand makes the driver run the isolation init stage as `exe
-// args...` instead of `<this executable> isolation-init`; tests pass the
-// test binary, whose TestMain runs isolation.InitMain.
+// args...` instead of `drover-shim isolation-init` (or `<this executable>
+// isolation-init` where no drover-shim of the same build lies beside it);
+// tests pass the test binary, whose TestMain runs isolation.InitMain.
 func WithInitCommand(exe string, args []string) Option {
 	args = append([]string(nil), args...)
 	return func(d *Driver) {
@@ -108,11 +111,12 @@ func New(logger *slog.Logger, opts ...Option) *Driver {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	binaries := &shim.Resolver{} // finds drover-shim once per version of it
 	d := &Driver{
 		logger:              logger.With("driver", Name),
 		opts:                DefaultOptions(),
-		initCommand:         isolation.DefaultInitCommand,
-		shimCommand:         shim.Command,
+		initCommand:         binaries.InitCommand,
+		shimCommand:         binaries.Command,
 		layout:              isolation.DetectCgroups,
 		mhz:                 sync.OnceValue(shim.HostCPUMHz),
 		fingerprintInterval: defaultFingerprintInterval,

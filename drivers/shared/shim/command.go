@@ -11,8 +11,11 @@ import (
 	"reflect"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
+	"github.com/drover-io/drover/drivers/shared/isolation"
 	"github.com/drover-io/drover/version"
 )
 
@@ -39,6 +42,75 @@ func Command() (string, []string, error) {
 		return "", nil, fmt.Errorf("find drover executable for the shim: %w", err)
 	}
 	return commandBeside(exe), []string{Subcommand}, nil
+}
+
+// Resolver finds the shim binary as Command does, and remembers the answer
+// while the file at Binary's path stays the same one (device, inode, size,
+// modification and change times) and the running executable's path does
+// not change: a caller that starts many processes from it (the exec
+// driver: an init stage for every exec session) asks Binary for its
+// Identity once, not at every start, which would cost a process start
+// each. A binary replaced by an upgrade is asked again at the next call.
+// The zero Resolver is ready to use; it is safe for concurrent use.
+type Resolver struct {
+	mu  sync.Mutex // guards the fields below
+	key binaryKey  // the files bin was found for
+	bin string     // "" until the first call
+}
+
+// binaryKey names the files a Resolver's answer was found for.
+type binaryKey struct {
+	exe string
+	bin fileID
+}
+
+// fileID tells one version of a file from another; the zero fileID is a
+// file that could not be read.
+type fileID struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime syscall.Timespec
+}
+
+func statFile(path string) fileID {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return fileID{}
+	}
+	return fileID{dev: uint64(st.Dev), ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim}
+}
+
+// Command returns what Command does, found once per version of Binary.
+func (r *Resolver) Command() (string, []string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", nil, fmt.Errorf("find drover executable for the shim: %w", err)
+	}
+	return r.beside(exe), []string{Subcommand}, nil
+}
+
+// InitCommand returns how to run the isolation init stage from the same
+// binary Command names (drover-shim, whose start costs a fraction of the
+// drover binary's, or else drover).
+func (r *Resolver) InitCommand() (isolation.InitCommand, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return isolation.InitCommand{}, fmt.Errorf("find drover executable for the isolation init stage: %w", err)
+	}
+	return isolation.InitCommand{Path: r.beside(exe), Args: []string{isolation.InitArg}}, nil
+}
+
+// beside is commandBeside(exe), remembered per version of Binary. The
+// file is looked at before it is asked: one replaced in between is
+// asked again at the next call.
+func (r *Resolver) beside(exe string) string {
+	key := binaryKey{exe: exe, bin: statFile(filepath.Join(filepath.Dir(exe), Binary))}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.bin == "" || r.key != key {
+		r.bin, r.key = commandBeside(exe), key
+	}
+	return r.bin
 }
 
 // commandBeside returns Binary beside exe if it reports this Identity,
@@ -68,7 +140,7 @@ func sameIdentity(bin string) bool {
 // Identity names what an agent and a shim binary must agree on: drover's
 // version, the versions of the socket protocol, of State and of the exit
 // file, the source revision when the binary knows it, and a digest of the
-// Go types that cross between them (Spec, State, the socket's messages),
+// Go types that cross between them (Spec, State, the socket's messages, the init stage's EnterSpec),
 // so that a shim binary whose wire types differ is never used even where
 // a version was not bumped.
 func Identity() string {
@@ -121,7 +193,9 @@ func wireTypes() string {
 		}
 		b.WriteString("}")
 	}
-	for _, v := range []any{Spec{}, State{}, readyMsg{}, request{}, response{}} {
+	// EnterSpec: the exec driver runs the init stage's enter mode from
+	// the binary Resolver finds.
+	for _, v := range []any{Spec{}, State{}, readyMsg{}, request{}, response{}, isolation.EnterSpec{}} {
 		describe(reflect.TypeOf(v))
 	}
 	return b.String()

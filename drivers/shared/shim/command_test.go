@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/drover-io/drover/drivers/shared/isolation"
 )
 
 func TestCommandBeside(t *testing.T) {
@@ -43,6 +45,68 @@ func TestCommandBeside(t *testing.T) {
 	}
 }
 
+// TestResolverAsksOncePerBinary: a Resolver asks Binary for its Identity
+// once, and again only when the file was replaced (an upgrade) or
+// changed in place; what it answers follows the new file.
+func TestResolverAsksOncePerBinary(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "drover")
+	bin := filepath.Join(dir, Binary)
+	asked := filepath.Join(dir, "asked")
+	install := func(identity string) {
+		t.Helper()
+		script := "#!/bin/sh\necho x >> " + asked + "\necho '" + identity + "'\n"
+		tmp := bin + ".new"
+		if err := os.WriteFile(tmp, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, bin); err != nil { // a new inode, as an upgrade installs it
+			t.Fatal(err)
+		}
+	}
+	timesAsked := func() int {
+		b, err := os.ReadFile(asked)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		return strings.Count(string(b), "x")
+	}
+	var r Resolver
+	install(Identity())
+	for i := range 3 {
+		if got := r.beside(exe); got != bin {
+			t.Fatalf("call %d: %s, want %s", i, got, bin)
+		}
+	}
+	if n := timesAsked(); n != 1 {
+		t.Fatalf("asked %d times for three calls, want once", n)
+	}
+	install("drover-shim some other build")
+	if got := r.beside(exe); got != exe {
+		t.Fatalf("after an upgrade to another build: %s, want %s", got, exe)
+	}
+	if got := r.beside(exe); got != exe || timesAsked() != 2 {
+		t.Fatalf("second call after the upgrade: %s, asked %d times in all; want %s, 2", got, timesAsked(), exe)
+	}
+	if err := os.Remove(bin); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.beside(exe); got != exe {
+		t.Fatalf("binary removed: %s, want %s", got, exe)
+	}
+	install(Identity())
+	if got := r.beside(exe); got != bin || timesAsked() != 3 {
+		t.Fatalf("binary back: %s, asked %d times in all; want %s, 3", got, timesAsked(), bin)
+	}
+	ic, err := r.InitCommand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ic.Args) != 1 || ic.Args[0] != isolation.InitArg {
+		t.Errorf("InitCommand args %q, want [%s]", ic.Args, isolation.InitArg)
+	}
+}
+
 // TestIdentityFlag runs this test binary as a shim binary would be asked.
 func TestIdentityFlag(t *testing.T) {
 	exe, err := os.Executable()
@@ -68,7 +132,7 @@ func TestIdentityFlag(t *testing.T) {
 func TestWireTypesDescribeFields(t *testing.T) {
 	w := wireTypes()
 	// A field of a nested type of this module, and a tag.
-	for _, part := range []string{"shim.Spec{", "Isolation", "isolation.Spec{", `json:"socket_path"`, "shim.State{"} {
+	for _, part := range []string{"shim.Spec{", "Isolation", "isolation.Spec{", `json:"socket_path"`, "shim.State{", "isolation.EnterSpec{"} {
 		if !strings.Contains(w, part) {
 			t.Errorf("wireTypes lacks %q", part)
 		}
