@@ -31,6 +31,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -116,7 +117,13 @@ func run(n, warmup int, bin, driver string, keep bool) (err error) {
 	allocID := allocs[0].ID
 
 	var times []time.Duration
+	var cpuStart time.Duration
 	for i := range warmup + n {
+		if i == warmup {
+			if cpuStart, err = agentCPU(a.PID()); err != nil {
+				return err
+			}
+		}
 		d, err := execOnce(c, allocID)
 		if err != nil {
 			return fmt.Errorf("exec %d: %w", i+1, err)
@@ -124,6 +131,10 @@ func run(n, warmup int, bin, driver string, keep bool) (err error) {
 		if i >= warmup {
 			times = append(times, d)
 		}
+	}
+	cpuEnd, err := agentCPU(a.PID())
+	if err != nil {
+		return err
 	}
 	slices.Sort(times)
 	var sum time.Duration
@@ -134,6 +145,8 @@ func run(n, warmup int, bin, driver string, keep bool) (err error) {
 	fmt.Printf("alloc exec round trip (echo hi), %d execs after %d warm-up ones:\n", len(times), warmup)
 	fmt.Printf("  min %v  p50 %v  p90 %v  p99 %v  max %v  mean %v\n",
 		ms(times[0]), ms(q(0.5)), ms(q(0.9)), ms(q(0.99)), ms(times[len(times)-1]), ms(sum/time.Duration(len(times))))
+	fmt.Printf("  CPU per exec, the agent's and its reaped children's (the init stage, the command): %v\n",
+		ms((cpuEnd-cpuStart)/time.Duration(len(times))))
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Printf("load average at end: %s", b)
 	}
@@ -157,6 +170,32 @@ func execOnce(c *api.Client, allocID string) (time.Duration, error) {
 		return 0, fmt.Errorf("exit %d, stdout %q, stderr %q; want 0 and %q", code, stdout.String(), stderr.String(), "hi\n")
 	}
 	return d, nil
+}
+
+// agentCPU returns the CPU time the agent has used, user and system,
+// with that of its children it has waited for (/proc/<pid>/stat fields
+// 14 to 17): the CPU time a load spreads out over the wall clock. It
+// counts in clock ticks, so divide a difference over many execs.
+func agentCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("agent CPU time: %w", err)
+	}
+	i := bytes.LastIndexByte(b, ')')
+	f := strings.Fields(string(b[i+1:])) // f[0] is field 3
+	if i < 0 || len(f) < 15 {
+		return 0, fmt.Errorf("agent CPU time: malformed /proc/%d/stat", pid)
+	}
+	var ticks int64
+	for _, s := range f[14-3 : 17-3+1] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("agent CPU time: /proc/%d/stat: %w", pid, err)
+		}
+		ticks += n
+	}
+	const clockTicks = 100 // USER_HZ, which Linux exports as 100 on every architecture
+	return time.Duration(ticks) * time.Second / clockTicks, nil
 }
 
 // ms prints d in milliseconds with two decimals.

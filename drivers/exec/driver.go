@@ -63,6 +63,9 @@ type Driver struct {
 type task struct {
 	cfg *drivers.TaskConfig
 	h   *shim.Handle
+
+	userMu sync.Mutex   // guards the field below
+	user   *execUserIDs // the task's user, looked up by the first exec session
 }
 
 // Option configures a Driver.

@@ -28,20 +28,7 @@ func (d *Driver) ExecTask(ctx context.Context, taskID string, cmd []string, time
 	if len(cmd) == 0 {
 		return nil, fmt.Errorf("exec task %q: empty command", t.cfg.Name)
 	}
-	if s, err := t.h.Status(ctx); err != nil {
-		return nil, fmt.Errorf("exec task %q: %w", t.cfg.Name, err)
-	} else if s.Exit != nil {
-		return nil, fmt.Errorf("exec task %q: %w", t.cfg.Name, shim.ErrTaskExited)
-	}
-	userName := d.opts.DefaultUser
-	if t.cfg.User != "" {
-		userName = t.cfg.User
-	}
-	uid, gid, groups, err := isolation.LookupUser(userName)
-	if err != nil {
-		return nil, fmt.Errorf("exec task %q: %w", t.cfg.Name, err)
-	}
-	initCmd, err := d.initCommand()
+	st, spec, initCmd, err := d.prepareExec(t, cmd, envList(rootEnv(t.cfg)))
 	if err != nil {
 		return nil, fmt.Errorf("exec task %q: %w", t.cfg.Name, err)
 	}
@@ -51,17 +38,7 @@ func (d *Driver) ExecTask(ctx context.Context, taskID string, cmd []string, time
 		defer cancel()
 	}
 	var stdout, stderr bytes.Buffer
-	ps, err := isolation.Enter(ctx, initCmd, isolationState(t.h.State()), &isolation.EnterSpec{
-		Path:   cmd[0],
-		Args:   cmd[1:],
-		Env:    envList(rootEnv(t.cfg)),
-		Dir:    "/",
-		UID:    uid,
-		GID:    gid,
-		Groups: groups,
-		// The task's own capabilities, no more.
-		Capabilities: d.opts.Capabilities,
-	}, &stdout, &stderr)
+	ps, err := isolation.Enter(ctx, initCmd, st, spec, &stdout, &stderr)
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("exec task %q: %w", t.cfg.Name, ctx.Err())
 	}
@@ -73,6 +50,66 @@ func (d *Driver) ExecTask(ctx context.Context, taskID string, cmd []string, time
 		Stderr:     stderr.Bytes(),
 		ExitResult: exitResult(ps, errors.New("no exit status")),
 	}, nil
+}
+
+// execUserIDs are the host IDs of a task's user.
+type execUserIDs struct {
+	uid, gid uint32
+	groups   []uint32
+}
+
+// prepareExec returns what an exec session of cmd with env in task t
+// needs: the task's isolation state, the EnterSpec (the task's user and
+// capabilities) and the init command. It asks nothing of the task's shim
+// (a round trip to another process, at every exec): the task's process
+// must run, as the kernel tells (isolation.Alive), or the error wraps
+// shim.ErrTaskExited. The task's user is looked up once, by its first
+// exec session.
+func (d *Driver) prepareExec(t *task, cmd, env []string) (isolation.State, *isolation.EnterSpec, isolation.InitCommand, error) {
+	st := isolationState(t.h.State())
+	if !isolation.Alive(st.Pid, st.StartTime) {
+		return st, nil, isolation.InitCommand{}, fmt.Errorf("%w: start it again (alloc restart) before exec'ing into it", shim.ErrTaskExited)
+	}
+	u, err := d.execUser(t)
+	if err != nil {
+		return st, nil, isolation.InitCommand{}, err
+	}
+	initCmd, err := d.initCommand()
+	if err != nil {
+		return st, nil, isolation.InitCommand{}, err
+	}
+	return st, &isolation.EnterSpec{
+		Path:   cmd[0],
+		Args:   cmd[1:],
+		Env:    env,
+		Dir:    "/",
+		UID:    u.uid,
+		GID:    u.gid,
+		Groups: u.groups,
+		// The task's own capabilities, no more.
+		Capabilities: d.opts.Capabilities,
+	}, initCmd, nil
+}
+
+// execUser returns the IDs of task t's user (the driver's default user
+// unless the task sets one), looked up at the first call; a failed
+// lookup is tried again at the next.
+func (d *Driver) execUser(t *task) (*execUserIDs, error) {
+	t.userMu.Lock()
+	defer t.userMu.Unlock()
+	if t.user != nil {
+		return t.user, nil
+	}
+	name := d.opts.DefaultUser
+	if t.cfg.User != "" {
+		name = t.cfg.User
+	}
+	uid, gid, groups, err := isolation.LookupUser(name)
+	if err != nil {
+		return nil, err
+	}
+	t.user = &execUserIDs{uid: uid, gid: gid, groups: groups}
+	return t.user, nil
 }
 
 // exitResult turns a wait status into an ExitResult; a process killed by a

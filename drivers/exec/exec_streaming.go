@@ -6,7 +6,6 @@ import (
 
 	"github.com/drover-io/drover/drivers/shared/execstream"
 	"github.com/drover-io/drover/drivers/shared/isolation"
-	"github.com/drover-io/drover/drivers/shared/shim"
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
@@ -26,20 +25,7 @@ func (d *Driver) ExecTaskStreaming(ctx context.Context, taskID string, opts *dri
 	if err != nil {
 		return nil, fmt.Errorf("exec task: %w", err)
 	}
-	if s, err := t.h.Status(ctx); err != nil {
-		return nil, fmt.Errorf("exec task %q: %w", t.cfg.Name, err)
-	} else if s.Exit != nil {
-		return nil, fmt.Errorf("exec task %q: %w: start it again (alloc restart) before exec'ing into it", t.cfg.Name, shim.ErrTaskExited)
-	}
-	userName := d.opts.DefaultUser
-	if t.cfg.User != "" {
-		userName = t.cfg.User
-	}
-	uid, gid, groups, err := isolation.LookupUser(userName)
-	if err != nil {
-		return nil, fmt.Errorf("exec task %q: %w", t.cfg.Name, err)
-	}
-	initCmd, err := d.initCommand()
+	st, spec, initCmd, err := d.prepareExec(t, opts.Command, execstream.Env(envList(rootEnv(t.cfg)), opts))
 	if err != nil {
 		return nil, fmt.Errorf("exec task %q: %w", t.cfg.Name, err)
 	}
@@ -48,16 +34,7 @@ func (d *Driver) ExecTaskStreaming(ctx context.Context, taskID string, opts *dri
 		return nil, fmt.Errorf("exec task %q: %w", t.cfg.Name, err)
 	}
 	in, out, errOut := stdio.Files()
-	p, err := isolation.EnterStart(ctx, initCmd, isolationState(t.h.State()), &isolation.EnterSpec{
-		Path:         opts.Command[0],
-		Args:         opts.Command[1:],
-		Env:          execstream.Env(envList(rootEnv(t.cfg)), opts),
-		Dir:          "/",
-		UID:          uid,
-		GID:          gid,
-		Groups:       groups,
-		Capabilities: d.opts.Capabilities,
-	}, isolation.EnterIO{Stdin: in, Stdout: out, Stderr: errOut, TTY: stdio.TTY()})
+	p, err := isolation.EnterStart(ctx, initCmd, st, spec, isolation.EnterIO{Stdin: in, Stdout: out, Stderr: errOut, TTY: stdio.TTY()})
 	if err != nil {
 		stdio.Close()
 		return nil, fmt.Errorf("exec task %q: %w", t.cfg.Name, err)

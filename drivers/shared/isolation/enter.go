@@ -169,7 +169,7 @@ func enterMain(specPipe, errPipe *os.File) int {
 	if err := dropCapabilities(caps); err != nil {
 		return fail(fmt.Errorf("enter stage: %w", err))
 	}
-	if err := dropPrivileges(spec.UID, spec.GID, spec.Groups); err != nil {
+	if err := dropThreadPrivileges(spec.UID, spec.GID, spec.Groups); err != nil {
 		return fail(fmt.Errorf("enter stage: %w", err))
 	}
 	dir := spec.Dir

@@ -184,6 +184,31 @@ func dropPrivileges(uid, gid uint32, groups []uint32) error {
 	return nil
 }
 
+// dropThreadPrivileges switches the calling thread alone to uid, gid and
+// groups, with raw system calls: the syscall package's setters change
+// every thread of the process, signalling each and waiting until each has
+// run, which on a loaded machine costs a wait for every thread to be
+// scheduled. It is for a stage that has locked its thread and execve's
+// from it next (the enter stage): the command gets this thread's
+// credentials, and execve ends the other threads, which run nothing but
+// the Go runtime meanwhile.
+func dropThreadPrivileges(uid, gid uint32, groups []uint32) error {
+	gs := make([]int, 0, len(groups))
+	for _, g := range groups {
+		gs = append(gs, int(g))
+	}
+	if err := unix.Setgroups(gs); err != nil { // this thread only
+		return fmt.Errorf("set groups: %w", err)
+	}
+	if _, _, errno := unix.RawSyscall(unix.SYS_SETRESGID, uintptr(gid), uintptr(gid), uintptr(gid)); errno != 0 {
+		return fmt.Errorf("set gid %d: %w", gid, errno)
+	}
+	if _, _, errno := unix.RawSyscall(unix.SYS_SETRESUID, uintptr(uid), uintptr(uid), uintptr(uid)); errno != 0 {
+		return fmt.Errorf("set uid %d: %w", uid, errno)
+	}
+	return nil
+}
+
 // lookPath finds command inside the (entered) root: a path with a slash as
 // is, a bare name in env's PATH.
 func lookPath(command string, env []string) (string, error) {

@@ -127,7 +127,7 @@ func launch(ctx context.Context, cmd *exec.Cmd, cg *Cgroup, payload any, passed 
 	defer errR.Close()
 
 	cmd.Dir = "/"
-	cmd.Env = []string{}
+	cmd.Env = []string{"GOMAXPROCS=1"}
 	cmd.ExtraFiles = append([]*os.File{specR, errW}, passed...) // fds 3, 4, 5...
 	// On v2 the kernel creates the process inside the cgroup; on v1 it is
 	// moved there while the init stage waits for its payload.
