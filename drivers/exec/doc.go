@@ -17,9 +17,9 @@
 // the returned TaskHandle, whose DriverState (state.go) is the shim's
 // State (which names the task's cgroup) plus the task's isolation.State.
 //
-//	TaskRunner ─▶ Driver ─▶ shim.Start ─▶ drover shim (detached, own session)
+//	TaskRunner ─▶ Driver ─▶ shim.Start ─▶ drover-shim shim (detached, own session)
 //	                                        ├─ creates the cgroup (isolation.NewCgroup)
-//	                                        └─▶ isolation.Start: drover isolation-init
+//	                                        └─▶ isolation.Start: drover-shim isolation-init
 //	                                              (PID 1 in new namespaces, in the cgroup)
 //	                                              └─ execve ─▶ the task's command (still PID 1)
 //
@@ -102,7 +102,22 @@
 // The cgroup is "<cgroup_parent>/<alloc id>.<task>" ("drover/..."), under
 // every v1 controller or in the unified v2 hierarchy.
 //
+// # alloc exec
+//
+// ExecTaskStreaming (alloc exec) and ExecTask run the command through the
+// isolation enter stage (isolation.EnterStart, Enter), started by the
+// agent itself, not by the task's shim. The stage is a process start on
+// every exec, so it runs from drover-shim, like the shims and the task's
+// init stage: a shim.Resolver asks the drover-shim beside the agent for
+// its identity once per version of that file, not per exec, and falls
+// back to the drover binary when there is none of the same build. An exec
+// asks the task's shim nothing: the kernel says whether the task's process
+// still runs (isolation.Alive), and the task's user is looked up by its
+// first exec only. docs/performance.md "alloc exec round trip" has the
+// numbers.
+//
 // The drover binary must hand "drover shim" to shim.RunIfShim and "drover
-// isolation-init" to isolation.RunIfInit (command.Run does); tests
-// re-execute the test binary for both (main_test.go).
+// isolation-init" to isolation.RunIfInit (command.Run does; drover-shim
+// does both too); tests re-execute the test binary for both
+// (main_test.go).
 package exec

@@ -15,8 +15,9 @@ var _ drivers.ExecStreamingPlugin = (*Driver)(nil)
 // does — its pid, ipc, uts and network namespaces, its root, its cgroup,
 // its user, capabilities and environment — on a terminal with opts.TTY,
 // streaming its stdio. The agent enters the task itself (isolation
-// EnterStart); the task's shim is not involved. Cancelling ctx kills the
-// command's session, never the task.
+// EnterStart, the enter stage run from drover-shim); the task's shim is
+// not involved. Cancelling ctx kills the command's session, never the
+// task.
 func (d *Driver) ExecTaskStreaming(ctx context.Context, taskID string, opts *drivers.ExecOptions) (*drivers.ExitResult, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err

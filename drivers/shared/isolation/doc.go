@@ -23,6 +23,12 @@
 // setns(2) on a locked thread, starts the init stage in "enter" mode from
 // it, which joins the task's cgroup, chroots into /proc/<pid>/root (a Go
 // process cannot join a mount namespace), drops privileges and execve's.
+// That stage is a process start on every exec: its cost is the binary's
+// (the exec driver names drover-shim, whose start is a fraction of the
+// drover binary's), and it keeps its work small — one P, and the user's
+// IDs set on its own thread alone (dropThreadPrivileges: the syscall
+// package's setters would signal every thread and wait for each), as it
+// execve's from that thread.
 //
 // With Spec.UserNS the init stage starts in a new user namespace too,
 // owning the others, as the task's user (with, until the task runs, the

@@ -127,6 +127,9 @@ func launch(ctx context.Context, cmd *exec.Cmd, cg *Cgroup, payload any, passed 
 	defer errR.Close()
 
 	cmd.Dir = "/"
+	// The stage's own environment (the command gets the spec's): one P,
+	// so that its Go runtime starts fewer threads, each of which costs a
+	// clone and a turn on a loaded CPU before the command runs.
 	cmd.Env = []string{"GOMAXPROCS=1"}
 	cmd.ExtraFiles = append([]*os.File{specR, errW}, passed...) // fds 3, 4, 5...
 	// On v2 the kernel creates the process inside the cgroup; on v1 it is
