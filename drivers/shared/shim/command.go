@@ -51,7 +51,8 @@ func Command() (string, []string, error) {
 // driver: an init stage for every exec session) asks Binary for its
 // Identity once, not at every start, which would cost a process start
 // each. A binary replaced by an upgrade is asked again at the next call.
-// The zero Resolver is ready to use; it is safe for concurrent use.
+// The zero Resolver is ready to use; it is safe for concurrent use (calls
+// wait for one another while Binary is asked).
 type Resolver struct {
 	mu  sync.Mutex // guards the fields below
 	key binaryKey  // the files bin was found for
