@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"syscall"
 
@@ -60,27 +59,20 @@ func EnterStart(ctx context.Context, init InitCommand, st State, spec *EnterSpec
 	if err != nil {
 		return nil, fmt.Errorf("enter task: %w", err)
 	}
-	type result struct {
-		cmd *exec.Cmd
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		// As in Enter: the thread joins the task's namespaces and dies
-		// with this goroutine. The child outlives the thread that forked
-		// it; no parent-death signal is armed.
-		runtime.LockOSThread()
-		cmd, err := startInTask(ctx, init, st, spec, func(cmd *exec.Cmd) {
+	var cmd *exec.Cmd
+	// As in Enter: the thread joins the task's namespaces and exits
+	// afterwards. The child outlives the thread that forked it; no
+	// parent-death signal is armed.
+	onThrowawayThread(func() {
+		cmd, err = startInTask(ctx, init, st, spec, func(cmd *exec.Cmd) {
 			cmd.Stdin, cmd.Stdout, cmd.Stderr = stdio.Stdin, stdio.Stdout, stdio.Stderr
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: stdio.TTY, Ctty: 0}
 		})
-		done <- result{cmd, err}
-	}()
-	r := <-done
-	if r.err != nil {
-		return nil, fmt.Errorf("enter task: %w", r.err)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("enter task: %w", err)
 	}
-	return &Entered{cmd: r.cmd}, nil
+	return &Entered{cmd: cmd}, nil
 }
 
 // startInTask joins the task's namespaces on this (locked) thread and

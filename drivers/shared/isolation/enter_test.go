@@ -17,7 +17,8 @@ import (
 // of real, effective, saved and filesystem (the stage sets them on its
 // own thread only, then execve's from it), the capability bounding and
 // effective sets, no_new_privs and the seccomp filter, and the task's
-// ipc, uts, network and pid namespaces.
+// ipc, uts, network and pid namespaces; and that the test process's own
+// namespaces are unchanged after the execs.
 func TestEnterStartIsolation(t *testing.T) {
 	layout := needIsolation(t)
 	uid, gid, groups, err := LookupUser(DefaultUser)
@@ -52,6 +53,25 @@ func TestEnterStartIsolation(t *testing.T) {
 	defer func() { <-waited }()
 	defer func() { _ = cg.Kill(ctx) }()
 
+	// The process's own namespaces (its main thread's, /proc/self/ns):
+	// no exec may leave them changed (see onThrowawayThread).
+	ownNS := func() string {
+		var b strings.Builder
+		for _, ns := range []string{"ipc", "uts", "net", "pid_for_children"} {
+			l, err := os.Readlink("/proc/self/ns/" + ns)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.WriteString(l + " ")
+		}
+		return b.String()
+	}
+	before := ownNS()
+	defer func() {
+		if after := ownNS(); after != before {
+			t.Errorf("the process's namespaces are %s after the execs, were %s", after, before)
+		}
+	}()
 	var taskNS []string
 	for _, ns := range []string{"ipc", "uts", "net", "pid"} {
 		l, err := os.Readlink("/proc/" + strconv.Itoa(p.Pid) + "/ns/" + ns)
@@ -84,6 +104,15 @@ for ns in ipc uts net pid; do readlink /proc/self/ns/$ns; done`
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// A goroutine that enters lands on the main thread now and
+			// then: a few more execs make that likely.
+			for range 10 {
+				e, err := EnterStart(ctx, testInit(t), p.State, &EnterSpec{Path: "true", Env: []string{"PATH=/usr/bin:/bin"}}, EnterIO{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, _ = e.Wait()
+			}
 			out, err := os.Create(filepath.Join(t.TempDir(), "out"))
 			if err != nil {
 				t.Fatal(err)
