@@ -61,6 +61,8 @@ var boundaries = []boundary{
 		"timeline is a recorder the server and the client share: it imports only structs"},
 	{"tlsutil", []string{"api", "agent", "client", "command", "drivers", "devices", "httpapi", "jobspec", "plugins", "rpcapi", "scheduler", "server", "structs"},
 		"tlsutil builds TLS configs and certificates for the agent, the server, the client and the CLI: it imports nothing of drover's"},
+	{"osthread", []string{"api", "agent", "client", "command", "drivers", "devices", "httpapi", "jobspec", "plugins", "rpcapi", "scheduler", "server", "structs"},
+		"osthread runs code on a throwaway OS thread for the agent, the drivers and drover-shim: it imports nothing of drover's"},
 	{"inputlimit", []string{"api", "agent", "client", "command", "drivers", "devices", "jobspec", "plugins", "scheduler", "server", "structs"},
 		"inputlimit is a leaf every door for input may import: it imports nothing of drover's"},
 	{"ui", []string{"api", "agent", "client", "command", "drivers", "devices", "httpapi", "jobspec", "plugins", "scheduler", "rpcapi", "server", "structs"},

@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/drover-io/drover/osthread"
 )
 
 // createNetns makes a new network namespace and bind-mounts it on path,
@@ -19,21 +20,17 @@ func createNetns(path string) error {
 		return fmt.Errorf("create netns file: %w", err)
 	}
 	f.Close()
-	errCh := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread dies with this goroutine
-		errCh <- func() error {
-			if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-				return fmt.Errorf("unshare network namespace: %w", err)
-			}
-			src := fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid())
-			if err := unix.Mount(src, path, "none", unix.MS_BIND, ""); err != nil {
-				return fmt.Errorf("bind-mount network namespace on %s: %w", path, err)
-			}
-			return nil
-		}()
-	}()
-	if err := <-errCh; err != nil {
+	osthread.Throwaway(func() {
+		if err = unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			err = fmt.Errorf("unshare network namespace: %w", err)
+			return
+		}
+		src := fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid())
+		if err = unix.Mount(src, path, "none", unix.MS_BIND, ""); err != nil {
+			err = fmt.Errorf("bind-mount network namespace on %s: %w", path, err)
+		}
+	})
+	if err != nil {
 		os.Remove(path)
 		return err
 	}

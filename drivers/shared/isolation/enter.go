@@ -12,6 +12,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/drover-io/drover/osthread"
 )
 
 // enterArg makes InitMain enter a running task instead of starting one.
@@ -100,37 +102,13 @@ func Enter(ctx context.Context, init InitCommand, st State, spec *EnterSpec, std
 	}
 	var ps *os.ProcessState
 	// setns changes this thread only, and the child is forked from it.
-	onThrowawayThread(func() {
+	osthread.Throwaway(func() {
 		ps, err = enterFromThisThread(ctx, init, st, spec, stdout, stderr)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("enter task: %w", err)
 	}
 	return ps, nil
-}
-
-// onThrowawayThread runs f on an OS thread locked to it that exits with
-// it, so that what f changes in the thread (the task's namespaces) never
-// goes back to the scheduler, and waits for it. That thread is never the
-// process's main thread: a goroutine that ends locked to the main thread
-// does not end it but parks it for good, with the task's namespaces
-// pinned and shown as the process's own in /proc/self/ns.
-func onThrowawayThread(f func()) {
-	done := make(chan struct{})
-	go func() {
-		runtime.LockOSThread()
-		if unix.Gettid() == unix.Getpid() {
-			// The main thread, locked here so that the goroutine below
-			// runs on another; given back unchanged.
-			onThrowawayThread(f)
-			runtime.UnlockOSThread()
-			close(done)
-			return
-		}
-		defer close(done) // the thread, still locked, exits after this
-		f()
-	}()
-	<-done
 }
 
 func enterFromThisThread(ctx context.Context, init InitCommand, st State, spec *EnterSpec, stdout, stderr io.Writer) (*os.ProcessState, error) {

@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/drover-io/drover/osthread"
 )
 
 // EnterIO is the stdio of a command EnterStart runs: the files it gets as
@@ -63,7 +65,7 @@ func EnterStart(ctx context.Context, init InitCommand, st State, spec *EnterSpec
 	// As in Enter: the thread joins the task's namespaces and exits
 	// afterwards. The child outlives the thread that forked it; no
 	// parent-death signal is armed.
-	onThrowawayThread(func() {
+	osthread.Throwaway(func() {
 		cmd, err = startInTask(ctx, init, st, spec, func(cmd *exec.Cmd) {
 			cmd.Stdin, cmd.Stdout, cmd.Stderr = stdio.Stdin, stdio.Stdout, stdio.Stderr
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: stdio.TTY, Ctty: 0}

@@ -54,7 +54,7 @@ func TestEnterStartIsolation(t *testing.T) {
 	defer func() { _ = cg.Kill(ctx) }()
 
 	// The process's own namespaces (its main thread's, /proc/self/ns):
-	// no exec may leave them changed (see onThrowawayThread).
+	// no exec may leave them changed (see osthread.Throwaway).
 	ownNS := func() string {
 		var b strings.Builder
 		for _, ns := range []string{"ipc", "uts", "net", "pid_for_children"} {

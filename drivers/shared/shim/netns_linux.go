@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/drover-io/drover/osthread"
 )
 
 // startIn starts cmd; with a netns path, from an OS thread that joined
@@ -17,10 +18,9 @@ func startIn(netns string, cmd *exec.Cmd) error {
 	if netns == "" {
 		return cmd.Start()
 	}
-	errCh := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread dies with this goroutine
-		errCh <- func() error {
+	var err error
+	osthread.Throwaway(func() {
+		err = func() error {
 			f, err := os.Open(netns)
 			if err != nil {
 				return fmt.Errorf("open network namespace: %w", err)
@@ -31,6 +31,6 @@ func startIn(netns string, cmd *exec.Cmd) error {
 			}
 			return cmd.Start()
 		}()
-	}()
-	return <-errCh
+	})
+	return err
 }
