@@ -53,7 +53,6 @@ func NewKEK(material []byte, source string) (*KEK, error) {
 	return &KEK{aead: aead, material: bytes.Clone(material), id: hex.EncodeToString(sum[:8]), source: source}, nil
 }
 
-
 // GenerateKEK returns a new random KEK kept in memory only: for a dev or
 // in-memory server, whose state is lost with it.
 func GenerateKEK() (*KEK, error) {
