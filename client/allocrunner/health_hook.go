@@ -17,9 +17,11 @@ var (
 	_ shutdownHook = (*healthHook)(nil)
 )
 
-// healthHook tracks the deployment health of an allocation that is part
-// of a deployment (DeploymentID set) whose group has an update strategy,
-// and records the verdict in the runner's state (AllocState's
+// healthHook tracks the health of an allocation that is part of a
+// deployment (DeploymentID set) whose group has an update strategy, or,
+// outside a deployment, of a service job's allocation with its group's
+// migrate block (the verdict a node drain waits for before it migrates
+// more of the group; healthStrategy), and records the verdict in the runner's state (AllocState's
 // DeploymentStatus), which the Client sends to the servers, and persists
 // it: a runner restored after an agent restart keeps a verdict decided for
 // the alloc's deployment instead of deciding again. It watches
