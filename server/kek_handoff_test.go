@@ -47,43 +47,61 @@ func joinServer(t *testing.T, name string, first *Server, mutate func(*Config)) 
 }
 
 // TestKEKHandoffJoiningServer: servers that join without the KEK receive
-// it from a peer (the gossip key authenticating them), decrypt variables
-// written before they joined, and one of them, once leader, serves them.
+// it from a peer (authenticated by the gossip key, with ACLs on or off,
+// or by their TLS server certificates), decrypt variables written before
+// they joined, and one of them, once leader, serves them and rotates.
 func TestKEKHandoffJoiningServer(t *testing.T) {
-	withKey := func(c *Config) { c.Cluster.GossipKey = testGossipKey }
-	first := startLoneServer(t, withKey)
-	if first.keyring.Provisional() {
-		t.Fatal("the first leader's KEK is still provisional after it made the first root key")
-	}
-	w := clusterVarApply(t, first, structs.VarOpSet, "app/db", nil, map[string]string{"password": "s3cret"})
+	tt := newTestTLS(t)
+	for _, tc := range []struct {
+		name   string
+		mutate func(name string) func(*Config)
+	}{
+		{"gossip key", func(string) func(*Config) {
+			return func(c *Config) { c.Cluster.GossipKey = testGossipKey }
+		}},
+		{"gossip key and ACLs", func(string) func(*Config) {
+			return func(c *Config) { c.Cluster.GossipKey = testGossipKey; c.ACLEnabled = true }
+		}},
+		{"TLS", func(name string) func(*Config) {
+			return func(c *Config) { c.Cluster.TLS = rpcTLS(tt.configurator(t, tlsutil.KindServer, name)) }
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			first := startLoneServer(t, tc.mutate("s1"))
+			if first.keyring.Provisional() {
+				t.Fatal("the first leader's KEK is still provisional after it made the first root key")
+			}
+			w := clusterVarApply(t, first, structs.VarOpSet, "app/db", nil, map[string]string{"password": "s3cret"})
 
-	servers := []*Server{first, joinServer(t, "s2", first, withKey), joinServer(t, "s3", first, withKey)}
-	for _, s := range servers[1:] {
-		waitNotified(t, s.indexNotify, s.config.NodeName+" to receive the KEK", func() (bool, string) {
-			return !s.keyring.Provisional() && s.keyring.KEKID() == first.keyring.KEKID(),
-				fmt.Sprintf("KEK %s (provisional %v), the cluster's %s", s.keyring.KEKID(), s.keyring.Provisional(), first.keyring.KEKID())
+			servers := []*Server{first, joinServer(t, "s2", first, tc.mutate("s2")), joinServer(t, "s3", first, tc.mutate("s3"))}
+			for _, s := range servers[1:] {
+				waitNotified(t, s.indexNotify, s.config.NodeName+" to receive the KEK", func() (bool, string) {
+					return !s.keyring.Provisional() && s.keyring.KEKID() == first.keyring.KEKID(),
+						fmt.Sprintf("KEK %s (provisional %v), the cluster's %s", s.keyring.KEKID(), s.keyring.Provisional(), first.keyring.KEKID())
+				})
+				r, err := staleVarGet(s, "app/db", w.Index)
+				if err != nil || r.Data == nil || r.Data.Items["password"] != "s3cret" {
+					t.Fatalf("%s's own read of a variable written before it joined: %+v, %v", s.config.NodeName, r, err)
+				}
+			}
+			for _, s := range servers {
+				waitNotified(t, s.leaderNotify, s.config.NodeName+" to have the three voters", func() (bool, string) {
+					v := s.voters()
+					return len(v) == 3, fmt.Sprint(v)
+				})
+			}
+			if err := first.Shutdown(); err != nil {
+				t.Fatal(err)
+			}
+			leader := waitLeader(t, servers[1:])
+			r, err := rpcapi.VarGet.Call(context.Background(), leader, &structs.VariablesReadRequest{Path: "app/db"})
+			if err != nil || r.Data == nil || r.Data.Items["password"] != "s3cret" {
+				t.Fatalf("read from the new leader %s: %+v, %v", leader.config.NodeName, r, err)
+			}
+			if _, err := rpcapi.KeyringRotate.Call(context.Background(), leader, &structs.KeyringRotateRequest{}); err != nil {
+				t.Fatalf("rotate on the new leader: %v", err)
+			}
 		})
-		r, err := staleVarGet(s, "app/db", w.Index)
-		if err != nil || r.Data == nil || r.Data.Items["password"] != "s3cret" {
-			t.Fatalf("%s's own read of a variable written before it joined: %+v, %v", s.config.NodeName, r, err)
-		}
-	}
-	for _, s := range servers {
-		waitNotified(t, s.leaderNotify, s.config.NodeName+" to have the three voters", func() (bool, string) {
-			v := s.voters()
-			return len(v) == 3, fmt.Sprint(v)
-		})
-	}
-	if err := first.Shutdown(); err != nil {
-		t.Fatal(err)
-	}
-	leader := waitLeader(t, servers[1:])
-	r, err := rpcapi.VarGet.Call(context.Background(), leader, &structs.VariablesReadRequest{Path: "app/db"})
-	if err != nil || r.Data == nil || r.Data.Items["password"] != "s3cret" {
-		t.Fatalf("read from the new leader %s: %+v, %v", leader.config.NodeName, r, err)
-	}
-	if _, err := rpcapi.KeyringRotate.Call(context.Background(), leader, &structs.KeyringRotateRequest{}); err != nil {
-		t.Fatalf("rotate on the new leader: %v", err)
 	}
 }
 
