@@ -164,7 +164,7 @@ func (s *Server) runKEKFetch() {
 			return
 		}
 		s.logger.Warn("ask the other servers for the key-encryption key", "kek_id", want, "error", err,
-			"retry_in", backoff.String(), "or", kekManualHint)
+			"retry_in", backoff.String(), "otherwise", kekManualHint)
 		if !s.sleep(backoff) {
 			return
 		}
