@@ -114,6 +114,9 @@ func TestNodeDrainWaitsForChecks(t *testing.T) {
 	var replacement *api.Allocation
 	waitFor(t, 2*time.Minute, "the first replacement running on node-b for 5 x min_healthy_time", func() (bool, string) {
 		onB := live()["node-b"]
+		if len(onB) > 1 {
+			t.Fatalf("%d allocations moved to node-b while the first replacement's check fails; want 1 (max_parallel = 1)", len(onB))
+		}
 		if len(onB) != 1 || onB[0].ClientStatus != "running" {
 			return false, fmt.Sprintf("%d on node-b", len(onB))
 		}
