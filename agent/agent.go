@@ -267,7 +267,7 @@ func (a *Agent) setupServer(ctx context.Context) error {
 	}
 	var rpcLn net.Listener
 	if !a.cfg.DevMode {
-		kek, err := keyring.LoadOrCreateKEK(filepath.Join(a.cfg.DataDir, serverDirName, keyring.KEKFileName))
+		kek, err := keyring.LoadKEK(filepath.Join(a.cfg.DataDir, serverDirName, keyring.KEKFileName))
 		if err != nil {
 			return fmt.Errorf("load the keyring's key-encryption key: %w", err)
 		}

@@ -152,6 +152,10 @@ var requirements = map[*Info]acl.Requirement{
 
 	GossipKeyringList.info: acl.AgentRead(),
 	GossipKeyringOp.info:   acl.AgentWrite(),
+	// Servers only: the servers' ACL secret where ACLs are on; the
+	// handler also requires a server certificate (TLS) or proof of the
+	// gossip key, with ACLs or without.
+	KEKHandoff.info: acl.Server(),
 }
 
 // Requirement returns what a caller of the method must be granted; the

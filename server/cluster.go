@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/memberlist"
 	"github.com/hashicorp/raft"
 	"github.com/hashicorp/serf/serf"
 
@@ -41,6 +42,7 @@ type clusterState struct {
 	events       chan serf.Event
 	work         chan struct{} // signalled (non-blocking) on membership changes
 	hc           *http.Client
+	gossipKeys   *memberlist.Keyring // nil without gossip encryption (kek_handoff.go)
 	wire         *rpcapi.Transport
 	bootstrapped atomic.Bool // the raft configuration exists (or a cluster was found to join)
 
@@ -225,9 +227,10 @@ func (s *Server) startCluster() error {
 	c := s.cluster
 	c.mux.start()
 	c.rpcServer.Start()
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go func() { defer s.wg.Done(); s.runSerfEvents() }()
 	go func() { defer s.wg.Done(); s.runCluster() }()
+	go func() { defer s.wg.Done(); s.runKEKFetch() }() // kek_handoff.go
 	if len(c.cfg.StartJoin) > 0 {
 		n, err := c.serf.Join(c.cfg.StartJoin, true)
 		if n == 0 {

@@ -138,17 +138,24 @@ func decideDrain(now time.Time, node *structs.Node, onNode []*structs.Allocation
 	return out
 }
 
-// allocHealthy reports whether a is healthy for a migration: a
-// deployment's verdict when it has one, else running with every task up
-// for m.MinHealthyTime (the servers do not see service checks, so
-// health_check "checks" is judged by the task states too). When it may
-// become healthy with time, at is when.
+// allocHealthy reports whether a is healthy for a migration. The
+// client's verdict decides when there is one: a deployment's, or the one
+// the client's health watcher reaches with the group's migrate settings
+// for an allocation outside a deployment (its service checks passing for
+// min_healthy_time with health_check "checks", the default; its task
+// states with "task_states"). Without a verdict, health_check "checks"
+// waits for it, and "task_states" is judged here from the task states:
+// running, every task up for m.MinHealthyTime. When it may become healthy
+// with time alone, at is when.
 func allocHealthy(a *structs.Allocation, m *structs.MigrateStrategy, now time.Time) (ok bool, at time.Time) {
 	if a.ClientStatus != structs.AllocClientStatusRunning {
 		return false, time.Time{}
 	}
 	if d := a.DeploymentStatus; d != nil && d.Healthy != nil {
 		return *d.Healthy, time.Time{}
+	}
+	if m.HealthCheck != structs.MigrateHealthCheckTaskStates {
+		return false, time.Time{} // the client's verdict updates the allocation
 	}
 	var since time.Time
 	for _, ts := range a.TaskStates {

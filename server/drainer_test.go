@@ -33,7 +33,7 @@ func TestDecideDrain(t *testing.T) {
 	yes := true
 	svc := func(maxParallel, count int) *structs.Job {
 		return &structs.Job{ID: "web", Type: structs.JobTypeService, TaskGroups: []*structs.TaskGroup{{
-			Name: "g", Count: count, Migrate: &structs.MigrateStrategy{MaxParallel: maxParallel, MinHealthyTime: 10 * time.Second},
+			Name: "g", Count: count, Migrate: &structs.MigrateStrategy{MaxParallel: maxParallel, HealthCheck: structs.MigrateHealthCheckTaskStates, MinHealthyTime: 10 * time.Second},
 		}}}
 	}
 	batch := &structs.Job{ID: "batch", Type: structs.JobTypeBatch, TaskGroups: []*structs.TaskGroup{{Name: "g", Count: 1}}}

@@ -76,6 +76,9 @@ func (s *Server) KeyringRotate(ctx context.Context, req *structs.KeyringRotateRe
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkOwnKEK(); err != nil {
+		return nil, err
+	}
 	key, err := s.keyring.NewRootKey(s.clock.Now())
 	if err != nil {
 		return nil, err

@@ -134,6 +134,7 @@ func (s *Server) newHandlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.ClientIntroductionToken, s.ClientIntroductionToken)
 	rpcapi.Handle(h, rpcapi.GossipKeyringList, s.GossipKeyringList) // gossip_keyring.go
 	rpcapi.Handle(h, rpcapi.GossipKeyringOp, s.GossipKeyringOp)
+	rpcapi.Handle(h, rpcapi.KEKHandoff, s.KEKHandoff) // kek_handoff.go
 	// Service registrations.
 	rpcapi.Handle(h, rpcapi.ServiceRegistrationUpsert, s.ServiceRegistrationUpsert)
 	rpcapi.Handle(h, rpcapi.ServiceRegistrationDelete, s.ServiceRegistrationDelete)

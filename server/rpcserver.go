@@ -42,6 +42,7 @@ func NewRPCServer(h *rpcapi.Handlers, ln net.Listener, logger *slog.Logger) *RPC
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return base },
+		ConnContext:       connContext, // kek_handoff.go: the caller's certificate
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	return rs

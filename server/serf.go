@@ -152,6 +152,7 @@ func (s *Server) setupSerf() error {
 	if keyring != nil {
 		ml.Keyring = keyring
 		ml.SecretKey = keyring.GetPrimaryKey()
+		s.cluster.gossipKeys = keyring
 		conf.KeyringFile = serfKeyringFile(cc)
 	}
 	conf.MemberlistConfig = ml

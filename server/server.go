@@ -127,7 +127,7 @@ func NewServer(ctx context.Context, cfg *Config) (*Server, error) {
 	kek := c.KEK
 	if kek == nil {
 		var err error
-		if kek, err = keyring.GenerateKEK(); err != nil {
+		if kek, err = keyring.GenerateProvisionalKEK(); err != nil {
 			cancel()
 			return nil, err
 		}

@@ -117,6 +117,16 @@ type NodeDrainUpdateResponse struct {
 	WriteMeta
 }
 
+// The values of MigrateStrategy.HealthCheck.
+const (
+	// MigrateHealthCheckChecks: a replacement is healthy once its tasks
+	// run and its service checks pass for MinHealthyTime (the default).
+	MigrateHealthCheckChecks = "checks"
+	// MigrateHealthCheckTaskStates: its tasks running for MinHealthyTime
+	// is enough.
+	MigrateHealthCheckTaskStates = "task_states"
+)
+
 // MigrateStrategy is a group's migrate block: how its allocations move off
 // a draining node.
 type MigrateStrategy struct {
@@ -136,7 +146,7 @@ type MigrateStrategy struct {
 // DefaultMigrateStrategy returns Nomad's defaults of the migrate block.
 func DefaultMigrateStrategy() *MigrateStrategy {
 	return &MigrateStrategy{
-		MaxParallel: 1, HealthCheck: "checks",
+		MaxParallel: 1, HealthCheck: MigrateHealthCheckChecks,
 		MinHealthyTime: 10 * time.Second, HealthyDeadline: 5 * time.Minute,
 	}
 }

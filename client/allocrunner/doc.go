@@ -18,7 +18,8 @@
 // (given allocwatcher's watchers by the Client) keeps the allocation pending
 // until the allocations it preempts and the one it replaces have
 // terminated, then migrates the previous one's data; alloc_health tracks
-// deployment health (healthy after min_healthy_time of every task running
+// deployment health (outside a deployment, a service allocation's health
+// by its group's migrate block, which a node drain waits for; healthy after min_healthy_time of every task running
 // without restarts, unhealthy on a failure, restart or healthy_deadline)
 // with a pure tracker and an injected Clock, and reports it in AllocState's
 // DeploymentStatus (with health_check "checks", the service checks must

@@ -17,9 +17,11 @@ var (
 	_ shutdownHook = (*healthHook)(nil)
 )
 
-// healthHook tracks the deployment health of an allocation that is part
-// of a deployment (DeploymentID set) whose group has an update strategy,
-// and records the verdict in the runner's state (AllocState's
+// healthHook tracks the health of an allocation that is part of a
+// deployment (DeploymentID set) whose group has an update strategy, or,
+// outside a deployment, of a service job's allocation with its group's
+// migrate block (the verdict a node drain waits for before it migrates
+// more of the group; healthStrategy), and records the verdict in the runner's state (AllocState's
 // DeploymentStatus), which the Client sends to the servers, and persists
 // it: a runner restored after an agent restart keeps a verdict decided for
 // the alloc's deployment instead of deciding again. It watches
@@ -93,13 +95,41 @@ func updateStrategy(alloc *structs.Allocation) (*structs.TaskGroup, *structs.Upd
 	return tg, alloc.Job.Update
 }
 
+// healthStrategy returns the group of alloc and the settings its health
+// is judged with: in a deployment, the update strategy; outside one, for
+// an allocation of a service job, the group's migrate block (a
+// replacement placed by a drain, or any other: the drainer counts the
+// group's healthy allocations before it migrates more of them, as
+// Nomad's does). Nil when its health is not tracked.
+func healthStrategy(alloc *structs.Allocation) (*structs.TaskGroup, *structs.UpdateStrategy) {
+	if alloc.DeploymentID != "" {
+		return updateStrategy(alloc)
+	}
+	if alloc.Job == nil || alloc.Job.Type != structs.JobTypeService {
+		return nil, nil
+	}
+	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
+	if tg == nil {
+		return nil, nil
+	}
+	m := tg.Migrate
+	if m == nil {
+		m = structs.DefaultMigrateStrategy()
+	}
+	check := structs.UpdateStrategyHealthCheckChecks
+	if m.HealthCheck == structs.MigrateHealthCheckTaskStates {
+		check = structs.UpdateStrategyHealthCheckTaskStates
+	}
+	return tg, &structs.UpdateStrategy{HealthCheck: check, MinHealthyTime: m.MinHealthyTime, HealthyDeadline: m.HealthyDeadline}
+}
+
 // restart stops any tracking and starts tracking alloc's deployment. A
 // verdict already decided for that deployment (restored after an agent
 // restart: the server may have acted on it) is kept, not decided again;
 // a verdict for another deployment is dropped.
 func (h *healthHook) restart(alloc *structs.Allocation) {
 	h.stop()
-	if id, verdict := h.ar.decidedVerdict(); verdict != nil && id != "" && id == alloc.DeploymentID {
+	if id, verdict := h.ar.decidedVerdict(); verdict != nil && id == alloc.DeploymentID {
 		h.ar.logger.Info("keeping the restored deployment health verdict",
 			"deployment_id", id, "healthy", verdict.IsHealthy())
 		h.mu.Lock()
@@ -110,10 +140,7 @@ func (h *healthHook) restart(alloc *structs.Allocation) {
 	if h.ar.hasDeploymentStatus() {
 		h.ar.setDeploymentStatus("", nil)
 	}
-	if alloc.DeploymentID == "" {
-		return
-	}
-	tg, u := updateStrategy(alloc)
+	tg, u := healthStrategy(alloc)
 	tracker := newHealthTracker(tg, u, h.clock.Now())
 	if tracker == nil {
 		return
@@ -194,7 +221,11 @@ func (h *healthHook) decide(t *healthTracker, alloc *structs.Allocation, states 
 	}
 	healthy := verdict == healthHealthy
 	canary := alloc.DeploymentStatus != nil && alloc.DeploymentStatus.Canary
-	logger.Info("alloc deployment health decided", "healthy", healthy)
+	if alloc.DeploymentID == "" {
+		logger.Info("alloc health decided for migrations (the group's migrate block)", "healthy", healthy)
+	} else {
+		logger.Info("alloc deployment health decided", "healthy", healthy)
+	}
 	h.ar.setDeploymentStatus(alloc.DeploymentID, &structs.AllocDeploymentStatus{Healthy: &healthy, Timestamp: h.clock.Now(), Canary: canary})
 	return true, time.Time{}
 }

@@ -97,10 +97,14 @@ func TestHealthHookReportsUnhealthy(t *testing.T) {
 	}
 }
 
+// TestHealthHookNotInDeployment: outside a deployment only a service
+// job's allocations are tracked (by their migrate block,
+// health_migrate_test.go); a batch job's are not.
 func TestHealthHookNotInDeployment(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a := deploymentAlloc(nil)
 		a.DeploymentID = ""
+		a.Job.Type = structs.JobTypeBatch
 		ar := newHealthRunner(t, a, &recorder{})
 		go ar.Run()
 		settle(t, "running", isRunning(ar))

@@ -36,7 +36,8 @@ func (ar *AllocRunner) restoreLocalState() error {
 	ar.mu.Lock()
 	defer ar.mu.Unlock()
 	ar.prevMigrated = s.PrevAllocMigrated
-	if s.DeploymentStatus != nil && s.DeploymentID != "" && s.DeploymentID == alloc.DeploymentID {
+	// A verdict outside a deployment ("") is the migrate block's.
+	if s.DeploymentStatus != nil && s.DeploymentID == alloc.DeploymentID {
 		ar.deployStatus = s.DeploymentStatus
 		ar.deployStatusFor = s.DeploymentID
 	}

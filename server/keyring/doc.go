@@ -13,14 +13,17 @@
 // it. A Keyring caches the keys it unwrapped.
 //
 // The KEK never enters the replicated state. It is 32 random bytes in
-// <data_dir>/server/keyring.kek (mode 0600), made by the first start of a
-// server (LoadOrCreateKEK); a dev or in-memory server makes one in memory
-// (GenerateKEK). A copy of the raft data without that file (a snapshot
-// saved with `operator snapshot save`, a backup of server/raft) discloses
-// no variable. Every server of a cluster needs the same KEK: a server that
-// has another one fails to unwrap the keys with an error that names both
-// KEK IDs and says which file to copy. See docs/security.md, "Variables
-// and the keyring".
+// <data_dir>/server/keyring.kek (mode 0600). A server without the file
+// starts with a provisional KEK (LoadKEK; GenerateProvisionalKEK in
+// memory), written to the file when it wraps the cluster's first root key,
+// or replaced (Adopt) by the cluster's KEK that a peer server hands over
+// (handoff.go: encrypted to the requester, authenticated by the servers'
+// gossip key where there is one). A copy of the raft data without that
+// file (a snapshot saved with `operator snapshot save`, a backup of
+// server/raft) discloses no variable. Every server of a cluster needs the
+// same KEK: a server that has another one (read from its file) fails to
+// unwrap the keys with an error that names both KEK IDs and says which
+// file to copy. See docs/security.md, "Variables and the keyring".
 //
 // Sealing is AES-256-GCM with a random nonce; the key material is wrapped
 // the same way with the KEK, bound (as additional data) to the key's ID,

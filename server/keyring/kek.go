@@ -1,6 +1,7 @@
 package keyring
 
 import (
+	"bytes"
 	"crypto/cipher"
 	"crypto/rand"
 	"crypto/sha256"
@@ -24,11 +25,18 @@ const KEKFileName = "keyring.kek"
 // KEK is a key-encryption key: it wraps the root keys that the replicated
 // state holds. It never enters the replicated state.
 type KEK struct {
-	aead cipher.AEAD
-	id   string
+	aead     cipher.AEAD
+	material []byte
+	id       string
 	// source says where the KEK came from (its file, or "in memory"),
 	// for errors.
 	source string
+	// path is the file a provisional KEK is written to once it is kept
+	// (Keyring.NewRootKey, Keyring.Adopt); "" for one kept in memory.
+	path string
+	// provisional: made at this start and wrapping nothing yet, so that
+	// the cluster's KEK, received from a peer server, may replace it.
+	provisional bool
 }
 
 // NewKEK returns the KEK of material (32 bytes); source says where it
@@ -42,7 +50,7 @@ func NewKEK(material []byte, source string) (*KEK, error) {
 		return nil, err
 	}
 	sum := sha256.Sum256(append([]byte("drover-kek-id\x00"), material...))
-	return &KEK{aead: aead, id: hex.EncodeToString(sum[:8]), source: source}, nil
+	return &KEK{aead: aead, material: bytes.Clone(material), id: hex.EncodeToString(sum[:8]), source: source}, nil
 }
 
 // GenerateKEK returns a new random KEK kept in memory only: for a dev or
@@ -53,6 +61,18 @@ func GenerateKEK() (*KEK, error) {
 		return nil, fmt.Errorf("make key-encryption key: %w", err)
 	}
 	return NewKEK(material, "in memory")
+}
+
+// GenerateProvisionalKEK returns a new random KEK kept in memory, which
+// a peer server's KEK may replace until it wraps a root key: what a
+// server given no KEK starts with.
+func GenerateProvisionalKEK() (*KEK, error) {
+	k, err := GenerateKEK()
+	if err != nil {
+		return nil, err
+	}
+	k.provisional = true
+	return k, nil
 }
 
 // ID returns the KEK's public fingerprint: 16 hex digits of a hash of its
@@ -71,11 +91,13 @@ func (k *KEK) open(sealed, ad []byte) ([]byte, error) {
 	return out, nil
 }
 
-// LoadOrCreateKEK reads the KEK from path (its material in base64 on one
-// line), or, when the file does not exist, makes a random one and writes
-// it there (mode 0600, written whole or not at all). A file that others
-// may read, or that does not hold a KEK, is an error saying what to do.
-func LoadOrCreateKEK(path string) (*KEK, error) {
+// LoadKEK reads the KEK from path (its material in base64 on one line).
+// When the file does not exist it returns a random provisional KEK bound
+// to path: written there (mode 0600, whole or not at all) when it wraps
+// the cluster's first root key, or replaced by the cluster's KEK that a
+// peer server hands over, and written then. A file that others may read,
+// or that does not hold a KEK, is an error saying what to do.
+func LoadKEK(path string) (*KEK, error) {
 	b, err := os.ReadFile(path)
 	switch {
 	case err == nil:
@@ -87,10 +109,27 @@ func LoadOrCreateKEK(path string) (*KEK, error) {
 	if _, err := rand.Read(material); err != nil {
 		return nil, fmt.Errorf("make key-encryption key: %w", err)
 	}
-	if err := writeFileAtomic(path, []byte(base64.StdEncoding.EncodeToString(material)+"\n")); err != nil {
-		return nil, fmt.Errorf("write key-encryption key %s: %w", path, err)
+	k, err := NewKEK(material, path)
+	if err != nil {
+		return nil, err
 	}
-	return NewKEK(material, path)
+	k.path, k.provisional = path, true
+	return k, nil
+}
+
+// keep writes a provisional KEK to its file (nothing for one kept in
+// memory) and makes it final: from then on no other replaces it.
+func (k *KEK) keep() error {
+	if !k.provisional {
+		return nil
+	}
+	if k.path != "" {
+		if err := writeFileAtomic(k.path, []byte(base64.StdEncoding.EncodeToString(k.material)+"\n")); err != nil {
+			return fmt.Errorf("write key-encryption key %s: %w", k.path, err)
+		}
+	}
+	k.provisional = false
+	return nil
 }
 
 func parseKEKFile(path string, b []byte) (*KEK, error) {

@@ -21,9 +21,8 @@ const rootKeySize = 32
 // KEK on first use and keeps, unwrapped, in memory. It is safe for
 // concurrent use.
 type Keyring struct {
-	kek *KEK
-
-	mu    sync.Mutex // guards cache
+	mu    sync.Mutex // guards the fields below
+	kek   *KEK       // replaced once, by Adopt, while provisional
 	cache map[string]*unwrapped
 }
 
@@ -41,7 +40,47 @@ func New(kek *KEK) *Keyring {
 }
 
 // KEKID returns the ID of the keyring's KEK.
-func (r *Keyring) KEKID() string { return r.kek.ID() }
+func (r *Keyring) KEKID() string {
+	kek, _ := r.currentKEK()
+	return kek.id
+}
+
+// currentKEK returns the keyring's KEK and whether it is provisional.
+func (r *Keyring) currentKEK() (*KEK, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.kek, r.kek.provisional
+}
+
+// Provisional reports whether the keyring's KEK was made at this start
+// and wraps no root key yet: the cluster's KEK may replace it (Adopt).
+func (r *Keyring) Provisional() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.kek.provisional
+}
+
+// Adopt makes k (the cluster's KEK, handed over by a peer server) the
+// keyring's, in place of its provisional one, and writes it where the
+// provisional one would have been written. A keyring whose KEK is not
+// provisional (read from its file, or wrapping a root key) keeps it: an
+// error, unless k is the same KEK.
+func (r *Keyring) Adopt(k *KEK) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.kek.id == k.id {
+		return nil
+	}
+	if !r.kek.provisional {
+		return fmt.Errorf("this server's key-encryption key %s (%s) is not provisional: it is not replaced by %s", r.kek.id, r.kek.source, k.id)
+	}
+	adopted := &KEK{aead: k.aead, material: k.material, id: k.id, source: r.kek.source, path: r.kek.path, provisional: true}
+	if err := adopted.keep(); err != nil {
+		return err
+	}
+	r.kek = adopted
+	return nil
+}
 
 // NewRootKey returns a new root key (a random UUID and random material),
 // wrapped with the KEK, in state active, created at now. Its indexes are
@@ -57,15 +96,20 @@ func (r *Keyring) NewRootKey(now time.Time) (*structs.RootKey, error) {
 		CreateTime: now.UnixNano(),
 		State:      structs.RootKeyStateActive,
 	}
-	wrapped := r.kek.seal(material, wrapAD(&meta))
 	u, err := newUnwrapped(material)
 	if err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	// The KEK wraps a root key from now on: a provisional one is kept
+	// (written to its file) first, and no other KEK replaces it.
+	if err := r.kek.keep(); err != nil {
+		return nil, err
+	}
+	wrapped := r.kek.seal(material, wrapAD(&meta))
 	r.cache[meta.KeyID] = u
-	r.mu.Unlock()
-	return &structs.RootKey{RootKeyMeta: meta, KEKID: r.kek.ID(), WrappedKey: wrapped}, nil
+	return &structs.RootKey{RootKeyMeta: meta, KEKID: r.kek.id, WrappedKey: wrapped}, nil
 }
 
 // Seal encrypts plaintext with key, bound to ad: only Open with the same
@@ -136,13 +180,20 @@ func (r *Keyring) unwrap(key *structs.RootKey) (*unwrapped, error) {
 	if key.Algorithm != structs.AlgorithmAES256GCM {
 		return nil, fmt.Errorf("root key %s uses algorithm %q: only %q is supported", key.KeyID, key.Algorithm, structs.AlgorithmAES256GCM)
 	}
-	if key.KEKID != r.kek.ID() {
+	kek, provisional := r.currentKEK()
+	if key.KEKID != kek.id {
+		if provisional {
+			return nil, structs.NewError(structs.KindUnavailable,
+				"root key %s was wrapped with key-encryption key %s, which this server has not received yet from another server "+
+					"(it asks them once it joined; see its log), or copy keyring.kek from the data_dir/server of a server "+
+					"that has it and restart this server", key.KeyID, key.KEKID)
+		}
 		return nil, structs.NewError(structs.KindInternal,
 			"root key %s was wrapped with key-encryption key %s, but this server's is %s (%s): "+
 				"every server of a cluster needs the same one; copy keyring.kek from the data_dir/server of a server "+
-				"that has it and restart this server", key.KeyID, key.KEKID, r.kek.ID(), r.kek.source)
+				"that has it and restart this server", key.KeyID, key.KEKID, kek.id, kek.source)
 	}
-	material, err := r.kek.open(key.WrappedKey, wrapAD(&key.RootKeyMeta))
+	material, err := kek.open(key.WrappedKey, wrapAD(&key.RootKeyMeta))
 	if err != nil {
 		return nil, fmt.Errorf("unwrap root key %s: %w", key.KeyID, err)
 	}

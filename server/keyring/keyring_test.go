@@ -89,12 +89,28 @@ func TestOtherKEKIsRefusedClearly(t *testing.T) {
 	}
 }
 
-func TestLoadOrCreateKEK(t *testing.T) {
+// TestLoadKEK: a server without keyring.kek gets a provisional KEK,
+// written to the file only when it wraps the first root key; then a
+// reload reads the same KEK, no longer provisional.
+func TestLoadKEK(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "server", "keyring.kek")
-	k1, err := LoadOrCreateKEK(path)
+	k1, err := LoadKEK(path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	kr := New(k1)
+	if !kr.Provisional() {
+		t.Fatal("a KEK made at this start is not provisional")
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("a provisional KEK was written before it wrapped anything: %v", err)
+	}
+	if _, err := kr.NewRootKey(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if kr.Provisional() {
+		t.Fatal("the KEK is still provisional after wrapping a root key")
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -103,12 +119,12 @@ func TestLoadOrCreateKEK(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Fatalf("mode = %v", fi.Mode().Perm())
 	}
-	k2, err := LoadOrCreateKEK(path)
+	k2, err := LoadKEK(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k1.ID() != k2.ID() {
-		t.Fatalf("reloaded KEK %s, made %s", k2.ID(), k1.ID())
+	if k1.ID() != k2.ID() || New(k2).Provisional() {
+		t.Fatalf("reloaded KEK %s (provisional %v), made %s", k2.ID(), New(k2).Provisional(), k1.ID())
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
 		t.Fatalf("left %d files", len(entries))
@@ -131,7 +147,7 @@ func TestLoadOrCreateKEK(t *testing.T) {
 			if err := os.Chmod(p, tc.mode); err != nil {
 				t.Fatal(err)
 			}
-			_, err := LoadOrCreateKEK(p)
+			_, err := LoadKEK(p)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %q", err, tc.want)
 			}
