@@ -29,7 +29,7 @@ var _ drivers.DriverPlugin = (*Driver)(nil)
 type Driver struct {
 	logger *slog.Logger
 	// shimCommand returns the executable and leading arguments that start
-	// a shim (shim.Command unless WithShimCommand).
+	// a shim (a shim.Resolver's Command unless WithShimCommand).
 	shimCommand func() (string, []string, error)
 	// mhz is the host CPU clock for TaskStats, read once.
 	mhz func() float64
@@ -64,7 +64,7 @@ func New(logger *slog.Logger, opts ...Option) *Driver {
 	}
 	d := &Driver{
 		logger:      logger.With("driver", Name),
-		shimCommand: shim.Command,
+		shimCommand: (&shim.Resolver{}).Command, // asks drover-shim its identity once per version of it
 		mhz:         sync.OnceValue(shim.HostCPUMHz),
 		tasks:       make(map[string]*task),
 	}
