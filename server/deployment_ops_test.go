@@ -7,6 +7,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	memdb "github.com/hashicorp/go-memdb"
+
 	"github.com/drover-io/drover/server/state"
 	"github.com/drover-io/drover/structs"
 )
@@ -218,16 +220,16 @@ func TestDeploymentProgressDeadline(t *testing.T) {
 			t.Fatalf("deployment %s before its deadline", got.Status)
 		}
 		clock.Step(5*time.Minute + time.Second)
-		waitFor(t, "progress deadline failure", func() (bool, string) {
-			got, _ := s.State().DeploymentByID(nil, d.ID)
+		waitState(t, s, "progress deadline failure", func(ws memdb.WatchSet) (bool, string) {
+			got, _ := s.State().DeploymentByID(ws, d.ID)
 			return got.Status == structs.DeploymentStatusFailed, got.Status
 		})
 		got, _ := s.State().DeploymentByID(nil, d.ID)
 		if want := "Failed due to progress deadline - rolling back to job version 1"; got.StatusDescription != want {
 			t.Fatalf("description %q, want %q", got.StatusDescription, want)
 		}
-		waitFor(t, "auto-revert", func() (bool, string) {
-			j, _ := s.State().JobByID(nil, "default", "web")
+		waitState(t, s, "auto-revert", func(ws memdb.WatchSet) (bool, string) {
+			j, _ := s.State().JobByID(ws, "default", "web")
 			return j.Version == 3 && j.TaskGroups[0].Tasks[0].Env["V"] == "2", fmt.Sprintf("version %d", j.Version)
 		})
 	})

@@ -6,6 +6,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	memdb "github.com/hashicorp/go-memdb"
+
 	"github.com/drover-io/drover/structs"
 )
 
@@ -142,8 +144,8 @@ func TestDeploymentCanaryAutoPromoteAndRevert(t *testing.T) {
 		}
 		d := latestDeployment(t, s, "web")
 		reportHealth(t, s, "n1", c[0], false)
-		waitFor(t, "auto-revert", func() (bool, string) {
-			j, _ := s.State().JobByID(nil, "default", "web")
+		waitState(t, s, "auto-revert", func(ws memdb.WatchSet) (bool, string) {
+			j, _ := s.State().JobByID(ws, "default", "web")
 			return j.Version == 3 && j.TaskGroups[0].Tasks[0].Env["V"] == "1", j.TaskGroups[0].Tasks[0].Env["V"]
 		})
 		jobIdle(t, s, "web")

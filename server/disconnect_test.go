@@ -7,6 +7,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	memdb "github.com/hashicorp/go-memdb"
+
 	"github.com/drover-io/drover/structs"
 )
 
@@ -73,16 +75,16 @@ func TestDisconnectReconcile(t *testing.T) {
 					}
 				}
 				step(n1TTL + 11*time.Second) // past TTL and grace (the default 0 grace plus margin)
-				waitFor(t, "n1 disconnected", func() (bool, string) {
-					n, _ := s.State().NodeByID(nil, "n1")
-					a, _ := s.State().AllocByID(nil, orig.ID)
+				waitState(t, s, "n1 disconnected", func(ws memdb.WatchSet) (bool, string) {
+					n, _ := s.State().NodeByID(ws, "n1")
+					a, _ := s.State().AllocByID(ws, orig.ID)
 					return n.Status == structs.NodeStatusDisconnected && a.ClientStatus == structs.AllocClientStatusUnknown,
 						n.Status + " " + a.ClientStatus
 				})
 				var replacement *structs.Allocation
 				if tc.replace {
-					waitFor(t, "a replacement on n2", func() (bool, string) {
-						for _, a := range allocsOf(t, s, "web", structs.AllocDesiredStatusRun) {
+					waitState(t, s, "a replacement on n2", func(ws memdb.WatchSet) (bool, string) {
+						for _, a := range allocsOfWatch(t, s, ws, "web", structs.AllocDesiredStatusRun) {
 							if a.NodeID == "n2" {
 								replacement = a
 								return true, ""
@@ -99,9 +101,9 @@ func TestDisconnectReconcile(t *testing.T) {
 					step(2 * time.Minute)
 				}
 				want := 1
-				waitFor(t, "one allocation left running", func() (bool, string) {
+				waitState(t, s, "one allocation left running", func(ws memdb.WatchSet) (bool, string) {
 					var runOn []string
-					for _, a := range allocsOf(t, s, "web", structs.AllocDesiredStatusRun) {
+					for _, a := range allocsOfWatch(t, s, ws, "web", structs.AllocDesiredStatusRun) {
 						if !a.ClientTerminalStatus() {
 							runOn = append(runOn, a.NodeID+":"+a.ClientStatus)
 						}

@@ -8,6 +8,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	memdb "github.com/hashicorp/go-memdb"
+
 	"github.com/drover-io/drover/structs"
 )
 
@@ -240,9 +242,9 @@ func TestDrainMigratesOneAtATime(t *testing.T) {
 			t.Fatalf("eligible while draining: %v", err)
 		}
 		for round := 1; round <= 3; round++ {
-			waitFor(t, fmt.Sprintf("round %d: a replacement on n2", round), func() (bool, string) {
+			waitState(t, s, fmt.Sprintf("round %d: a replacement on n2", round), func(ws memdb.WatchSet) (bool, string) {
 				var migrating, onN2 int
-				all, _ := s.State().AllocsByJob(nil, "default", "web")
+				all, _ := s.State().AllocsByJob(ws, "default", "web")
 				for _, a := range all {
 					if a.DesiredTransition.ShouldMigrate() && a.ClientStatus != structs.AllocClientStatusComplete {
 						migrating++
@@ -264,8 +266,8 @@ func TestDrainMigratesOneAtATime(t *testing.T) {
 			}
 			clock.Step(5 * time.Second)
 		}
-		waitFor(t, "drain complete", func() (bool, string) {
-			n, _ := s.State().NodeByID(nil, "n1")
+		waitState(t, s, "drain complete", func(ws memdb.WatchSet) (bool, string) {
+			n, _ := s.State().NodeByID(ws, "n1")
 			return n.DrainStrategy == nil && !n.Drain, fmt.Sprintf("drain %+v", n.DrainStrategy)
 		})
 		n, _ := s.State().NodeByID(nil, "n1")

@@ -197,8 +197,8 @@ func TestGCCollectsOnItsInterval(t *testing.T) {
 		if _, err := s.NodeUpdateAlloc(ctx, &structs.AllocUpdateRequest{NodeID: "n1", SecretID: "secret-n1", Alloc: updates}); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "job dead", func() (bool, string) {
-			j, _ := s.State().JobByID(nil, "default", "batch")
+		waitState(t, s, "job dead", func(ws memdb.WatchSet) (bool, string) {
+			j, _ := s.State().JobByID(ws, "default", "batch")
 			return j.Status == structs.JobStatusDead, j.Status
 		})
 		for range 9 {
@@ -208,10 +208,10 @@ func TestGCCollectsOnItsInterval(t *testing.T) {
 			t.Fatal("job collected before job_gc_threshold")
 		}
 		clock.Step(2 * time.Minute)
-		waitFor(t, "job collected", func() (bool, string) {
-			j, _ := s.State().JobByID(nil, "default", "batch")
-			allocs, _ := s.State().AllocsByJob(nil, "default", "batch")
-			evals, _ := s.State().EvalsByJob(nil, "default", "batch")
+		waitState(t, s, "job collected", func(ws memdb.WatchSet) (bool, string) {
+			j, _ := s.State().JobByID(ws, "default", "batch")
+			allocs, _ := s.State().AllocsByJob(ws, "default", "batch")
+			evals, _ := s.State().EvalsByJob(ws, "default", "batch")
 			return j == nil && len(allocs) == 0 && len(evals) == 0, fmt.Sprintf("job %v, %d allocs, %d evals", j != nil, len(allocs), len(evals))
 		})
 	})

@@ -7,6 +7,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	memdb "github.com/hashicorp/go-memdb"
+
 	"github.com/drover-io/drover/structs"
 )
 
@@ -141,8 +143,8 @@ func TestHeartbeatWithInjectedClock(t *testing.T) {
 			t.Fatalf("status = %s before the TTL and grace", n.Status)
 		}
 		clock.Advance(time.Second)
-		waitFor(t, "node down", func() (bool, string) {
-			n, _ := s.State().NodeByID(nil, "n1")
+		waitState(t, s, "node down", func(ws memdb.WatchSet) (bool, string) {
+			n, _ := s.State().NodeByID(ws, "n1")
 			return n.Status == "down", n.Status
 		})
 		if n, _ := s.State().NodeByID(nil, "n1"); n.StatusUpdatedAt != clock.Now().Unix() {
@@ -200,8 +202,8 @@ func TestHeartbeatTTLGrowsWithNodes(t *testing.T) {
 			t.Fatalf("n19 %s before its TTL and grace", n.Status)
 		}
 		clock.Advance(time.Millisecond)
-		waitFor(t, "n19 down", func() (bool, string) {
-			n, _ := s.State().NodeByID(nil, "n19")
+		waitState(t, s, "n19 down", func(ws memdb.WatchSet) (bool, string) {
+			n, _ := s.State().NodeByID(ws, "n19")
 			return n.Status == structs.NodeStatusDown, n.Status
 		})
 	})

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	memdb "github.com/hashicorp/go-memdb"
 	"go.uber.org/goleak"
 
 	"github.com/drover-io/drover/structs"
@@ -38,7 +40,44 @@ func newTestServer(t *testing.T, mutate func(*Config)) *Server {
 	return s
 }
 
-// waitFor polls cond until it returns true or the deadline passes.
+// waitState waits for cond to hold of the server's state, re-checking it
+// each time the state it read changes: cond reads the state store with ws,
+// which collects what it read, and a write to any of it wakes the wait. A
+// snapshot restore (the store replaced) wakes it too. It works in and out
+// of a synctest bubble; its minute is a bound for a hung test (in a bubble
+// a minute of the bubble's time), never a timing the test relies on.
+func waitState(t *testing.T, s *Server, what string, cond func(ws memdb.WatchSet) (bool, string)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for {
+		ws := memdb.NewWatchSet()
+		st := s.State()
+		ws.Add(st.AbandonCh())
+		ok, msg := cond(ws)
+		if ok {
+			return
+		}
+		if err := ws.WatchCtx(ctx); err != nil {
+			t.Fatalf("%s: not so after a minute: %s", what, msg)
+		}
+	}
+}
+
+// settled requires cond once every goroutine of the test's synctest
+// bubble is blocked: the code under test has done all it can at the
+// bubble's present time. Only in a bubble.
+func settled(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	synctest.Wait()
+	if ok, msg := cond(); !ok {
+		t.Fatalf("%s: not so once the server is idle: %s", what, msg)
+	}
+}
+
+// waitFor polls cond until it returns true or the deadline passes. Prefer
+// waitState (state the server writes) or, in a synctest bubble, settled:
+// waitFor is for a condition with neither.
 func waitFor(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -102,7 +141,13 @@ func registerJob(t *testing.T, s *Server, job *structs.Job) *structs.JobRegister
 // allocsOf returns a job's allocations with the given desired status.
 func allocsOf(t *testing.T, s *Server, jobID, desired string) []*structs.Allocation {
 	t.Helper()
-	all, err := s.State().AllocsByJob(nil, structs.DefaultNamespace, jobID)
+	return allocsOfWatch(t, s, nil, jobID, desired)
+}
+
+// allocsOfWatch is allocsOf adding what it read to ws (for waitState).
+func allocsOfWatch(t *testing.T, s *Server, ws memdb.WatchSet, jobID, desired string) []*structs.Allocation {
+	t.Helper()
+	all, err := s.State().AllocsByJob(ws, structs.DefaultNamespace, jobID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,9 +163,9 @@ func allocsOf(t *testing.T, s *Server, jobID, desired string) []*structs.Allocat
 func waitEvalStatus(t *testing.T, s *Server, evalID, status string) *structs.Evaluation {
 	t.Helper()
 	var e *structs.Evaluation
-	waitFor(t, "eval "+evalID+" "+status, func() (bool, string) {
+	waitState(t, s, "eval "+evalID+" "+status, func(ws memdb.WatchSet) (bool, string) {
 		var err error
-		e, err = s.State().EvalByID(nil, evalID)
+		e, err = s.State().EvalByID(ws, evalID)
 		if err != nil || e == nil {
 			return false, fmt.Sprintf("eval: %v %v", e, err)
 		}

@@ -10,6 +10,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	memdb "github.com/hashicorp/go-memdb"
+
 	"github.com/drover-io/drover/server/state"
 	"github.com/drover-io/drover/structs"
 )
@@ -269,8 +271,8 @@ func TestServerPeriodicJob(t *testing.T) {
 		// The node's heartbeat lapsed during the wait: it registers again
 		// and the child is placed.
 		registerNode(t, s, testNode("node-1", 4000, 4096))
-		waitFor(t, "the child placed", func() (bool, string) {
-			n := len(allocsOf(t, s, childID, structs.AllocDesiredStatusRun))
+		waitState(t, s, "the child placed", func(ws memdb.WatchSet) (bool, string) {
+			n := len(allocsOfWatch(t, s, ws, childID, structs.AllocDesiredStatusRun))
 			return n == 1, fmt.Sprintf("%d allocations", n)
 		})
 		rec, err := s.State().PeriodicLaunchByID(nil, structs.DefaultNamespace, "report")

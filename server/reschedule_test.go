@@ -7,6 +7,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	memdb "github.com/hashicorp/go-memdb"
+
 	"github.com/drover-io/drover/structs"
 )
 
@@ -57,15 +59,15 @@ func TestRescheduleFailedAllocAfterDelay(t *testing.T) {
 
 		// The failure evaluation runs at once and leaves a delayed follow-up.
 		var followup *structs.Evaluation
-		waitFor(t, "follow-up eval recorded on the failed alloc", func() (bool, string) {
-			a, err := s.State().AllocByID(nil, first[0].ID)
+		waitState(t, s, "follow-up eval recorded on the failed alloc", func(ws memdb.WatchSet) (bool, string) {
+			a, err := s.State().AllocByID(ws, first[0].ID)
 			if err != nil || a == nil {
 				return false, fmt.Sprint(err)
 			}
 			if a.FollowupEvalID == "" {
 				return false, "no FollowupEvalID yet"
 			}
-			followup, err = s.State().EvalByID(nil, a.FollowupEvalID)
+			followup, err = s.State().EvalByID(ws, a.FollowupEvalID)
 			return err == nil && followup != nil, fmt.Sprint(err)
 		})
 		if n := len(evalsBy(t, s, "web", structs.EvalTriggerAllocFailure)); n != 2 {
@@ -74,7 +76,7 @@ func TestRescheduleFailedAllocAfterDelay(t *testing.T) {
 		if !followup.WaitUntil.Equal(failedAt.Add(30*time.Second)) || followup.Status != structs.EvalStatusPending {
 			t.Fatalf("follow-up = %+v, want pending until failure + 30s", followup)
 		}
-		waitFor(t, "follow-up held by the broker", func() (bool, string) {
+		settled(t, "follow-up held by the broker", func() (bool, string) {
 			st := s.broker.Stats()
 			return st.Delayed == 1 && st.InFlight == 0, fmt.Sprintf("%+v", st)
 		})
@@ -153,15 +155,15 @@ func TestForceRescheduleIgnoresTheDelay(t *testing.T) {
 			t.Fatalf("allocs = %d, want 1", len(first))
 		}
 		reportFailed(t, s, clock, first[0])
-		waitFor(t, "follow-up eval recorded on the failed alloc", func() (bool, string) {
-			a, err := s.State().AllocByID(nil, first[0].ID)
+		waitState(t, s, "follow-up eval recorded on the failed alloc", func(ws memdb.WatchSet) (bool, string) {
+			a, err := s.State().AllocByID(ws, first[0].ID)
 			return err == nil && a != nil && a.FollowupEvalID != "", fmt.Sprint(err)
 		})
 		if _, err := s.JobEvaluate(context.Background(), &structs.JobEvaluateRequest{JobID: "web", ForceReschedule: true}); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the failed alloc replaced without waiting an hour", func() (bool, string) {
-			a, err := s.State().AllocByID(nil, first[0].ID)
+		waitState(t, s, "the failed alloc replaced without waiting an hour", func(ws memdb.WatchSet) (bool, string) {
+			a, err := s.State().AllocByID(ws, first[0].ID)
 			if err != nil || a == nil {
 				return false, fmt.Sprint(err)
 			}

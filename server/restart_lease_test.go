@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	memdb "github.com/hashicorp/go-memdb"
+
 	"github.com/drover-io/drover/structs"
 )
 
@@ -67,8 +69,8 @@ func TestAllocRestartLeaseEndpoint(t *testing.T) {
 	batch := testJob("once", 1, 100, 64)
 	batch.Type = structs.JobTypeBatch
 	registerJob(t, s, batch)
-	waitFor(t, "the allocations to be placed", func() (bool, string) {
-		n1, n2 := len(allocsOf(t, s, "web", structs.AllocDesiredStatusRun)), len(allocsOf(t, s, "once", structs.AllocDesiredStatusRun))
+	waitState(t, s, "the allocations to be placed", func(ws memdb.WatchSet) (bool, string) {
+		n1, n2 := len(allocsOfWatch(t, s, ws, "web", structs.AllocDesiredStatusRun)), len(allocsOfWatch(t, s, ws, "once", structs.AllocDesiredStatusRun))
 		return n1 == 2 && n2 == 1, "not yet"
 	})
 	web, once := allocsOf(t, s, "web", ""), allocsOf(t, s, "once", "")

@@ -46,7 +46,7 @@ func TestRestartFromStores(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		waitFor(t, "state replayed", func() (bool, string) {
+		settled(t, "state replayed", func() (bool, string) {
 			return s2.State().LatestIndex() >= want, "behind"
 		})
 		for _, id := range []string{"web", "later"} {

@@ -9,6 +9,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	memdb "github.com/hashicorp/go-memdb"
+
 	"github.com/drover-io/drover/server/state"
 	"github.com/drover-io/drover/structs"
 )
@@ -306,8 +308,8 @@ func TestBlockedEvalStaysBlockedUntilEnough(t *testing.T) {
 		before, _ := s.State().EvalByID(nil, first)
 		// Another small node: the blocked eval runs again and stays blocked.
 		registerNode(t, s, testNode("small-2", 500, 512))
-		waitFor(t, "blocked eval re-evaluated", func() (bool, string) {
-			e, _ := s.State().EvalByID(nil, first)
+		waitState(t, s, "blocked eval re-evaluated", func(ws memdb.WatchSet) (bool, string) {
+			e, _ := s.State().EvalByID(ws, first)
 			return e.ModifyIndex > before.ModifyIndex && e.Status == structs.EvalStatusBlocked, e.Status
 		})
 		// A new registration supersedes it.
@@ -332,10 +334,20 @@ func TestHeartbeatExpiryMarksNodeDownAndReplaces(t *testing.T) {
 
 		// A second node that keeps heartbeating until n1 is down.
 		registerNode(t, s, testNode("n2", 4000, 4096))
-		waitFor(t, "n1 down", func() (bool, string) {
+		// n2 heartbeats every 100ms of the bubble's time, well within its
+		// TTL, until n1's TTL (no grace) has passed.
+		heartbeatN2 := func() {
+			t.Helper()
 			if _, err := s.NodeUpdateStatus(ctx, &structs.NodeUpdateStatusRequest{NodeID: "n2", SecretID: "secret-n2", Status: structs.NodeStatusReady}); err != nil {
-				return false, err.Error()
+				t.Fatal(err)
 			}
+		}
+		for passed := time.Duration(0); passed <= resp.HeartbeatTTL; passed += 100 * time.Millisecond {
+			heartbeatN2()
+			time.Sleep(100 * time.Millisecond) // the bubble's time: n2 keeps heartbeating
+		}
+		heartbeatN2()
+		settled(t, "n1 down", func() (bool, string) {
 			n, _ := s.State().NodeByID(nil, "n1")
 			return n.Status == structs.NodeStatusDown, n.Status
 		})
@@ -343,9 +355,8 @@ func TestHeartbeatExpiryMarksNodeDownAndReplaces(t *testing.T) {
 		if lost.ClientStatus != structs.AllocClientStatusLost {
 			t.Fatalf("alloc on down node = %s", lost.ClientStatus)
 		}
-		waitFor(t, "replacement on n2", func() (bool, string) {
-			_, _ = s.NodeUpdateStatus(ctx, &structs.NodeUpdateStatusRequest{NodeID: "n2", SecretID: "secret-n2"})
-			run := allocsOf(t, s, "web", structs.AllocDesiredStatusRun)
+		waitState(t, s, "replacement on n2", func(ws memdb.WatchSet) (bool, string) {
+			run := allocsOfWatch(t, s, ws, "web", structs.AllocDesiredStatusRun)
 			if len(run) != 1 {
 				return false, fmt.Sprintf("%d running", len(run))
 			}

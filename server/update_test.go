@@ -7,14 +7,16 @@ import (
 	"testing/synctest"
 	"time"
 
+	memdb "github.com/hashicorp/go-memdb"
+
 	"github.com/drover-io/drover/structs"
 )
 
 // jobIdle waits until the job has no pending evaluation.
 func jobIdle(t *testing.T, s *Server, jobID string) {
 	t.Helper()
-	waitFor(t, "job "+jobID+" evaluated", func() (bool, string) {
-		evals, err := s.State().EvalsByJob(nil, structs.DefaultNamespace, jobID)
+	waitState(t, s, "job "+jobID+" evaluated", func(ws memdb.WatchSet) (bool, string) {
+		evals, err := s.State().EvalsByJob(ws, structs.DefaultNamespace, jobID)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -194,8 +196,8 @@ func TestRollingUpdateMaxParallel(t *testing.T) {
 			t.Fatal("no allocation of version 2")
 		}
 		reportHealth(t, s, "n1", bad, false)
-		waitFor(t, "auto-revert", func() (bool, string) {
-			j, _ := s.State().JobByID(nil, "default", "web")
+		waitState(t, s, "auto-revert", func(ws memdb.WatchSet) (bool, string) {
+			j, _ := s.State().JobByID(ws, "default", "web")
 			return j.Version == 3 && j.TaskGroups[0].Tasks[0].Env["V"] == "2", fmt.Sprintf("version %d", j.Version)
 		})
 		ds, _ := s.State().DeploymentsByJob(nil, "default", "web")
@@ -335,8 +337,8 @@ func TestSchedulerConfigAndPreemption(t *testing.T) {
 			t.Fatalf("stale CAS: %+v %v", stale, err)
 		}
 		// Enabling preemption unblocks the blocked evaluation.
-		waitFor(t, "preemption", func() (bool, string) {
-			a := running(t, s, "high")
+		waitState(t, s, "preemption", func(ws memdb.WatchSet) (bool, string) {
+			a := allocsOfWatch(t, s, ws, "high", structs.AllocDesiredStatusRun)
 			return len(a) == 1, fmt.Sprintf("%d allocs", len(a))
 		})
 		placed := running(t, s, "high")[0]
@@ -348,8 +350,8 @@ func TestSchedulerConfigAndPreemption(t *testing.T) {
 			t.Fatalf("evicted alloc: by %q, %q", evicted[0].PreemptedByAllocation, evicted[0].DesiredDescription)
 		}
 		// The low job got an evaluation for its lost allocation.
-		waitFor(t, "low job re-evaluated", func() (bool, string) {
-			evals, _ := s.State().EvalsByJob(nil, "default", "low")
+		waitState(t, s, "low job re-evaluated", func(ws memdb.WatchSet) (bool, string) {
+			evals, _ := s.State().EvalsByJob(ws, "default", "low")
 			for _, e := range evals {
 				if e.TriggeredBy == structs.EvalTriggerPreemption {
 					return true, ""

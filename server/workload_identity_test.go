@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	memdb "github.com/hashicorp/go-memdb"
+
 	"github.com/drover-io/drover/structs"
 )
 
@@ -23,8 +25,8 @@ func placedAlloc(t *testing.T, s *Server) (*structs.Node, *structs.Allocation) {
 	job.TaskGroups[0].Tasks[0].Identities = []*structs.TaskIdentity{{Name: "vault", Audience: []string{"vault.io"}, TTL: time.Hour}}
 	registerJob(t, s, job)
 	var alloc *structs.Allocation
-	waitFor(t, "the alloc placed", func() (bool, string) {
-		as := allocsOf(t, s, "web", structs.AllocDesiredStatusRun)
+	waitState(t, s, "the alloc placed", func(ws memdb.WatchSet) (bool, string) {
+		as := allocsOfWatch(t, s, ws, "web", structs.AllocDesiredStatusRun)
 		if len(as) != 1 {
 			return false, "no alloc yet"
 		}
@@ -147,7 +149,8 @@ func TestWorkloadIdentitySignAndVerify(t *testing.T) {
 	if _, err := s.JobDeregister(ctx, &structs.JobDeregisterRequest{Namespace: "default", JobID: "web"}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the alloc stopped", func() (bool, string) {
+	waitState(t, s, "the alloc stopped", func(ws memdb.WatchSet) (bool, string) {
+		_, _ = s.State().AllocByID(ws, alloc.ID) // wake on the alloc's changes
 		_, err := s.VerifyIdentity(ids["default"].JWT)
 		return structs.KindOf(err) == structs.KindPermission, "still verifies"
 	})

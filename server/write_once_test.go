@@ -150,7 +150,7 @@ func TestWriteRecordsSurviveRestart(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		waitFor(t, "state replayed", func() (bool, string) { return s2.State().LatestIndex() >= want, "behind" })
+		settled(t, "state replayed", func() (bool, string) { return s2.State().LatestIndex() >= want, "behind" })
 		for _, tc := range []struct {
 			id, job string
 			first   *structs.JobRegisterResponse
