@@ -17,6 +17,7 @@ import (
 
 	"github.com/drover-io/drover/drivers/shared/logrotate"
 	"github.com/drover-io/drover/drivers/shared/shim"
+	"github.com/drover-io/drover/drivers/shared/testwait"
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
@@ -98,9 +99,8 @@ func (h *harness) start(cfg *drivers.TaskConfig) *drivers.TaskHandle {
 				h.t.Errorf("DestroyTask: %v", err)
 			}
 		}
-		eventually(h.t, "task and shim gone", func() bool {
-			return !running(st.TaskPID, st.TaskStartTicks) && !running(st.ShimPID, st.ShimStartTicks)
-		})
+		testwait.Exit(h.t, "task gone", st.TaskPID, func() bool { return running(st.TaskPID, st.TaskStartTicks) })
+		testwait.Exit(h.t, "shim gone", st.ShimPID, func() bool { return running(st.ShimPID, st.ShimStartTicks) })
 	})
 	return th
 }
@@ -155,25 +155,6 @@ func waitResult(t *testing.T, d *Driver, id string) *drivers.ExitResult {
 		t.Fatalf("no exit result: %v", ctx.Err())
 	}
 	return res
-}
-
-// eventually polls cond until it is true or 10s pass.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func fileContains(path, s string) func() bool {
-	return func() bool {
-		b, _ := os.ReadFile(path)
-		return strings.Contains(string(b), s)
-	}
 }
 
 func TestDriver_Basics(t *testing.T) {
@@ -248,7 +229,7 @@ func TestDriver_StopTask(t *testing.T) {
 			cfg := h.config("t1", "/bin/sh", "-c", tc.script)
 			cfg.KillSignal = tc.killSignal
 			h.start(cfg)
-			eventually(t, "ready", fileContains(cfg.StdoutPath, "ready"))
+			testwait.FileContains(t, "ready", cfg.StdoutPath, "ready")
 			if err := h.d.StopTask(context.Background(), "t1", tc.timeout, tc.signal); err != nil {
 				t.Fatalf("StopTask: %v", err)
 			}
@@ -278,7 +259,7 @@ func TestDriver_StopKillsGroup(t *testing.T) {
 	h := newHarness(t)
 	cfg := h.config("t1", "/bin/sh", "-c", "sleep 30 & echo child=$!; wait")
 	h.start(cfg)
-	eventually(t, "child pid", fileContains(cfg.StdoutPath, "child="))
+	testwait.FileContains(t, "child pid", cfg.StdoutPath, "child=")
 	b, _ := os.ReadFile(cfg.StdoutPath)
 	child, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(string(b), "child=")))
 	if err != nil {
@@ -288,7 +269,7 @@ func TestDriver_StopKillsGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.wait("t1")
-	eventually(t, "child gone", func() bool { return !running(child, 0) })
+	testwait.Exit(t, "child gone", child, nil)
 }
 
 func TestDriver_Output(t *testing.T) {
@@ -470,11 +451,11 @@ func TestDriver_SignalTask(t *testing.T) {
 	h := newHarness(t)
 	cfg := h.config("t1", "/bin/sh", "-c", "trap 'echo got-hup' HUP; echo ready; while true; do sleep 0.05; done")
 	h.start(cfg)
-	eventually(t, "ready", fileContains(cfg.StdoutPath, "ready"))
+	testwait.FileContains(t, "ready", cfg.StdoutPath, "ready")
 	if err := h.d.SignalTask(context.Background(), "t1", "SIGHUP"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "trap output", fileContains(cfg.StdoutPath, "got-hup"))
+	testwait.FileContains(t, "trap output", cfg.StdoutPath, "got-hup")
 	if err := h.d.SignalTask(context.Background(), "t1", "SIGNOPE"); err == nil {
 		t.Fatal("bad signal accepted")
 	}

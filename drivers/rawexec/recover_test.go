@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/drover-io/drover/drivers/shared/shim"
+	"github.com/drover-io/drover/drivers/shared/testwait"
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
@@ -82,16 +83,15 @@ func TestDriver_RecoverExitedTask(t *testing.T) {
 	cfg := h.config("t1", "/bin/sh", "-c", "echo ready; while [ ! -e go ]; do sleep 0.01; done; echo bye; exit 5")
 	th := h.start(cfg)
 	st := shimState(t, th)
-	eventually(t, "ready", fileContains(cfg.StdoutPath, "ready"))
+	testwait.FileContains(t, "ready", cfg.StdoutPath, "ready")
 
 	// The agent is down: release the task and wait for task and shim to go.
 	h.d = nil
 	if err := os.WriteFile(filepath.Join(cfg.TaskDir.Dir, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "task and shim exit", func() bool {
-		return !running(st.TaskPID, st.TaskStartTicks) && !running(st.ShimPID, st.ShimStartTicks)
-	})
+	testwait.Exit(t, "task exit", st.TaskPID, func() bool { return running(st.TaskPID, st.TaskStartTicks) })
+	testwait.Exit(t, "shim exit", st.ShimPID, func() bool { return running(st.ShimPID, st.ShimStartTicks) })
 
 	h.d = newDriver(t)
 	if err := h.d.RecoverTask(context.Background(), th); err != nil {
@@ -128,7 +128,7 @@ func TestDriver_ShimKilled(t *testing.T) {
 	cfg := h.config("t1", "/bin/sh", "-c", "sleep 30 & echo child=$!; exec sleep 30")
 	th := h.start(cfg)
 	st := shimState(t, th)
-	eventually(t, "child pid", fileContains(cfg.StdoutPath, "child="))
+	testwait.FileContains(t, "child pid", cfg.StdoutPath, "child=")
 	b, _ := os.ReadFile(cfg.StdoutPath)
 	child, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(string(b), "child=")))
 	if err != nil {
@@ -138,7 +138,7 @@ func TestDriver_ShimKilled(t *testing.T) {
 	if err := syscall.Kill(st.ShimPID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "shim gone", func() bool { return !running(st.ShimPID, st.ShimStartTicks) })
+	testwait.Exit(t, "shim gone", st.ShimPID, func() bool { return running(st.ShimPID, st.ShimStartTicks) })
 
 	// The driver that held it.
 	res := h.wait("t1")
@@ -148,9 +148,8 @@ func TestDriver_ShimKilled(t *testing.T) {
 	if res.ExitCode != 137 || res.Signal != 9 {
 		t.Errorf("result = exit %d signal %d, want the SIGKILL its shim's death dealt (137, 9), never 0", res.ExitCode, res.Signal)
 	}
-	eventually(t, "task and its child killed", func() bool {
-		return !running(st.TaskPID, st.TaskStartTicks) && !running(child, 0)
-	})
+	testwait.Exit(t, "task killed", st.TaskPID, func() bool { return running(st.TaskPID, st.TaskStartTicks) })
+	testwait.Exit(t, "the task's child killed", child, nil)
 	status, err := h.d.InspectTask(context.Background(), "t1")
 	if err != nil || status.State != drivers.TaskStateExited || !errors.Is(status.ExitResult.Err, shim.ErrShimDied) {
 		t.Fatalf("status = %+v, %v", status, err)
@@ -261,9 +260,8 @@ func TestDriver_RecoverStartIntent(t *testing.T) {
 				if err := syscall.Kill(st.ShimPID, syscall.SIGKILL); err != nil {
 					t.Fatal(err)
 				}
-				eventually(t, "shim and task gone", func() bool {
-					return !running(st.ShimPID, st.ShimStartTicks) && !running(st.TaskPID, st.TaskStartTicks)
-				})
+				testwait.Exit(t, "shim gone", st.ShimPID, func() bool { return running(st.ShimPID, st.ShimStartTicks) })
+				testwait.Exit(t, "task gone", st.TaskPID, func() bool { return running(st.TaskPID, st.TaskStartTicks) })
 			},
 			check: func(t *testing.T, d *Driver, st *shim.State) {
 				res := waitResult(t, d, "t1")
