@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/drover-io/drover/drivers/shared/isolation"
+	"github.com/drover-io/drover/drivers/shared/testwait"
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
@@ -124,7 +125,7 @@ func TestStopTask(t *testing.T) {
 			cfg := h.sh(tc.script)
 			cfg.KillSignal = "SIGUSR1"
 			h.start(cfg)
-			eventually(t, "task ready", func() bool { return strings.Contains(stdout(t, cfg), "ready") })
+			testwait.FileContains(t, "task ready", cfg.StdoutPath, "ready")
 			start := time.Now()
 			if err := h.d.StopTask(context.Background(), cfg.ID, tc.timeout, tc.signal); err != nil {
 				t.Fatal(err)
@@ -148,11 +149,11 @@ func TestSignalTask(t *testing.T) {
 	h := newHarness(t)
 	cfg := h.sh(`trap 'echo got-usr1' USR1; echo ready; while :; do sleep 0.05; done`)
 	h.start(cfg)
-	eventually(t, "task ready", func() bool { return strings.Contains(stdout(t, cfg), "ready") })
+	testwait.FileContains(t, "task ready", cfg.StdoutPath, "ready")
 	if err := h.d.SignalTask(context.Background(), cfg.ID, "SIGUSR1"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "trap ran", func() bool { return strings.Contains(stdout(t, cfg), "got-usr1") })
+	testwait.FileContains(t, "trap ran", cfg.StdoutPath, "got-usr1")
 	if err := h.d.SignalTask(context.Background(), cfg.ID, "SIGNOPE"); err == nil {
 		t.Fatal("unknown signal accepted")
 	}
@@ -169,7 +170,7 @@ func TestStatsAndDestroy(t *testing.T) {
 	cfg := h.sh(`echo ready; exec sleep 1000`)
 	th := h.start(cfg)
 	st := handleState(t, th)
-	eventually(t, "task ready", func() bool { return strings.Contains(stdout(t, cfg), "ready") })
+	testwait.FileContains(t, "task ready", cfg.StdoutPath, "ready")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	ch, err := h.d.TaskStats(ctx, cfg.ID, 50*time.Millisecond)
@@ -251,7 +252,7 @@ func TestRecoverTask(t *testing.T) {
 	h := newHarness(t)
 	cfg := h.sh(`echo ready; exec sleep 1000`)
 	th := h.start(cfg)
-	eventually(t, "task ready", func() bool { return strings.Contains(stdout(t, cfg), "ready") })
+	testwait.FileContains(t, "task ready", cfg.StdoutPath, "ready")
 
 	// A new driver (a restarted agent) re-attaches by pid, start time and
 	// cgroup; the old one still reaps its child.
@@ -396,10 +397,7 @@ func TestExecTask(t *testing.T) {
 	h := newHarness(t)
 	cfg := h.sh(`echo ready > /local/ready; exec sleep 1000`)
 	h.start(cfg)
-	eventually(t, "task ready", func() bool {
-		_, err := os.Stat(cfg.TaskDir.LocalDir + "/ready")
-		return err == nil
-	})
+	testwait.Exists(t, "task ready", cfg.TaskDir.LocalDir+"/ready")
 	cases := []struct {
 		name     string
 		cmd      []string

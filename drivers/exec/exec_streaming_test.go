@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/drover-io/drover/drivers/shared/testwait"
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
@@ -38,10 +39,7 @@ func TestExecTaskStreaming(t *testing.T) {
 	h := newHarness(t)
 	cfg := h.sh(`echo ready > /local/ready; exec sleep 1000`)
 	th := h.start(cfg)
-	eventually(t, "task ready", func() bool {
-		_, err := os.Stat(cfg.TaskDir.LocalDir + "/ready")
-		return err == nil
-	})
+	testwait.Exists(t, "task ready", cfg.TaskDir.LocalDir+"/ready")
 	taskCgroup, err := os.ReadFile("/proc/" + strconv.Itoa(handleState(t, th).Isolation.Pid) + "/cgroup")
 	if err != nil {
 		t.Fatal(err)

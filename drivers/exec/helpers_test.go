@@ -13,6 +13,7 @@ import (
 
 	"github.com/drover-io/drover/drivers/shared/isolation"
 	"github.com/drover-io/drover/drivers/shared/shim"
+	"github.com/drover-io/drover/drivers/shared/testwait"
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
@@ -131,7 +132,7 @@ func (h *harness) start(cfg *drivers.TaskConfig) *drivers.TaskHandle {
 		if err != nil && !errors.Is(err, drivers.ErrTaskNotFound) {
 			h.t.Errorf("DestroyTask: %v", err)
 		}
-		eventually(h.t, "task gone", func() bool { return !isolation.Alive(st.Isolation.Pid, st.Isolation.StartTime) })
+		testwait.Exit(h.t, "task gone", st.Isolation.Pid, func() bool { return isolation.Alive(st.Isolation.Pid, st.Isolation.StartTime) })
 	})
 	return th
 }
@@ -180,16 +181,4 @@ func stderr(t *testing.T, cfg *drivers.TaskConfig) string {
 	t.Helper()
 	b, _ := os.ReadFile(cfg.StderrPath)
 	return string(b)
-}
-
-// eventually polls cond until it holds or 20 seconds pass.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

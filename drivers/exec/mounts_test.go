@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/drover-io/drover/drivers/shared/isolation"
+	"github.com/drover-io/drover/drivers/shared/testwait"
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
@@ -93,12 +94,9 @@ func TestVolumeMountsInTask(t *testing.T) {
 	}
 	th := h.start(cfg)
 	pid := handleState(t, th).Isolation.Pid
-	eventually(t, "the task to write through its volume", func() bool {
-		_, err := os.Stat(filepath.Join(data, "ready"))
-		return err == nil
-	})
+	testwait.Exists(t, "the task to write through its volume", filepath.Join(data, "ready"))
 	// The shim copies the output to the log file on its own schedule.
-	eventually(t, "the task's output", func() bool { return strings.Contains(stdout(t, cfg), "conf-") })
+	testwait.FileContains(t, "the task's output", cfg.StdoutPath, "conf-")
 	if got := strings.TrimSpace(stdout(t, cfg)); got != "setting=1\nconf-read-only" {
 		t.Fatalf("stdout %q, stderr %q", got, stderr(t, cfg))
 	}
@@ -131,10 +129,7 @@ func TestVolumeMountsInTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.wait(cfg.ID)
-	eventually(t, "the task's processes gone", func() bool {
-		_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
-		return err != nil
-	})
+	testwait.Exit(t, "the task's processes gone", pid, nil)
 	if got := hostMountsUnder(t, cfg.TaskDir.Dir); len(got) > 0 {
 		t.Errorf("mounts left behind after the task stopped: %q", got)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/drover-io/drover/drivers/shared/isolation"
 	"github.com/drover-io/drover/drivers/shared/shim"
+	"github.com/drover-io/drover/drivers/shared/testwait"
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
@@ -34,7 +35,7 @@ func TestRecoverRunningTaskKeepsItsPid(t *testing.T) {
 	cfg := h.sh(`echo ready; exec sleep 1000`)
 	th := h.start(cfg)
 	st := handleState(t, th)
-	eventually(t, "task ready", func() bool { return strings.Contains(stdout(t, cfg), "ready") })
+	testwait.FileContains(t, "task ready", cfg.StdoutPath, "ready")
 
 	// A restarted agent: a new driver with only the persisted handle.
 	d2 := newDriver(t)
@@ -109,10 +110,9 @@ func TestRecoverTaskThatExitedWhileDetached(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(cfg.TaskDir.LocalDir, "go"), nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, "shim to exit after recording the exit", func() bool {
-				_, err := os.Stat(filepath.Join(st.Shim.StateDir, "exit.json"))
-				return err == nil && !isolation.Alive(st.Shim.ShimPID, st.Shim.ShimStartTicks)
-			})
+			testwait.Exists(t, "the shim to record the exit", filepath.Join(st.Shim.StateDir, "exit.json"))
+			testwait.Exit(t, "the shim to exit after recording the exit", st.Shim.ShimPID,
+				func() bool { return isolation.Alive(st.Shim.ShimPID, st.Shim.ShimStartTicks) })
 			d2 := newDriver(t)
 			if err := d2.RecoverTask(context.Background(), th); err != nil {
 				t.Fatal(err)
@@ -152,7 +152,7 @@ func TestShimKilled(t *testing.T) {
 			cfg := h.sh(`sleep 1000 & echo ready; wait`)
 			th := h.start(cfg)
 			st := handleState(t, th)
-			eventually(t, "task ready", func() bool { return strings.Contains(stdout(t, cfg), "ready") })
+			testwait.FileContains(t, "task ready", cfg.StdoutPath, "ready")
 			pids, err := st.Isolation.Cgroup.Pids()
 			if err != nil || len(pids) < 2 {
 				t.Fatalf("cgroup pids %v, %v", pids, err)
@@ -161,11 +161,11 @@ func TestShimKilled(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.recover {
-				eventually(t, "shim to die", func() bool { return !isolation.Alive(st.Shim.ShimPID, st.Shim.ShimStartTicks) })
+				testwait.Exit(t, "shim to die", st.Shim.ShimPID, func() bool { return isolation.Alive(st.Shim.ShimPID, st.Shim.ShimStartTicks) })
 				// The task dies with its shim (parent-death signal), its
 				// namespace with it, before any agent looks.
 				for _, pid := range pids {
-					eventually(t, "task process "+strconv.Itoa(pid)+" to die with its shim", func() bool { return !pidRuns(pid) })
+					testwait.Exit(t, "task process "+strconv.Itoa(pid)+" to die with its shim", pid, nil)
 				}
 				err := newDriver(t).RecoverTask(context.Background(), th)
 				if !errors.Is(err, drivers.ErrTaskNotFound) || !errors.Is(err, shim.ErrShimDied) {
@@ -181,21 +181,11 @@ func TestShimKilled(t *testing.T) {
 				}
 			}
 			for _, pid := range pids {
-				eventually(t, "task process "+strconv.Itoa(pid)+" gone", func() bool { return !pidRuns(pid) })
+				testwait.Exit(t, "task process "+strconv.Itoa(pid)+" gone", pid, nil)
 			}
 			if !cgroupGone(st.Isolation.Cgroup) {
 				t.Error("cgroup of a task whose shim died is still there")
 			}
 		})
 	}
-}
-
-// pidRuns reports whether pid exists and is not a zombie.
-func pidRuns(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	return i < 0 || i+2 >= len(b) || (b[i+2] != 'Z' && b[i+2] != 'X')
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/drover-io/drover/drivers/shared/isolation"
+	"github.com/drover-io/drover/drivers/shared/testwait"
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
@@ -53,7 +54,7 @@ echo task > /hostfile && echo wrote-host-file; cat /hostfile; exec sleep 300`
 			cfg.Mounts = []*drivers.MountConfig{{TaskPath: "/hostfile", HostPath: hostFile}}
 			h.start(cfg)
 			var out string
-			eventually(t, "the task's output", func() bool {
+			testwait.Until(t, "the task's output", filepath.Dir(cfg.StdoutPath), func() bool {
 				out = stdout(t, cfg)
 				return strings.Contains(out, "host\n") || strings.Contains(out, "task\n")
 			})
