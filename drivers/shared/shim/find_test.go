@@ -9,7 +9,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/drover-io/drover/drivers/shared/testwait"
 )
 
 // writeSpecOnly leaves a state dir as an agent that died between writing
@@ -61,7 +62,7 @@ func TestFindRunningShim(t *testing.T) {
 func TestFindExitedShim(t *testing.T) {
 	spec := testSpec(t, `exit 7`)
 	st := startShim(t, spec).State()
-	eventually(t, 10*time.Second, "shim to exit", func() bool { return !processAlive(st.ShimPID, st.ShimStartTicks, st.BootID) })
+	testwait.Exit(t, "shim to exit", st.ShimPID, func() bool { return processAlive(st.ShimPID, st.ShimStartTicks, st.BootID) })
 	if live, err := Live(spec.StateDir); err != nil || live {
 		t.Errorf("Live = %v, %v; want no live shim", live, err)
 	}

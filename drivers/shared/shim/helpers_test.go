@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/drover-io/drover/drivers/shared/isolation"
+	"github.com/drover-io/drover/drivers/shared/testwait"
 )
 
 // envMode tells a re-executed test binary what to be: "shim" runs Main,
@@ -76,18 +77,6 @@ func starterMain() int {
 	select {} // until killed
 }
 
-// eventually polls cond every 10ms until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond) // polling interval, not a wait for an event
-	}
-}
-
 // testSpec is a spec running script with /bin/sh in a fresh directory.
 func testSpec(t *testing.T, script string) *Spec {
 	t.Helper()
@@ -130,9 +119,7 @@ func cleanupShim(t *testing.T, st *State) {
 		if processAlive(st.ShimPID, st.ShimStartTicks, st.BootID) {
 			_ = syscall.Kill(st.ShimPID, syscall.SIGKILL)
 		}
-		eventually(t, 10*time.Second, "shim to exit", func() bool {
-			return !processAlive(st.ShimPID, st.ShimStartTicks, st.BootID)
-		})
+		testwait.Exit(t, "shim to exit", st.ShimPID, func() bool { return processAlive(st.ShimPID, st.ShimStartTicks, st.BootID) })
 		killOrphans(st.TaskPID, st.ShimPID)
 	})
 }
@@ -158,10 +145,10 @@ func logText(t *testing.T, p string) string {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-// waitForLog polls until the log at base path p contains s.
+// waitForLog waits until the log at base path p contains s.
 func waitForLog(t *testing.T, p, s string) {
 	t.Helper()
-	eventually(t, 10*time.Second, "log "+filepath.Base(p)+" to contain "+s, func() bool {
+	testwait.Until(t, "log "+filepath.Base(p)+" to contain "+s, filepath.Dir(p), func() bool {
 		return strings.Contains(logText(t, p), s)
 	})
 }

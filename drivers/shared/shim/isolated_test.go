@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/drover-io/drover/drivers/shared/isolation"
+	"github.com/drover-io/drover/drivers/shared/testwait"
 )
 
 // testCgroupParent is the cgroup isolated test tasks run under.
@@ -195,9 +196,7 @@ func TestIsolatedShimKilled(t *testing.T) {
 	if err := json.Unmarshal(b, &st2); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "shim to die", func() bool {
-		return !processAlive(st.ShimPID, st.ShimStartTicks, st.BootID)
-	})
+	testwait.Exit(t, "shim to die", st.ShimPID, func() bool { return processAlive(st.ShimPID, st.ShimStartTicks, st.BootID) })
 	if _, err := Attach(ctxT(t), &st2); !errors.Is(err, ErrShimDied) {
 		t.Fatalf("Attach = %v, want ErrShimDied", err)
 	}

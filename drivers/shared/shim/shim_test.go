@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/drover-io/drover/drivers/shared/testwait"
 )
 
 func TestOutputGoesToLogFiles(t *testing.T) {
@@ -100,15 +102,17 @@ func TestExitIsRecorded(t *testing.T) {
 				t.Errorf("exit file = %+v", onDisk)
 			}
 			st := h.State()
-			eventually(t, 10*time.Second, "shim to exit by itself", func() bool {
-				return !processAlive(st.ShimPID, st.ShimStartTicks, st.BootID)
-			})
+			testwait.Exit(t, "shim to exit by itself", st.ShimPID, func() bool { return processAlive(st.ShimPID, st.ShimStartTicks, st.BootID) })
 			// The shim is this process's child: Start's reaper must not
 			// leave it a zombie.
-			eventually(t, 10*time.Second, "shim to be reaped", func() bool {
-				_, err := readProcStat(st.ShimPID)
-				return err != nil
-			})
+			select {
+			case <-h.reaper.done:
+			case <-time.After(testwait.Bound):
+				t.Fatal("the shim exited but Start's reaper did not reap it")
+			}
+			if _, err := readProcStat(st.ShimPID); err == nil {
+				t.Fatal("the shim is still in /proc after its reaper reaped it")
+			}
 		})
 	}
 }
@@ -253,9 +257,7 @@ func TestAttachAfterAgentRestart(t *testing.T) {
 func TestAttachAfterTheTaskExitedAlone(t *testing.T) {
 	spec := testSpec(t, `echo bye; exit 7`)
 	st := roundTrip(t, startShim(t, spec).State())
-	eventually(t, 10*time.Second, "shim to exit", func() bool {
-		return !processAlive(st.ShimPID, st.ShimStartTicks, st.BootID)
-	})
+	testwait.Exit(t, "shim to exit", st.ShimPID, func() bool { return processAlive(st.ShimPID, st.ShimStartTicks, st.BootID) })
 	h, err := Attach(ctxT(t), st)
 	if err != nil {
 		t.Fatalf("Attach: %v", err)
@@ -295,8 +297,8 @@ func TestShimKilledLeavesNoTask(t *testing.T) {
 	if !strings.Contains(err.Error(), "shim exited without recording the task's exit") {
 		t.Errorf("error %q does not say what happened", err)
 	}
-	eventually(t, 10*time.Second, "task's main process to be killed", func() bool { return pidGone(st.TaskPID) })
-	eventually(t, 10*time.Second, "task's child to be killed", func() bool { return pidGone(child) })
+	testwait.Exit(t, "task's main process to be killed", st.TaskPID, nil)
+	testwait.Exit(t, "task's child to be killed", child, nil)
 
 	if _, err := Attach(ctxT(t), roundTrip(t, st)); !errors.Is(err, ErrShimDied) {
 		t.Errorf("Attach = %v, want ErrShimDied", err)
@@ -334,7 +336,7 @@ func TestShimOutlivesItsStarter(t *testing.T) {
 				t.Fatal(err)
 			}
 			var st State
-			eventually(t, 20*time.Second, "starter to write the shim state", func() bool {
+			testwait.Until(t, "starter to write the shim state", dir, func() bool {
 				b, err := os.ReadFile(statePath)
 				return err == nil && json.Unmarshal(b, &st) == nil
 			})
@@ -509,9 +511,7 @@ func TestCleanup(t *testing.T) {
 		t.Errorf("ExitResult = %+v", r)
 	}
 	st := h.State()
-	eventually(t, 10*time.Second, "shim to exit", func() bool {
-		return !processAlive(st.ShimPID, st.ShimStartTicks, st.BootID)
-	})
+	testwait.Exit(t, "shim to exit", st.ShimPID, func() bool { return processAlive(st.ShimPID, st.ShimStartTicks, st.BootID) })
 	if err := h.Cleanup(); err != nil {
 		t.Fatal(err)
 	}

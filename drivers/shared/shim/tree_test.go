@@ -1,6 +1,7 @@
 package shim
 
 import (
+	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,11 +9,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestDescendants(t *testing.T) {
-	cmd := exec.Command("/bin/sh", "-c", "sleep 100 & sleep 100 & wait")
+	// sh says "started" once it has forked both sleeps.
+	cmd := exec.Command("/bin/sh", "-c", "sleep 100 & sleep 100 & echo started; wait")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -21,12 +26,13 @@ func TestDescendants(t *testing.T) {
 		_ = cmd.Wait()
 	})
 	sh := cmd.Process.Pid
-	var kids []int
-	eventually(t, 10*time.Second, "sh to start two sleeps", func() bool {
-		pids, err := descendantsFromScan(sh)
-		kids = pids
-		return err == nil && len(pids) == 2
-	})
+	if line, err := bufio.NewReader(out).ReadString('\n'); line != "started\n" {
+		t.Fatalf("sh said %q, %v", line, err)
+	}
+	kids, err := descendantsFromScan(sh)
+	if err != nil || len(kids) != 2 {
+		t.Fatalf("descendants of sh: %v, %v; want its two sleeps", kids, err)
+	}
 	t.Cleanup(func() {
 		for _, p := range kids {
 			_ = exec.Command("kill", "-9", strconv.Itoa(p)).Run()
