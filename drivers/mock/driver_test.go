@@ -64,18 +64,6 @@ func waitExit(t *testing.T, d *Driver, id string) *drivers.ExitResult {
 	return res
 }
 
-// eventually polls cond until it is true or 10s pass.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestDriver_Basics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := newDriver(t)
@@ -358,10 +346,13 @@ func TestDriver_Stdout(t *testing.T) {
 				cfg := taskConfig(t, "t1", tc.conf)
 				cfg.StdoutPath = path
 				start(t, d, cfg)
-				eventually(t, "stdout", func() bool {
-					b, _ := os.ReadFile(path)
-					return string(b) == tc.want
-				})
+				// The bubble's time: past every repeat; then all is written
+				// once the driver's goroutines are idle.
+				time.Sleep(time.Second)
+				synctest.Wait()
+				if b, _ := os.ReadFile(path); string(b) != tc.want {
+					t.Fatalf("stdout before destroy = %q, want %q", b, tc.want)
+				}
 				if err := d.DestroyTask(context.Background(), "t1", true); err != nil {
 					t.Fatal(err)
 				}
@@ -389,21 +380,25 @@ func TestDriver_WaitTask(t *testing.T) {
 		}
 	})
 	t.Run("wait_never_returns", func(t *testing.T) {
-		d := newDriver(t)
-		start(t, d, taskConfig(t, "t1", map[string]any{"wait_never_returns": true, "run_for": "1ms"}))
-		ch, err := d.WaitTask(context.Background(), "t1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		eventually(t, "task exit", func() bool {
-			st, _ := d.InspectTask(context.Background(), "t1")
-			return st.State == drivers.TaskStateExited
+		synctest.Test(t, func(t *testing.T) {
+			d := newDriver(t)
+			start(t, d, taskConfig(t, "t1", map[string]any{"wait_never_returns": true, "run_for": "1ms"}))
+			ch, err := d.WaitTask(context.Background(), "t1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Millisecond) // the bubble's time: run_for passes
+			synctest.Wait()
+			if st, _ := d.InspectTask(context.Background(), "t1"); st.State != drivers.TaskStateExited {
+				t.Fatalf("state %s after run_for, want exited", st.State)
+			}
+			// The driver has done all it will: nothing is on its way.
+			select {
+			case res, ok := <-ch:
+				t.Fatalf("wait channel delivered %v, %v", res, ok)
+			default:
+			}
 		})
-		select {
-		case res, ok := <-ch:
-			t.Fatalf("wait channel delivered %v, %v", res, ok)
-		case <-time.After(20 * time.Millisecond):
-		}
 	})
 	t.Run("unknown task", func(t *testing.T) {
 		d := newDriver(t)
