@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 
 	"github.com/drover-io/drover/drivers/shared/logrotate"
+	"github.com/drover-io/drover/drivers/shared/testwait"
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
@@ -136,22 +138,17 @@ func (h *harness) inspect(cfg *drivers.TaskConfig) *container.InspectResponse {
 	return info
 }
 
-// eventually polls cond until it is true or 30s pass.
+// eventually polls cond until it is true or testwait.Bound passes. It is
+// for a real process that gives no event to wait on (a server in a
+// container starting to listen); the bound is for a hung test.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(testwait.Bound)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func fileContains(path, s string) func() bool {
-	return func() bool {
-		b, _ := os.ReadFile(path)
-		return strings.Contains(string(b), s)
+		time.Sleep(20 * time.Millisecond) // polling interval, not a wait for an event
 	}
 }
 
@@ -299,7 +296,7 @@ func TestDriver_StopTask(t *testing.T) {
 			cfg := h.config(shell(tc.script))
 			cfg.KillSignal = tc.killSignal
 			h.start(cfg)
-			eventually(t, "ready", fileContains(cfg.StdoutPath, "ready"))
+			testwait.FileContains(t, "ready", cfg.StdoutPath, "ready")
 			if err := h.d.StopTask(context.Background(), cfg.ID, tc.timeout, tc.signal); err != nil {
 				t.Fatalf("StopTask: %v", err)
 			}
@@ -326,7 +323,7 @@ func TestDriver_ResourcesEnvMountsLabels(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.start(cfg)
-	eventually(t, "ready", fileContains(cfg.StdoutPath, "ready"))
+	testwait.FileContains(t, "ready", cfg.StdoutPath, "ready")
 	out := readFile(t, cfg.StdoutPath)
 	for _, want := range []string{"foo=bar alloc_dir=/alloc arg=" + cfg.AllocID + "\n", "from local\n"} {
 		if !strings.Contains(out, want) {
@@ -375,11 +372,11 @@ func TestDriver_SignalAndExec(t *testing.T) {
 	h := newHarness(t, nil)
 	cfg := h.config(shell("trap 'echo got USR1' USR1; echo ready; while :; do sleep 0.1; done"))
 	h.start(cfg)
-	eventually(t, "ready", fileContains(cfg.StdoutPath, "ready"))
+	testwait.FileContains(t, "ready", cfg.StdoutPath, "ready")
 	if err := h.d.SignalTask(context.Background(), cfg.ID, "SIGUSR1"); err != nil {
 		t.Fatalf("SignalTask: %v", err)
 	}
-	eventually(t, "trap output", fileContains(cfg.StdoutPath, "got USR1"))
+	testwait.FileContains(t, "trap output", cfg.StdoutPath, "got USR1")
 	if err := h.d.SignalTask(context.Background(), cfg.ID, "SIGNOPE"); err == nil {
 		t.Fatal("bad signal accepted")
 	}
@@ -411,7 +408,7 @@ func TestDriver_TaskStats(t *testing.T) {
 	h := newHarness(t, nil)
 	cfg := h.config(shell("echo ready; while :; do sleep 0.1; done"))
 	h.start(cfg)
-	eventually(t, "ready", fileContains(cfg.StdoutPath, "ready"))
+	testwait.FileContains(t, "ready", cfg.StdoutPath, "ready")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ch, err := h.d.TaskStats(ctx, cfg.ID, time.Second)
@@ -439,23 +436,29 @@ func TestDriver_RecoverTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "before", fileContains(cfg.StdoutPath, "before"))
+	testwait.FileContains(t, "before", cfg.StdoutPath, "before")
 	h.d.Shutdown() // the agent stops; the container keeps running
 
 	if err := os.WriteFile(filepath.Join(cfg.TaskDir.SharedDir, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// Wait until the container printed "after", as seen by the daemon.
-	eventually(t, "after in docker logs", func() bool {
-		body, err := h.d.client.containerLogs(context.Background(), containerIDOf(t, th), time.Time{}, false, false)
-		if err != nil {
-			return false
-		}
-		defer body.Close()
-		var out, errb strings.Builder
-		_ = demux(&out, &errb, body)
-		return strings.Contains(out.String(), "after")
-	})
+	// The daemon's log stream, followed, says it when it happens.
+	logCtx, cancelLogs := context.WithTimeout(context.Background(), testwait.Bound)
+	body, err := h.d.client.containerLogs(logCtx, containerIDOf(t, th), time.Time{}, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedBuffer{wrote: make(chan struct{}, 1)}
+	demuxed := make(chan struct{})
+	go func() {
+		defer close(demuxed)
+		_ = demux(logs, io.Discard, body)
+	}()
+	logs.waitFor(t, "after")
+	cancelLogs()
+	body.Close()
+	<-demuxed
 
 	d2 := newHarness(t, nil) // the restarted agent's driver
 	if err := d2.d.RecoverTask(context.Background(), th); err != nil {
@@ -465,7 +468,7 @@ func TestDriver_RecoverTask(t *testing.T) {
 		t.Fatalf("second RecoverTask: %v", err)
 	}
 	t.Cleanup(func() { _ = d2.d.DestroyTask(context.Background(), cfg.ID, true) })
-	eventually(t, "after", fileContains(cfg.StdoutPath, "after"))
+	testwait.FileContains(t, "after", cfg.StdoutPath, "after")
 	if err := d2.d.StopTask(context.Background(), cfg.ID, 30*time.Second, ""); err != nil {
 		t.Fatalf("StopTask: %v", err)
 	}
@@ -499,7 +502,7 @@ func TestDriver_DestroyTask(t *testing.T) {
 	h := newHarness(t, nil)
 	cfg := h.config(shell("echo ready; while :; do sleep 0.1; done"))
 	th := h.start(cfg)
-	eventually(t, "ready", fileContains(cfg.StdoutPath, "ready"))
+	testwait.FileContains(t, "ready", cfg.StdoutPath, "ready")
 	if err := h.d.DestroyTask(context.Background(), cfg.ID, false); err == nil || !strings.Contains(err.Error(), "still running") {
 		t.Fatalf("DestroyTask of a running task without force = %v", err)
 	}

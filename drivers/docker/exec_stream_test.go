@@ -8,20 +8,43 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/drover-io/drover/drivers/shared/testwait"
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
 // lockedBuffer collects output written by the driver's goroutines.
 type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu    sync.Mutex
+	b     bytes.Buffer
+	wrote chan struct{} // when not nil, signalled (without blocking) after each write
 }
 
 func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.b.Write(p)
+	n, err := l.b.Write(p)
+	if l.wrote != nil {
+		select {
+		case l.wrote <- struct{}{}:
+		default:
+		}
+	}
+	return n, err
+}
+
+// waitFor waits until the buffer holds s, waking on each write.
+func (l *lockedBuffer) waitFor(t *testing.T, s string) {
+	t.Helper()
+	timeout := time.After(testwait.Bound)
+	for !strings.Contains(l.String(), s) {
+		select {
+		case <-l.wrote:
+		case <-timeout:
+			t.Fatalf("output %q lacks %q after %s", l.String(), s, testwait.Bound)
+		}
+	}
 }
 
 func (l *lockedBuffer) String() string {
@@ -34,7 +57,7 @@ func TestDriver_ExecTaskStreaming(t *testing.T) {
 	h := newHarness(t, nil)
 	cfg := h.config(shell("echo ready; exec sleep 1000"))
 	h.start(cfg)
-	eventually(t, "ready", fileContains(cfg.StdoutPath, "ready"))
+	testwait.FileContains(t, "ready", cfg.StdoutPath, "ready")
 
 	cases := []struct {
 		name           string
@@ -71,7 +94,7 @@ func TestDriver_ExecTaskStreaming(t *testing.T) {
 	// 0x0),
 	// after a line typed once it runs.
 	pr, pw := io.Pipe()
-	sized := &lockedBuffer{}
+	sized := &lockedBuffer{wrote: make(chan struct{}, 1)}
 	sizeDone := make(chan error, 1)
 	go func() {
 		_, err := h.d.ExecTaskStreaming(context.Background(), cfg.ID, &drivers.ExecOptions{
@@ -80,7 +103,7 @@ func TestDriver_ExecTaskStreaming(t *testing.T) {
 		})
 		sizeDone <- err
 	}()
-	eventually(t, "the command to start", func() bool { return strings.Contains(sized.String(), "started") })
+	sized.waitFor(t, "started")
 	_, _ = pw.Write([]byte("go\n"))
 	if err := <-sizeDone; err != nil || !strings.HasSuffix(sized.String(), "33 101\r\n") {
 		t.Fatalf("initial size: output %q, %v", sized.String(), err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-io/drover/drivers/shared/testwait"
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
@@ -15,10 +16,13 @@ import (
 // daemon's health changes, and only then.
 func TestFingerprintChanges(t *testing.T) {
 	var down, tooNew atomic.Bool
-	var calls atomic.Int64
+	polled := make(chan struct{}, 1) // signalled, without blocking, on each poll
 	mux := http.NewServeMux()
 	mux.HandleFunc("/version", func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
+		select {
+		case polled <- struct{}{}:
+		default:
+		}
 		if down.Load() {
 			w.WriteHeader(http.StatusInternalServerError)
 			_, _ = w.Write([]byte(`{"message":"daemon is shutting down"}`))
@@ -46,8 +50,13 @@ func TestFingerprintChanges(t *testing.T) {
 		t.Fatalf("first fingerprint = %+v", fp)
 	}
 	// Unchanged health sends nothing while the daemon is polled.
-	before := calls.Load()
-	eventually(t, "three more polls", func() bool { return calls.Load() >= before+3 })
+	for range 4 { // the first may be the poll before the test looked
+		select {
+		case <-polled:
+		case <-time.After(testwait.Bound):
+			t.Fatal("the daemon is not polled")
+		}
+	}
 	select {
 	case fp := <-ch:
 		t.Fatalf("unchanged fingerprint sent again: %+v", fp)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/drover-io/drover/drivers/shared/testwait"
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
@@ -55,7 +56,7 @@ echo kept > /named/f && grep -c ' /scratch tmpfs' /proc/mounts && echo ready && 
 		t.Fatal(err)
 	}
 	h.start(cfg)
-	eventually(t, "ready", fileContains(cfg.StdoutPath, "ready"))
+	testwait.FileContains(t, "ready", cfg.StdoutPath, "ready")
 	if got, want := readFile(t, cfg.StdoutPath), "CA\nsetting=1\ncerts-read-only\n1\nready\n"; got != want {
 		t.Fatalf("output %q, want %q (stderr %q)", got, want, readFile(t, cfg.StderrPath))
 	}

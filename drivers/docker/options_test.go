@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-io/drover/drivers/shared/testwait"
 	"github.com/drover-io/drover/plugins/drivers"
 )
 
@@ -76,7 +77,7 @@ func TestTaskOptions(t *testing.T) {
 	cfg := h.config(conf)
 	cfg.Resources = &drivers.Resources{CPUShares: 400, MemoryMB: 64}
 	h.start(cfg)
-	eventually(t, "ready", fileContains(cfg.StdoutPath, "ready"))
+	testwait.FileContains(t, "ready", cfg.StdoutPath, "ready")
 
 	// What the daemon recorded.
 	info := h.inspect(cfg)
@@ -186,7 +187,7 @@ func TestCapabilitiesAndPrivileged(t *testing.T) {
 				t.Fatalf("StartTask: %v", err)
 			}
 			t.Cleanup(func() { _ = h.d.DestroyTask(context.Background(), cfg.ID, true) })
-			eventually(t, "ready", fileContains(cfg.StdoutPath, "ready"))
+			testwait.FileContains(t, "ready", cfg.StdoutPath, "ready")
 			got := h.capEff(cfg)
 			if tc.want == ^uint64(0) {
 				// Privileged: every capability the kernel has.

@@ -83,6 +83,7 @@ func TestDriver_PublishedPorts(t *testing.T) {
 	h.start(cfg)
 	url := fmt.Sprintf("http://127.0.0.1:%d/index.html", hostPort)
 	var body string
+	// httpd in the container listens when it is ready; nothing tells.
 	eventually(t, "the container to answer on "+url, func() bool {
 		resp, err := http.Get(url)
 		if err != nil {

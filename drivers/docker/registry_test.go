@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drover-io/drover/drivers/shared/testwait"
 )
 
 // writeHelper writes the credential helper docker-credential-<name> into
@@ -243,7 +245,7 @@ func TestImageGCRemovesPulledImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "ready", fileContains(cfg.StdoutPath, "ready"))
+	testwait.FileContains(t, "ready", cfg.StdoutPath, "ready")
 	h.d.Shutdown() // the agent restarts; the task keeps running
 
 	h2 := newHarness(t, plugin)
