@@ -293,27 +293,52 @@ func TestReattach_Invalid(t *testing.T) {
 	}
 }
 
+// eventually polls cond until it holds or a minute passes. It is only for
+// Instance.Exited: go-plugin notes a plugin's exit in a flag, with no
+// event to wait on, just after it reaps the process. The minute is a bound
+// for a hung test.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(20 * time.Millisecond) // polling interval
+		time.Sleep(20 * time.Millisecond) // polling interval, not a wait for an event
 	}
 }
 
-// lockedBuffer is a concurrency-safe log sink.
+// lockedBuffer is a concurrency-safe log sink that signals its writes.
 type lockedBuffer struct {
-	mu  sync.Mutex // guards the field below
-	buf bytes.Buffer
+	mu    sync.Mutex // guards the field below
+	buf   bytes.Buffer
+	wrote chan struct{} // signalled, without blocking, after each write
 }
+
+func newLockedBuffer() *lockedBuffer { return &lockedBuffer{wrote: make(chan struct{}, 1)} }
 
 func (b *lockedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.buf.Write(p)
+	n, err := b.buf.Write(p)
+	select {
+	case b.wrote <- struct{}{}:
+	default:
+	}
+	return n, err
+}
+
+// waitFor waits until the buffer holds s, waking on each write.
+func (b *lockedBuffer) waitFor(t *testing.T, s string) {
+	t.Helper()
+	timeout := time.After(time.Minute) // a bound for a hung test
+	for !strings.Contains(b.String(), s) {
+		select {
+		case <-b.wrote:
+		case <-timeout:
+			t.Fatalf("log lacks %q:\n%s", s, b.String())
+		}
+	}
 }
 
 func (b *lockedBuffer) String() string {
@@ -325,8 +350,8 @@ func (b *lockedBuffer) String() string {
 // TestLaunch_PluginLogs: the plugin's stderr logs reach the agent's logger
 // with their level and attributes, tagged with the plugin.
 func TestLaunch_PluginLogs(t *testing.T) {
-	var out lockedBuffer
-	logger := slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	out := newLockedBuffer()
+	logger := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	inst, err := plugins.Launch(ctx, filepath.Join(pluginDir, "mock_driver"), nil, logger)
@@ -335,5 +360,5 @@ func TestLaunch_PluginLogs(t *testing.T) {
 	}
 	t.Cleanup(inst.Kill)
 	want := fmt.Sprintf(`level=INFO msg="mock driver plugin starting" plugin=mock_driver pid=%d`, inst.ReattachConfig().Pid)
-	eventually(t, "the plugin's log line", func() bool { return strings.Contains(out.String(), want) })
+	out.waitFor(t, want)
 }
