@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -115,8 +116,82 @@ func (ta *testAgent) must(method, path, body string, out any) uint64 {
 // while a loaded 2-core CI machine running the race detector is slow.
 const eventBound = 2 * time.Minute
 
+// watch GETs path as a blocking query until cond, which reads out, holds:
+// each query after the first returns once the data's index passes the
+// last one's (the agent wakes it on the change), so the test waits on the
+// change itself, not on a timer. It fails the test after eventBound.
+func (ta *testAgent) watch(what, path string, out any, cond func() bool) {
+	ta.t.Helper()
+	deadline := time.Now().Add(eventBound)
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	var index uint64
+	for {
+		index = ta.must("GET", fmt.Sprintf("%s%sindex=%d&wait=30s", path, sep, index), "", out)
+		if cond() {
+			return
+		}
+		if time.Now().After(deadline) {
+			ta.t.Fatalf("timed out after %s waiting for %s", eventBound, what)
+		}
+	}
+}
+
+// waitIndex runs query as a blocking query until it reports ok: query
+// is given the index to wait past (0 the first time) and returns the index
+// of what it read. It fails the test after eventBound.
+func waitIndex(t *testing.T, what string, query func(index uint64) (uint64, bool)) {
+	t.Helper()
+	deadline := time.Now().Add(eventBound)
+	var index uint64
+	for {
+		next, ok := query(index)
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", eventBound, what)
+		}
+		index = next
+	}
+}
+
+// follow reads the stream path answers (a log followed) until it holds s,
+// and fails the test after eventBound.
+func (ta *testAgent) follow(what, path, s string) {
+	ta.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), eventBound)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", ta.base+path, nil)
+	if err != nil {
+		ta.t.Fatal(err)
+	}
+	resp, err := ta.hc.Do(req)
+	if err != nil {
+		ta.t.Fatalf("%s: GET %s: %v", what, path, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		ta.t.Fatalf("%s: GET %s: status %d: %s", what, path, resp.StatusCode, b)
+	}
+	var got []byte
+	buf := make([]byte, 4096)
+	for !strings.Contains(string(got), s) {
+		n, err := resp.Body.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil && !strings.Contains(string(got), s) {
+			ta.t.Fatalf("%s: the stream ended (%v) with %q, without %q", what, err, got, s)
+		}
+	}
+}
+
 // waitFor polls cond, which observes the agents, until it holds; it fails
-// the test after eventBound.
+// the test after eventBound. It is for what has no blocking query (watch)
+// or stream (follow) to wait on: what a client computes on its own
+// schedule (check results, resource stats).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(eventBound)
@@ -147,8 +222,7 @@ func TestAgentJobLifecycle(t *testing.T) {
 
 	// The allocation runs.
 	var allocs []*structs.AllocListStub
-	waitFor(t, "the alloc to run", func() bool {
-		ta.must("GET", "/v1/job/web/allocations", "", &allocs)
+	ta.watch("the alloc to run", "/v1/job/web/allocations", &allocs, func() bool {
 		return len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning
 	})
 	alloc := allocs[0]
@@ -252,8 +326,7 @@ func TestAgentJobLifecycle(t *testing.T) {
 	if !job.Stop {
 		t.Fatal("job not stopped after deregister")
 	}
-	waitFor(t, "the allocs to stop", func() bool {
-		ta.must("GET", "/v1/job/web/allocations", "", &allocs)
+	ta.watch("the allocs to stop", "/v1/job/web/allocations", &allocs, func() bool {
 		for _, a := range allocs {
 			if !(&structs.Allocation{ClientStatus: a.ClientStatus}).ClientTerminalStatus() {
 				return false
@@ -331,8 +404,7 @@ func TestAgentAmbiguousAllocPrefix(t *testing.T) {
 	body := strings.NewReplacer(`"Count": 1`, `"Count": 17`, `"CPU": 100, "MemoryMB": 32`, `"CPU": 10, "MemoryMB": 10`).Replace(mockJobBody("many", "1"))
 	ta.must("PUT", "/v1/jobs", body, nil)
 	var allocs []*structs.AllocListStub
-	waitFor(t, "17 allocs", func() bool {
-		ta.must("GET", "/v1/job/many/allocations", "", &allocs)
+	ta.watch("17 allocs", "/v1/job/many/allocations", &allocs, func() bool {
 		return len(allocs) == 17
 	})
 	seen := map[byte]bool{}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,30 +18,20 @@ func TestDevAgentAllocOps(t *testing.T) {
 		"Resources": {"CPU": 100, "MemoryMB": 32}}]}]}}`
 	ta.must("PUT", "/v1/jobs", body, nil)
 	var allocs []*structs.AllocListStub
-	waitFor(t, "the alloc to run", func() bool {
-		ta.must("GET", "/v1/job/ops/allocations", "", &allocs)
+	ta.watch("the alloc to run", "/v1/job/ops/allocations", &allocs, func() bool {
 		return len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning
 	})
 	id := allocs[0].ID
 
-	events := func() []string {
+	// waitEvent waits, on the allocation's blocking query, until its task
+	// recorded an event of type typ.
+	waitEvent := func(typ string) {
+		t.Helper()
 		var a structs.Allocation
-		ta.must("GET", "/v1/allocation/"+id, "", &a)
-		var out []string
-		if ts := a.TaskStates["t"]; ts != nil {
-			for _, e := range ts.Events {
-				out = append(out, e.Type)
-			}
-		}
-		return out
-	}
-	has := func(evs []string, typ string) bool {
-		for _, e := range evs {
-			if e == typ {
-				return true
-			}
-		}
-		return false
+		ta.watch("the "+typ+" event", "/v1/allocation/"+id, &a, func() bool {
+			ts := a.TaskStates["t"]
+			return ts != nil && slices.ContainsFunc(ts.Events, func(e *structs.TaskEvent) bool { return e.Type == typ })
+		})
 	}
 
 	// A driver's signal error is a 500 with its message, and the task
@@ -49,20 +40,17 @@ func TestDevAgentAllocOps(t *testing.T) {
 	if code != 500 || !strings.Contains(string(msg), "mock refuses signals") {
 		t.Errorf("signal = %d %s, want 500 with the driver's message", code, msg)
 	}
-	waitFor(t, "the Signaling event", func() bool { return has(events(), structs.TaskSignaling) })
+	waitEvent(structs.TaskSignaling)
 
 	ta.must("PUT", "/v1/client/allocation/"+id+"/restart", `{"TaskName": "t"}`, nil)
-	waitFor(t, "the restart", func() bool { return has(events(), structs.TaskRestartSignal) })
+	waitEvent(structs.TaskRestartSignal)
 
 	if code, _, msg := ta.do("PUT", "/v1/client/allocation/nope/restart", ""); code != 404 {
 		t.Errorf("restart of an unknown alloc = %d %s", code, msg)
 	}
 
 	// The mock task's stdout, through the logs endpoint.
-	waitFor(t, "the task's stdout", func() bool {
-		code, _, b := ta.do("GET", "/v1/client/fs/logs/"+id+"?task=t&type=stdout&plain=true", "")
-		return code == 200 && strings.Contains(string(b), "hello from t")
-	})
+	ta.follow("the task's stdout", "/v1/client/fs/logs/"+id+"?task=t&type=stdout&plain=true&follow=true", "hello from t")
 
 	// Nothing terminal yet: GC leaves the running alloc alone.
 	var gc struct{ Collected []string }
@@ -79,8 +67,7 @@ func TestDevAgentAllocOps(t *testing.T) {
 	if stop.EvalID == "" {
 		t.Fatalf("stop = %+v", stop)
 	}
-	waitFor(t, "a replacement and the stopped alloc complete", func() bool {
-		ta.must("GET", "/v1/job/ops/allocations", "", &allocs)
+	ta.watch("a replacement and the stopped alloc complete", "/v1/job/ops/allocations", &allocs, func() bool {
 		var done, running bool
 		for _, a := range allocs {
 			done = done || (a.ID == id && a.ClientStatus == structs.AllocClientStatusComplete)

@@ -10,23 +10,44 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/drover-io/drover/structs"
 )
 
 // logRecorder is a slog handler keeping the messages logged, in order.
 type logRecorder struct {
-	mu   *sync.Mutex
-	msgs *[]string
+	mu     *sync.Mutex
+	msgs   *[]string
+	logged chan struct{} // signalled, without blocking, after each message
 }
 
-func newLogRecorder() logRecorder { return logRecorder{mu: &sync.Mutex{}, msgs: &[]string{}} }
+func newLogRecorder() logRecorder {
+	return logRecorder{mu: &sync.Mutex{}, msgs: &[]string{}, logged: make(chan struct{}, 1)}
+}
+
+// waitFor waits until msg is logged, waking on each message.
+func (r logRecorder) waitFor(t *testing.T, msg string) {
+	t.Helper()
+	timeout := time.After(eventBound)
+	for !slices.Contains(r.messages(), msg) {
+		select {
+		case <-r.logged:
+		case <-timeout:
+			t.Fatalf("%q not logged after %s: %q", msg, eventBound, r.messages())
+		}
+	}
+}
 
 func (logRecorder) Enabled(context.Context, slog.Level) bool { return true }
 func (r logRecorder) Handle(_ context.Context, rec slog.Record) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	*r.msgs = append(*r.msgs, rec.Message)
+	select {
+	case r.logged <- struct{}{}:
+	default:
+	}
 	return nil
 }
 func (r logRecorder) WithAttrs([]slog.Attr) slog.Handler { return r }
@@ -59,8 +80,7 @@ func TestCombinedAgentReattachesBeforeStart(t *testing.T) {
 		"Config": {"command": %q, "args": ["300"]}, "Resources": {"CPU": 100, "MemoryMB": 32}}]}]}}`, sleep)
 	ta.must("PUT", "/v1/jobs", body, nil)
 	var allocs []*structs.AllocListStub
-	waitFor(t, "the task to run", func() bool {
-		ta.must("GET", "/v1/job/early/allocations", "", &allocs)
+	ta.watch("the task to run", "/v1/job/early/allocations", &allocs, func() bool {
 		return len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning
 	})
 	ta.stop()
@@ -71,9 +91,7 @@ func TestCombinedAgentReattachesBeforeStart(t *testing.T) {
 		t.Fatalf("NewAgent: %v", err)
 	}
 	t.Cleanup(func() { _ = a.Shutdown() })
-	waitFor(t, "the re-attach, before Start", func() bool {
-		return slices.Contains(rec.messages(), "re-attached to task")
-	})
+	rec.waitFor(t, "re-attached to task") // before Start
 	if slices.Contains(rec.messages(), "agent started") {
 		t.Fatal("the agent started")
 	}
@@ -86,9 +104,8 @@ func TestCombinedAgentReattachesBeforeStart(t *testing.T) {
 	ta2 := &testAgent{t: t, agent: a, base: "http://" + a.HTTPAddr(), hc: &http.Client{Transport: &http.Transport{}}}
 	t.Cleanup(func() { ta2.stop() })
 	ta2.must("DELETE", "/v1/job/early", "", nil)
-	waitFor(t, "the task to stop", func() bool {
-		var alloc structs.Allocation
-		ta2.must("GET", "/v1/allocation/"+allocs[0].ID, "", &alloc)
+	var alloc structs.Allocation
+	ta2.watch("the task to stop", "/v1/allocation/"+allocs[0].ID, &alloc, func() bool {
 		ts := alloc.TaskStates["t"]
 		return alloc.ClientStatus == structs.AllocClientStatusComplete && ts != nil &&
 			ts.Restarts == 0 && slices.ContainsFunc(ts.Events, func(e *structs.TaskEvent) bool { return e.Type == structs.TaskKilled })

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/drover-io/drover/client"
 	"github.com/drover-io/drover/drivers/mock"
@@ -65,10 +66,10 @@ func TestStickyMigrateBetweenTwoClients(t *testing.T) {
 		clients[name] = cl
 	}
 	ctx := context.Background()
-	waitFor(t, "two ready nodes", func() bool {
-		resp, err := srv.NodeList(ctx, &structs.NodeListRequest{})
+	waitIndex(t, "two ready nodes", func(index uint64) (uint64, bool) {
+		resp, err := srv.NodeList(ctx, &structs.NodeListRequest{QueryOptions: structs.QueryOptions{MinQueryIndex: index, MaxQueryTime: 30 * time.Second}})
 		if err != nil {
-			return false
+			t.Fatalf("NodeList: %v", err)
 		}
 		ready := 0
 		for _, n := range resp.Nodes {
@@ -76,7 +77,7 @@ func TestStickyMigrateBetweenTwoClients(t *testing.T) {
 				ready++
 			}
 		}
-		return ready == 2
+		return resp.Index, ready == 2
 	})
 
 	job := func(node string) *structs.Job {
@@ -93,21 +94,22 @@ func TestStickyMigrateBetweenTwoClients(t *testing.T) {
 	}
 	running := func(nodeID string) *structs.Allocation {
 		var found *structs.Allocation
-		waitFor(t, "an alloc running on "+nodeID, func() bool {
-			resp, err := srv.JobAllocations(ctx, &structs.JobSpecificRequest{JobID: "sticky"})
+		waitIndex(t, "an alloc running on "+nodeID, func(index uint64) (uint64, bool) {
+			resp, err := srv.JobAllocations(ctx, &structs.JobSpecificRequest{JobID: "sticky",
+				QueryOptions: structs.QueryOptions{MinQueryIndex: index, MaxQueryTime: 30 * time.Second}})
 			if err != nil {
-				return false
+				t.Fatalf("JobAllocations: %v", err)
 			}
 			for _, a := range resp.Allocations {
 				if a.NodeID == nodeID && a.ClientStatus == structs.AllocClientStatusRunning {
 					full, err := srv.AllocGet(ctx, &structs.AllocSpecificRequest{AllocID: a.ID})
 					if err == nil && full.Alloc != nil {
 						found = full.Alloc
-						return true
+						return resp.Index, true
 					}
 				}
 			}
-			return false
+			return resp.Index, false
 		})
 		return found
 	}

@@ -65,12 +65,12 @@ func TestNomadClientServices(t *testing.T) {
 	}
 	var regs []*nomad.ServiceRegistration
 	var qm *nomad.QueryMeta
-	waitFor(t, "the service to be registered", func() bool {
-		regs, qm, err = c.Services().Get("compat-web", nil)
+	waitIndex(t, "the service to be registered", func(index uint64) (uint64, bool) {
+		regs, qm, err = c.Services().Get("compat-web", &nomad.QueryOptions{WaitIndex: index, WaitTime: 30 * time.Second})
 		if err != nil {
 			t.Fatalf("Services().Get: %v", err)
 		}
-		return len(regs) == 1
+		return qm.LastIndex, len(regs) == 1
 	})
 	r := regs[0]
 	if r.Address != "127.0.0.1" || r.Port != port || r.JobID != "svc" || r.Namespace != "default" || r.Datacenter != "dc1" ||
@@ -94,6 +94,8 @@ func TestNomadClientServices(t *testing.T) {
 	if none, _, err := c.Services().Get("compat-web", &nomad.QueryOptions{Params: map[string]string{"tag": "nope"}}); err != nil || len(none) != 0 {
 		t.Fatalf("Get ?tag=nope = %+v, %v", none, err)
 	}
+	// The client runs the check on its own schedule; the checks endpoint
+	// has no blocking query.
 	waitFor(t, "the check to pass", func() bool {
 		checks, err := c.Allocations().Checks(r.AllocID, nil)
 		if err != nil {
@@ -123,9 +125,12 @@ func TestNomadClientServices(t *testing.T) {
 	case left := <-done:
 		if len(left) != 0 {
 			// The blocking query may wake on an earlier change: read again.
-			waitFor(t, "the service to go", func() bool {
-				regs, _, err := c.Services().Get("compat-web", nil)
-				return err == nil && len(regs) == 0
+			waitIndex(t, "the service to go", func(index uint64) (uint64, bool) {
+				regs, qm, err := c.Services().Get("compat-web", &nomad.QueryOptions{WaitIndex: index, WaitTime: 30 * time.Second})
+				if err != nil {
+					t.Fatalf("Services().Get: %v", err)
+				}
+				return qm.LastIndex, len(regs) == 0
 			})
 		}
 	case <-time.After(40 * time.Second):
@@ -176,9 +181,13 @@ func TestNomadClientServiceDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	var regs []*nomad.ServiceRegistration
-	waitFor(t, "the service to be registered", func() bool {
-		regs, _, err = c.Services().Get("del-me", nil)
-		return err == nil && len(regs) == 1
+	waitIndex(t, "the service to be registered", func(index uint64) (uint64, bool) {
+		var qm *nomad.QueryMeta
+		regs, qm, err = c.Services().Get("del-me", &nomad.QueryOptions{WaitIndex: index, WaitTime: 30 * time.Second})
+		if err != nil {
+			t.Fatalf("Services().Get: %v", err)
+		}
+		return qm.LastIndex, len(regs) == 1
 	})
 	if _, err := c.Services().Delete("del-me", regs[0].ID, nil); err != nil {
 		t.Fatalf("Services().Delete: %v", err)

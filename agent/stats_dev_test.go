@@ -21,13 +21,14 @@ func TestDevAgentResourceStats(t *testing.T) {
 		{"Name": "b", "Driver": "mock_driver", "Config": {"run_for": "1h"}, "Resources": {"CPU": 100, "MemoryMB": 32}}]}]}}`
 	ta.must("PUT", "/v1/jobs", body, nil)
 	var allocs []*structs.AllocListStub
-	waitFor(t, "the alloc to run", func() bool {
-		ta.must("GET", "/v1/job/stats/allocations", "", &allocs)
+	ta.watch("the alloc to run", "/v1/job/stats/allocations", &allocs, func() bool {
 		return len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning
 	})
 	id := allocs[0].ID
 
 	var usage api.AllocResourceUsage
+	// The client samples its tasks on its own schedule; the stats
+	// endpoint has no blocking query.
 	waitFor(t, "both tasks' samples", func() bool {
 		ta.must("GET", "/v1/client/allocation/"+id+"/stats", "", &usage)
 		for _, name := range []string{"a", "b"} {

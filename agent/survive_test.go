@@ -32,16 +32,15 @@ func TestTasksSurviveTheAgent(t *testing.T) {
 
 	running := func(ta *testAgent) *structs.Allocation {
 		var allocs []*structs.AllocListStub
-		var alloc structs.Allocation
-		waitFor(t, "the task to run", func() bool {
-			ta.must("GET", "/v1/job/survive/allocations", "", &allocs)
+		ta.watch("the task to run", "/v1/job/survive/allocations", &allocs, func() bool {
 			if len(allocs) != 1 || allocs[0].ClientStatus != structs.AllocClientStatusRunning {
 				return false
 			}
-			ta.must("GET", "/v1/allocation/"+allocs[0].ID, "", &alloc)
-			ts := alloc.TaskStates["t"]
+			ts := allocs[0].TaskStates["t"]
 			return ts != nil && ts.State == structs.TaskStateRunning
 		})
+		var alloc structs.Allocation
+		ta.must("GET", "/v1/allocation/"+allocs[0].ID, "", &alloc)
 		return &alloc
 	}
 	before := running(ta)
@@ -59,9 +58,8 @@ func TestTasksSurviveTheAgent(t *testing.T) {
 
 	// The new agent controls the task: stopping the job ends it.
 	ta2.must("DELETE", "/v1/job/survive", "", nil)
-	waitFor(t, "the task to stop", func() bool {
-		var alloc structs.Allocation
-		ta2.must("GET", "/v1/allocation/"+after.ID, "", &alloc)
+	var alloc structs.Allocation
+	ta2.watch("the task to stop", "/v1/allocation/"+after.ID, &alloc, func() bool {
 		return alloc.ClientStatus == structs.AllocClientStatusComplete || alloc.ClientStatus == structs.AllocClientStatusFailed
 	})
 }
