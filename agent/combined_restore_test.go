@@ -26,8 +26,8 @@ func newLogRecorder() logRecorder {
 	return logRecorder{mu: &sync.Mutex{}, msgs: &[]string{}, logged: make(chan struct{}, 1)}
 }
 
-// waitFor waits until msg is logged, waking on each message.
-func (r logRecorder) waitFor(t *testing.T, msg string) {
+// await waits until msg is logged, waking on each message.
+func (r logRecorder) await(t *testing.T, msg string) {
 	t.Helper()
 	timeout := time.After(eventBound)
 	for !slices.Contains(r.messages(), msg) {
@@ -91,7 +91,7 @@ func TestCombinedAgentReattachesBeforeStart(t *testing.T) {
 		t.Fatalf("NewAgent: %v", err)
 	}
 	t.Cleanup(func() { _ = a.Shutdown() })
-	rec.waitFor(t, "re-attached to task") // before Start
+	rec.await(t, "re-attached to task") // before Start
 	if slices.Contains(rec.messages(), "agent started") {
 		t.Fatal("the agent started")
 	}

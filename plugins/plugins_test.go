@@ -328,8 +328,8 @@ func (b *lockedBuffer) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// waitFor waits until the buffer holds s, waking on each write.
-func (b *lockedBuffer) waitFor(t *testing.T, s string) {
+// await waits until the buffer holds s, waking on each write.
+func (b *lockedBuffer) await(t *testing.T, s string) {
 	t.Helper()
 	timeout := time.After(time.Minute) // a bound for a hung test
 	for !strings.Contains(b.String(), s) {
@@ -360,5 +360,5 @@ func TestLaunch_PluginLogs(t *testing.T) {
 	}
 	t.Cleanup(inst.Kill)
 	want := fmt.Sprintf(`level=INFO msg="mock driver plugin starting" plugin=mock_driver pid=%d`, inst.ReattachConfig().Pid)
-	out.waitFor(t, want)
+	out.await(t, want)
 }

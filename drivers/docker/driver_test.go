@@ -455,7 +455,7 @@ func TestDriver_RecoverTask(t *testing.T) {
 		defer close(demuxed)
 		_ = demux(logs, io.Discard, body)
 	}()
-	logs.waitFor(t, "after")
+	logs.await(t, "after")
 	cancelLogs()
 	body.Close()
 	<-demuxed

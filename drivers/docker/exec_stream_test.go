@@ -34,8 +34,8 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// waitFor waits until the buffer holds s, waking on each write.
-func (l *lockedBuffer) waitFor(t *testing.T, s string) {
+// await waits until the buffer holds s, waking on each write.
+func (l *lockedBuffer) await(t *testing.T, s string) {
 	t.Helper()
 	timeout := time.After(testwait.Bound)
 	for !strings.Contains(l.String(), s) {
@@ -103,7 +103,7 @@ func TestDriver_ExecTaskStreaming(t *testing.T) {
 		})
 		sizeDone <- err
 	}()
-	sized.waitFor(t, "started")
+	sized.await(t, "started")
 	_, _ = pw.Write([]byte("go\n"))
 	if err := <-sizeDone; err != nil || !strings.HasSuffix(sized.String(), "33 101\r\n") {
 		t.Fatalf("initial size: output %q, %v", sized.String(), err)
