@@ -213,6 +213,13 @@ func mockJobBody(id string, meta string) string {
 
 func TestAgentJobLifecycle(t *testing.T) {
 	ta := startDevAgent(t)
+	// The registration's evaluation places the allocation only if the
+	// node is ready when it runs; before, it leaves a blocked evaluation,
+	// which places it instead (the eval-allocations check below fails).
+	var ready []*structs.NodeListStub
+	ta.watch("the node ready", "/v1/nodes", &ready, func() bool {
+		return len(ready) == 1 && ready[0].Status == structs.NodeStatusReady
+	})
 
 	var reg api.JobRegisterResponse
 	regIndex := ta.must("PUT", "/v1/jobs", mockJobBody("web", "1"), &reg)
