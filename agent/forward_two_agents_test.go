@@ -40,9 +40,8 @@ func TestClientOnlyAgentForwards(t *testing.T) {
 	}
 
 	// Nodes, through B.
-	waitFor(t, "two ready nodes, listed by B", func() bool {
-		var nodes []*structs.NodeListStub
-		b.must("GET", "/v1/nodes", "", &nodes)
+	var nodes []*structs.NodeListStub
+	b.watch("two ready nodes, listed by B", "/v1/nodes", &nodes, func() bool {
 		ready := 0
 		for _, n := range nodes {
 			if n.Status == structs.NodeStatusReady {

@@ -17,8 +17,7 @@ func TestDevAgentAllocSnapshot(t *testing.T) {
 		"Tasks": [{"Name": "t", "Driver": "mock_driver", "Config": {"run_for": "1h"}, "Resources": {"CPU": 100, "MemoryMB": 32}}]}]}}`
 	ta.must("PUT", "/v1/jobs", body, nil)
 	var allocs []*structs.AllocListStub
-	waitFor(t, "the alloc to run", func() bool {
-		ta.must("GET", "/v1/job/snap/allocations", "", &allocs)
+	ta.watch("the alloc to run", "/v1/job/snap/allocations", &allocs, func() bool {
 		return len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning
 	})
 	id := allocs[0].ID

@@ -42,16 +42,16 @@ func TestNomadClientCompat(t *testing.T) {
 	}
 
 	var stubs []*nomad.AllocationListStub
-	waitFor(t, "the alloc to run", func() bool {
+	waitIndex(t, "the alloc to run", func(index uint64) (uint64, bool) {
 		var qm *nomad.QueryMeta
-		stubs, qm, err = c.Jobs().Allocations("compat", false, nil)
+		stubs, qm, err = c.Jobs().Allocations("compat", false, &nomad.QueryOptions{WaitIndex: index, WaitTime: 30 * time.Second})
 		if err != nil {
 			t.Fatalf("Jobs().Allocations: %v", err)
 		}
 		if qm.LastIndex == 0 {
 			t.Fatalf("Jobs().Allocations: no index in %+v", qm)
 		}
-		return len(stubs) == 1 && stubs[0].ClientStatus == nomad.AllocClientStatusRunning
+		return qm.LastIndex, len(stubs) == 1 && stubs[0].ClientStatus == nomad.AllocClientStatusRunning
 	})
 
 	alloc, _, err := c.Allocations().Info(stubs[0].ID, nil)
