@@ -7,6 +7,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	memdb "github.com/hashicorp/go-memdb"
+
 	"github.com/drover-io/drover/structs"
 )
 
@@ -146,8 +148,10 @@ func TestDrainWaitsForHealthyChecks(t *testing.T) {
 		if _, err := s.NodeUpdateDrain(ctx, &structs.NodeUpdateDrainRequest{NodeID: "n1", DrainStrategy: &structs.DrainStrategy{}}); err != nil {
 			t.Fatal(err)
 		}
-		onN2 := func() []*structs.Allocation {
-			all, _ := s.State().AllocsByNode(nil, "n2")
+		// onN2 returns n2's allocations the server has not stopped,
+		// adding what it read to ws (nil: none) for waitState.
+		onN2 := func(ws memdb.WatchSet) []*structs.Allocation {
+			all, _ := s.State().AllocsByNode(ws, "n2")
 			var out []*structs.Allocation
 			for _, a := range all {
 				if !a.ServerTerminalStatus() {
@@ -156,8 +160,8 @@ func TestDrainWaitsForHealthyChecks(t *testing.T) {
 			}
 			return out
 		}
-		waitFor(t, "the first replacement on n2", func() (bool, string) {
-			n := len(onN2())
+		waitState(t, s, "the first replacement on n2", func(ws memdb.WatchSet) (bool, string) {
+			n := len(onN2(ws))
 			return n == 1, fmt.Sprintf("%d on n2", n)
 		})
 		report(onN1Healthy) // the replacement runs; its check fails
@@ -168,13 +172,13 @@ func TestDrainWaitsForHealthyChecks(t *testing.T) {
 		if n := len(allocsOf(t, s, "web", structs.AllocDesiredStatusStop)); n != 1 {
 			t.Fatalf("%d allocations stopped while the replacement's check failed, want 1 (max_parallel)", n)
 		}
-		if n := len(onN2()); n != 1 {
+		if n := len(onN2(nil)); n != 1 {
 			t.Fatalf("%d replacements while the first's check failed, want 1", n)
 		}
 
 		report(func(*structs.Allocation) *bool { return &yes }) // the check passed for min_healthy_time
-		waitFor(t, "the second replacement on n2", func() (bool, string) {
-			n := len(onN2())
+		waitState(t, s, "the second replacement on n2", func(ws memdb.WatchSet) (bool, string) {
+			n := len(onN2(ws))
 			return n == 2, fmt.Sprintf("%d on n2", n)
 		})
 	})
