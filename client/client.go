@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
-	"maps"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -82,11 +81,19 @@ type Client struct {
 	// registered is closed after the first successful registration.
 	registered   chan struct{}
 	registerOnce sync.Once
-	// nodeChanged signals nodeUpdateLoop that a driver's health changed.
+	// nodeChanged signals nodeUpdateLoop that the node changed (a
+	// driver's health, devices, metadata): signalNodeChanged.
 	nodeChanged    chan struct{}
 	startOnce      sync.Once
 	shutdownOnce   sync.Once
 	shutdownClosed chan struct{}
+
+	// staticMeta is the static layer of the node's metadata (defaults
+	// and the agent's config), fixed after New (node_meta.go).
+	staticMeta map[string]string
+	metaMu     sync.Mutex // serializes metadata applies; guards the field below
+	// dynamicMeta is the metadata applied at run time, as stored.
+	dynamicMeta map[string]*string
 
 	nodeMu sync.RWMutex // guards the field below
 	// node is never modified once stored: an update stores a modified
@@ -258,6 +265,10 @@ func (c *Client) buildNode(cfg *Config) (*structs.Node, error) {
 			return nil, fmt.Errorf("client: save node identity: %w", err)
 		}
 	}
+	c.staticMeta = staticNodeMeta(cfg.Meta) // node_meta.go
+	if c.dynamicMeta, err = loadDynamicNodeMeta(c.stateDB); err != nil {
+		return nil, err
+	}
 	if unknown := cfg.Fingerprint.UnknownFingerprinters(); len(unknown) > 0 {
 		c.logger.Warn("fingerprint.allowlist or fingerprint.denylist names fingerprinters this agent does not have",
 			"names", unknown, "have", fingerprinterNames)
@@ -279,7 +290,7 @@ func (c *Client) buildNode(cfg *Config) (*structs.Node, error) {
 		Attributes:            host.Attributes,
 		NodeResources:         &host.Resources,
 		ReservedResources:     cfg.Reserved,
-		Meta:                  maps.Clone(cfg.Meta),
+		Meta:                  structs.MergeNodeMeta(c.staticMeta, c.dynamicMeta),
 		NodeClass:             cfg.NodeClass,
 		NodePool:              cfg.NodePool,
 		SchedulingEligibility: structs.NodeSchedulingEligible,
@@ -295,9 +306,6 @@ func (c *Client) buildNode(cfg *Config) (*structs.Node, error) {
 	}
 	if node.NodePool == "" {
 		node.NodePool = "default"
-	}
-	if node.Meta == nil {
-		node.Meta = map[string]string{}
 	}
 	if node.ReservedResources == nil {
 		node.ReservedResources = &structs.NodeReservedResources{}

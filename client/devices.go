@@ -69,10 +69,7 @@ func (c *Client) UpdateNodeFromDevices(devices []*structs.NodeDeviceResource) {
 		}
 		n.NodeResources.Devices = devices
 	})
-	select {
-	case c.nodeChanged <- struct{}{}:
-	default: // an update is already pending
-	}
+	c.signalNodeChanged()
 }
 
 // HostDeviceStats returns the latest statistics of every device of the

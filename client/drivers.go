@@ -100,15 +100,13 @@ func (c *Client) UpdateNodeFromDriver(name string, info *structs.DriverInfo) {
 		}
 	})
 	if prev == nil || prev.Detected != info.Detected || prev.Healthy != info.Healthy || prev.MountsUnsupported != info.MountsUnsupported {
-		select {
-		case c.nodeChanged <- struct{}{}:
-		default: // an update is already pending
-		}
+		c.signalNodeChanged()
 	}
 }
 
 // nodeUpdateLoop sends the node to the servers (re-registering it) after
-// a driver's detection or health changed, once the node is registered.
+// a driver's detection or health, a device or the node's metadata
+// changed, once the node is registered.
 // Changes within updateInterval are sent together.
 func (c *Client) nodeUpdateLoop() {
 	defer c.wg.Done()
@@ -138,7 +136,7 @@ func (c *Client) nodeUpdateLoop() {
 			_, err := rpcapi.NodeRegister.Call(c.ctx, c.rpc, &structs.NodeRegisterRequest{Node: node})
 			if err == nil || c.ctx.Err() != nil {
 				if err == nil {
-					c.logger.Info("node updated with new driver info")
+					c.logger.Info("node updated on the servers")
 				}
 				break
 			}

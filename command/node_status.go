@@ -161,6 +161,17 @@ func formatNodeStatus(n *api.Node, allocs []*api.Allocation, now time.Time, verb
 		}
 		b.WriteString(formatKV(attrs))
 	}
+	if verbose && len(n.Meta) > 0 {
+		// The servers' copy: dynamic metadata arrives here once the
+		// node's client has sent it (drover node meta read asks the
+		// client itself).
+		b.WriteString("\nMeta\n")
+		var meta []kv
+		for _, k := range sortedKeys(n.Meta) {
+			meta = append(meta, kv{k, n.Meta[k]})
+		}
+		b.WriteString(formatKV(meta))
+	}
 
 	b.WriteString("\nAllocations\n")
 	if len(allocs) == 0 {

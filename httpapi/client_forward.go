@@ -136,19 +136,8 @@ func (s *Server) clientTarget(req *http.Request) (*structs.Allocation, *structs.
 		}
 		node = resp.Node
 	case nodeID != "":
-		if local != "" && strings.HasPrefix(local, nodeID) {
-			return nil, nil, nil
-		}
-		resp, err := rpcapi.NodeGet.Call(req.Context(), s.rpc, &structs.NodeSpecificRequest{
-			NodeID: nodeID, QueryOptions: structs.QueryOptions{Region: req.URL.Query().Get("region")},
-		})
-		if err != nil {
-			return nil, nil, err
-		}
-		if resp.Node == nil {
-			return nil, nil, structs.NotFound("node", nodeID)
-		}
-		node = resp.Node
+		node, err := s.remoteNode(req, nodeID)
+		return nil, node, err
 	default:
 		return nil, nil, nil
 	}
@@ -156,10 +145,40 @@ func (s *Server) clientTarget(req *http.Request) (*structs.Allocation, *structs.
 		return alloc, nil, nil
 	}
 	if node.HTTPAddr == "" {
-		return nil, nil, newHTTPError(http.StatusBadGateway,
-			"node %s (%s) has no HTTP address to forward the request to", shortNodeID(node.ID), node.Name)
+		return nil, nil, noHTTPAddrError(node)
 	}
 	return alloc, node, nil
+}
+
+// remoteNode returns the node of ID (or unique prefix) nodeID to forward
+// req to; nil when it is this agent's own node.
+func (s *Server) remoteNode(req *http.Request, nodeID string) (*structs.Node, error) {
+	local := s.localNodeID()
+	if local != "" && strings.HasPrefix(local, nodeID) {
+		return nil, nil
+	}
+	resp, err := rpcapi.NodeGet.Call(req.Context(), s.rpc, &structs.NodeSpecificRequest{
+		NodeID: nodeID, QueryOptions: structs.QueryOptions{Region: req.URL.Query().Get("region")},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if resp.Node == nil {
+		return nil, structs.NotFound("node", nodeID)
+	}
+	if resp.Node.ID == local {
+		return nil, nil
+	}
+	if resp.Node.HTTPAddr == "" {
+		return nil, noHTTPAddrError(resp.Node)
+	}
+	return resp.Node, nil
+}
+
+// noHTTPAddrError says that a request for node cannot be forwarded.
+func noHTTPAddrError(node *structs.Node) error {
+	return newHTTPError(http.StatusBadGateway,
+		"node %s (%s) has no HTTP address to forward the request to", shortNodeID(node.ID), node.Name)
 }
 
 // clientRequestTarget returns what a /v1/client request acts on: an

@@ -42,6 +42,12 @@ type NodeClient interface {
 	// AllocChecks returns the latest results of an allocation's service
 	// checks, by check ID.
 	AllocChecks(allocID string) (map[string]*structs.CheckQueryResult, error)
+	// NodeMeta returns the node's merged, dynamic and static metadata.
+	NodeMeta() *structs.NodeMeta
+	// ApplyNodeMeta changes the node's dynamic metadata (nil unsets a
+	// key) and returns the node's metadata after the change; invalid
+	// keys are a structs.Invalid error.
+	ApplyNodeMeta(changes map[string]*string) (*structs.NodeMeta, error)
 }
 
 // defaultSignal is sent when a signal request names none, as Nomad does.

@@ -3,8 +3,10 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -102,8 +104,37 @@ type fakeNodeClient struct {
 	signalErr error
 	timelines map[string][]structs.TimelineEntry // by alloc ID
 
-	mu    sync.Mutex // guards the field below
+	mu    sync.Mutex // guards the fields below
 	calls []string
+	// dynamic is the node's dynamic metadata (static: fakeStaticMeta).
+	dynamic map[string]*string
+}
+
+// fakeStaticMeta is the fake node's static metadata.
+func fakeStaticMeta() map[string]string {
+	return map[string]string{"rack": "r1", "connect.log_level": "info"}
+}
+
+// NodeMeta returns the fake node's metadata.
+func (f *fakeNodeClient) NodeMeta() *structs.NodeMeta {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return &structs.NodeMeta{Meta: structs.MergeNodeMeta(fakeStaticMeta(), f.dynamic), Dynamic: maps.Clone(f.dynamic), Static: fakeStaticMeta()}
+}
+
+// ApplyNodeMeta applies changes as the client does, with its key rules.
+func (f *fakeNodeClient) ApplyNodeMeta(changes map[string]*string) (*structs.NodeMeta, error) {
+	if err := structs.ValidateNodeMetaChanges(changes); err != nil {
+		return nil, err
+	}
+	f.record(fmt.Sprintf("meta apply %d", len(changes)))
+	f.mu.Lock()
+	if f.dynamic == nil {
+		f.dynamic = map[string]*string{}
+	}
+	maps.Copy(f.dynamic, changes)
+	f.mu.Unlock()
+	return f.NodeMeta(), nil
 }
 
 func (f *fakeNodeClient) record(s string) {

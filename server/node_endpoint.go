@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"fmt"
+	"maps"
 	"sort"
 	"time"
 
@@ -58,7 +59,7 @@ func (s *Server) NodeRegister(ctx context.Context, req *structs.NodeRegisterRequ
 		return nil, permissionDenied("node %q is registered with another secret ID", node.ID)
 	}
 	var evals []*structs.Evaluation
-	if existing == nil || existing.Status != node.Status {
+	if nodeNeedsEvals(existing, node) {
 		if evals, err = s.nodeEvals(node.ID, now); err != nil {
 			return nil, err
 		}
@@ -78,6 +79,19 @@ func (s *Server) NodeRegister(ctx context.Context, req *structs.NodeRegisterRequ
 		EvalIDs:      evalIDs(evals),
 		WriteMeta:    structs.WriteMeta{Index: index},
 	}, nil
+}
+
+// nodeNeedsEvals reports whether a (re-)registration of node, stored as
+// existing (nil: new), needs evaluations of the jobs it affects: a new
+// node or a status change, or a ready node whose metadata changed (its
+// client applied dynamic metadata: a system job constrained on
+// ${meta.<key>} may now fit it, or no longer). Service and batch jobs
+// that were blocked are retried by the registration's capacity change.
+func nodeNeedsEvals(existing, node *structs.Node) bool {
+	if existing == nil || existing.Status != node.Status {
+		return true
+	}
+	return node.Status == structs.NodeStatusReady && !maps.Equal(existing.Meta, node.Meta)
 }
 
 // NodeUpdateStatus is a client's heartbeat. It resets the node's TTL timer

@@ -20,6 +20,8 @@ type MemDB struct {
 	allocs map[string]*structs.Allocation
 	tasks  map[string]map[string]*taskEntry // alloc ID -> task name
 	node   *NodeIdentity
+	// nodeMeta is the node's dynamic metadata.
+	nodeMeta map[string]*string
 	// plugins holds external plugin states by kind ("driver", "device"),
 	// then plugin name.
 	plugins map[string]map[string][]byte

@@ -31,6 +31,9 @@ import (
 //	      task_state           JSON structs.TaskState
 //	node/                      bucket
 //	  identity                 JSON NodeIdentity
+//	  meta                     JSON object: the node's dynamic metadata,
+//	                           a string or null by key (files written
+//	                           before it existed lack it)
 //	driver_plugins/            bucket, created by the first put (files
 //	                           written before it existed lack it)
 //	  <plugin name>            the plugin's state, opaque JSON
@@ -62,6 +65,7 @@ var (
 	taskStateKey      = []byte("task_state")
 	nodeBucket        = []byte("node")
 	identityKey       = []byte("identity")
+	nodeMetaKey       = []byte("meta")
 	driverPluginsBkt  = []byte("driver_plugins")
 	devicePluginsBkt  = []byte("device_plugins")
 )

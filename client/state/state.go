@@ -48,6 +48,13 @@ type StateDB interface {
 	// PutNodeIdentity stores the node's ID and secret.
 	PutNodeIdentity(id *NodeIdentity) error
 
+	// GetNodeMeta returns the node's dynamic metadata (set through the
+	// API at run time): a value by key, nil for a key unset (which hides
+	// the static value of that key); nil when none was stored.
+	GetNodeMeta() (map[string]*string, error)
+	// PutNodeMeta stores (replaces) the node's dynamic metadata.
+	PutNodeMeta(meta map[string]*string) error
+
 	// GetDriverPluginStates returns the persisted state of every external
 	// driver plugin (its re-attach config, opaque JSON) by plugin name;
 	// an empty map when none was stored.
