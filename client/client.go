@@ -82,6 +82,9 @@ type Client struct {
 	// registered is closed after the first successful registration.
 	registered   chan struct{}
 	registerOnce sync.Once
+	// identity is the node's identity, renewed on heartbeats
+	// (node_identity.go).
+	identity nodeIdentity
 	// nodeChanged signals nodeUpdateLoop that a driver's health changed.
 	nodeChanged    chan struct{}
 	startOnce      sync.Once

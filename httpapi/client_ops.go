@@ -42,6 +42,12 @@ type NodeClient interface {
 	// AllocChecks returns the latest results of an allocation's service
 	// checks, by check ID.
 	AllocChecks(allocID string) (map[string]*structs.CheckQueryResult, error)
+	// NodeIdentityClaims returns the claims of the node's identity,
+	// waiting a little for the first one after it registers.
+	NodeIdentityClaims(ctx context.Context) (map[string]any, error)
+	// RenewNodeIdentity has the node renew its identity on its next
+	// heartbeat.
+	RenewNodeIdentity()
 }
 
 // defaultSignal is sent when a signal request names none, as Nomad does.

@@ -232,6 +232,7 @@ func (s *Server) routes() *router {
 	s.registerPeriodicRoutes(rt)                                    // periodic.go
 	s.registerClientRoutes(rt)                                      // client_ops.go
 	s.registerStatsRoutes(rt)                                       // client_stats.go
+	s.registerNodeIdentityRoutes(rt)                                // node_identity.go
 	s.registerSnapshotRoute(rt)                                     // snapshot.go
 	s.registerVariableRoutes(rt)                                    // vars.go
 	s.registerObservabilityRoutes(rt)                               // observability_routes.go
