@@ -94,6 +94,9 @@ func buildRouteRequirements() map[string]acl.Requirement {
 	add("/v1/client/fs/logs/{id}", nsReadLogs, get...)
 	add("/v1/client/gc", acl.NodeWrite(), http.MethodGet, http.MethodPut, http.MethodPost)
 	add("/v1/client/stats", acl.NodeRead(), get...)
+	add("/v1/volumes", acl.Namespace(acl.NamespaceCapabilityCSIListVolume), get...)
+	add("/v1/volume/csi/{id}", acl.Namespace(acl.NamespaceCapabilityCSIReadVolume), get...)
+	add("/v1/volume/csi/{id}", acl.Namespace(acl.NamespaceCapabilityCSIWriteVolume), http.MethodPut, http.MethodPost, http.MethodDelete)
 	add("/v1/client/identity", acl.NodeRead(), get...)
 	add("/v1/client/identity/renew", acl.NodeWrite(), http.MethodPut, http.MethodPost)
 
