@@ -67,8 +67,9 @@ type Allocation struct {
 	FollowupEvalID        string `json:",omitempty"`
 	PreemptedAllocations  []string
 	PreemptedByAllocation string
-	// NetworkStatus is the allocation's own network (bridge or CNI mode);
-	// nil in host mode.
+	// NetworkStatus is the allocation's own network (bridge or CNI
+	// mode); in host mode, empty but for the group's DNS; nil until the
+	// client reports it.
 	NetworkStatus    *AllocNetworkStatus `json:",omitempty"`
 	CreateIndex      uint64
 	ModifyIndex      uint64

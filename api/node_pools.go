@@ -2,8 +2,10 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
+	"time"
 )
 
 // NodePool groups nodes: a job is placed only on its pool's nodes.
@@ -14,11 +16,59 @@ type NodePool struct {
 	// SchedulerConfiguration is Nomad's (enterprise) per-pool scheduler
 	// configuration; drover refuses it.
 	SchedulerConfiguration json.RawMessage `json:",omitempty" hcl:"-"`
-	// NodeIdentityTTL is Nomad's lifetime of node identities ("" or 0
-	// when unset); drover has none and refuses another value.
-	NodeIdentityTTL json.RawMessage `json:",omitempty" hcl:"-"`
-	CreateIndex     uint64          `hcl:"-"`
-	ModifyIndex     uint64          `hcl:"-"`
+	// NodeIdentityTTL is the lifetime of the identities of the pool's
+	// nodes (0: the servers' default, 24h). On the wire it is a duration
+	// string ("720h0m0s"), "" when unset, as Nomad's; a number of
+	// nanoseconds is read too.
+	NodeIdentityTTL time.Duration `hcl:"-"`
+	CreateIndex     uint64        `hcl:"-"`
+	ModifyIndex     uint64        `hcl:"-"`
+}
+
+// nodePoolJSON is NodePool with its TTL as it travels.
+type nodePoolJSON struct {
+	*nodePoolFields
+	NodeIdentityTTL any
+}
+
+// nodePoolFields is NodePool without its JSON methods.
+type nodePoolFields NodePool
+
+// MarshalJSON writes NodeIdentityTTL as a duration string, "" when unset.
+func (p NodePool) MarshalJSON() ([]byte, error) {
+	ttl := ""
+	if p.NodeIdentityTTL != 0 {
+		ttl = p.NodeIdentityTTL.String()
+	}
+	return json.Marshal(nodePoolJSON{nodePoolFields: (*nodePoolFields)(&p), NodeIdentityTTL: ttl})
+}
+
+// UnmarshalJSON reads NodeIdentityTTL as a duration string or a number of
+// nanoseconds.
+func (p *NodePool) UnmarshalJSON(b []byte) error {
+	aux := nodePoolJSON{nodePoolFields: (*nodePoolFields)(p)}
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	switch v := aux.NodeIdentityTTL.(type) {
+	case nil:
+		p.NodeIdentityTTL = 0
+	case string:
+		if v == "" {
+			p.NodeIdentityTTL = 0
+			return nil
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("node pool NodeIdentityTTL %q: %w", v, err)
+		}
+		p.NodeIdentityTTL = d
+	case float64:
+		p.NodeIdentityTTL = time.Duration(v)
+	default:
+		return fmt.Errorf("node pool NodeIdentityTTL %v: want a duration string such as \"24h\"", v)
+	}
+	return nil
 }
 
 // NodePools manages node pools.

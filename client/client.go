@@ -81,6 +81,9 @@ type Client struct {
 	// registered is closed after the first successful registration.
 	registered   chan struct{}
 	registerOnce sync.Once
+	// identity is the node's identity, renewed on heartbeats
+	// (node_identity.go).
+	identity nodeIdentity
 	// nodeChanged signals nodeUpdateLoop that the node changed (a
 	// driver's health, devices, metadata): signalNodeChanged.
 	nodeChanged    chan struct{}

@@ -15,6 +15,7 @@ func (c *Client) heartbeatLoop() {
 	if !ok {
 		return
 	}
+	c.renewIdentity() // node_identity.go
 	failures := 0
 	lastOK := c.now() // the last answer of a server
 	for {
@@ -41,6 +42,7 @@ func (c *Client) heartbeatLoop() {
 				return
 			}
 			failures, lastOK = 0, c.now()
+			c.renewIdentity()
 		case err != nil:
 			failures++
 			c.logger.Warn("heartbeat failed", "error", err, "failures", failures)
@@ -49,6 +51,7 @@ func (c *Client) heartbeatLoop() {
 			failures, lastOK = 0, c.now()
 			ttl = resp.HeartbeatTTL
 			c.recordHeartbeat(ttl)
+			c.renewIdentity()
 		}
 	}
 }

@@ -45,10 +45,10 @@ func formatAllocAddresses(a *api.Allocation) string {
 
 // formatNetworkStatus renders the allocation's own network (bridge or
 // CNI mode) as its client reports it: interface, addresses and DNS; ""
-// when it has none.
+// when it has none or an empty one (host mode without a dns block).
 func formatNetworkStatus(a *api.Allocation) string {
 	ns := a.NetworkStatus
-	if ns == nil {
+	if ns == nil || (ns.InterfaceName == "" && ns.Address == "" && ns.AddressIPv6 == "" && ns.DNS == nil) {
 		return ""
 	}
 	pairs := []kv{{"Interface", ns.InterfaceName}, {"Address", ns.Address}}

@@ -1,6 +1,11 @@
 package command
 
-import "github.com/drover-io/drover/api"
+import (
+	"strings"
+	"testing"
+
+	"github.com/drover-io/drover/api"
+)
 
 // fixturePortsAlloc is fixtureAlloc with a dynamic port mapped to 80, a
 // static port and a task-level port.
@@ -44,4 +49,18 @@ func fixtureNetworkNode() *api.Node {
 	n.NodeResources.MinDynamicPort, n.NodeResources.MaxDynamicPort = 20000, 32000
 	n.ReservedResources = &api.NodeReservedResources{Networks: api.NodeReservedNetworkResources{ReservedHostPorts: "22,8500-8600"}}
 	return n
+}
+
+// TestFormatNetworkStatusHostMode: a host-mode allocation's status (no
+// interface, no address) prints nothing, unless its group set a dns block.
+func TestFormatNetworkStatusHostMode(t *testing.T) {
+	a := fixturePortsAlloc()
+	a.NetworkStatus = &api.AllocNetworkStatus{}
+	if got := formatNetworkStatus(a); got != "" {
+		t.Errorf("empty status printed %q, want nothing", got)
+	}
+	a.NetworkStatus.DNS = &api.DNSConfig{Servers: []string{"10.0.0.53"}}
+	if got := formatNetworkStatus(a); !strings.Contains(got, "DNS Servers  = 10.0.0.53") {
+		t.Errorf("status with dns printed %q, want its servers", got)
+	}
 }

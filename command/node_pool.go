@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -165,7 +166,7 @@ func (m *Meta) applyNodePool(p *api.NodePool) int {
 var (
 	nodePoolFileSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "node_pool", LabelNames: []string{"name"}}}}
 	nodePoolSchema     = &hcl.BodySchema{
-		Attributes: []hcl.AttributeSchema{{Name: "description"}},
+		Attributes: []hcl.AttributeSchema{{Name: "description"}, {Name: "node_identity_ttl"}},
 		Blocks:     []hcl.BlockHeaderSchema{{Type: "meta"}, {Type: "scheduler_config"}},
 	}
 )
@@ -195,6 +196,17 @@ func parseNodePoolSpec(name string, src []byte) (*api.NodePool, error) {
 			return nil, err
 		}
 		p.Description = s
+	}
+	if a := body.Attributes["node_identity_ttl"]; a != nil {
+		s, err := hclString(a)
+		if err != nil {
+			return nil, err
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("%s: node_identity_ttl %q is not a duration such as \"24h\"", a.Range, s)
+		}
+		p.NodeIdentityTTL = d
 	}
 	for _, blk := range body.Blocks {
 		if blk.Type == "scheduler_config" {

@@ -97,6 +97,12 @@ func buildRouteRequirements() map[string]acl.Requirement {
 	add("/v1/client/metadata", acl.NodeRead(), get...)
 	add("/v1/client/metadata", acl.NodeWrite(), write...)
 
+	add("/v1/volumes", acl.Namespace(acl.NamespaceCapabilityCSIListVolume), get...)
+	add("/v1/volume/csi/{id}", acl.Namespace(acl.NamespaceCapabilityCSIReadVolume), get...)
+	add("/v1/volume/csi/{id}", acl.Namespace(acl.NamespaceCapabilityCSIWriteVolume), http.MethodPut, http.MethodPost, http.MethodDelete)
+	add("/v1/client/identity", acl.NodeRead(), get...)
+	add("/v1/client/identity/renew", acl.NodeWrite(), http.MethodPut, http.MethodPost)
+
 	// Nodes.
 	add("/v1/nodes", acl.NodeRead(), get...)
 	add("/v1/node/{id}", acl.NodeRead(), get...)

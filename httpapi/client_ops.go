@@ -48,6 +48,13 @@ type NodeClient interface {
 	// key) and returns the node's metadata after the change; invalid
 	// keys are a structs.Invalid error.
 	ApplyNodeMeta(changes map[string]*string) (*structs.NodeMeta, error)
+
+	// NodeIdentityClaims returns the claims of the node's identity,
+	// waiting a little for the first one after it registers.
+	NodeIdentityClaims(ctx context.Context) (map[string]any, error)
+	// RenewNodeIdentity has the node renew its identity on its next
+	// heartbeat.
+	RenewNodeIdentity()
 }
 
 // defaultSignal is sent when a signal request names none, as Nomad does.

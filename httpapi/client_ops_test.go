@@ -206,6 +206,13 @@ func (f *fakeNodeClient) AllocChecks(string) (map[string]*structs.CheckQueryResu
 	return map[string]*structs.CheckQueryResult{}, nil
 }
 
+func (f *fakeNodeClient) NodeIdentityClaims(context.Context) (map[string]any, error) {
+	f.record("identity")
+	return map[string]any{"nomad_node_id": testNodeID, "sub": "node:global:default:" + testNodeID + ":default"}, nil
+}
+
+func (f *fakeNodeClient) RenewNodeIdentity() { f.record("renew identity") }
+
 // serveAPI serves the API over rpc with nc as the agent's client (nil:
 // none).
 func serveAPI(t testing.TB, rpc rpcapi.Conn, nc NodeClient) (*Server, *httptest.Server) {
@@ -299,6 +306,13 @@ func TestClientAllocOps(t *testing.T) {
 		{name: "system gc", method: "PUT", path: "/v1/system/gc", wantCode: 200, wantBody: `{"Collected":["done-1"]}`, wantCall: "gc all"},
 		{name: "system gc without client: the servers' only", method: "PUT", path: "/v1/system/gc", noClient: true, wantCode: 200, wantBody: `{"Collected":[]}`},
 		{name: "alloc gc", method: "GET", path: "/v1/client/allocation/local-1/gc", wantCode: 200, wantCall: "gc local-1"},
+		{name: "node identity", method: "GET", path: "/v1/client/identity", wantCode: 200, wantBody: `{"Claims":{"nomad_node_id":"` + testNodeID + `",`, wantCall: "identity"},
+		{name: "node identity of this node", method: "GET", path: "/v1/client/identity?node_id=node-0001", wantCode: 200, wantBody: `"sub":"node:global:default:` + testNodeID + `:default"`, wantCall: "identity"},
+		{name: "node identity of an unknown node", method: "GET", path: "/v1/client/identity?node_id=node-0002", wantCode: 404, wantBody: `node "node-0002" not found`},
+		{name: "node identity without client", method: "GET", path: "/v1/client/identity", noClient: true, wantCode: 400, wantBody: "runs no client"},
+		{name: "node identity renew (Nomad's api posts)", method: "POST", path: "/v1/client/identity/renew", body: `{"NodeID":"node-0001"}`, wantCode: 200, wantBody: `{}`, wantCall: "renew identity"},
+		{name: "node identity renew PUT", method: "PUT", path: "/v1/client/identity/renew", wantCode: 200, wantCall: "renew identity"},
+		{name: "node identity renew GET", method: "GET", path: "/v1/client/identity/renew", wantCode: 405},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -91,6 +91,9 @@
 //	GET      /v1/client/allocation/:id/timeline  AllocTimeline: when each step of its way to running was reached (drover)
 //	GET      /v1/client/allocation/:id/snapshot  tar.gz of the allocation's data (for a migrating replacement)
 //	GET      /v1/client/stats                HostStats (CPU, memory, alloc dir disk, uptime, devices)
+//	GET      /v1/client/identity[?node_id]   {"Claims": {...}} of the node's identity (node_identity.go)
+//	PUT|POST /v1/client/identity/renew       the node renews its identity on its next heartbeat
+//	GET      /v1/volumes?type=csi            [] (drover has no CSI volumes; csi_volumes.go)
 //	GET      /v1/client/fs/logs/:id          ?task&type=stdout|stderr&follow&offset&origin=start|end&plain:
 //	                                         StreamFrame JSON objects {"File","Offset","Data"} (raw bytes with plain)
 //	GET      /v1/client/fs/ls/:id?path=      []AllocFileInfo

@@ -152,10 +152,8 @@ func (s *Server) nodePoolUpsert(w http.ResponseWriter, req *http.Request) (any, 
 	if len(body.SchedulerConfiguration) > 0 && !isUnsetJSON(body.SchedulerConfiguration) {
 		return nil, structs.Invalid("node pool %q: SchedulerConfiguration is not supported by drover: remove it", body.Name)
 	}
-	if ttl := strings.TrimSpace(string(body.NodeIdentityTTL)); ttl != "" && ttl != `""` && ttl != "0" && ttl != "null" {
-		return nil, structs.Invalid("node pool %q: NodeIdentityTTL is not supported by drover (no node identities): remove it", body.Name)
-	}
-	p := &structs.NodePool{Name: body.Name, Description: body.Description, Meta: maps.Clone(body.Meta)}
+	p := &structs.NodePool{Name: body.Name, Description: body.Description, Meta: maps.Clone(body.Meta),
+		NodeIdentityTTL: body.NodeIdentityTTL}
 	resp, err := rpcapi.NodePoolUpsert.Call(req.Context(), s.rpc, &structs.NodePoolUpsertRequest{NodePools: []*structs.NodePool{p}})
 	if err != nil {
 		return nil, err
@@ -181,5 +179,5 @@ func apiNodePool(in *structs.NodePool) *api.NodePool {
 		return nil
 	}
 	return &api.NodePool{Name: in.Name, Description: in.Description, Meta: maps.Clone(in.Meta),
-		CreateIndex: in.CreateIndex, ModifyIndex: in.ModifyIndex}
+		NodeIdentityTTL: in.NodeIdentityTTL, CreateIndex: in.CreateIndex, ModifyIndex: in.ModifyIndex}
 }

@@ -233,6 +233,9 @@ func (s *Server) routes() *router {
 	s.registerClientRoutes(rt)                                      // client_ops.go
 	s.registerStatsRoutes(rt)                                       // client_stats.go
 	s.registerNodeMetaRoutes(rt)                                    // node_meta.go
+
+	s.registerNodeIdentityRoutes(rt)                                // node_identity.go
+	s.registerCSIVolumeRoutes(rt)                                   // csi_volumes.go
 	s.registerSnapshotRoute(rt)                                     // snapshot.go
 	s.registerVariableRoutes(rt)                                    // vars.go
 	s.registerObservabilityRoutes(rt)                               // observability_routes.go

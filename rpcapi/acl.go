@@ -118,6 +118,7 @@ var requirements = map[*Info]acl.Requirement{
 	SystemReconcileSummaries.info: acl.Management(),
 
 	AllocSignIdentities.info: acl.NodeSecret(),
+	NodeSignIdentity.info:    acl.NodeSecret(),
 	IdentityAuthorize.info:   acl.Public(), // the workload's signed token is the credential, verified by the handler
 
 	ACLBootstrap.info:    acl.Public(),

@@ -12,8 +12,12 @@ var (
 	// IdentityAuthorize verifies a workload identity and checks that it
 	// may do an operation (the implicit policy), returning its claims.
 	IdentityAuthorize = read[structs.IdentityAuthorizeRequest, structs.IdentityAuthorizeResponse]("IdentityAuthorize")
+	// NodeSignIdentity signs a new identity for the calling node
+	// (authenticated by the node's secret). Idempotent: signing again
+	// returns a fresh token and changes no state.
+	NodeSignIdentity = idempotent[structs.NodeSignIdentityRequest, structs.NodeSignIdentityResponse]("NodeSignIdentity")
 )
 
 func identityMethods() []*Info {
-	return []*Info{AllocSignIdentities.info, IdentityAuthorize.info}
+	return []*Info{AllocSignIdentities.info, IdentityAuthorize.info, NodeSignIdentity.info}
 }

@@ -456,7 +456,9 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 		return nil, fmt.Errorf("apply %s: %w", t, err)
 	}
 	if f.events != nil && len(changes) > 0 {
-		f.events.Publish(eventBatch(t, index, changes))
+		for _, b := range eventBatches(t, index, changes) {
+			f.events.Publish(b)
+		}
 	}
 	if f.observer != nil {
 		if len(evals) > 0 {

@@ -5,8 +5,37 @@ import (
 	"github.com/drover-io/drover/structs"
 )
 
+// eventBatches turns what one raft apply of type t at index changed into
+// the event stream's batches, each one line of the stream, all at index:
+// one batch (eventBatch), except for a plan result, whose evaluations
+// each get a batch of their own after the one of its allocations and
+// deployments. Nomad commits a scheduler pass as several raft applies
+// (the plan, each evaluation it creates, the evaluation's update), so its
+// stream shows one evaluation per line; drover commits them in one apply
+// and shows them as Nomad's lines (docs/decisions.md, "Event stream: a
+// plan result's evaluations one per line").
+func eventBatches(t MessageType, index uint64, changes []state.Change) []structs.StreamEvents {
+	b := eventBatch(t, index, changes)
+	if t != ApplyPlanResultsRequestType {
+		return []structs.StreamEvents{b}
+	}
+	rest := structs.StreamEvents{Index: index}
+	var evals []structs.StreamEvents
+	for _, e := range b.Events {
+		if e.Topic == structs.TopicEvaluation {
+			evals = append(evals, structs.StreamEvents{Index: index, Events: []structs.StreamEvent{e}})
+			continue
+		}
+		rest.Events = append(rest.Events, e)
+	}
+	if len(rest.Events) == 0 {
+		return evals
+	}
+	return append([]structs.StreamEvents{rest}, evals...)
+}
+
 // eventBatch turns what one raft apply of type t at index changed into
-// the event stream's batch: one event per job, allocation, evaluation,
+// one batch: one event per job, allocation, evaluation,
 // deployment, node or service registration written, in the order the
 // apply wrote them, typed as Nomad types them; a node write that changes
 // the node's drain or scheduling eligibility adds a NodeDrain event.

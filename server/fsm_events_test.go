@@ -225,3 +225,73 @@ func applyCounted(t *testing.T, f *FSM, index uint64, mt MessageType, cmd any) {
 		t.Fatalf("apply %s at %d: %v, want 1 written", mt, index, resp)
 	}
 }
+
+// TestEventBatchesPlanEvalsOnePerLine: a plan result's evaluations (the
+// one planned, completed, and the blocked one it leaves) are each a line
+// of their own after the line of its allocations and deployments, as
+// Nomad's separate applies show them (Nomad's TestEvent_Stream wants one
+// Evaluation event per line); every other apply stays one line, its
+// evaluations together, as Nomad's.
+func TestEventBatchesPlanEvalsOnePerLine(t *testing.T) {
+	alloc := &structs.Allocation{ID: "a1", Namespace: "default", JobID: "web"}
+	dep := &structs.Deployment{ID: "d1", Namespace: "default", JobID: "web"}
+	done := &structs.Evaluation{ID: "e1", Namespace: "default", JobID: "web", Status: structs.EvalStatusComplete}
+	blocked := &structs.Evaluation{ID: "e2", Namespace: "default", JobID: "web", Status: structs.EvalStatusBlocked}
+	changes := []state.Change{
+		{Table: state.TableAllocs, After: alloc},
+		{Table: state.TableDeployment, After: dep},
+		{Table: state.TableEvals, After: done},
+		{Table: state.TableEvals, After: blocked},
+	}
+	tests := []struct {
+		name    string
+		t       MessageType
+		changes []state.Change
+		want    []string // one per line: the keys of its events
+	}{
+		{"plan result", ApplyPlanResultsRequestType, changes, []string{"a1 d1", "e1", "e2"}},
+		{"plan result of evaluations only", ApplyPlanResultsRequestType, changes[2:], []string{"e1", "e2"}},
+		{"evaluations of another apply", EvalUpdateRequestType, changes[2:], []string{"e1 e2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, b := range eventBatches(tt.t, 9, tt.changes) {
+				var keys []string
+				for _, e := range b.Events {
+					if e.Index != 9 || b.Index != 9 {
+						t.Errorf("event %s at %d in a batch at %d, want 9", e.Key, e.Index, b.Index)
+					}
+					keys = append(keys, e.Key)
+				}
+				got = append(got, strings.Join(keys, " "))
+			}
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+				t.Errorf("lines %q, want %q", got, tt.want)
+			}
+		})
+	}
+
+	// Through the broker, an Evaluation subscriber reads one event a line.
+	br := events.NewBroker(16)
+	sub := br.Subscribe(0, map[string][]string{structs.TopicEvaluation: nil}, "*")
+	for _, b := range eventBatches(ApplyPlanResultsRequestType, 9, changes) {
+		br.Publish(b)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel() // read only what was published
+	var lines int
+	for {
+		b, err := sub.Next(ctx)
+		if err != nil {
+			break
+		}
+		lines++
+		if len(b.Events) != 1 {
+			t.Errorf("line at %d holds %d events, want 1", b.Index, len(b.Events))
+		}
+	}
+	if lines != 2 {
+		t.Errorf("read %d Evaluation lines, want 2", lines)
+	}
+}

@@ -79,6 +79,7 @@ func (s *Server) newHandlers() *rpcapi.Handlers {
 	rpcapi.Handle(h, rpcapi.KeyringPublicKeys, s.KeyringPublicKeys)
 	// Workload identities (workload_identity.go).
 	rpcapi.Handle(h, rpcapi.AllocSignIdentities, s.AllocSignIdentities)
+	rpcapi.Handle(h, rpcapi.NodeSignIdentity, s.NodeSignIdentity)
 	rpcapi.Handle(h, rpcapi.IdentityAuthorize, s.IdentityAuthorize)
 	// The cluster's methods.
 	rpcapi.Handle(h, rpcapi.ServerMembers, s.ServerMembers)

@@ -170,7 +170,8 @@ func (p AllocatedPorts) Get(label string) (AllocatedPortMapping, bool) {
 
 // AllocNetworkStatus is what the client reports of an allocation's own
 // network (a bridge or CNI network namespace): its interface, address and
-// DNS. Host-mode allocations have none. The client sets it; the server
+// DNS. A host-mode allocation's has no interface or address, only the
+// group's DNS, if any (as Nomad's). The client sets it; the server
 // keeps the latest report (Allocation.NetworkStatus).
 type AllocNetworkStatus struct {
 	InterfaceName string     `json:",omitempty"`

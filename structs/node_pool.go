@@ -5,6 +5,7 @@ import (
 	"maps"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // Built-in node pools, as Nomad's: every node is in "default" unless its
@@ -27,8 +28,25 @@ type NodePool struct {
 	Name        string
 	Description string
 	Meta        map[string]string
-	CreateIndex uint64
-	ModifyIndex uint64
+	// NodeIdentityTTL is how long the identities signed for the pool's
+	// nodes live (0: DefaultNodeIdentityTTL); see IdentityTTL.
+	NodeIdentityTTL time.Duration
+	CreateIndex     uint64
+	ModifyIndex     uint64
+}
+
+// DefaultNodeIdentityTTL is the lifetime of a node's identity in a pool
+// that sets none (and in the built-in pools), as Nomad's.
+const DefaultNodeIdentityTTL = 24 * time.Hour
+
+// IdentityTTL returns the lifetime of the identities of the pool's nodes:
+// its NodeIdentityTTL, or DefaultNodeIdentityTTL when it sets none (or p
+// is nil: a pool without a row).
+func (p *NodePool) IdentityTTL() time.Duration {
+	if p == nil || p.NodeIdentityTTL <= 0 {
+		return DefaultNodeIdentityTTL
+	}
+	return p.NodeIdentityTTL
 }
 
 // BuiltinNodePools returns the built-in pools, which always exist.
@@ -51,6 +69,9 @@ func (p *NodePool) Validate() error {
 	}
 	if IsBuiltinNodePool(p.Name) {
 		errs = append(errs, fmt.Sprintf("the built-in node pool %q cannot be changed", p.Name))
+	}
+	if p.NodeIdentityTTL < 0 {
+		errs = append(errs, fmt.Sprintf("NodeIdentityTTL %s is negative: give a positive duration, or none for the default %s", p.NodeIdentityTTL, DefaultNodeIdentityTTL))
 	}
 	if len(p.Description) > maxNodePoolDescription {
 		errs = append(errs, fmt.Sprintf("description is %d characters long, more than the %d allowed", len(p.Description), maxNodePoolDescription))

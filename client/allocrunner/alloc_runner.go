@@ -399,7 +399,7 @@ func (ar *AllocRunner) clientAlloc() (*structs.Allocation, string) {
 	a.ClientStatus = st.ClientStatus
 	a.ClientDescription = st.ClientDescription
 	a.TaskStates = st.TaskStates
-	a.NetworkStatus = ar.network.NetworkStatus()
+	a.NetworkStatus = ar.network.NetworkStatus(a)
 	if st.DeploymentStatus != nil {
 		a.DeploymentStatus = st.DeploymentStatus
 	}

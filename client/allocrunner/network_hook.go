@@ -197,13 +197,29 @@ func (h *networkHook) Spec() *drivers.NetworkIsolationSpec {
 	return spec
 }
 
-// NetworkStatus returns what the client reports of the allocation's own
-// network (Allocation.NetworkStatus): its interface, addresses and the
-// group's dns block; nil when it has none.
-func (h *networkHook) NetworkStatus() *structs.AllocNetworkStatus {
+// NetworkStatus returns what the client reports of alloc's network
+// (Allocation.NetworkStatus): for a namespace of its own (bridge, CNI),
+// its interface, addresses and the group's dns block once wired, nil
+// before; in host mode (no network block, or mode "host"), where the
+// tasks share the node's network, a status with no interface and no
+// address of the allocation's own and the group's dns block, as Nomad's
+// clients report it (docs/networking.md).
+func (h *networkHook) NetworkStatus(alloc *structs.Allocation) *structs.AllocNetworkStatus {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	return networkStatus(h.status, h.network)
+	st, n := h.status, h.network
+	h.mu.Unlock()
+	if st != nil {
+		return networkStatus(st, n)
+	}
+	switch groupNetworkMode(alloc) {
+	case "", structs.NetworkModeHost:
+		out := &structs.AllocNetworkStatus{}
+		if g := groupNetwork(alloc); g != nil && g.DNS != nil {
+			out.DNS = (&structs.NetworkResource{DNS: g.DNS}).Copy().DNS
+		}
+		return out
+	}
+	return nil
 }
 
 // networkStatus converts a wired namespace's status and its group's block

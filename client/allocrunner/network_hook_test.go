@@ -160,11 +160,11 @@ func TestNetworkHookDriverMadeNamespace(t *testing.T) {
 		t.Fatalf("spec %+v", spec)
 	}
 	wantStatus := &structs.AllocNetworkStatus{Address: "172.26.64.9", DNS: dns}
-	if got := h.NetworkStatus(); !reflect.DeepEqual(got, wantStatus) {
+	if got := h.NetworkStatus(alloc); !reflect.DeepEqual(got, wantStatus) {
 		t.Fatalf("status %+v, want %+v", got, wantStatus)
 	}
 	h.Postrun(ctx, &PostrunRequest{Alloc: alloc}, &PostrunResponse{})
-	if len(f.teardowns) != 1 || len(maker.destroys) != 1 || h.Spec() != nil || h.NetworkStatus() != nil {
+	if len(f.teardowns) != 1 || len(maker.destroys) != 1 || h.Spec() != nil || h.NetworkStatus(alloc) != nil {
 		t.Fatalf("teardowns %v destroys %v: want the wiring and the infra container removed", f.teardowns, maker.destroys)
 	}
 }
@@ -190,6 +190,41 @@ func TestNetworkStatusConversion(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := networkStatus(tc.st, tc.n); !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// An allocation in host mode (no network block, or mode "host") reports
+// a network status, with no interface or address of its own and the
+// group's dns block (Nomad's TestAllocations_Info wants it non-nil); one
+// in bridge mode reports none until its namespace is wired.
+func TestNetworkHookStatusByMode(t *testing.T) {
+	dns := &structs.DNSConfig{Servers: []string{"10.0.0.53"}}
+	noBlock := networkAlloc("")
+	noBlock.Job.TaskGroups[0].Networks = nil
+	hostDNS := networkAlloc(structs.NetworkModeHost)
+	hostDNS.Job.TaskGroups[0].Networks[0].DNS = dns
+	cases := []struct {
+		name  string
+		alloc *structs.Allocation
+		want  *structs.AllocNetworkStatus
+	}{
+		{"no network block", noBlock, &structs.AllocNetworkStatus{}},
+		{"mode left empty", networkAlloc(""), &structs.AllocNetworkStatus{}},
+		{"host with dns", hostDNS, &structs.AllocNetworkStatus{DNS: dns}},
+		{"bridge not wired yet", networkAlloc("bridge"), nil},
+		{"cni not wired yet", networkAlloc("cni/mynet"), nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &networkHook{}
+			got := h.NetworkStatus(tc.alloc)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("status %+v, want %+v", got, tc.want)
+			}
+			if got != nil && got.DNS != nil && got.DNS == dns {
+				t.Fatal("status shares the job's dns block: want a copy")
 			}
 		})
 	}
