@@ -234,27 +234,27 @@ func (s *Server) routes() *router {
 	s.registerStatsRoutes(rt)                                       // client_stats.go
 	s.registerNodeMetaRoutes(rt)                                    // node_meta.go
 
-	s.registerNodeIdentityRoutes(rt)                                // node_identity.go
-	s.registerCSIVolumeRoutes(rt)                                   // csi_volumes.go
-	s.registerSnapshotRoute(rt)                                     // snapshot.go
-	s.registerVariableRoutes(rt)                                    // vars.go
-	s.registerObservabilityRoutes(rt)                               // observability_routes.go
-	s.registerTimelineRoutes(rt)                                    // timeline.go
-	s.registerClusterRoutes(rt)                                     // operator_cluster.go
-	s.registerGossipKeyringRoutes(rt)                               // gossip_keyring.go
-	s.registerServiceRoutes(rt)                                     // services.go
-	s.registerMetricsRoute(rt)                                      // metrics.go
-	s.registerEventRoute(rt)                                        // events.go
-	s.registerNamespaceRoutes(rt)                                   // namespaces.go
-	s.registerScalingRoutes(rt)                                     // scaling.go
-	s.registerNodeOpRoutes(rt)                                      // nodes_drain.go
-	s.registerNodeOpsRoutes(rt)                                     // node_ops.go
-	s.registerJobSubmissionRoute(rt)                                // job_submission.go
-	s.registerSearchRoutes(rt)                                      // search.go
-	s.registerEvalDeleteRoute(rt)                                   // eval_delete.go
-	s.registerNodePoolRoutes(rt)                                    // node_pools.go
-	s.registerACLRoutes(rt)                                         // acl.go
-	s.registerACLAuthRoutes(rt)                                     // acl_auth.go
+	s.registerNodeIdentityRoutes(rt)  // node_identity.go
+	s.registerCSIVolumeRoutes(rt)     // csi_volumes.go
+	s.registerSnapshotRoute(rt)       // snapshot.go
+	s.registerVariableRoutes(rt)      // vars.go
+	s.registerObservabilityRoutes(rt) // observability_routes.go
+	s.registerTimelineRoutes(rt)      // timeline.go
+	s.registerClusterRoutes(rt)       // operator_cluster.go
+	s.registerGossipKeyringRoutes(rt) // gossip_keyring.go
+	s.registerServiceRoutes(rt)       // services.go
+	s.registerMetricsRoute(rt)        // metrics.go
+	s.registerEventRoute(rt)          // events.go
+	s.registerNamespaceRoutes(rt)     // namespaces.go
+	s.registerScalingRoutes(rt)       // scaling.go
+	s.registerNodeOpRoutes(rt)        // nodes_drain.go
+	s.registerNodeOpsRoutes(rt)       // node_ops.go
+	s.registerJobSubmissionRoute(rt)  // job_submission.go
+	s.registerSearchRoutes(rt)        // search.go
+	s.registerEvalDeleteRoute(rt)     // eval_delete.go
+	s.registerNodePoolRoutes(rt)      // node_pools.go
+	s.registerACLRoutes(rt)           // acl.go
+	s.registerACLAuthRoutes(rt)       // acl_auth.go
 	return rt
 }
 
