@@ -23,7 +23,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 go=${GO:-go}
-tests=${NOMAD_API_TESTS:-'^(TestJobs_|TestJob_|TestAllocations_|TestAllocation_|TestNodes_|TestNode_|TestNodeStat|TestEvaluations_|TestStatus_|TestNamespaces_|TestNamespace_|TestVariables_)'}
+tests=${NOMAD_API_TESTS:-'^(TestJobs_|TestJob_|TestAllocations_|TestAllocation_|TestNodes_|TestNode_|TestNodeStat|TestNodeMeta_|TestNodeIdentity_|TestNodePools_|TestEvaluations_|TestStatus_|TestNamespaces_|TestNamespace_|TestVariables_)'}
 skip=${NOMAD_API_SKIP-'^TestAcquireLock_MultipleInstances$'}
 timeout=${NOMAD_API_TIMEOUT:-10m}
 parallel=${NOMAD_API_PARALLEL:-2}
