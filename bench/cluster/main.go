@@ -59,9 +59,11 @@ func main() {
 	workers := flag.Int("workers", 0, "scheduler workers per server (0: one per core)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the job phase (registrations to the last placement) to this file")
 	timings := flag.Bool("timings", true, "print the plan applier's and the workers' step timings")
+	commitTimeout := flag.Duration("commit-timeout", raft.DefaultConfig().CommitTimeout,
+		"raft's CommitTimeout: how soon an idle leader tells followers the commit index (the agent keeps raft's default)")
 	flag.Parse()
 	o := options{servers: *nServers, nodes: *nodes, jobs: *jobs, count: *count, writers: *writers,
-		workers: *workers, cpuProfile: *cpuProfile, timings: *timings}
+		workers: *workers, cpuProfile: *cpuProfile, timings: *timings, commitTimeout: *commitTimeout}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
@@ -73,6 +75,7 @@ type options struct {
 	servers, nodes, jobs, count, writers, workers int
 	cpuProfile                                    string
 	timings                                       bool
+	commitTimeout                                 time.Duration
 }
 
 // benchServer is one server with a client of its RPC port.
@@ -85,7 +88,7 @@ type benchServer struct {
 
 func run(o options) error {
 	nServers, nodes, jobs, count, writers := o.servers, o.nodes, o.jobs, o.count, o.writers
-	servers, err := startServers(nServers, o.workers)
+	servers, err := startServers(nServers, o.workers, o.commitTimeout)
 	if err != nil {
 		return err
 	}
@@ -169,7 +172,7 @@ func run(o options) error {
 }
 
 // startServers starts n servers that bootstrap together.
-func startServers(n, workers int) ([]*benchServer, error) {
+func startServers(n, workers int, commitTimeout time.Duration) ([]*benchServer, error) {
 	var out []*benchServer
 	for i := range n {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -181,6 +184,7 @@ func startServers(n, workers int) ([]*benchServer, error) {
 			join = []string{out[0].serf}
 		}
 		rc := raft.DefaultConfig()
+		rc.CommitTimeout = commitTimeout
 		timers := newStepTimers()
 		cfg := &server.Config{
 			NodeName: fmt.Sprintf("bench-%d", i+1), NumWorkers: workers, RaftConfig: rc, Timers: timers,
