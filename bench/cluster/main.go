@@ -18,7 +18,17 @@
 //     leader, plus the forwarding for those sent to a follower (p50, p95,
 //     p99);
 //   - raft apply latency on the leader: the same, for node registrations
-//     sent to the leader while no job is scheduled.
+//     sent to the leader while no job is scheduled;
+//   - with -timings (the default), each step's count, p50, p95 and total
+//     time during the job phase, on the leader and on the followers: the
+//     plan applier's queue wait, check (plan.evaluate) and raft entry
+//     (plan.apply, one per batch of plans), each server's FSM apply of
+//     plan results, and the workers' dequeue, wait for their state to
+//     reach the index they need, scheduling, plan round trip and ack.
+//
+// -cpuprofile writes a CPU profile of the job phase; -commit-timeout sets
+// raft's CommitTimeout (how soon an idle leader tells the followers the
+// commit index; raft's default, as the agent).
 //
 // Usage (from the repository root):
 //
