@@ -250,6 +250,9 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 		if err := decodeBody(f.handle, body, &cmd); err != nil {
 			return nil, fmt.Errorf("decode %s: %w", t, err)
 		}
+		if err := denormalizePlanResult(&cmd); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", t, err)
+		}
 		evals = cmd.Evals
 		for _, a := range cmd.Allocs {
 			if a.ServerTerminalStatus() {

@@ -47,7 +47,7 @@ type planCommitter func(cmd *PlanResultCommand) (wait func() (uint64, error), er
 // raft to take it however long that takes (no enqueue timeout), so that
 // entries reach the log in the order proposed.
 func (s *Server) raftPlanCommitter(cmd *PlanResultCommand) (func() (uint64, error), error) {
-	f, err := s.raftPropose(ApplyPlanResultsRequestType, cmd, 0)
+	f, err := s.raftPropose(ApplyPlanResultsRequestType, normalizePlanResult(cmd), 0)
 	if err != nil {
 		return nil, err
 	}
@@ -387,4 +387,60 @@ func (v *planView) DeploymentByID(ws memdb.WatchSet, id string) (*structs.Deploy
 		return d, nil
 	}
 	return v.st.DeploymentByID(ws, id)
+}
+
+// normalizePlanResult returns cmd with each job carried once: the
+// allocations that share their job (the same object) with an earlier
+// allocation of the entry are copied without it, the job goes in Jobs
+// and AllocJobs says whose it is. Every allocation of a plan points at
+// the plan's job, and the job is most of an allocation's encoding:
+// without this each server decoded it once per allocation. cmd is not
+// changed.
+func normalizePlanResult(cmd *PlanResultCommand) *PlanResultCommand {
+	out := *cmd
+	out.Allocs = make([]*structs.Allocation, len(cmd.Allocs))
+	out.AllocJobs = make([]int, len(cmd.Allocs))
+	index := map[*structs.Job]int{}
+	for i, a := range cmd.Allocs {
+		out.Allocs[i] = a
+		if a.Job == nil {
+			continue
+		}
+		n, ok := index[a.Job]
+		if !ok {
+			out.Jobs = append(out.Jobs, a.Job)
+			n = len(out.Jobs)
+			index[a.Job] = n
+		}
+		c := *a
+		c.Job = nil
+		out.Allocs[i] = &c
+		out.AllocJobs[i] = n
+	}
+	if len(out.Jobs) == 0 {
+		out.AllocJobs = nil
+	}
+	return &out
+}
+
+// denormalizePlanResult gives each allocation sent without its job the
+// job back (normalizePlanResult). The allocations of a job then share
+// one job object, read-only like everything in the state store.
+func denormalizePlanResult(cmd *PlanResultCommand) error {
+	if len(cmd.Jobs) == 0 {
+		return nil
+	}
+	if len(cmd.AllocJobs) != len(cmd.Allocs) {
+		return fmt.Errorf("plan result names the jobs of %d allocations, holds %d", len(cmd.AllocJobs), len(cmd.Allocs))
+	}
+	for i, n := range cmd.AllocJobs {
+		if n < 0 || n > len(cmd.Jobs) {
+			return fmt.Errorf("plan result allocation %d names job %d of %d", i, n, len(cmd.Jobs))
+		}
+		if n > 0 {
+			cmd.Allocs[i].Job = cmd.Jobs[n-1]
+		}
+	}
+	cmd.Jobs, cmd.AllocJobs = nil, nil
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -260,5 +261,72 @@ func TestConcurrentPlansNeverOvercommit(t *testing.T) {
 	}
 	if placed != 20 {
 		t.Fatalf("placed %d, want 20", placed)
+	}
+}
+
+// TestPlanResultCarriesEachJobOnce: the entry proposed carries each job
+// once, not once per allocation, and the FSM gives every allocation its
+// own job version back (an allocation sent with no job keeps the stored
+// one); an entry whose job references do not match its allocations is
+// refused with an error.
+func TestPlanResultCarriesEachJobOnce(t *testing.T) {
+	s := newTestServer(t, func(c *Config) { c.NumWorkers = -1 })
+	registerNode(t, s, testNode("n1", 4000, 4096))
+	v1 := testJob("web", 1, 100, 10)
+	v1.Canonicalize()
+	v1.Version = 1
+	v0 := v1.Copy()
+	v0.Version = 0
+	kept := planAlloc("kept", "n1", v0, 100)
+	if _, _, err := s.raftApply(ApplyPlanResultsRequestType, &PlanResultCommand{Allocs: []*structs.Allocation{kept}}); err != nil {
+		t.Fatal(err)
+	}
+	update := *kept
+	update.Job = nil
+	update.DesiredDescription = "updated"
+	cmd := &PlanResultCommand{Allocs: []*structs.Allocation{
+		planAlloc("a1", "n1", v1, 100), planAlloc("a2", "n1", v1, 100), planAlloc("old", "n1", v0, 100), &update,
+	}}
+	n := normalizePlanResult(cmd)
+	if len(n.Jobs) != 2 || fmt.Sprint(n.AllocJobs) != "[1 1 2 0]" {
+		t.Fatalf("jobs %d, alloc jobs %v: want 2 and [1 1 2 0]", len(n.Jobs), n.AllocJobs)
+	}
+	for i, a := range cmd.Allocs[:3] {
+		if a.Job == nil || n.Allocs[i].Job != nil {
+			t.Fatalf("alloc %s: the command's copy must lose its job, the plan's keep it", a.ID)
+		}
+	}
+	plain, err := encodeCommand(s.fsm.handle, ApplyPlanResultsRequestType, cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, err := encodeCommand(s.fsm.handle, ApplyPlanResultsRequestType, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(small) >= len(plain) {
+		t.Fatalf("normalized entry is %d bytes, plain %d", len(small), len(plain))
+	}
+	if _, _, err := s.raftApply(ApplyPlanResultsRequestType, n); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]uint64{"a1": 1, "a2": 1, "old": 0, "kept": 0}
+	for id, version := range want {
+		a, err := s.State().AllocByID(nil, id)
+		if err != nil || a == nil || a.Job == nil || a.Job.Version != version {
+			t.Fatalf("alloc %s: %+v, %v: want job version %d", id, a, err, version)
+		}
+	}
+	if a, _ := s.State().AllocByID(nil, "kept"); a.DesiredDescription != "updated" {
+		t.Fatalf("kept not updated: %q", a.DesiredDescription)
+	}
+
+	bad := normalizePlanResult(&PlanResultCommand{Allocs: []*structs.Allocation{planAlloc("a3", "n1", v1, 100)}})
+	bad.AllocJobs = nil
+	if _, _, err := s.raftApply(ApplyPlanResultsRequestType, bad); err == nil || !strings.Contains(err.Error(), "names the jobs") {
+		t.Fatalf("mismatched job references: err = %v", err)
+	}
+	if a, _ := s.State().AllocByID(nil, "a3"); a != nil {
+		t.Fatal("a3 stored without its job")
 	}
 }
