@@ -330,3 +330,41 @@ func TestPlanResultCarriesEachJobOnce(t *testing.T) {
 		t.Fatal("a3 stored without its job")
 	}
 }
+
+// BenchmarkPlanResultDecode is a follower's decode of one plan result of
+// 100 allocations of one job, sent plain (the job in every allocation)
+// and normalized (the job once).
+func BenchmarkPlanResultDecode(b *testing.B) {
+	job := testJob("web", 100, 100, 10)
+	job.Canonicalize()
+	cmd := &PlanResultCommand{}
+	for i := range 100 {
+		cmd.Allocs = append(cmd.Allocs, planAlloc(fmt.Sprintf("a%d", i), "n1", job, 100))
+	}
+	f, err := newFSM(nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		cmd  *PlanResultCommand
+	}{{"plain", cmd}, {"normalized", normalizePlanResult(cmd)}} {
+		buf, err := encodeCommand(f.handle, ApplyPlanResultsRequestType, tc.cmd)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var out PlanResultCommand
+				if err := decodeBody(f.handle, buf[1:], &out); err != nil {
+					b.Fatal(err)
+				}
+				if err := denormalizePlanResult(&out); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(buf)), "bytes/entry")
+		})
+	}
+}
