@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	memdb "github.com/hashicorp/go-memdb"
+
 	"github.com/drover-io/drover/scheduler"
-	"github.com/drover-io/drover/server/state"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -83,12 +84,19 @@ func (s *Server) commitStatusChange(ctx context.Context, c *deploymentChange) (u
 	return res.Index, nil
 }
 
+// deploymentReader reads a deployment by ID (a state snapshot).
+type deploymentReader interface {
+	DeploymentByID(ws memdb.WatchSet, id string) (*structs.Deployment, error)
+}
+
 // keepDeploymentStatus returns a scheduler plan's deployments with the
 // status committed since the plan's snapshot kept: a deployment failed,
 // cancelled or finished meanwhile is left out, one paused or resumed
 // meanwhile keeps that status, and a progress deadline pushed forward
-// meanwhile is not pulled back.
-func keepDeploymentStatus(st *state.StateSnapshot, ds []*structs.Deployment) ([]*structs.Deployment, error) {
+// meanwhile is not pulled back. st is the state the plan applier checks
+// the plan against (a snapshot, or one with the plans ahead of it laid
+// over: planView).
+func keepDeploymentStatus(st deploymentReader, ds []*structs.Deployment) ([]*structs.Deployment, error) {
 	out := make([]*structs.Deployment, 0, len(ds))
 	for _, d := range ds {
 		stored, err := st.DeploymentByID(nil, d.ID)

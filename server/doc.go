@@ -42,9 +42,11 @@
 // evaluations that the pass covered (pending ones written before its
 // snapshot, blocked ones) are cancelled with it, so a burst of evaluations
 // costs one pass. Plans are optimistic: the plan applier, alone, re-checks
-// each node of a plan against the latest state (ready, capacity, and that
-// allocations it updates in place were not stopped or preempted since),
-// commits what holds and reports the rest rejected with the index of the
+// each node of a plan against the latest state plus the plans ahead of it
+// not yet committed (ready, capacity, and that allocations it updates in
+// place were not stopped or preempted since), commits what holds (the
+// plans that come while one raft entry commits go together in the next:
+// plan_batch.go) and reports the rest rejected with the index of the
 // state it checked against; the worker then schedules again on a snapshot
 // at least that new (on a follower it waits for it), for as long as its
 // passes place something or other plans keep winning the room

@@ -104,6 +104,7 @@ func (s *Server) PlanSubmit(ctx context.Context, req *structs.PlanSubmitRequest)
 // submitPlanVia submits a worker's plan to the leader's plan applier (in
 // process on the leader).
 func (s *Server) submitPlanVia(ctx context.Context, p *pendingPlan, token string) planResult {
+	defer s.config.Timers.MeasureSince(timerWorkerSubmitPlan, time.Now())
 	resp, err := rpcapi.PlanSubmit.Call(ctx, s, &structs.PlanSubmitRequest{
 		Plan: toSubmittedPlan(p.plan), Evals: p.evals, EvalToken: token,
 	})
@@ -123,6 +124,7 @@ func (s *Server) runWorker(ctx context.Context, status *workerStatus, schedulers
 	defer status.set(workloadStopped)
 	for {
 		status.set(workloadWaiting)
+		dequeueStart := time.Now()
 		d, err := rpcapi.EvalDequeue.Call(ctx, s, &structs.EvalDequeueRequest{Timeout: dequeueWait, Worker: status.id, Schedulers: schedulers})
 		if ctx.Err() != nil {
 			if err == nil && d.Eval != nil {
@@ -143,6 +145,7 @@ func (s *Server) runWorker(ctx context.Context, status *workerStatus, schedulers
 		if d.Eval == nil {
 			continue
 		}
+		s.config.Timers.MeasureSince(timerWorkerDequeue, dequeueStart)
 		status.set(workloadScheduling)
 		s.runEval(logger, d)
 	}
@@ -170,7 +173,9 @@ func (s *Server) runEval(logger *slog.Logger, d *structs.EvalDequeueResponse) {
 	eval := d.Eval
 	ctx, stop := s.evalContext(s.ctx)
 	defer stop()
+	waitStart := time.Now()
 	err := s.waitForIndex(ctx, d.WaitIndex)
+	s.config.Timers.MeasureSince(timerWorkerWaitForIndex, waitStart)
 	if err == nil {
 		err = s.processEval(ctx, eval, d.Token, s.snapshotAt)
 	}
@@ -192,6 +197,7 @@ func (s *Server) runEval(logger *slog.Logger, d *structs.EvalDequeueResponse) {
 // ackEval acknowledges (or gives back) an evaluation to the leader's
 // broker.
 func (s *Server) ackEval(logger *slog.Logger, evalID, token string, nack bool) {
+	defer s.config.Timers.MeasureSince(timerWorkerAck, time.Now())
 	ctx := s.ctx
 	if ctx.Err() != nil {
 		var cancel context.CancelFunc

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
 	"github.com/hashicorp/raft"
@@ -47,6 +48,9 @@ type FSM struct {
 	// allocation, evaluation, deployment or node (fsm_events.go); nil
 	// publishes none.
 	events *events.Broker
+	// timers records how long plan results take to apply; nil records
+	// nothing.
+	timers Timers
 }
 
 var _ raft.FSM = (*FSM)(nil)
@@ -112,6 +116,9 @@ func (f *FSM) Apply(l *raft.Log) (out any) {
 	}()
 	if f.observer != nil {
 		defer f.observer.applied()
+	}
+	if t == ApplyPlanResultsRequestType && f.timers != nil {
+		defer f.timers.MeasureSince(timerFSMPlanResults, time.Now())
 	}
 	resp, err := f.apply(t, l.Data[1:], l.Index, nil)
 	if err != nil {
@@ -241,6 +248,9 @@ func (f *FSM) apply(t MessageType, body []byte, index uint64, rec *state.WriteRe
 	case ApplyPlanResultsRequestType:
 		var cmd PlanResultCommand
 		if err := decodeBody(f.handle, body, &cmd); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", t, err)
+		}
+		if err := denormalizePlanResult(&cmd); err != nil {
 			return nil, fmt.Errorf("decode %s: %w", t, err)
 		}
 		evals = cmd.Evals

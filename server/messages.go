@@ -228,6 +228,13 @@ type PlanResultCommand struct {
 	// Deployments created or changed by the plan; one turning successful
 	// marks its job version stable.
 	Deployments []*structs.Deployment
+	// Jobs are the jobs the allocations were sent without, each once per
+	// entry rather than once per allocation (normalizePlanResult); the
+	// FSM puts them back before it applies. AllocJobs, parallel to Allocs
+	// when Jobs is set, says whose: 0 for an allocation that carries its
+	// own Job (or none), i+1 for Jobs[i].
+	Jobs      []*structs.Job
+	AllocJobs []int
 }
 
 // SchedulerConfigCommand sets the scheduler configuration; with CAS only

@@ -17,11 +17,27 @@ type noTimers struct{}
 
 func (noTimers) MeasureSince([]string, time.Time) {}
 
-// Plan timers, as Nomad names them under its "nomad" service prefix.
+// Plan and worker timers, named as Nomad names them under its "nomad"
+// service prefix where it has them.
 var (
-	timerPlanSubmit   = []string{"nomad", "plan", "submit"}
+	// timerPlanSubmit is a plan's time from its submission to its result;
+	// timerPlanQueue the part before the applier took it.
+	timerPlanSubmit = []string{"nomad", "plan", "submit"}
+	timerPlanQueue  = []string{"nomad", "plan", "queue_wait"}
+	// timerPlanEvaluate is the applier's check of a plan against the
+	// state; timerPlanApply its raft commit (and the leader's FSM apply).
 	timerPlanEvaluate = []string{"nomad", "plan", "evaluate"}
 	timerPlanApply    = []string{"nomad", "plan", "apply"}
+	// timerFSMPlanResults is one server's FSM apply of a plan result.
+	timerFSMPlanResults = []string{"nomad", "fsm", "apply_plan_results"}
+	// Worker steps: the dequeue from the leader's broker, the wait for
+	// this server's state to reach the index the evaluation needs, the
+	// scheduler, the plan's round trip to the leader, the acknowledgement.
+	timerWorkerDequeue      = []string{"nomad", "worker", "dequeue_eval"}
+	timerWorkerWaitForIndex = []string{"nomad", "worker", "wait_for_index"}
+	timerWorkerInvoke       = []string{"nomad", "worker", "invoke_scheduler"}
+	timerWorkerSubmitPlan   = []string{"nomad", "worker", "submit_plan"}
+	timerWorkerAck          = []string{"nomad", "worker", "send_ack"}
 )
 
 // Metrics is a snapshot of the server's gauges for the agent's telemetry.

@@ -20,6 +20,7 @@ type pendingPlan struct {
 	// keeps the status such a change committed since its snapshot.
 	statusChange bool
 	respCh       chan planResult // buffered: the applier never blocks on it
+	submitted    time.Time       // when submitPlan queued it
 }
 
 // planResult tells the worker what was committed.
@@ -48,7 +49,8 @@ type planResult struct {
 // plan may already be committing, so its result is awaited whatever ctx
 // says (the applier answers every plan it takes, promptly).
 func (s *Server) submitPlan(ctx context.Context, p *pendingPlan) planResult {
-	defer s.config.Timers.MeasureSince(timerPlanSubmit, time.Now())
+	p.submitted = time.Now()
+	defer s.config.Timers.MeasureSince(timerPlanSubmit, p.submitted)
 	p.respCh = make(chan planResult, 1)
 	s.planWaiting.Add(1) // metrics.go: the plan queue's depth
 	select {
@@ -61,35 +63,37 @@ func (s *Server) submitPlan(ctx context.Context, p *pendingPlan) planResult {
 	return <-p.respCh
 }
 
-// runPlanApplier applies submitted plans one at a time, so that each is
-// checked against the state every earlier plan produced.
-func (s *Server) runPlanApplier() {
-	for {
-		select {
-		case <-s.ctx.Done():
-			return
-		case p := <-s.planQueue:
-			p.respCh <- s.applyPlan(p)
-		}
-	}
+// checkedPlan is a plan checked against the state plus the plans ahead of
+// it: what of it to commit, and its result but for the commit index.
+type checkedPlan struct {
+	p      *pendingPlan
+	cmd    PlanResultCommand // its part of its batch's raft entry
+	placed []*structs.Allocation
+	res    planResult
 }
 
-// applyPlan re-checks each node's placements against the latest state,
-// drops the nodes that no longer fit, and commits the rest.
-func (s *Server) applyPlan(p *pendingPlan) planResult {
-	evalStart := time.Now()
-	st := s.fsm.State().Snapshot()
-	refresh := st.LatestIndex()
+// writes reports whether the plan has anything to commit.
+func (c *checkedPlan) writes() bool {
+	return len(c.cmd.Allocs) != 0 || len(c.cmd.Evals) != 0 || len(c.cmd.Deployments) != 0
+}
+
+// checkPlan re-checks each node's placements against view (the latest
+// state, with the plans ahead of this one laid over it), drops the nodes
+// that no longer fit, and returns what to commit of the rest.
+func (s *Server) checkPlan(view *planView, p *pendingPlan) *checkedPlan {
+	defer s.config.Timers.MeasureSince(timerPlanEvaluate, time.Now())
 	plan := p.plan
+	out := &checkedPlan{p: p}
 	var allocs []*structs.Allocation
 	allocs = append(allocs, plan.Stops()...)
 	rejected := false
 	var preempted, placed []*structs.Allocation
 	accepted := map[string]bool{}
 	for nodeID, onNode := range plan.NodeAllocation {
-		ok, err := s.nodeFits(st, nodeID, plan)
+		ok, err := s.nodeFits(view, nodeID, plan)
 		if err != nil {
-			return planResult{Err: err}
+			out.res = planResult{Err: err}
+			return out
 		}
 		if !ok {
 			rejected = true
@@ -109,32 +113,19 @@ func (s *Server) applyPlan(p *pendingPlan) planResult {
 	deployments := plan.Deployments
 	if !p.statusChange {
 		var err error
-		if deployments, err = keepDeploymentStatus(st, deployments); err != nil {
-			return planResult{Err: err}
+		if deployments, err = keepDeploymentStatus(view, deployments); err != nil {
+			out.res = planResult{Err: err}
+			return out
 		}
 	}
-	cmd := &PlanResultCommand{Allocs: allocs, Deployments: deployments}
+	out.cmd = PlanResultCommand{Allocs: allocs, Deployments: deployments}
 	if !rejected {
-		cmd.Evals = p.evals
+		out.cmd.Evals = p.evals
 	}
-	cmd.Evals = append(cmd.Evals, s.preemptionEvals(st, preempted)...)
-	res := planResult{Rejected: rejected, Placed: len(placed)}
-	if rejected {
-		res.RefreshIndex = refresh
-	}
-	if len(cmd.Allocs) == 0 && len(cmd.Evals) == 0 && len(cmd.Deployments) == 0 {
-		return res
-	}
-	s.config.Timers.MeasureSince(timerPlanEvaluate, evalStart)
-	applyStart := time.Now()
-	index, _, err := s.raftApply(ApplyPlanResultsRequestType, cmd)
-	s.config.Timers.MeasureSince(timerPlanApply, applyStart)
-	if err != nil {
-		return planResult{Err: fmt.Errorf("commit plan of eval %q: %w", plan.EvalID, err)}
-	}
-	s.markPlaced(placed, s.clock.Now())
-	res.Index = index
-	return res
+	out.cmd.Evals = append(out.cmd.Evals, s.preemptionEvals(view.st, preempted)...)
+	out.placed = placed
+	out.res = planResult{Rejected: rejected, Placed: len(placed)}
+	return out
 }
 
 // nodeFits reports whether the plan's placements on a node still hold
@@ -143,8 +134,8 @@ func (s *Server) applyPlan(p *pendingPlan) planResult {
 // stopped or preempted it since this plan's snapshot), and the placements
 // fit with what the node holds now: capacity, device instances and host
 // ports (no port given twice on one address).
-func (s *Server) nodeFits(st *state.StateSnapshot, nodeID string, plan *scheduler.Plan) (bool, error) {
-	node, err := st.NodeByID(nil, nodeID)
+func (s *Server) nodeFits(st *planView, nodeID string, plan *scheduler.Plan) (bool, error) {
+	node, err := st.st.NodeByID(nil, nodeID)
 	if err != nil {
 		return false, fmt.Errorf("read node %q: %w", nodeID, err)
 	}

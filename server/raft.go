@@ -189,11 +189,26 @@ func checkRaftStores(logs raft.LogStore, snaps raft.SnapshotStore) error {
 // FSM's response. An error the FSM returned is returned as err. A command
 // that would not decode back is refused before raft sees it (storable).
 func (s *Server) raftApply(msgType MessageType, req any) (uint64, any, error) {
-	buf, err := s.fsm.proposal(msgType, req)
+	f, err := s.raftPropose(msgType, req, raftApplyTimeout)
 	if err != nil {
 		return 0, nil, err
 	}
-	f := s.raft.Apply(buf, raftApplyTimeout)
+	return raftResult(msgType, f)
+}
+
+// raftPropose hands one command to raft without waiting for its commit:
+// raftResult waits. timeout bounds the wait for raft to take it (0: until
+// it does, or answers that this server does not lead).
+func (s *Server) raftPropose(msgType MessageType, req any, timeout time.Duration) (raft.ApplyFuture, error) {
+	buf, err := s.fsm.proposal(msgType, req)
+	if err != nil {
+		return nil, err
+	}
+	return s.raft.Apply(buf, timeout), nil
+}
+
+// raftResult waits for a proposed command's commit and the FSM's apply.
+func raftResult(msgType MessageType, f raft.ApplyFuture) (uint64, any, error) {
 	if err := f.Error(); err != nil {
 		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrRaftShutdown) || errors.Is(err, raft.ErrLeadershipLost) {
 			return 0, nil, structs.NewError(structs.KindUnavailable, "apply %s: %v", msgType, err)

@@ -142,6 +142,7 @@ func NewServer(ctx context.Context, cfg *Config) (*Server, error) {
 	s.fsm = fsm
 	s.events = events.NewBroker(events.DefaultBufferSize)
 	fsm.events = s.events
+	fsm.timers = s.config.Timers
 	if err := s.setup(); err != nil {
 		cancel()
 		err = errors.Join(err, s.closeSetup())

@@ -105,7 +105,11 @@ func (s *Server) processEval(ctx context.Context, eval *structs.Evaluation, toke
 	var minIndex uint64
 	stuck, contended := 0, 0 // rejections in a row without a placement
 	for attempt := 1; ; attempt++ {
+		waitStart := time.Now()
 		snap, err := snapshot(ctx, minIndex)
+		if minIndex > 0 {
+			s.config.Timers.MeasureSince(timerWorkerWaitForIndex, waitStart)
+		}
 		if err != nil {
 			return err
 		}
@@ -117,7 +121,9 @@ func (s *Server) processEval(ctx context.Context, eval *structs.Evaluation, toke
 			return nil // cancelled or already processed
 		}
 		snapIndex := snap.LatestIndex()
+		invokeStart := time.Now()
 		plan, err := scheduler.Options{Context: ctx, Now: s.clock.Now}.Process(schedState{snap: snap}, cur)
+		s.config.Timers.MeasureSince(timerWorkerInvoke, invokeStart)
 		if err != nil {
 			return fmt.Errorf("schedule: %w", err)
 		}

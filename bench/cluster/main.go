@@ -18,7 +18,17 @@
 //     leader, plus the forwarding for those sent to a follower (p50, p95,
 //     p99);
 //   - raft apply latency on the leader: the same, for node registrations
-//     sent to the leader while no job is scheduled.
+//     sent to the leader while no job is scheduled;
+//   - with -timings (the default), each step's count, p50, p95 and total
+//     time during the job phase, on the leader and on the followers: the
+//     plan applier's queue wait, check (plan.evaluate) and raft entry
+//     (plan.apply, one per batch of plans), each server's FSM apply of
+//     plan results, and the workers' dequeue, wait for their state to
+//     reach the index they need, scheduling, plan round trip and ack.
+//
+// -cpuprofile writes a CPU profile of the job phase; -commit-timeout sets
+// raft's CommitTimeout (how soon an idle leader tells the followers the
+// commit index; raft's default, as the agent).
 //
 // Usage (from the repository root):
 //
@@ -36,6 +46,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -56,22 +67,38 @@ func main() {
 	count := flag.Int("count", 50, "allocations per job")
 	writers := flag.Int("writers", 8, "concurrent callers registering nodes and jobs")
 	workers := flag.Int("workers", 0, "scheduler workers per server (0: one per core)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the job phase (registrations to the last placement) to this file")
+	timings := flag.Bool("timings", true, "print the plan applier's and the workers' step timings")
+	commitTimeout := flag.Duration("commit-timeout", raft.DefaultConfig().CommitTimeout,
+		"raft's CommitTimeout: how soon an idle leader tells followers the commit index (the agent keeps raft's default)")
 	flag.Parse()
-	if err := run(*nServers, *nodes, *jobs, *count, *writers, *workers); err != nil {
+	o := options{servers: *nServers, nodes: *nodes, jobs: *jobs, count: *count, writers: *writers,
+		workers: *workers, cpuProfile: *cpuProfile, timings: *timings, commitTimeout: *commitTimeout}
+	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
 }
 
-// benchServer is one server with a client of its RPC port.
-type benchServer struct {
-	srv  *server.Server
-	rpc  rpcapi.Conn
-	serf string
+// options are the command's flags.
+type options struct {
+	servers, nodes, jobs, count, writers, workers int
+	cpuProfile                                    string
+	timings                                       bool
+	commitTimeout                                 time.Duration
 }
 
-func run(nServers, nodes, jobs, count, writers, workers int) error {
-	servers, err := startServers(nServers, workers)
+// benchServer is one server with a client of its RPC port.
+type benchServer struct {
+	srv    *server.Server
+	rpc    rpcapi.Conn
+	serf   string
+	timers *stepTimers
+}
+
+func run(o options) error {
+	nServers, nodes, jobs, count, writers := o.servers, o.nodes, o.jobs, o.count, o.writers
+	servers, err := startServers(nServers, o.workers, o.commitTimeout)
 	if err != nil {
 		return err
 	}
@@ -110,6 +137,20 @@ func run(nServers, nodes, jobs, count, writers, workers int) error {
 	// placed.
 	var jobLat latencies
 	want := jobs * count
+	for _, s := range servers {
+		s.timers.reset() // the job phase only
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("start CPU profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	err = parallel(jobs, writers, func(i int) error {
 		s := servers[i%len(servers)]
@@ -134,11 +175,14 @@ func run(nServers, nodes, jobs, count, writers, workers int) error {
 	fmt.Printf("job registration latency (raft commit + apply, forwarded from followers): %s\n", jobLat.summary())
 	fmt.Printf("node registration latency, all servers: %s\n", nodeLat.summary())
 	fmt.Printf("node registration latency, sent to the leader (raft apply): %s\n", leaderLat.summary())
+	if o.timings {
+		printTimings(servers, leader)
+	}
 	return nil
 }
 
 // startServers starts n servers that bootstrap together.
-func startServers(n, workers int) ([]*benchServer, error) {
+func startServers(n, workers int, commitTimeout time.Duration) ([]*benchServer, error) {
 	var out []*benchServer
 	for i := range n {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -150,8 +194,10 @@ func startServers(n, workers int) ([]*benchServer, error) {
 			join = []string{out[0].serf}
 		}
 		rc := raft.DefaultConfig()
+		rc.CommitTimeout = commitTimeout
+		timers := newStepTimers()
 		cfg := &server.Config{
-			NodeName: fmt.Sprintf("bench-%d", i+1), NumWorkers: workers, RaftConfig: rc,
+			NodeName: fmt.Sprintf("bench-%d", i+1), NumWorkers: workers, RaftConfig: rc, Timers: timers,
 			HeartbeatTTL: time.Hour, // the simulated nodes do not heartbeat
 			Logger:       slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 			Cluster: &server.ClusterConfig{
@@ -166,7 +212,7 @@ func startServers(n, workers int) ([]*benchServer, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, &benchServer{srv: srv, rpc: rc2, serf: srv.SerfAddr()})
+		out = append(out, &benchServer{srv: srv, rpc: rc2, serf: srv.SerfAddr(), timers: timers})
 	}
 	return out, nil
 }
@@ -193,6 +239,7 @@ func waitLeader(servers []*benchServer) *benchServer {
 func waitPlaced(s *server.Server, want int, limit time.Duration) (int, error) {
 	deadline := time.Now().Add(limit)
 	for {
+		scan := time.Now()
 		allocs, err := s.State().Allocs(nil)
 		if err != nil {
 			return 0, err
@@ -209,7 +256,10 @@ func waitPlaced(s *server.Server, want int, limit time.Duration) (int, error) {
 		if time.Now().After(deadline) {
 			return n, fmt.Errorf("only %d of %d allocations placed after %s; evaluations: %s", n, want, limit, evalSummary(s))
 		}
-		time.Sleep(20 * time.Millisecond)
+		// A benchmark's poll, not a test's wait: 20 ms, or four times
+		// the count's own time, so that counting tens of thousands of
+		// allocations takes no more than a fifth of a core from the run.
+		time.Sleep(max(20*time.Millisecond, 4*time.Since(scan)))
 	}
 }
 
