@@ -31,7 +31,7 @@ func TestTaskRunnerExecStreaming(t *testing.T) {
 	}
 
 	go h.tr.Run()
-	waitFor(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
+	waitState(t, h.tr, "running", isRunning)
 	before := eventTypes(h.tr.TaskState())
 	res, err := h.tr.ExecStreaming(context.Background(), opts("typed\n", &out))
 	if err != nil {
@@ -64,7 +64,7 @@ func TestTaskRunnerExecNotSupported(t *testing.T) {
 		t.Fatal(err)
 	}
 	go tr.Run()
-	waitFor(t, "running", func() bool { return tr.TaskState().State == structs.TaskStateRunning })
+	waitState(t, tr, "running", isRunning)
 	_, err = tr.ExecStreaming(context.Background(), &drivers.ExecOptions{Command: []string{"sh"}})
 	if structs.KindOf(err) != structs.KindInvalid || !strings.Contains(err.Error(), "does not support alloc exec") {
 		t.Fatalf("driver without exec: %v", err)

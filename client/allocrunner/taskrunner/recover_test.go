@@ -133,8 +133,7 @@ func TestTaskRunnerFailedReattachIsAbnormalExit(t *testing.T) {
 					t.Error(err)
 				}
 			}()
-			waitFor(t, "the restart policy's outcome", func() bool {
-				st := h.tr.TaskState()
+			waitState(t, h.tr, "the restart policy's outcome", func(st *structs.TaskState) bool {
 				return st.State == tt.state && len(st.Events) >= 3+len(tt.want)
 			})
 			st := h.tr.TaskState()

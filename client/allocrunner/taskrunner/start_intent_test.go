@@ -174,9 +174,7 @@ func TestTaskRunnerReattachRecordsTheStart(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	waitFor(t, "the re-attached task to be recorded running", func() bool {
-		return h.tr.TaskState().State == structs.TaskStateRunning
-	})
+	waitState(t, h.tr, "the re-attached task to be recorded running", isRunning)
 	if got, want := eventTypes(h.tr.TaskState()), []string{"Received", "Started"}; !slices.Equal(got, want) {
 		t.Errorf("events = %q, want %q", got, want)
 	}
@@ -248,8 +246,7 @@ func TestTaskRunnerStartIntent(t *testing.T) {
 					t.Error(err)
 				}
 			}()
-			waitFor(t, "the runner to settle", func() bool {
-				st := h.tr.TaskState()
+			waitState(t, h.tr, "the runner to settle", func(st *structs.TaskState) bool {
 				return st.State == tt.wantState && len(st.Events) >= len(tt.wantEvents)
 			})
 			st := h.tr.TaskState()
@@ -348,7 +345,7 @@ func TestTaskRunnerWritesStartIntentAhead(t *testing.T) {
 				}
 			}()
 			if fail {
-				waitFor(t, "a start failure", func() bool { return findEvent(tr.TaskState(), "Driver Failure") != nil })
+				waitState(t, tr, "a start failure", func(st *structs.TaskState) bool { return findEvent(st, "Driver Failure") != nil })
 				if e := findEvent(tr.TaskState(), "Driver Failure"); !strings.Contains(e.DriverError, "start intent") {
 					t.Errorf("Driver Failure = %q", e.DriverError)
 				}
@@ -359,7 +356,7 @@ func TestTaskRunnerWritesStartIntentAhead(t *testing.T) {
 				}
 				return
 			}
-			waitFor(t, "the task to run", func() bool { return tr.TaskState().State == structs.TaskStateRunning })
+			waitState(t, tr, "the task to run", isRunning)
 			d.mu.Lock()
 			intents := slices.Clone(d.intents)
 			d.mu.Unlock()

@@ -46,11 +46,11 @@ func TestTaskRunnerReportsAKilledTaskDeadBeforeReleasingIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	go tr.Run()
-	waitFor(t, "the task running", func() bool { return tr.TaskState().State == structs.TaskStateRunning })
+	waitState(t, tr, "the task running", isRunning)
 	tr.RequestKill(structs.NewTaskEvent(structs.TaskKilling))
 	waitClosed(t, "DestroyTask", driver.entered)
-	waitFor(t, "the task dead while the driver releases it", func() bool {
-		return tr.TaskState().State == structs.TaskStateDead
+	waitState(t, tr, "the task dead while the driver releases it", func(st *structs.TaskState) bool {
+		return st.State == structs.TaskStateDead
 	})
 	if got, want := eventTypes(tr.TaskState()), []string{"Received", "Task Setup", "Started", "Killing", "Terminated", "Killed"}; !slices.Equal(got, want) {
 		t.Errorf("events = %q, want %q", got, want)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drover-io/drover/client/state"
@@ -72,6 +73,10 @@ func templateHarness(t *testing.T, task *structs.Task, vars *fakeVarServer, driv
 	}
 	h := newHarness(t, testAlloc(structs.JobTypeService, task), driver, db)
 	h.tr.templates.cfg = &TemplateConfig{RPC: vars}
+	// consul-template's views rate-limit their fetches with a plain sleep
+	// (up to 120 ms) that their Stop does not cut short: the bubble lets
+	// that (fake) time pass before it ends, so no goroutine is left.
+	t.Cleanup(func() { time.Sleep(time.Second) })
 	return h
 }
 
@@ -101,164 +106,176 @@ func hasTemplateEvent(tr *TaskRunner, prefix string) bool {
 }
 
 func TestTemplateHookBlocksThenRestartsOnChange(t *testing.T) {
-	vars := newFakeVarServer()
-	vars.put("nomad/jobs/job/group/web", structs.VariableItems{"v": "e1"})
-	h := templateHarness(t, tmplTask(structs.TemplateChangeModeRestart), vars, nil, nil)
-	go h.tr.Run()
-	waitFor(t, "the Missing event", func() bool { return hasTemplateEvent(h.tr, `Missing: nomadVar "nomad/jobs/job"`) })
-	if st := h.tr.TaskState(); st.State == structs.TaskStateRunning {
-		t.Fatal("task started before its template rendered")
-	}
-	vars.put("nomad/jobs/job", structs.VariableItems{"v": "1"})
-	waitFor(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
-	if env := invocationEnv(h.tr); env["APP_V"] != "e1" {
-		t.Fatalf("env APP_V = %q, want the env template's value", env["APP_V"])
-	}
-	vars.put("nomad/jobs/job", structs.VariableItems{"v": "2"})
-	waitFor(t, "the restart", func() bool {
-		st := h.tr.TaskState()
-		return st.Restarts == 1 && st.State == structs.TaskStateRunning
+	synctest.Test(t, func(t *testing.T) {
+		vars := newFakeVarServer()
+		vars.put("nomad/jobs/job/group/web", structs.VariableItems{"v": "e1"})
+		h := templateHarness(t, tmplTask(structs.TemplateChangeModeRestart), vars, nil, nil)
+		go h.tr.Run()
+		time.Sleep(templateMissingGrace)
+		settled(t, "the Missing event", func() bool { return hasTemplateEvent(h.tr, `Missing: nomadVar "nomad/jobs/job"`) })
+		if st := h.tr.TaskState(); st.State == structs.TaskStateRunning {
+			t.Fatal("task started before its template rendered")
+		}
+		vars.put("nomad/jobs/job", structs.VariableItems{"v": "1"})
+		settled(t, "running", running(h))
+		if env := invocationEnv(h.tr); env["APP_V"] != "e1" {
+			t.Fatalf("env APP_V = %q, want the env template's value", env["APP_V"])
+		}
+		vars.put("nomad/jobs/job", structs.VariableItems{"v": "2"})
+		time.Sleep(h.tr.Task().Templates[0].Splay) // the most the restart is splayed
+		settled(t, "the restart", func() bool {
+			st := h.tr.TaskState()
+			return st.Restarts == 1 && st.State == structs.TaskStateRunning
+		})
+		ev := findEvent(h.tr.TaskState(), structs.TaskRestartSignal)
+		if ev == nil || !strings.Contains(ev.RestartReason, "local/v re-rendered") {
+			t.Fatalf("restart event = %+v", ev)
+		}
+		// A noop template's change restarts nothing.
+		vars.put("nomad/jobs/job/group/web", structs.VariableItems{"v": "e2"})
+		vars.put("nomad/jobs/job", structs.VariableItems{"v": "2"}) // same content
+		if err := h.tr.Kill(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		if st := h.tr.TaskState(); st.Restarts != 1 {
+			t.Errorf("restarts = %d, want 1", st.Restarts)
+		}
 	})
-	ev := findEvent(h.tr.TaskState(), structs.TaskRestartSignal)
-	if ev == nil || !strings.Contains(ev.RestartReason, "local/v re-rendered") {
-		t.Fatalf("restart event = %+v", ev)
-	}
-	// A noop template's change restarts nothing.
-	vars.put("nomad/jobs/job/group/web", structs.VariableItems{"v": "e2"})
-	vars.put("nomad/jobs/job", structs.VariableItems{"v": "2"}) // same content
-	if err := h.tr.Kill(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	if st := h.tr.TaskState(); st.Restarts != 1 {
-		t.Errorf("restarts = %d, want 1", st.Restarts)
-	}
 }
 
 func TestTemplateHookSignals(t *testing.T) {
-	vars := newFakeVarServer()
-	vars.put("nomad/jobs/job", structs.VariableItems{"v": "1"})
-	vars.put("nomad/jobs/job/group/web", structs.VariableItems{"v": "e1"})
-	h := templateHarness(t, tmplTask(structs.TemplateChangeModeSignal), vars, nil, nil)
-	h.tr.Task().Templates[0].Splay = 0
-	go h.tr.Run()
-	waitFor(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
-	id := h.tr.Invocation().ID
-	vars.put("nomad/jobs/job", structs.VariableItems{"v": "2"})
-	waitFor(t, "the signal", func() bool { return slices.Contains(h.driver.ReceivedSignals(id), "SIGHUP") })
-	if err := h.tr.Kill(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	if st := h.tr.TaskState(); st.Restarts != 0 {
-		t.Errorf("restarts = %d, want none", st.Restarts)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		vars := newFakeVarServer()
+		vars.put("nomad/jobs/job", structs.VariableItems{"v": "1"})
+		vars.put("nomad/jobs/job/group/web", structs.VariableItems{"v": "e1"})
+		h := templateHarness(t, tmplTask(structs.TemplateChangeModeSignal), vars, nil, nil)
+		h.tr.Task().Templates[0].Splay = 0
+		go h.tr.Run()
+		settled(t, "running", running(h))
+		id := h.tr.Invocation().ID
+		vars.put("nomad/jobs/job", structs.VariableItems{"v": "2"})
+		settled(t, "the signal", func() bool { return slices.Contains(h.driver.ReceivedSignals(id), "SIGHUP") })
+		if err := h.tr.Kill(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		if st := h.tr.TaskState(); st.Restarts != 0 {
+			t.Errorf("restarts = %d, want none", st.Restarts)
+		}
+	})
 }
 
 func TestTemplateHookAgentRestartKeepsUnchangedTask(t *testing.T) {
-	driver := mock.New(nil)
-	defer driver.Shutdown()
-	db := state.NewMemDB()
-	vars := newFakeVarServer()
-	vars.put("nomad/jobs/job", structs.VariableItems{"v": "1"})
-	vars.put("nomad/jobs/job/group/web", structs.VariableItems{"v": "e1"})
-	task := tmplTask(structs.TemplateChangeModeRestart)
-	task.Templates[0].Splay = 0
-	h := templateHarness(t, task, vars, driver, db)
-	go h.tr.Run()
-	waitFor(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
-	h.tr.Shutdown() // the agent stops; the task runs on
+	synctest.Test(t, func(t *testing.T) {
+		driver := mock.New(nil)
+		defer driver.Shutdown()
+		db := state.NewMemDB()
+		vars := newFakeVarServer()
+		vars.put("nomad/jobs/job", structs.VariableItems{"v": "1"})
+		vars.put("nomad/jobs/job/group/web", structs.VariableItems{"v": "e1"})
+		task := tmplTask(structs.TemplateChangeModeRestart)
+		task.Templates[0].Splay = 0
+		h := templateHarness(t, task, vars, driver, db)
+		go h.tr.Run()
+		settled(t, "running", running(h))
+		h.tr.Shutdown() // the agent stops; the task runs on
 
-	// A new agent: nothing changed, so the task is not restarted, and
-	// the watch resumes: a change restarts it.
-	tr2, err := New(&Config{
-		Alloc: h.alloc, Task: h.alloc.Job.TaskGroups[0].Tasks[0], AllocDir: h.dir, Driver: driver,
-		StateDB: db, Node: &structs.Node{ID: "node1", Datacenter: "dc1"}, KillGrace: 200 * time.Millisecond,
-		Templates: &TemplateConfig{RPC: vars},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h2 := &harness{tr: tr2, driver: driver, db: db, alloc: h.alloc, dir: h.dir}
-	if err := h2.tr.Restore(); err != nil {
-		t.Fatal(err)
-	}
-	go h2.tr.Run()
-	waitFor(t, "the watch to resume", func() bool {
-		h2.tr.templates.mu.Lock()
-		defer h2.tr.templates.mu.Unlock()
-		return h2.tr.templates.done != nil
-	})
-	vars.put("nomad/jobs/job", structs.VariableItems{"v": "2"})
-	waitFor(t, "the restart", func() bool {
-		st := h2.tr.TaskState()
-		return st.Restarts == 1 && st.State == structs.TaskStateRunning
-	})
-	var reasons []string
-	for _, e := range h2.tr.TaskState().Events {
-		if e.Type == structs.TaskRestartSignal {
-			reasons = append(reasons, e.RestartReason)
+		// A new agent: nothing changed, so the task is not restarted, and
+		// the watch resumes: a change restarts it.
+		tr2, err := New(&Config{
+			Alloc: h.alloc, Task: h.alloc.Job.TaskGroups[0].Tasks[0], AllocDir: h.dir, Driver: driver,
+			StateDB: db, Node: &structs.Node{ID: "node1", Datacenter: "dc1"}, KillGrace: 200 * time.Millisecond,
+			Templates: &TemplateConfig{RPC: vars},
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if len(reasons) != 1 {
-		t.Errorf("restarts after the agent restart: %q, want only the change's", reasons)
-	}
-	if err := h2.tr.Kill(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
+		h2 := &harness{tr: tr2, driver: driver, db: db, alloc: h.alloc, dir: h.dir}
+		if err := h2.tr.Restore(); err != nil {
+			t.Fatal(err)
+		}
+		go h2.tr.Run()
+		settled(t, "the watch to resume", func() bool {
+			h2.tr.templates.mu.Lock()
+			defer h2.tr.templates.mu.Unlock()
+			return h2.tr.templates.done != nil
+		})
+		vars.put("nomad/jobs/job", structs.VariableItems{"v": "2"})
+		settled(t, "the restart", func() bool {
+			st := h2.tr.TaskState()
+			return st.Restarts == 1 && st.State == structs.TaskStateRunning
+		})
+		var reasons []string
+		for _, e := range h2.tr.TaskState().Events {
+			if e.Type == structs.TaskRestartSignal {
+				reasons = append(reasons, e.RestartReason)
+			}
+		}
+		if len(reasons) != 1 {
+			t.Errorf("restarts after the agent restart: %q, want only the change's", reasons)
+		}
+		if err := h2.tr.Kill(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func TestTemplateHookRenderFailureFailsSetup(t *testing.T) {
-	vars := newFakeVarServer()
-	task := &structs.Task{Config: map[string]any{}, Templates: []*structs.Template{
-		{EmbeddedTmpl: `{{ parseInt "x" }}`, DestPath: "local/v"},
-	}}
-	h := templateHarness(t, task, vars, nil, nil)
-	h.tr.Run()
-	st := h.tr.TaskState()
-	if st.State != structs.TaskStateDead || !st.Failed {
-		t.Fatalf("state = %s failed = %v", st.State, st.Failed)
-	}
-	if !hasTemplateEvent(h.tr, "Template failed: template 1 (local/v)") {
-		t.Errorf("events = %q", eventTypes(st))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		vars := newFakeVarServer()
+		task := &structs.Task{Config: map[string]any{}, Templates: []*structs.Template{
+			{EmbeddedTmpl: `{{ parseInt "x" }}`, DestPath: "local/v"},
+		}}
+		h := templateHarness(t, task, vars, nil, nil)
+		h.tr.Run()
+		st := h.tr.TaskState()
+		if st.State != structs.TaskStateDead || !st.Failed {
+			t.Fatalf("state = %s failed = %v", st.State, st.Failed)
+		}
+		if !hasTemplateEvent(h.tr, "Template failed: template 1 (local/v)") {
+			t.Errorf("events = %q", eventTypes(st))
+		}
+	})
 }
 
 func TestTemplateHookAgentRestartRewritesLostFile(t *testing.T) {
-	driver := mock.New(nil)
-	defer driver.Shutdown()
-	db := state.NewMemDB()
-	vars := newFakeVarServer()
-	vars.put("nomad/jobs/job", structs.VariableItems{"v": "1"})
-	vars.put("nomad/jobs/job/group/web", structs.VariableItems{"v": "e1"})
-	task := tmplTask(structs.TemplateChangeModeRestart)
-	task.Templates[0].Splay = 0
-	h := templateHarness(t, task, vars, driver, db)
-	go h.tr.Run()
-	waitFor(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
-	h.tr.Shutdown()
-	// The rendered file is gone when the agent comes back: rendering it
-	// again is a change, which restarts the task.
-	if err := os.Remove(filepath.Join(h.dir.NewTaskDir("web").Dir, "local/v")); err != nil {
-		t.Fatal(err)
-	}
-	tr2, err := New(&Config{
-		Alloc: h.alloc, Task: h.alloc.Job.TaskGroups[0].Tasks[0], AllocDir: h.dir, Driver: driver,
-		StateDB: db, Node: &structs.Node{ID: "node1", Datacenter: "dc1"}, KillGrace: 200 * time.Millisecond,
-		Templates: &TemplateConfig{RPC: vars},
+	synctest.Test(t, func(t *testing.T) {
+		driver := mock.New(nil)
+		defer driver.Shutdown()
+		db := state.NewMemDB()
+		vars := newFakeVarServer()
+		vars.put("nomad/jobs/job", structs.VariableItems{"v": "1"})
+		vars.put("nomad/jobs/job/group/web", structs.VariableItems{"v": "e1"})
+		task := tmplTask(structs.TemplateChangeModeRestart)
+		task.Templates[0].Splay = 0
+		h := templateHarness(t, task, vars, driver, db)
+		go h.tr.Run()
+		settled(t, "running", running(h))
+		h.tr.Shutdown()
+		// The rendered file is gone when the agent comes back: rendering it
+		// again is a change, which restarts the task.
+		if err := os.Remove(filepath.Join(h.dir.NewTaskDir("web").Dir, "local/v")); err != nil {
+			t.Fatal(err)
+		}
+		tr2, err := New(&Config{
+			Alloc: h.alloc, Task: h.alloc.Job.TaskGroups[0].Tasks[0], AllocDir: h.dir, Driver: driver,
+			StateDB: db, Node: &structs.Node{ID: "node1", Datacenter: "dc1"}, KillGrace: 200 * time.Millisecond,
+			Templates: &TemplateConfig{RPC: vars},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr2.Restore(); err != nil {
+			t.Fatal(err)
+		}
+		go tr2.Run()
+		settled(t, "the restart", func() bool {
+			st := tr2.TaskState()
+			return st.Restarts == 1 && st.State == structs.TaskStateRunning
+		})
+		if err := tr2.Kill(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr2.Restore(); err != nil {
-		t.Fatal(err)
-	}
-	go tr2.Run()
-	waitFor(t, "the restart", func() bool {
-		st := tr2.TaskState()
-		return st.Restarts == 1 && st.State == structs.TaskStateRunning
-	})
-	if err := tr2.Kill(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func TestTemplateHookChangeScript(t *testing.T) {
@@ -274,29 +291,32 @@ func TestTemplateHookChangeScript(t *testing.T) {
 		{name: "fails the task", exitCode: 3, failOnError: true, wantEvent: "Template failed to run change script", wantKilled: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			vars := newFakeVarServer()
-			vars.put("nomad/jobs/job", structs.VariableItems{"v": "1"})
-			task := &structs.Task{Config: map[string]any{"exec_command": map[string]any{"exit_code": tc.exitCode}},
-				Templates: []*structs.Template{{
-					EmbeddedTmpl: `{{ with nomadVar "nomad/jobs/job" }}{{ .v }}{{ end }}`, DestPath: "local/v",
-					ChangeMode:   structs.TemplateChangeModeScript,
-					ChangeScript: &structs.ChangeScript{Command: "/bin/reload", Args: []string{"-q"}, FailOnError: tc.failOnError},
-				}}}
-			h := templateHarness(t, task, vars, nil, nil)
-			go h.tr.Run()
-			waitFor(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
-			vars.put("nomad/jobs/job", structs.VariableItems{"v": "2"})
-			waitFor(t, "the script's event", func() bool { return hasTemplateEvent(h.tr, tc.wantEvent) })
-			if tc.wantKilled {
-				waitClosed(t, "the task to be killed", h.tr.WaitCh())
-				return
-			}
-			if err := h.tr.Kill(context.Background(), nil); err != nil {
-				t.Fatal(err)
-			}
-			if st := h.tr.TaskState(); st.Restarts != 0 {
-				t.Errorf("restarts = %d", st.Restarts)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				vars := newFakeVarServer()
+				vars.put("nomad/jobs/job", structs.VariableItems{"v": "1"})
+				task := &structs.Task{Config: map[string]any{"exec_command": map[string]any{"exit_code": tc.exitCode}},
+					Templates: []*structs.Template{{
+						EmbeddedTmpl: `{{ with nomadVar "nomad/jobs/job" }}{{ .v }}{{ end }}`, DestPath: "local/v",
+						ChangeMode:   structs.TemplateChangeModeScript,
+						ChangeScript: &structs.ChangeScript{Command: "/bin/reload", Args: []string{"-q"}, FailOnError: tc.failOnError},
+					}}}
+				h := templateHarness(t, task, vars, nil, nil)
+				go h.tr.Run()
+				settled(t, "running", running(h))
+				vars.put("nomad/jobs/job", structs.VariableItems{"v": "2"})
+				time.Sleep(h.tr.Task().Templates[0].Splay) // the most the script is splayed
+				settled(t, "the script's event", func() bool { return hasTemplateEvent(h.tr, tc.wantEvent) })
+				if tc.wantKilled {
+					waitClosed(t, "the task to be killed", h.tr.WaitCh())
+					return
+				}
+				if err := h.tr.Kill(context.Background(), nil); err != nil {
+					t.Fatal(err)
+				}
+				if st := h.tr.TaskState(); st.Restarts != 0 {
+					t.Errorf("restarts = %d", st.Restarts)
+				}
+			})
 		})
 	}
 }
