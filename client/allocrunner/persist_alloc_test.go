@@ -82,10 +82,11 @@ func TestRunPersistsTheAllocBeforeAnyTaskStarts(t *testing.T) {
 	ar, rec := newDBRunner(t, alloc, db)
 	go ar.Run()
 	t.Cleanup(ar.Destroy)
-	waitFor(t, "alloc running", func() bool {
-		u := rec.last()
-		return u != nil && u.ClientStatus == structs.AllocClientStatusRunning
-	})
+	// The Client is sent each state before the runner's listeners are.
+	waitPublished(t, ar, "the alloc running", func(a *structs.Allocation) bool { return a.ClientStatus == structs.AllocClientStatusRunning })
+	if u := rec.last(); u == nil || u.ClientStatus != structs.AllocClientStatusRunning {
+		t.Fatalf("last update = %+v, want running", u)
+	}
 	if ops := db.recorded(); !slices.Equal(ops, []string{"alloc", "start intent"}) {
 		t.Errorf("writes = %q, want the alloc, then the start intent", ops)
 	}
@@ -130,7 +131,10 @@ func TestRestoredRunnerDoesNotRewriteItsAlloc(t *testing.T) {
 	}
 	go ar.Run()
 	t.Cleanup(ar.Destroy)
-	waitFor(t, "the task's start", func() bool { return slices.Contains(db.recorded(), "start intent") })
+	waitChange(t, ar, "the task's start", isRunning(ar)) // the start intent is written before the start
+	if ops := db.recorded(); !slices.Contains(ops, "start intent") {
+		t.Fatalf("writes = %q: the task started without a start intent", ops)
+	}
 	if ops := db.recorded(); slices.Contains(ops, "alloc") {
 		t.Errorf("writes = %q: a restored runner wrote its alloc again", ops)
 	}
