@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -26,14 +27,16 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
+// settle waits until every other goroutine of the test's synctest bubble
+// is durably blocked (synctest.Wait: the client and its runners have done
+// all they can without time passing), then requires cond. Only in a
+// bubble; where the outcome needs time to pass, the test sleeps (fake
+// time) for it first.
+func settle(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
+	synctest.Wait()
+	if !cond() {
+		t.Fatalf("the client settled without %s", what)
 	}
 }
 
@@ -97,7 +100,7 @@ func TestClientRunsAllocLifecycle(t *testing.T) {
 	if err := c.Start(); structs.KindOf(err) != structs.KindConflict {
 		t.Errorf("second Start: %v", err)
 	}
-	waitFor(t, "registration", func() bool { r, _ := srv.counts(); return r >= 1 })
+	srv.wait(t, "registration", func() bool { r, _ := srv.counts(); return r >= 1 })
 	srv.mu.Lock()
 	node := srv.nodes[c.NodeID()]
 	srv.mu.Unlock()
@@ -108,7 +111,7 @@ func TestClientRunsAllocLifecycle(t *testing.T) {
 
 	alloc := testJobAlloc(c.NodeID(), map[string]any{})
 	srv.putAlloc(alloc)
-	waitFor(t, "alloc running on the server", func() bool {
+	srv.wait(t, "alloc running on the server", func() bool {
 		return srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusRunning
 	})
 	st, err := c.AllocState(alloc.ID)
@@ -127,13 +130,18 @@ func TestClientRunsAllocLifecycle(t *testing.T) {
 	if err := c.RestartAlloc(context.Background(), alloc.ID, "", true); err != nil {
 		t.Errorf("RestartAlloc: %v", err)
 	}
-	waitFor(t, "restart", func() bool {
-		st, _ := c.AllocState(alloc.ID)
-		return st.TaskStates["web"].Restarts == 1 && st.ClientStatus == structs.AllocClientStatusRunning
+	// The client reports its alloc's states to the servers in order: what
+	// they see is what the client had.
+	srv.wait(t, "the restart reported", func() bool {
+		a := srv.alloc(alloc.ID)
+		return a.TaskStates["web"].Restarts == 1 && a.ClientStatus == structs.AllocClientStatusRunning
 	})
+	if st, _ := c.AllocState(alloc.ID); st.TaskStates["web"].Restarts != 1 || st.ClientStatus != structs.AllocClientStatusRunning {
+		t.Fatalf("client alloc state after the restart = %s, %d restarts", st.ClientStatus, st.TaskStates["web"].Restarts)
+	}
 
 	srv.stopAlloc(alloc.ID)
-	waitFor(t, "alloc complete on the server", func() bool {
+	srv.wait(t, "alloc complete on the server", func() bool {
 		return srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusComplete
 	})
 	ts := srv.alloc(alloc.ID).TaskStates["web"]
@@ -142,9 +150,21 @@ func TestClientRunsAllocLifecycle(t *testing.T) {
 	}
 
 	dir, _ := c.AllocDir(alloc.ID)
+	c.allocMu.Lock()
+	ar := c.allocs[alloc.ID]
+	c.allocMu.Unlock()
 	srv.removeAlloc(alloc.ID)
-	waitFor(t, "alloc removed", func() bool { _, err := c.AllocState(alloc.ID); return err != nil })
-	waitFor(t, "alloc dir removed", func() bool { _, err := os.Stat(dir); return os.IsNotExist(err) })
+	select { // the runner is destroyed, its directory removed
+	case <-ar.DestroyCh():
+	case <-time.After(hungBound):
+		t.Fatal("the removed alloc's runner was not destroyed")
+	}
+	if _, err := c.AllocState(alloc.ID); err == nil {
+		t.Errorf("AllocState of a removed alloc: no error")
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("alloc dir after removal: %v, want it gone", err)
+	}
 
 	stats := c.Stats()
 	if stats["node_id"] != c.NodeID() || stats["num_allocations"] != "0" {
@@ -170,17 +190,17 @@ func TestClientRegisterRetryAndHeartbeat(t *testing.T) {
 	// third succeeds. The node update loop may register the node again
 	// once the driver's first fingerprint is in, at any time (late under
 	// load), so the count is at least 3, not exactly 3.
-	waitFor(t, "registration after retries", func() bool {
+	srv.wait(t, "registration after retries", func() bool {
 		r, _ := srv.counts()
 		return r >= 3 && srv.known(tc.c.NodeID())
 	})
-	waitFor(t, "heartbeats", func() bool { _, h := srv.counts(); return h >= 2 })
+	srv.wait(t, "heartbeats", func() bool { _, h := srv.counts(); return h >= 2 })
 	_, beats := srv.counts()
 	srv.forgetNodes()
 	// A heartbeat the servers answer "not found" registers the node again,
 	// and heartbeats go on. (A late node update may register it first:
 	// then no heartbeat is refused, and the node is back all the same.)
-	waitFor(t, "re-registration", func() bool {
+	srv.wait(t, "re-registration", func() bool {
 		_, h := srv.counts()
 		return srv.known(tc.c.NodeID()) && h > beats
 	})
@@ -200,9 +220,9 @@ func TestClientShutdownLeavesTasksAndRestores(t *testing.T) {
 		t.Fatal(err)
 	}
 	alloc := testJobAlloc(nodeID, map[string]any{})
-	waitFor(t, "registration", func() bool { r, _ := srv.counts(); return r >= 1 })
+	srv.wait(t, "registration", func() bool { r, _ := srv.counts(); return r >= 1 })
 	srv.putAlloc(alloc)
-	waitFor(t, "running", func() bool { return srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusRunning })
+	srv.wait(t, "running", func() bool { return srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusRunning })
 
 	// A MemDB cannot be reopened after Close: copy what a bbolt file would
 	// keep into a new one for the next agent.
@@ -234,7 +254,7 @@ func TestClientShutdownLeavesTasksAndRestores(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.stopAlloc(alloc.ID)
-	waitFor(t, "complete", func() bool { return srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusComplete })
+	srv.wait(t, "complete", func() bool { return srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusComplete })
 	started := 0
 	for _, e := range srv.alloc(alloc.ID).TaskStates["web"].Events {
 		if e.Type == structs.TaskStarted {
@@ -255,9 +275,9 @@ func TestClientDevModeShutdownKillsTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	alloc := testJobAlloc(tc.c.NodeID(), map[string]any{})
-	waitFor(t, "registration", func() bool { r, _ := tc.srv.counts(); return r >= 1 })
+	tc.srv.wait(t, "registration", func() bool { r, _ := tc.srv.counts(); return r >= 1 })
 	tc.srv.putAlloc(alloc)
-	waitFor(t, "running", func() bool { return tc.srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusRunning })
+	tc.srv.wait(t, "running", func() bool { return tc.srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusRunning })
 	if err := tc.c.Shutdown(); err != nil {
 		t.Fatal(err)
 	}
@@ -323,11 +343,11 @@ func TestClientReportsAllocItCannotRun(t *testing.T) {
 	if err := tc.c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "registration", func() bool { r, _ := tc.srv.counts(); return r >= 1 })
+	tc.srv.wait(t, "registration", func() bool { r, _ := tc.srv.counts(); return r >= 1 })
 	alloc := testJobAlloc(tc.c.NodeID(), nil)
 	alloc.Job.TaskGroups[0].Tasks[0].Driver = "no_such_driver"
 	tc.srv.putAlloc(alloc)
-	waitFor(t, "failed on the server", func() bool { return tc.srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusFailed })
+	tc.srv.wait(t, "failed on the server", func() bool { return tc.srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusFailed })
 	if desc := tc.srv.alloc(alloc.ID).ClientDescription; desc == "" {
 		t.Errorf("no description for the failure")
 	}

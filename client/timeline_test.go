@@ -17,11 +17,11 @@ func TestClientTimelineSteps(t *testing.T) {
 	}
 	alloc := testJobAlloc(c.NodeID(), map[string]any{"run_for": "1h"})
 	srv.putAlloc(alloc)
-	waitFor(t, "alloc running on the server", func() bool {
+	srv.wait(t, "alloc running on the server", func() bool {
 		return srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusRunning
 	})
 	srv.stopAlloc(alloc.ID)
-	waitFor(t, "alloc ended on the server", func() bool {
+	srv.wait(t, "alloc ended on the server", func() bool {
 		return srv.alloc(alloc.ID).ClientTerminalStatus()
 	})
 	entries := c.AllocTimeline(alloc.ID)
