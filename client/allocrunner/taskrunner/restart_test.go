@@ -64,7 +64,7 @@ func TestTaskRunnerRestartHeld(t *testing.T) {
 				t.Errorf("Starts while held = %d, want 1", n)
 			}
 			close(release)
-			settled(t, "started again", func() bool { return h.tr.Starts() == 2 && running(h)() })
+			settle(t, "started again", func() bool { return h.tr.Starts() == 2 && running(h)() })
 			if st := h.tr.TaskState(); st.Failed || st.Restarts != 1 {
 				t.Errorf("failed %v restarts %d", st.Failed, st.Restarts)
 			}
@@ -108,7 +108,7 @@ func TestTaskRunnerRestartHeld(t *testing.T) {
 				t.Errorf("a task not running was killed: %q", eventTypes(st))
 			}
 			close(release)
-			settled(t, "started again", func() bool { return h.tr.Starts() == 2 })
+			settle(t, "started again", func() bool { return h.tr.Starts() == 2 })
 			if err := h.tr.Kill(context.Background(), nil); err != nil {
 				t.Fatal(err)
 			}
@@ -124,7 +124,7 @@ func TestTaskRunnerRestartHeld(t *testing.T) {
 				}
 				go h.tr.Run()
 				time.Sleep(tc.runFor)
-				settled(t, "ready", tc.ready(h))
+				settle(t, "ready", tc.ready(h))
 				stopped, err := h.tr.RestartHeld(ev, release)
 				if err != nil {
 					t.Fatal(err)
@@ -224,11 +224,11 @@ func TestTaskRunnerUserRestartsConsumeNoAttempt(t *testing.T) {
 		policy := &structs.RestartPolicy{Attempts: 1, Interval: time.Hour, Mode: structs.RestartPolicyModeFail}
 		h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}, RestartPolicy: policy}), nil, nil)
 		go h.tr.Run()
-		settled(t, "running", running(h))
+		settle(t, "running", running(h))
 		if err := h.tr.Restart(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}
-		settled(t, "restarted", func() bool { return h.tr.Starts() == 2 && running(h)() })
+		settle(t, "restarted", func() bool { return h.tr.Starts() == 2 && running(h)() })
 		release := make(chan struct{})
 		close(release)
 		stopped, err := h.tr.RestartHeld(nil, release)
@@ -236,10 +236,10 @@ func TestTaskRunnerUserRestartsConsumeNoAttempt(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitClosed(t, "stopped", stopped)
-		settled(t, "restarted again", func() bool { return h.tr.Starts() == 3 && running(h)() })
+		settle(t, "restarted again", func() bool { return h.tr.Starts() == 3 && running(h)() })
 
 		stopFromOutside(t, h)
-		settled(t, "restarted after a crash", func() bool { return h.tr.Starts() == 4 && running(h)() })
+		settle(t, "restarted after a crash", func() bool { return h.tr.Starts() == 4 && running(h)() })
 		if ev := h.tr.TaskState().Events; !slices.ContainsFunc(ev, func(e *structs.TaskEvent) bool {
 			return e.Type == structs.TaskRestarting && e.RestartReason == ReasonWithinPolicy
 		}) {

@@ -85,7 +85,7 @@ func TestTaskRunnerStartsInItsTurn(t *testing.T) {
 			t.Fatalf("start intent %+v written before the turn", intent)
 		}
 		close(gate.admit)
-		settled(t, "the task running", func() bool { return tr.TaskState().State == structs.TaskStateRunning })
+		settle(t, "the task running", func() bool { return tr.TaskState().State == structs.TaskStateRunning })
 		if got := len(driver.started()); got != 1 {
 			t.Errorf("%d starts, want 1", got)
 		}

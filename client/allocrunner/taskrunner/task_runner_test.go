@@ -21,12 +21,12 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// settled waits until every other goroutine of the test's bubble is
+// settle waits until every other goroutine of the test's bubble is
 // durably blocked (synctest.Wait: the runner, its hooks and the mock
 // driver have done all they can without time passing) and then requires
 // cond. Only for a test in a synctest bubble; where the outcome needs time
 // to pass, the test sleeps (fake time) for it first.
-func settled(t *testing.T, what string, cond func() bool) {
+func settle(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	synctest.Wait()
 	if !cond() {
@@ -312,7 +312,7 @@ func TestTaskRunnerEventSequences(t *testing.T) {
 				h := newHarness(t, testAlloc(tc.jobType, task), nil, nil)
 				go h.tr.Run()
 				if tc.kill {
-					settled(t, "task running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
+					settle(t, "task running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
 					if err := h.tr.Kill(context.Background(), structs.NewTaskEvent(structs.TaskKilling)); err != nil {
 						t.Fatal(err)
 					}
@@ -349,7 +349,7 @@ func TestTaskRunnerRestartModeDelay(t *testing.T) {
 		// Two intervals: a restart within the policy, the attempts spent,
 		// a restart delayed to the interval's end, and one more after it.
 		time.Sleep(2 * policy.Interval)
-		settled(t, "a delayed restart", func() bool {
+		settle(t, "a delayed restart", func() bool {
 			for _, e := range h.tr.TaskState().Events {
 				if e.Type == structs.TaskRestarting && strings.Contains(e.RestartReason, `mode is "delay"`) {
 					return true
@@ -357,7 +357,7 @@ func TestTaskRunnerRestartModeDelay(t *testing.T) {
 			}
 			return false
 		})
-		settled(t, "restart after the delay", func() bool { return h.tr.TaskState().Restarts >= 3 })
+		settle(t, "restart after the delay", func() bool { return h.tr.TaskState().Restarts >= 3 })
 		if err := h.tr.Kill(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}
@@ -373,7 +373,7 @@ func TestTaskRunnerKillBeforeRun(t *testing.T) {
 		h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}}), nil, nil)
 		done := make(chan error, 1)
 		go func() { done <- h.tr.Kill(context.Background(), nil) }()
-		settled(t, "kill marked", func() bool { return h.tr.killContext().Err() != nil })
+		settle(t, "kill marked", func() bool { return h.tr.killContext().Err() != nil })
 		h.tr.Run()
 		if err := <-done; err != nil {
 			t.Fatal(err)
@@ -418,7 +418,7 @@ func TestTaskRunnerKillDuringStart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{"start_block_for": "10s"}}), nil, nil)
 		go h.tr.Run()
-		settled(t, "task setup", func() bool { return findEvent(h.tr.TaskState(), "Task Setup") != nil })
+		settle(t, "task setup", func() bool { return findEvent(h.tr.TaskState(), "Task Setup") != nil })
 		if err := h.tr.Kill(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}
@@ -434,7 +434,7 @@ func TestTaskRunnerKillDuringRestartDelay(t *testing.T) {
 		h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{"run_for": "1ms"}, RestartPolicy: policy}), nil, nil)
 		go h.tr.Run()
 		time.Sleep(time.Millisecond) // the task's run_for
-		settled(t, "restarting", func() bool { return findEvent(h.tr.TaskState(), "Restarting") != nil })
+		settle(t, "restarting", func() bool { return findEvent(h.tr.TaskState(), "Restarting") != nil })
 		if err := h.tr.Kill(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}
@@ -449,7 +449,7 @@ func TestTaskRunnerKillReasonEvent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}}), nil, nil)
 		go h.tr.Run()
-		settled(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
+		settle(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
 		if err := h.tr.Kill(context.Background(), structs.NewTaskEvent(structs.TaskLeaderDead)); err != nil {
 			t.Fatal(err)
 		}
@@ -470,7 +470,7 @@ func TestTaskRunnerShutdownLeavesTaskRunning(t *testing.T) {
 				alloc := testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{"wait_never_returns": never}})
 				h := newHarness(t, alloc, driver, db)
 				go h.tr.Run()
-				settled(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
+				settle(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
 				h.tr.Shutdown()
 				ls, _, err := db.GetTaskRunnerState(alloc.ID, "web")
 				if err != nil || ls == nil || ls.TaskHandle == nil {
@@ -514,7 +514,7 @@ func TestTaskRunnerRestartAndSignal(t *testing.T) {
 			t.Errorf("Restart before start: %v", err)
 		}
 		go h.tr.Run()
-		settled(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
+		settle(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
 		h.tr.mu.RLock()
 		first := h.tr.local.InvocationID
 		h.tr.mu.RUnlock()
@@ -524,7 +524,7 @@ func TestTaskRunnerRestartAndSignal(t *testing.T) {
 		if err := h.tr.Restart(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}
-		settled(t, "restarted", func() bool {
+		settle(t, "restarted", func() bool {
 			st := h.tr.TaskState()
 			return st.Restarts == 1 && st.State == structs.TaskStateRunning
 		})
@@ -680,7 +680,7 @@ func TestTaskRunnerKillWithHangingStopTask(t *testing.T) {
 			t.Fatal(err)
 		}
 		go tr.Run()
-		settled(t, "running", func() bool { return tr.TaskState().State == structs.TaskStateRunning })
+		settle(t, "running", func() bool { return tr.TaskState().State == structs.TaskStateRunning })
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := tr.Kill(ctx, nil); err != nil {

@@ -112,18 +112,18 @@ func TestTemplateHookBlocksThenRestartsOnChange(t *testing.T) {
 		h := templateHarness(t, tmplTask(structs.TemplateChangeModeRestart), vars, nil, nil)
 		go h.tr.Run()
 		time.Sleep(templateMissingGrace)
-		settled(t, "the Missing event", func() bool { return hasTemplateEvent(h.tr, `Missing: nomadVar "nomad/jobs/job"`) })
+		settle(t, "the Missing event", func() bool { return hasTemplateEvent(h.tr, `Missing: nomadVar "nomad/jobs/job"`) })
 		if st := h.tr.TaskState(); st.State == structs.TaskStateRunning {
 			t.Fatal("task started before its template rendered")
 		}
 		vars.put("nomad/jobs/job", structs.VariableItems{"v": "1"})
-		settled(t, "running", running(h))
+		settle(t, "running", running(h))
 		if env := invocationEnv(h.tr); env["APP_V"] != "e1" {
 			t.Fatalf("env APP_V = %q, want the env template's value", env["APP_V"])
 		}
 		vars.put("nomad/jobs/job", structs.VariableItems{"v": "2"})
 		time.Sleep(h.tr.Task().Templates[0].Splay) // the most the restart is splayed
-		settled(t, "the restart", func() bool {
+		settle(t, "the restart", func() bool {
 			st := h.tr.TaskState()
 			return st.Restarts == 1 && st.State == structs.TaskStateRunning
 		})
@@ -151,10 +151,10 @@ func TestTemplateHookSignals(t *testing.T) {
 		h := templateHarness(t, tmplTask(structs.TemplateChangeModeSignal), vars, nil, nil)
 		h.tr.Task().Templates[0].Splay = 0
 		go h.tr.Run()
-		settled(t, "running", running(h))
+		settle(t, "running", running(h))
 		id := h.tr.Invocation().ID
 		vars.put("nomad/jobs/job", structs.VariableItems{"v": "2"})
-		settled(t, "the signal", func() bool { return slices.Contains(h.driver.ReceivedSignals(id), "SIGHUP") })
+		settle(t, "the signal", func() bool { return slices.Contains(h.driver.ReceivedSignals(id), "SIGHUP") })
 		if err := h.tr.Kill(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +176,7 @@ func TestTemplateHookAgentRestartKeepsUnchangedTask(t *testing.T) {
 		task.Templates[0].Splay = 0
 		h := templateHarness(t, task, vars, driver, db)
 		go h.tr.Run()
-		settled(t, "running", running(h))
+		settle(t, "running", running(h))
 		h.tr.Shutdown() // the agent stops; the task runs on
 
 		// A new agent: nothing changed, so the task is not restarted, and
@@ -194,13 +194,13 @@ func TestTemplateHookAgentRestartKeepsUnchangedTask(t *testing.T) {
 			t.Fatal(err)
 		}
 		go h2.tr.Run()
-		settled(t, "the watch to resume", func() bool {
+		settle(t, "the watch to resume", func() bool {
 			h2.tr.templates.mu.Lock()
 			defer h2.tr.templates.mu.Unlock()
 			return h2.tr.templates.done != nil
 		})
 		vars.put("nomad/jobs/job", structs.VariableItems{"v": "2"})
-		settled(t, "the restart", func() bool {
+		settle(t, "the restart", func() bool {
 			st := h2.tr.TaskState()
 			return st.Restarts == 1 && st.State == structs.TaskStateRunning
 		})
@@ -249,7 +249,7 @@ func TestTemplateHookAgentRestartRewritesLostFile(t *testing.T) {
 		task.Templates[0].Splay = 0
 		h := templateHarness(t, task, vars, driver, db)
 		go h.tr.Run()
-		settled(t, "running", running(h))
+		settle(t, "running", running(h))
 		h.tr.Shutdown()
 		// The rendered file is gone when the agent comes back: rendering it
 		// again is a change, which restarts the task.
@@ -268,7 +268,7 @@ func TestTemplateHookAgentRestartRewritesLostFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		go tr2.Run()
-		settled(t, "the restart", func() bool {
+		settle(t, "the restart", func() bool {
 			st := tr2.TaskState()
 			return st.Restarts == 1 && st.State == structs.TaskStateRunning
 		})
@@ -302,10 +302,10 @@ func TestTemplateHookChangeScript(t *testing.T) {
 					}}}
 				h := templateHarness(t, task, vars, nil, nil)
 				go h.tr.Run()
-				settled(t, "running", running(h))
+				settle(t, "running", running(h))
 				vars.put("nomad/jobs/job", structs.VariableItems{"v": "2"})
 				time.Sleep(h.tr.Task().Templates[0].Splay) // the most the script is splayed
-				settled(t, "the script's event", func() bool { return hasTemplateEvent(h.tr, tc.wantEvent) })
+				settle(t, "the script's event", func() bool { return hasTemplateEvent(h.tr, tc.wantEvent) })
 				if tc.wantKilled {
 					waitClosed(t, "the task to be killed", h.tr.WaitCh())
 					return
