@@ -163,20 +163,35 @@ func benchClient(b *testing.B, n int) (*Client, *mock.Driver, []*structs.Allocat
 		diff.added = append(diff.added, a.ID)
 	}
 	c.applyAllocs(diff, allocs)
-	deadline := time.Now().Add(time.Minute)
 	for _, a := range allocs {
-		for {
-			st, err := c.AllocState(a.ID)
-			if err == nil && st.ClientStatus == structs.AllocClientStatusRunning {
-				break
-			}
-			if time.Now().After(deadline) {
-				b.Fatalf("alloc %s not running", a.ID)
-			}
-			time.Sleep(time.Millisecond)
-		}
+		c.allocMu.RLock()
+		ar := c.allocs[a.ID]
+		c.allocMu.RUnlock()
+		awaitRunning(b, ar)
 	}
 	return c, driver, allocs
+}
+
+// awaitRunning waits until ar publishes its alloc running (its listener
+// gets every state it publishes, the latest first).
+func awaitRunning(b *testing.B, ar *allocrunner.AllocRunner) {
+	b.Helper()
+	l := ar.Listen()
+	defer l.Close()
+	bound := time.After(time.Minute) // a bound for a hung benchmark only
+	for {
+		select {
+		case a, ok := <-l.Ch():
+			if !ok {
+				b.Fatalf("alloc %s closed its listeners before running", ar.ID())
+			}
+			if a.ClientStatus == structs.AllocClientStatusRunning {
+				return
+			}
+		case <-bound:
+			b.Fatalf("alloc %s not running after a minute", ar.ID())
+		}
+	}
 }
 
 // appliedWaiter registers a listener on every runner now and returns a

@@ -17,7 +17,7 @@ func runningAlloc(t *testing.T, tc *testClient, config map[string]any, edit func
 		edit(alloc.Job.TaskGroups[0].Tasks[0])
 	}
 	tc.srv.putAlloc(alloc)
-	waitFor(t, "alloc running", func() bool {
+	tc.srv.wait(t, "alloc running", func() bool {
 		return tc.srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusRunning
 	})
 	return alloc
@@ -43,24 +43,26 @@ func shutdownWithin(t *testing.T, c *Client, d time.Duration) {
 func TestClientShutdownWithMisbehavingDriver(t *testing.T) {
 	for _, dev := range []bool{false, true} {
 		t.Run(map[bool]string{false: "leave tasks running", true: "dev mode: destroy"}[dev], func(t *testing.T) {
-			tc := newTestClient(t, nil, nil, nil, dev)
-			if err := tc.c.Start(); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, "registration", func() bool { r, _ := tc.srv.counts(); return r >= 1 })
-			bad := runningAlloc(t, tc, map[string]any{"wait_never_returns": true}, func(task *structs.Task) {
-				task.KillTimeout = 20 * time.Millisecond
-			})
-			good := runningAlloc(t, tc, map[string]any{}, nil)
-			// The kill grace (5s) bounds the wait for the bad driver.
-			shutdownWithin(t, tc.c, 10*time.Second)
-			if dev {
-				for _, id := range []string{bad.ID, good.ID} {
-					if got := tc.srv.alloc(id).ClientStatus; got != structs.AllocClientStatusComplete {
-						t.Errorf("alloc %s status after dev shutdown = %s", id, got)
+			synctest.Test(t, func(t *testing.T) {
+				tc := newTestClient(t, nil, nil, nil, dev)
+				if err := tc.c.Start(); err != nil {
+					t.Fatal(err)
+				}
+				tc.srv.wait(t, "registration", func() bool { r, _ := tc.srv.counts(); return r >= 1 })
+				bad := runningAlloc(t, tc, map[string]any{"wait_never_returns": true}, func(task *structs.Task) {
+					task.KillTimeout = 20 * time.Millisecond
+				})
+				good := runningAlloc(t, tc, map[string]any{}, nil)
+				// The kill grace (5s) bounds the wait for the bad driver.
+				shutdownWithin(t, tc.c, 10*time.Second)
+				if dev {
+					for _, id := range []string{bad.ID, good.ID} {
+						if got := tc.srv.alloc(id).ClientStatus; got != structs.AllocClientStatusComplete {
+							t.Errorf("alloc %s status after dev shutdown = %s", id, got)
+						}
 					}
 				}
-			}
+			})
 		})
 	}
 }
@@ -74,10 +76,10 @@ func TestClientNotBlockedBySlowAlloc(t *testing.T) {
 		if err := tc.c.Start(); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "registration", func() bool { r, _ := tc.srv.counts(); return r >= 1 })
+		tc.srv.wait(t, "registration", func() bool { r, _ := tc.srv.counts(); return r >= 1 })
 		slow := runningAlloc(t, tc, map[string]any{"kill_after": "1h"}, func(task *structs.Task) { task.KillTimeout = time.Hour })
 		tc.srv.stopAlloc(slow.ID) // its update loop now waits for the task to stop
-		waitFor(t, "slow alloc killing", func() bool {
+		settle(t, "slow alloc killing", func() bool {
 			st, err := tc.c.AllocState(slow.ID)
 			if err != nil {
 				return false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -26,14 +27,16 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
+// settle waits until every other goroutine of the test's synctest bubble
+// is durably blocked (synctest.Wait: the client and its runners have done
+// all they can without time passing), then requires cond. Only in a
+// bubble; where the outcome needs time to pass, the test sleeps (fake
+// time) for it first.
+func settle(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
+	synctest.Wait()
+	if !cond() {
+		t.Fatalf("the client settled without %s", what)
 	}
 }
 
@@ -89,181 +92,206 @@ func testJobAlloc(nodeID string, config map[string]any) *structs.Allocation {
 }
 
 func TestClientRunsAllocLifecycle(t *testing.T) {
-	tc := newTestClient(t, nil, nil, nil, false)
-	c, srv := tc.c, tc.srv
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(); structs.KindOf(err) != structs.KindConflict {
-		t.Errorf("second Start: %v", err)
-	}
-	waitFor(t, "registration", func() bool { r, _ := srv.counts(); return r >= 1 })
-	srv.mu.Lock()
-	node := srv.nodes[c.NodeID()]
-	srv.mu.Unlock()
-	if node == nil || node.Status != structs.NodeStatusReady || node.Drivers[mock.Name] == nil || !node.Drivers[mock.Name].Healthy ||
-		node.Attributes["driver."+mock.Name] != "1" || node.Datacenter != "dc1" || node.Name != "test-node" || node.Meta["rack"] != "r1" {
-		t.Fatalf("registered node = %+v", node)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestClient(t, nil, nil, nil, false)
+		c, srv := tc.c, tc.srv
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Start(); structs.KindOf(err) != structs.KindConflict {
+			t.Errorf("second Start: %v", err)
+		}
+		srv.wait(t, "registration", func() bool { r, _ := srv.counts(); return r >= 1 })
+		srv.mu.Lock()
+		node := srv.nodes[c.NodeID()]
+		srv.mu.Unlock()
+		if node == nil || node.Status != structs.NodeStatusReady || node.Drivers[mock.Name] == nil || !node.Drivers[mock.Name].Healthy ||
+			node.Attributes["driver."+mock.Name] != "1" || node.Datacenter != "dc1" || node.Name != "test-node" || node.Meta["rack"] != "r1" {
+			t.Fatalf("registered node = %+v", node)
+		}
 
-	alloc := testJobAlloc(c.NodeID(), map[string]any{})
-	srv.putAlloc(alloc)
-	waitFor(t, "alloc running on the server", func() bool {
-		return srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusRunning
+		alloc := testJobAlloc(c.NodeID(), map[string]any{})
+		srv.putAlloc(alloc)
+		srv.wait(t, "alloc running on the server", func() bool {
+			return srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusRunning
+		})
+		st, err := c.AllocState(alloc.ID)
+		if err != nil || st.ClientStatus != structs.AllocClientStatusRunning {
+			t.Fatalf("AllocState = %+v, %v", st, err)
+		}
+		if _, err := c.AllocState("nope"); structs.KindOf(err) != structs.KindNotFound {
+			t.Errorf("AllocState(unknown) = %v", err)
+		}
+		if dir, err := c.AllocDir(alloc.ID); err != nil || dir == "" {
+			t.Errorf("AllocDir = %q, %v", dir, err)
+		}
+		if err := c.SignalAlloc(context.Background(), alloc.ID, "web", "SIGHUP"); err != nil {
+			t.Errorf("SignalAlloc: %v", err)
+		}
+		if err := c.RestartAlloc(context.Background(), alloc.ID, "", true); err != nil {
+			t.Errorf("RestartAlloc: %v", err)
+		}
+		// The client reports its alloc's states to the servers in order: what
+		// they see is what the client had.
+		srv.wait(t, "the restart reported", func() bool {
+			a := srv.alloc(alloc.ID)
+			return a.TaskStates["web"].Restarts == 1 && a.ClientStatus == structs.AllocClientStatusRunning
+		})
+		if st, _ := c.AllocState(alloc.ID); st.TaskStates["web"].Restarts != 1 || st.ClientStatus != structs.AllocClientStatusRunning {
+			t.Fatalf("client alloc state after the restart = %s, %d restarts", st.ClientStatus, st.TaskStates["web"].Restarts)
+		}
+
+		srv.stopAlloc(alloc.ID)
+		srv.wait(t, "alloc complete on the server", func() bool {
+			return srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusComplete
+		})
+		ts := srv.alloc(alloc.ID).TaskStates["web"]
+		if n := len(ts.Events); n < 3 || ts.Events[n-1].Type != structs.TaskKilled || ts.Events[n-2].Type != structs.TaskTerminated {
+			t.Errorf("server task events end with %+v", ts.Events[n-1])
+		}
+
+		dir, _ := c.AllocDir(alloc.ID)
+		c.allocMu.Lock()
+		ar := c.allocs[alloc.ID]
+		c.allocMu.Unlock()
+		srv.removeAlloc(alloc.ID)
+		select { // the runner is destroyed, its directory removed
+		case <-ar.DestroyCh():
+		case <-time.After(hungBound):
+			t.Fatal("the removed alloc's runner was not destroyed")
+		}
+		if _, err := c.AllocState(alloc.ID); err == nil {
+			t.Errorf("AllocState of a removed alloc: no error")
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("alloc dir after removal: %v, want it gone", err)
+		}
+
+		stats := c.Stats()
+		if stats["node_id"] != c.NodeID() || stats["num_allocations"] != "0" {
+			t.Errorf("Stats = %v", stats)
+		}
+		if err := c.Shutdown(); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Shutdown(); err != nil {
+			t.Errorf("second Shutdown: %v", err)
+		}
 	})
-	st, err := c.AllocState(alloc.ID)
-	if err != nil || st.ClientStatus != structs.AllocClientStatusRunning {
-		t.Fatalf("AllocState = %+v, %v", st, err)
-	}
-	if _, err := c.AllocState("nope"); structs.KindOf(err) != structs.KindNotFound {
-		t.Errorf("AllocState(unknown) = %v", err)
-	}
-	if dir, err := c.AllocDir(alloc.ID); err != nil || dir == "" {
-		t.Errorf("AllocDir = %q, %v", dir, err)
-	}
-	if err := c.SignalAlloc(context.Background(), alloc.ID, "web", "SIGHUP"); err != nil {
-		t.Errorf("SignalAlloc: %v", err)
-	}
-	if err := c.RestartAlloc(context.Background(), alloc.ID, "", true); err != nil {
-		t.Errorf("RestartAlloc: %v", err)
-	}
-	waitFor(t, "restart", func() bool {
-		st, _ := c.AllocState(alloc.ID)
-		return st.TaskStates["web"].Restarts == 1 && st.ClientStatus == structs.AllocClientStatusRunning
-	})
-
-	srv.stopAlloc(alloc.ID)
-	waitFor(t, "alloc complete on the server", func() bool {
-		return srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusComplete
-	})
-	ts := srv.alloc(alloc.ID).TaskStates["web"]
-	if n := len(ts.Events); n < 3 || ts.Events[n-1].Type != structs.TaskKilled || ts.Events[n-2].Type != structs.TaskTerminated {
-		t.Errorf("server task events end with %+v", ts.Events[n-1])
-	}
-
-	dir, _ := c.AllocDir(alloc.ID)
-	srv.removeAlloc(alloc.ID)
-	waitFor(t, "alloc removed", func() bool { _, err := c.AllocState(alloc.ID); return err != nil })
-	waitFor(t, "alloc dir removed", func() bool { _, err := os.Stat(dir); return os.IsNotExist(err) })
-
-	stats := c.Stats()
-	if stats["node_id"] != c.NodeID() || stats["num_allocations"] != "0" {
-		t.Errorf("Stats = %v", stats)
-	}
-	if err := c.Shutdown(); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Shutdown(); err != nil {
-		t.Errorf("second Shutdown: %v", err)
-	}
 }
 
 func TestClientRegisterRetryAndHeartbeat(t *testing.T) {
-	srv := newFakeServer()
-	srv.registerErrs = 2
-	srv.ttl = 20 * time.Millisecond
-	tc := newTestClient(t, srv, nil, nil, false)
-	if err := tc.c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Registrations are counted as they arrive: the first two fail, the
-	// third succeeds. The node update loop may register the node again
-	// once the driver's first fingerprint is in, at any time (late under
-	// load), so the count is at least 3, not exactly 3.
-	waitFor(t, "registration after retries", func() bool {
-		r, _ := srv.counts()
-		return r >= 3 && srv.known(tc.c.NodeID())
+	synctest.Test(t, func(t *testing.T) {
+		srv := newFakeServer()
+		srv.registerErrs = 2
+		srv.ttl = 20 * time.Millisecond
+		tc := newTestClient(t, srv, nil, nil, false)
+		if err := tc.c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Registrations are counted as they arrive: the first two fail, the
+		// third succeeds. The node update loop may register the node again
+		// once the driver's first fingerprint is in, at any time (late under
+		// load), so the count is at least 3, not exactly 3.
+		srv.wait(t, "registration after retries", func() bool {
+			r, _ := srv.counts()
+			return r >= 3 && srv.known(tc.c.NodeID())
+		})
+		srv.wait(t, "heartbeats", func() bool { _, h := srv.counts(); return h >= 2 })
+		_, beats := srv.counts()
+		srv.forgetNodes()
+		// A heartbeat the servers answer "not found" registers the node again,
+		// and heartbeats go on. (A late node update may register it first:
+		// then no heartbeat is refused, and the node is back all the same.)
+		srv.wait(t, "re-registration", func() bool {
+			_, h := srv.counts()
+			return srv.known(tc.c.NodeID()) && h > beats
+		})
+		if err := tc.c.Shutdown(); err != nil {
+			t.Fatal(err)
+		}
 	})
-	waitFor(t, "heartbeats", func() bool { _, h := srv.counts(); return h >= 2 })
-	_, beats := srv.counts()
-	srv.forgetNodes()
-	// A heartbeat the servers answer "not found" registers the node again,
-	// and heartbeats go on. (A late node update may register it first:
-	// then no heartbeat is refused, and the node is back all the same.)
-	waitFor(t, "re-registration", func() bool {
-		_, h := srv.counts()
-		return srv.known(tc.c.NodeID()) && h > beats
-	})
-	if err := tc.c.Shutdown(); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func TestClientShutdownLeavesTasksAndRestores(t *testing.T) {
-	driver := mock.New(nil)
-	defer driver.Shutdown()
-	db := state.NewMemDB()
-	srv := newFakeServer()
-	tc := newTestClient(t, srv, driver, db, false)
-	nodeID := tc.c.NodeID()
-	if err := tc.c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	alloc := testJobAlloc(nodeID, map[string]any{})
-	waitFor(t, "registration", func() bool { r, _ := srv.counts(); return r >= 1 })
-	srv.putAlloc(alloc)
-	waitFor(t, "running", func() bool { return srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusRunning })
-
-	// A MemDB cannot be reopened after Close: copy what a bbolt file would
-	// keep into a new one for the next agent.
-	ls, ts, _ := db.GetTaskRunnerState(alloc.ID, "web")
-	allocs, _, _ := db.GetAllAllocations()
-	id, _ := db.GetNodeIdentity()
-	if err := tc.c.Shutdown(); err != nil {
-		t.Fatal(err)
-	}
-	if st, err := driver.InspectTask(context.Background(), ls.TaskHandle.Config.ID); err != nil || st.State != drivers.TaskStateRunning {
-		t.Fatalf("task not left running: %+v %v", st, err)
-	}
-	db2 := state.NewMemDB()
-	_ = db2.PutNodeIdentity(id)
-	for _, a := range allocs {
-		_ = db2.PutAllocation(a)
-	}
-	_ = db2.PutTaskRunnerLocalState(alloc.ID, "web", ls)
-	_ = db2.PutTaskState(alloc.ID, "web", ts)
-
-	tc2 := newTestClient(t, srv, driver, db2, false)
-	if tc2.c.NodeID() != nodeID {
-		t.Fatalf("node ID changed across restarts")
-	}
-	if st, err := tc2.c.AllocState(alloc.ID); err != nil || st.ClientStatus != structs.AllocClientStatusRunning {
-		t.Fatalf("restored alloc state = %+v, %v", st, err)
-	}
-	if err := tc2.c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	srv.stopAlloc(alloc.ID)
-	waitFor(t, "complete", func() bool { return srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusComplete })
-	started := 0
-	for _, e := range srv.alloc(alloc.ID).TaskStates["web"].Events {
-		if e.Type == structs.TaskStarted {
-			started++
+	synctest.Test(t, func(t *testing.T) {
+		driver := mock.New(nil)
+		defer driver.Shutdown()
+		db := state.NewMemDB()
+		srv := newFakeServer()
+		tc := newTestClient(t, srv, driver, db, false)
+		nodeID := tc.c.NodeID()
+		if err := tc.c.Start(); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if started != 1 {
-		t.Errorf("task started %d times; want it re-attached, not restarted", started)
-	}
-	if err := tc2.c.Shutdown(); err != nil {
-		t.Fatal(err)
-	}
+		alloc := testJobAlloc(nodeID, map[string]any{})
+		srv.wait(t, "registration", func() bool { r, _ := srv.counts(); return r >= 1 })
+		srv.putAlloc(alloc)
+		srv.wait(t, "running", func() bool { return srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusRunning })
+
+		// A MemDB cannot be reopened after Close: copy what a bbolt file would
+		// keep into a new one for the next agent.
+		ls, ts, _ := db.GetTaskRunnerState(alloc.ID, "web")
+		allocs, _, _ := db.GetAllAllocations()
+		id, _ := db.GetNodeIdentity()
+		if err := tc.c.Shutdown(); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := driver.InspectTask(context.Background(), ls.TaskHandle.Config.ID); err != nil || st.State != drivers.TaskStateRunning {
+			t.Fatalf("task not left running: %+v %v", st, err)
+		}
+		db2 := state.NewMemDB()
+		_ = db2.PutNodeIdentity(id)
+		for _, a := range allocs {
+			_ = db2.PutAllocation(a)
+		}
+		_ = db2.PutTaskRunnerLocalState(alloc.ID, "web", ls)
+		_ = db2.PutTaskState(alloc.ID, "web", ts)
+
+		tc2 := newTestClient(t, srv, driver, db2, false)
+		if tc2.c.NodeID() != nodeID {
+			t.Fatalf("node ID changed across restarts")
+		}
+		if st, err := tc2.c.AllocState(alloc.ID); err != nil || st.ClientStatus != structs.AllocClientStatusRunning {
+			t.Fatalf("restored alloc state = %+v, %v", st, err)
+		}
+		if err := tc2.c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		srv.stopAlloc(alloc.ID)
+		srv.wait(t, "complete", func() bool { return srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusComplete })
+		started := 0
+		for _, e := range srv.alloc(alloc.ID).TaskStates["web"].Events {
+			if e.Type == structs.TaskStarted {
+				started++
+			}
+		}
+		if started != 1 {
+			t.Errorf("task started %d times; want it re-attached, not restarted", started)
+		}
+		if err := tc2.c.Shutdown(); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func TestClientDevModeShutdownKillsTasks(t *testing.T) {
-	tc := newTestClient(t, nil, nil, nil, true)
-	if err := tc.c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	alloc := testJobAlloc(tc.c.NodeID(), map[string]any{})
-	waitFor(t, "registration", func() bool { r, _ := tc.srv.counts(); return r >= 1 })
-	tc.srv.putAlloc(alloc)
-	waitFor(t, "running", func() bool { return tc.srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusRunning })
-	if err := tc.c.Shutdown(); err != nil {
-		t.Fatal(err)
-	}
-	if got := tc.srv.alloc(alloc.ID).ClientStatus; got != structs.AllocClientStatusComplete {
-		t.Errorf("server status after dev shutdown = %s (the final flush must report the kill)", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestClient(t, nil, nil, nil, true)
+		if err := tc.c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		alloc := testJobAlloc(tc.c.NodeID(), map[string]any{})
+		tc.srv.wait(t, "registration", func() bool { r, _ := tc.srv.counts(); return r >= 1 })
+		tc.srv.putAlloc(alloc)
+		tc.srv.wait(t, "running", func() bool { return tc.srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusRunning })
+		if err := tc.c.Shutdown(); err != nil {
+			t.Fatal(err)
+		}
+		if got := tc.srv.alloc(alloc.ID).ClientStatus; got != structs.AllocClientStatusComplete {
+			t.Errorf("server status after dev shutdown = %s (the final flush must report the kill)", got)
+		}
+	})
 }
 
 func TestClientNodeIdentityPersists(t *testing.T) {
@@ -319,19 +347,21 @@ func TestFlushUpdatesCoalesces(t *testing.T) {
 }
 
 func TestClientReportsAllocItCannotRun(t *testing.T) {
-	tc := newTestClient(t, nil, nil, nil, false)
-	if err := tc.c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "registration", func() bool { r, _ := tc.srv.counts(); return r >= 1 })
-	alloc := testJobAlloc(tc.c.NodeID(), nil)
-	alloc.Job.TaskGroups[0].Tasks[0].Driver = "no_such_driver"
-	tc.srv.putAlloc(alloc)
-	waitFor(t, "failed on the server", func() bool { return tc.srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusFailed })
-	if desc := tc.srv.alloc(alloc.ID).ClientDescription; desc == "" {
-		t.Errorf("no description for the failure")
-	}
-	if err := tc.c.Shutdown(); err != nil {
-		t.Fatal(err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		tc := newTestClient(t, nil, nil, nil, false)
+		if err := tc.c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		tc.srv.wait(t, "registration", func() bool { r, _ := tc.srv.counts(); return r >= 1 })
+		alloc := testJobAlloc(tc.c.NodeID(), nil)
+		alloc.Job.TaskGroups[0].Tasks[0].Driver = "no_such_driver"
+		tc.srv.putAlloc(alloc)
+		tc.srv.wait(t, "failed on the server", func() bool { return tc.srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusFailed })
+		if desc := tc.srv.alloc(alloc.ID).ClientDescription; desc == "" {
+			t.Errorf("no description for the failure")
+		}
+		if err := tc.c.Shutdown(); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

@@ -68,7 +68,7 @@ func TestClientDevices(t *testing.T) {
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "registration with devices", func() bool {
+		srv.wait(t, "registration with devices", func() bool {
 			srv.mu.Lock()
 			defer srv.mu.Unlock()
 			n := srv.nodes[c.NodeID()]
@@ -78,11 +78,12 @@ func TestClientDevices(t *testing.T) {
 		alloc.AllocatedResources = &structs.AllocatedResources{Tasks: map[string]*structs.AllocatedTaskResources{
 			"web": {Devices: []*structs.AllocatedDeviceResource{{Vendor: "drover", Type: "gpu", Name: "fake", DeviceIDs: []string{"g1"}}}}}}
 		srv.putAlloc(alloc)
-		waitFor(t, "alloc running", func() bool { return srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusRunning })
+		srv.wait(t, "alloc running", func() bool { return srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusRunning })
 		if got := rd.lastEnv("FAKE_VISIBLE_DEVICES"); got != "g1" {
 			t.Fatalf("FAKE_VISIBLE_DEVICES = %q, want g1", got)
 		}
-		waitFor(t, "device stats", func() bool { return len(c.TaskDeviceStats(alloc)["web"]) == 1 })
+		time.Sleep(devicemanager.DefaultStatsInterval) // the fake plugin's first sample
+		settle(t, "device stats", func() bool { return len(c.TaskDeviceStats(alloc)["web"]) == 1 })
 		st := c.TaskDeviceStats(alloc)["web"][0]
 		if len(st.InstanceStats) != 1 || st.InstanceStats["g1"] == nil {
 			t.Fatalf("task device stats = %+v", st.InstanceStats)

@@ -17,7 +17,7 @@ func TestStopOnClientAfter(t *testing.T) {
 		if err := tc.c.Start(); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "registration", func() bool { r, _ := tc.srv.counts(); return r >= 1 })
+		tc.srv.wait(t, "registration", func() bool { r, _ := tc.srv.counts(); return r >= 1 })
 		stopping := runningAlloc(t, tc, map[string]any{}, nil)
 		tc.srv.mu.Lock()
 		a := tc.srv.allocs[stopping.ID].Copy()
@@ -25,11 +25,11 @@ func TestStopOnClientAfter(t *testing.T) {
 		a.Job.TaskGroups[0].Disconnect = &structs.DisconnectStrategy{StopOnClientAfter: 5 * time.Second}
 		tc.srv.mu.Unlock()
 		tc.srv.removeAlloc(stopping.ID)
-		waitFor(t, "first alloc gone", func() bool { _, err := tc.c.AllocState(stopping.ID); return err != nil })
+		settle(t, "first alloc gone", func() bool { _, err := tc.c.AllocState(stopping.ID); return err != nil })
 		a.ID = structs.GenerateUUID()
 		a.ClientStatus = structs.AllocClientStatusPending
 		tc.srv.putAlloc(a)
-		waitFor(t, "alloc with stop_on_client_after running", func() bool {
+		tc.srv.wait(t, "alloc with stop_on_client_after running", func() bool {
 			return tc.srv.alloc(a.ID).ClientStatus == structs.AllocClientStatusRunning
 		})
 		keeps := runningAlloc(t, tc, map[string]any{}, nil)
@@ -42,8 +42,7 @@ func TestStopOnClientAfter(t *testing.T) {
 			t.Fatalf("stopped before stop_on_client_after: %s", st.ClientStatus)
 		}
 		time.Sleep(5 * time.Second)
-		synctest.Wait()
-		waitFor(t, "alloc stopped by its client", func() bool {
+		settle(t, "alloc stopped by its client", func() bool {
 			st, err := tc.c.AllocState(a.ID)
 			return err == nil && st.ClientStatus == structs.AllocClientStatusComplete
 		})

@@ -22,7 +22,7 @@ func TestClientNodeUpdatedOnDriverChange(t *testing.T) {
 		defer srv.mu.Unlock()
 		return srv.nodes[c.NodeID()].Copy()
 	}
-	waitFor(t, "registration", func() bool { r, _ := srv.counts(); return r >= 1 })
+	srv.wait(t, "registration", func() bool { r, _ := srv.counts(); return r >= 1 })
 
 	tests := []struct {
 		name     string
@@ -38,7 +38,7 @@ func TestClientNodeUpdatedOnDriverChange(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c.UpdateNodeFromDriver(mock.Name, tt.info)
-			waitFor(t, "the servers to get the new driver info", func() bool {
+			srv.wait(t, "the servers to get the new driver info", func() bool {
 				n := serverNode()
 				d := n.Drivers[mock.Name]
 				return d != nil && d.HealthDescription == tt.info.HealthDescription && d.Healthy == tt.info.Healthy

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/drover-io/drover/rpcapi"
@@ -22,9 +23,10 @@ type fakeServer struct {
 	registerErrs int // fail this many registrations first
 	allocs       map[string]*structs.Allocation
 	batches      [][]*structs.Allocation
-	batchTimes   []time.Time // when each of batches arrived
-	updateErrs   int         // fail this many NodeUpdateAlloc calls first
-	unreachable  bool        // heartbeats fail as if no server answered
+	batchTimes   []time.Time   // when each of batches arrived
+	updateErrs   int           // fail this many NodeUpdateAlloc calls first
+	unreachable  bool          // heartbeats fail as if no server answered
+	called       chan struct{} // closed and replaced after each call the client makes
 
 	conn *rpcapi.Handlers // the methods below, set by newFakeServer
 }
@@ -42,9 +44,40 @@ func (s *fakeServer) handlers() *rpcapi.Handlers {
 	return h
 }
 
-// Invoke implements rpcapi.Conn.
+// Invoke implements rpcapi.Conn; each call, answered, wakes wait.
 func (s *fakeServer) Invoke(ctx context.Context, m *rpcapi.Info, req any) (any, error) {
-	return s.conn.Invoke(ctx, m, req)
+	resp, err := s.conn.Invoke(ctx, m, req)
+	s.mu.Lock()
+	close(s.called)
+	s.called = make(chan struct{})
+	s.mu.Unlock()
+	return resp, err
+}
+
+// hungBound bounds a wait on an event: a test that is hung fails instead
+// of blocking the package, and no test relies on the bound's length.
+const hungBound = time.Minute
+
+// wait waits until cond holds, re-checking it after each call the client
+// makes to the servers (an event, not a poll): what the servers see of a
+// client changes only by its calls.
+func (s *fakeServer) wait(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	bound := time.NewTimer(hungBound)
+	defer bound.Stop()
+	for {
+		s.mu.Lock()
+		called := s.called
+		s.mu.Unlock()
+		if cond() {
+			return
+		}
+		select {
+		case <-called:
+		case <-bound.C:
+			t.Fatalf("no %s after %s", what, hungBound)
+		}
+	}
 }
 
 func newFakeServer() *fakeServer {
@@ -52,6 +85,7 @@ func newFakeServer() *fakeServer {
 		ttl:     200 * time.Millisecond,
 		index:   1,
 		changed: make(chan struct{}),
+		called:  make(chan struct{}),
 		nodes:   make(map[string]*structs.Node),
 		allocs:  make(map[string]*structs.Allocation),
 	}

@@ -118,7 +118,7 @@ func gcTestClient(t *testing.T, cfg GCConfig, fs *fakeStatfs, n int) (*testClien
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tc.c.Shutdown() })
-	waitFor(t, "registration", func() bool { r, _ := tc.srv.counts(); return r >= 1 })
+	tc.srv.wait(t, "registration", func() bool { r, _ := tc.srv.counts(); return r >= 1 })
 	var allocs []*structs.Allocation
 	for range n {
 		a := testJobAlloc(tc.c.NodeID(), map[string]any{})
@@ -126,7 +126,7 @@ func gcTestClient(t *testing.T, cfg GCConfig, fs *fakeStatfs, n int) (*testClien
 		allocs = append(allocs, a)
 	}
 	for _, a := range allocs {
-		waitFor(t, "alloc running", func() bool {
+		tc.srv.wait(t, "alloc running", func() bool {
 			st, err := tc.c.AllocState(a.ID)
 			return err == nil && st.ClientStatus == structs.AllocClientStatusRunning
 		})
@@ -135,12 +135,12 @@ func gcTestClient(t *testing.T, cfg GCConfig, fs *fakeStatfs, n int) (*testClien
 }
 
 // finish stops the allocations one after the other, so that they finish
-// in that order.
+// in that order (in a synctest bubble).
 func finish(t *testing.T, tc *testClient, allocs ...*structs.Allocation) {
 	t.Helper()
 	for _, a := range allocs {
 		tc.srv.stopAlloc(a.ID)
-		waitFor(t, "alloc complete", func() bool {
+		settle(t, "alloc complete", func() bool {
 			tc.c.allocMu.RLock()
 			ar := tc.c.allocs[a.ID]
 			tc.c.allocMu.RUnlock()
@@ -150,6 +150,7 @@ func finish(t *testing.T, tc *testClient, allocs ...*structs.Allocation) {
 			_, ok := gcCandidateOf(ar)
 			return ok
 		})
+		time.Sleep(time.Millisecond) // (fake time) the next one finishes later
 	}
 }
 
@@ -204,7 +205,7 @@ func TestClientGCByCount(t *testing.T) {
 		// terminal ones may go.
 		finish(t, tc, allocs[0], allocs[1])
 		tick <- time.Now()
-		waitFor(t, "collection", func() bool { return collected(t, tc, dirs)[allocs[1].ID] })
+		settle(t, "collection", func() bool { return collected(t, tc, dirs)[allocs[1].ID] })
 		got := collectedState(t, tc, dirs, true)
 		want := map[string]bool{allocs[0].ID: true, allocs[1].ID: true, allocs[2].ID: false, allocs[3].ID: false}
 		for id, w := range want {
@@ -231,10 +232,10 @@ func TestClientGCByDiskUsage(t *testing.T) {
 		dirs := allocDirs(t, tc, allocs)
 		finish(t, tc, allocs[2], allocs[0], allocs[1]) // oldest first: 2, 0
 		tick <- time.Now()
-		waitFor(t, "collection", func() bool { return collected(t, tc, dirs)[allocs[0].ID] })
+		settle(t, "collection", func() bool { return collected(t, tc, dirs)[allocs[0].ID] })
 		// The next tick measures 50% (the last usage): nothing more goes.
 		tick <- time.Now()
-		waitFor(t, "third statfs", func() bool {
+		settle(t, "third statfs", func() bool {
 			fs.mu.Lock()
 			defer fs.mu.Unlock()
 			return fs.calls >= 4

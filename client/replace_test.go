@@ -30,7 +30,7 @@ func TestClientReplacementWaitsForPreviousAndMovesData(t *testing.T) {
 
 		old := stickyAlloc(c.NodeID())
 		srv.putAlloc(old)
-		waitFor(t, "old alloc running", func() bool {
+		srv.wait(t, "old alloc running", func() bool {
 			st, err := c.AllocState(old.ID)
 			return err == nil && st.ClientStatus == structs.AllocClientStatusRunning
 		})
@@ -46,15 +46,15 @@ func TestClientReplacementWaitsForPreviousAndMovesData(t *testing.T) {
 		repl.Name = old.Name
 		repl.PreviousAllocation = old.ID
 		srv.putAlloc(repl)
-		waitFor(t, "replacement pending, waiting", func() bool {
+		srv.wait(t, "replacement pending, waiting", func() bool {
 			st, err := c.AllocState(repl.ID)
 			return err == nil && st.ClientDescription == allocrunner.DescWaitingPrevious
 		})
-		waitFor(t, "servers told it waits", func() bool {
+		srv.wait(t, "servers told it waits", func() bool {
 			return srv.alloc(repl.ID).ClientDescription == allocrunner.DescWaitingPrevious
 		})
 		srv.stopAlloc(old.ID)
-		waitFor(t, "replacement running", func() bool {
+		srv.wait(t, "replacement running", func() bool {
 			st, err := c.AllocState(repl.ID)
 			return err == nil && st.ClientStatus == structs.AllocClientStatusRunning
 		})
@@ -86,7 +86,7 @@ func TestClientSnapshotAlloc(t *testing.T) {
 		t.Cleanup(func() { _ = c.Shutdown() })
 		a := stickyAlloc(c.NodeID())
 		srv.putAlloc(a)
-		waitFor(t, "alloc running", func() bool {
+		srv.wait(t, "alloc running", func() bool {
 			st, err := c.AllocState(a.ID)
 			return err == nil && st.ClientStatus == structs.AllocClientStatusRunning
 		})
@@ -123,7 +123,7 @@ func TestClientSendsDeploymentHealth(t *testing.T) {
 		a.DeploymentID = "d1"
 		a.Job.TaskGroups[0].Update = &structs.UpdateStrategy{MaxParallel: 1, MinHealthyTime: 20 * time.Millisecond, HealthyDeadline: time.Minute}
 		srv.putAlloc(a)
-		waitFor(t, "healthy sent in a batch", func() bool {
+		srv.wait(t, "healthy sent in a batch", func() bool {
 			srv.mu.Lock()
 			defer srv.mu.Unlock()
 			for _, b := range srv.batches {

@@ -47,9 +47,9 @@ func TestClientRestoresWithoutServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		alloc := testJobAlloc(tc.c.NodeID(), map[string]any{})
-		waitFor(t, "registration", func() bool { r, _ := srv.counts(); return r >= 1 })
+		srv.wait(t, "registration", func() bool { r, _ := srv.counts(); return r >= 1 })
 		srv.putAlloc(alloc)
-		waitFor(t, "running", func() bool { return srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusRunning })
+		srv.wait(t, "running", func() bool { return srv.alloc(alloc.ID).ClientStatus == structs.AllocClientStatusRunning })
 		ls, ts, _ := db.GetTaskRunnerState(alloc.ID, "web")
 		allocs, _, _ := db.GetAllAllocations()
 		id, _ := db.GetNodeIdentity()
@@ -70,12 +70,12 @@ func TestClientRestoresWithoutServer(t *testing.T) {
 		if err := tc2.c.Start(); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "a registration attempt", func() bool { return down.registering.Load() > 0 })
+		settle(t, "a registration attempt", func() bool { return down.registering.Load() > 0 })
 		// The task exits: only a runner re-attached to it can see that.
 		if err := driver.StopTask(context.Background(), ls.TaskHandle.Config.ID, 0, ""); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the restored runner to see the exit", func() bool {
+		settle(t, "the restored runner to see the exit", func() bool {
 			st, err := tc2.c.AllocState(alloc.ID)
 			return err == nil && st.ClientStatus == structs.AllocClientStatusFailed
 		})

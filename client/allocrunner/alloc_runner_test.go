@@ -27,14 +27,52 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
+// hungBound bounds a wait on an event outside a synctest bubble: a test
+// that is hung fails instead of blocking the package, and no test relies
+// on the bound's length.
+const hungBound = time.Minute
+
+// waitChange waits until cond holds, re-checking it at each task state
+// change of ar (its changed broadcast), for a condition on the state that
+// AllocState derives from the tasks'. In a bubble it lets fake time pass
+// while nothing changes, so a restart delay runs its course.
+func waitChange(t *testing.T, ar *AllocRunner, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+	bound := time.NewTimer(hungBound)
+	defer bound.Stop()
+	for {
+		changed := ar.changed()
+		if cond() {
+			return
 		}
-		time.Sleep(2 * time.Millisecond)
+		select {
+		case <-changed:
+		case <-bound.C:
+			t.Fatalf("no %s after %s", what, hungBound)
+		}
+	}
+}
+
+// waitPublished waits until the runner publishes (to its listeners, after
+// the Client was sent the same state) an alloc for which cond holds.
+func waitPublished(t *testing.T, ar *AllocRunner, what string, cond func(*structs.Allocation) bool) {
+	t.Helper()
+	l := ar.Listen()
+	defer l.Close()
+	bound := time.NewTimer(hungBound)
+	defer bound.Stop()
+	for {
+		select {
+		case a, ok := <-l.Ch():
+			if !ok {
+				t.Fatalf("the runner closed its listeners before %s", what)
+			}
+			if cond(a) {
+				return
+			}
+		case <-bound.C:
+			t.Fatalf("no %s after %s", what, hungBound)
+		}
 	}
 }
 
@@ -42,7 +80,7 @@ func waitClosed(t *testing.T, what string, ch <-chan struct{}) {
 	t.Helper()
 	select {
 	case <-ch:
-	case <-time.After(10 * time.Second):
+	case <-time.After(hungBound):
 		t.Fatalf("timed out waiting for %s", what)
 	}
 }
@@ -247,8 +285,8 @@ func TestAllocRunnerStopRunsNoUpdateHooks(t *testing.T) {
 		hook := &countingHook{}
 		h.ar.hooks = append(h.ar.hooks, hook)
 		go h.ar.Run()
-		waitFor(t, "running", func() bool { return h.ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
-		waitFor(t, "all running", func() bool {
+		waitChange(t, h.ar, "running", isRunning(h.ar))
+		waitChange(t, h.ar, "all running", func() bool {
 			for _, ts := range h.ar.AllocState().TaskStates {
 				if ts.State != structs.TaskStateRunning {
 					return false
@@ -302,8 +340,8 @@ func TestAllocRunnerUpdateCoalescing(t *testing.T) {
 			h.ar.Update(u)
 		}
 		go h.ar.Run()
-		waitFor(t, "update applied", func() bool { return h.ar.Alloc().AllocModifyIndex == 50 })
-		waitFor(t, "update hook", func() bool { c, _ := hook.get(); return c == 1 })
+		settle(t, "update applied", func() bool { return h.ar.Alloc().AllocModifyIndex == 50 })
+		settle(t, "update hook", func() bool { c, _ := hook.get(); return c == 1 })
 		if _, last := hook.get(); last.AllocModifyIndex != 50 {
 			t.Errorf("hook saw index %d", last.AllocModifyIndex)
 		}
@@ -314,7 +352,7 @@ func TestAllocRunnerUpdateCoalescing(t *testing.T) {
 		more := alloc.Copy()
 		more.AllocModifyIndex = 51
 		h.ar.Update(more)
-		waitFor(t, "newer update", func() bool { return h.ar.Alloc().AllocModifyIndex == 51 })
+		settle(t, "newer update", func() bool { return h.ar.Alloc().AllocModifyIndex == 51 })
 		h.ar.Destroy()
 		if c, _ := hook.get(); c > 2 {
 			t.Errorf("update hook calls = %d", c)
@@ -363,7 +401,7 @@ func TestAllocRunnerWaitNeverReturns(t *testing.T) {
 				task.KillTimeout = 10 * time.Millisecond
 				h := newHarness(t, testAlloc(structs.JobTypeService, task))
 				go h.ar.Run()
-				waitFor(t, "running", func() bool { return h.ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
+				waitChange(t, h.ar, "running", isRunning(h.ar))
 				done := make(chan struct{})
 				go func() {
 					if destroy {
@@ -387,7 +425,7 @@ func TestAllocRunnerShutdownLeavesTasksRunning(t *testing.T) {
 		alloc := testAlloc(structs.JobTypeService, mockTask("a", map[string]any{}))
 		h := newHarness(t, alloc)
 		go h.ar.Run()
-		waitFor(t, "running", func() bool { return h.ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
+		waitChange(t, h.ar, "running", isRunning(h.ar))
 		h.ar.Shutdown()
 		ls, _, _ := h.db.GetTaskRunnerState(alloc.ID, "a")
 		st, err := h.driver.InspectTask(context.Background(), ls.TaskHandle.Config.ID)

@@ -71,7 +71,7 @@ func TestAllocWatcherHookWaitsForPreviousAndMigrates(t *testing.T) {
 		oldAlloc.Job.TaskGroups[0].EphemeralDisk = disk
 		old := newRunner(t, oldAlloc, root, driver, &recorder{}, nil, nil)
 		go old.Run()
-		waitFor(t, "old alloc running", func() bool { return old.AllocState().ClientStatus == structs.AllocClientStatusRunning })
+		waitChange(t, old, "old alloc running", isRunning(old))
 		// What the old task wrote.
 		if err := os.WriteFile(filepath.Join(old.AllocDir().SharedDir, "data", "db.txt"), []byte("state"), 0o644); err != nil {
 			t.Fatal(err)
@@ -88,7 +88,7 @@ func TestAllocWatcherHookWaitsForPreviousAndMigrates(t *testing.T) {
 		ar := newRunner(t, newAlloc, root, driver, rec, watcher, nil)
 		go ar.Run()
 
-		waitFor(t, "new alloc waiting", func() bool {
+		settle(t, "new alloc waiting", func() bool {
 			u := rec.last()
 			return u != nil && u.ClientDescription == DescWaitingPrevious && watcher.IsWaiting()
 		})
@@ -100,7 +100,7 @@ func TestAllocWatcherHookWaitsForPreviousAndMigrates(t *testing.T) {
 		}
 
 		old.Update(stopped(oldAlloc))
-		waitFor(t, "new alloc running", func() bool { return ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
+		waitChange(t, ar, "new alloc running", isRunning(ar))
 
 		oldLast := lastEvent(old.AllocState().TaskStates["web"])
 		newFirst := firstEvent(ar.AllocState().TaskStates["web"])
@@ -138,14 +138,14 @@ func TestAllocWatcherHookWaitsForAllPreempted(t *testing.T) {
 			ids = append(ids, a.ID)
 		}
 		for _, v := range victims {
-			waitFor(t, "victim running", func() bool { return v.AllocState().ClientStatus == structs.AllocClientStatusRunning })
+			waitChange(t, v, "victim running", isRunning(v))
 		}
 		big := testAlloc(structs.JobTypeService, mockTask("big", nil))
 		big.PreemptedAllocations = ids
 		watcher := allocwatcher.NewPreemptedAllocWatcher(allocwatcher.Config{Alloc: big, PreemptedRunners: runners})
 		ar := newRunner(t, big, root, driver, &recorder{}, nil, watcher)
 		go ar.Run()
-		waitFor(t, "waiting for preempted", func() bool { return ar.AllocState().ClientDescription == DescWaitingPreempted })
+		settle(t, "waiting for preempted", func() bool { return ar.AllocState().ClientDescription == DescWaitingPreempted })
 
 		// Evicting all but one keeps it waiting.
 		for _, v := range victims[:2] {
@@ -160,7 +160,7 @@ func TestAllocWatcherHookWaitsForAllPreempted(t *testing.T) {
 		}
 		last := victims[2]
 		last.Update(stopped(last.Alloc()))
-		waitFor(t, "preempting alloc running", func() bool { return ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
+		waitChange(t, ar, "preempting alloc running", isRunning(ar))
 		started := firstEvent(ar.AllocState().TaskStates["big"])
 		for _, v := range victims {
 			if end := lastEvent(v.AllocState().TaskStates["low"]); started.Before(end) {
@@ -183,7 +183,7 @@ func TestAllocWatcherHookStopWhileWaiting(t *testing.T) {
 		watcher := allocwatcher.NewAllocWatcher(allocwatcher.Config{Alloc: newAlloc, PreviousRunner: old.WatchedRunner()})
 		ar := newRunner(t, newAlloc, root, driver, &recorder{}, watcher, nil)
 		go ar.Run()
-		waitFor(t, "waiting", watcher.IsWaiting)
+		settle(t, "waiting", watcher.IsWaiting)
 		ar.Update(stopped(newAlloc))
 		waitClosed(t, "stopped waiting alloc's Run", ar.WaitCh())
 		st := ar.AllocState()
@@ -209,7 +209,7 @@ func TestAllocWatcherHookShutdownWhileWaiting(t *testing.T) {
 		watcher := allocwatcher.NewAllocWatcher(allocwatcher.Config{Alloc: newAlloc, PreviousRunner: old.WatchedRunner()})
 		ar := newRunner(t, newAlloc, root, driver, &recorder{}, watcher, nil)
 		go ar.Run()
-		waitFor(t, "waiting", watcher.IsWaiting)
+		settle(t, "waiting", watcher.IsWaiting)
 		done := make(chan struct{})
 		go func() { ar.Shutdown(); close(done) }()
 		waitClosed(t, "shutdown of a waiting runner", done)

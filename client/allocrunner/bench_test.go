@@ -42,14 +42,24 @@ func newBenchFleet(b *testing.B, n int, config map[string]any) *benchFleet {
 		f.ars = append(f.ars, ar)
 		go ar.Run()
 	}
-	deadline := time.Now().Add(time.Minute)
 	for _, ar := range f.ars {
-		for ar.AllocState().ClientStatus != structs.AllocClientStatusRunning {
-			if time.Now().After(deadline) {
+		l := ar.Listen()                 // every state the runner publishes, the latest first
+		bound := time.After(time.Minute) // a bound for a hung benchmark only
+	wait:
+		for {
+			select {
+			case a, ok := <-l.Ch():
+				if ok && a.ClientStatus == structs.AllocClientStatusRunning {
+					break wait
+				}
+				if !ok {
+					b.Fatalf("alloc %s closed its listeners before running", ar.ID())
+				}
+			case <-bound:
 				b.Fatalf("alloc %s not running: %+v", ar.ID(), ar.AllocState())
 			}
-			time.Sleep(time.Millisecond)
 		}
+		l.Close()
 	}
 	return f
 }

@@ -33,7 +33,7 @@ func TestAllocRunnerDestroyStopsLiveShims(t *testing.T) {
 	alloc := testAlloc(structs.JobTypeService, mockTask("web", map[string]any{"run_for": "1h"}))
 	h := newHarness(t, alloc)
 	go h.ar.Run()
-	waitFor(t, "the task running", func() bool { return h.ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
+	waitChange(t, h.ar, "the task running", isRunning(h.ar))
 
 	allocDir := h.ar.AllocDir().AllocDir
 	exe, err := os.Executable()

@@ -77,7 +77,7 @@ func TestAllocRunnerEventSequences(t *testing.T) {
 			name: "restarts exhausted in mode delay: waits and restarts, never fails", jobType: structs.JobTypeService,
 			tasks: []*structs.Task{task("web", map[string]any{"run_for": "1ms", "exit_code": 1}, policy(delay1))},
 			act: func(t *testing.T, h *harness) {
-				waitFor(t, "a restart delayed by mode delay", func() bool {
+				waitChange(t, h.ar, "a restart delayed by mode delay", func() bool {
 					for _, e := range h.ar.AllocState().TaskStates["web"].Events {
 						if e.Type == structs.TaskRestarting && strings.Contains(e.RestartReason, `mode is "delay"`) {
 							return true
@@ -165,7 +165,7 @@ func TestAllocRunnerEventSequences(t *testing.T) {
 			name: "stop while pending: waiting to restart", jobType: structs.JobTypeService,
 			tasks: []*structs.Task{task("web", map[string]any{"run_for": "1ms"}, policy(longDelay))},
 			act: func(t *testing.T, h *harness) {
-				waitFor(t, "restarting", func() bool { return hasEvent(h.ar.AllocState().TaskStates["web"], "Restarting") })
+				waitChange(t, h.ar, "restarting", func() bool { return hasEvent(h.ar.AllocState().TaskStates["web"], "Restarting") })
 				h.ar.Update(stopUpdate(h.ar.Alloc()))
 			},
 			want:   map[string][]string{"web": slices.Concat(started, []string{"Terminated", "Restarting", "Killed"})},
@@ -175,7 +175,7 @@ func TestAllocRunnerEventSequences(t *testing.T) {
 			name: "stop while pending: starting", jobType: structs.JobTypeService,
 			tasks: []*structs.Task{task("web", map[string]any{"start_block_for": "10s"}, nil)},
 			act: func(t *testing.T, h *harness) {
-				waitFor(t, "task setup", func() bool { return hasEvent(h.ar.AllocState().TaskStates["web"], "Task Setup") })
+				waitChange(t, h.ar, "task setup", func() bool { return hasEvent(h.ar.AllocState().TaskStates["web"], "Task Setup") })
 				h.ar.Update(stopUpdate(h.ar.Alloc()))
 			},
 			want:   map[string][]string{"web": {"Received", "Task Setup", "Killed"}},

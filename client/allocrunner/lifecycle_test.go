@@ -33,7 +33,7 @@ func withLifecycle(task *structs.Task, hook string, sidecar bool) *structs.Task 
 // allRunning polls until every named task is running.
 func allRunning(t *testing.T, ar *AllocRunner, names ...string) {
 	t.Helper()
-	waitFor(t, "tasks running", func() bool {
+	waitChange(t, ar, "tasks running", func() bool {
 		st := ar.AllocState()
 		for _, n := range names {
 			if st.TaskStates[n].State != structs.TaskStateRunning {
@@ -119,7 +119,7 @@ func TestAllocRunnerStopBeforePoststart(t *testing.T) {
 		alloc := testAlloc(structs.JobTypeService, main, poststart)
 		h := newHarness(t, alloc)
 		go h.ar.Run()
-		waitFor(t, "main task setup", func() bool {
+		waitChange(t, h.ar, "main task setup", func() bool {
 			return len(h.ar.AllocState().TaskStates["main"].Events) >= 2
 		})
 		h.ar.Update(stopUpdate(alloc))
@@ -155,7 +155,7 @@ func TestAllocRunnerOperatorActions(t *testing.T) {
 		if err := h.ar.RestartTask(ctx, "a", nil); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "a restarted", func() bool {
+		waitChange(t, h.ar, "a restarted", func() bool {
 			ts := h.ar.AllocState().TaskStates["a"]
 			return ts.Restarts == 1 && ts.State == structs.TaskStateRunning
 		})
@@ -163,7 +163,7 @@ func TestAllocRunnerOperatorActions(t *testing.T) {
 		if err := h.ar.RestartAll(ctx, ev); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "all restarted", func() bool {
+		waitChange(t, h.ar, "all restarted", func() bool {
 			st := h.ar.AllocState()
 			return st.TaskStates["a"].Restarts == 2 && st.TaskStates["b"].Restarts == 1 &&
 				st.TaskStates["a"].State == structs.TaskStateRunning && st.TaskStates["b"].State == structs.TaskStateRunning

@@ -218,7 +218,7 @@ func TestAllocWatcherHookMigratesOnce(t *testing.T) {
 	w1 := &countingWatcher{}
 	ar := newStateRunner(t, alloc, db, w1)
 	go ar.Run()
-	waitFor(t, "running", func() bool { return ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
+	waitChange(t, ar, "running", isRunning(ar))
 	if waits, migrations := w1.counts(); waits != 1 || migrations != 1 {
 		t.Fatalf("first run: waits %d migrations %d, want 1 1", waits, migrations)
 	}
@@ -251,7 +251,7 @@ func TestAllocWatcherHookMigratesOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			go ar.Run()
-			waitFor(t, "running", func() bool { return ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
+			waitChange(t, ar, "running", isRunning(ar))
 			if waits, migrations := w.counts(); waits != tt.wantCalls || migrations != tt.wantCalls {
 				t.Fatalf("waits %d migrations %d, want %d", waits, migrations, tt.wantCalls)
 			}

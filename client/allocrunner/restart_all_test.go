@@ -52,7 +52,7 @@ func lifecycleAlloc() *structs.Allocation {
 func started(t *testing.T, ar *AllocRunner) {
 	t.Helper()
 	allRunning(t, ar, "proxy", "web")
-	waitFor(t, "announce completed", func() bool {
+	waitChange(t, ar, "announce completed", func() bool {
 		return ar.AllocState().TaskStates["announce"].State == structs.TaskStateDead
 	})
 }
@@ -96,7 +96,7 @@ func TestAllocRunnerRestartModes(t *testing.T) {
 				if err := tc.restart(h.ar); err != nil {
 					t.Fatal(err)
 				}
-				waitFor(t, "restarted tasks started again", func() bool {
+				waitChange(t, h.ar, "restarted tasks started again", func() bool {
 					st := h.ar.AllocState()
 					for _, name := range tc.restarted {
 						if countEvents(st.TaskStates[name], structs.TaskStarted) != 2 {
@@ -293,7 +293,7 @@ func TestAllocRunnerRestartAllWhileStarting(t *testing.T) {
 		)
 		h := newHarness(t, alloc)
 		go h.ar.Run()
-		waitFor(t, "init completed", func() bool {
+		waitChange(t, h.ar, "init completed", func() bool {
 			return h.ar.AllocState().TaskStates["init"].State == structs.TaskStateDead
 		})
 		ctx, cancel := context.WithCancel(context.Background())
@@ -304,7 +304,7 @@ func TestAllocRunnerRestartAllWhileStarting(t *testing.T) {
 		if err := h.ar.RestartAllTasks(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "init and web started again", func() bool {
+		waitChange(t, h.ar, "init and web started again", func() bool {
 			st := h.ar.AllocState()
 			return countEvents(st.TaskStates["init"], structs.TaskStarted) == 2 &&
 				countEvents(st.TaskStates["web"], structs.TaskStarted) == 2

@@ -75,7 +75,7 @@ func TestAllocRunnerRestorePublishesState(t *testing.T) {
 		alloc := testAlloc(structs.JobTypeService, mockTask("web", map[string]any{"run_for": "1h"}))
 		h := newHarness(t, alloc)
 		go h.ar.Run()
-		waitFor(t, "the task running", func() bool { return h.ar.AllocState().ClientStatus == structs.AllocClientStatusRunning })
+		waitChange(t, h.ar, "the task running", isRunning(h.ar))
 		h.ar.Shutdown()
 
 		rec := &recorder{}
@@ -89,7 +89,7 @@ func TestAllocRunnerRestorePublishesState(t *testing.T) {
 		}
 		go ar2.Run()
 		defer ar2.Destroy()
-		waitFor(t, "the restored alloc's state published", func() bool {
+		settle(t, "the restored alloc's state published", func() bool {
 			a := rec.last()
 			return a != nil && a.ClientStatus == structs.AllocClientStatusRunning
 		})

@@ -20,11 +20,39 @@ type fakeRegistrar struct {
 	mu      sync.Mutex // guards the fields below
 	regs    map[string]*structs.ServiceRegistration
 	upserts int
-	fail    int // the next fail calls fail
+	fail    int           // the next fail calls fail
+	changed chan struct{} // closed (and replaced) at each call
 }
 
 func newFakeRegistrar() *fakeRegistrar {
-	return &fakeRegistrar{regs: map[string]*structs.ServiceRegistration{}}
+	return &fakeRegistrar{regs: map[string]*structs.ServiceRegistration{}, changed: make(chan struct{})}
+}
+
+// called wakes the waiters of a call; f.mu is held.
+func (f *fakeRegistrar) called() {
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+// wait waits until cond holds, re-checking it after each call the hook
+// makes (an event, not a poll).
+func (f *fakeRegistrar) wait(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	bound := time.NewTimer(hungBound)
+	defer bound.Stop()
+	for {
+		f.mu.Lock()
+		changed := f.changed
+		f.mu.Unlock()
+		if cond() {
+			return
+		}
+		select {
+		case <-changed:
+		case <-bound.C:
+			t.Fatalf("no %s after %s", what, hungBound)
+		}
+	}
 }
 
 var errUnreachable = errors.New("no servers")
@@ -40,6 +68,7 @@ func (f *fakeRegistrar) failing() bool {
 func (f *fakeRegistrar) UpsertServices(_ context.Context, regs []*structs.ServiceRegistration) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	defer f.called()
 	if f.failing() {
 		return errUnreachable
 	}
@@ -53,6 +82,7 @@ func (f *fakeRegistrar) UpsertServices(_ context.Context, regs []*structs.Servic
 func (f *fakeRegistrar) DeleteServices(_ context.Context, _ string, ids []string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	defer f.called()
 	if f.failing() {
 		return errUnreachable
 	}
@@ -65,6 +95,7 @@ func (f *fakeRegistrar) DeleteServices(_ context.Context, _ string, ids []string
 func (f *fakeRegistrar) DeleteAllocServices(_ context.Context, allocID string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	defer f.called()
 	if f.failing() {
 		return errUnreachable
 	}
@@ -79,6 +110,7 @@ func (f *fakeRegistrar) DeleteAllocServices(_ context.Context, allocID string) e
 func (f *fakeRegistrar) AllocServices(_ context.Context, allocID string) ([]*structs.ServiceRegistration, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	defer f.called()
 	if f.failing() {
 		return nil, errUnreachable
 	}
@@ -139,7 +171,7 @@ func TestServiceHookRegistersWhileTasksRun(t *testing.T) {
 	reg.fail = 2 // the servers are unreachable at first: the hook retries
 	ar := newServicesRunner(t, alloc, reg, instantClock{})
 	go ar.Run()
-	waitFor(t, "both services registered", func() bool { return slices.Equal(reg.names(), []string{"group-web", "web-api"}) })
+	reg.wait(t, "both services registered", func() bool { return slices.Equal(reg.names(), []string{"group-web", "web-api"}) })
 
 	stop := alloc.Copy()
 	stop.DesiredStatus = structs.AllocDesiredStatusStop
@@ -193,7 +225,7 @@ func TestServiceHookCheckRestartsTask(t *testing.T) {
 	reg := newFakeRegistrar()
 	ar := newServicesRunner(t, alloc, reg, instantClock{})
 	go ar.Run()
-	waitFor(t, "a restart by the check", func() bool {
+	waitChange(t, ar, "a restart by the check", func() bool {
 		for _, e := range ar.AllocState().TaskStates["web"].Events {
 			if e.Type == structs.TaskRestartSignal && strings.Contains(e.RestartReason, `check "script" unhealthy`) {
 				return true
@@ -224,7 +256,7 @@ func TestServiceHookFollowsInPlaceUpdate(t *testing.T) {
 	reg := newFakeRegistrar()
 	ar := newServicesRunner(t, alloc, reg, instantClock{})
 	go ar.Run()
-	waitFor(t, "web running", func() bool {
+	waitChange(t, ar, "web running", func() bool {
 		s := ar.AllocState().TaskStates["web"]
 		return s != nil && s.State == structs.TaskStateRunning
 	})
@@ -251,11 +283,11 @@ func TestServiceHookFollowsInPlaceUpdate(t *testing.T) {
 	}
 
 	version(svc("v1"))
-	waitFor(t, "the added service registered", func() bool { return slices.Equal(tags(), []string{"web:v1"}) })
+	reg.wait(t, "the added service registered", func() bool { return slices.Equal(tags(), []string{"web:v1"}) })
 	version(svc("v2"))
-	waitFor(t, "the changed service registered again", func() bool { return slices.Equal(tags(), []string{"web:v2"}) })
+	reg.wait(t, "the changed service registered again", func() bool { return slices.Equal(tags(), []string{"web:v2"}) })
 	version(nil)
-	waitFor(t, "the removed service deregistered", func() bool { return len(tags()) == 0 })
+	reg.wait(t, "the removed service deregistered", func() bool { return len(tags()) == 0 })
 	if n := ar.AllocState().TaskStates["web"].Restarts; n != 0 {
 		t.Errorf("web restarted %d times by service updates", n)
 	}

@@ -72,11 +72,14 @@ func TestAllocRunnerNeverMutatesReceivedAllocs(t *testing.T) {
 	go h.ar.Run()
 	allRunning(t, h.ar, "web", "sidecar")
 	h.ar.Update(update)
-	waitFor(t, "update applied", func() bool { return h.ar.Alloc() == update })
+	waitPublished(t, h.ar, "the update applied", func(a *structs.Allocation) bool { return a.AllocModifyIndex == update.AllocModifyIndex })
+	if h.ar.Alloc() != update {
+		t.Fatalf("Alloc() is not the update it applied")
+	}
 	if err := h.ar.RestartTask(context.Background(), "web", nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "restarted", func() bool {
+	waitChange(t, h.ar, "restarted", func() bool {
 		ts := h.ar.AllocState().TaskStates["web"]
 		return ts.Restarts == 1 && ts.State == structs.TaskStateRunning
 	})

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/drover-io/drover/client/allocdir"
 	"github.com/drover-io/drover/structs"
@@ -26,10 +27,12 @@ type fakeServers struct {
 	allocs  map[string]*structs.Allocation
 	addrs   map[string]string
 	queries int
+	blocked chan struct{} // closed when a query first blocks
 }
 
 func newFakeServers() *fakeServers {
-	return &fakeServers{index: 1, changed: make(chan struct{}), allocs: map[string]*structs.Allocation{}, addrs: map[string]string{}}
+	return &fakeServers{index: 1, changed: make(chan struct{}), allocs: map[string]*structs.Allocation{}, addrs: map[string]string{},
+		blocked: make(chan struct{})}
 }
 
 func (s *fakeServers) put(a *structs.Allocation) {
@@ -51,6 +54,11 @@ func (s *fakeServers) AllocByID(ctx context.Context, id string, minIndex uint64)
 			return a, idx, nil
 		}
 		ch := s.changed
+		select {
+		case <-s.blocked:
+		default:
+			close(s.blocked)
+		}
 		s.mu.Unlock()
 		select {
 		case <-ch:
@@ -98,7 +106,17 @@ func TestRemoteWatcherWaitsAndMigrates(t *testing.T) {
 		Servers: srv, NodeID: "node-b", HTTPClient: ts.Client()})
 	done := make(chan error, 1)
 	go func() { done <- w.Wait(context.Background()) }()
-	waitFor(t, "blocking query", func() bool { srv.mu.Lock(); defer srv.mu.Unlock(); return srv.queries >= 2 })
+	select {
+	case <-srv.blocked: // the watcher waits in a blocking query
+	case <-time.After(time.Minute):
+		t.Fatal("the watcher never waited in a blocking query")
+	}
+	srv.mu.Lock()
+	queries := srv.queries
+	srv.mu.Unlock()
+	if queries < 2 {
+		t.Errorf("%d queries when one blocked, want at least 2", queries)
+	}
 	if !w.IsWaiting() {
 		t.Error("IsWaiting = false while the previous alloc runs")
 	}

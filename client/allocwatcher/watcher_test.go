@@ -82,14 +82,14 @@ func (r *fakeRunner) close() {
 	r.ls = nil
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
+// settle waits until every other goroutine of the test's synctest bubble
+// is durably blocked (synctest.Wait: the watcher has done all it can
+// without time passing), then requires cond.
+func settle(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
+	synctest.Wait()
+	if !cond() {
+		t.Fatalf("the watcher settled without %s", what)
 	}
 }
 
@@ -153,7 +153,7 @@ func TestLocalWatcherWaitsForTerminal(t *testing.T) {
 				w := NewAllocWatcher(Config{Alloc: newAlloc("prev", nil), PreviousRunner: r})
 				done := make(chan error, 1)
 				go func() { done <- w.Wait(context.Background()) }()
-				waitFor(t, "listening", func() bool { return r.listeners() == 1 && w.IsWaiting() })
+				settle(t, "listening", func() bool { return r.listeners() == 1 && w.IsWaiting() })
 				r.send(structs.AllocClientStatusRunning)
 				select {
 				case err := <-done:
@@ -179,7 +179,7 @@ func TestLocalWatcherWaitCancelled(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- w.Wait(ctx) }()
-		waitFor(t, "waiting", w.IsWaiting)
+		settle(t, "waiting", w.IsWaiting)
 		cancel()
 		if err := <-done; !errors.Is(err, context.Canceled) {
 			t.Fatalf("Wait = %v, want context.Canceled", err)
@@ -308,9 +308,9 @@ func TestGroupWatcherWaitsForAll(t *testing.T) {
 		w := NewPreemptedAllocWatcher(Config{Alloc: newAlloc("", nil, ids...), PreemptedRunners: runners})
 		done := make(chan error, 1)
 		go func() { done <- w.Wait(context.Background()) }()
-		waitFor(t, "waiting", w.IsWaiting)
+		settle(t, "waiting", w.IsWaiting)
 		for i, r := range fakes {
-			waitFor(t, "listener", func() bool { return r.listeners() == 1 })
+			settle(t, "listener", func() bool { return r.listeners() == 1 })
 			r.send(structs.AllocClientStatusComplete)
 			if i < len(fakes)-1 {
 				select {

@@ -91,7 +91,9 @@ func TestExternalDevicePlugin(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the relaunched plugin", func() bool {
+	// The relaunched process's re-attach config is persisted before its
+	// first fingerprint reaches the node.
+	rec.wait(t, "the relaunched plugin", func() bool {
 		p := pluginPid(t, db)
 		return p != 0 && p != pid && rec.summary() == healthy
 	})
@@ -101,7 +103,15 @@ func TestExternalDevicePlugin(t *testing.T) {
 	if p := pluginPid(t, db); p != 0 {
 		t.Errorf("state of pid %d kept after Shutdown", p)
 	}
-	eventually(t, "the plugin process to exit", func() bool { return syscall.Kill(newPid, 0) != nil })
+	// A real process: nothing of the manager's tells when it is gone, so
+	// this polls (the bound is for a hung test only).
+	deadline := time.Now().Add(time.Minute)
+	for syscall.Kill(newPid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("plugin process %d still there a minute after Shutdown", newPid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // TestExternalDevicePluginReattach: a manager started with the state of

@@ -66,15 +66,14 @@ func (c *fakeClock) fire(d time.Duration) {
 	c.waits = kept
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, what string, cond func() bool) {
+// settle waits until every other goroutine of the test's synctest bubble
+// is durably blocked (synctest.Wait: the manager and its plugins have done
+// all they can without time passing), then requires cond.
+func settle(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
+	synctest.Wait()
+	if !cond() {
+		t.Fatalf("the manager settled without %s", what)
 	}
 }
 
@@ -100,12 +99,41 @@ type nodeRecorder struct {
 	mu      sync.Mutex
 	devices []*structs.NodeDeviceResource
 	calls   int
+	changed chan struct{} // closed (and replaced) at each update; nil: none yet
 }
 
 func (r *nodeRecorder) update(d []*structs.NodeDeviceResource) {
 	r.mu.Lock()
 	r.devices, r.calls = d, r.calls+1
+	if r.changed != nil {
+		close(r.changed)
+	}
+	r.changed = make(chan struct{})
 	r.mu.Unlock()
+}
+
+// wait waits until cond holds, re-checking it at each update of the node
+// (an event, not a poll), for a test outside a synctest bubble.
+func (r *nodeRecorder) wait(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	bound := time.NewTimer(time.Minute) // a bound for a hung test only
+	defer bound.Stop()
+	for {
+		r.mu.Lock()
+		if r.changed == nil {
+			r.changed = make(chan struct{})
+		}
+		changed := r.changed
+		r.mu.Unlock()
+		if cond() {
+			return
+		}
+		select {
+		case <-changed:
+		case <-bound.C:
+			t.Fatalf("no %s after a minute", what)
+		}
+	}
 }
 
 // healthy returns "id:healthy" for every instance of the latest list.
@@ -186,7 +214,10 @@ func TestFakePluginHappyPath(t *testing.T) {
 		if err != nil || r.Envs["FAKE_VISIBLE_DEVICES"] != "g0" {
 			t.Fatalf("Reserve = %+v, %v", r, err)
 		}
-		eventually(t, "stats", func() bool { return len(h.m.AllStats()) == 1 })
+		// The plugin's first sample may beat its fingerprint and be dropped
+		// (stats of devices not known yet): the next comes an interval later.
+		time.Sleep(time.Hour) // the harness's StatsInterval (fake time)
+		settle(t, "stats", func() bool { return len(h.m.AllStats()) == 1 })
 		st := h.m.InstanceStats(&structs.AllocatedDeviceResource{Vendor: "drover", Type: "gpu", Name: "fake", DeviceIDs: []string{"g0"}})
 		if st == nil || len(st.InstanceStats) != 1 || st.InstanceStats["g0"] == nil {
 			t.Fatalf("InstanceStats = %+v", st)
@@ -275,19 +306,19 @@ func TestInvalidFingerprintAndStats(t *testing.T) {
 		}
 		p.FingerprintCh <- &device.FingerprintResponse{Devices: []*device.DeviceGroup{{Vendor: "v", Type: "t", Name: "n",
 			Devices: []*device.Device{{ID: "a", Healthy: true}, {ID: "a", Healthy: true}}}}}
-		eventually(t, "duplicate rejected", func() bool { return strings.Contains(h.logs.String(), `duplicate device ID \"a\"`) })
+		settle(t, "duplicate rejected", func() bool { return strings.Contains(h.logs.String(), `duplicate device ID \"a\"`) })
 		if len(h.m.Devices()) != 0 {
 			t.Fatalf("duplicate IDs accepted: %v", h.m.Devices())
 		}
 		p.FingerprintCh <- &device.FingerprintResponse{Devices: []*device.DeviceGroup{{Vendor: "v", Type: "t", Name: "n",
 			Devices: []*device.Device{{ID: "a", Healthy: true}}}}}
-		eventually(t, "valid fingerprint", func() bool { return h.node.summary() == "v/t/n#a:healthy" })
+		settle(t, "valid fingerprint", func() bool { return h.node.summary() == "v/t/n#a:healthy" })
 
 		v := 1.0
 		st := &device.DeviceStats{Summary: &device.StatValue{FloatNumeratorVal: &v}}
 		p.StatsCh <- &device.StatsResponse{Groups: []*device.DeviceGroupStats{{Vendor: "v", Type: "t", Name: "n",
 			InstanceStats: map[string]*device.DeviceStats{"a": st, "ghost": st}}}}
-		eventually(t, "stats", func() bool { return len(h.m.AllStats()) == 1 })
+		settle(t, "stats", func() bool { return len(h.m.AllStats()) == 1 })
 		all := h.m.AllStats()
 		if len(all[0].InstanceStats) != 1 || all[0].InstanceStats["ghost"] != nil {
 			t.Fatalf("stats of a device that does not exist passed on: %+v", all[0].InstanceStats)
@@ -315,7 +346,7 @@ func TestCrashRestartsWithBackoff(t *testing.T) {
 			return c, nil
 		}}, map[string]string{"mock": `{}`})
 		current := func(i int) (*devicetest.Plugin, func()) {
-			eventually(t, "plugin started", func() bool { mu.Lock(); defer mu.Unlock(); return len(plugins) > i })
+			settle(t, "plugin started", func() bool { mu.Lock(); defer mu.Unlock(); return len(plugins) > i })
 			mu.Lock()
 			defer mu.Unlock()
 			return plugins[i], stops[i]
@@ -334,15 +365,15 @@ func TestCrashRestartsWithBackoff(t *testing.T) {
 		}
 		_, stop := current(0)
 		stop() // the plugin process dies
-		eventually(t, "devices unhealthy", func() bool { return h.node.summary() == "v/t/n#a:unhealthy,v/t/n#b:unhealthy" })
-		eventually(t, "backoff wait", func() bool { return h.clock.pending(restartBase) == 1 })
+		settle(t, "devices unhealthy", func() bool { return h.node.summary() == "v/t/n#a:unhealthy,v/t/n#b:unhealthy" })
+		settle(t, "backoff wait", func() bool { return h.clock.pending(restartBase) == 1 })
 		if _, err := h.m.Reserve(testCtx(t), &structs.AllocatedDeviceResource{Vendor: "v", Type: "t", Name: "n", DeviceIDs: []string{"a"}}); err == nil {
 			t.Fatal("Reserve succeeded on a dead plugin")
 		}
 		h.clock.fire(restartBase)
 		p, _ := current(1)
 		p.FingerprintCh <- fp
-		eventually(t, "healthy again", func() bool { return h.node.summary() == "v/t/n#a:healthy,v/t/n#b:healthy" })
+		settle(t, "healthy again", func() bool { return h.node.summary() == "v/t/n#a:healthy,v/t/n#b:healthy" })
 		if _, err := h.m.Reserve(testCtx(t), &structs.AllocatedDeviceResource{Vendor: "v", Type: "t", Name: "n", DeviceIDs: []string{"a"}}); err != nil {
 			t.Fatalf("Reserve after restart: %v", err)
 		}

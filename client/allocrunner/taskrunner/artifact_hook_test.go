@@ -131,7 +131,7 @@ func TestArtifactHookInterpolates(t *testing.T) {
 		f := &fakeFetcher{}
 		setArtifactFetcher(t, h.tr, f)
 		go h.tr.Run()
-		waitFor(t, "the task to run", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
+		settle(t, "the task to run", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
 		if err := h.tr.Kill(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}

@@ -51,7 +51,7 @@ func TestTaskRunnerDriverEvents(t *testing.T) {
 		reg := &eventRegistry{}
 		h.tr.driverEvents = reg
 		go h.tr.Run()
-		waitFor(t, "the task running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
+		settle(t, "the task running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
 
 		key, handler := reg.only()
 		h.tr.mu.RLock()

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/drover-io/drover/client/state"
 	"github.com/drover-io/drover/drivers/mock"
@@ -71,7 +72,7 @@ func TestRestoredTaskRunnerGivesHooksTheirState(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		waitFor(t, "the task to run", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
+		settle(t, "the task to run", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
 
 		if got := keeper.runs(); len(got) != 1 || !maps.Equal(got[0], map[string]string{"k": "v"}) {
 			t.Errorf("keeper's PreviousState = %v, want [map[k:v]]", got)
@@ -175,7 +176,7 @@ func TestDeviceHookDoesNotReserveAgainAfterRestore(t *testing.T) {
 		h1 := newHarness(t, alloc, nil, db)
 		setDeviceReserver(t, h1.tr, first)
 		go h1.tr.Run()
-		waitFor(t, "the task to run", func() bool { return h1.tr.TaskState().State == structs.TaskStateRunning })
+		settle(t, "the task to run", func() bool { return h1.tr.TaskState().State == structs.TaskStateRunning })
 		h1.tr.Shutdown()
 		if n := first.callCount(); n != 1 {
 			t.Fatalf("first agent reserved %d times, want 1", n)
@@ -198,7 +199,8 @@ func TestDeviceHookDoesNotReserveAgainAfterRestore(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		waitFor(t, "the restarted task to run", func() bool {
+		time.Sleep(policy.Delay) // the restart policy's delay
+		settle(t, "the restarted task to run", func() bool {
 			return h2.tr.TaskState().State == structs.TaskStateRunning && len(driver.started()) == 1
 		})
 		if n := second.callCount(); n != 0 {

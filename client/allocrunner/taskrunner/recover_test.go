@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drover-io/drover/client/state"
@@ -117,50 +118,51 @@ func TestTaskRunnerFailedReattachIsAbnormalExit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			driver := &failingRecover{Driver: mock.New(nil), err: recoverErr}
-			defer driver.Shutdown()
-			db := state.NewMemDB()
-			alloc := testAlloc(tt.jobType, &structs.Task{Config: map[string]any{}, RestartPolicy: tt.policy})
-			restoredRunning(t, db, alloc)
-			h := newHarness(t, alloc, driver.Driver, db)
-			h.tr.driver = driver
-			if err := h.tr.Restore(); err != nil {
-				t.Fatal(err)
-			}
-			go h.tr.Run()
-			defer func() {
-				if err := h.tr.Kill(context.Background(), nil); err != nil {
-					t.Error(err)
+			synctest.Test(t, func(t *testing.T) {
+				driver := &failingRecover{Driver: mock.New(nil), err: recoverErr}
+				defer driver.Shutdown()
+				db := state.NewMemDB()
+				alloc := testAlloc(tt.jobType, &structs.Task{Config: map[string]any{}, RestartPolicy: tt.policy})
+				restoredRunning(t, db, alloc)
+				h := newHarness(t, alloc, driver.Driver, db)
+				h.tr.driver = driver
+				if err := h.tr.Restore(); err != nil {
+					t.Fatal(err)
 				}
-			}()
-			waitFor(t, "the restart policy's outcome", func() bool {
+				go h.tr.Run()
+				defer func() {
+					if err := h.tr.Kill(context.Background(), nil); err != nil {
+						t.Error(err)
+					}
+				}()
+				waitState(t, h.tr, "the restart policy's outcome", func(st *structs.TaskState) bool {
+					return st.State == tt.state && len(st.Events) >= 3+len(tt.want)
+				})
 				st := h.tr.TaskState()
-				return st.State == tt.state && len(st.Events) >= 3+len(tt.want)
+				if got := eventTypes(st)[3:]; !slices.Equal(got, tt.want) {
+					t.Errorf("events after restore = %q, want %q", got, tt.want)
+				}
+				if st.Failed != tt.failed || st.Restarts != tt.restarts {
+					t.Errorf("failed = %v restarts = %d, want %v %d", st.Failed, st.Restarts, tt.failed, tt.restarts)
+				}
+				if e := findEvent(st, "Driver"); !strings.Contains(e.DisplayMessage, "Failed to re-attach to task") ||
+					!strings.Contains(e.DisplayMessage, errFakeShimDied.Error()) {
+					t.Errorf("Driver event = %q", e.DisplayMessage)
+				}
+				if e := findEvent(st, "Terminated"); e.ExitCode != -1 || !strings.Contains(e.DisplayMessage, "re-attach") {
+					t.Errorf("Terminated = %q", e.DisplayMessage)
+				}
+				if tt.check != nil {
+					tt.check(t, st)
+				}
+				ls, _, err := db.GetTaskRunnerState(alloc.ID, "web")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if h := ls.TaskHandle; h != nil && h.Config.ID == alloc.ID+"/web/old" {
+					t.Errorf("the lost task's handle is still persisted")
+				}
 			})
-			st := h.tr.TaskState()
-			if got := eventTypes(st)[3:]; !slices.Equal(got, tt.want) {
-				t.Errorf("events after restore = %q, want %q", got, tt.want)
-			}
-			if st.Failed != tt.failed || st.Restarts != tt.restarts {
-				t.Errorf("failed = %v restarts = %d, want %v %d", st.Failed, st.Restarts, tt.failed, tt.restarts)
-			}
-			if e := findEvent(st, "Driver"); !strings.Contains(e.DisplayMessage, "Failed to re-attach to task") ||
-				!strings.Contains(e.DisplayMessage, errFakeShimDied.Error()) {
-				t.Errorf("Driver event = %q", e.DisplayMessage)
-			}
-			if e := findEvent(st, "Terminated"); e.ExitCode != -1 || !strings.Contains(e.DisplayMessage, "re-attach") {
-				t.Errorf("Terminated = %q", e.DisplayMessage)
-			}
-			if tt.check != nil {
-				tt.check(t, st)
-			}
-			ls, _, err := db.GetTaskRunnerState(alloc.ID, "web")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if h := ls.TaskHandle; h != nil && h.Config.ID == alloc.ID+"/web/old" {
-				t.Errorf("the lost task's handle is still persisted")
-			}
 		})
 	}
 }

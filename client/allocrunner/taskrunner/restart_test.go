@@ -42,8 +42,10 @@ func TestTaskRunnerRestartHeld(t *testing.T) {
 		// config of the task; policy nil means no restarts.
 		config map[string]any
 		policy *structs.RestartPolicy
-		// ready waits for the state the restart is asked in.
-		ready func(h *harness) func() bool
+		// ready is the state the restart is asked in, reached after runFor
+		// (fake time) has passed.
+		ready  func(h *harness) func() bool
+		runFor time.Duration
 		// then acts once the task is held, and checks the outcome.
 		then func(t *testing.T, h *harness, release chan struct{})
 	}{{
@@ -62,7 +64,7 @@ func TestTaskRunnerRestartHeld(t *testing.T) {
 				t.Errorf("Starts while held = %d, want 1", n)
 			}
 			close(release)
-			waitFor(t, "started again", func() bool { return h.tr.Starts() == 2 && running(h)() })
+			settle(t, "started again", func() bool { return h.tr.Starts() == 2 && running(h)() })
 			if st := h.tr.TaskState(); st.Failed || st.Restarts != 1 {
 				t.Errorf("failed %v restarts %d", st.Failed, st.Restarts)
 			}
@@ -97,6 +99,7 @@ func TestTaskRunnerRestartHeld(t *testing.T) {
 		name:   "task in a restart delay is held at once and skips the delay",
 		config: map[string]any{"run_for": "1ms", "exit_code": 1},
 		policy: &structs.RestartPolicy{Attempts: 3, Interval: time.Hour, Delay: time.Hour, Mode: structs.RestartPolicyModeFail},
+		runFor: time.Millisecond,
 		ready: func(h *harness) func() bool {
 			return func() bool { return findEvent(h.tr.TaskState(), "Restarting") != nil }
 		},
@@ -105,7 +108,7 @@ func TestTaskRunnerRestartHeld(t *testing.T) {
 				t.Errorf("a task not running was killed: %q", eventTypes(st))
 			}
 			close(release)
-			waitFor(t, "started again", func() bool { return h.tr.Starts() == 2 })
+			settle(t, "started again", func() bool { return h.tr.Starts() == 2 })
 			if err := h.tr.Kill(context.Background(), nil); err != nil {
 				t.Fatal(err)
 			}
@@ -120,7 +123,8 @@ func TestTaskRunnerRestartHeld(t *testing.T) {
 					t.Errorf("RestartHeld before Run = %v, want a conflict", err)
 				}
 				go h.tr.Run()
-				waitFor(t, "ready", tc.ready(h))
+				time.Sleep(tc.runFor)
+				settle(t, "ready", tc.ready(h))
 				stopped, err := h.tr.RestartHeld(ev, release)
 				if err != nil {
 					t.Fatal(err)
@@ -220,11 +224,11 @@ func TestTaskRunnerUserRestartsConsumeNoAttempt(t *testing.T) {
 		policy := &structs.RestartPolicy{Attempts: 1, Interval: time.Hour, Mode: structs.RestartPolicyModeFail}
 		h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}, RestartPolicy: policy}), nil, nil)
 		go h.tr.Run()
-		waitFor(t, "running", running(h))
+		settle(t, "running", running(h))
 		if err := h.tr.Restart(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "restarted", func() bool { return h.tr.Starts() == 2 && running(h)() })
+		settle(t, "restarted", func() bool { return h.tr.Starts() == 2 && running(h)() })
 		release := make(chan struct{})
 		close(release)
 		stopped, err := h.tr.RestartHeld(nil, release)
@@ -232,10 +236,10 @@ func TestTaskRunnerUserRestartsConsumeNoAttempt(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitClosed(t, "stopped", stopped)
-		waitFor(t, "restarted again", func() bool { return h.tr.Starts() == 3 && running(h)() })
+		settle(t, "restarted again", func() bool { return h.tr.Starts() == 3 && running(h)() })
 
 		stopFromOutside(t, h)
-		waitFor(t, "restarted after a crash", func() bool { return h.tr.Starts() == 4 && running(h)() })
+		settle(t, "restarted after a crash", func() bool { return h.tr.Starts() == 4 && running(h)() })
 		if ev := h.tr.TaskState().Events; !slices.ContainsFunc(ev, func(e *structs.TaskEvent) bool {
 			return e.Type == structs.TaskRestarting && e.RestartReason == ReasonWithinPolicy
 		}) {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drover-io/drover/client/allocdir"
@@ -71,25 +72,27 @@ func startIntent(t *testing.T, tr *TaskRunner, db *state.MemDB) any {
 }
 
 func TestTaskRunnerStartsInItsTurn(t *testing.T) {
-	gate := &fakeGate{entered: make(chan struct{}), admit: make(chan struct{})}
-	tr, driver, db := newGatedRunner(t, gate)
-	go tr.Run()
-	t.Cleanup(func() { _ = tr.Kill(context.Background(), nil) })
-	waitClosed(t, "the start to ask for its turn", gate.entered)
-	if got := driver.started(); len(got) != 0 {
-		t.Fatalf("started %q before its turn", got)
-	}
-	if intent := startIntent(t, tr, db); intent != nil {
-		t.Fatalf("start intent %+v written before the turn", intent)
-	}
-	close(gate.admit)
-	waitFor(t, "the task running", func() bool { return tr.TaskState().State == structs.TaskStateRunning })
-	if got := len(driver.started()); got != 1 {
-		t.Errorf("%d starts, want 1", got)
-	}
-	if n := gate.left.Load(); n != 1 {
-		t.Errorf("the turn was left %d times after the start, want 1", n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		gate := &fakeGate{entered: make(chan struct{}), admit: make(chan struct{})}
+		tr, driver, db := newGatedRunner(t, gate)
+		go tr.Run()
+		t.Cleanup(func() { _ = tr.Kill(context.Background(), nil) })
+		waitClosed(t, "the start to ask for its turn", gate.entered)
+		if got := driver.started(); len(got) != 0 {
+			t.Fatalf("started %q before its turn", got)
+		}
+		if intent := startIntent(t, tr, db); intent != nil {
+			t.Fatalf("start intent %+v written before the turn", intent)
+		}
+		close(gate.admit)
+		settle(t, "the task running", func() bool { return tr.TaskState().State == structs.TaskStateRunning })
+		if got := len(driver.started()); got != 1 {
+			t.Errorf("%d starts, want 1", got)
+		}
+		if n := gate.left.Load(); n != 1 {
+			t.Errorf("the turn was left %d times after the start, want 1", n)
+		}
+	})
 }
 
 func TestTaskRunnerKilledWaitingForItsTurnNeverStarts(t *testing.T) {

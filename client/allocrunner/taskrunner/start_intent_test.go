@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/drover-io/drover/client/allocdir"
@@ -157,32 +158,32 @@ func TestTaskRunnerKillWhileReattaching(t *testing.T) {
 // record the task running (it stayed pending for ever, and so did its
 // allocation on the servers).
 func TestTaskRunnerReattachRecordsTheStart(t *testing.T) {
-	d := &intentDriver{Driver: mock.New(nil)}
-	defer d.Shutdown()
-	db := state.NewMemDB()
-	alloc := testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{"run_for": "1h"}})
-	h := newHarness(t, alloc, d.Driver, db)
-	h.tr.driver = d
-	_, handle := previousAgentStart(t, d, alloc, h.dir, "old")
-	restoreWith(t, db, alloc, &state.LocalState{InvocationID: "old", TaskHandle: handle}, false)
-	if err := h.tr.Restore(); err != nil {
-		t.Fatal(err)
-	}
-	go h.tr.Run()
-	defer func() {
-		if err := h.tr.Kill(context.Background(), nil); err != nil {
-			t.Error(err)
+	synctest.Test(t, func(t *testing.T) {
+		d := &intentDriver{Driver: mock.New(nil)}
+		defer d.Shutdown()
+		db := state.NewMemDB()
+		alloc := testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{"run_for": "1h"}})
+		h := newHarness(t, alloc, d.Driver, db)
+		h.tr.driver = d
+		_, handle := previousAgentStart(t, d, alloc, h.dir, "old")
+		restoreWith(t, db, alloc, &state.LocalState{InvocationID: "old", TaskHandle: handle}, false)
+		if err := h.tr.Restore(); err != nil {
+			t.Fatal(err)
 		}
-	}()
-	waitFor(t, "the re-attached task to be recorded running", func() bool {
-		return h.tr.TaskState().State == structs.TaskStateRunning
+		go h.tr.Run()
+		defer func() {
+			if err := h.tr.Kill(context.Background(), nil); err != nil {
+				t.Error(err)
+			}
+		}()
+		waitState(t, h.tr, "the re-attached task to be recorded running", isRunning)
+		if got, want := eventTypes(h.tr.TaskState()), []string{"Received", "Started"}; !slices.Equal(got, want) {
+			t.Errorf("events = %q, want %q", got, want)
+		}
+		if starts := d.started(); len(starts) != 0 {
+			t.Errorf("the runner started %v again", starts)
+		}
 	})
-	if got, want := eventTypes(h.tr.TaskState()), []string{"Received", "Started"}; !slices.Equal(got, want) {
-		t.Errorf("events = %q, want %q", got, want)
-	}
-	if starts := d.started(); len(starts) != 0 {
-		t.Errorf("the runner started %v again", starts)
-	}
 }
 
 // TestTaskRunnerStartIntent: an agent that died while starting the task
@@ -216,71 +217,72 @@ func TestTaskRunnerStartIntent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := &intentDriver{Driver: mock.New(nil)}
-			defer d.Shutdown()
-			db := state.NewMemDB()
-			alloc := testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{"run_for": "1h"}})
-			h := newHarness(t, alloc, d.Driver, db)
-			h.tr.driver = d
-			var cfg *drivers.TaskConfig
-			if tt.prevStarted {
-				cfg, _ = previousAgentStart(t, d, alloc, h.dir, "prev0001")
-			} else {
-				tr, err := New(&Config{Alloc: alloc, Task: alloc.Job.TaskGroups[0].Tasks[0], AllocDir: h.dir, Driver: d, StateDB: state.NewMemDB()})
+			synctest.Test(t, func(t *testing.T) {
+				d := &intentDriver{Driver: mock.New(nil)}
+				defer d.Shutdown()
+				db := state.NewMemDB()
+				alloc := testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{"run_for": "1h"}})
+				h := newHarness(t, alloc, d.Driver, db)
+				h.tr.driver = d
+				var cfg *drivers.TaskConfig
+				if tt.prevStarted {
+					cfg, _ = previousAgentStart(t, d, alloc, h.dir, "prev0001")
+				} else {
+					tr, err := New(&Config{Alloc: alloc, Task: alloc.Job.TaskGroups[0].Tasks[0], AllocDir: h.dir, Driver: d, StateDB: state.NewMemDB()})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if cfg, err = tr.buildTaskConfig(alloc, alloc.Job.TaskGroups[0].Tasks[0], "prev0001"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				restoreWith(t, db, alloc, &state.LocalState{InvocationID: "prev0001", StartIntent: cfg}, false)
+				d.recoverErr = tt.recoverErr
+				if err := h.tr.Restore(); err != nil {
+					t.Fatal(err)
+				}
+				if tt.kill {
+					h.tr.RequestKill(structs.NewTaskEvent(structs.TaskKilling))
+				}
+				go h.tr.Run()
+				defer func() {
+					if err := h.tr.Kill(context.Background(), nil); err != nil {
+						t.Error(err)
+					}
+				}()
+				waitState(t, h.tr, "the runner to settle", func(st *structs.TaskState) bool {
+					return st.State == tt.wantState && len(st.Events) >= len(tt.wantEvents)
+				})
+				st := h.tr.TaskState()
+				if got := eventTypes(st); !slices.Equal(got, tt.wantEvents) {
+					t.Errorf("events = %q, want %q", got, tt.wantEvents)
+				}
+				starts := d.started()
+				if len(starts) != tt.wantStarts {
+					t.Fatalf("the runner started %v, want %d starts", starts, tt.wantStarts)
+				}
+				if len(starts) == 1 && starts[0] == cfg.ID {
+					t.Errorf("the new start reused the intent's invocation %s", cfg.ID)
+				}
+				if tt.prevStarted && tt.wantPrevDead == d.running(t, cfg.ID) {
+					t.Errorf("the previous start's task running = %v, want %v", !tt.wantPrevDead, !tt.wantPrevDead)
+				}
+				ls, _, err := db.GetTaskRunnerState(alloc.ID, "web")
 				if err != nil {
 					t.Fatal(err)
 				}
-				if cfg, err = tr.buildTaskConfig(alloc, alloc.Job.TaskGroups[0].Tasks[0], "prev0001"); err != nil {
-					t.Fatal(err)
+				if ls.StartIntent != nil {
+					t.Errorf("the start intent %s is still persisted", ls.StartIntent.ID)
 				}
-			}
-			restoreWith(t, db, alloc, &state.LocalState{InvocationID: "prev0001", StartIntent: cfg}, false)
-			d.recoverErr = tt.recoverErr
-			if err := h.tr.Restore(); err != nil {
-				t.Fatal(err)
-			}
-			if tt.kill {
-				h.tr.RequestKill(structs.NewTaskEvent(structs.TaskKilling))
-			}
-			go h.tr.Run()
-			defer func() {
-				if err := h.tr.Kill(context.Background(), nil); err != nil {
-					t.Error(err)
+				if tt.name == "task found" && (ls.TaskHandle == nil || ls.TaskHandle.Config.ID != cfg.ID || len(ls.TaskHandle.DriverState) != 0) {
+					t.Errorf("handle = %+v, want the intent's config without driver state", ls.TaskHandle)
 				}
-			}()
-			waitFor(t, "the runner to settle", func() bool {
-				st := h.tr.TaskState()
-				return st.State == tt.wantState && len(st.Events) >= len(tt.wantEvents)
+				if tt.name == "lost" {
+					if e := findEvent(st, "Terminated"); e.ExitCode != -1 || !strings.Contains(e.DisplayMessage, "shim does not answer") {
+						t.Errorf("Terminated = %+v", e)
+					}
+				}
 			})
-			st := h.tr.TaskState()
-			if got := eventTypes(st); !slices.Equal(got, tt.wantEvents) {
-				t.Errorf("events = %q, want %q", got, tt.wantEvents)
-			}
-			starts := d.started()
-			if len(starts) != tt.wantStarts {
-				t.Fatalf("the runner started %v, want %d starts", starts, tt.wantStarts)
-			}
-			if len(starts) == 1 && starts[0] == cfg.ID {
-				t.Errorf("the new start reused the intent's invocation %s", cfg.ID)
-			}
-			if tt.prevStarted && tt.wantPrevDead == d.running(t, cfg.ID) {
-				t.Errorf("the previous start's task running = %v, want %v", !tt.wantPrevDead, !tt.wantPrevDead)
-			}
-			ls, _, err := db.GetTaskRunnerState(alloc.ID, "web")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ls.StartIntent != nil {
-				t.Errorf("the start intent %s is still persisted", ls.StartIntent.ID)
-			}
-			if tt.name == "task found" && (ls.TaskHandle == nil || ls.TaskHandle.Config.ID != cfg.ID || len(ls.TaskHandle.DriverState) != 0) {
-				t.Errorf("handle = %+v, want the intent's config without driver state", ls.TaskHandle)
-			}
-			if tt.name == "lost" {
-				if e := findEvent(st, "Terminated"); e.ExitCode != -1 || !strings.Contains(e.DisplayMessage, "shim does not answer") {
-					t.Errorf("Terminated = %+v", e)
-				}
-			}
 		})
 	}
 }
@@ -328,51 +330,53 @@ func (d *aheadChecker) StartTask(ctx context.Context, cfg *drivers.TaskConfig) (
 func TestTaskRunnerWritesStartIntentAhead(t *testing.T) {
 	for _, fail := range []bool{false, true} {
 		t.Run(fmt.Sprintf("write fails %v", fail), func(t *testing.T) {
-			m := mock.New(nil)
-			defer m.Shutdown()
-			db := &intentCheckingDB{MemDB: state.NewMemDB(), fail: fail}
-			alloc := testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{"run_for": "1h"}})
-			d := &aheadChecker{Driver: m, db: db, alloc: alloc.ID}
-			dir := allocdir.New(t.TempDir(), alloc.ID)
-			if err := dir.Build(); err != nil {
-				t.Fatal(err)
-			}
-			tr, err := New(&Config{Alloc: alloc, Task: alloc.Job.TaskGroups[0].Tasks[0], AllocDir: dir, Driver: d, StateDB: db})
-			if err != nil {
-				t.Fatal(err)
-			}
-			go tr.Run()
-			defer func() {
-				if err := tr.Kill(context.Background(), nil); err != nil {
-					t.Error(err)
+			synctest.Test(t, func(t *testing.T) {
+				m := mock.New(nil)
+				defer m.Shutdown()
+				db := &intentCheckingDB{MemDB: state.NewMemDB(), fail: fail}
+				alloc := testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{"run_for": "1h"}})
+				d := &aheadChecker{Driver: m, db: db, alloc: alloc.ID}
+				dir := allocdir.New(t.TempDir(), alloc.ID)
+				if err := dir.Build(); err != nil {
+					t.Fatal(err)
 				}
-			}()
-			if fail {
-				waitFor(t, "a start failure", func() bool { return findEvent(tr.TaskState(), "Driver Failure") != nil })
-				if e := findEvent(tr.TaskState(), "Driver Failure"); !strings.Contains(e.DriverError, "start intent") {
-					t.Errorf("Driver Failure = %q", e.DriverError)
+				tr, err := New(&Config{Alloc: alloc, Task: alloc.Job.TaskGroups[0].Tasks[0], AllocDir: dir, Driver: d, StateDB: db})
+				if err != nil {
+					t.Fatal(err)
 				}
+				go tr.Run()
+				defer func() {
+					if err := tr.Kill(context.Background(), nil); err != nil {
+						t.Error(err)
+					}
+				}()
+				if fail {
+					waitState(t, tr, "a start failure", func(st *structs.TaskState) bool { return findEvent(st, "Driver Failure") != nil })
+					if e := findEvent(tr.TaskState(), "Driver Failure"); !strings.Contains(e.DriverError, "start intent") {
+						t.Errorf("Driver Failure = %q", e.DriverError)
+					}
+					d.mu.Lock()
+					defer d.mu.Unlock()
+					if len(d.intents) != 0 {
+						t.Errorf("the driver was asked to start %d times without an intent on disk", len(d.intents))
+					}
+					return
+				}
+				waitState(t, tr, "the task to run", isRunning)
 				d.mu.Lock()
-				defer d.mu.Unlock()
-				if len(d.intents) != 0 {
-					t.Errorf("the driver was asked to start %d times without an intent on disk", len(d.intents))
+				intents := slices.Clone(d.intents)
+				d.mu.Unlock()
+				if len(intents) != 1 || intents[0] == "" {
+					t.Fatalf("intents on disk at each start = %q, want the invocation's", intents)
 				}
-				return
-			}
-			waitFor(t, "the task to run", func() bool { return tr.TaskState().State == structs.TaskStateRunning })
-			d.mu.Lock()
-			intents := slices.Clone(d.intents)
-			d.mu.Unlock()
-			if len(intents) != 1 || intents[0] == "" {
-				t.Fatalf("intents on disk at each start = %q, want the invocation's", intents)
-			}
-			ls, _, err := db.GetTaskRunnerState(alloc.ID, "web")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ls.StartIntent != nil || ls.TaskHandle == nil || ls.TaskHandle.Config.ID != intents[0] {
-				t.Errorf("after the start: intent %+v handle %+v, want the handle of %s and no intent", ls.StartIntent, ls.TaskHandle, intents[0])
-			}
+				ls, _, err := db.GetTaskRunnerState(alloc.ID, "web")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ls.StartIntent != nil || ls.TaskHandle == nil || ls.TaskHandle.Config.ID != intents[0] {
+					t.Errorf("after the start: intent %+v handle %+v, want the handle of %s and no intent", ls.StartIntent, ls.TaskHandle, intents[0])
+				}
+			})
 		})
 	}
 }

@@ -87,7 +87,7 @@ func TestStatsHookCollectsWhileRead(t *testing.T) {
 		}
 		first <- nil // ignored
 		first <- &drivers.TaskResourceUsage{Timestamp: 2, CPUPercent: 7, MemoryRSS: 100}
-		waitFor(t, "the second sample", func() bool { u := h.Latest(); return u != nil && u.Timestamp == 2 })
+		settle(t, "the second sample", func() bool { u := h.Latest(); return u != nil && u.Timestamp == 2 })
 
 		// The stream ends (a driver plugin restarting): the last sample stays
 		// until the retry delay passes and a new stream delivers.
@@ -96,7 +96,7 @@ func TestStatsHookCollectsWhileRead(t *testing.T) {
 		close(first)
 		retry <- time.Now()
 		second <- &drivers.TaskResourceUsage{Timestamp: 3}
-		waitFor(t, "a sample of the new stream", func() bool { u := h.Latest(); return u != nil && u.Timestamp == 3 })
+		settle(t, "a sample of the new stream", func() bool { u := h.Latest(); return u != nil && u.Timestamp == 3 })
 		if n := f.callCount(); n != 2 {
 			t.Errorf("TaskStats calls = %d, want 2", n)
 		}
@@ -105,7 +105,7 @@ func TestStatsHookCollectsWhileRead(t *testing.T) {
 		// and the driver is asked nothing more.
 		clock.Advance(statsReaderIdle + time.Second)
 		second <- &drivers.TaskResourceUsage{Timestamp: 4}
-		waitFor(t, "the collection to end", func() bool { return !h.collecting() })
+		settle(t, "the collection to end", func() bool { return !h.collecting() })
 		if n := f.callCount(); n != 2 {
 			t.Errorf("TaskStats calls = %d after the readers left, want 2", n)
 		}
@@ -152,12 +152,13 @@ func TestStatsHookEnds(t *testing.T) {
 					t.Error("a sample without a stream")
 				}
 				if tt.calls > 0 {
-					waitFor(t, "the collection to end by itself", func() bool { return !h.collecting() })
+					settle(t, "the collection to end by itself", func() bool { return !h.collecting() })
 					if h.Latest() != nil || f.callCount() != tt.calls {
 						t.Errorf("after the driver said it has no stats: %d TaskStats calls, want %d", f.callCount(), tt.calls)
 					}
 				} else {
-					waitFor(t, "a retry", func() bool { return f.callCount() >= 2 })
+					time.Sleep(time.Millisecond) // the retry delay (the interval)
+					settle(t, "a retry", func() bool { return f.callCount() >= 2 })
 				}
 				h.stop()
 				if h.Latest() != nil {
@@ -178,7 +179,7 @@ func TestTaskRunnerLatestStats(t *testing.T) {
 			t.Fatal("stats before the task ran")
 		}
 		go h.tr.Run()
-		waitFor(t, "the mock driver's sample", func() bool {
+		settle(t, "the mock driver's sample", func() bool {
 			u := h.tr.LatestStats()
 			return u != nil && u.CPUPercent == 1 && u.MemoryRSS == 1<<20
 		})

@@ -21,23 +21,54 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
+// settle waits until every other goroutine of the test's bubble is
+// durably blocked (synctest.Wait: the runner, its hooks and the mock
+// driver have done all they can without time passing) and then requires
+// cond. Only for a test in a synctest bubble; where the outcome needs time
+// to pass, the test sleeps (fake time) for it first.
+func settle(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
+	synctest.Wait()
+	if !cond() {
+		t.Fatalf("the runner settled without %s", what)
 	}
 }
+
+// hungBound bounds a wait on an event outside a synctest bubble: a test
+// that is hung fails instead of blocking the package, and no test relies
+// on the bound's length.
+const hungBound = time.Minute
+
+// waitState waits until cond holds for tr's state, re-checking it at each
+// change of the state (the runner's stateChanged broadcast), for a test
+// that cannot run in a synctest bubble.
+func waitState(t *testing.T, tr *TaskRunner, what string, cond func(*structs.TaskState) bool) {
+	t.Helper()
+	bound := time.NewTimer(hungBound)
+	defer bound.Stop()
+	for {
+		tr.mu.RLock()
+		st, changed := tr.state, tr.stateChanged
+		tr.mu.RUnlock()
+		if cond(st) {
+			return
+		}
+		select {
+		case <-changed:
+		case <-bound.C:
+			t.Fatalf("no %s after %s; state %s, events %q", what, hungBound, st.State, eventTypes(st))
+		}
+	}
+}
+
+// isRunning is waitState's condition for a running task.
+func isRunning(st *structs.TaskState) bool { return st.State == structs.TaskStateRunning }
 
 func waitClosed(t *testing.T, what string, ch <-chan struct{}) {
 	t.Helper()
 	select {
 	case <-ch:
-	case <-time.After(10 * time.Second):
+	case <-time.After(hungBound):
 		t.Fatalf("timed out waiting for %s", what)
 	}
 }
@@ -281,7 +312,7 @@ func TestTaskRunnerEventSequences(t *testing.T) {
 				h := newHarness(t, testAlloc(tc.jobType, task), nil, nil)
 				go h.tr.Run()
 				if tc.kill {
-					waitFor(t, "task running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
+					settle(t, "task running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
 					if err := h.tr.Kill(context.Background(), structs.NewTaskEvent(structs.TaskKilling)); err != nil {
 						t.Fatal(err)
 					}
@@ -315,7 +346,10 @@ func TestTaskRunnerRestartModeDelay(t *testing.T) {
 		h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{
 			Config: map[string]any{"run_for": "1ms", "exit_code": 1}, RestartPolicy: policy}), nil, nil)
 		go h.tr.Run()
-		waitFor(t, "a delayed restart", func() bool {
+		// Two intervals: a restart within the policy, the attempts spent,
+		// a restart delayed to the interval's end, and one more after it.
+		time.Sleep(2 * policy.Interval)
+		settle(t, "a delayed restart", func() bool {
 			for _, e := range h.tr.TaskState().Events {
 				if e.Type == structs.TaskRestarting && strings.Contains(e.RestartReason, `mode is "delay"`) {
 					return true
@@ -323,7 +357,7 @@ func TestTaskRunnerRestartModeDelay(t *testing.T) {
 			}
 			return false
 		})
-		waitFor(t, "restart after the delay", func() bool { return h.tr.TaskState().Restarts >= 3 })
+		settle(t, "restart after the delay", func() bool { return h.tr.TaskState().Restarts >= 3 })
 		if err := h.tr.Kill(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}
@@ -339,7 +373,7 @@ func TestTaskRunnerKillBeforeRun(t *testing.T) {
 		h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}}), nil, nil)
 		done := make(chan error, 1)
 		go func() { done <- h.tr.Kill(context.Background(), nil) }()
-		waitFor(t, "kill marked", func() bool { return h.tr.killContext().Err() != nil })
+		settle(t, "kill marked", func() bool { return h.tr.killContext().Err() != nil })
 		h.tr.Run()
 		if err := <-done; err != nil {
 			t.Fatal(err)
@@ -384,7 +418,7 @@ func TestTaskRunnerKillDuringStart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{"start_block_for": "10s"}}), nil, nil)
 		go h.tr.Run()
-		waitFor(t, "task setup", func() bool { return findEvent(h.tr.TaskState(), "Task Setup") != nil })
+		settle(t, "task setup", func() bool { return findEvent(h.tr.TaskState(), "Task Setup") != nil })
 		if err := h.tr.Kill(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}
@@ -399,7 +433,8 @@ func TestTaskRunnerKillDuringRestartDelay(t *testing.T) {
 		policy := &structs.RestartPolicy{Attempts: 3, Interval: time.Hour, Delay: time.Hour, Mode: structs.RestartPolicyModeFail}
 		h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{"run_for": "1ms"}, RestartPolicy: policy}), nil, nil)
 		go h.tr.Run()
-		waitFor(t, "restarting", func() bool { return findEvent(h.tr.TaskState(), "Restarting") != nil })
+		time.Sleep(time.Millisecond) // the task's run_for
+		settle(t, "restarting", func() bool { return findEvent(h.tr.TaskState(), "Restarting") != nil })
 		if err := h.tr.Kill(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}
@@ -414,7 +449,7 @@ func TestTaskRunnerKillReasonEvent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{}}), nil, nil)
 		go h.tr.Run()
-		waitFor(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
+		settle(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
 		if err := h.tr.Kill(context.Background(), structs.NewTaskEvent(structs.TaskLeaderDead)); err != nil {
 			t.Fatal(err)
 		}
@@ -435,7 +470,7 @@ func TestTaskRunnerShutdownLeavesTaskRunning(t *testing.T) {
 				alloc := testAlloc(structs.JobTypeService, &structs.Task{Config: map[string]any{"wait_never_returns": never}})
 				h := newHarness(t, alloc, driver, db)
 				go h.tr.Run()
-				waitFor(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
+				settle(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
 				h.tr.Shutdown()
 				ls, _, err := db.GetTaskRunnerState(alloc.ID, "web")
 				if err != nil || ls == nil || ls.TaskHandle == nil {
@@ -479,7 +514,7 @@ func TestTaskRunnerRestartAndSignal(t *testing.T) {
 			t.Errorf("Restart before start: %v", err)
 		}
 		go h.tr.Run()
-		waitFor(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
+		settle(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
 		h.tr.mu.RLock()
 		first := h.tr.local.InvocationID
 		h.tr.mu.RUnlock()
@@ -489,7 +524,7 @@ func TestTaskRunnerRestartAndSignal(t *testing.T) {
 		if err := h.tr.Restart(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "restarted", func() bool {
+		settle(t, "restarted", func() bool {
 			st := h.tr.TaskState()
 			return st.Restarts == 1 && st.State == structs.TaskStateRunning
 		})
@@ -645,7 +680,7 @@ func TestTaskRunnerKillWithHangingStopTask(t *testing.T) {
 			t.Fatal(err)
 		}
 		go tr.Run()
-		waitFor(t, "running", func() bool { return tr.TaskState().State == structs.TaskStateRunning })
+		settle(t, "running", func() bool { return tr.TaskState().State == structs.TaskStateRunning })
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := tr.Kill(ctx, nil); err != nil {

@@ -64,6 +64,29 @@ func (f *fakeVarServer) Invoke(ctx context.Context, m *rpcapi.Info, req any) (an
 	}
 }
 
+// The template tests run on the real clock, not in synctest bubbles: in
+// a bubble, consul-template's watch goroutines interleave with a template
+// stop so that one of them, now and then (about 1 in 500 runs under
+// load), takes a read that failed at the stop over the stop itself and
+// blocks for ever reporting it (consul-template v0.41.1 watch/view.go,
+// View.poll's unguarded send on serverErrCh): a deadlock of the bubble.
+// They wait on the task's state changes; two conditions without an event
+// of their own are polled (waitFor).
+
+// waitFor polls cond, for a condition of the template goroutines that
+// nothing signals (a driver's received signal, the watch resumed); the
+// deadline is a bound for a hung test only.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(hungBound)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
 // templateHarness runs a task whose templates read vars.
 func templateHarness(t *testing.T, task *structs.Task, vars *fakeVarServer, driver *mock.Driver, db *state.MemDB) *harness {
 	t.Helper()
@@ -105,18 +128,17 @@ func TestTemplateHookBlocksThenRestartsOnChange(t *testing.T) {
 	vars.put("nomad/jobs/job/group/web", structs.VariableItems{"v": "e1"})
 	h := templateHarness(t, tmplTask(structs.TemplateChangeModeRestart), vars, nil, nil)
 	go h.tr.Run()
-	waitFor(t, "the Missing event", func() bool { return hasTemplateEvent(h.tr, `Missing: nomadVar "nomad/jobs/job"`) })
+	waitState(t, h.tr, "the Missing event", func(*structs.TaskState) bool { return hasTemplateEvent(h.tr, `Missing: nomadVar "nomad/jobs/job"`) })
 	if st := h.tr.TaskState(); st.State == structs.TaskStateRunning {
 		t.Fatal("task started before its template rendered")
 	}
 	vars.put("nomad/jobs/job", structs.VariableItems{"v": "1"})
-	waitFor(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
+	waitState(t, h.tr, "running", isRunning)
 	if env := invocationEnv(h.tr); env["APP_V"] != "e1" {
 		t.Fatalf("env APP_V = %q, want the env template's value", env["APP_V"])
 	}
 	vars.put("nomad/jobs/job", structs.VariableItems{"v": "2"})
-	waitFor(t, "the restart", func() bool {
-		st := h.tr.TaskState()
+	waitState(t, h.tr, "the restart", func(st *structs.TaskState) bool {
 		return st.Restarts == 1 && st.State == structs.TaskStateRunning
 	})
 	ev := findEvent(h.tr.TaskState(), structs.TaskRestartSignal)
@@ -141,7 +163,7 @@ func TestTemplateHookSignals(t *testing.T) {
 	h := templateHarness(t, tmplTask(structs.TemplateChangeModeSignal), vars, nil, nil)
 	h.tr.Task().Templates[0].Splay = 0
 	go h.tr.Run()
-	waitFor(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
+	waitState(t, h.tr, "running", isRunning)
 	id := h.tr.Invocation().ID
 	vars.put("nomad/jobs/job", structs.VariableItems{"v": "2"})
 	waitFor(t, "the signal", func() bool { return slices.Contains(h.driver.ReceivedSignals(id), "SIGHUP") })
@@ -164,7 +186,7 @@ func TestTemplateHookAgentRestartKeepsUnchangedTask(t *testing.T) {
 	task.Templates[0].Splay = 0
 	h := templateHarness(t, task, vars, driver, db)
 	go h.tr.Run()
-	waitFor(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
+	waitState(t, h.tr, "running", isRunning)
 	h.tr.Shutdown() // the agent stops; the task runs on
 
 	// A new agent: nothing changed, so the task is not restarted, and
@@ -188,8 +210,7 @@ func TestTemplateHookAgentRestartKeepsUnchangedTask(t *testing.T) {
 		return h2.tr.templates.done != nil
 	})
 	vars.put("nomad/jobs/job", structs.VariableItems{"v": "2"})
-	waitFor(t, "the restart", func() bool {
-		st := h2.tr.TaskState()
+	waitState(t, h2.tr, "the restart", func(st *structs.TaskState) bool {
 		return st.Restarts == 1 && st.State == structs.TaskStateRunning
 	})
 	var reasons []string
@@ -233,7 +254,7 @@ func TestTemplateHookAgentRestartRewritesLostFile(t *testing.T) {
 	task.Templates[0].Splay = 0
 	h := templateHarness(t, task, vars, driver, db)
 	go h.tr.Run()
-	waitFor(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
+	waitState(t, h.tr, "running", isRunning)
 	h.tr.Shutdown()
 	// The rendered file is gone when the agent comes back: rendering it
 	// again is a change, which restarts the task.
@@ -252,8 +273,7 @@ func TestTemplateHookAgentRestartRewritesLostFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	go tr2.Run()
-	waitFor(t, "the restart", func() bool {
-		st := tr2.TaskState()
+	waitState(t, tr2, "the restart", func(st *structs.TaskState) bool {
 		return st.Restarts == 1 && st.State == structs.TaskStateRunning
 	})
 	if err := tr2.Kill(context.Background(), nil); err != nil {
@@ -284,9 +304,9 @@ func TestTemplateHookChangeScript(t *testing.T) {
 				}}}
 			h := templateHarness(t, task, vars, nil, nil)
 			go h.tr.Run()
-			waitFor(t, "running", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
+			waitState(t, h.tr, "running", isRunning)
 			vars.put("nomad/jobs/job", structs.VariableItems{"v": "2"})
-			waitFor(t, "the script's event", func() bool { return hasTemplateEvent(h.tr, tc.wantEvent) })
+			waitState(t, h.tr, "the script's event", func(*structs.TaskState) bool { return hasTemplateEvent(h.tr, tc.wantEvent) })
 			if tc.wantKilled {
 				waitClosed(t, "the task to be killed", h.tr.WaitCh())
 				return
