@@ -71,7 +71,7 @@ func (s *Server) healthEvals(st *state.StateStore, updates []*structs.Allocation
 // scheduler's rolling update sees of an allocation: its health verdict,
 // or its failing.
 func healthChanged(old, u *structs.Allocation) bool {
-	stale := u.DeploymentID != "" && u.DeploymentID != old.DeploymentID // see UpdateAllocsFromClient
+	stale := u.DeploymentID != old.DeploymentID // "" included: see UpdateAllocsFromClient
 	if u.DeploymentStatus != nil && u.DeploymentStatus.Healthy != nil && !stale {
 		if old.DeploymentStatus == nil || old.DeploymentStatus.Healthy == nil ||
 			*old.DeploymentStatus.Healthy != *u.DeploymentStatus.Healthy {

@@ -17,7 +17,7 @@ func TestHealthChanged(t *testing.T) {
 	}{
 		{"no verdict", &structs.Allocation{ClientStatus: structs.AllocClientStatusRunning}, false},
 		{"verdict for the alloc's deployment", &structs.Allocation{DeploymentID: "d1", DeploymentStatus: verdict(yes)}, true},
-		{"verdict from a client that does not name it", &structs.Allocation{DeploymentStatus: verdict(no)}, true},
+		{"verdict outside any deployment (migrate) for an alloc in one", &structs.Allocation{DeploymentStatus: verdict(no)}, false},
 		{"stale verdict for the previous deployment", &structs.Allocation{DeploymentID: "d0", DeploymentStatus: verdict(yes)}, false},
 		{"failed", &structs.Allocation{ClientStatus: structs.AllocClientStatusFailed}, true},
 	}

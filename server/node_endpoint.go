@@ -230,6 +230,9 @@ func (s *Server) NodeUpdateAlloc(ctx context.Context, req *structs.AllocUpdateRe
 		updates = append(updates, &structs.Allocation{
 			ID: u.ID, NodeID: req.NodeID, ClientStatus: u.ClientStatus,
 			ClientDescription: u.ClientDescription, TaskStates: u.TaskStates,
+			// The deployment the verdict is for: the state store
+			// drops one that is not the alloc's (state/allocs.go).
+			DeploymentID:     u.DeploymentID,
 			DeploymentStatus: u.DeploymentStatus.Copy(), NetworkStatus: u.NetworkStatus.Copy(), ModifyTime: now,
 		})
 	}

@@ -32,7 +32,7 @@ func jobIdle(t *testing.T, s *Server, jobID string) {
 func reportHealth(t *testing.T, s *Server, node string, a *structs.Allocation, healthy bool) {
 	t.Helper()
 	if _, err := s.NodeUpdateAlloc(context.Background(), &structs.AllocUpdateRequest{NodeID: node, SecretID: "secret-" + node,
-		Alloc: []*structs.Allocation{{ID: a.ID, ClientStatus: structs.AllocClientStatusRunning,
+		Alloc: []*structs.Allocation{{ID: a.ID, ClientStatus: structs.AllocClientStatusRunning, DeploymentID: a.DeploymentID,
 			DeploymentStatus: &structs.AllocDeploymentStatus{Healthy: &healthy, Timestamp: time.Now()}}}}); err != nil {
 		t.Fatal(err)
 	}

@@ -120,13 +120,16 @@ func (w *WriteTxn) UpdateAllocsFromClient(updates []*structs.Allocation) error {
 		if u.NetworkStatus != nil {
 			c.NetworkStatus = u.NetworkStatus.Copy()
 		}
-		if u.DeploymentStatus != nil && (u.DeploymentID == "" || u.DeploymentID == c.DeploymentID) {
+		if u.DeploymentStatus != nil && u.DeploymentID == c.DeploymentID {
 			// The client reports health; whether the alloc is a canary
 			// is the server's (promotion clears it). A verdict the
 			// client decided for another deployment than the alloc's
 			// (sent before it saw an in-place update move the alloc to
-			// a new one) is stale: dropped. A client that does not say
-			// which deployment its verdict is for is believed.
+			// a new one) is stale: dropped. "" is no wildcard: it names
+			// a verdict outside any deployment (the migrate block's),
+			// which an alloc that has since joined a deployment must
+			// not take as that deployment's health. The rest of the
+			// update applies either way.
 			canary := c.DeploymentStatus != nil && c.DeploymentStatus.Canary
 			c.DeploymentStatus = u.DeploymentStatus.Copy()
 			c.DeploymentStatus.Canary = canary

@@ -435,8 +435,11 @@ func TestAllocDeploymentHealthFollowsDeployment(t *testing.T) {
 		{"a late verdict for d0 is stale", func() error {
 			return s.UpdateAllocsFromClient(6, []*structs.Allocation{{ID: a.ID, ClientStatus: "running", DeploymentID: "d0", DeploymentStatus: verdict}})
 		}, nil},
+		{"a late verdict outside any deployment does not count for d1", func() error {
+			return s.UpdateAllocsFromClient(7, []*structs.Allocation{{ID: a.ID, ClientStatus: "running", DeploymentStatus: verdict}})
+		}, nil},
 		{"a verdict for d1 counts", func() error {
-			return s.UpdateAllocsFromClient(7, []*structs.Allocation{{ID: a.ID, ClientStatus: "running", DeploymentID: "d1", DeploymentStatus: verdict}})
+			return s.UpdateAllocsFromClient(8, []*structs.Allocation{{ID: a.ID, ClientStatus: "running", DeploymentID: "d1", DeploymentStatus: verdict}})
 		}, &healthy},
 	}
 	for _, st := range steps {
@@ -451,5 +454,61 @@ func TestAllocDeploymentHealthFollowsDeployment(t *testing.T) {
 		if (h == nil) != (st.want == nil) || (h != nil && *h != *st.want) {
 			t.Fatalf("%s: deployment status = %+v, want healthy %v", st.name, got.DeploymentStatus, st.want)
 		}
+	}
+}
+
+// TestClientVerdictNamesItsDeployment: a client's health verdict counts
+// only for the deployment it names, "" (a verdict outside any deployment,
+// the migrate block's) included; the rest of a dropped verdict's update
+// still applies.
+func TestClientVerdictNamesItsDeployment(t *testing.T) {
+	cases := []struct {
+		name      string
+		allocDep  string // the alloc's deployment
+		verdictOf string // the deployment the client's verdict is for
+		counts    bool
+	}{
+		{"alloc in D, verdict for D", "D", "D", true},
+		{"alloc in D, verdict outside any deployment", "D", "", false},
+		{"alloc in D, verdict for an older deployment", "D", "D0", false},
+		{"alloc outside deployments, migrate verdict", "", "", true},
+		{"alloc outside deployments, verdict for D", "", "D", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := newStore(t)
+			job := testJob("web")
+			if err := s.UpsertJob(1, job); err != nil {
+				t.Fatal(err)
+			}
+			a := testAlloc("a1", job, "n1", 0)
+			a.DeploymentID = c.allocDep
+			if err := s.UpsertAllocs(2, []*structs.Allocation{a}); err != nil {
+				t.Fatal(err)
+			}
+			healthy := true
+			u := &structs.Allocation{
+				ID: a.ID, ClientStatus: structs.AllocClientStatusRunning,
+				TaskStates:       map[string]*structs.TaskState{"app": {State: structs.TaskStateRunning}},
+				DeploymentID:     c.verdictOf,
+				DeploymentStatus: &structs.AllocDeploymentStatus{Healthy: &healthy},
+			}
+			if err := s.UpdateAllocsFromClient(3, []*structs.Allocation{u}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.AllocByID(nil, a.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if counted := got.DeploymentStatus.IsHealthy(); counted != c.counts {
+				t.Errorf("verdict counted = %v, want %v (deployment status %+v)", counted, c.counts, got.DeploymentStatus)
+			}
+			if got.ClientStatus != structs.AllocClientStatusRunning || got.TaskStates["app"] == nil {
+				t.Errorf("client status %q, task states %v: the rest of the update must apply", got.ClientStatus, got.TaskStates)
+			}
+			if got.DeploymentID != c.allocDep {
+				t.Errorf("alloc deployment = %q, want %q: a client update never moves it", got.DeploymentID, c.allocDep)
+			}
+		})
 	}
 }

@@ -113,8 +113,9 @@ func (s *StateStore) UpsertAllocs(index uint64, allocs []*structs.Allocation) er
 // UpdateAllocsFromClient applies client updates: only ClientStatus,
 // ClientDescription, TaskStates, NetworkStatus, DeploymentStatus (and
 // ModifyTime) change. An update's DeploymentID names the deployment its
-// DeploymentStatus was decided for; a verdict for another deployment than
-// the allocation's is stale and dropped.
+// DeploymentStatus was decided for ("" for a verdict outside any
+// deployment, the migrate block's); a verdict for another deployment than
+// the allocation's, "" included, is stale and dropped.
 func (s *StateStore) UpdateAllocsFromClient(index uint64, updates []*structs.Allocation) error {
 	return s.Batch(index, func(w *WriteTxn) error { return w.UpdateAllocsFromClient(updates) })
 }
