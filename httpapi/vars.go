@@ -273,7 +273,8 @@ func (s *Server) keyringList(w http.ResponseWriter, req *http.Request) (any, err
 }
 
 // keyringRotate is PUT|POST /v1/operator/keyring/rotate[?algo=&full=]:
-// {"Key": RootKeyMeta}.
+// {"Index": N, "Key": RootKeyMeta}, the key's own indexes 0 as in Nomad's
+// answer (N is the index the listed key was created at).
 func (s *Server) keyringRotate(w http.ResponseWriter, req *http.Request) (any, error) {
 	full, err := boolParam(req, "full")
 	if err != nil {
@@ -289,10 +290,14 @@ func (s *Server) keyringRotate(w http.ResponseWriter, req *http.Request) (any, e
 		return nil, err
 	}
 	setIndex(w, resp.Index)
-	return &struct{ Key *api.RootKeyMeta }{Key: apiRootKey(resp.Key)}, nil
+	return &struct {
+		Index uint64
+		Key   *api.RootKeyMeta
+	}{Index: resp.Index, Key: apiRootKey(resp.Key)}, nil
 }
 
-// keyringDelete is DELETE /v1/operator/keyring/key/:id[?force=true].
+// keyringDelete is DELETE /v1/operator/keyring/key/:id[?force=true]:
+// {"Index": N}, as Nomad.
 func (s *Server) keyringDelete(w http.ResponseWriter, req *http.Request) (any, error) {
 	force, err := boolParam(req, "force")
 	if err != nil {
@@ -303,7 +308,7 @@ func (s *Server) keyringDelete(w http.ResponseWriter, req *http.Request) (any, e
 		return nil, err
 	}
 	setIndex(w, resp.Index)
-	return struct{}{}, nil
+	return &struct{ Index uint64 }{Index: resp.Index}, nil
 }
 
 // jwk is one key of a JSON Web Key Set (RFC 7517; OKP keys: RFC 8037).

@@ -91,7 +91,7 @@ func (s *Server) KeyringRotate(ctx context.Context, req *structs.KeyringRotateRe
 	if err != nil {
 		return nil, err
 	}
-	if r.Key.ModifyIndex == 0 {
+	if r.Key == nil {
 		return nil, structs.NewError(structs.KindConflict, "another rotation of the keyring happened at the same time: list the keys, and rotate again if you still need to")
 	}
 	if req.Full {
@@ -104,12 +104,15 @@ func (s *Server) KeyringRotate(ctx context.Context, req *structs.KeyringRotateRe
 	return r, nil
 }
 
-// completeKeyringRotate sets the new key's indexes, which stay 0 when the
-// rotation lost the race with another one.
+// completeKeyringRotate sets the rotation's index, and drops the new key
+// when the rotation lost the race with another one. The key's own indexes
+// stay 0, as in Nomad's answer: a client that blocks on the keyring with
+// the key's CreateIndex (Nomad's API suite does) gets the list at once;
+// the keys listed carry the write's index.
 func completeKeyringRotate(r *structs.KeyringRotateResponse, index uint64, result any) {
 	r.Index = index
-	if result == true && r.Key != nil {
-		r.Key.CreateIndex, r.Key.ModifyIndex = index, index
+	if result != true {
+		r.Key = nil
 	}
 }
 

@@ -286,7 +286,7 @@ func TestKeyringRotation(t *testing.T) {
 	putVar(t, s, structs.VarOpSet, "old", map[string]string{"k": "old"}, 0)
 
 	rot, err := s.KeyringRotate(ctx, &structs.KeyringRotateRequest{})
-	if err != nil || rot.Key.KeyID == first || rot.Key.CreateIndex == 0 {
+	if err != nil || rot.Key.KeyID == first || rot.Index == 0 {
 		t.Fatalf("rotate: %+v, %v", rot, err)
 	}
 	putVar(t, s, structs.VarOpSet, "new", map[string]string{"k": "new"}, 0)

@@ -82,7 +82,9 @@ type KeyringRotateRequest struct {
 }
 
 // KeyringRotateResponse returns the new key and, with Full, how many
-// variables were encrypted again.
+// variables were encrypted again. Key is the metadata as proposed, its
+// CreateIndex and ModifyIndex 0 as in Nomad's answer; Index is the
+// write's (the listed key's CreateIndex).
 type KeyringRotateResponse struct {
 	Key     *RootKeyMeta
 	Rekeyed int
