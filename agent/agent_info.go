@@ -145,11 +145,16 @@ func (i agentInfo) Health() (*httpapi.AgentHealthResponse, bool) {
 	out := &httpapi.AgentHealthResponse{}
 	ok := true
 	if a.server != nil {
-		if a.server.Leader() == "" {
+		switch {
+		case a.server.Leader() != "":
+			out.Server = &httpapi.AgentHealth{Ok: true, Message: "ok"}
+		case a.server.AwaitingJoin():
+			out.Server = &httpapi.AgentHealth{Ok: false, Message: "server has no leader: it waits to be joined to a cluster " +
+				"(bootstrap_expect = 0): join it with drover server join, or set bootstrap_expect = 1 to run a single server"}
+			ok = false
+		default:
 			out.Server = &httpapi.AgentHealth{Ok: false, Message: "server has no leader"}
 			ok = false
-		} else {
-			out.Server = &httpapi.AgentHealth{Ok: true, Message: "ok"}
 		}
 	}
 	if a.client != nil {
