@@ -44,6 +44,14 @@ const (
 // not this delay, keeps a second server from taking a live one's name.
 const deadNodeReclaimTime = 2 * time.Second
 
+// serfBroadcastTimeout bounds how long serf waits for a leave, a
+// force-leave or a tag change to be gossiped (serf's default is 5 s). A
+// server pool is a handful of servers on a LAN, where a message is sent
+// its few times well within it. It also sets when force-leave -prune of a
+// server not yet found failed forgets it: this plus serf's 1 s
+// LeavePropagateDelay (4 s, not 6 s).
+const serfBroadcastTimeout = 3 * time.Second
+
 // serverMember is a serf member that is a drover server.
 type serverMember struct {
 	Name      string
@@ -107,6 +115,7 @@ func (s *Server) setupSerf() error {
 	conf.EventCh = s.cluster.events
 	conf.SnapshotPath = cc.SerfSnapshot
 	conf.RejoinAfterLeave = true
+	conf.BroadcastTimeout = serfBroadcastTimeout
 	conf.Merge = &mergeGuard{s: s}
 	// serf's own resolution of a name claimed at two addresses shuts
 	// down the side fewer members believe: a server that came back on a
