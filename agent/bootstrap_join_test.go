@@ -83,3 +83,27 @@ func TestDevServerBootstrapsAlone(t *testing.T) {
 		})
 	}
 }
+
+// TestServerWithStateRestartsWithExpectZero: a single server that formed
+// its cluster before (bootstrap_expect = 1, or 0 under drover's old
+// meaning) restarts on its state with bootstrap_expect = 0 and leads again:
+// only an empty server waits to be joined.
+func TestServerWithStateRestartsWithExpectZero(t *testing.T) {
+	dir := t.TempDir()
+	first := startAgent(t, persistentConfig(dir, true, false))
+	first.must("PUT", "/v1/jobs", batchJobBody("kept"), nil)
+	first.stop()
+
+	cfg := persistentConfig(dir, true, false)
+	cfg.Server.BootstrapExpect = 0
+	again := startAgent(t, cfg)
+	if again.agent.server.AwaitingJoin() {
+		t.Fatal("a server with state waits to be joined")
+	}
+	waitFor(t, "the restarted server to lead", func() bool { return again.agent.server.IsLeader() })
+	var job structs.Job
+	again.must("GET", "/v1/job/kept", "", &job)
+	if job.ID != "kept" {
+		t.Errorf("job after restart = %+v", job)
+	}
+}
