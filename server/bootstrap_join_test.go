@@ -60,6 +60,18 @@ func TestClusterJoinWaitingServers(t *testing.T) {
 		}
 	}
 
+	mem, err := b.ServerMembers(context.Background(), &structs.ServerMembersRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range mem.Members {
+		names = append(names, m.Name)
+	}
+	if want := []string{"b", "a", "c"}; !slices.Equal(names, want) {
+		t.Errorf("b's members %v, want %v (itself first, then by name)", names, want)
+	}
+
 	if err := c.Shutdown(); err != nil {
 		t.Fatal(err)
 	}

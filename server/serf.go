@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -251,7 +252,9 @@ func (s *Server) members() []*serverMember {
 }
 
 // ServerMembers implements rpcapi.ServerMembers: every serf member this
-// server sees (servers of other regions too, as Nomad's members list).
+// server sees (servers of other regions too, as Nomad's members list),
+// this server first, then the others by name: a stable order (serf's is
+// random), in which a script's Members[1] is another server.
 func (s *Server) ServerMembers(_ context.Context, _ *structs.ServerMembersRequest) (*structs.ServerMembersResponse, error) {
 	out := &structs.ServerMembersResponse{
 		ServerName: s.config.NodeName, ServerRegion: s.config.Region, ServerDC: s.config.Datacenter,
@@ -270,6 +273,16 @@ func (s *Server) ServerMembers(_ context.Context, _ *structs.ServerMembersReques
 			DelegateMin: m.DelegateMin, DelegateMax: m.DelegateMax, DelegateCur: m.DelegateCur,
 		})
 	}
+	self := s.config.NodeName
+	slices.SortFunc(out.Members, func(a, b *structs.ServerMember) int {
+		if (a.Name == self) != (b.Name == self) {
+			if a.Name == self {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
 	return out, nil
 }
 
