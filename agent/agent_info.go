@@ -1,12 +1,16 @@
 package agent
 
 import (
+	"context"
+	"fmt"
 	"net"
 	"runtime"
+	"slices"
 	"strconv"
 	"time"
 
 	"github.com/drover-io/drover/httpapi"
+	"github.com/drover-io/drover/rpcapi"
 	"github.com/drover-io/drover/structs"
 )
 
@@ -139,17 +143,49 @@ func (i agentInfo) Contact() (bool, time.Duration) {
 // Region implements httpapi.Agent.
 func (i agentInfo) Region() string { return i.a.cfg.Region }
 
+var _ httpapi.RegionLister = agentInfo{}
+
+// Regions implements httpapi.RegionLister: the regions of the servers in
+// the gossip pool of this agent's server, or for a client-only agent of
+// the server it reaches (their members carry their region).
+func (i agentInfo) Regions(ctx context.Context) ([]string, error) {
+	a := i.a
+	if a.server != nil {
+		return a.server.Regions(), nil
+	}
+	out := []string{a.cfg.Region}
+	if a.rpcClient == nil {
+		return out, nil
+	}
+	resp, err := rpcapi.ServerMembers.Call(ctx, a.rpcClient, &structs.ServerMembersRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("list the servers' regions: %w", err)
+	}
+	for _, m := range resp.Members {
+		if r := m.Tags["region"]; r != "" && m.Status == "alive" {
+			out = append(out, r)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
 // Health implements httpapi.Agent: GET /v1/agent/health.
 func (i agentInfo) Health() (*httpapi.AgentHealthResponse, bool) {
 	a := i.a
 	out := &httpapi.AgentHealthResponse{}
 	ok := true
 	if a.server != nil {
-		if a.server.Leader() == "" {
+		switch {
+		case a.server.Leader() != "":
+			out.Server = &httpapi.AgentHealth{Ok: true, Message: "ok"}
+		case a.server.AwaitingJoin():
+			out.Server = &httpapi.AgentHealth{Ok: false, Message: "server has no leader: it waits to be joined to a cluster " +
+				"(bootstrap_expect = 0): join it with drover server join, or set bootstrap_expect = 1 to run a single server"}
+			ok = false
+		default:
 			out.Server = &httpapi.AgentHealth{Ok: false, Message: "server has no leader"}
 			ok = false
-		} else {
-			out.Server = &httpapi.AgentHealth{Ok: true, Message: "ok"}
 		}
 	}
 	if a.client != nil {

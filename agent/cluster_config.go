@@ -35,10 +35,6 @@ func (a *Agent) clusterConfig(rpcLn net.Listener, rs *raftStores) (*server.Clust
 		}
 	}
 	join := c.Server.Join
-	expect := c.Server.BootstrapExpect
-	if expect == 0 && len(join.addresses()) == 0 {
-		expect = 1 // a single server, as before clusters
-	}
 	key, err := c.Server.gossipKey() // config_tls.go
 	if err != nil {
 		return nil, err
@@ -53,7 +49,7 @@ func (a *Agent) clusterConfig(rpcLn net.Listener, rs *raftStores) (*server.Clust
 		SerfAdvertise:   serfAdv,
 		SerfSnapshot:    rs.serfSnapshot(),
 		ClusterIDFile:   rs.clusterIDFile(),
-		BootstrapExpect: expect,
+		BootstrapExpect: c.Server.BootstrapExpect,
 		StartJoin:       withDefaultPort(join.StartJoin, DefaultSerfPort),
 		RetryJoin:       withDefaultPort(join.RetryJoin, DefaultSerfPort),
 		RetryInterval:   join.RetryInterval,
@@ -66,10 +62,10 @@ func (a *Agent) clusterConfig(rpcLn net.Listener, rs *raftStores) (*server.Clust
 }
 
 // bootstrapsAlone reports whether the agent's server forms a cluster on
-// its own (bootstrap_expect 1, or unset without servers to join).
+// its own: bootstrap_expect 1, or -dev. With 0 (unset, as in Nomad) a
+// server bootstraps nothing: it waits to be joined to a cluster.
 func (c *Config) bootstrapsAlone() bool {
-	e := c.Server.BootstrapExpect
-	return e == 1 || (e == 0 && len(c.Server.Join.addresses()) == 0)
+	return c.DevMode || c.Server.BootstrapExpect == 1
 }
 
 // advertiseAddr returns the address to advertise for a listener bound to

@@ -155,9 +155,9 @@ func (j *ServerJoinConfig) addresses() []string {
 type ServerConfig struct {
 	Enabled bool
 	// BootstrapExpect is the number of servers that bootstrap the cluster
-	// together once they found each other. 0 means 1 for a server that
-	// joins no one (a single server), and for one that joins others "do
-	// not bootstrap: wait to be added to the existing cluster".
+	// together once they found each other: 1 for a single server. 0 (the
+	// default, as in Nomad) never bootstraps: the server waits to be
+	// joined to an existing cluster, whose leader adds it. -dev sets 1.
 	BootstrapExpect int
 	// Join is server_join: the other servers' serf addresses.
 	Join ServerJoinConfig

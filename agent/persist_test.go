@@ -27,6 +27,7 @@ func persistentConfig(dataDir string, serverOn, clientOn bool, servers ...string
 	c.DataDir = dataDir
 	c.HTTPPort, c.RPCPort, c.SerfPort = 0, 0, 0
 	c.Server.Enabled = serverOn
+	c.Server.BootstrapExpect = 1 // a single server: 0 waits to be joined
 	c.Client.Enabled = clientOn
 	c.Client.Servers = servers
 	c.Plugins = map[string]*PluginConfig{"mock_driver": {Name: "mock_driver", Config: json.RawMessage(`{}`)}}
@@ -157,7 +158,10 @@ ports {
   http = 0
   rpc  = 0
 }
-server { enabled = true }
+server {
+  enabled          = true
+  bootstrap_expect = 1
+}
 client { enabled = true }
 `, dataDir)
 	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {

@@ -52,7 +52,26 @@ their version, datacenter and region.`)
 			orNone(mb.Tags["raft_vsn"]), orNone(mb.Tags["build"]), mb.Tags["dc"], mb.Tags["region"]})
 	}
 	fmt.Fprint(m.stdout, formatTable(header, rows))
+	if leader == "" {
+		for _, name := range awaitingJoin(mem.Members) {
+			fmt.Fprintf(m.stderr, "No cluster leader: server %s waits to be joined to a cluster (bootstrap_expect = 0): "+
+				"run drover server join with a cluster server's serf address, or set bootstrap_expect = 1 to run it alone\n", name)
+		}
+	}
 	return exitOK
+}
+
+// awaitingJoin returns the alive servers among members that wait to be
+// joined to a cluster: bootstrap_expect 0 (they never bootstrap one) and
+// no cluster ID yet.
+func awaitingJoin(members []*api.AgentMember) []string {
+	var out []string
+	for _, mb := range members {
+		if mb.Status == "alive" && mb.Tags["expect"] == "0" && mb.Tags["cluster_id"] == "" {
+			out = append(out, mb.Name)
+		}
+	}
+	return out
 }
 
 func runServerJoin(m *Meta, args []string) int {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/drover-io/drover/api"
@@ -46,9 +47,22 @@ func (s *Server) statusPeers(_ http.ResponseWriter, _ *http.Request) (any, error
 	return nonNil(s.agent.Peers()), nil
 }
 
-// regions is GET /v1/regions: the regions known, which for a drover agent
-// is its own.
-func (s *Server) regions(_ http.ResponseWriter, _ *http.Request) (any, error) {
+// RegionLister is what GET /v1/regions needs of an agent that knows of
+// regions besides its own; an Agent without it lists its own region.
+type RegionLister interface {
+	// Regions returns the regions whose servers the agent's servers
+	// gossip with, its own included, sorted.
+	Regions(ctx context.Context) ([]string, error)
+}
+
+// regions is GET /v1/regions: the agent's region and the regions of the
+// servers its servers gossip with (servers of several regions joined into
+// one gossip pool, as Nomad's API suite does). Requests are not forwarded
+// between regions (docs/cluster.md, Regions).
+func (s *Server) regions(_ http.ResponseWriter, req *http.Request) (any, error) {
+	if l, ok := s.agent.(RegionLister); ok {
+		return l.Regions(req.Context())
+	}
 	return []string{s.agent.Region()}, nil
 }
 

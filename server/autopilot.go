@@ -105,6 +105,33 @@ func (s *Server) reconcileMembers() {
 	}
 }
 
+// removeReaped removes from raft the servers serf erased from its members
+// (force-leave -prune, or reaped after failing or leaving long ago), as
+// Nomad's leader does: serf no longer knows them, so reconcileMembers
+// would not see them leave. One that is alive again in serf (it rejoined
+// since) stays.
+func (s *Server) removeReaped(reaped map[string]string) {
+	if len(reaped) == 0 {
+		return
+	}
+	f := s.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		s.logger.Error("read the raft configuration", "error", err)
+		return
+	}
+	alive := map[string]bool{}
+	for _, m := range s.members() {
+		alive[m.ID] = m.Status == serf.StatusAlive
+	}
+	for _, srv := range f.Configuration().Servers {
+		name, ok := reaped[string(srv.ID)]
+		if !ok || srv.ID == s.raftID() || alive[string(srv.ID)] {
+			continue
+		}
+		s.removePeer(srv.ID, "serf forgot server "+name+" (force-leave -prune, or reaped)")
+	}
+}
+
 // checkJoiner asks a server about to be added to raft how it stands, and
 // refuses one whose raft state belongs to another cluster: adding it
 // would have raft overwrite that state with this cluster's.

@@ -80,6 +80,35 @@ func (s *Server) maybeBootstrap() {
 	s.logger.Info("bootstrapped the cluster", "servers", strings.Join(names, ", "))
 }
 
+// AwaitingJoin reports whether the server waits to be joined to a
+// cluster: bootstrap_expect = 0 (it never bootstraps one), and no leader
+// has added it to raft yet.
+func (s *Server) AwaitingJoin() bool {
+	return s.cluster != nil && s.cluster.cfg.BootstrapExpect == 0 && len(s.voters()) == 0
+}
+
+// logAwaitingJoin says, once at start, that the server waits to be
+// joined to a cluster and how to join it: a server with bootstrap_expect
+// = 0 (Nomad's meaning) never elects itself, which would otherwise
+// surprise whoever meant to run a single server.
+func (s *Server) logAwaitingJoin() {
+	if !s.AwaitingJoin() {
+		return
+	}
+	cc := s.cluster.cfg
+	joins := append(slices.Clone(cc.StartJoin), cc.RetryJoin...)
+	if len(joins) > 0 {
+		s.logger.Info("waiting to be joined to a cluster: bootstrap_expect = 0, so this server bootstraps none; "+
+			"its leader adds this server once server_join reaches one of its servers",
+			"server_join", strings.Join(joins, ", "), "serf_addr", s.SerfAddr())
+		return
+	}
+	s.logger.Warn("waiting to be joined to a cluster: bootstrap_expect = 0 and no server_join, so this server bootstraps none "+
+		"and elects no leader until it is joined (drover server join <serf address> on it or on a server of the cluster, "+
+		"or server_join.retry_join); set bootstrap_expect = 1 to run a single server",
+		"serf_addr", s.SerfAddr())
+}
+
 // statusOf asks the server at addr how it stands.
 func (s *Server) statusOf(addr string) (*structs.ClusterStatusResponse, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, clusterStatusTimeout)

@@ -58,11 +58,35 @@ type clusterState struct {
 	// unlocked, in serf (a data race in serf v0.11).
 	localMu sync.Mutex
 
-	membersMu sync.Mutex // guards alive
+	membersMu sync.Mutex // guards alive and reaped
 	// alive: server name -> raft ID of the servers serf last reported
 	// alive (runSerfEvents keeps it; the merge guard reads it without
 	// calling into serf, which holds its locks then).
 	alive map[string]string
+	// reaped: raft ID -> name of the servers of this region that serf
+	// erased (force-leave -prune, or reaped long after they failed or
+	// left): the leader removes them from raft (removeReaped).
+	reaped map[string]string
+}
+
+// noteReaped records servers that serf erased from its members.
+func (c *clusterState) noteReaped(region string, members []serf.Member) {
+	c.membersMu.Lock()
+	defer c.membersMu.Unlock()
+	for i := range members {
+		if sm, ok := parseServerMember(&members[i]); ok && sm.Region == region {
+			c.reaped[sm.ID] = sm.Name
+		}
+	}
+}
+
+// takeReaped returns the servers serf erased since the last call.
+func (c *clusterState) takeReaped() map[string]string {
+	c.membersMu.Lock()
+	defer c.membersMu.Unlock()
+	out := c.reaped
+	c.reaped = map[string]string{}
+	return out
 }
 
 // aliveID returns the raft ID of the server named name if serf last
@@ -138,7 +162,7 @@ func (s *Server) setupClusterNetwork() error {
 	c := &clusterState{
 		cfg: cc, rpcAdvertise: adv,
 		events: make(chan serf.Event, 256), work: make(chan struct{}, 1),
-		absent: map[string]time.Time{}, alive: map[string]string{},
+		absent: map[string]time.Time{}, alive: map[string]string{}, reaped: map[string]string{},
 	}
 	id, err := readClusterIDFile(cc.ClusterIDFile)
 	if err != nil {
@@ -231,6 +255,7 @@ func (s *Server) startCluster() error {
 	go func() { defer s.wg.Done(); s.runSerfEvents() }()
 	go func() { defer s.wg.Done(); s.runCluster() }()
 	go func() { defer s.wg.Done(); s.runKEKFetch() }() // kek_handoff.go
+	s.logAwaitingJoin()                                // bootstrap.go
 	if len(c.cfg.StartJoin) > 0 {
 		n, err := c.serf.Join(c.cfg.StartJoin, true)
 		if n == 0 {
@@ -328,6 +353,9 @@ func (s *Server) runSerfEvents() {
 			if !ok {
 				continue
 			}
+			if me.Type == serf.EventMemberReap {
+				s.cluster.noteReaped(s.config.Region, me.Members)
+			}
 			for _, m := range me.Members {
 				s.cluster.noteMember(&m)
 				s.logger.Info("server membership changed", "event", me.EventType().String(), "member", m.Name,
@@ -382,10 +410,12 @@ func (s *Server) clusterStep() {
 	if !s.cluster.bootstrapped.Load() {
 		s.maybeBootstrap()
 	}
+	reaped := s.cluster.takeReaped()
 	if !s.leader() {
 		return
 	}
 	s.ensureClusterMeta()
+	s.removeReaped(reaped) // autopilot.go
 	s.reconcileMembers()
 	s.pruneDeadServers()
 }

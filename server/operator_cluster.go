@@ -61,6 +61,24 @@ func (s *Server) ServerForceLeave(_ context.Context, req *structs.ForceLeaveRequ
 	return &structs.GenericResponse{}, nil
 }
 
+// Regions returns this server's region and those of the alive servers
+// of other regions in its gossip pool, sorted. Servers of several regions
+// may share a pool (joined through /v1/agent/join, as Nomad's regions
+// are); each region stays a cluster of its own (members() keeps to this
+// region), and requests are not forwarded between them.
+func (s *Server) Regions() []string {
+	out := []string{s.config.Region}
+	if s.cluster != nil && s.cluster.serf != nil {
+		for _, m := range s.cluster.serf.Members() {
+			if sm, ok := parseServerMember(&m); ok && sm.Status == serf.StatusAlive && sm.Region != "" {
+				out = append(out, sm.Region)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // StatusServers implements rpcapi.StatusServers: the RPC addresses of the
 // region's servers alive in serf (the raft voters when there is no serf).
 func (s *Server) StatusServers(_ context.Context, _ *structs.StatusServersRequest) (*structs.StatusServersResponse, error) {

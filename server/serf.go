@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +44,14 @@ const (
 // address may take its name: its own return on a new address. mergeGuard,
 // not this delay, keeps a second server from taking a live one's name.
 const deadNodeReclaimTime = 2 * time.Second
+
+// serfBroadcastTimeout bounds how long serf waits for a leave, a
+// force-leave or a tag change to be gossiped (serf's default is 5 s). A
+// server pool is a handful of servers on a LAN, where a message is sent
+// its few times well within it. It also sets when force-leave -prune of a
+// server not yet found failed forgets it: this plus serf's 1 s
+// LeavePropagateDelay (4 s, not 6 s).
+const serfBroadcastTimeout = 3 * time.Second
 
 // serverMember is a serf member that is a drover server.
 type serverMember struct {
@@ -107,6 +116,7 @@ func (s *Server) setupSerf() error {
 	conf.EventCh = s.cluster.events
 	conf.SnapshotPath = cc.SerfSnapshot
 	conf.RejoinAfterLeave = true
+	conf.BroadcastTimeout = serfBroadcastTimeout
 	conf.Merge = &mergeGuard{s: s}
 	// serf's own resolution of a name claimed at two addresses shuts
 	// down the side fewer members believe: a server that came back on a
@@ -242,7 +252,9 @@ func (s *Server) members() []*serverMember {
 }
 
 // ServerMembers implements rpcapi.ServerMembers: every serf member this
-// server sees (servers of other regions too, as Nomad's members list).
+// server sees (servers of other regions too, as Nomad's members list),
+// this server first, then the others by name: a stable order (serf's is
+// random), in which a script's Members[1] is another server.
 func (s *Server) ServerMembers(_ context.Context, _ *structs.ServerMembersRequest) (*structs.ServerMembersResponse, error) {
 	out := &structs.ServerMembersResponse{
 		ServerName: s.config.NodeName, ServerRegion: s.config.Region, ServerDC: s.config.Datacenter,
@@ -261,6 +273,16 @@ func (s *Server) ServerMembers(_ context.Context, _ *structs.ServerMembersReques
 			DelegateMin: m.DelegateMin, DelegateMax: m.DelegateMax, DelegateCur: m.DelegateCur,
 		})
 	}
+	self := s.config.NodeName
+	slices.SortFunc(out.Members, func(a, b *structs.ServerMember) int {
+		if (a.Name == self) != (b.Name == self) {
+			if a.Name == self {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
 	return out, nil
 }
 
