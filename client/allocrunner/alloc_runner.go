@@ -391,9 +391,11 @@ func (ar *AllocRunner) StatusSummary(dst []TaskStatus) (status string, tasks []T
 	return status, dst
 }
 
-// clientAlloc returns a copy of the allocation with its runtime state,
-// and the deployment its health verdict is for ("" when none).
-func (ar *AllocRunner) clientAlloc() (*structs.Allocation, string) {
+// clientAlloc returns a copy of the allocation with its runtime state
+// (the runner's health verdict over the server's deployment status, for
+// listeners), and the runner's own verdict with the deployment it is for
+// (nil and "" when it has decided none): what the servers are sent.
+func (ar *AllocRunner) clientAlloc() (*structs.Allocation, *structs.AllocDeploymentStatus, string) {
 	st := ar.AllocState()
 	a := ar.Alloc().Copy()
 	a.ClientStatus = st.ClientStatus
@@ -403,7 +405,7 @@ func (ar *AllocRunner) clientAlloc() (*structs.Allocation, string) {
 	if st.DeploymentStatus != nil {
 		a.DeploymentStatus = st.DeploymentStatus
 	}
-	return a, st.DeploymentID
+	return a, st.DeploymentStatus, st.DeploymentID
 }
 
 // Listen returns a listener of the allocation's versions with runtime state.
@@ -655,7 +657,7 @@ func (ar *AllocRunner) stateUpdate() {
 func (ar *AllocRunner) publish() {
 	ar.publishMu.Lock()
 	defer ar.publishMu.Unlock()
-	ca, verdictFor := ar.clientAlloc()
+	ca, verdict, verdictFor := ar.clientAlloc()
 	ar.updater.AllocStateUpdated(&structs.Allocation{
 		ID:                ca.ID,
 		NodeID:            ca.NodeID,
@@ -663,7 +665,7 @@ func (ar *AllocRunner) publish() {
 		ClientDescription: ca.ClientDescription,
 		TaskStates:        ca.TaskStates,
 		DeploymentID:      verdictFor,
-		DeploymentStatus:  ca.DeploymentStatus,
+		DeploymentStatus:  verdict, // never the server's copy echoed back
 		NetworkStatus:     ca.NetworkStatus,
 	})
 	ar.broadcaster.Send(ca)
