@@ -60,7 +60,7 @@ func loadDynamicNodeMeta(db state.StateDB) (map[string]*string, error) {
 // NodeMeta returns the node's metadata: merged, dynamic and static.
 func (c *Client) NodeMeta() *structs.NodeMeta {
 	c.metaMu.Lock()
-	dyn := copyDynamicMeta(c.dynamicMeta)
+	dyn := structs.CopyNodeMeta(c.dynamicMeta)
 	c.metaMu.Unlock()
 	return &structs.NodeMeta{
 		Meta:    structs.MergeNodeMeta(c.staticMeta, dyn),
@@ -82,11 +82,11 @@ func (c *Client) ApplyNodeMeta(changes map[string]*string) (*structs.NodeMeta, e
 	// serialized so that the stored and the in-memory metadata (and the
 	// node's Meta) always agree. Nothing else takes it.
 	c.metaMu.Lock()
-	next := copyDynamicMeta(c.dynamicMeta)
+	next := structs.CopyNodeMeta(c.dynamicMeta)
 	if next == nil {
 		next = make(map[string]*string, len(changes))
 	}
-	maps.Copy(next, copyDynamicMeta(changes))
+	maps.Copy(next, structs.CopyNodeMeta(changes))
 	if err := c.stateDB.PutNodeMeta(next); err != nil {
 		c.metaMu.Unlock()
 		return nil, fmt.Errorf("client: save the node's dynamic metadata: %w", err)
@@ -94,7 +94,7 @@ func (c *Client) ApplyNodeMeta(changes map[string]*string) (*structs.NodeMeta, e
 	c.dynamicMeta = next
 	merged := structs.MergeNodeMeta(c.staticMeta, next)
 	c.updateNode(func(n *structs.Node) { n.Meta = maps.Clone(merged) })
-	out := &structs.NodeMeta{Meta: merged, Dynamic: copyDynamicMeta(next), Static: maps.Clone(c.staticMeta)}
+	out := &structs.NodeMeta{Meta: merged, Dynamic: structs.CopyNodeMeta(next), Static: maps.Clone(c.staticMeta)}
 	c.metaMu.Unlock()
 
 	c.logger.Info("node metadata applied", "keys", len(changes))
@@ -108,21 +108,4 @@ func (c *Client) signalNodeChanged() {
 	case c.nodeChanged <- struct{}{}:
 	default: // an update is already pending
 	}
-}
-
-// copyDynamicMeta returns a copy of dynamic metadata whose values are its
-// own; nil stays nil.
-func copyDynamicMeta(m map[string]*string) map[string]*string {
-	if m == nil {
-		return nil
-	}
-	c := make(map[string]*string, len(m))
-	for k, v := range m {
-		if v != nil {
-			s := *v
-			v = &s
-		}
-		c[k] = v
-	}
-	return c
 }

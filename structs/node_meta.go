@@ -87,3 +87,20 @@ func ValidateNodeMetaChanges(changes map[string]*string) error {
 	}
 	return nil
 }
+
+// CopyNodeMeta returns a copy of dynamic node metadata whose values are
+// its own (a nil value, an unset key, stays nil); nil stays nil.
+func CopyNodeMeta(m map[string]*string) map[string]*string {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]*string, len(m))
+	for k, v := range m {
+		if v != nil {
+			s := *v
+			v = &s
+		}
+		c[k] = v
+	}
+	return c
+}

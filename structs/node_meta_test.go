@@ -66,3 +66,19 @@ func TestMergeNodeMeta(t *testing.T) {
 		t.Fatal("merge of nothing is nil, want an empty map")
 	}
 }
+
+func TestCopyNodeMeta(t *testing.T) {
+	if CopyNodeMeta(nil) != nil {
+		t.Fatal("nil copied to non-nil")
+	}
+	v := "1"
+	m := map[string]*string{"a": &v, "gone": nil}
+	c := CopyNodeMeta(m)
+	v = "2"
+	if got := c["a"]; got == nil || *got != "1" {
+		t.Errorf("copy shares its values with the original: a = %v", got)
+	}
+	if got, ok := c["gone"]; !ok || got != nil {
+		t.Errorf("an unset key is not kept unset: %v, %v", got, ok)
+	}
+}

@@ -4,29 +4,14 @@ import (
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/drover-io/drover/structs"
 )
 
 // The node's dynamic metadata is one JSON object under the node bucket
 // (node/meta), added to schema version 2 without a new version: files
 // written before it lack the key, which reads as "none", and older
 // drovers ignore it.
-
-// copyNodeMeta returns a copy of dynamic metadata whose values are its
-// own; nil stays nil.
-func copyNodeMeta(m map[string]*string) map[string]*string {
-	if m == nil {
-		return nil
-	}
-	c := make(map[string]*string, len(m))
-	for k, v := range m {
-		if v != nil {
-			s := *v
-			v = &s
-		}
-		c[k] = v
-	}
-	return c
-}
 
 // GetNodeMeta returns the node's stored dynamic metadata; nil when none
 // was stored. An entry that does not decode is a corrupt state file: the
@@ -79,7 +64,7 @@ func (m *MemDB) GetNodeMeta() (map[string]*string, error) {
 	if m.closed {
 		return nil, ErrClosed
 	}
-	return copyNodeMeta(m.nodeMeta), nil
+	return structs.CopyNodeMeta(m.nodeMeta), nil
 }
 
 // PutNodeMeta stores a copy of the node's dynamic metadata.
@@ -89,6 +74,6 @@ func (m *MemDB) PutNodeMeta(meta map[string]*string) error {
 	if m.closed {
 		return ErrClosed
 	}
-	m.nodeMeta = copyNodeMeta(meta)
+	m.nodeMeta = structs.CopyNodeMeta(meta)
 	return nil
 }
