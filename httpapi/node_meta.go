@@ -77,7 +77,9 @@ func decodeNodeMetaApply(req *http.Request) (*api.NodeMetaApplyRequest, error) {
 		return nil, err
 	}
 	out := &api.NodeMetaApplyRequest{NodeID: body.NodeID}
-	if isUnsetJSON(body.Meta) {
+	// Only an absent or null Meta is "none": an object of nulls is a list
+	// of keys to unset (`node meta apply -unset k`), not an unset field.
+	if t := bytes.TrimSpace(body.Meta); len(t) == 0 || string(t) == "null" {
 		return out, nil // ApplyNodeMeta refuses a change of nothing
 	}
 	if t := bytes.TrimSpace(body.Meta); t[0] != '{' {

@@ -64,6 +64,10 @@ func TestNodeMetaReadAndApply(t *testing.T) {
 	if code, body = metaCall(t, "GET", ts.URL+"/v1/client/metadata?node_id="+testNodeID, "", nil); code != 200 || !strings.Contains(body, `"foo":"bar"`) {
 		t.Fatalf("GET after apply = %d %s", code, body)
 	}
+	// Only unsets: what `nomad node meta apply -unset foo` sends.
+	if code, body = metaCall(t, "POST", ts.URL+"/v1/client/metadata", `{"NodeID":"","Meta":{"foo":null}}`, nil); code != 200 || !strings.Contains(body, `"foo":null`) {
+		t.Fatalf("POST of unsets only = %d %s", code, body)
+	}
 }
 
 func TestNodeMetaApplyBadInput(t *testing.T) {
