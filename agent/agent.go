@@ -247,6 +247,7 @@ func (a *Agent) setupServer(ctx context.Context) error {
 	scfg := &server.Config{
 		Logger:                 a.logger.With("component", "server"),
 		NodeName:               a.cfg.NodeName + "." + a.cfg.Region,
+		SelfRPCAddr:            a.rpcAddr,
 		Region:                 a.cfg.Region,
 		Datacenter:             a.cfg.Datacenter,
 		HeartbeatTTL:           a.cfg.Server.MinHeartbeatTTL,

@@ -122,6 +122,10 @@ type Config struct {
 	// a single server without a network of its own (dev mode, tests), its
 	// RPC port served by the agent.
 	Cluster *ClusterConfig
+	// SelfRPCAddr is the RPC address a server without gossip (Cluster
+	// nil: a dev agent) lists itself at in its members, the one the agent
+	// reports as the leader's; "" lists its raft address.
+	SelfRPCAddr string
 }
 
 // ClusterConfig is what a server of a multi-server cluster needs: its RPC

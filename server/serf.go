@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/serf/serf"
 
 	"github.com/drover-io/drover/structs"
+	"github.com/drover-io/drover/version"
 )
 
 // The servers of a cluster find each other, and notice each other fail,
@@ -289,7 +290,11 @@ func (s *Server) ServerMembers(_ context.Context, _ *structs.ServerMembersReques
 // selfMember describes a server without gossip as its only member.
 func (s *Server) selfMember() *structs.ServerMember {
 	host, port := "127.0.0.1", uint16(0)
-	if addr := string(s.raftTransport.LocalAddr()); strings.Contains(addr, ":") {
+	addr := string(s.raftTransport.LocalAddr())
+	if s.config.SelfRPCAddr != "" {
+		addr = s.config.SelfRPCAddr
+	}
+	if strings.Contains(addr, ":") {
 		if h, p, err := net.SplitHostPort(addr); err == nil {
 			n, _ := strconv.Atoi(p)
 			host, port = h, uint16(n)
@@ -298,6 +303,7 @@ func (s *Server) selfMember() *structs.ServerMember {
 	return &structs.ServerMember{
 		Name: s.config.NodeName, Addr: host, Port: port, Status: serf.StatusAlive.String(),
 		Tags: map[string]string{tagRole: roleServer, tagRegion: s.config.Region, tagDC: s.config.Datacenter,
-			tagID: string(s.raftID()), tagRaftVsn: raftProtocol},
+			tagID: string(s.raftID()), tagRaftVsn: raftProtocol,
+			tagPort: strconv.Itoa(int(port)), tagBuild: version.Version},
 	}
 }
