@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"slices"
-	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
 
@@ -192,10 +191,7 @@ func (s *Server) ClientIntroductionToken(ctx context.Context, req *structs.Clien
 	now := s.clock.Now()
 	claims := &structs.ClientIntroductionClaims{
 		NodeName: req.NodeName, NodePool: pool,
-		Subject:  "node-introduction:" + s.config.Region + ":" + pool + ":" + req.NodeName + ":default",
-		Audience: []string{structs.DefaultIdentityAudience},
-		IssuedAt: now.Unix(), NotBefore: now.Unix(), Expiry: now.Add(ttl).Truncate(time.Second).Unix(),
-		JTI: structs.GenerateUUID(),
+		RegisteredClaims: structs.NewRegisteredClaims("node-introduction:"+s.config.Region+":"+pool+":"+req.NodeName+":default", now, ttl),
 	}
 	jwt, err := s.signIdentity(key, claims)
 	if err != nil {

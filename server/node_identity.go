@@ -35,10 +35,7 @@ func (s *Server) NodeSignIdentity(ctx context.Context, req *structs.NodeSignIden
 	now := s.clock.Now()
 	claims := &structs.NodeIdentityClaims{
 		NodeID: node.ID, NodePool: pool, NodeClass: node.NodeClass, NodeDatacenter: node.Datacenter,
-		Subject:  structs.NodeIdentitySubject(s.config.Region, pool, node.ID),
-		Audience: []string{structs.DefaultIdentityAudience},
-		IssuedAt: now.Unix(), NotBefore: now.Unix(), Expiry: now.Add(p.IdentityTTL()).Unix(),
-		JTI: structs.GenerateUUID(),
+		RegisteredClaims: structs.NewRegisteredClaims(structs.NodeIdentitySubject(s.config.Region, pool, node.ID), now, p.IdentityTTL()),
 	}
 	jwt, err := s.signIdentity(key, claims)
 	if err != nil {

@@ -376,12 +376,7 @@ type ClientIntroductionTokenResponse struct {
 
 // ClientIntroductionClaims are the claims of a client introduction JWT.
 type ClientIntroductionClaims struct {
-	NodeName  string   `json:"nomad_node_name,omitempty"`
-	NodePool  string   `json:"nomad_node_pool"`
-	Subject   string   `json:"sub"`
-	Audience  []string `json:"aud"`
-	IssuedAt  int64    `json:"iat"`
-	NotBefore int64    `json:"nbf"`
-	Expiry    int64    `json:"exp"`
-	JTI       string   `json:"jti"`
+	NodeName string `json:"nomad_node_name,omitempty"`
+	NodePool string `json:"nomad_node_pool"`
+	RegisteredClaims
 }
