@@ -523,14 +523,16 @@ func TestWebUI(t *testing.T) {
 		// The request for the next document must not queue behind the
 		// page's blocking queries (up to a minute each): the page ends them
 		// before the browser asks for the next one.
+		// The record starts before the polls are taken: one that ends (its
+		// index moved) between the two would otherwise have no end in it.
+		b.mu.Lock()
+		b.order = nil
+		b.mu.Unlock()
 		var polls map[network.RequestID]string
 		waitFor(t, 30*time.Second, "the job page's blocking queries", func() (bool, string) {
 			polls = b.inflightAPI()
 			return len(polls) > 0, "no request under way"
 		})
-		b.mu.Lock()
-		b.order = nil
-		b.mu.Unlock()
 		b.visit(t, "/ui/jobs/ui-toobig", "#placement .placement")
 		b.mu.Lock()
 		order := slices.Clone(b.order)
