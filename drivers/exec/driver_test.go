@@ -105,8 +105,10 @@ func TestStopTask(t *testing.T) {
 		{
 			// PID 1 without a handler: the kernel drops SIGINT, so the
 			// task is SIGKILLed after the timeout.
-			name:       "ignored SIGINT is killed after the timeout",
-			script:     `echo ready; exec sleep 1000`,
+			name: "ignored SIGINT is killed after the timeout",
+			// "ready" only once PID 1 is sleep: the shell before its exec
+			// may handle SIGINT itself.
+			script:     `(until read c </proc/1/comm && [ "$c" = sleep ]; do :; done; echo ready) & exec sleep 1000`,
 			signal:     "SIGINT",
 			timeout:    300 * time.Millisecond,
 			want:       drivers.ExitResult{ExitCode: 137, Signal: 9},
